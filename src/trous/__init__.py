@@ -1,0 +1,3 @@
+"""trous — exercices Python à trous, corrigés automatiquement."""
+
+__version__ = "0.1.0"

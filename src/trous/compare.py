@@ -1,0 +1,178 @@
+"""Comparing a value that came back from a student's program with the expected one, and saying how
+they differ in the course's own notation ([0,79 ; 0,79]). Floats are compared with tolerances,
+never with ==; `decimals=2` means "as the course rounds": within half a unit of the 2nd decimal.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+DEFAULT_RTOL = 1e-6
+DEFAULT_ATOL = 1e-9
+MAX_SHOWN = 8
+
+
+@dataclass(frozen=True)
+class Opaque:
+    """A value the runner could not turn into data (an object of the student's own class…)."""
+
+    type_name: str
+
+
+def decode(value: Any) -> Any:
+    if isinstance(value, list):
+        return [decode(v) for v in value]
+    if isinstance(value, dict):
+        if set(value) == {"$float"}:
+            return float(value["$float"])
+        if set(value) == {"$type"}:
+            return Opaque(str(value["$type"]))
+        if set(value) == {"$complex"} and isinstance(value["$complex"], list) and len(value["$complex"]) == 2:
+            re_, im = (decode(v) for v in value["$complex"])
+            return complex(re_, im) if _is_number(re_) and _is_number(im) else Opaque("complex")
+        return {k: decode(v) for k, v in value.items()}
+    return value
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    where: str  # "" for the whole value, "[2]", "[1][0]", "['clé']"
+    reason: str  # French
+
+
+def tolerances(decimals: int | None, rtol: float | None, atol: float | None) -> tuple[float, float]:
+    if decimals is not None:
+        return (rtol or 0.0, (atol if atol is not None else 0.5 * 10.0 ** -decimals + 1e-12))
+    return (DEFAULT_RTOL if rtol is None else rtol, DEFAULT_ATOL if atol is None else atol)
+
+
+def compare(expected: Any, obtained: Any, *, decimals: int | None = None, rtol: float | None = None,
+            atol: float | None = None) -> Mismatch | None:
+    """None when `obtained` matches `expected`, else where and why it does not."""
+    r, a = tolerances(decimals, rtol, atol)
+    return _compare(decode(expected), decode(obtained), r, a, "", decimals)
+
+
+def _compare(exp, obt, rtol, atol, where, decimals) -> Mismatch | None:
+    if isinstance(obt, Opaque):
+        return Mismatch(where, f"un objet de type {obt.type_name} au lieu de {describe_type(exp)}")
+    if isinstance(exp, bool) or exp is None:
+        if obt is exp or (isinstance(obt, bool) and obt == exp):
+            return None
+        return Mismatch(where, f"{format_value(obt, decimals)} au lieu de {format_value(exp, decimals)}")
+    if _is_number(exp):
+        if not _is_number(obt):
+            return Mismatch(where, f"{describe_type(obt)} au lieu d'un nombre")
+        if _close(float(exp), float(obt), rtol, atol):
+            return None
+        return Mismatch(where, f"{format_value(obt, decimals)} au lieu de {format_value(exp, decimals)}")
+    if isinstance(exp, complex):
+        if isinstance(obt, complex) and _close(exp.real, obt.real, rtol, atol) and _close(exp.imag, obt.imag, rtol, atol):
+            return None
+        return Mismatch(where, f"{format_value(obt)} au lieu de {format_value(exp)}")
+    if isinstance(exp, str):
+        if isinstance(obt, str) and obt == exp:
+            return None
+        return Mismatch(where, f"{format_value(obt)} au lieu de {format_value(exp)}")
+    if isinstance(exp, list):
+        if not isinstance(obt, list):
+            return Mismatch(where, f"{describe_type(obt)} au lieu d'une liste de {len(exp)} éléments")
+        if len(obt) != len(exp):
+            return Mismatch(where, f"{len(obt)} éléments au lieu de {len(exp)}")
+        for i, (e, o) in enumerate(zip(exp, obt)):
+            found = _compare(e, o, rtol, atol, f"{where}[{i}]", decimals)
+            if found:
+                return found
+        return None
+    if isinstance(exp, dict):
+        if not isinstance(obt, dict):
+            return Mismatch(where, f"{describe_type(obt)} au lieu d'un dictionnaire")
+        if set(obt) != set(exp):
+            missing = sorted(set(exp) - set(obt))
+            extra = sorted(set(obt) - set(exp))
+            parts = ([f"clés manquantes : {', '.join(map(str, missing))}"] if missing else []) + (
+                [f"clés en trop : {', '.join(map(str, extra))}"] if extra else [])
+            return Mismatch(where, " ; ".join(parts))
+        for key in exp:
+            found = _compare(exp[key], obt[key], rtol, atol, f"{where}[{key!r}]", decimals)
+            if found:
+                return found
+        return None
+    return Mismatch(where, f"valeur attendue d'un type inconnu ({type(exp).__name__})")
+
+
+def _close(e: float, o: float, rtol: float, atol: float) -> bool:
+    if math.isnan(e) or math.isnan(o):
+        return math.isnan(e) and math.isnan(o)
+    if math.isinf(e) or math.isinf(o):
+        return e == o
+    return abs(o - e) <= atol + rtol * abs(e)
+
+
+def describe_type(value: Any) -> str:
+    if isinstance(value, Opaque):
+        return f"un objet de type {value.type_name}"
+    if value is None:
+        return "None"
+    if isinstance(value, bool):
+        return "un booléen"
+    if _is_number(value):
+        return "un nombre"
+    if isinstance(value, str):
+        return "un texte"
+    if isinstance(value, list):
+        return f"une liste de {len(value)} éléments"
+    if isinstance(value, dict):
+        return "un dictionnaire"
+    return type(value).__name__
+
+
+def format_number(x: float, decimals: int | None = None) -> str:
+    if isinstance(x, bool):
+        return "True" if x else "False"
+    if isinstance(x, int):
+        return str(x)
+    if math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return "−∞" if x < 0 else "+∞"
+    if decimals is None:
+        text = f"{x:.4f}".rstrip("0").rstrip(".") if abs(x) >= 1e-4 or x == 0 else f"{x:.3g}"
+    else:
+        text = f"{x:.{decimals}f}"
+        if "." in text:
+            text = text.rstrip("0").rstrip(".")
+    if text in ("-0", "-0.0"):
+        text = "0"
+    return text.replace(".", ",").replace("-", "−")
+
+
+def format_value(value: Any, decimals: int | None = None, _depth: int = 0) -> str:
+    """The course's notation: [0,79 ; 0,79], numbers with a decimal comma."""
+    value = decode(value) if _depth == 0 else value
+    if isinstance(value, Opaque):
+        return f"<objet {value.type_name}>"
+    if value is None:
+        return "None"
+    if isinstance(value, bool) or _is_number(value):
+        return format_number(value, decimals)
+    if isinstance(value, complex):
+        return f"{format_number(value.real, decimals)} + {format_number(value.imag, decimals)}i"
+    if isinstance(value, str):
+        shown = value if len(value) <= 80 else value[:77] + "…"
+        return f"« {shown} »"
+    if isinstance(value, list):
+        items = [format_value(v, decimals, _depth + 1) for v in value[:MAX_SHOWN]]
+        if len(value) > MAX_SHOWN:
+            items.append(f"… ({len(value)} éléments)")
+        return "[" + " ; ".join(items) + "]"
+    if isinstance(value, dict):
+        items = [f"{k} : {format_value(v, decimals, _depth + 1)}" for k, v in list(value.items())[:MAX_SHOWN]]
+        return "{" + " ; ".join(items) + "}"
+    return repr(value)

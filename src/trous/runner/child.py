@@ -1,0 +1,189 @@
+"""Inside the process that runs a student's code: run units, evaluate probes, report events.
+
+This module is the only place where student code executes. It reports on its event pipe, one JSON
+line per event; the supervising process (job.py) owns the clock and kills this process when a unit
+runs too long, so nothing here has to be trusted to stop.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import json
+import linecache
+import os
+import sys
+import traceback
+
+from .encode import encode
+from .protocol import Unit
+
+_write = os.write
+_dumps = json.dumps
+
+
+def emit(fd: int, event: dict) -> None:
+    data = (_dumps(event, allow_nan=False) + "\n").encode()
+    while data:
+        written = _write(fd, data)
+        data = data[written:]
+
+
+def _where(exc: BaseException, filename: str) -> tuple[int | None, str | None]:
+    """The innermost frame of the student's own file: where the student should look."""
+    if isinstance(exc, SyntaxError) and exc.filename == filename:
+        return exc.lineno, (exc.text or "").rstrip("\n") or None
+    line = None
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
+        if frame.f_code.co_filename == filename:
+            line = lineno
+    if line is None:
+        return None, None
+    return line, linecache.getline(filename, line).rstrip("\n") or None
+
+
+def describe(exc: BaseException, filename: str) -> dict:
+    line, text = _where(exc, filename)
+    if isinstance(exc, SyntaxError):
+        kind, message = "syntax", exc.msg or "syntaxe invalide"
+    elif isinstance(exc, MemoryError):
+        kind, message = "memory", str(exc)
+    elif isinstance(exc, SystemExit):
+        kind, message = "exit", f"sys.exit({exc.code!r})" if exc.code is not None else "sys.exit()"
+    else:
+        kind = "exception"
+        try:
+            message = str(exc)
+        except Exception:  # noqa: BLE001 - a hostile __str__
+            message = ""
+    try:
+        type_name = type(exc).__name__
+    except Exception:  # noqa: BLE001
+        type_name = "Exception"
+    return {"kind": kind, "type": type_name[:200], "message": message[:2000], "line": line, "text": text}
+
+
+def compile_unit(unit: Unit):
+    """Parse, apply the variant's overrides, compile. Raises SyntaxError or LookupError."""
+    tree = ast.parse(unit.source, unit.filename)
+    if unit.overrides:
+        wanted = dict(unit.overrides)
+        seen = set()
+        for node in tree.body:
+            if (isinstance(node, (ast.Assign, ast.AnnAssign))
+                    and _target_name(node) in wanted and node.value is not None):
+                name = _target_name(node)
+                value = ast.parse(wanted[name], "<variante>", mode="eval").body
+                node.value = ast.copy_location(value, node.value)
+                seen.add(name)
+        missing = [name for name in wanted if name not in seen]
+        if missing:
+            raise LookupError(", ".join(missing))
+        ast.fix_missing_locations(tree)
+    return compile(tree, unit.filename, "exec", dont_inherit=True)
+
+
+def _target_name(node) -> str | None:
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    if len(targets) == 1 and isinstance(targets[0], ast.Name):
+        return targets[0].id
+    return None
+
+
+_current = {"index": -1, "filename": "", "running": False}
+
+
+class TimeoutInterrupt(BaseException):
+    """Raised into the student's code when its time is up, so that what it computed so far can
+    still be checked. Code that swallows it is killed a moment later anyway."""
+
+
+def _report_where(events: int):
+    """On SIGUSR1 (time is up), say which line of the student's file is running, then interrupt it."""
+    def handler(signum, frame):
+        line = None
+        while frame is not None:
+            if frame.f_code.co_filename == _current["filename"]:
+                line = frame.f_lineno
+                break
+            frame = frame.f_back
+        emit(events, {"ev": "where", "i": _current["index"], "line": line})
+        if _current["running"]:
+            raise TimeoutInterrupt()
+    return handler
+
+
+def run_units(units: list[tuple[int, Unit]], events: int, first_probe: int = 0) -> None:
+    """Run each (index, unit), reporting start, module, probe and end events."""
+    import signal  # noqa: PLC0415
+
+    signal.signal(signal.SIGUSR1, _report_where(events))
+    for position, (index, unit) in enumerate(units):
+        skip = first_probe if position == 0 else 0
+        _current.update(index=index, filename=unit.filename)
+        emit(events, {"ev": "start", "i": index})
+        lines = unit.source.splitlines(keepends=True)
+        linecache.cache[unit.filename] = (len(unit.source), None, lines, unit.filename)
+        namespace = {"__name__": unit.module_name, "__file__": unit.filename, "__builtins__": builtins}
+        try:
+            code = compile_unit(unit)
+        except SyntaxError as exc:
+            module = {"status": "error", "error": describe(exc, unit.filename)}
+            code = None
+        except LookupError as exc:
+            module = {"status": "error", "error": {
+                "kind": "override", "type": "LookupError",
+                "message": f"variable(s) introuvable(s) au premier niveau du fichier : {exc}"}}
+            code = None
+        if code is not None:
+            try:
+                _current["running"] = True
+                exec(code, namespace)  # noqa: S102 - this is the sandboxed runner
+                _current["running"] = False
+                module = {"status": "ok"}
+            except TimeoutInterrupt as exc:
+                _current["running"] = False
+                module = {"status": "timeout", "error": {**describe(exc, unit.filename), "kind": "timeout"}}
+            except SystemExit as exc:
+                module = {"status": "exit", "error": describe(exc, unit.filename)}
+            except BaseException as exc:  # noqa: BLE001 - report anything the program raised
+                _current["running"] = False
+                module = {"status": "error", "error": describe(exc, unit.filename)}
+        _flush()
+        emit(events, {"ev": "module", "i": index, **module})
+        for j, probe in enumerate(unit.probes):
+            if j < skip:
+                continue
+            emit(events, {"ev": "probe-start", "i": index, "j": j})
+            emit(events, {"ev": "probe", "i": index, "j": j, "result": _probe(probe, namespace, unit.filename)})
+        _flush()
+        emit(events, {"ev": "end", "i": index})
+
+
+def _probe(probe, namespace: dict, filename: str) -> dict:
+    try:
+        _current["running"] = True
+        if probe.setup:
+            exec(compile(probe.setup, "<vérification>", "exec", dont_inherit=True), namespace)  # noqa: S102
+        value = eval(compile(probe.expr, "<vérification>", "eval", dont_inherit=True), namespace)  # noqa: S307
+        _current["running"] = False
+        return {"value": encode(value)}
+    except TimeoutInterrupt as exc:
+        _current["running"] = False
+        return {"error": {**describe(exc, filename), "kind": "timeout"}}
+    except SystemExit as exc:
+        return {"error": describe(exc, filename)}
+    except BaseException as exc:  # noqa: BLE001
+        _current["running"] = False
+        return {"error": describe(exc, filename)}
+    finally:
+        _current["running"] = False
+        _flush()
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:  # noqa: BLE001 - the student may have replaced or closed them
+            pass

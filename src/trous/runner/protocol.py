@@ -1,0 +1,158 @@
+"""What crosses between the grader and the process that runs a student's code: plain JSON, never pickle.
+
+A *job* is a list of *units*. A unit is one program (a student's file, or the reference solution with
+one blank replaced by the student's fill) run from the top in a fresh namespace, with some top-level
+assignments overridden (a hidden variant), followed by *probes*: expressions evaluated in the
+namespace the program left, whose values come back as JSON. Comparing those values with what is
+expected happens outside, in the grader, so nothing a student's object claims about itself counts.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds for the code of one unit-group (one exercise of one student)."""
+
+    wall: float = 10.0  # seconds per unit
+    cpu: int = 30  # seconds of CPU for one process
+    memory_mb: int = 1024  # address space added on top of what the runner already maps
+    processes: int = 32  # simultaneous processes the student's code may create
+    output_kb: int = 64  # captured stdout+stderr kept per process; the rest is counted, not kept
+    file_mb: int = 16  # largest file the code may write
+    files: int = 64  # files it may leave in its working directory
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Limits":
+        known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
+        return cls(**known)
+
+
+@dataclass(frozen=True)
+class Probe:
+    expr: str
+    setup: str | None = None  # statements run before the expression, in the same namespace
+
+
+@dataclass(frozen=True)
+class Unit:
+    source: str
+    filename: str  # the name tracebacks and messages show (the student's own path)
+    probes: tuple[Probe, ...] = ()
+    overrides: tuple[tuple[str, str], ...] = ()  # (variable, Python expression) replacing its value
+    process: str = ""  # units with the same key share a process, run one after the other
+    group: str = ""  # after a timeout or a crash, later units of the same group are skipped
+    module_name: str = "__trous__"  # `if __name__ == "__main__":` blocks do not run in checks
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        data["overrides"] = [list(pair) for pair in self.overrides]
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Unit":
+        return cls(
+            source=str(data["source"]),
+            filename=str(data["filename"]),
+            probes=tuple(Probe(str(p["expr"]), p.get("setup")) for p in data.get("probes", ())),
+            overrides=tuple((str(k), str(v)) for k, v in data.get("overrides", ())),
+            process=str(data.get("process", "")),
+            group=str(data.get("group", "")),
+            module_name=str(data.get("module_name", "__trous__")),
+        )
+
+
+@dataclass(frozen=True)
+class Job:
+    units: tuple[Unit, ...]
+    limits: Limits = field(default_factory=Limits)
+    capture_output: bool = True
+
+    def to_bytes(self) -> bytes:
+        return json.dumps({
+            "units": [u.to_json() for u in self.units],
+            "limits": asdict(self.limits),
+            "capture_output": self.capture_output,
+        }).encode()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> "Job":
+        raw = json.loads(data)
+        return cls(
+            units=tuple(Unit.from_json(u) for u in raw["units"]),
+            limits=Limits.from_dict(raw.get("limits", {})),
+            capture_output=bool(raw.get("capture_output", True)),
+        )
+
+
+# Status of a unit, and `kind` of an error.
+OK, ERROR, TIMEOUT, CRASH, EXIT, SKIPPED = "ok", "error", "timeout", "crash", "exit", "skipped"
+
+
+@dataclass(frozen=True)
+class ErrorInfo:
+    kind: str  # "syntax", "exception", "exit", "timeout", "crash", "memory", "override", "skipped"
+    type: str = ""  # exception class name
+    message: str = ""
+    line: int | None = None  # in the unit's own source, when the error is in it
+    text: str | None = None  # that line
+
+    @classmethod
+    def from_json(cls, data: dict | None) -> "ErrorInfo | None":
+        if not isinstance(data, dict):
+            return None
+        line = data.get("line")
+        return cls(
+            kind=str(data.get("kind", "crash"))[:40],
+            type=str(data.get("type", ""))[:200],
+            message=str(data.get("message", ""))[:2000],
+            line=line if isinstance(line, int) and not isinstance(line, bool) else None,
+            text=str(data["text"])[:500] if data.get("text") is not None else None,
+        )
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    value: Any = None
+    error: ErrorInfo | None = None
+    evaluated: bool = True
+
+
+@dataclass(frozen=True)
+class UnitResult:
+    status: str
+    error: ErrorInfo | None = None
+    probes: tuple[ProbeResult, ...] = ()
+    output: str = ""
+    seconds: float = 0.0
+
+    @classmethod
+    def from_json(cls, data: dict, n_probes: int) -> "UnitResult":
+        probes = []
+        raw = data.get("probes") if isinstance(data.get("probes"), list) else []
+        for i in range(n_probes):
+            p = raw[i] if i < len(raw) and isinstance(raw[i], dict) else None
+            if p is None:
+                probes.append(ProbeResult(evaluated=False))
+            else:
+                probes.append(ProbeResult(value=p.get("value"), error=ErrorInfo.from_json(p.get("error"))))
+        status = data.get("status")
+        if status not in (OK, ERROR, TIMEOUT, CRASH, EXIT, SKIPPED):
+            status = CRASH
+        seconds = data.get("seconds")
+        return cls(
+            status=status,
+            error=ErrorInfo.from_json(data.get("error")),
+            probes=tuple(probes),
+            output=str(data.get("output", ""))[:1_000_000],
+            seconds=float(seconds) if isinstance(seconds, (int, float)) else 0.0,
+        )
+
+    @classmethod
+    def failed(cls, status: str, kind: str, message: str, n_probes: int) -> "UnitResult":
+        return cls(status=status, error=ErrorInfo(kind=kind, message=message),
+                   probes=tuple(ProbeResult(evaluated=False) for _ in range(n_probes)))
