@@ -1,0 +1,130 @@
+"""The student edition: what students receive when they work on files rather than notebooks.
+
+    <dest>/course.yaml, exercises/ (templates and public checks), .trous/modeles/ (pristine copies,
+    so feedback can tell which blank is which after edits), .trous/wheels/trous-*.whl (the platform),
+    requirements.txt (its install command), pytest.ini, LISEZMOI.md — and a <dest>.zip of it all.
+
+Nothing of solutions/ or graders/ goes in, and the wheel is built from the trous package alone.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import shutil
+import zipfile
+from importlib import metadata
+from pathlib import Path
+
+import trous
+
+from .course import Course
+
+FIXED_DATE = (2026, 1, 1, 0, 0, 0)  # zip entries get a fixed date: same course, same bytes
+
+STUDENT_README = """\
+# {title}
+
+Bienvenue ! Ce dossier contient les exercices à trous du cours, à compléter dans l'ordre.
+
+## Installer (une seule fois)
+
+```
+python -m venv .venv
+source .venv/bin/activate          # Windows : .venv\\Scripts\\activate
+python -m pip install -r requirements.txt
+```
+
+## Travailler
+
+- Ouvre `exercises/01_....py` : chaque `___` est un trou à remplacer par une expression Python.
+- Vérifie-toi : `pytest exercises/` (tout) ou `pytest exercises/ -k toux` (un exercice).
+  Pour chaque trou : pas encore rempli, juste, ou faux avec la valeur attendue et la tienne.
+- `trous list` affiche ta progression ; `trous check` détaille l'exercice en cours ;
+  `trous hint 01_toux` donne un indice (un de plus à chaque appel) ;
+  `trous watch` revérifie l'exercice à chaque enregistrement et passe au suivant quand il est réussi.
+- Ne modifie pas les fichiers `exercises/test_*.py` ni le dossier `.trous/` : ce sont les vérifications.
+
+Les vérifications publiques ne sont pas la note : l'enseignant corrige aussi sur d'autres entrées,
+donc écris un calcul qui marche en général, pas seulement la valeur attendue.
+
+## Exercices
+
+{exercises}
+"""
+
+
+def build(course: Course, dest: str | Path, make_zip: bool = True) -> Path:
+    dest = Path(dest).resolve()
+    if dest == course.root or dest in course.root.parents or any(
+            (course.root / name) in (dest, *dest.parents) for name in ("exercises", "solutions", "graders")):
+        raise ValueError(f"{dest} : la destination ne peut pas être le cours ni l'un de ses dossiers")
+    if dest.exists():
+        if any(dest.iterdir()) and not (dest / ".trous" / "modeles").is_dir():
+            raise ValueError(f"{dest} existe et n'est pas une édition élève : choisis un dossier neuf")
+        shutil.rmtree(dest)
+    (dest / "exercises").mkdir(parents=True)
+    (dest / ".trous" / "modeles").mkdir(parents=True)
+    shutil.copyfile(course.root / "course.yaml", dest / "course.yaml")
+    lines = []
+    for exercise in course.exercises:
+        template = exercise.template_path
+        shutil.copyfile(template, dest / "exercises" / exercise.path.name)
+        shutil.copyfile(template, dest / ".trous" / "modeles" / exercise.path.name)
+        shutil.copyfile(exercise.checks_path, dest / "exercises" / exercise.checks_path.name)
+        lines.append(f"{exercise.number}. `{exercise.path.name}` — {exercise.title} "
+                     f"({len(exercise.blanks)} trous)")
+    wheel = build_wheel(dest / ".trous" / "wheels")
+    (dest / "requirements.txt").write_text(f"./.trous/wheels/{wheel.name}\n", encoding="utf-8")
+    (dest / "pytest.ini").write_text("[pytest]\ntestpaths = exercises\n", encoding="utf-8")
+    (dest / ".gitignore").write_text(".venv/\n__pycache__/\n.trous/etat.json\n", encoding="utf-8")
+    (dest / "LISEZMOI.md").write_text(STUDENT_README.format(title=course.title, exercises="\n".join(lines)),
+                                      encoding="utf-8")
+    if make_zip:
+        archive = dest.with_suffix(".zip")
+        _zip_dir(dest, archive, prefix=dest.name)
+    return dest
+
+
+def _zip_dir(folder: Path, archive: Path, prefix: str) -> None:
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
+        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+            info = zipfile.ZipInfo(f"{prefix}/{path.relative_to(folder).as_posix()}", FIXED_DATE)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            z.writestr(info, path.read_bytes())
+
+
+def build_wheel(out_dir: str | Path) -> Path:
+    """A pure-Python wheel of the installed trous package (no course files can be in it)."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    package = Path(trous.__file__).parent
+    version = trous.__version__
+    dist = f"trous-{version}.dist-info"
+    name = out_dir / f"trous-{version}-py3-none-any.whl"
+    requires = [r for r in (metadata.requires("trous") or []) if "extra ==" not in r]
+    meta = ["Metadata-Version: 2.1", "Name: trous", f"Version: {version}",
+            "Summary: Exercices Python à trous, corrigés automatiquement", "Requires-Python: >=3.10"]
+    meta += [f"Requires-Dist: {r}" for r in requires]
+    files: dict[str, bytes] = {}
+    for path in sorted(package.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix not in (".pyc", ".pyo"):
+            files[f"trous/{path.relative_to(package).as_posix()}"] = path.read_bytes()
+    files[f"{dist}/METADATA"] = ("\n".join(meta) + "\n").encode()
+    files[f"{dist}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: trous\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    files[f"{dist}/entry_points.txt"] = (b"[console_scripts]\ntrous = trous.cli:main\n\n"
+                                         b"[pytest11]\ntrous = trous.pytest_plugin\n")
+    record = []
+    for path, data in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        record.append(f"{path},sha256={digest},{len(data)}")
+    record.append(f"{dist}/RECORD,,")
+    files[f"{dist}/RECORD"] = ("\n".join(record) + "\n").encode()
+    with zipfile.ZipFile(name, "w", zipfile.ZIP_DEFLATED) as z:
+        for path, data in files.items():
+            info = zipfile.ZipInfo(path, FIXED_DATE)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            z.writestr(info, data)
+    return name
