@@ -270,8 +270,9 @@ class Supervisor:
                             current, phase = i, "module"
                             if state.status is None:
                                 state.started = now
-                            unit_deadline = now + limits.wall
-                            deadline, allowed = unit_deadline, limits.wall
+                            wall = self.job.units[i].wall or limits.wall
+                            unit_deadline = now + wall
+                            deadline, allowed = unit_deadline, wall
                         elif kind == "module" and i == current:
                             status = event.get("status")
                             if state.status is None:
@@ -289,7 +290,7 @@ class Supervisor:
                         elif kind == "probe-start" and i == current and isinstance(event.get("j"), int):
                             probe_index = event["j"]
                             if now >= unit_deadline + OVERRUN:  # the unit's time is spent
-                                stopped = ("timeout", {"seconds": limits.wall, "budget": True})
+                                stopped = ("timeout", {"seconds": self.job.units[i].wall or limits.wall, "budget": True})
                                 break
                             allowed = max(PROBE_FLOOR, min(probe_wall(limits), unit_deadline - now))
                             deadline = min(now + allowed, unit_deadline + OVERRUN)

@@ -137,7 +137,7 @@ class Runner:
         return [results[i] for i in range(len(job.units))]
 
     def _deadline(self, job: Job) -> float:
-        budget = sum(job.limits.wall + 2.0 + len(u.probes) * probe_wall(job.limits) for u in job.units)
+        budget = sum((u.wall or job.limits.wall) + 2.0 + len(u.probes) * probe_wall(job.limits) for u in job.units)
         return time.monotonic() + budget + 10.0
 
     def _attempt(self, job: Job) -> tuple[dict[int, UnitResult], bool]:

@@ -47,6 +47,7 @@ class Unit:
     process: str = ""  # units with the same key share a process, run one after the other
     group: str = ""  # after a timeout or a crash, later units of the same group are skipped
     module_name: str = "__trous__"  # `if __name__ == "__main__":` blocks do not run in checks
+    wall: float | None = None  # seconds for this unit, instead of the job's limit
 
     def to_json(self) -> dict:
         data = asdict(self)
@@ -63,6 +64,7 @@ class Unit:
             process=str(data.get("process", "")),
             group=str(data.get("group", "")),
             module_name=str(data.get("module_name", "__trous__")),
+            wall=float(data["wall"]) if isinstance(data.get("wall"), (int, float)) else None,
         )
 
 

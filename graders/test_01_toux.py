@@ -1,0 +1,30 @@
+"""Correcteur caché de l'exercice 1 (jamais distribué aux élèves).
+
+Chaque trou est aussi vérifié sur d'autres phrases : la valeur attendue est celle que donne la
+solution de référence sur les mêmes entrées (SOLUTION).
+"""
+
+from trous.spec import SOLUTION, blank, expect, variant
+
+AUTRES = [
+    variant("trois autres vecteurs", x="[[2, 1], [0, 3], [1, -1]]"),
+    variant("quatre tokens", x="[[0.5, -1.0], [1.0, 2.0], [-1.0, 0.0], [2.0, 2.0]]"),
+    variant("vecteurs négatifs", x="[[-1, -2], [3, 0.5], [0, -1]]"),
+]
+
+somme_exp = blank(
+    "somme_exp",
+    expect("softmax([0.5, 2.0, -1.0, 3.0])", SOLUTION),
+    expect("softmax([10.0, 10.0])", SOLUTION),
+    expect("poids", SOLUTION, variants=AUTRES),
+)
+
+scores = blank(
+    "scores",
+    expect("scores", SOLUTION, variants=AUTRES),
+)
+
+nouveau = blank(
+    "nouveau",
+    expect("nouveau", SOLUTION, variants=AUTRES),
+)

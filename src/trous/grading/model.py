@@ -1,0 +1,114 @@
+"""A graded submission, as data: per exercise, per blank, points and a French message.
+
+`SubmissionGrade.to_json()` is the stable `results.json` schema (version 1), close to Gradescope's
+and convertible to Exercism's v3 (see `to_exercism`):
+
+    {
+      "schema": "trous/results", "version": 1,
+      "student": "alice", "course": "attention", "grader_version": "<sha256>",
+      "score": 31.0, "max_score": 35.0,
+      "exercises": [
+        {"id": "01_toux", "title": "...", "score": 2.0, "max_score": 3.0,
+         "mode": "blanks" | "whole_file" | "missing" | "unreadable" | "syntax",
+         "message": null | "...", "notes": ["..."],
+         "blanks": [{"id": "somme_exp", "number": 1, "score": 1.0, "max_score": 1.0,
+                     "status": "passed" | "failed" | "unfilled" | "error" | "missing",
+                     "line": 32, "message": "...", "hint": "..."}]}
+      ]
+    }
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+PASSED, FAILED, UNFILLED, ERROR, MISSING = "passed", "failed", "unfilled", "error", "missing"
+SCHEMA, VERSION = "trous/results", 1
+
+
+@dataclass
+class BlankGrade:
+    id: str
+    number: int  # 1-based position in the exercise
+    score: float
+    max_score: float
+    status: str
+    message: str = ""
+    line: int | None = None
+    hint: str = ""
+
+
+@dataclass
+class ExerciseGrade:
+    id: str
+    title: str
+    score: float
+    max_score: float
+    mode: str  # "blanks", "whole_file", "missing", "unreadable", "syntax"
+    blanks: list[BlankGrade] = field(default_factory=list)
+    message: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class SubmissionGrade:
+    student: str
+    course: str
+    grader_version: str
+    exercises: list[ExerciseGrade] = field(default_factory=list)
+
+    @property
+    def score(self) -> float:
+        return round(sum(e.score for e in self.exercises), 6)
+
+    @property
+    def max_score(self) -> float:
+        return round(sum(e.max_score for e in self.exercises), 6)
+
+    def exercise(self, exercise_id: str) -> ExerciseGrade:
+        for e in self.exercises:
+            if e.id == exercise_id:
+                return e
+        raise KeyError(exercise_id)
+
+    def to_json(self) -> dict:
+        return {
+            "schema": SCHEMA,
+            "version": VERSION,
+            "student": self.student,
+            "course": self.course,
+            "grader_version": self.grader_version,
+            "score": self.score,
+            "max_score": self.max_score,
+            "exercises": [asdict(e) for e in self.exercises],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> "SubmissionGrade":
+        exercises = []
+        for e in data.get("exercises", []):
+            blanks = [BlankGrade(**b) for b in e.get("blanks", [])]
+            exercises.append(ExerciseGrade(**{**e, "blanks": blanks}))
+        return cls(data["student"], data["course"], data["grader_version"], exercises)
+
+    def to_exercism(self) -> dict:
+        """Exercism test-runner v3: one test per blank."""
+        tests = []
+        for e in self.exercises:
+            for b in e.blanks:
+                tests.append({
+                    "name": f"{e.id} · trou {b.number} « {b.id} »",
+                    "status": "pass" if b.status == PASSED else "fail",
+                    "message": None if b.status == PASSED else b.message,
+                    "task_id": int(e.id.split("_")[0]) if e.id[:2].isdigit() else None,
+                })
+        status = "pass" if all(t["status"] == "pass" for t in tests) else "fail"
+        return {"version": 3, "status": status, "tests": tests}
+
+    def to_gradescope(self) -> dict:
+        return {
+            "score": self.score,
+            "tests": [{"name": f"{e.id} · {b.id}", "score": b.score, "max_score": b.max_score,
+                       "status": "passed" if b.status == PASSED else "failed", "output": b.message,
+                       "visibility": "visible"} for e in self.exercises for b in e.blanks],
+        }
