@@ -104,8 +104,15 @@ def _bwrap_argv(inner: list[str], env: dict[str, str], root: bool) -> list[str]:
                 "/etc/alternatives", "/etc/nsswitch.conf"):
         if os.path.exists(etc):
             argv += ["--ro-bind", etc, etc]
+    made: set[str] = set()
     for path in _python_dirs():
         if not any(path == t or path.startswith(t + "/") for t in ("/usr", "/bin", "/lib", "/lib64")):
+            # bwrap creates missing parents as 0700: the unprivileged uid running student code could then
+            # import nothing that was not preloaded (numpy.random, most of the standard library).
+            for parent in reversed([str(p) for p in Path(path).parents if str(p) != "/"]):
+                if parent not in made:
+                    made.add(parent)
+                    argv += ["--perms", "0755", "--dir", parent]
             argv += ["--ro-bind", path, path]
     argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/dev/shm", "--chdir", "/tmp",
              "--clearenv"]
