@@ -1,0 +1,125 @@
+"""Everything a grading run writes for people, from the grades alone.
+
+    <results_dir>/grades.csv             one row per student, one column per exercise, total
+    <results_dir>/moodle.csv             for Moodle's grade import (see exports.py for the mapping)
+    <results_dir>/moodle-import.txt      which column to map to what on Moodle's import screen
+    <results_dir>/results/<élève>.json   SubmissionGrade.to_json() (schema: results.schema.json)
+    <results_dir>/results.schema.json    the JSON Schema of those files
+    <results_dir>/retours/<élève>.html   the student's French feedback page
+    <results_dir>/rapport.html           the class report (histogram, blanks the class struggles with)
+
+`<élève>` is `file_stem(student)`: the student id when it is a plain file name, else a cleaned
+form with a short hash, so that a hostile folder name can never write elsewhere or collide.
+
+Every file is written to a temporary name and then renamed, so a run killed at any moment leaves
+each file either as it was or complete; the same grades always give the same bytes (no dates).
+Per-student files of students no longer in `grades` are removed, so the folders match the grades.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import unicodedata
+from collections.abc import Iterable
+from pathlib import Path
+
+from ..course import Course
+from . import exports, pages
+from .model import SubmissionGrade
+
+SCHEMA_FILE = Path(__file__).with_name("results.schema.json")
+RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)), *(f"lpt{i}" for i in range(1, 10))}
+
+
+def file_stem(student: str) -> str:
+    ascii_form = unicodedata.normalize("NFKD", student).encode("ascii", "ignore").decode()
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", ascii_form).strip("._-")[:80] or "eleve"
+    if cleaned != student or cleaned.lower().split(".")[0] in RESERVED:
+        cleaned += "-" + hashlib.sha256(student.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return cleaned
+
+
+def _write(path: Path, data: bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    with open(temporary, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(temporary, path)
+    return path
+
+
+def _prune(folder: Path, keep: set[str], suffix: str) -> None:
+    for path in folder.glob(f"*{suffix}"):
+        if path.name not in keep and path.is_file():
+            path.unlink()
+    for path in folder.glob(".*.tmp*"):  # left by a killed run
+        path.unlink(missing_ok=True)
+
+
+def _identities(submissions: Iterable | None) -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
+    names: dict[str, str] = {}
+    warnings: dict[str, tuple[str, ...]] = {}
+    for s in submissions or ():
+        if getattr(s, "name", ""):
+            names[s.student] = s.name
+        if getattr(s, "warnings", ()):
+            warnings[s.student] = tuple(s.warnings)
+    return names, warnings
+
+
+def write_all(results_dir: Path, course: Course, grades: list[SubmissionGrade], gradebook=None, *,
+              submissions: Iterable | None = None) -> dict[str, Path]:
+    """Write every report; return their paths by kind: "grades_csv", "moodle_csv", "moodle_help",
+    "results" (folder), "schema", "feedback" (folder), "class_report".
+
+    `submissions` (optional, `Submission` objects or anything with `student`, `name`, `warnings`)
+    gives display names (Moodle's full name) and intake notes shown in the feedback pages.
+    `gradebook` (optional) is only named in the class report (its `path` or `url` attribute).
+    """
+    results_dir = Path(results_dir)
+    results_dir.mkdir(parents=True, exist_ok=True)
+    names, warnings = _identities(submissions)
+    stems: dict[str, str] = {}
+    for grade in grades:
+        stem = file_stem(grade.student)
+        if grade.student in stems or stem in stems.values():
+            raise ValueError(f"deux copies portent le même identifiant « {grade.student} »")
+        stems[grade.student] = stem
+
+    paths = {
+        "grades_csv": _write(results_dir / "grades.csv", exports.grades_csv(course, grades, names)),
+    }
+    moodle, moodle_help = exports.moodle_csv(course, grades, names)
+    paths["moodle_csv"] = _write(results_dir / "moodle.csv", moodle)
+    paths["moodle_help"] = _write(results_dir / "moodle-import.txt", moodle_help.encode("utf-8"))
+
+    results = results_dir / "results"
+    for grade in grades:
+        data = json.dumps(grade.to_json(), ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+        _write(results / f"{stems[grade.student]}.json", data.encode("utf-8"))
+    results.mkdir(exist_ok=True)
+    _prune(results, {f"{s}.json" for s in stems.values()}, ".json")
+    paths["results"] = results
+    paths["schema"] = results_dir / "results.schema.json"
+    _write(paths["schema"], SCHEMA_FILE.read_bytes())
+
+    env = pages.environment()
+    feedback = results_dir / "retours"
+    for grade in grades:
+        html = pages.feedback_page(env, course, grade, names.get(grade.student, ""),
+                                   warnings.get(grade.student, ()))
+        _write(feedback / f"{stems[grade.student]}.html", html.encode("utf-8"))
+    feedback.mkdir(exist_ok=True)
+    _prune(feedback, {f"{s}.html" for s in stems.values()}, ".html")
+    paths["feedback"] = feedback
+
+    label = str(getattr(gradebook, "path", "") or getattr(gradebook, "url", "") or "") if gradebook else ""
+    links = {student: f"retours/{stem}.html" for student, stem in stems.items()}
+    report = pages.class_report(env, course, grades, names, links, label)
+    paths["class_report"] = _write(results_dir / "rapport.html", report.encode("utf-8"))
+    return paths
