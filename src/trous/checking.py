@@ -187,20 +187,25 @@ def _index(exercise: Exercise, check: Check) -> int:
 
 
 def _unrunnable(exercise, analysis, message, line, text, column=0) -> ExerciseResult:
+    where = f"{analysis.path}:{line}" if line else analysis.path
+    located = f"non vérifié — {where} : {message}"
+    if text is not None:
+        number = f"{line} | " if line else ""
+        located += f"\n  {number}{text}" + _caret(text, column, len(number) + 2)
     blanks = []
     for i, spec in enumerate(exercise.blanks):
         if not analysis.is_filled(i) and analysis.readable:
             blanks.append(BlankResult(i, spec, UNFILLED, analysis.line_of(i)))
         else:
-            blanks.append(BlankResult(i, spec, NOT_RUN, analysis.line_of(i), [f"non vérifié : {message}"]))
+            blanks.append(BlankResult(i, spec, NOT_RUN, analysis.line_of(i), [located]))
     return ExerciseResult(exercise, analysis.path, blanks, problem=message, problem_line=line,
-                          problem_text=text if text is None else text + _caret(text, column))
+                          problem_text=text)
 
 
-def _caret(text: str, column: int) -> str:
-    if column <= 0:
+def _caret(text: str, column: int, indent: int = 0) -> str:
+    if column <= 0 or column > len(text) + 1:
         return ""
-    return "\n" + " " * (column - 1) + "^"
+    return "\n" + " " * (indent + column - 1) + "^"
 
 
 def interpret(exercise: Exercise, analysis: Analysis, context, results: list[UnitResult]) -> ExerciseResult:

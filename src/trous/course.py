@@ -203,7 +203,9 @@ def parse(text: str, path: str = COURSE_FILE) -> CourseSpec:
     try:
         return CourseSpec.model_validate(data)
     except ValidationError as exc:
-        error = exc.errors()[0]
+        errors = exc.errors()
+        # A misspelt key also makes the right one "missing": name the typo, it is the real mistake.
+        error = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
         loc = tuple(error["loc"])
         field = next((p for p in reversed(loc) if isinstance(p, str)), "")
         message = _french(error["msg"])

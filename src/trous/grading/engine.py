@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 import trous
 
 from .. import blanks as blanks_mod
-from ..checking import judge, limits_for
+from ..checking import _available, judge, limits_for
 from ..course import Course, Exercise
 from ..runner.pool import RunnerPool
 from ..runner.protocol import ErrorInfo, Job, Limits, Probe, ProbeResult, Unit, UnitResult
@@ -110,7 +110,8 @@ class Grader:
             for check in loaded:
                 if check.blank not in ids:
                     raise GraderError(f"{path} : le trou « {check.blank} » n'existe pas dans {exercise.id}")
-            checks += loaded
+            # A check that needs an absent module (torch…) is skipped, as in the student's self-check.
+            checks += [c for c in loaded if all(_available(m) for m in c.requires)]
         return checks
 
     def limits(self, exercise: Exercise) -> Limits:

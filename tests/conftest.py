@@ -1,0 +1,54 @@
+"""Shared fixtures: the repository's course, and throw-away student copies of it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from trous.course import Course
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+
+
+@pytest.fixture(scope="session")
+def course() -> Course:
+    return Course.load(ROOT)
+
+
+def complete_exercises(course: Course):
+    """Exercises whose four files exist (content may be added one exercise at a time)."""
+    return [e for e in course.exercises
+            if all(p.exists() for p in (e.path, e.checks_path, e.solution_path))]
+
+
+@pytest.fixture(scope="session")
+def edition_template(course, tmp_path_factory) -> Path:
+    from trous.edition import build
+
+    return build(course, tmp_path_factory.mktemp("edition") / "cours", make_zip=False)
+
+
+@pytest.fixture
+def student_copy(edition_template, tmp_path) -> Path:
+    """A fresh student edition to scribble in."""
+    dest = tmp_path / "eleve"
+    shutil.copytree(edition_template, dest, symlinks=True)
+    return dest
+
+
+def run_pytest(folder: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    env.pop("PYTEST_ADDOPTS", None)
+    return subprocess.run([str(BIN / "pytest"), "-p", "no:cacheprovider", *args], cwd=folder, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def run_trous(folder: Path, *args: str, timeout: float = 300, input: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([str(BIN / "trous"), *args], cwd=folder, capture_output=True, text=True,
+                          timeout=timeout, input=input)

@@ -1,0 +1,117 @@
+"""course.yaml validation: every error names the file, the line, and what to write instead."""
+
+import textwrap
+
+import pytest
+
+from trous.course import Course, CourseError, parse
+
+VALID = textwrap.dedent("""\
+    course:
+      id: attention
+      title: "Le cours"
+      language: fr
+    assignments:
+      - id: partie5
+        title: "Partie 5"
+        source: seeds/003.txt
+        exercises:
+          - id: 01_toux
+            title: "Toux"
+            file: exercises/01_toux.py
+            source: "003 — toux"
+            blanks:
+              - id: somme_exp
+                points: 1
+                hint: "Additionne."
+              - id: scores
+                points: 2
+                hint: ["Un produit scalaire.", "sum(a * b for a, b in zip(t, toux))"]
+    """)
+
+
+def error_for(text):
+    with pytest.raises(CourseError) as info:
+        parse(text, "course.yaml")
+    return info.value
+
+
+def line_of(text, needle):
+    return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+def test_valid_course_parses():
+    spec = parse(VALID)
+    blanks = spec.assignments[0].exercises[0].blanks
+    assert [b.id for b in blanks] == ["somme_exp", "scores"]
+    assert blanks[1].hints == ["Un produit scalaire.", "sum(a * b for a, b in zip(t, toux))"]
+
+
+def test_unknown_key_names_its_line_and_suggests_the_right_one():
+    text = VALID.replace('    title: "Partie 5"', '    titel: "Partie 5"')
+    error = error_for(text)
+    assert error.line == line_of(text, "titel")
+    assert "titel" in error.message and "title" in error.message
+    assert "course.yaml:" in str(error)
+
+
+def test_wrong_type_names_the_line_and_gives_an_example():
+    text = VALID.replace("points: 2", "points: beaucoup")
+    error = error_for(text)
+    assert error.line == line_of(text, "beaucoup")
+    assert "nombre" in error.message
+    assert error.example and "points: 1" in error.example
+
+
+def test_missing_hint_is_reported_at_its_blank():
+    text = VALID.replace('            hint: "Additionne."\n', "")
+    error = error_for(text)
+    assert "hint" in error.message
+    assert error.line == line_of(text, "id: somme_exp")
+
+
+def test_file_must_follow_the_exercise_id():
+    text = VALID.replace("file: exercises/01_toux.py", "file: exercices/toux.py")
+    error = error_for(text)
+    assert "exercises/01_toux.py" in error.message
+
+
+def test_duplicate_blank_ids_are_refused():
+    text = VALID.replace("id: scores", "id: somme_exp")
+    assert "somme_exp" in error_for(text).message
+
+
+def test_duplicate_yaml_keys_are_refused_with_both_lines():
+    text = VALID.replace('  language: fr\n', '  language: fr\n  title: "Encore"\n')
+    error = error_for(text)
+    assert "deux fois" in error.message
+    assert error.line == line_of(text, 'title: "Encore"')
+
+
+def test_yaml_syntax_error_has_a_line_and_french_words():
+    text = VALID.replace('title: "Toux"', 'title: "Toux')
+    error = error_for(text)
+    assert error.line is not None and "YAML" in error.message
+
+
+def test_tabs_get_a_french_explanation():
+    text = VALID.replace("  id: attention", "\tid: attention")
+    error = error_for(text)
+    assert "tabulation" in error.message or "YAML" in error.message
+    assert error.line == 2
+
+
+def test_empty_file_is_an_error():
+    assert error_for("").message
+
+
+def test_the_repository_course_is_valid_and_finds_its_files(tmp_path):
+    from pathlib import Path
+
+    course = Course.find(Path(__file__).parent)
+    assert course.id == "attention"
+    first = course.exercises[0]
+    assert first.path.name == "01_toux.py" and first.path.exists()
+    assert course.exercise("toux") is first and course.exercise("1") is first
+    with pytest.raises(KeyError):
+        course.exercise("n'existe-pas")
