@@ -3,7 +3,7 @@
 #
 # *D'après « Le mécanisme d'attention », section « Pourquoi diviser par la racine de la dimension ».*
 #
-# Le masque causal de l'exercice 8 divisait les scores par `math.sqrt(8)`, où 8 est la dimension de q et k.
+# À l'exercice 8, les scores étaient divisés par `math.sqrt(d)`, où d = 8 est la dimension de q et k.
 # Cette étape s'appelle la **mise à l'échelle** ; voyons ce qui se passe sans elle.
 #
 # Le produit scalaire de deux vecteurs aléatoires est une somme de d produits. Plus il y a de termes,
