@@ -103,12 +103,13 @@ def cmd_hint(args) -> int:
 def cmd_watch(args) -> int:
     from .checking import Checker  # noqa: PLC0415
     from .feedback import exercise_report, progress_line  # noqa: PLC0415
-    from .watch import FileWatcher  # noqa: PLC0415
+    from .watch import FileWatcher, signature  # noqa: PLC0415
 
     course = _course(args)
     with Checker() as checker:
         exercise = course.exercise(args.exercice) if args.exercice else _current(course, checker)
         while exercise is not None:
+            seen = signature(exercise.path)  # a save during the check must not be missed
             result = checker.check(exercise, refresh=True)
             print("\n" + "─" * 72)
             print(exercise_report(result), flush=True)
@@ -123,7 +124,7 @@ def cmd_watch(args) -> int:
             print(f"(j'attends que tu enregistres {exercise.path.name} — Ctrl+C pour quitter)", flush=True)
             watcher = FileWatcher(exercise.path, interval=args.interval, use_events=not args.polling)
             try:
-                watcher.wait()
+                watcher.wait(since=seen)
             except KeyboardInterrupt:
                 return EXIT_OK
             finally:

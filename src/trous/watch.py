@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 
-def _signature(path: Path) -> tuple:
+def signature(path: Path) -> tuple:
     try:
         info = path.stat()
         return (info.st_mtime_ns, info.st_size)
@@ -54,17 +54,17 @@ class FileWatcher:
         except OSError:
             self._observer = None
 
-    def wait(self, stop: Callable[[], bool] = lambda: False) -> bool:
-        """Block until the file changes (True) or `stop()` says so (False)."""
-        before = _signature(self.path)
+    def wait(self, since: tuple | None = None, stop: Callable[[], bool] = lambda: False) -> bool:
+        """Block until the file differs from `since` (its signature when last checked), or `stop()`."""
+        before = signature(self.path) if since is None else since
         self._changed.clear()
         while not stop():
             if self._changed.wait(self.interval):
                 self._changed.clear()
                 time.sleep(0.05)  # let the editor finish writing
-                if _signature(self.path) != before:
+                if signature(self.path) != before:
                     return True
-            if _signature(self.path) != before:
+            if signature(self.path) != before:
                 time.sleep(0.05)
                 return True
         return False
