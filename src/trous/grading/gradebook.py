@@ -184,8 +184,12 @@ class Gradebook:
         self.close()
 
     @property
-    def display_url(self) -> str:
-        return self.engine.url.render_as_string(hide_password=True)
+    def path(self) -> str:
+        """What to show people: the SQLite file, or the URL without its password."""
+        url = self.engine.url
+        if url.get_backend_name() == "sqlite" and url.database and url.database != ":memory:":
+            return url.database
+        return url.render_as_string(hide_password=True)
 
     # -- runs ------------------------------------------------------------------------------------
     def start_run(self, course: str, grader_version: str, sandbox: str = "", source: str = "",

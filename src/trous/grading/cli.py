@@ -1,0 +1,324 @@
+"""`trous grade SUBMISSIONS`: grade a whole class, store it in the gradebook, write the reports.
+
+The work is split so that other front ends reuse it: `grade_class()` does everything but printing
+(the benchmark calls it), and two registries are the extension points:
+- input kinds live in `intake.KINDS` (`--format`); a module that adds one (nbgrader's `submitted/`
+  notebooks) registers it on import and is listed in `PLUGINS`;
+- schedulers live in `SCHEDULERS` (`--ordonnanceur`): a function that receives the course, the
+  submissions still to grade and the options, and yields their grades as they finish. `local` grades
+  on this machine's cores with a `RunnerPool`; a distributed one (Dask) can be added the same way.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..course import Course
+from . import intake as intake_mod
+from .engine import Grader, GraderError, fingerprint
+from .model import SubmissionGrade
+from .submissions import Submission
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+PLUGINS = ("trous.nbgrader_course.intake",)  # optional modules that register more input kinds
+
+
+@dataclass
+class GradeOptions:
+    source: Path
+    results: Path | None = None
+    sandbox: str = "auto"  # "auto", "bwrap", "fallback"
+    workers: int | None = None
+    gradebook: str | None = None  # SQLAlchemy URL; default sqlite:///<results>/gradebook.db
+    force: bool = False
+    kind: str = "auto"
+    scheduler: str = "local"
+
+    @property
+    def results_dir(self) -> Path:
+        return self.results or default_results(self.source)
+
+
+@dataclass
+class Hooks:
+    """What the caller wants to hear about while grading (the CLI draws with these)."""
+
+    sandbox: Callable[[str, str], None] = lambda kind, description: None  # once, before the first copy
+    started: Callable[[int, int], None] = lambda to_grade, skipped: None
+    graded: Callable[[SubmissionGrade], None] = lambda grade: None
+
+
+@dataclass
+class Outcome:
+    intake: intake_mod.Intake
+    grades: list[SubmissionGrade]  # current grade of every student of the input, in its order
+    graded: list[str]  # students graded by this run
+    skipped: list[str]  # students whose content this grader had already graded
+    reports: dict[str, Path]
+    gradebook: str
+    sandbox: str = ""
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def default_results(source: Path) -> Path:
+    """Next to the input, named after it: `classe/` → `classe-resultats/`, `devoir.zip` → `devoir-resultats/`."""
+    source = Path(source).absolute()
+    stem = source.name[:-4] if source.name.lower().endswith(".zip") else source.name
+    return source.parent / f"{stem or 'copies'}-resultats"
+
+
+# -- schedulers -----------------------------------------------------------------------------------
+Scheduler = Callable[[Course, list[Submission], GradeOptions, Hooks], Iterator[SubmissionGrade]]
+
+
+def local_scheduler(course: Course, submissions: list[Submission], options: GradeOptions,
+                    hooks: Hooks) -> Iterator[SubmissionGrade]:
+    from ..runner.pool import RunnerPool  # noqa: PLC0415
+
+    with RunnerPool(options.workers or os.cpu_count() or 1, options.sandbox) as pool:
+        runner = pool.runners[0]
+        kind = pool.kind
+        hooks.sandbox(kind, runner.spec.description if runner.spec else kind)
+        grader = Grader(course, pool)
+        yield from grader.grade_many((s.student, s.files) for s in submissions)
+
+
+SCHEDULERS: dict[str, Scheduler] = {"local": local_scheduler}
+
+
+def _load_plugins() -> None:
+    for module in PLUGINS:
+        try:
+            __import__(module)
+        except ImportError:
+            continue
+
+
+# -- the whole run --------------------------------------------------------------------------------
+def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = None) -> Outcome:
+    """Intake, skip what is graded, grade the rest in parallel, record each student, write reports."""
+    from .gradebook import Gradebook  # noqa: PLC0415  (SQLAlchemy: the grading extra)
+    from .reports import write_all  # noqa: PLC0415
+
+    hooks = hooks or Hooks()
+    timings: dict[str, float] = {}
+    t = time.perf_counter()
+    intake = intake_mod.load(options.source, course, options.kind)
+    timings["lecture des copies"] = time.perf_counter() - t
+    if options.scheduler not in SCHEDULERS:
+        raise intake_mod.IntakeError(f"ordonnanceur inconnu « {options.scheduler} » "
+                                     f"(possibles : {', '.join(SCHEDULERS)})")
+    results_dir = options.results_dir
+    results_dir.mkdir(parents=True, exist_ok=True)
+    version = fingerprint(course)
+    by_student = {s.student: s for s in intake.submissions}
+    gradebook = Gradebook.open(options.gradebook, results_dir)
+    try:
+        t = time.perf_counter()
+        done = {} if options.force else gradebook.graded(intake.submissions, version)
+        for student, grading_id in done.items():
+            gradebook.reuse(by_student[student], grading_id)
+        todo = [s for s in intake.submissions if s.student not in done]
+        run_id = gradebook.start_run(course.id, version, source=str(options.source),
+                                     submissions=len(intake.submissions))
+        hooks.started(len(todo), len(done))
+        graded: list[str] = []
+        sandbox = ""
+        timings["carnet de notes"] = time.perf_counter() - t
+        if todo:
+            t = time.perf_counter()
+            recording = 0.0
+
+            def on_sandbox(kind: str, description: str) -> None:
+                nonlocal sandbox
+                sandbox = kind
+                hooks.sandbox(kind, description)
+
+            inner = Hooks(sandbox=on_sandbox)
+            for grade in SCHEDULERS[options.scheduler](course, todo, options, inner):
+                r = time.perf_counter()
+                gradebook.record(run_id, by_student[grade.student], grade)
+                recording += time.perf_counter() - r
+                graded.append(grade.student)
+                hooks.graded(grade)
+            timings["correction"] = time.perf_counter() - t - recording
+            timings["carnet de notes"] += recording
+        gradebook.finish_run(run_id, len(graded), len(done))
+        current = gradebook.current(by_student)
+        missing = [s for s in by_student if s not in current]
+        if missing:  # cannot happen unless the database was changed under us
+            raise GraderError(f"pas de note enregistrée pour : {', '.join(missing[:5])}")
+        grades = [current[s.student] for s in intake.submissions]
+        t = time.perf_counter()
+        reports = write_all(results_dir, course, grades, gradebook, submissions=intake.submissions)
+        timings["rapports"] = time.perf_counter() - t
+        return Outcome(intake, grades, graded, sorted(done), reports, gradebook.path, sandbox, timings)
+    finally:
+        gradebook.close()
+
+
+# -- printing -------------------------------------------------------------------------------------
+def _points(value: float) -> str:
+    text = f"{round(value, 2):.2f}".rstrip("0").rstrip(".")
+    return ("0" if text in ("-0", "") else text).replace(".", ",")
+
+
+def _table(course: Course, outcome: Outcome):
+    from rich.table import Table  # noqa: PLC0415
+
+    names = {s.student: s.name for s in outcome.intake.submissions}
+    graded = set(outcome.graded)
+    exercises = [e for e in course.exercises]
+    table = Table(title=f"{course.title} — {len(outcome.grades)} copies", show_lines=False, pad_edge=False)
+    table.add_column("étudiant", overflow="fold")
+    if any(names.values()):
+        table.add_column("nom", overflow="fold")
+    for exercise in exercises:
+        table.add_column(f"{exercise.number}\n/{_points(exercise.points)}", justify="right")
+    total = sum(e.points for e in exercises)
+    table.add_column(f"total\n/{_points(total)}", justify="right", style="bold")
+    table.add_column("", justify="left")
+    for grade in outcome.grades:
+        row = [grade.student]
+        if any(names.values()):
+            row.append(names.get(grade.student, ""))
+        scores = {e.id: e for e in grade.exercises}
+        for exercise in exercises:
+            e = scores.get(exercise.id)
+            if e is None:
+                row.append("")
+                continue
+            colour = "green" if e.score >= e.max_score else ("red" if e.score == 0 else "yellow")
+            row.append(f"[{colour}]{_points(e.score)}[/]")
+        row.append(_points(grade.score))
+        row.append("" if grade.student in graded else "[dim]inchangée[/]")
+        table.add_row(*row)
+    return table
+
+
+REPORT_LABELS = {
+    "grades_csv": "notes (tableur)",
+    "moodle_csv": "import Moodle",
+    "moodle_help": "aide à l'import Moodle",
+    "results": "résultats JSON par étudiant",
+    "feedback": "retours HTML par étudiant",
+    "class_report": "rapport de classe",
+}
+
+
+def cmd_grade(args) -> int:
+    from rich.console import Console  # noqa: PLC0415
+    from rich.panel import Panel  # noqa: PLC0415
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: PLC0415
+    from rich.progress import TimeRemainingColumn  # noqa: PLC0415
+
+    from ..cli import _course  # noqa: PLC0415
+
+    console = Console(highlight=False)
+    course = _course(args)
+    options = GradeOptions(Path(args.copies), Path(args.resultats) if args.resultats else None, args.bac_a_sable,
+                           args.workers, args.gradebook, args.force, args.format, args.ordonnanceur)
+    progress = Progress(TextColumn("[bold]correction[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        TextColumn("reste"), TimeRemainingColumn(), TextColumn("{task.description}"),
+                        console=console, transient=False)
+    task = None
+
+    def sandbox(kind: str, description: str) -> None:
+        if kind == "fallback":
+            console.print(Panel(f"[bold]{description}[/]", title="[bold red]ATTENTION : bac à sable de secours[/]",
+                                border_style="red"))
+        else:
+            console.print(f"[dim]bac à sable : {description}[/]")
+
+    def started(to_grade: int, skipped: int) -> None:
+        nonlocal task
+        console.print(f"{to_grade + skipped} copie(s) : {to_grade} à corriger"
+                      + (f", {skipped} inchangée(s) depuis la dernière correction (déjà notées)" if skipped else ""))
+        if to_grade:
+            progress.start()
+            task = progress.add_task("", total=to_grade)
+
+    def graded(grade: SubmissionGrade) -> None:
+        if task is not None:
+            progress.update(task, advance=1, description=f"{grade.student} : {_points(grade.score)}")
+
+    try:
+        outcome = grade_class(course, options, Hooks(sandbox, started, graded))
+    except intake_mod.IntakeError as exc:
+        progress.stop()
+        console.print(f"[red]erreur :[/] {exc}", markup=True)
+        return EXIT_USAGE
+    except GraderError as exc:
+        progress.stop()
+        console.print(f"[red]le correcteur ne peut pas tourner :[/] {exc}\n(lance « trous doctor » pour le détail)")
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        progress.stop()
+        console.print("[yellow]interrompu.[/] Les copies déjà corrigées sont enregistrées : relance la même "
+                      "commande pour reprendre là où elle s'est arrêtée.")
+        return EXIT_INTERRUPTED
+    finally:
+        progress.stop()
+    for warning in outcome.intake.warnings:
+        console.print(f"[yellow]remarque[/] ({outcome.intake.source.name}) : {warning}")
+    console.print(_table(course, outcome))
+    noted = [s for s in outcome.intake.submissions if s.warnings]
+    if noted:
+        console.print(f"[yellow]{len(noted)} copie(s) avec des remarques[/] (reprises dans leur page de retour) :")
+        for s in noted[:15]:
+            console.print(f"  {s.student} : " + " ; ".join(s.warnings[:2]) + (" …" if len(s.warnings) > 2 else ""))
+        if len(noted) > 15:
+            console.print(f"  … et {len(noted) - 15} autre(s)")
+    console.print(f"carnet de notes : {outcome.gradebook}")
+    for key, label in REPORT_LABELS.items():
+        if key in outcome.reports:
+            path = outcome.reports[key]
+            console.print(f"{label:32} {path}{os.sep if path.is_dir() else ''}")
+    return EXIT_OK
+
+
+def register(sub) -> None:
+    _load_plugins()
+    p = sub.add_parser("grade", help="(enseignants) corriger toutes les copies d'une classe",
+                       description="Corrige les copies (un dossier par étudiant, ou le .zip de Moodle), dans un bac "
+                                   "à sable, en parallèle ; enregistre les notes dans le carnet de notes et écrit "
+                                   "les retours. Relancer la commande ne recorrige que les copies qui ont changé.")
+    p.add_argument("copies", metavar="COPIES", help="dossier des copies ou archive .zip de Moodle")
+    p.add_argument("--resultats", metavar="DOSSIER",
+                   help="où écrire notes et retours (par défaut : <COPIES>-resultats/ à côté des copies)")
+    p.add_argument("--bac-a-sable", dest="bac_a_sable", choices=("auto", "bwrap", "fallback"), default="auto",
+                   help="isolation du code des étudiants (auto : bubblewrap s'il est là)")
+    p.add_argument("--workers", type=_positive, default=None,
+                   help=f"copies corrigées en parallèle (par défaut : le nombre de cœurs, {os.cpu_count()})")
+    p.add_argument("--gradebook", "--carnet", dest="gradebook", metavar="URL",
+                   help="base SQLAlchemy du carnet de notes (par défaut : sqlite:///<resultats>/gradebook.db)")
+    p.add_argument("--force", action="store_true", help="tout recorriger, même les copies déjà notées")
+    kinds = ", ".join(f"{k.name} ({k.description})" for k in intake_mod.KINDS.values())
+    p.add_argument("--format", default="auto", choices=("auto", *intake_mod.KINDS),
+                   help=f"nature de COPIES (par défaut : devinée) : {kinds}")
+    p.add_argument("--ordonnanceur", default="local", choices=tuple(SCHEDULERS),
+                   help="où tournent les corrections (local : les cœurs de cette machine)")
+    p.set_defaults(func=cmd_grade)
+
+
+def _positive(text: str) -> int:
+    import argparse  # noqa: PLC0415
+
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"« {text} » : un nombre entier positif est attendu")
+    return value
+
+
+if __name__ == "__main__":  # pragma: no cover
+    from ..cli import main
+
+    sys.exit(main(["grade", *sys.argv[1:]]))
