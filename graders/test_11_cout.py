@@ -1,0 +1,27 @@
+"""Correcteur caché de l'exercice 11 (jamais distribué aux élèves).
+
+D'autres instants d'horloge et d'autres durées : la valeur attendue est celle que donne la solution de
+référence (SOLUTION). Les durées suivent des lois de puissance exactes (T¹, T^1,5, T³), pour que toute
+façon juste de calculer la pente (moindres carrés ou deux points extrêmes) donne la même valeur.
+"""
+
+from trous.spec import SOLUTION, blank, expect
+
+duree = blank(
+    "duree",
+    expect("mesurer(lambda: None, iter([2.0, 2.25]).__next__)", SOLUTION),
+    expect("mesurer(lambda: None, iter([100.0, 107.5]).__next__)", SOLUTION),
+)
+
+rapport = blank(
+    "rapport",
+    expect("rapports([0.5, 1.0, 2.0, 4.0])", SOLUTION),
+    expect("rapports([0.002, 0.009, 0.03])", SOLUTION),
+)
+
+pente = blank(
+    "pente",
+    expect("pente([1000, 2000, 4000], [0.001, 0.008, 0.064])", SOLUTION),
+    expect("pente([100, 300, 900], [0.1, 0.1 * 3 ** 1.5, 0.1 * 9 ** 1.5])", SOLUTION),
+    expect("pente([10, 20, 40, 80], [0.5, 1.0, 2.0, 4.0])", SOLUTION),
+)
