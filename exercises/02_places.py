@@ -16,7 +16,7 @@
 # nouveau vecteur du token `i`.
 #
 # Attendu : la même phrase, dans deux ordres, donne maintenant deux vecteurs différents pour « toux » :
-# `[1, 1.86]` à la place 3, `[1.85, 1]` à la place 1. Vérifie avec `pytest exercises/ -k places`.
+# `[1, 1.86]` à la place 3, `[1.85, 1]` à la place 1. Vérifie avec `pytest exercises/ -k 02_places`.
 
 # %%
 import math

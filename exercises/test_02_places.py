@@ -1,4 +1,4 @@
-"""Vérifications publiques de l'exercice 2 (lance `pytest exercises/ -k places`)."""
+"""Vérifications publiques de l'exercice 2 (lance `pytest exercises/ -k 02_places`)."""
 
 from trous.spec import blank, expect
 

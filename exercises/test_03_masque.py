@@ -1,4 +1,4 @@
-"""Vérifications publiques de l'exercice 3 (lance `pytest exercises/ -k masque`)."""
+"""Vérifications publiques de l'exercice 3 (lance `pytest exercises/ -k 03_masque`)."""
 
 from trous.spec import blank, expect
 

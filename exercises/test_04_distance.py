@@ -1,4 +1,4 @@
-"""Vérifications publiques de l'exercice 4 (lance `pytest exercises/ -k distance`)."""
+"""Vérifications publiques de l'exercice 4 (lance `pytest exercises/ -k 04_distance`)."""
 
 from trous.spec import blank, expect
 

@@ -1,4 +1,4 @@
-"""Vérifications publiques de l'exercice 5 (lance `pytest exercises/ -k qkv`).
+"""Vérifications publiques de l'exercice 5 (lance `pytest exercises/ -k 05_qkv`).
 
 Les valeurs attendues ont été calculées une fois, indépendamment (NumPy), à partir de x, W_q, W_k, W_v.
 """

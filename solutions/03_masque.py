@@ -15,7 +15,7 @@
 # `float("-inf")` ceux dont le masque vaut 0, **avant** la softmax (qui est fournie). Une fois la
 # softmax passée, il est trop tard : les poids faussés ne se « corrigent » plus.
 #
-# Attendu : `[0.73, 0.27, 0]`. Vérifie avec `pytest exercises/ -k masque`.
+# Attendu : `[0.73, 0.27, 0]`. Vérifie avec `pytest exercises/ -k 03_masque`.
 
 # %%
 import math
