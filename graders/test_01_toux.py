@@ -28,3 +28,9 @@ nouveau = blank(
     "nouveau",
     expect("nouveau", SOLUTION, variants=AUTRES),
 )
+
+# Wrong-looking fills that `trous doctor` generates but that are right: accepted on purpose.
+EQUIVALENT_MUTANTS = {
+    # poids has one weight per token, so len(poids) == len(x): the same sum.
+    "nouveau": ["sum(poids[i] * x[i][j] for i in range(len(poids)))"],
+}
