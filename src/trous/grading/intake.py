@@ -116,8 +116,12 @@ class Entry:
         return Entry(prefix + self.parts, self.kind, self.size, self.read, self.note)
 
 
+def size_text(n: int) -> str:
+    return f"{n / MiB:.0f} Mio" if n >= MiB else f"{max(1, round(n / 1024))} Kio"
+
+
 class _Budget:
-    """Bytes one student's archives may still decompress: catches entries whose header lies."""
+    """Bytes one student's archives may still decompress (archives inside archives add up)."""
 
     def __init__(self, limits: IntakeLimits):
         self.limits = limits
@@ -126,7 +130,7 @@ class _Budget:
     def take(self, n: int) -> None:
         self.left -= n
         if self.left < 0:
-            raise IntakeError(f"plus de {self.limits.total_bytes // MiB} Mio décompressés : copie refusée "
+            raise IntakeError(f"plus de {size_text(self.limits.total_bytes)} décompressés : copie refusée "
                               "(bombe de décompression ?)")
 
 
@@ -169,8 +173,8 @@ def expand(entries: list[Entry], limits: IntakeLimits, budget: _Budget, notes: l
 
 def _open_nested(entry: Entry, limits: IntakeLimits, budget: _Budget, notes: list[str]) -> list[Entry]:
     if entry.size > limits.archive_bytes:
-        notes.append(f"{_short(entry.path)} : archive trop grosse ({entry.size // MiB} Mio, au plus "
-                     f"{limits.archive_bytes // MiB} Mio) : ignorée")
+        notes.append(f"{_short(entry.path)} : archive trop grosse ({size_text(entry.size)}, au plus "
+                     f"{size_text(limits.archive_bytes)}) : ignorée")
         return []
     try:
         assert entry.read is not None
@@ -178,6 +182,7 @@ def _open_nested(entry: Entry, limits: IntakeLimits, budget: _Budget, notes: lis
         if len(data) > limits.archive_bytes:
             notes.append(f"{_short(entry.path)} : archive trop grosse : ignorée")
             return []
+        budget.take(len(data))
         archive = zipfile.ZipFile(io.BytesIO(data))
         return members(archive, limits, budget)
     except IntakeError as exc:
@@ -240,8 +245,8 @@ def pick(course: Course, entries: list[Entry], limits: IntakeLimits, notes: list
 
 
 def _submission(course: Course, student: str, entries: list[Entry], limits: IntakeLimits, notes: list[str],
-                depth: int, source: str, name: str = "") -> Submission:
-    budget = _Budget(limits)
+                depth: int, source: str, name: str = "", budget: _Budget | None = None) -> Submission:
+    budget = budget or _Budget(limits)
     try:
         files = pick(course, expand(entries, limits, budget, notes, depth), limits, notes)
     except IntakeError as exc:  # this student's archives are a bomb: nothing of theirs is kept
@@ -374,6 +379,7 @@ def load_folder(root: Path, course: Course, limits: IntakeLimits) -> Intake:
         if name.startswith(".") or name in SKIPPED_DIRS or _is_results_dir(root / name, st):
             continue
         notes: list[str] = []
+        budget = _Budget(limits)
         if stat.S_ISLNK(st.st_mode):
             intake.warnings.append(f"{name} : lien symbolique ignoré (jamais suivi)")
             continue
@@ -383,8 +389,7 @@ def load_folder(root: Path, course: Course, limits: IntakeLimits) -> Intake:
             # The student's archive is opened as if unpacked in their folder.
             student = name[:-4]
             archive = Entry((name,), FILE, st.st_size, _reader(root, (name,)))
-            inner = _open_nested(archive, limits, _Budget(limits), notes)
-            entries = inner
+            entries = _open_nested(archive, limits, budget, notes)
         else:
             intake.warnings.append(f"{name} : ignoré (attendu : un dossier ou un .zip par étudiant)")
             continue
@@ -393,7 +398,8 @@ def load_folder(root: Path, course: Course, limits: IntakeLimits) -> Intake:
             continue
         seen.add(student)
         depth = 0 if stat.S_ISDIR(st.st_mode) else 1
-        intake.submissions.append(_submission(course, student, entries, limits, notes, depth, str(root / name)))
+        intake.submissions.append(_submission(course, student, entries, limits, notes, depth, str(root / name),
+                                              budget=budget))
     if not intake.submissions:
         raise IntakeError(f"{root} : aucun sous-dossier d'étudiant (attendu : {root.name}/<identifiant>/"
                           "exercises/01_….py)")
@@ -433,7 +439,7 @@ def _decode_name(info: zipfile.ZipInfo) -> str:
         return info.filename
 
 
-def _zip_reader(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: _Budget) -> Callable[[int], bytes]:
+def _zip_reader(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: _Budget | None) -> Callable[[int], bytes]:
     def read(n: int) -> bytes:
         chunks, left = [], n
         with archive.open(info) as handle:  # stops at the declared size; the CRC is checked at its end
@@ -441,7 +447,8 @@ def _zip_reader(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: _Budget
                 chunk = handle.read(min(left, MiB))
                 if not chunk:
                     break
-                budget.take(len(chunk))
+                if budget is not None:
+                    budget.take(len(chunk))
                 chunks.append(chunk)
                 left -= len(chunk)
         return b"".join(chunks)
@@ -449,9 +456,13 @@ def _zip_reader(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: _Budget
     return read
 
 
-def members(archive: zipfile.ZipFile, limits: IntakeLimits, budget: _Budget) -> list[Entry]:
+def members(archive: zipfile.ZipFile, limits: IntakeLimits, budget: _Budget | None) -> list[Entry]:
     """An archive's entries, checked: unsafe names, links, bombs and encrypted files come back REFUSED
-    (with the best guess of where they were, so the note reaches the right student)."""
+    (with the best guess of where they were, so the note reaches the right student).
+
+    Reading an entry never goes past its declared size (zipfile stops there and checks the CRC), the
+    declared size is checked against the compressed one, and readers charge `budget` (the student's,
+    for their own archives; None for Moodle's archive, whose every read is already bounded per file)."""
     infos = archive.infolist()
     if len(infos) > limits.entries:
         raise IntakeError(f"archive refusée : {len(infos)} entrées, plus que les {limits.entries} permises")
@@ -476,8 +487,8 @@ def members(archive: zipfile.ZipFile, limits: IntakeLimits, budget: _Budget) -> 
             out.append(Entry(parts, REFUSED, note=f"{_short(shown)} : fichier chiffré (mot de passe) : ignoré"))
         elif info.file_size > limits.ratio_floor and info.file_size > limits.ratio * max(1, info.compress_size):
             out.append(Entry(parts, REFUSED, note=(
-                f"{_short(shown)} refusé : {max(1, info.compress_size // 1024)} Kio qui se décompresseraient en "
-                f"{info.file_size // MiB} Mio (bombe de décompression ?)")))
+                f"{_short(shown)} refusé : {size_text(info.compress_size)} qui se décompresseraient en "
+                f"{size_text(info.file_size)} (bombe de décompression ?)")))
         else:
             out.append(Entry(parts, FILE, info.file_size, _zip_reader(archive, info, budget)))
     return out
@@ -494,9 +505,7 @@ def load_zip(path: Path, course: Course, limits: IntakeLimits) -> Intake:
     except (zipfile.BadZipFile, OSError) as exc:
         raise IntakeError(f"{path} : archive .zip illisible ({_reason(exc)})") from None
     with archive:
-        # One budget per student (below), and one for the archive itself: a header that lies about
-        # an entry's size stops at its CRC check, a bomb at its ratio.
-        entries = members(archive, limits, _Budget(limits))
+        entries = members(archive, limits, None)
         moodle = any(e.parts and MOODLE.match(e.parts[0]) for e in entries)
         intake = Intake("moodle" if moodle else "zip", path)
         grouped: dict[str, tuple[str, list[Entry], list[str], str]] = {}
