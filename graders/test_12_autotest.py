@@ -1,0 +1,17 @@
+"""Correcteur caché de l'exercice 12 (jamais distribué aux élèves).
+
+Des réponses, pas des calculs : pas de variantes. Les réponses sont vérifiées de nouveau contre la
+solution de référence (SOLUTION), et `echelle` sur d'autres dimensions.
+"""
+
+from trous.spec import SOLUTION, blank, expect
+
+reponse_1 = blank("reponse_1", expect("str(reponse_1).strip().upper()", SOLUTION, label="reponse_1"))
+
+score_futur = blank("score_futur", expect("score_futur", SOLUTION))
+
+reponse_2 = blank("reponse_2", expect("str(reponse_2).strip().upper()", SOLUTION, label="reponse_2"))
+
+echelle = blank("echelle", expect("[echelle(1), echelle(2), echelle(10), echelle(1024)]", SOLUTION))
+
+reponse_3 = blank("reponse_3", expect("str(reponse_3).strip().upper()", SOLUTION, label="reponse_3"))
