@@ -5,7 +5,7 @@
 #
 # Trois questions sur la leçon. Pour un choix multiple, remplace le trou par la lettre choisie, entre
 # guillemets (par exemple `"A"`) ; pour les autres, par une expression Python. Vérifie avec
-# `pytest exercises/ -k autotest` ; si tu bloques, `trous hint` donne des indices, de plus en plus précis.
+# `pytest exercises/ -k 12_autotest` ; si tu bloques, `trous hint` donne des indices, de plus en plus précis.
 #
 # **Question 1.** Quel rôle jouent respectivement la requête, la clé et la valeur ?
 #

@@ -1,4 +1,4 @@
-"""Vérifications publiques de l'exercice 10 (lance `pytest exercises/ -k tete`).
+"""Vérifications publiques de l'exercice 10 (lance `pytest exercises/ -k 10_tete`).
 
 Les sorties sont comparées à une tête de référence écrite autrement (position par position, avec des
 boucles), et à `scaled_dot_product_attention` de PyTorch quand PyTorch est installé.
@@ -51,7 +51,7 @@ scores = blank(
     "scores",
     expect("scores.shape", [5, 5], message="Un score pour chaque paire (requête, clé) : une table T×T."),
     expect("_ecart(scores, [[_np.dot(a, b) / _math.sqrt(d_head) for b in k] for a in q])", 0.0, atol=1e-9,
-           setup=REFERENCE, label="plus grand écart entre scores et les produits scalaires q·k divisés par √d_head"),
+           setup=REFERENCE, label="plus grand écart entre scores et les q·k divisés par √d_head"),
 )
 
 masque = blank(

@@ -1,4 +1,4 @@
-"""Vérifications publiques de l'exercice 11 (lance `pytest exercises/ -k cout`).
+"""Vérifications publiques de l'exercice 11 (lance `pytest exercises/ -k 11_cout`).
 
 Aucune ne chronomètre : une horloge factice donne les instants, et les durées sont fournies, pour
 que le résultat ne dépende ni de la machine ni de ce qui tourne en même temps.

@@ -1,4 +1,4 @@
-"""Vérifications publiques de l'exercice 12 (lance `pytest exercises/ -k autotest`).
+"""Vérifications publiques de l'exercice 12 (lance `pytest exercises/ -k 12_autotest`).
 
 Les bonnes lettres ne sont pas écrites ici en clair (seulement une empreinte), pour qu'un coup d'œil
 à ce fichier ne remplace pas la réflexion : les indices (`trous hint`) sont faits pour ça.

@@ -18,7 +18,7 @@
 # - `sortie_libre` (exercice 2 du cours) : la même tête **sans** masque causal.
 #
 # Attendu : `q`, `k`, `v` et `sortie` de forme (5, 8) ; chaque ligne de `poids` fait 1, avec des zéros
-# au-dessus de la diagonale. Vérifie avec `pytest exercises/ -k tete`. Si PyTorch est installé, les
+# au-dessus de la diagonale. Vérifie avec `pytest exercises/ -k 10_tete`. Si PyTorch est installé, les
 # vérifications comparent aussi tes deux sorties à son `scaled_dot_product_attention`
 # (`is_causal=True` puis `False`) ; lance le fichier (`python exercises/10_tete.py`) pour voir l'écart.
 

@@ -22,7 +22,7 @@
 #   une durée proportionnelle à T² donne une pente de 2 (`np.polyfit(x, y, 1)` renvoie [pente, ordonnée]).
 #
 # Attendu : avec les durées [0,01 ; 0,04 ; 0,16] pour T = 1000, 2000, 4000, des rapports [4 ; 4] et
-# une pente de 2. Vérifie avec `pytest exercises/ -k cout`, puis lance le fichier : une vraie mesure
+# une pente de 2. Vérifie avec `pytest exercises/ -k 11_cout`, puis lance le fichier : une vraie mesure
 # donne une pente proche de 2.
 
 # %%
