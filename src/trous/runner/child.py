@@ -63,24 +63,69 @@ def describe(exc: BaseException, filename: str) -> dict:
     return {"kind": kind, "type": type_name[:200], "message": message[:2000], "line": line, "text": text}
 
 
+_programs: dict[tuple, object] = {}
+OVERRIDES, OVERRIDE = "__trous_ov__", "__trous_override__"
+
+
 def compile_unit(unit: Unit):
-    """Parse, apply the variant's overrides, compile. Raises SyntaxError or LookupError."""
-    tree = ast.parse(unit.source, unit.filename)
-    if unit.overrides:
-        wanted = dict(unit.overrides)
+    """Parse and compile once per program: variants only change which values are overridden.
+
+    Each top-level `name = expr` that a variant may override becomes
+    `name = __trous_override__("name") if "name" in __trous_ov__ else expr`, so one code object
+    serves every variant of a program. Raises SyntaxError, or LookupError for an unknown name.
+    """
+    names = frozenset(name for name, _ in unit.overrides)
+    key = (unit.source, unit.filename, names)
+    if key not in _programs:
+        tree = ast.parse(unit.source, unit.filename)
         seen = set()
         for node in tree.body:
-            if (isinstance(node, (ast.Assign, ast.AnnAssign))
-                    and _target_name(node) in wanted and node.value is not None):
+            if (isinstance(node, (ast.Assign, ast.AnnAssign)) and _target_name(node) in names
+                    and node.value is not None):
                 name = _target_name(node)
-                value = ast.parse(wanted[name], "<variante>", mode="eval").body
-                node.value = ast.copy_location(value, node.value)
+                test = ast.Compare(ast.Constant(name), [ast.In()], [ast.Name(OVERRIDES, ast.Load())])
+                value = ast.Call(ast.Name(OVERRIDE, ast.Load()), [ast.Constant(name)], [])
+                wrapped = ast.IfExp(test, value, node.value)
+                _place(test, node.value)
+                _place(value, node.value)
+                _place(wrapped, node.value)
+                node.value = wrapped
                 seen.add(name)
-        missing = [name for name in wanted if name not in seen]
+        missing = sorted(names - seen)
         if missing:
             raise LookupError(", ".join(missing))
-        ast.fix_missing_locations(tree)
-    return compile(tree, unit.filename, "exec", dont_inherit=True)
+        _programs[key] = compile(tree, unit.filename, "exec", dont_inherit=True)
+    return _programs[key]
+
+
+def _namespace(unit: Unit) -> dict:
+    namespace = {"__name__": unit.module_name, "__file__": unit.filename, "__builtins__": builtins}
+    if unit.overrides:
+        overrides = dict(unit.overrides)
+        namespace[OVERRIDES] = overrides
+        namespace[OVERRIDE] = lambda name: eval(_code(overrides[name], "eval", "<variante>"), namespace)  # noqa: S307
+    return namespace
+
+
+def _place(new: ast.AST, old: ast.AST) -> None:
+    """Give new nodes the location of what they replace (cheaper than fixing the whole tree)."""
+    for node in ast.walk(new):
+        if hasattr(node, "lineno") and node is not new and getattr(node, "end_lineno", None):
+            continue  # nodes of the original program keep their own place
+        if "lineno" in node._attributes:
+            node.lineno, node.col_offset = old.lineno, old.col_offset
+            node.end_lineno, node.end_col_offset = old.end_lineno, old.end_col_offset
+
+
+_compiled: dict[tuple[str, str], object] = {}
+
+
+def _code(source: str, mode: str, filename: str = "<vérification>"):
+    # The same probes come back for every unit and every student: compile each once per process.
+    key = (source, mode, filename)
+    if key not in _compiled:
+        _compiled[key] = compile(source, filename, mode, dont_inherit=True)
+    return _compiled[key]
 
 
 def _target_name(node) -> str | None:
@@ -124,7 +169,7 @@ def run_units(units: list[tuple[int, Unit]], events: int, first_probe: int = 0) 
         emit(events, {"ev": "start", "i": index})
         lines = unit.source.splitlines(keepends=True)
         linecache.cache[unit.filename] = (len(unit.source), None, lines, unit.filename)
-        namespace = {"__name__": unit.module_name, "__file__": unit.filename, "__builtins__": builtins}
+        namespace = _namespace(unit)
         try:
             code = compile_unit(unit)
         except SyntaxError as exc:
@@ -164,8 +209,8 @@ def _probe(probe, namespace: dict, filename: str) -> dict:
     try:
         _current["running"] = True
         if probe.setup:
-            exec(compile(probe.setup, "<vérification>", "exec", dont_inherit=True), namespace)  # noqa: S102
-        value = eval(compile(probe.expr, "<vérification>", "eval", dont_inherit=True), namespace)  # noqa: S307
+            exec(_code(probe.setup, "exec"), namespace)  # noqa: S102
+        value = eval(_code(probe.expr, "eval"), namespace)  # noqa: S307
         _current["running"] = False
         return {"value": encode(value)}
     except TimeoutInterrupt as exc:
