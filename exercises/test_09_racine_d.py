@@ -15,8 +15,8 @@ max_moyen = blank(
 
 produits = blank(
     "produits",
-    expect("list(scores.shape)", [200, 5, 5],
-           message="Pour chacune des 200 séquences, un score par couple (requête i, clé j) : forme (200, 5, 5)."),
+    expect("list(scores.shape)", [40, 5, 5],
+           message="Pour chacune des 40 séquences, un score par couple (requête i, clé j) : forme (40, 5, 5)."),
     expect("float(scores[3, 1, 2] - q[3, 1] @ k[3, 2])", 0.0, atol=1e-9, label="scores[3, 1, 2] − q[3, 1]·k[3, 2]",
            message="scores[s, i, j] est le produit scalaire de la requête i et de la clé j de la séquence s."),
 )

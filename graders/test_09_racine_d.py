@@ -9,7 +9,7 @@ from trous.spec import SOLUTION, blank, expect, variant
 
 AUTRES = [
     variant("autres dimensions, autre tirage", D="[4, 36, 100]", graine="3"),
-    variant("séquences de 8 caractères", D="[9, 2048]", T="8", n="60"),
+    variant("séquences de 8 caractères", D="[9, 2048]", T="8", n="12"),
 ]
 PETIT = variant("deux petites séquences", D="[3]", n="2", T="4")
 

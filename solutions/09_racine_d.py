@@ -13,7 +13,7 @@
 # l'entraînement : là où les poids sont proches de 0 ou de 1, le gradient de softmax est minuscule.
 # En divisant par la racine de d, l'écart type des scores revient autour de 1 et l'attention est répartie.
 #
-# L'expérience : pour chaque dimension d de `D`, on tire au hasard n = 200 petites séquences de T = 5
+# L'expérience : pour chaque dimension d de `D`, on tire au hasard n = 40 petites séquences de T = 5
 # caractères (q et k de forme (n, T, d)) et l'on mesure
 #
 # 1. **scores** : dans chaque séquence, le produit scalaire de chaque requête avec chaque clé, forme
@@ -45,7 +45,7 @@ import math
 import numpy as np
 
 D = [16, 64, 256, 1024]   # les dimensions essayées
-n = 200                   # 200 petites séquences…
+n = 40                    # 40 petites séquences…
 T = 5                     # … de 5 caractères chacune
 graine = 0
 rng = np.random.default_rng(graine)
