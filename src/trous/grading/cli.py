@@ -121,8 +121,7 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
     try:
         t = time.perf_counter()
         done = {} if options.force else gradebook.graded(intake.submissions, version)
-        for student, grading_id in done.items():
-            gradebook.reuse(by_student[student], grading_id)
+        gradebook.reuse(intake.submissions, done)
         todo = [s for s in intake.submissions if s.student not in done]
         run_id = gradebook.start_run(course.id, version, source=str(options.source),
                                      submissions=len(intake.submissions))
