@@ -2,9 +2,15 @@
 
 Les sorties sont comparées à une tête de référence écrite autrement (position par position, avec des
 boucles), et à `scaled_dot_product_attention` de PyTorch quand PyTorch est installé.
+
+PyTorch met plusieurs secondes à se charger, plus que le temps laissé à une vérification : les
+vérifications PyTorch le chargent donc pendant le programme, dont le temps est plus large, en
+remplaçant `graine = 0` par une expression qui importe torch et vaut toujours 0.
 """
 
-from trous.spec import blank, expect
+from trous.spec import blank, expect, variant
+
+AVEC_TORCH = variant("PyTorch chargé avant le programme", shown=True, graine='(__import__("torch"), 0)[1]')
 
 REFERENCE = '''
 import math as _math
@@ -77,6 +83,7 @@ sortie = blank(
 sortie_torch = blank(
     "sortie",
     expect("_ecart(sortie, _sdpa(x, W_q, W_k, W_v, causal=True))", 0.0, atol=1e-6, setup=TORCH,
+           variant=AVEC_TORCH,
            label="plus grand écart entre sortie et scaled_dot_product_attention(..., is_causal=True)"),
     requires=["torch"],
 )
@@ -92,6 +99,7 @@ sans_masque = blank(
 sans_masque_torch = blank(
     "sans_masque",
     expect("_ecart(sortie_libre, _sdpa(x, W_q, W_k, W_v, causal=False))", 0.0, atol=1e-6, setup=TORCH,
+           variant=AVEC_TORCH,
            label="plus grand écart entre sortie_libre et scaled_dot_product_attention(..., is_causal=False)"),
     requires=["torch"],
 )
