@@ -342,11 +342,11 @@ def menteur(ms: list[Material]) -> Files:
 
 def depot(ms: list[Material]) -> Files:
     # A git clone: exercises/ right, an old copy of the first exercise at the top (duplicate), a draft,
-    # caches, and the second exercise replaced by a link to /etc/passwd.
+    # an editor's checkpoint (skipped), and the second exercise replaced by a link to /etc/passwd.
+    # (No .git/ nor __pycache__/ here: git cannot commit them; the intake tests cover those.)
     files: Files = dict(_ex(m, m.perfect()) for m in ms)
-    files[".git/HEAD"] = b"ref: refs/heads/main\n"
-    files[".git/config"] = b"[core]\n\trepositoryformatversion = 0\n"
-    files["__pycache__/x.cpython-311.pyc"] = b"\x00\x01"
+    files[".gitignore"] = b"__pycache__/\n"
+    files[f"exercises/.ipynb_checkpoints/{ms[0].id}.py"] = ms[0].template.encode("utf-8")
     files[f"{ms[0].id}.py"] = ms[0].template.encode("utf-8")
     files["exercises/brouillon.py"] = b"print('essai')\n"
     if len(ms) > 1:

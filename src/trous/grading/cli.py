@@ -168,24 +168,25 @@ def _points(value: float) -> str:
 
 
 def _table(course: Course, outcome: Outcome):
+    from rich import box  # noqa: PLC0415
     from rich.table import Table  # noqa: PLC0415
 
     names = {s.student: s.name for s in outcome.intake.submissions}
-    graded = set(outcome.graded)
-    exercises = [e for e in course.exercises]
-    table = Table(title=f"{course.title} — {len(outcome.grades)} copies", show_lines=False, pad_edge=False)
-    table.add_column("étudiant", overflow="fold")
-    if any(names.values()):
-        table.add_column("nom", overflow="fold")
+    with_names = any(names.values())
+    exercises = course.exercises
+    # Compact: thirteen exercises and a name must fit in 80 columns.
+    table = Table(title=f"{course.title} — {len(outcome.grades)} copies", box=box.SIMPLE_HEAD, padding=(0, 1),
+                  pad_edge=False, collapse_padding=True)
+    width = min(28, max([len("étudiant")] + [len(g.student) for g in outcome.grades]))
+    table.add_column("étudiant", no_wrap=True, overflow="ellipsis", max_width=width)
+    if with_names:
+        table.add_column("nom", no_wrap=True, overflow="ellipsis", max_width=24)
     for exercise in exercises:
-        table.add_column(f"{exercise.number}\n/{_points(exercise.points)}", justify="right")
+        table.add_column(f"{exercise.number}\n/{_points(exercise.points)}", justify="right", no_wrap=True)
     total = sum(e.points for e in exercises)
-    table.add_column(f"total\n/{_points(total)}", justify="right", style="bold")
-    table.add_column("", justify="left")
+    table.add_column(f"total\n/{_points(total)}", justify="right", style="bold", no_wrap=True)
     for grade in outcome.grades:
-        row = [grade.student]
-        if any(names.values()):
-            row.append(names.get(grade.student, ""))
+        row = [grade.student] + ([names.get(grade.student, "")] if with_names else [])
         scores = {e.id: e for e in grade.exercises}
         for exercise in exercises:
             e = scores.get(exercise.id)
@@ -195,7 +196,6 @@ def _table(course: Course, outcome: Outcome):
             colour = "green" if e.score >= e.max_score else ("red" if e.score == 0 else "yellow")
             row.append(f"[{colour}]{_points(e.score)}[/]")
         row.append(_points(grade.score))
-        row.append("" if grade.student in graded else "[dim]inchangée[/]")
         table.add_row(*row)
     return table
 
@@ -270,15 +270,24 @@ def cmd_grade(args) -> int:
     if noted:
         console.print(f"[yellow]{len(noted)} copie(s) avec des remarques[/] (reprises dans leur page de retour) :")
         for s in noted[:15]:
-            console.print(f"  {s.student} : " + " ; ".join(s.warnings[:2]) + (" …" if len(s.warnings) > 2 else ""))
+            console.print(f"  {s.student} : " + " ; ".join(s.warnings[:2]) + (" …" if len(s.warnings) > 2 else ""),
+                          soft_wrap=True)
         if len(noted) > 15:
             console.print(f"  … et {len(noted) - 15} autre(s)")
-    console.print(f"carnet de notes : {outcome.gradebook}")
+    console.print(f"carnet de notes : {_shown(Path(outcome.gradebook))}", soft_wrap=True)
     for key, label in REPORT_LABELS.items():
         if key in outcome.reports:
             path = outcome.reports[key]
-            console.print(f"{label:32} {path}{os.sep if path.is_dir() else ''}")
+            console.print(f"{label:30} {_shown(path)}{os.sep if path.is_dir() else ''}", soft_wrap=True)
     return EXIT_OK
+
+
+def _shown(path: Path) -> str:
+    """Relative to the current folder when inside it (shorter, and what the teacher typed)."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return str(path)
 
 
 def register(sub) -> None:

@@ -1,0 +1,130 @@
+"""`trous grade examples/classe`, as the README runs it: a real subprocess, the real sandbox, the bundled
+class from the perfect student to the hostile ones."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from trous.course import Course
+from trous.runner.sandbox import bwrap_available
+
+from grading_support import ROOT, make_classe, run_trous, snapshot
+
+CLASSE = ROOT / "examples" / "classe"
+PERFECT = ("alice_parfaite", "rose")
+ZERO = ("lea_vide", "nina_faux_pytest", "oscar_menteur")
+
+
+def results_of(results: Path) -> dict[str, dict]:
+    return {d["student"]: d for d in (json.loads(p.read_text(encoding="utf-8"))
+                                      for p in (results / "results").glob("*.json"))}
+
+
+def test_sample_class_is_up_to_date(tmp_path):
+    # The committed class is what the generator writes from the current course: after a course change,
+    # run `python examples/make_classe.py` and commit examples/classe.
+    generated = tmp_path / "classe"
+    make_classe().write_class(Course.load(ROOT), generated)
+    assert snapshot_content(generated) == snapshot_content(CLASSE), \
+        "examples/classe n'est plus à jour : lance « .venv/bin/python examples/make_classe.py »"
+
+
+def snapshot_content(folder: Path) -> dict:
+    return {path: (kind, content) for path, (kind, content, _, _) in snapshot(folder).items()}
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    before = snapshot(CLASSE)
+    results = tmp_path_factory.mktemp("e2e") / "resultats"
+    done = run_trous("grade", str(CLASSE.relative_to(ROOT)), "--resultats", str(results))
+    return done, results, before
+
+
+def test_grades_the_sample_class(graded):
+    done, results, before = graded
+    assert done.returncode == 0, done.stdout + done.stderr
+    course = Course.load(ROOT)
+    students = sorted(p.name.removesuffix(".zip") for p in CLASSE.iterdir() if not p.name.startswith("."))
+    assert len(students) >= 12
+    grades = results_of(results)
+    assert sorted(grades) == students
+    total = sum(e.points for e in course.exercises)
+    for student in PERFECT:
+        assert grades[student]["score"] == grades[student]["max_score"] == total, student
+    for student in set(students) - set(PERFECT):
+        assert grades[student]["score"] < total, student  # nobody gets credit for what they faked
+    for student in ZERO:
+        assert grades[student]["score"] == 0, student
+    # The hostile ones hurt only themselves: what they did right elsewhere still counts.
+    for student in ("fabien_boucle", "gaelle_memoire", "hugo_fourche", "jules_espion", "karim_bavard"):
+        assert 0 < grades[student]["score"] < total, student
+        first = grades[student]["exercises"][0]
+        assert first["score"] < first["max_score"], student
+    assert grades["david_faux"]["score"] < total / 4  # a wrong fill can equal the right one (−∞ × 2)
+    hard_coded = grades["chloe_en_dur"]["exercises"][0]
+    assert hard_coded["score"] == 0 and any("en dur" in b["message"] for b in hard_coded["blanks"])
+    boucle = grades["fabien_boucle"]["exercises"][0]["blanks"]
+    assert any("temps dépassé" in b["message"] for b in boucle)
+    ines = grades["ines_sortie"]["exercises"]
+    assert ines[0]["score"] == 0 and any("os._exit" in b["message"] for b in ines[0]["blanks"])
+    # The link to /etc/passwd is reported, never read.
+    paul = (results / "retours" / "paul_depot.html").read_text(encoding="utf-8")
+    assert "/etc/passwd" in paul and "root:x:0:0" not in paul
+    assert grades["paul_depot"]["exercises"][1]["mode"] == "missing"
+
+
+def test_prints_the_table_and_the_reports(graded):
+    done, results, _ = graded
+    out = done.stdout
+    assert "bac à sable" in out
+    for student in ("alice_parfaite", "oscar_menteur", "rose"):
+        assert student in out
+    for name in ("grades.csv", "moodle.csv", "rapport.html"):
+        assert str(results / name) in out
+        assert (results / name).is_file()
+    rows = list(csv.reader(io.StringIO((results / "grades.csv").read_text(encoding="utf-8-sig"))))
+    assert len(rows) == 1 + len(results_of(results))
+
+
+def test_nothing_of_the_graders_reaches_the_outputs(graded):
+    _, results, _ = graded
+    code_lines = set()
+    for grader in (ROOT / "graders").glob("test_*.py"):
+        for line in grader.read_text(encoding="utf-8").splitlines():
+            line = line.strip()
+            if len(line) > 30 and not line.startswith(("#", '"', "'")) and re.search(r"[=(]", line):
+                code_lines.add(line)
+    assert code_lines
+    for path in list((results / "results").glob("*.json")) + list((results / "retours").glob("*.html")):
+        text = path.read_text(encoding="utf-8")
+        leaked = [line for line in code_lines if line in text]
+        assert not leaked, (path.name, leaked[:2])
+
+
+def test_copies_are_untouched_and_rerun_skips_everything(graded):
+    done, results, before = graded
+    assert snapshot(CLASSE) == before
+    first = (results / "grades.csv").read_bytes()
+    again = run_trous("grade", str(CLASSE), "--resultats", str(results))
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert re.search(r"\b0 à corriger", again.stdout)
+    assert (results / "grades.csv").read_bytes() == first
+    assert snapshot(CLASSE) == before
+
+
+@pytest.mark.skipif(not bwrap_available(), reason="compare with bubblewrap: needs bwrap")
+def test_fallback_sandbox_is_announced_and_grades_alike(graded, tmp_path):
+    _, results, _ = graded
+    fallback = tmp_path / "secours"
+    done = run_trous("grade", str(CLASSE), "--resultats", str(fallback), "--bac-a-sable", "fallback")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("AUCUNE ISOLATION FORTE") == 1
+    bwrap = {s: r["score"] for s, r in results_of(results).items()}
+    assert {s: r["score"] for s, r in results_of(fallback).items()} == bwrap
