@@ -6,6 +6,10 @@ valeur attendue est celle que donne la solution de référence sur les mêmes en
 
 from trous.spec import SOLUTION, blank, expect, variant
 
+# Les scores de l'exercice sont une table à deux dimensions : sommer sur l'axe 1 ou sur le dernier
+# axe (-1) revient au même.
+EQUIVALENT_MUTANTS = {"normalisation": ["e / e.sum(axis=1, keepdims=True)"]}
+
 AUTRES = [
     variant("autre graine, T = 7", graine="1", T="7"),
     variant("T = 3, d_model = 12, d_head = 4", graine="2", T="3", d_model="12", d_head="4"),

@@ -6,6 +6,11 @@ solution de référence (SOLUTION), et `echelle` sur d'autres dimensions.
 
 from trous.spec import SOLUTION, blank, expect
 
+# Une réponse à choix multiple est une lettre écrite en dur : la bonne lettre n'est pas une tricherie.
+EQUIVALENT_MUTANTS = {
+    f"reponse_{n}": [repr(lettre), f"reponse_{n} = {lettre!r}"] for n, lettre in ((1, "C"), (2, "D"), (3, "A"))
+}
+
 reponse_1 = blank("reponse_1", expect("str(reponse_1).strip().upper()", SOLUTION, label="reponse_1"))
 
 score_futur = blank("score_futur", expect("score_futur", SOLUTION))

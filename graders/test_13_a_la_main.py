@@ -6,6 +6,9 @@ exponentielle sans décalage) : la valeur attendue est celle de la solution de r
 
 from trous.spec import SOLUTION, blank, expect, variant
 
+# Un produit scalaire n'existe que si q et k ont autant de composantes : len(k) vaut toujours len(q).
+EQUIVALENT_MUTANTS = {"scores": ["sum((a * b for a, b in zip(q, k))) / sqrt(len(k))"]}
+
 AUTRES = [
     variant("quatre tokens", q="[0.5, -1.0]", keys="[[2, 1], [0, 3], [1, -1], [-2, 0]]",
             values="[[1, 0], [0, 1], [3, 3], [-1, 2]]", autres_values="[[5, 0], [0, 5], [1, 1], [2, 2]]"),
