@@ -43,6 +43,7 @@ class ExerciseResult:
     problem_text: str | None = None
     output: str = ""
     notes: list[str] = field(default_factory=list)
+    by_check: dict[str, list[str]] = field(default_factory=dict)  # check name → its own failures
 
     @property
     def passed(self) -> bool:
@@ -211,9 +212,13 @@ def _caret(text: str, column: int, indent: int = 0) -> str:
 def interpret(exercise: Exercise, analysis: Analysis, context, results: list[UnitResult]) -> ExerciseResult:
     checks, runnable, plan = context
     per_blank: dict[int, list[Verdict]] = {}
+    by_check: dict[str, list[str]] = {c.name: [] for c in checks}
     for check, expect, u, p in plan:
         unit = results[u]
-        per_blank.setdefault(_index(exercise, check), []).append(judge(expect, expect.expected, unit, unit.probes[p]))
+        verdict = judge(expect, expect.expected, unit, unit.probes[p])
+        per_blank.setdefault(_index(exercise, check), []).append(verdict)
+        if not verdict.ok and verdict.reason not in by_check[check.name]:
+            by_check[check.name].append(verdict.reason)
     blanks = []
     checked = {_index(exercise, c) for c in checks}
     skipped = {_index(exercise, c) for c in checks if c not in runnable}
@@ -248,7 +253,7 @@ def interpret(exercise: Exercise, analysis: Analysis, context, results: list[Uni
             and not _is_blank_name_error(first.error) and first.error.kind != "override":
         problem = describe_error(first.error)
         problem_line = first.error.line
-    result = ExerciseResult(exercise, analysis.path, blanks, output=output, notes=notes)
+    result = ExerciseResult(exercise, analysis.path, blanks, output=output, notes=notes, by_check=by_check)
     if problem and not all(b.passed or b.status == UNFILLED for b in blanks):
         result.problem, result.problem_line, result.problem_text = problem, problem_line, problem_text
     return result
