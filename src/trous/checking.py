@@ -259,6 +259,17 @@ def interpret(exercise: Exercise, analysis: Analysis, context, results: list[Uni
     return result
 
 
+def preload_for(exercises, checks: dict[str, list[Check]] | None = None) -> tuple[str, ...]:
+    """Modules the course's programs import that are worth importing once in the runner: numpy, and
+    whatever an exercise or a check `requires` (torch when installed: seconds to import)."""
+    wanted = ["numpy"]
+    for exercise in exercises:
+        wanted += exercise.spec.requires
+        for check in (checks or {}).get(exercise.id, []):
+            wanted += check.requires
+    return tuple(m for m in dict.fromkeys(wanted) if _available(m))
+
+
 class Checker:
     """Self-checks for one session (a pytest run, a `trous` command): one runner, results cached."""
 
@@ -274,6 +285,9 @@ class Checker:
         from .submission import analyse_path  # noqa: PLC0415
 
         if refresh or exercise.id not in self.cache:
+            if self.runner.process is None:
+                self.runner.want(preload_for(exercise.course.exercises, {exercise.id: load_checks(exercise.checks_path)}
+                                             if exercise.checks_path.exists() else None))
             analysis = analyse_path(exercise, exercise.path)
             job, context = prepare(exercise, analysis)
             if context is None:

@@ -182,4 +182,4 @@ def pytest_runtest_makereport(item, call):
     # A skipped check is reported at the exercise, not at the line of trous that skipped it.
     if isinstance(item, BlankItem) and report.skipped and isinstance(report.longrepr, tuple):
         _, _, reason = report.longrepr
-        report.longrepr = (str(item.exercise.path), 0, reason)
+        report.longrepr = (str(item.exercise.path), 1, reason)

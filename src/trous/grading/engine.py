@@ -93,6 +93,10 @@ class Grader:
                 raise GraderError(f"{exercise.solution_path} : ne correspond pas à l'exercice (lance trous doctor)")
             self.solutions[exercise.id] = solution
             self.solution_fills[exercise.id] = fills
+        if pool is not None:
+            from ..checking import preload_for  # noqa: PLC0415
+
+            pool.want(preload_for(self.exercises, self.checks))
 
     # -- loading -------------------------------------------------------------------------------
     def _load_checks(self, exercise: Exercise, required: bool) -> list[Check]:

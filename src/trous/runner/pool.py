@@ -42,6 +42,10 @@ class Runner:
         self.strays = 0
 
     # -- life cycle ----------------------------------------------------------------------------
+    def want(self, modules) -> None:
+        """Also import these in the zygote (from its next start): every job then has them for free."""
+        self.preload = tuple(dict.fromkeys([*self.preload, *modules]))
+
     @property
     def kind(self) -> str:
         if self.spec is None:
@@ -254,6 +258,10 @@ class RunnerPool:
     @property
     def kind(self) -> str:
         return self.runners[0].kind
+
+    def want(self, modules) -> None:
+        for runner in self.runners:
+            runner.want(modules)
 
     def _take(self) -> Runner:
         with self._lock:
