@@ -121,6 +121,10 @@ class Grader:
     def limits(self, exercise: Exercise) -> Limits:
         return limits_for(exercise, self.base_limits)
 
+    def job_limits(self) -> Limits:
+        # course.yaml's bounds (memory, processes, output…) hold for every job; the wall is per unit.
+        return self.limits(self.exercises[0]) if self.exercises else (self.base_limits or Limits())
+
     # -- references ----------------------------------------------------------------------------
     def reference_job(self) -> tuple[Job, list[tuple[tuple, str]]]:
         units, keys = [], []
@@ -138,7 +142,7 @@ class Grader:
                                   tuple(Probe(e.expr, e.setup) for e in expects), overrides=variant,
                                   process=exercise.id, wall=self.limits(exercise).wall))
                 keys.append([(exercise.id, _probe_key(e)) for e in expects])
-        return Job(tuple(units), self.base_limits or Limits(), capture_output=False), keys
+        return Job(tuple(units), self.job_limits(), capture_output=False), keys
 
     def compute_references(self) -> None:
         if self.references or self.pool is None:
@@ -200,7 +204,7 @@ class Grader:
                                   wall=self.limits(exercise).wall))
                 planned.append(_Planned(exercise, None, expects))
             plans.append(plan)
-        job = Job(tuple(units), self.base_limits or Limits(), capture_output=False)
+        job = Job(tuple(units), self.job_limits(), capture_output=False)
         return job, plans, planned
 
     def _by_variant(self, exercise: Exercise, blank_indexes: list[int]) -> dict[tuple, list[tuple[int, Expect]]]:
