@@ -334,6 +334,9 @@ class Supervisor:
                 if state.status == OK:
                     state.status = ERROR
                     state.error = {"kind": "files", "message": violation}
+                # A broken bound voids what the run computed: its values must not earn credit.
+                state.probes = {j: {"error": {"kind": "files", "message": violation}}
+                                for j in range(len(state.unit.probes))}
         if stopped is None:
             return done, None, None, None, {}
         reason, detail = stopped
