@@ -45,7 +45,10 @@ def decode(data: bytes, path: str = "<texte>") -> Source:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
-        raise SourceError(path, f"déclaration d'encodage invalide ({exc.msg}).") from None
+        if b"coding" in b"\n".join(data.splitlines()[:2]):
+            raise SourceError(path, f"déclaration d'encodage invalide ({exc.msg}).") from None
+        # No declaration, first lines not UTF-8 (a file saved in Latin-1): say so below, in French.
+        encoding = "utf-8"
     if encoding == "utf-8-sig":
         encoding = "utf-8"
         data = data[len(codecs.BOM_UTF8):] if had_bom else data
