@@ -10,7 +10,6 @@ import csv
 import io
 import json
 from html.parser import HTMLParser
-from pathlib import Path
 
 import jsonschema
 import pytest
