@@ -162,9 +162,7 @@ def build(mode: str = "auto", slot: int = 0, preload: tuple[str, ...] = ("numpy"
     if sys.platform == "win32":  # pragma: no cover
         env.update({k: v for k, v in os.environ.items() if k.upper() in ("SYSTEMROOT", "WINDIR")})
     cgroup = _cgroup_for(slot) if root else None
-    # As root, student code would otherwise run as root: able to rewrite the course and read every
-    # process's working directory. An unprivileged id (not bwrap's) keeps files read-only at least.
-    confinement = Confinement(run_as=SLOT_UID_BASE + 1000 + slot if root else None, cgroup=cgroup)
+    confinement = Confinement(cgroup=cgroup)
     config = {"preload": list(preload), "confinement": confinement.to_json(), "workroot": workroot,
               "pids_max": processes + 4}
     argv = [sys.executable, "-I", "-m", "trous.runner.zygote", json.dumps(config)]
