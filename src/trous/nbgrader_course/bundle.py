@@ -1,0 +1,118 @@
+"""What a notebook carries about its exercise, so that it can be checked and graded without the course.
+
+The *public* bundle (in the check cell, shipped to students): the exercise's description from
+course.yaml (first hint only: the one feedback shows), the course's limits, the template, the public
+checks, and where each answer cell sits in the template. The *hidden* bundle (inside hidden-test
+blocks only, stripped from the release) adds the reference solution and the hidden grader.
+
+`materialize` writes a bundle back as a one-exercise course directory, so that the very same engine
+(`trous.grading.engine.Grader`) and self-check (`trous.checking`) run on it, with the same limits and
+checks as on the full course: the notebook's grades are the engine's grades.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import yaml
+
+from ..course import Course, Exercise
+from ..course import TEMPLATES_DIR
+
+FORMAT = 1
+
+
+@dataclass(frozen=True)
+class AnswerCell:
+    grade_id: str  # nbgrader grade_id of the answer cell
+    template: str  # its source in the template (with the `___` blanks)
+
+
+@dataclass(frozen=True)
+class Bundle:
+    course: dict  # {"id", "title", "language", "version"}
+    limits: dict  # course.yaml `limits:` (only the values set)
+    assignment: dict  # {"id", "title", "source"}
+    exercise: dict  # course.yaml's exercise entry
+    template: str  # exercises/<id>.py
+    checks: str  # exercises/test_<id>.py
+    cells: tuple[AnswerCell, ...]
+    solution: str | None = None  # hidden bundle only
+    grader: str | None = None  # hidden bundle only
+
+    @property
+    def exercise_id(self) -> str:
+        return self.exercise["id"]
+
+    @property
+    def hidden(self) -> bool:
+        return self.solution is not None
+
+    def public(self) -> "Bundle":
+        return Bundle(self.course, self.limits, self.assignment, self.exercise, self.template, self.checks,
+                      self.cells)
+
+    def to_dict(self) -> dict:
+        data = {"format": FORMAT, **asdict(self)}
+        data["cells"] = [[c.grade_id, c.template] for c in self.cells]
+        if not self.hidden:
+            del data["solution"], data["grader"]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Bundle":
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise ValueError("données d'exercice illisibles (cellule modifiée ou version de trous différente)")
+        return cls(data["course"], data["limits"], data["assignment"], data["exercise"], data["template"],
+                   data["checks"], tuple(AnswerCell(g, t) for g, t in data["cells"]),
+                   data.get("solution"), data.get("grader"))
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()
+
+
+def _exercise_entry(exercise: Exercise, all_hints: bool) -> dict:
+    entry = exercise.spec.model_dump(mode="json", exclude_none=True)
+    if not all_hints:
+        # Feedback shows the first hint only; the later ones come close to the answer.
+        for blank, spec in zip(entry["blanks"], exercise.blanks):
+            blank["hint"] = spec.hints[0]
+    return entry
+
+
+def of(exercise: Exercise, cells: list[AnswerCell], hidden: bool) -> Bundle:
+    course = exercise.course
+    info = course.spec.course.model_dump(mode="json")
+    limits = course.spec.limits.model_dump(mode="json", exclude_none=True)
+    assignment = {"id": exercise.assignment.id, "title": exercise.assignment.title,
+                  "source": exercise.assignment.source}
+    read = lambda p: p.read_text(encoding="utf-8")  # noqa: E731
+    return Bundle(info, limits, assignment, _exercise_entry(exercise, all_hints=False),
+                  read(exercise.template_path), read(exercise.checks_path), tuple(cells),
+                  read(exercise.solution_path) if hidden else None,
+                  read(exercise.grader_path) if hidden else None)
+
+
+def materialize(bundle: Bundle, root: str | Path) -> Exercise:
+    """Write the bundle as a course directory with this one exercise; the student's file is
+    `exercises/<id>.py` (the caller writes it), the template a pristine copy beside it."""
+    root = Path(root)
+    ex = bundle.exercise_id
+    spec = {"course": bundle.course, "assignments": [{**bundle.assignment, "exercises": [bundle.exercise]}]}
+    if bundle.limits:
+        spec["limits"] = bundle.limits
+    (root / "exercises").mkdir(parents=True, exist_ok=True)
+    (root / TEMPLATES_DIR).mkdir(parents=True, exist_ok=True)
+    (root / "course.yaml").write_text(yaml.safe_dump(spec, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    (root / TEMPLATES_DIR / f"{ex}.py").write_text(bundle.template, encoding="utf-8")
+    (root / "exercises" / f"test_{ex}.py").write_text(bundle.checks, encoding="utf-8")
+    if bundle.hidden:
+        (root / "solutions").mkdir(exist_ok=True)
+        (root / "graders").mkdir(exist_ok=True)
+        (root / "solutions" / f"{ex}.py").write_text(bundle.solution, encoding="utf-8")
+        (root / "graders" / f"test_{ex}.py").write_text(bundle.grader, encoding="utf-8")
+    return Course.load(root).exercise(ex)

@@ -1,0 +1,54 @@
+"""`trous nbgrader …`: build the nbgrader course, grade nbgrader's submissions with the engine."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .build import DEFAULT_EXCHANGE
+
+
+def _course(args):
+    from ..course import Course  # noqa: PLC0415
+
+    return Course.load(args.cours) if args.cours else Course.find(Path.cwd())
+
+
+def cmd_build(args) -> int:
+    from .build import build  # noqa: PLC0415
+
+    course = _course(args)
+    dest = Path(args.dossier or (course.root / "_build" / "nbgrader"))
+    report = build(course, dest, exchange=args.echange, only=args.exercice or None)
+    notebooks = [p for p in report.written if p.suffix == ".ipynb"]
+    print(f"cours nbgrader : {report.root}")
+    print(f"  nbgrader_config.py, {len(notebooks)} carnet(s) dans source/")
+    for exercise_id, why in report.skipped:
+        print(f"  exercice {exercise_id} ignoré : {why}")
+    print(f"ensuite : cd {report.root} && nbgrader generate_assignment <devoir> && nbgrader release_assignment <devoir>")
+    return 0
+
+
+def cmd_grade(args) -> int:
+    from .grade import run  # noqa: PLC0415
+
+    return run(_course(args), Path(args.dossier), args.devoir, students=args.etudiant or None,
+               sandbox=args.bac_a_sable, jobs=args.jobs)
+
+
+def register(sub) -> None:
+    parser = sub.add_parser("nbgrader", help="(enseignants) le cours comme cours nbgrader : construire, corriger")
+    inner = parser.add_subparsers(dest="nbgrader_command", metavar="ACTION")
+    p = inner.add_parser("build", help="écrire nbgrader_config.py et source/<devoir>/<exercice>.ipynb")
+    p.add_argument("dossier", nargs="?", help="dossier du cours nbgrader (par défaut : _build/nbgrader)")
+    p.add_argument("--echange", default=DEFAULT_EXCHANGE, help=f"dossier d'échange nbgrader (défaut : {DEFAULT_EXCHANGE})")
+    p.add_argument("--exercice", action="append", help="seulement cet exercice ou ce devoir (répétable)")
+    p.set_defaults(func=cmd_build)
+    p = inner.add_parser("grade", help="corriger submitted/<élève>/<devoir> avec le moteur de trous et remplir "
+                                       "le carnet de notes de nbgrader (au lieu de nbgrader autograde)")
+    p.add_argument("dossier", help="dossier du cours nbgrader")
+    p.add_argument("devoir", help="id du devoir (ex. partie5)")
+    p.add_argument("--etudiant", action="append", help="seulement cet élève (répétable)")
+    p.add_argument("--bac-a-sable", default="auto", choices=["auto", "bwrap", "fallback"])
+    p.add_argument("--jobs", "-j", type=int, default=None, help="processus de correction (défaut : un par cœur)")
+    p.set_defaults(func=cmd_grade)
+    parser.set_defaults(func=lambda args: (parser.print_help(), 2)[1])

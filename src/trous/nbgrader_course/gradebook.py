@@ -1,0 +1,230 @@
+"""`trous grade`'s results written where `nbgrader autograde` writes its own: nbgrader's gradebook
+(submissions, per-cell grades, comments, late penalties) and `autograded/<student>/<assignment>/`.
+
+The work is nbgrader's own: the autograde preprocessors configured in nbgrader_config.py run on each
+submitted notebook, in nbgrader's order (sanitize: outputs cleared, locked cells and points restored
+from the gradebook, missing grade cells added back; then the autograde list, with timestamps, late
+penalties, "No response." comments and missing notebooks handled as nbgrader does), except that no
+kernel runs: the step that would execute the notebook fills each blank's grade cell with the output
+the engine's grade calls for (outcome.py), the very output the hidden cell would print in the kernel.
+nbgrader's `generate_feedback`, `export` and formgrader then work on the result as on their own.
+
+All preprocessors share one gradebook session (nbgrader's open a new database connection each,
+which costs more than the grading itself); nothing else of nbgrader is changed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+from nbconvert.preprocessors import ExecutePreprocessor, Preprocessor
+from traitlets import Bool
+from traitlets.config import Config
+from traitlets.config.loader import PyFileConfigLoader
+from traitlets.utils.importstring import import_item
+
+from ..course import Course
+from ..grading.model import SubmissionGrade
+from .outcome import outputs_for
+from .preprocessors import TROUS_KEY, VerifyGrades, grade_cells
+
+GRADEBOOK_MODULES = ("overwritecells", "overwritekernelspec", "saveautogrades", "latesubmissions")
+
+
+@dataclass
+class WriteReport:
+    root: Path
+    written: list[tuple[str, str]] = field(default_factory=list)  # (student, assignment)
+    problems: list[str] = field(default_factory=list)
+
+
+def load_config(root: Path) -> Config:
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
+    config.CourseDirectory.root = str(root)
+    return config
+
+
+class _Borrowed:
+    """Stands for nbgrader's `Gradebook` class inside its preprocessors: every `Gradebook(url)` is the
+    one session opened here, and closing it is left to us."""
+
+    def __init__(self, gradebook):
+        self._gradebook = gradebook
+
+    def __call__(self, *args, **kwargs):
+        return self
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def close(self):
+        pass
+
+    def __getattr__(self, name):
+        return getattr(self._gradebook, name)
+
+
+@contextlib.contextmanager
+def shared_gradebook(gradebook):
+    import importlib  # noqa: PLC0415
+
+    modules = [importlib.import_module(f"nbgrader.preprocessors.{m}") for m in GRADEBOOK_MODULES]
+    saved = [m.Gradebook for m in modules]
+    borrowed = _Borrowed(gradebook)
+    try:
+        for module in modules:
+            module.Gradebook = borrowed
+        yield
+    finally:
+        for module, original in zip(modules, saved):
+            module.Gradebook = original
+
+
+class FillGrades(Preprocessor):
+    """Where Execute was: the grade cells of trous's blanks get the engine's outputs."""
+
+    enabled = Bool(True)
+    grade: SubmissionGrade | None = None
+
+    def preprocess(self, nb, resources):
+        for exercise_id, entries in grade_cells(nb).items():
+            try:
+                exercise_grade = self.grade.exercise(exercise_id)
+            except KeyError:
+                continue
+            for cell, blank_id, _ in entries:
+                try:
+                    cell.outputs, score = outputs_for(exercise_grade, blank_id)
+                except KeyError:
+                    continue
+                cell.metadata[TROUS_KEY] = {"moteur": score, "source": "trous grade"}
+        return nb, resources
+
+
+def _classes(items) -> list:
+    return [import_item(i) if isinstance(i, str) else i for i in items]
+
+
+class Writer:
+    def __init__(self, root: Path):
+        from nbgrader.converters import Autograde  # noqa: PLC0415
+        from nbgrader.coursedir import CourseDirectory  # noqa: PLC0415
+
+        self.root = Path(root).resolve()
+        self.config = load_config(self.root)
+        self.coursedir = CourseDirectory(config=self.config)
+        reference = Autograde(coursedir=self.coursedir, config=self.config)
+        self.permissions = int(str(reference.permissions), 8)
+        self.exclude_overwriting = reference.exclude_overwriting
+        self.fill = FillGrades()
+        self.sanitize = [c(config=self.config) for c in _classes(reference.sanitize_preprocessors)]
+        steps = []
+        for cls in _classes(reference.autograde_preprocessors):
+            if issubclass(cls, (ExecutePreprocessor, VerifyGrades)):
+                if self.fill not in steps:
+                    steps.append(self.fill)
+                continue
+            steps.append(cls(config=self.config))
+        if self.fill not in steps:
+            steps.insert(0, self.fill)
+        self.autograde = steps
+
+    def _copy_files(self, source: Path, dest: Path, exclude: set[str]) -> None:
+        from nbgrader.utils import find_all_files  # noqa: PLC0415
+
+        for filename in find_all_files(str(source), self.coursedir.ignore + ["*.ipynb"]):
+            if filename in exclude or os.path.islink(filename):
+                continue
+            target = dest / os.path.relpath(filename, source)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if target.exists():
+                target.unlink()
+            shutil.copy(filename, target)
+
+    def student(self, gradebook, assignment, student: str, grade: SubmissionGrade, report: WriteReport) -> None:
+        submitted = Path(self.coursedir.format_path(self.coursedir.submitted_directory, student, assignment.name))
+        dest = Path(self.coursedir.format_path(self.coursedir.autograded_directory, student, assignment.name))
+        if dest.exists():
+            shutil.rmtree(dest)
+        dest.mkdir(parents=True)
+        self._copy_files(submitted, dest, set())
+        gradebook.update_or_create_student(student)
+        timestamp = self.coursedir.get_existing_timestamp(str(submitted))
+        if timestamp:
+            gradebook.update_or_create_submission(assignment.name, student, timestamp=timestamp)
+        else:
+            gradebook.update_or_create_submission(assignment.name, student)
+        source = Path(self.coursedir.format_path(self.coursedir.source_directory, ".", assignment.name))
+        excluded = {str(source / x) for x in self.exclude_overwriting.get(assignment.name, [])}
+        self._copy_files(source, dest, excluded)
+        self.fill.grade = grade
+        for notebook in assignment.notebooks:
+            path = submitted / f"{notebook.name}.ipynb"
+            if not path.is_file() or path.is_symlink():
+                submission = gradebook.find_submission_notebook(notebook.name, assignment.name, student)
+                for cell_grade in submission.grades:
+                    cell_grade.auto_score = 0
+                    cell_grade.needs_manual_grade = False
+                gradebook.db.commit()
+                continue
+            try:
+                nb = nbformat.read(str(path), as_version=4)
+            except Exception as exc:  # noqa: BLE001 - nbgrader fails on it too; say so, grade nothing
+                report.problems.append(f"{student}/{assignment.name}/{notebook.name}.ipynb : illisible ({exc})")
+                continue
+            resources = {"nbgrader": {"student": student, "assignment": assignment.name, "notebook": notebook.name,
+                                      "db_url": self.coursedir.db_url},
+                         "metadata": {"path": str(dest)}}
+            for step in self.sanitize + self.autograde:
+                nb, resources = step(nb, resources)
+            nbformat.write(nb, str(dest / f"{notebook.name}.ipynb"))
+        for folder, _, names in os.walk(dest):
+            for name in names:
+                os.chmod(os.path.join(folder, name), self.permissions)
+        report.written.append((student, assignment.name))
+
+
+def write(root: Path, grades: list[SubmissionGrade], assignments: list[str] | None = None) -> WriteReport:
+    """Record `grades` (students of nbgrader's submitted/) in the nbgrader course at `root`."""
+    from nbgrader.api import Gradebook, MissingEntry  # noqa: PLC0415
+
+    writer = Writer(root)
+    report = WriteReport(writer.root)
+    submitted = Path(writer.coursedir.submitted_directory)
+    submitted = submitted if submitted.is_absolute() else writer.root / submitted
+    with Gradebook(writer.coursedir.db_url, writer.coursedir.course_id) as gradebook, shared_gradebook(gradebook):
+        for grade in grades:
+            folder = submitted / grade.student
+            if not folder.is_dir():
+                continue
+            for entry in sorted(folder.iterdir()):
+                if not entry.is_dir() or entry.is_symlink() or (assignments and entry.name not in assignments):
+                    continue
+                try:
+                    assignment = gradebook.find_assignment(entry.name)
+                except MissingEntry:
+                    report.problems.append(f"devoir {entry.name} absent du carnet de notes nbgrader "
+                                           "(lancez nbgrader generate_assignment)")
+                    continue
+                writer.student(gradebook, assignment, grade.student, grade, report)
+    report.problems = list(dict.fromkeys(report.problems))
+    return report
+
+
+def write_all(root: Path, course: Course, grades: list[SubmissionGrade],
+              assignments: list[str] | None = None) -> dict[str, Path]:
+    """The `after` hook of the nbgrader input kind: what `trous grade` lists among its reports."""
+    report = write(root, grades, assignments)
+    for problem in report.problems:
+        print(f"nbgrader : {problem}")
+    print(f"carnet de notes nbgrader : {len(report.written)} copie(s) enregistrée(s) dans {report.root / 'gradebook.db'}")
+    return {"nbgrader_gradebook": Path(report.root) / "gradebook.db",
+            "nbgrader_autograded": Path(report.root) / "autograded"}

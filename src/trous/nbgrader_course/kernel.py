@@ -1,0 +1,195 @@
+"""The kernel of `nbgrader autograde`, started inside bubblewrap.
+
+`SandboxedExecute` is nbgrader's Execute preprocessor with `SandboxedKernelManager` (nbgrader's
+Execute forces its kernel manager class, so the class is chosen here, and the generated
+nbgrader_config.py names this preprocessor). The kernel then sees:
+- a read-only system and Python (the same directories as trous's runner sandbox);
+- its own folder (the notebook's directory) as a private copy: its files readable, new files
+  writable, nothing written back; the notebooks in it reduced to their answer cells, so that
+  student code finds no hidden test there;
+- a private /tmp, no network (the kernel talks to nbgrader over unix sockets in a private directory),
+  no other process; as root, an unprivileged user id of its own with process and memory bounds.
+It never sees source/, the gradebook, the exchange, or another student's folder.
+
+Without bubblewrap the kernel starts as nbgrader starts it, and a warning says so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from jupyter_client.manager import AsyncKernelManager
+from nbgrader.preprocessors import Execute
+from traitlets import Bool, Integer, Unicode
+
+from ..runner import sandbox as sandbox_mod
+
+KERNEL_UID = 61900  # the kernel's user id when nbgrader runs as root (trous's runner slots use 61000+)
+COPY_LIMIT = 256 * 1024 * 1024
+FILES_LIMIT = 10_000
+_warned = False
+
+
+def strip_notebook(data: bytes) -> bytes:
+    """A notebook reduced to its answer cells (nbgrader `solution: true`): what the kernel may read."""
+    try:
+        nb = json.loads(data)
+        cells = [c for c in nb.get("cells", []) if ((c.get("metadata") or {}).get("nbgrader") or {}).get("solution")]
+    except (ValueError, AttributeError, TypeError):
+        return b"{}"
+    for cell in cells:
+        cell["outputs"] = [] if cell.get("cell_type") == "code" else cell.get("outputs", [])
+    return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}).encode()
+
+
+def private_copy(folder: str, dest: str) -> None:
+    """Copy `folder` (regular files and directories only, bounded) into `dest`, notebooks stripped."""
+    total, count = 0, 0
+    for root, dirs, files in os.walk(folder, followlinks=False):
+        rel = os.path.relpath(root, folder)
+        target_dir = os.path.join(dest, rel) if rel != "." else dest
+        os.makedirs(target_dir, exist_ok=True)
+        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(root, d)) and d != ".ipynb_checkpoints"]
+        for name in files:
+            path = os.path.join(root, name)
+            info = os.lstat(path)
+            count += 1
+            if not stat.S_ISREG(info.st_mode) or count > FILES_LIMIT or total + info.st_size > COPY_LIMIT:
+                continue
+            total += info.st_size
+            with open(path, "rb") as f:
+                data = f.read()
+            if name.endswith(".ipynb"):
+                data = strip_notebook(data)
+            target = os.path.join(target_dir, name)
+            with open(target, "wb") as f:
+                f.write(data)
+            os.chmod(target, 0o644)
+        os.chmod(target_dir, 0o1777 | stat.S_ISVTX)
+
+
+def bwrap_argv(inner: list[str], env: dict[str, str], binds_rw: list[tuple[str, str]], chdir: str,
+               root: bool) -> list[str]:
+    argv = [shutil.which(sandbox_mod.BWRAP) or sandbox_mod.BWRAP, "--die-with-parent",
+            "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+            "--hostname", "noyau"]
+    for top in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(top):
+            argv += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            argv += ["--ro-bind", top, top]
+    for etc in ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
+                "/etc/alternatives", "/etc/nsswitch.conf", "/etc/ssl", "/etc/mime.types"):
+        if os.path.exists(etc):
+            argv += ["--ro-bind", etc, etc]
+    made: set[str] = set()
+
+    def parents(path: str) -> list[str]:
+        # bwrap creates missing parents as 0700: the kernel's unprivileged user could not reach inside.
+        out = []
+        for parent in reversed([str(p) for p in Path(path).parents if str(p) != "/"]):
+            if parent not in made:
+                made.add(parent)
+                out += ["--perms", "0755", "--dir", parent]
+        return out
+
+    for path in sandbox_mod._python_dirs():
+        if not any(path == t or path.startswith(t + "/") for t in ("/usr", "/bin", "/lib", "/lib64")):
+            argv += parents(path) + ["--ro-bind", path, path]
+    argv += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp",
+             "--perms", "1777", "--tmpfs", "/dev/shm"]
+    made.add("/tmp")
+    for source, target in binds_rw:
+        argv += parents(target) + ["--bind", source, target]
+    argv += ["--chdir", chdir, "--clearenv"]
+    for key, value in env.items():
+        argv += ["--setenv", key, value]
+    if root:
+        argv += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    return argv + ["--"] + inner
+
+
+class SandboxedKernelManager(AsyncKernelManager):
+    sandbox = Unicode("auto", help="auto : bubblewrap s'il fonctionne ; bwrap : obligatoire ; none : sans").tag(config=True)
+    memory_mb = Integer(4096, help="mémoire (espace d'adressage) du noyau, en Mo").tag(config=True)
+    processes = Integer(256, help="processus simultanés du noyau (quand nbgrader tourne en root)").tag(config=True)
+    file_mb = Integer(256, help="plus gros fichier que le noyau peut écrire, en Mo").tag(config=True)
+
+    _private: str | None = None
+    _isolated = Bool(False)
+
+    def _use_bwrap(self) -> bool:
+        global _warned
+        if self.sandbox == "none":
+            return False
+        if sandbox_mod.bwrap_available():
+            return True
+        if self.sandbox == "bwrap":
+            raise RuntimeError("bubblewrap (bwrap) est demandé pour le noyau mais ne fonctionne pas ici")
+        if not _warned:
+            _warned = True
+            self.log.warning("AUCUNE ISOLATION DU NOYAU : bubblewrap (bwrap) est introuvable ; le code des élèves "
+                             "s'exécute avec vos droits et peut lire source/ et le carnet de notes. Installez "
+                             "bubblewrap (apt-get install bubblewrap).")
+        return False
+
+    async def _async_pre_start_kernel(self, **kw):
+        self._isolated = self._use_bwrap()
+        if self._isolated:
+            self._private = tempfile.mkdtemp(prefix="trous-noyau-")
+            os.chmod(self._private, 0o755)
+            sockets = os.path.join(self._private, "canal")
+            os.mkdir(sockets)
+            self.transport = "ipc"
+            self.ip = os.path.join(sockets, "noyau")
+            self.connection_file = os.path.join(sockets, "connexion.json")
+        return await super()._async_pre_start_kernel(**kw)
+
+    async def _async_launch_kernel(self, kernel_cmd, **kw):
+        if not self._isolated:
+            return await super()._async_launch_kernel(kernel_cmd, **kw)
+        cwd = os.path.realpath(kw.get("cwd") or os.getcwd())
+        work = os.path.join(self._private, "dossier")
+        private_copy(cwd, work)
+        sockets = os.path.dirname(self.connection_file)
+        root = os.geteuid() == 0
+        uid = KERNEL_UID if root else None
+        if uid is not None:
+            os.chown(sockets, uid, uid)
+            os.chmod(sockets, 0o700)
+            os.chown(self.connection_file, uid, uid)
+        outer_env = kw.get("env") or {}
+        env = dict(sandbox_mod.THREAD_ENV)
+        env.update({"PATH": "/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "USER": "eleve",
+                    "TROUS_NOYAU_ISOLE": "1"})
+        for key in ("NBGRADER_EXECUTION", "NBGRADER_VALIDATING", "JPY_SESSION_NAME"):
+            if key in outer_env:
+                env[key] = outer_env[key]
+        config = {"uid": uid, "memory_mb": self.memory_mb, "processes": self.processes, "file_mb": self.file_mb}
+        inner = [sys.executable, "-I", "-m", "trous.nbgrader_course.kernel_entry", json.dumps(config), "--",
+                 *kernel_cmd]
+        argv = bwrap_argv(inner, env, [(work, cwd), (sockets, sockets)], cwd, root)
+        kw["env"] = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
+        kw.setdefault("stdout", subprocess.DEVNULL)  # ipykernel's banner about Ctrl-C, once per notebook
+        return await super()._async_launch_kernel(argv, **kw)
+
+    async def _async_cleanup_resources(self, restart: bool = False) -> None:
+        await super()._async_cleanup_resources(restart=restart)
+        if self._private and not restart:
+            shutil.rmtree(self._private, ignore_errors=True)
+            self._private = None
+
+
+class SandboxedExecute(Execute):
+    """nbgrader's Execute, whose kernel starts inside bubblewrap."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
+        super().__init__(*args, **kwargs)

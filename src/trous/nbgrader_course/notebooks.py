@@ -1,0 +1,153 @@
+"""One exercise as an nbgrader source notebook (the teacher's version: solutions and hidden tests in).
+
+Cells, in order:
+- the cells of `exercises/<id>.py`, converted with jupytext: markdown cells read-only (locked); code
+  cells with blanks become autograded answer cells, holding the solution here and the template's
+  `___` blanks in the release (`preprocessors.ClearBlanks`); code cells without blanks are locked;
+- a short read-only explanation, then one locked check cell running the public checks (the same
+  French report as `pytest exercises/`);
+- one grade cell per blank, worth that blank's points: its hidden-test block grades the blank with
+  the engine (restored by nbgrader at autograde), its visible part runs the public check of the
+  blank, so that a release notebook fails its tests until the blank is right.
+
+Everything is deterministic: cell ids derive from the exercise and blank ids, and no timestamp or
+tool version is written.
+"""
+
+from __future__ import annotations
+
+import pprint
+
+import jupytext
+import nbformat
+
+from ..blanks import find_blanks
+from ..course import Exercise
+from . import bundle as bundle_mod
+
+KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
+INCELL = "trous.nbgrader_course.incell"
+
+
+class BuildError(Exception):
+    pass
+
+
+def _meta(grade_id: str, *, solution=False, grade=False, locked=False, points=None) -> dict:
+    meta = {"grade": grade, "grade_id": grade_id, "locked": locked, "schema_version": 3,
+            "solution": solution, "task": False}
+    if grade:
+        meta["points"] = points
+    return {"nbgrader": meta}
+
+
+def _literal(data: dict) -> str:
+    # One line: nbgrader's delimiters work on lines, and a one-line literal cannot contain one.
+    return pprint.pformat(data, width=10**9, sort_dicts=True)
+
+
+def grade_id(exercise: Exercise, kind: str, key: str | int) -> str:
+    return f"{exercise.id}-{kind}-{key}"
+
+
+def _code_cells(exercise: Exercise):
+    template = jupytext.reads(exercise.template_path.read_text(encoding="utf-8"), fmt="py:percent")
+    solution = jupytext.reads(exercise.solution_path.read_text(encoding="utf-8"), fmt="py:percent")
+    kinds = [c.cell_type for c in template.cells]
+    if kinds != [c.cell_type for c in solution.cells]:
+        raise BuildError(f"{exercise.solution_path} : pas les mêmes cellules que {exercise.template_path}")
+    return list(zip(template.cells, solution.cells))
+
+
+def answer_cells(exercise: Exercise) -> list[bundle_mod.AnswerCell]:
+    """The answer cells of the exercise's notebook, as the build names them."""
+    cells, count = [], 0
+    for template_cell, _ in _code_cells(exercise):
+        if template_cell.cell_type == "code" and find_blanks(template_cell.source):
+            count += 1
+            cells.append(bundle_mod.AnswerCell(grade_id(exercise, "reponse", count), template_cell.source))
+    return cells
+
+
+def check_source(exercise: Exercise, public: bundle_mod.Bundle) -> str:
+    return (f"# Vérification de l'exercice {exercise.number} (cellule verrouillée) : exécute-la après avoir "
+            "rempli les trous ___.\n"
+            "# Elle relance ton code depuis le début, dans un processus à part, et dit trou par trou ce qui est "
+            "juste.\n"
+            f"from {INCELL} import verifier\n"
+            f"verifier({_literal(public.to_dict())})")
+
+
+def grade_source(exercise: Exercise, index: int, hidden: bundle_mod.Bundle) -> str:
+    blank = exercise.blanks[index]
+    points = f"{blank.points:g} point" + ("s" if blank.points > 1 else "")
+    return (f"{HIDDEN_BEGIN}\n"
+            f"from {INCELL} import corriger_trou\n"
+            f"corriger_trou({blank.id!r}, {_literal(hidden.to_dict())})\n"
+            f"{HIDDEN_END}\n"
+            f"# Trou {index + 1}/{len(exercise.blanks)} « {blank.id} » ({points}) : vérifié ici sur l'exemple "
+            "du cours ; à la correction, aussi sur d'autres entrées.\n"
+            f"from {INCELL} import verifier_trou\n"
+            f"verifier_trou({exercise.id!r}, {blank.id!r})")
+
+
+EXPLAIN = ("**Vérifier ton travail.** La cellule suivante relance ton code et dit, trou par trou, ce qui est "
+           "juste et ce qui ne l'est pas encore, avec un indice. Les cellules d'après valent chacune un trou : "
+           "elles échouent tant que le trou n'est pas juste. À la correction, chaque trou est aussi essayé "
+           "sur d'autres entrées que celles de l'énoncé, et noté à part : un trou faux ne coûte pas les autres.")
+
+
+def source_notebook(exercise: Exercise) -> nbformat.NotebookNode:
+    pairs = _code_cells(exercise)
+    cells, answers = [], []
+    counters = {"consigne": 0, "reponse": 0, "code": 0}
+    template_text = exercise.template_path.read_text(encoding="utf-8")
+    position = 0
+    for template_cell, solution_cell in pairs:
+        if template_cell.cell_type == "markdown":
+            counters["consigne"] += 1
+            gid = grade_id(exercise, "consigne", counters["consigne"])
+            cell = nbformat.v4.new_markdown_cell(template_cell.source, id=gid, metadata=_meta(gid, locked=True))
+        elif template_cell.cell_type == "code" and find_blanks(template_cell.source):
+            counters["reponse"] += 1
+            gid = grade_id(exercise, "reponse", counters["reponse"])
+            start = template_text.find(template_cell.source, position)
+            if start < 0:
+                raise BuildError(f"{exercise.template_path} : cellule de code introuvable telle quelle dans le "
+                                 "fichier (commande magique ?)")
+            position = start + len(template_cell.source)
+            answers.append(bundle_mod.AnswerCell(gid, template_cell.source))
+            metadata = _meta(gid, solution=True)
+            metadata["trous"] = {"modele": template_cell.source}
+            cell = nbformat.v4.new_code_cell(solution_cell.source, id=gid, metadata=metadata)
+        elif template_cell.cell_type == "code":
+            if template_cell.source != solution_cell.source:
+                raise BuildError(f"{exercise.solution_path} : une cellule sans trou diffère de l'exercice")
+            counters["code"] += 1
+            gid = grade_id(exercise, "code", counters["code"])
+            cell = nbformat.v4.new_code_cell(template_cell.source, id=gid, metadata=_meta(gid, locked=True))
+        else:
+            raise BuildError(f"{exercise.template_path} : cellule de type {template_cell.cell_type} non prise en charge")
+        cells.append(cell)
+    if not answers:
+        raise BuildError(f"{exercise.template_path} : aucun trou ___ dans les cellules de code")
+    public = bundle_mod.of(exercise, answers, hidden=False)
+    hidden = bundle_mod.of(exercise, answers, hidden=True)
+    gid = grade_id(exercise, "consigne", "verifier")
+    cells.append(nbformat.v4.new_markdown_cell(EXPLAIN, id=gid, metadata=_meta(gid, locked=True)))
+    gid = grade_id(exercise, "verification", "publique")
+    cells.append(nbformat.v4.new_code_cell(check_source(exercise, public), id=gid, metadata=_meta(gid, locked=True)))
+    for index, blank in enumerate(exercise.blanks):
+        gid = grade_id(exercise, "trou", blank.id)
+        cells.append(nbformat.v4.new_code_cell(grade_source(exercise, index, hidden), id=gid,
+                                               metadata=_meta(gid, grade=True, locked=True, points=blank.points)))
+    nb = nbformat.v4.new_notebook(cells=cells, metadata={"kernelspec": dict(KERNELSPEC),
+                                                         "language_info": {"name": "python"}})
+    nb.nbformat_minor = 5
+    nbformat.validate(nb)
+    return nb
+
+
+def notebook_bytes(nb: nbformat.NotebookNode) -> bytes:
+    return (nbformat.writes(nb) + "\n").encode("utf-8")

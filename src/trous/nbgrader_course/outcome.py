@@ -1,0 +1,61 @@
+"""What a blank's grade cell shows, the same wherever the grade was computed: in the kernel (hidden
+cell), in nbgrader's process (VerifyGrades) or by `trous grade` (autograded notebooks it writes).
+
+A right blank prints one line on stdout (nbgrader: full points); a wrong one ends in an error whose
+traceback is the French explanation alone (nbgrader: zero), never a Python traceback that would
+quote the hidden cell's code.
+"""
+
+from __future__ import annotations
+
+import nbformat
+
+from ..grading.model import ERROR, FAILED, MISSING, PASSED, UNFILLED, BlankGrade, ExerciseGrade
+
+ERROR_NAME = "TrouFaux"
+STATUS = {PASSED: "juste", FAILED: "faux", UNFILLED: "pas rempli (___)", ERROR: "non noté (erreur)",
+          MISSING: "absent de la copie"}
+
+
+def _points(value: float) -> str:
+    text = f"{value:g}".replace(".", ",")
+    return f"{text} point" + ("s" if value > 1 else "")
+
+
+def find_blank(grade: ExerciseGrade, blank_id: str) -> BlankGrade:
+    for blank in grade.blanks:
+        if blank.id == blank_id:
+            return blank
+    raise KeyError(f"{grade.id} : trou « {blank_id} » inconnu")
+
+
+def blank_outcome(grade: ExerciseGrade, blank_id: str) -> tuple[bool, str]:
+    """(passed, text) for one blank of an engine grade."""
+    blank = find_blank(grade, blank_id)
+    head = f"trou {blank.number}/{len(grade.blanks)} « {blank.id} »"
+    if blank.status == PASSED:
+        return True, f"✔ {head} : juste — {_points(blank.score)} sur {_points(blank.max_score)}"
+    lines = [f"✘ {head} : {STATUS.get(blank.status, blank.status)} — 0 sur {_points(blank.max_score)}"]
+    if blank.message and blank.status != UNFILLED:
+        lines += ["    " + line for line in blank.message.split("\n")]
+    lines += ["    note : " + note for note in grade.notes]
+    if blank.hint:
+        lines.append(f"    indice : {blank.hint}")
+    return False, "\n".join(lines)
+
+
+def outputs_for(grade: ExerciseGrade, blank_id: str) -> tuple[list, float]:
+    """The outputs a grade cell has for this blank, and the score nbgrader reads from them."""
+    passed, text = blank_outcome(grade, blank_id)
+    blank = find_blank(grade, blank_id)
+    if passed:
+        return [nbformat.v4.new_output("stream", name="stdout", text=text + "\n")], blank.max_score
+    return [nbformat.v4.new_output("error", ename=ERROR_NAME, evalue=text, traceback=text.split("\n"))], 0.0
+
+
+class TrouFaux(Exception):
+    """Raised by a grade cell whose blank is not right. IPython shows `_render_traceback_` instead of
+    a traceback: the explanation, and no line of the cell (whose hidden part is secret)."""
+
+    def _render_traceback_(self) -> list[str]:
+        return str(self).split("\n")

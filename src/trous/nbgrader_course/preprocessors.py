@@ -1,0 +1,181 @@
+"""trous's nbgrader preprocessors, named in the generated nbgrader_config.py.
+
+- `ClearBlanks` (generate_assignment, in place of ClearSolutions): an answer cell built by trous
+  gets back the template's source, with exactly the `___` blanks of `exercises/`; other cells are
+  cleared as nbgrader does (`### BEGIN SOLUTION` regions, or the code stub).
+- `VerifyGrades` (autograde, after Execute, before SaveAutoGrades): grades every trous exercise of
+  the notebook again with the engine, outside the kernel, and makes each blank's grade cell say
+  what the engine says. Student code owns the kernel and could fake any cell's output; it cannot
+  change what this process computes from the notebook's answer cells and the hidden tests that
+  nbgrader restored from the gradebook.
+- `HideHiddenTests` (generate_feedback): nbgrader shows hidden tests in feedback; this removes the
+  hidden-test blocks from every cell, and any output that quotes hidden material.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+import nbformat
+
+from nbconvert.preprocessors import Preprocessor
+from nbgrader import utils
+from nbgrader.preprocessors import ClearSolutions, NbGraderPreprocessor
+from traitlets import Bool, Unicode
+
+from . import answers
+from .bundle import Bundle
+from .notebooks import HIDDEN_BEGIN, HIDDEN_END
+
+TROUS_KEY = "trous"
+
+
+class ClearBlanks(ClearSolutions):
+    def preprocess_cell(self, cell, resources, cell_index):
+        template = (cell.metadata.get(TROUS_KEY) or {}).get("modele")
+        if template is not None and utils.is_solution(cell):
+            cell.source = template
+            del cell.metadata[TROUS_KEY]
+            return cell, resources
+        return super().preprocess_cell(cell, resources, cell_index)
+
+
+# -- reading what the grade cells hold ---------------------------------------------------------------
+_CALL = re.compile(r"^corriger_trou\(", re.M)
+
+
+def hidden_calls(source: str) -> list[tuple[str, dict]]:
+    """(blank id, hidden bundle) of each `corriger_trou(...)` line of a grade cell's source."""
+    found = []
+    for line in source.split("\n"):
+        if not _CALL.match(line):
+            continue
+        try:
+            call = ast.parse(line, mode="eval").body
+            blank_id, data = (ast.literal_eval(a) for a in call.args)
+        except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
+            continue
+        if isinstance(blank_id, str) and isinstance(data, dict):
+            found.append((blank_id, data))
+    return found
+
+
+def grade_cells(nb) -> dict[str, list[tuple[object, str, Bundle]]]:
+    """Exercise id → [(cell, blank id, hidden bundle)] for the trous grade cells of a notebook."""
+    found: dict[str, list] = {}
+    for cell in nb.cells:
+        if cell.cell_type != "code" or not utils.is_grade(cell):
+            continue
+        for blank_id, data in hidden_calls(cell.source):
+            try:
+                bundle = Bundle.from_dict(data)
+            except (ValueError, KeyError, TypeError):
+                continue
+            found.setdefault(bundle.exercise_id, []).append((cell, blank_id, bundle))
+    return found
+
+
+class VerifyGrades(NbGraderPreprocessor):
+    enabled = Bool(True, help="Recorriger chaque trou hors du noyau (recommandé).").tag(config=True)
+    sandbox = Unicode("auto", help="Bac à sable du moteur : auto, bwrap ou fallback.").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        if not self.enabled:
+            return nb, resources
+        from . import verify  # noqa: PLC0415 - starts runners: only when autograding
+
+        for exercise_id, entries in grade_cells(nb).items():
+            bundle = entries[0][2]
+            code = answers.exercise_bytes(bundle, nb.cells)
+            grade = verify.grade(bundle, code, self.sandbox)
+            for cell, blank_id, _ in entries:
+                kernel_score, max_score = utils.determine_grade(cell, self.log)
+                outputs, score = verify.outputs_for(grade, blank_id)
+                replaced = kernel_score != score
+                if replaced:
+                    self.log.warning("%s, trou %s : le noyau dit %s, le moteur de trous %s : la sortie de la "
+                                     "cellule est remplacée", exercise_id, blank_id, kernel_score, score)
+                    cell.outputs = outputs
+                cell.metadata[TROUS_KEY] = {"noyau": kernel_score, "moteur": score, "remplace": replaced}
+        return nb, resources
+
+
+# -- feedback ------------------------------------------------------------------------------------
+def strip_hidden(source: str) -> str:
+    lines, inside, kept = source.split("\n"), False, []
+    for line in lines:
+        if HIDDEN_BEGIN in line:
+            inside = True
+        elif HIDDEN_END in line:
+            inside = False
+        elif not inside:
+            kept.append(line)
+    return "\n".join(kept)
+
+
+def hidden_lines(source: str) -> list[str]:
+    lines, inside, found = source.split("\n"), False, []
+    for line in lines:
+        if HIDDEN_BEGIN in line:
+            inside = True
+        elif HIDDEN_END in line:
+            inside = False
+        elif inside and len(line.strip()) >= 12:
+            found.append(line.strip())
+    return found
+
+
+def secrets_of(nb) -> list[str]:
+    """Text that must not reach a student: hidden-test lines, and the hidden bundles' solution and
+    grader lines (long enough to mean something, and absent from the public material)."""
+    secrets, public = set(), []
+    for cell in nb.cells:
+        if cell.cell_type == "code" and utils.is_grade(cell):
+            secrets.update(hidden_lines(cell.source))
+    for entries in grade_cells(nb).values():
+        for _, _, bundle in entries:
+            public = bundle.template + "\n" + bundle.checks
+            for text in (bundle.solution or "", bundle.grader or ""):
+                for line in text.split("\n"):
+                    line = line.strip()
+                    if len(line) >= 12 and line not in public:
+                        secrets.add(line)
+    return sorted(secrets)
+
+
+def _output_text(output) -> str:
+    parts = []
+    if "text" in output:
+        parts.append(str(output["text"]))
+    for key in ("evalue", "ename"):
+        if key in output:
+            parts.append(str(output[key]))
+    parts += [str(t) for t in output.get("traceback", [])]
+    for value in (output.get("data") or {}).values():
+        parts.append(value if isinstance(value, str) else str(value))
+    return "\n".join(parts)
+
+
+WITHHELD = "[sortie retirée : elle citait le code des tests cachés]"
+
+
+class HideHiddenTests(Preprocessor):
+    enabled = Bool(True).tag(config=True)
+
+    def preprocess(self, nb, resources):
+        secrets = secrets_of(nb)
+        for cell in nb.cells:
+            if cell.cell_type == "code" and HIDDEN_BEGIN in cell.source:
+                cell.source = strip_hidden(cell.source)
+            if cell.cell_type != "code":
+                continue
+            kept = []
+            for output in cell.get("outputs", []):
+                text = _output_text(output)
+                if any(secret in text for secret in secrets):
+                    kept.append(nbformat.v4.new_output("stream", name="stdout", text=WITHHELD + "\n"))
+                else:
+                    kept.append(output)
+            cell.outputs = kept
+        return nb, resources
