@@ -155,6 +155,8 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
         grades = [current[s.student] for s in intake.submissions]
         t = time.perf_counter()
         reports = write_all(results_dir, course, grades, gradebook, submissions=intake.submissions)
+        if intake.after is not None:
+            reports.update(intake.after(course, grades))
         timings["rapports"] = time.perf_counter() - t
         return Outcome(intake, grades, graded, sorted(done), reports, gradebook.path, sandbox, timings)
     finally:

@@ -58,6 +58,9 @@ class Intake:
     source: Path
     submissions: list[Submission] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # Called with (course, grades) once the reports are written; returns more reports to list
+    # (the nbgrader kind writes nbgrader's own gradebook there).
+    after: Callable[[Course, list], dict[str, Path]] | None = None
 
 
 @dataclass(frozen=True)
