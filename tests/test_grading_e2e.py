@@ -128,3 +128,33 @@ def test_fallback_sandbox_is_announced_and_grades_alike(graded, tmp_path):
     assert done.stdout.count("AUCUNE ISOLATION FORTE") == 1
     bwrap = {s: r["score"] for s, r in results_of(results).items()}
     assert {s: r["score"] for s, r in results_of(fallback).items()} == bwrap
+
+
+def test_moodle_archive_end_to_end(tmp_path):
+    # A one-exercise course, and Moodle's « Télécharger tous les travaux remis » archive: a student's
+    # folder, a student's own zip, and a hostile entry that would escape. Results land next to the zip.
+    from grading_support import mini_course, zip_of
+
+    course_dir = mini_course(tmp_path / "cours", ("01_toux",))
+    generator = make_classe()
+    [material] = generator.load_materials(Course.load(course_dir))
+    perfect = material.perfect().encode("utf-8")
+    half = material.fill({0: material.answers[0]}).encode("utf-8")
+    archive = tmp_path / "depot" / "TP1-devoir.zip"
+    archive.parent.mkdir()
+    archive.write_bytes(zip_of({
+        "Alice Martin_101_assignsubmission_file_/exercises/01_toux.py": perfect,
+        "Bob Durand_102_assignsubmission_file_/mon-tp.zip": zip_of({"tp/exercises/01_toux.py": half}),
+        "Bob Durand_102_assignsubmission_file_/../../../01_toux.py": perfect,
+    }))
+    done = run_trous("-C", str(course_dir), "grade", str(archive), cwd=course_dir)
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = tmp_path / "depot" / "TP1-devoir-resultats"
+    grades = results_of(results)
+    assert grades["101"]["score"] == grades["101"]["max_score"] > 0
+    assert 0 < grades["102"]["score"] < grades["102"]["max_score"]
+    assert "Alice Martin" in done.stdout and "Bob Durand" in done.stdout
+    assert "Alice Martin" in (results / "grades.csv").read_text(encoding="utf-8-sig")
+    bob = (results / "retours" / "102.html").read_text(encoding="utf-8")
+    assert "chemin dangereux refusé" in bob
+    assert not (tmp_path / "01_toux.py").exists() and not (tmp_path.parent / "01_toux.py").exists()

@@ -72,6 +72,14 @@ def default_results(source: Path) -> Path:
     return source.parent / f"{stem or 'copies'}-resultats"
 
 
+def cores() -> int:
+    """Cores this process may use (a container's affinity, not the host's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 # -- schedulers -----------------------------------------------------------------------------------
 Scheduler = Callable[[Course, list[Submission], GradeOptions, Hooks], Iterator[SubmissionGrade]]
 
@@ -80,7 +88,7 @@ def local_scheduler(course: Course, submissions: list[Submission], options: Grad
                     hooks: Hooks) -> Iterator[SubmissionGrade]:
     from ..runner.pool import RunnerPool  # noqa: PLC0415
 
-    with RunnerPool(options.workers or os.cpu_count() or 1, options.sandbox) as pool:
+    with RunnerPool(options.workers or cores(), options.sandbox) as pool:
         runner = pool.runners[0]
         kind = pool.kind
         hooks.sandbox(kind, runner.spec.description if runner.spec else kind)
@@ -304,7 +312,7 @@ def register(sub) -> None:
     p.add_argument("--bac-a-sable", dest="bac_a_sable", choices=("auto", "bwrap", "fallback"), default="auto",
                    help="isolation du code des étudiants (auto : bubblewrap s'il est là)")
     p.add_argument("--workers", type=_positive, default=None,
-                   help=f"copies corrigées en parallèle (par défaut : le nombre de cœurs, {os.cpu_count()})")
+                   help=f"copies corrigées en parallèle (par défaut : le nombre de cœurs, {cores()})")
     p.add_argument("--gradebook", "--carnet", dest="gradebook", metavar="URL",
                    help="base SQLAlchemy du carnet de notes (par défaut : sqlite:///<resultats>/gradebook.db)")
     p.add_argument("--force", action="store_true", help="tout recorriger, même les copies déjà notées")

@@ -27,7 +27,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from sqlalchemy import (JSON, DateTime, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint,
-                        create_engine, event, select)
+                        create_engine, event, insert, select)
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
@@ -268,9 +268,11 @@ class Gradebook:
                                  result=grade.to_json())
             session.add(grading)
             session.flush()
-            session.add_all(BlankGradeRow(grading_id=grading.id, exercise=e.id, blank=b.id, score=b.score,
-                                          max_score=b.max_score, status=b.status, message=b.message or "")
-                            for e in grade.exercises for b in e.blanks)
+            rows = [{"grading_id": grading.id, "exercise": e.id, "blank": b.id, "score": b.score,
+                     "max_score": b.max_score, "status": b.status, "message": b.message or ""}
+                    for e in grade.exercises for b in e.blanks]
+            if rows:  # one executemany, not one INSERT per blank through the unit of work
+                session.execute(insert(BlankGradeRow), rows)
             self._make_current(session, student, grading.id)
             return grading.id
 
