@@ -216,6 +216,7 @@ REPORT_LABELS = {
     "moodle_help": "aide à l'import Moodle",
     "results": "résultats JSON par étudiant",
     "feedback": "retours HTML par étudiant",
+    "schema": "schéma JSON des résultats",
     "class_report": "rapport de classe",
 }
 
@@ -285,10 +286,11 @@ def cmd_grade(args) -> int:
         if len(noted) > 15:
             console.print(f"  … et {len(noted) - 15} autre(s)")
     console.print(f"carnet de notes : {_shown(Path(outcome.gradebook))}", soft_wrap=True)
-    for key, label in REPORT_LABELS.items():
-        if key in outcome.reports:
-            path = outcome.reports[key]
-            console.print(f"{label:30} {_shown(path)}{os.sep if path.is_dir() else ''}", soft_wrap=True)
+    ordered = [k for k in REPORT_LABELS if k in outcome.reports] + [k for k in outcome.reports if k not in REPORT_LABELS]
+    for key in ordered:  # reports an input kind adds (nbgrader's gradebook…) come last, under their key
+        path = Path(outcome.reports[key])
+        label = REPORT_LABELS.get(key, key.replace("_", " "))
+        console.print(f"{label:30} {_shown(path)}{os.sep if path.is_dir() else ''}", soft_wrap=True)
     return EXIT_OK
 
 
