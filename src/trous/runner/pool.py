@@ -26,6 +26,7 @@ from .job import probe_wall
 from .protocol import CRASH, TIMEOUT, Job, UnitResult
 
 START_TIMEOUT = 120.0
+_SPAWNER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trous-sandbox-spawner")
 
 
 class RunnerError(RuntimeError):
@@ -60,10 +61,12 @@ class Runner:
             self.spec = sandbox_mod.build(self.mode, self.slot, self.preload)
         parent, child = socket.socketpair()
         try:
-            self.process = subprocess.Popen(
-                self.spec.argv, stdin=child.fileno(), stdout=subprocess.DEVNULL,
+            # bwrap's --die-with-parent follows the *thread* that started it: started from a worker
+            # thread, the sandbox would be killed when that thread ends. One long-lived thread starts them all.
+            self.process = _SPAWNER.submit(
+                subprocess.Popen, self.spec.argv, stdin=child.fileno(), stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL if not os.environ.get("TROUS_DEBUG") else None,
-                env=self.spec.env, close_fds=True, start_new_session=True)
+                env=self.spec.env, close_fds=True, start_new_session=True).result()
         finally:
             child.close()
         self.control = parent
