@@ -19,6 +19,7 @@ from trous.grading.model import FAILED, PASSED, BlankGrade, ExerciseGrade, Submi
 from trous.grading.submissions import Submission
 
 from grading_support import ROOT, TROUS, gradebook_counts, make_classe, mini_course, run_trous, snapshot
+from postgres_support import postgres_server, postgres_url, row_counts  # noqa: F401  (fixtures)
 
 
 def grade_for(student: str, version: str, score: float) -> SubmissionGrade:
@@ -27,16 +28,19 @@ def grade_for(student: str, version: str, score: float) -> SubmissionGrade:
     return SubmissionGrade(student, "cours", version, [ExerciseGrade("01_x", "X", score, 3.0, "blanks", blanks)])
 
 
-@pytest.fixture
-def book(tmp_path):
-    gradebook = Gradebook(default_url(tmp_path / "res"))
+@pytest.fixture(params=["sqlite", "postgresql"])
+def book(request, tmp_path):
+    """The same tests against the default SQLite file and a real PostgreSQL server (shared gradebook)."""
+    url = default_url(tmp_path / "res") if request.param == "sqlite" else request.getfixturevalue("postgres_url")
+    gradebook = Gradebook(url)
     yield gradebook
     gradebook.close()
 
 
-def test_default_is_an_sqlite_file_in_wal_mode(tmp_path, book):
+def test_default_is_an_sqlite_file_in_wal_mode(tmp_path):
     db = tmp_path / "res" / "gradebook.db"
-    assert db.is_file() and book.path == str(db)
+    with Gradebook(default_url(tmp_path / "res")) as book:
+        assert db.is_file() and book.path == str(db)
     connection = sqlite3.connect(db)
     try:
         assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -65,7 +69,7 @@ def test_regrading_keeps_history_and_moves_current(book):
     assert [(h.grader_version, h.score, h.current) for h in history] == [("g1", 0.0, False), ("g2", 1.0, True)]
     assert book.current()["alice"].grader_version == "g2"
     assert book.names() == {"alice": "Alice M."}
-    counts = gradebook_counts(Path(book.path))
+    counts = row_counts(book)
     assert counts["gradings"] == 2 and counts["blank_grades"] == 4 and counts["current_grades"] == 1
     assert counts["submissions"] == 1  # same content, graded twice
 
@@ -94,11 +98,11 @@ def test_a_student_is_recorded_all_or_nothing(book, monkeypatch):
     monkeypatch.setattr(Gradebook, "_make_current", broken)
     with pytest.raises(RuntimeError):
         book.record(run, alice, grade_for("alice", "g1", 1.0))
-    counts = gradebook_counts(Path(book.path))
+    counts = row_counts(book)
     assert counts["students"] == counts["submissions"] == counts["gradings"] == counts["blank_grades"] == 0
     monkeypatch.undo()
     book.record(run, alice, grade_for("alice", "g1", 1.0))
-    assert gradebook_counts(Path(book.path))["blank_grades"] == 2
+    assert row_counts(book)["blank_grades"] == 2
 
 
 def test_grade_must_match_submission(book):
