@@ -246,3 +246,22 @@ def test_sqlite_url_can_be_given(few, tmp_path):
     assert (tmp_path / "ailleurs" / "notes.db").is_file()
     assert not (tmp_path / "res" / "gradebook.db").exists()
     assert str(tmp_path / "ailleurs" / "notes.db") in done.stdout
+
+
+def test_schema_is_portable_to_postgresql():
+    # No server here: compile the DDL with PostgreSQL's dialect (SQLite-only SQL would fail or show).
+    from sqlalchemy.dialects import postgresql
+    from sqlalchemy.schema import CreateIndex, CreateTable
+
+    from trous.grading.gradebook import Base
+
+    dialect = postgresql.dialect()
+    ddl = []
+    for table in Base.metadata.sorted_tables:
+        ddl.append(str(CreateTable(table).compile(dialect=dialect)))
+        ddl += [str(CreateIndex(index).compile(dialect=dialect)) for index in table.indexes]
+    text = "\n".join(ddl)
+    assert "TIMESTAMP WITH TIME ZONE" in text and "JSON" in text
+    assert "AUTOINCREMENT" not in text.upper() and "PRAGMA" not in text.upper()
+    assert {t.name for t in Base.metadata.sorted_tables} >= {"students", "runs", "submissions", "gradings",
+                                                             "blank_grades", "current_grades"}

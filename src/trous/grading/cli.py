@@ -25,7 +25,7 @@ from .model import SubmissionGrade
 from .submissions import Submission
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
-PLUGINS = ("trous.nbgrader_course.intake",)  # optional modules that register more input kinds
+PLUGINS = ("trous.nbgrader_course.intake", "trous.grading.distributed")  # optional modules: more input kinds, schedulers
 
 
 @dataclass
@@ -38,6 +38,7 @@ class GradeOptions:
     force: bool = False
     kind: str = "auto"
     scheduler: str = "local"
+    address: str | None = None  # a distributed scheduler's address (tcp://host:8786), for "dask"
 
     @property
     def results_dir(self) -> Path:
@@ -118,6 +119,8 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
     t = time.perf_counter()
     intake = intake_mod.load(options.source, course, options.kind)
     timings["lecture des copies"] = time.perf_counter() - t
+    if options.scheduler not in SCHEDULERS:
+        _load_plugins()  # called as a library (no `register`): the plugins' schedulers are not in yet
     if options.scheduler not in SCHEDULERS:
         raise intake_mod.IntakeError(f"ordonnanceur inconnu « {options.scheduler} » "
                                      f"(possibles : {', '.join(SCHEDULERS)})")
@@ -233,6 +236,8 @@ def cmd_grade(args) -> int:
     course = _course(args)
     options = GradeOptions(Path(args.copies), Path(args.resultats) if args.resultats else None, args.bac_a_sable,
                            args.workers, args.gradebook, args.force, args.format, args.ordonnanceur)
+    if args.scheduler and args.scheduler != "local":  # a Dask scheduler's address: grade on its cluster
+        options.scheduler, options.address = "dask", args.scheduler
     progress = Progress(TextColumn("[bold]correction[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         TextColumn("reste"), TimeRemainingColumn(), TextColumn("{task.description}"),
                         console=console, transient=False)
@@ -259,6 +264,13 @@ def cmd_grade(args) -> int:
 
     try:
         outcome = grade_class(course, options, Hooks(sandbox, started, graded))
+    except ModuleNotFoundError as exc:
+        progress.stop()
+        if exc.name not in ("sqlalchemy", "jinja2"):
+            raise
+        console.print(f"[red]erreur :[/] il manque le module {exc.name} pour corriger une classe : "
+                      "installe « pip install 'trous[grading]' »")
+        return EXIT_USAGE
     except intake_mod.IntakeError as exc:
         progress.stop()
         console.print(f"[red]erreur :[/] {exc}", markup=True)
@@ -266,6 +278,14 @@ def cmd_grade(args) -> int:
     except GraderError as exc:
         progress.stop()
         console.print(f"[red]le correcteur ne peut pas tourner :[/] {exc}\n(lance « trous doctor » pour le détail)")
+        return EXIT_FAILED
+    except RuntimeError as exc:  # the sandbox cannot start (bwrap asked for but broken…)
+        from ..runner.pool import RunnerError  # noqa: PLC0415
+
+        progress.stop()
+        if type(exc) is not RuntimeError and not isinstance(exc, RunnerError):
+            raise  # RecursionError and friends are bugs, not sandbox trouble
+        console.print(f"[red]erreur du bac à sable :[/] {exc}")
         return EXIT_FAILED
     except KeyboardInterrupt:
         progress.stop()
@@ -323,6 +343,10 @@ def register(sub) -> None:
                    help=f"nature de COPIES (par défaut : devinée) : {kinds}")
     p.add_argument("--ordonnanceur", default="local", choices=tuple(SCHEDULERS),
                    help="où tournent les corrections (local : les cœurs de cette machine)")
+    p.add_argument("--scheduler", metavar="ADRESSE", default=os.environ.get("TROUS_SCHEDULER"),
+                   help="adresse d'un ordonnanceur Dask (tcp://hôte:8786) : chaque copie est corrigée sur un "
+                        "travailleur de la grappe (par défaut : $TROUS_SCHEDULER, sinon cette machine ; "
+                        "extra pip trous[distributed])")
     p.set_defaults(func=cmd_grade)
 
 
