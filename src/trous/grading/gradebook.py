@@ -29,6 +29,7 @@ from pathlib import Path
 from sqlalchemy import (JSON, DateTime, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint,
                         create_engine, event, insert, select)
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 import trous
@@ -227,7 +228,10 @@ class Gradebook:
 
     # -- writing: one transaction per student -----------------------------------------------------
     def _student(self, session: Session, submission: Submission) -> StudentRow:
-        student = session.scalars(select(StudentRow).where(StudentRow.key == submission.student)).first()
+        # FOR UPDATE (PostgreSQL; SQLite has one writer anyway): two graders sharing the gradebook record
+        # the same student one after the other, the second seeing what the first committed.
+        student = session.scalars(select(StudentRow).where(StudentRow.key == submission.student)
+                                  .with_for_update()).first()
         if student is None:
             student = StudentRow(key=submission.student, name=submission.name or "")
             session.add(student)
@@ -256,13 +260,32 @@ class Gradebook:
         elif current.grading_id != grading_id:
             current.grading_id, current.updated_at = grading_id, _now()
 
-    def record(self, run_id: int, submission: Submission, grade: SubmissionGrade) -> int:
-        """Store a new grading and make it the student's current grade, all or nothing."""
+    def record(self, run_id: int, submission: Submission, grade: SubmissionGrade, once: bool = False) -> int:
+        """Store a new grading and make it the student's current grade, all or nothing.
+
+        `once`: idempotent per (student, content, grader version): if that grading exists (another grader
+        sharing this gradebook recorded it meanwhile), make it current instead of adding a duplicate.
+        Without it (`--force`), every call adds a grading to the history."""
         if grade.student != submission.student:
             raise ValueError(f"la note de {grade.student} ne correspond pas à la copie de {submission.student}")
+        try:
+            return self._record(run_id, submission, grade, once)
+        except IntegrityError:
+            # Another grader created this student or this content at the same moment (unique keys):
+            # it is committed now, so a second attempt finds it.
+            return self._record(run_id, submission, grade, once)
+
+    def _record(self, run_id: int, submission: Submission, grade: SubmissionGrade, once: bool) -> int:
         with Session(self.engine) as session, session.begin():
             student = self._student(session, submission)
             row = self._submission(session, student, submission)
+            if once:
+                done = session.scalars(select(GradingRow.id).where(GradingRow.submission_id == row.id,
+                                                                   GradingRow.grader_version == grade.grader_version)
+                                       .order_by(GradingRow.id.desc())).first()
+                if done is not None:
+                    self._make_current(session, student, done)
+                    return done
             grading = GradingRow(submission_id=row.id, run_id=run_id, grader_version=grade.grader_version,
                                  graded_at=_now(), score=grade.score, max_score=grade.max_score,
                                  result=grade.to_json())

@@ -252,9 +252,12 @@ def _parse(line: bytes) -> dict | None:
 class RunnerPool:
     """`size` runners, each in its own sandbox slot, fed from one queue of jobs."""
 
-    def __init__(self, size: int | None = None, mode: str = "auto", preload: tuple[str, ...] = ("numpy",)):
-        self.size = max(1, size or os.cpu_count() or 1)
-        self.runners = [Runner(mode, slot, preload) for slot in range(self.size)]
+    def __init__(self, size: int | None = None, mode: str = "auto", preload: tuple[str, ...] = ("numpy",),
+                 slots: tuple[int, ...] | None = None):
+        # `slots`: the sandbox slots to use, when several pools share a machine (Dask workers): two
+        # pools on the same slot would run students' code under the same uid and share its process count.
+        self.size = len(slots) if slots else max(1, size or os.cpu_count() or 1)
+        self.runners = [Runner(mode, slot, preload) for slot in (slots or range(self.size))]
         self._free: list[Runner] = list(self.runners)
         self._lock = threading.Lock()
 
