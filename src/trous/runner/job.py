@@ -396,9 +396,24 @@ class Supervisor:
         except (ProcessLookupError, PermissionError):
             pass
         _, status = os.waitpid(pid, 0)
+        if _has_children():  # processes the run left behind (the supervisor is their subreaper)
+            from .zygote import sweep  # noqa: PLC0415
+
+            sweep()
         if os.WIFSIGNALED(status):
             return -os.WTERMSIG(status)
         return os.WEXITSTATUS(status)
+
+
+def _has_children() -> bool:
+    try:
+        for tid in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{tid}/children") as f:
+                if f.read().strip():
+                    return True
+        return False
+    except OSError:
+        return True  # cannot tell: sweep anyway
 
 
 def _parse(line: bytes) -> dict | None:

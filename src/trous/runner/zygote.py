@@ -111,6 +111,9 @@ def serve(control: socket.socket, workroot: str, confinement: Confinement) -> No
             status = 0
             try:
                 control.close()
+                # Orphans of the student's processes come back to the supervisor, which sweeps them
+                # after each run: a fork bomb in one exercise must not outlive it into the next.
+                prctl(PR_SET_CHILD_SUBREAPER, 1)
                 job = Job.from_bytes(_read_all(job_in))
                 run_job(job, job_out, workroot, confinement)
             except BaseException:  # noqa: BLE001 - report, never hang the parent
