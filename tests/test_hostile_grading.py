@@ -19,6 +19,8 @@ import json
 import os
 import shutil
 import tempfile
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +33,8 @@ from trous.course import Course
 from trous.grading.engine import Grader
 from trous.grading.model import ERROR, FAILED, MISSING, UNFILLED, SubmissionGrade
 from trous.grading.reports import SCHEMA_FILE
-from trous.runner.pool import RunnerPool
+from trous.runner.pool import Runner, RunnerPool
+from trous.runner.protocol import Job, Limits, Probe, Unit
 from trous.runner.sandbox import bwrap_available
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -178,6 +181,13 @@ def check_unrunnable(grade: SubmissionGrade, mode: str, *fragments: str) -> None
     assert grade.exercise("03_masque").score == 1.0
 
 
+def check_fork_bomb_in_fill(grade: SubmissionGrade) -> None:
+    e = grade.exercise("01_toux")
+    assert e.mode == "blanks"
+    assert statuses(grade, "01_toux")["somme_exp"] == FAILED and e.blanks[0].score == 0.0
+    assert grade.exercise("03_masque").score == 1.0
+
+
 # -- the cases -----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Case:
@@ -186,10 +196,14 @@ class Case:
     check: Callable[[SubmissionGrade], None]
 
 
-def _files(course: Course, case: Case) -> dict[str, bytes | None]:
-    built = case.build(course)
-    return {"01_toux": built if isinstance(built, bytes) else built.encode("utf-8"),
+def _with_01(course: Course, source: str | bytes) -> dict[str, bytes | None]:
+    """The offender's files: its 01_toux, and 03_masque as the solution (to see that it is untouched)."""
+    return {"01_toux": source if isinstance(source, bytes) else source.encode("utf-8"),
             "03_masque": text(course, "solution", "03_masque").encode()}
+
+
+def _files(course: Course, case: Case) -> dict[str, bytes | None]:
+    return _with_01(course, case.build(course))
 
 
 FORGED_EVENTS = (
@@ -254,9 +268,11 @@ CASES = [
     Case("memory_bomb_outside", lambda c: insert_before(text(c, "solution", "01_toux"), "poids = ",
                                                         "bombe = []\nwhile True:\n    bombe.append(bytearray(10**7))"),
          lambda g: assert_whole_file(g, ("somme_exp", "nouveau"), "mémoire")),
+    # The forked copies go on running the exercise's next units in the same process and may upset
+    # them (the student's own other blanks): only the hostile blank and the other exercise are certain.
     Case("fork_bomb_in_fill", lambda c: with_fill(c, "01_toux", "somme_exp",
                                                   "[__import__('os').fork() for _ in range(8)] and sum(e)"),
-         lambda g: assert_only_blank_lost(g, "somme_exp")),
+         lambda g: check_fork_bomb_in_fill(g)),
     Case("fork_bomb_outside", lambda c: insert_before(
         text(c, "solution", "01_toux"), "x = ",
         "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass"),
@@ -298,6 +314,10 @@ CASES = [
     Case("huge_output_outside", lambda c: insert_before(text(c, "solution", "01_toux"), "poids = ",
                                                         "while True:\n    print('spam ' * 1000)"),
          lambda g: assert_whole_file(g, BLANKS_01, "sortie trop volumineuse")),
+    # Forty files left in its own folder, over this course's bound of twenty: the run earns nothing.
+    Case("too_many_files_outside", lambda c: insert_before(text(c, "solution", "01_toux"), "print(",
+                                                           "for k in range(40):\n    open(f'f{k}.txt', 'w').write('x')"),
+         lambda g: assert_whole_file(g, BLANKS_01, "trop de fichiers écrits (40, limite 20)")),
     Case("empty_file", lambda c: b"", lambda g: assert_whole_file(g, BLANKS_01, "introuvable")),
     Case("binary_file", lambda c: bytes(range(256)) * 8,
          lambda g: check_unrunnable(g, "unreadable", "fichier binaire")),
@@ -310,8 +330,11 @@ def _full(grade: SubmissionGrade) -> None:
     assert grade.score == grade.max_score == 4.0, grade.to_json()
 
 
-# Files that Python reads fine are graded like any other: full marks for the solution.
+# Files that Python reads fine are graded like any other: full marks for the solution; and a module
+# the runner did not preload can still be imported.
 CASES += [
+    Case("stdlib_import_not_preloaded", lambda c: with_fill(
+        c, "01_toux", "somme_exp", "float(__import__('fractions').Fraction(math.fsum(e))) + 0 * len(__import__('csv').__name__)"), _full),
     Case("latin1_declared", lambda c: ("# -*- coding: latin-1 -*-\n" + text(c, "solution", "01_toux"))
          .encode("latin-1", "replace"), _full),
     Case("bom", lambda c: b"\xef\xbb\xbf" + text(c, "solution", "01_toux").encode(), _full),
@@ -356,6 +379,24 @@ def test_overriding_builtins_in_one_exercise_leaves_the_other_alone(grader, hone
     assert grade.exercise("01_toux").score == 0.0
 
 
+def test_sandbox_outlives_the_thread_that_started_it(grader):
+    """bwrap's --die-with-parent follows the thread that started it: a runner started from a worker
+    thread (as grade_many's are) must not be killed when that thread ends."""
+    runner = Runner(grader.mode, slot=7)
+    try:
+        starter = threading.Thread(target=runner.start)
+        starter.start()
+        starter.join()
+        deadline = time.monotonic() + 2.0
+        while time.monotonic() < deadline and runner.process.poll() is None:
+            time.sleep(0.05)
+        assert runner.process.poll() is None, "the sandbox died with the thread that started it"
+        result = runner.run(Job((Unit("v = 6 * 7", "f.py", (Probe("v"),)),), Limits(wall=5)))[0]
+        assert (result.status, result.probes[0].value, runner.restarts) == ("ok", 42, 0)
+    finally:
+        runner.close()
+
+
 # -- files outside the student's own directory ---------------------------------------------------
 def _reader(path: str) -> str:
     """A fill for `scores` that shows the first characters of `path`, or the error reading it."""
@@ -373,41 +414,32 @@ TARGETS = ["graders/test_01_toux.py", "solutions/01_toux.py", "copies-resultats/
 def test_reading_course_files_by_relative_path(grader, honest, baseline, course, target):
     """`../graders`, `../../solutions`, …: the working directory is a private temporary folder."""
     for prefix in ("../", "../../", "../../../"):
-        grade = grade_with_class(grader, honest, baseline, {
-            "01_toux": with_fill(course, "01_toux", "scores", _reader(prefix + target)).encode(),
-            "03_masque": None})
-        assert_only_blank_lost_scores(grade, "FileNotFoundError")
+        grade = grade_with_class(grader, honest, baseline, _with_01(
+            course, with_fill(course, "01_toux", "scores", _reader(prefix + target))))
+        assert_only_blank_lost(grade, "scores", "FileNotFoundError")
         assert _secret(course, target) not in message(grade, "01_toux", "scores")
-
-
-def assert_only_blank_lost_scores(grade: SubmissionGrade, fragment: str) -> None:
-    e = grade.exercise("01_toux")
-    assert e.mode == "blanks"
-    assert {b.id: b.score for b in e.blanks} == {"somme_exp": 1.0, "scores": 0.0, "nouveau": 1.0}
-    assert fragment in message(grade, "01_toux", "scores"), message(grade, "01_toux", "scores")
 
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_reading_course_files_by_absolute_path(grader, honest, baseline, course, target):
-    """bubblewrap: the course does not exist in the sandbox, whatever the path. Fallback: files the
-    machine lets anyone read stay readable (no mount isolation; that is why the fallback warns
-    loudly), but the code runs under an unprivileged id, so the grader's own working directory
-    (/proc/<pid>/cwd of the processes above it) is out of reach."""
+    """bubblewrap: the course does not exist in the sandbox, whatever the path. Fallback: the code
+    runs as the grader's own user with no mount isolation, so whatever the grader can read is
+    readable (that is why the fallback announces itself loudly); reading earns nothing."""
     path = str(course.root / target)
-    grade = grade_with_class(grader, honest, baseline, {
-        "01_toux": with_fill(course, "01_toux", "scores", _reader(path)).encode(), "03_masque": None})
+    grade = grade_with_class(grader, honest, baseline, _with_01(
+        course, with_fill(course, "01_toux", "scores", _reader(path))))
+    assert_only_blank_lost(grade, "scores")
     shown = message(grade, "01_toux", "scores")
-    assert grade.exercise("01_toux").blanks[1].score == 0.0
     if grader.mode == "bwrap":
         assert "FileNotFoundError" in shown and _secret(course, target) not in shown
     else:
         assert _secret(course, target)[:30] in shown, shown
 
 
-def test_finding_the_course_through_other_processes(grader, honest, baseline, course):
-    """The course folder is the working directory of the grader: reachable through /proc/<pid>/cwd
-    of the processes above the student's, unless the sandbox hides them (new pid namespace) or
-    refuses them (another user id)."""
+def test_finding_the_course_through_other_processes(grader, course):
+    """The course folder is the grader's working directory, so /proc/<pid>/cwd of a process above the
+    student's leads to it. bubblewrap hides those processes (own pid namespace, another user id);
+    the fallback does not."""
     finder = ("[(lambda os: [c for c in (os.path.join('/proc', d, 'cwd') for d in os.listdir('/proc') if d.isdigit()) "
               "if os.path.isdir(os.path.join(c, 'graders'))])(__import__('os'))][0] or [1, 1, 2][x.index(t)]")
     previous = os.getcwd()
@@ -415,52 +447,52 @@ def test_finding_the_course_through_other_processes(grader, honest, baseline, co
     try:
         with RunnerPool(1, grader.mode) as pool:
             own = Grader(course, pool, only=EXERCISES)
-            grade = own.grade("pirate", {"01_toux": with_fill(course, "01_toux", "scores", finder).encode(),
-                                         "03_masque": None})
+            grade = own.grade("pirate", _with_01(course, with_fill(course, "01_toux", "scores", finder)))
     finally:
         os.chdir(previous)
-    # Found nothing: the fill falls back to the course's literal, which the hidden variants reject.
-    scores = next(b for b in grade.exercise("01_toux").blanks if b.id == "scores")
-    assert scores.score == 0.0
-    assert "/proc/" not in scores.message and "écrit en dur" in scores.message, scores.message
+    assert_only_blank_lost(grade, "scores")
+    shown = message(grade, "01_toux", "scores")
+    if grader.mode == "bwrap":
+        # Nothing found: the fill falls back to the course's literal, which the hidden variants reject.
+        assert "/proc/" not in shown and "écrit en dur" in shown, shown
+    else:
+        assert "/proc/" in shown, shown
 
 
-def test_writing_and_deleting_outside_its_directory(grader, honest, baseline, course):
-    """bubblewrap: nothing outside the student's folder is writable. Fallback: the code runs under an
-    unprivileged id, so the course (and the grader's files) cannot be changed or deleted, but the
-    machine's world-writable folders (/tmp, /dev/shm) are writable: there is no mount isolation."""
-    witness = course.root / "temoin.txt"
+def test_writing_and_deleting_outside_its_directory(grader, honest, baseline, course, tmp_path):
+    """bubblewrap: nothing outside the run's own folder is writable, and the course is not even there.
+    Fallback: the code runs as the grader's own user without mount isolation, so it can change any
+    file that user can (stated here on a throw-away folder); the runner survives its own folder being
+    deleted."""
+    victim = tmp_path / "cours"
+    (victim / "graders").mkdir(parents=True)
+    (victim / "graders" / "test_01_toux.py").write_text("# correcteur\n", encoding="utf-8")
+    witness = victim / "temoin.txt"
+    witness.write_text("ne pas effacer\n", encoding="utf-8")
     shared = [Path(f"/tmp/trous-pirate-{os.getpid()}-{grader.mode}.txt"),
               Path(f"/dev/shm/trous-pirate-{os.getpid()}-{grader.mode}.txt")]
-    targets = ["../pirate.txt", "../../pirate.txt", str(course.root / "pirate.txt"),
-               str(course.root / "graders" / "pirate.py"), *map(str, shared)]
+    targets = ["../pirate.txt", str(victim / "pirate.txt"), *map(str, shared)]
     attack = "\n".join(
         ["import os, shutil"]
         + [f"try:\n    open({t!r}, 'w').write('pirate')\nexcept OSError:\n    pass" for t in targets]
         + [f"try:\n    os.remove({str(witness)!r})\nexcept OSError:\n    pass",
-           f"shutil.rmtree({str(course.root / 'graders')!r}, ignore_errors=True)",
-           "shutil.rmtree('..', ignore_errors=True)",
-           "for k in range(40):\n    open(f'f{k}.txt', 'w').write('x')"])
+           f"shutil.rmtree({str(victim / 'graders')!r}, ignore_errors=True)",
+           "shutil.rmtree('..', ignore_errors=True)"])
     try:
-        grade = grade_with_class(grader, honest, baseline, {
-            "01_toux": insert_before(text(course, "solution", "01_toux"), "print(", attack).encode(),
-            "03_masque": None})
-        assert witness.read_text(encoding="utf-8") == "ne pas effacer\n"
-        assert (course.root / "graders" / "test_01_toux.py").is_file()
-        assert not list(course.root.rglob("pirate*"))
-        written = [p for p in shared if p.exists()]
-        if grader.mode == "bwrap":
-            assert written == []
-        else:
-            assert written == shared
-            assert {p.stat().st_uid for p in written} != {0}  # not written as root
+        grade = grade_with_class(grader, honest, baseline, _with_01(
+            course, insert_before(text(course, "solution", "01_toux"), "print(", attack)))
+        reached = {"témoin effacé": not witness.exists(), "correcteurs effacés": not (victim / "graders").exists(),
+                   "fichier écrit": (victim / "pirate.txt").exists(), "/tmp": shared[0].exists(),
+                   "/dev/shm": shared[1].exists()}
     finally:
         for path in shared:
             path.unlink(missing_ok=True)
-    # Forty files in its own folder: over the bound of twenty, so no credit and a French reason.
-    assert grade.exercise("01_toux").score == 0.0
-    assert "trop de fichiers écrits" in message(grade, "01_toux")
-    # The runner survived the attempts on its folders: the next student is graded as before.
+    if grader.mode == "bwrap":
+        assert not any(reached.values()), reached
+    else:
+        assert all(reached.values()), reached
+    assert grade.exercise("01_toux").mode == "whole_file"
+    # The runner survived the attempt on its folders: the next student is graded as before.
     again = grader.grade("parfait", honest["parfait"])
     assert again.to_json() == baseline["parfait"]
 
