@@ -12,7 +12,8 @@ bubblewrap sandboxes, their zygotes and every student process), sampled every 20
 
 Targets (issue 3): under 0.1 s per student over the whole course on 2 cores, under 500 Mio peak.
 The mixture: strong, average and weak students (right, partly filled, wrong, unfilled, missing
-exercises), a few troubled ones (syntax error, exception, values written by hand) and `--boucles`
+exercises; a right fill is written the textbook way 60 % of the time, else in the student's own
+spelling, so that no cache of identical programs makes the class look easier), a few troubled ones (syntax error, exception, values written by hand) and `--boucles`
 copies with an endless loop, each of which costs one exercise's wall-time limit on one core.
 """
 
@@ -49,13 +50,24 @@ PROFILES = {  # share of students, then per exercise: right, partial, wrong, unf
 }
 
 
+def _style(answer: str, rng: random.Random) -> str:
+    """A right fill as a student writes it: most often the textbook form, sometimes in their own
+    spelling (the same value, other text), so that a class is not hundreds of identical programs."""
+    roll = rng.random()
+    if roll < 0.6:
+        return answer
+    if roll < 0.85:
+        return f"({answer})"
+    return f"( {answer} )"
+
+
 def _one(material: gen.Material, state: str, rng: random.Random) -> str | None:
     n = len(material.blanks)
     if state == "right":
-        return material.perfect()
+        return material.fill({i: _style(a, rng) for i, a in enumerate(material.answers)})
     if state == "partial":
         keep = rng.sample(range(n), k=max(1, n // 2)) if n > 1 else []
-        return material.fill({i: a for i, a in enumerate(material.answers) if i in keep})
+        return material.fill({i: _style(a, rng) for i, a in enumerate(material.answers) if i in keep})
     if state == "wrong":
         bad = rng.randrange(n)
         return material.with_blank(bad, gen.wrong(material.answers[bad], rng.randrange(3)))
