@@ -152,7 +152,8 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
             inner = Hooks(sandbox=on_sandbox)
             for grade in SCHEDULERS[options.scheduler](course, todo, options, inner):
                 r = time.perf_counter()
-                gradebook.record(run_id, by_student[grade.student], grade)
+                # once: a grader sharing the gradebook may have recorded this copy meanwhile (--force: a new grading)
+                gradebook.record(run_id, by_student[grade.student], grade, once=not options.force)
                 recording += time.perf_counter() - r
                 graded.append(grade.student)
                 hooks.graded(grade)
@@ -305,7 +306,8 @@ def cmd_grade(args) -> int:
                           soft_wrap=True)
         if len(noted) > 15:
             console.print(f"  … et {len(noted) - 15} autre(s)")
-    console.print(f"carnet de notes : {_shown(Path(outcome.gradebook))}", soft_wrap=True)
+    shown = outcome.gradebook if "://" in outcome.gradebook else _shown(Path(outcome.gradebook))
+    console.print(f"carnet de notes : {shown}", soft_wrap=True)
     ordered = [k for k in REPORT_LABELS if k in outcome.reports] + [k for k in outcome.reports if k not in REPORT_LABELS]
     for key in ordered:  # reports an input kind adds (nbgrader's gradebook…) come last, under their key
         path = Path(outcome.reports[key])

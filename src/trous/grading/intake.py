@@ -409,9 +409,12 @@ def load_folder(root: Path, course: Course, limits: IntakeLimits) -> Intake:
     return intake
 
 
+RESULTS_MARKERS = ("gradebook.db", "grades.csv", "results.schema.json")
+
+
 def _is_results_dir(path: Path, st: os.stat_result) -> bool:
     # A results folder kept inside the submissions must not be taken for a student.
-    return stat.S_ISDIR(st.st_mode) and (path / "gradebook.db").is_file()
+    return stat.S_ISDIR(st.st_mode) and any((path / name).is_file() for name in RESULTS_MARKERS)
 
 
 # -- zip archives ---------------------------------------------------------------------------------
