@@ -264,8 +264,11 @@ def test_explorer_in_jupyterlab(page, lab):
     page.get_by_label("Masque de remplissage").uncheck()
     unmasked = softmax([1, 0, 0])
     expect_text(row(page, "fièvre").locator(".tx-weights"), " ; ".join(fr(w) for w in unmasked))
+    expect(page.get_by_label("toux composante 1")).to_be_disabled()  # a <rempl> is [0 ; 0], not editable
     page.get_by_label("toux devient <rempl>").uncheck()
     expect(row(page, "toux")).to_have_count(1)
+    expect(page.get_by_label("toux composante 1")).to_be_enabled()
+    expect(page.get_by_label("nom du token 3")).to_have_value("toux")
 
     # Place vectors [1 ; 0], [0 ; 0], [0 ; 1]: « toux » becomes [1 ; 2] and reads [1 ; 1,86]
     page.get_by_label("Vecteurs de place").check()

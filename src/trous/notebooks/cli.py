@@ -44,6 +44,7 @@ def cmd_lab(args) -> int:
         print(f"notebooks écrits dans {course.root} : {len(built.written)}")
     argv = command(course, port=args.port, open_browser=not args.no_browser)
     print("JupyterLab : " + " ".join(argv[1:]), flush=True)
+    print("(pour l'arrêter : Ctrl+C dans ce terminal)", flush=True)
     return run(argv, course.root)
 
 

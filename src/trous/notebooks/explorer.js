@@ -26,40 +26,51 @@ function save(model, name, value) {
 }
 
 function tokenEditor(model) {
-  const box = h("div", { class: "tx-tokens" });
+  // Built once per token count, then updated in place: an input never disappears under the cursor.
+  const box = h("div", { class: "tx-tokens" }, h("div", { class: "tx-heading" }, "Les tokens et leurs vecteurs (modifiables)"));
+  let rows = [];
+  function build(count) {
+    rows.forEach((r) => r.node.remove());
+    rows = [];
+    for (let i = 0; i < count; i++) {
+      const name = h("input", { class: "tx-name", type: "text", onchange: (event) => {
+        const next = [...model.get("names")]; next[i] = event.target.value; save(model, "names", next);
+      } });
+      const component = (c) => h("input", { type: "number", step: "0.5", min: "-10", max: "10", onchange: (event) => {
+        const next = model.get("vectors").map((v) => [...v]);
+        next[i][c] = Number(event.target.value);
+        save(model, "vectors", next);
+      } });
+      const a = component(0);
+      const b = component(1);
+      const pad = h("input", { type: "checkbox", onchange: (event) => {
+        const next = [...model.get("padding")]; next[i] = event.target.checked; save(model, "padding", next);
+      } });
+      const node = h("div", { class: "tx-token", "data-token": i }, name, h("span", {}, " ["), a, h("span", {}, " ; "), b,
+        h("span", {}, "] "), h("label", { class: "tx-padcheck" }, pad, " <rempl>"));
+      box.append(node);
+      rows.push({ node, name, a, b, pad });
+    }
+  }
   function draw() {
-    if (box.contains(document.activeElement)) return; // never redraw under the student's cursor
     const names = model.get("names");
     const vectors = model.get("vectors");
     const padding = model.get("padding");
-    box.replaceChildren(
-      h("div", { class: "tx-heading" }, "Les tokens et leurs vecteurs (modifiables)"),
-      ...names.map((name, i) => {
-        const pad = padding[i];
-        const setVector = (component) => (event) => {
-          const next = vectors.map((v) => [...v]);
-          next[i][component] = Number(event.target.value);
-          save(model, "vectors", next);
-        };
-        return h("div", { class: "tx-token" + (pad ? " tx-pad" : ""), "data-token": i },
-          h("input", { class: "tx-name", type: "text", value: name, "aria-label": `nom du token ${i + 1}`,
-            disabled: pad, onchange: (event) => {
-              const next = [...names]; next[i] = event.target.value; save(model, "names", next);
-            } }),
-          h("span", {}, " ["),
-          h("input", { type: "number", step: "0.5", min: "-10", max: "10", value: vectors[i][0],
-            "aria-label": `${name} composante 1`, disabled: pad, onchange: setVector(0) }),
-          h("span", {}, " ; "),
-          h("input", { type: "number", step: "0.5", min: "-10", max: "10", value: vectors[i][1],
-            "aria-label": `${name} composante 2`, disabled: pad, onchange: setVector(1) }),
-          h("span", {}, "] "),
-          h("label", { class: "tx-padcheck" },
-            h("input", { type: "checkbox", checked: pad, "aria-label": `${name} devient <rempl>`,
-              onchange: (event) => {
-                const next = [...padding]; next[i] = event.target.checked; save(model, "padding", next);
-              } }),
-            " <rempl>"));
-      }));
+    if (rows.length !== names.length) build(names.length);
+    rows.forEach((r, i) => {
+      const isPad = !!padding[i];
+      const set = (input, value) => { if (document.activeElement !== input) input.value = value; };
+      set(r.name, names[i]);
+      set(r.a, vectors[i][0]);
+      set(r.b, vectors[i][1]);
+      r.pad.checked = isPad;
+      r.node.classList.toggle("tx-pad", isPad);
+      for (const input of [r.name, r.a, r.b]) input.disabled = isPad;
+      r.name.setAttribute("aria-label", `nom du token ${i + 1}`);
+      r.a.setAttribute("aria-label", `${names[i]} composante 1`);
+      r.b.setAttribute("aria-label", `${names[i]} composante 2`);
+      r.pad.setAttribute("aria-label", `${names[i]} devient <rempl>`);
+    });
   }
   for (const name of ["names", "vectors", "padding"]) model.on(`change:${name}`, draw);
   draw();
@@ -72,13 +83,14 @@ function toggles(model) {
     ["scale", "Division par √d"],
     ["mask", "Masque de remplissage"],
   ];
-  const box = h("div", { class: "tx-toggles" });
+  const inputs = {};
+  const box = h("div", { class: "tx-toggles" }, ...items.map(([name, label]) => {
+    inputs[name] = h("input", { type: "checkbox", "data-toggle": name,
+      onchange: (event) => save(model, name, event.target.checked) });
+    return h("label", { class: "tx-toggle" }, inputs[name], " " + label);
+  }));
   function draw() {
-    box.replaceChildren(...items.map(([name, label]) =>
-      h("label", { class: "tx-toggle" },
-        h("input", { type: "checkbox", checked: model.get(name), "data-toggle": name,
-          onchange: (event) => save(model, name, event.target.checked) }),
-        " " + label)));
+    for (const [name] of items) inputs[name].checked = !!model.get(name);
   }
   for (const [name] of items) model.on(`change:${name}`, draw);
   draw();

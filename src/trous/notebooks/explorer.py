@@ -63,7 +63,9 @@ class Explorer(anywidget.AnyWidget):
         kwargs.setdefault("vectors", [list(v) for v in values["x"]])
         kwargs.setdefault("padding", [False] * len(kwargs["names"]))
         root = course.root
-        super().__init__(source=f"softmax et attention : {self._attention.source.relative_to(root)}", **kwargs)
+        where = self._attention.source
+        shown = where.relative_to(root) if where.is_relative_to(root) else where
+        super().__init__(source=f"softmax et attention : ceux de l'exercice {where.stem} ({shown})", **kwargs)
         self._refresh()
 
     @traitlets.observe("names", "vectors", "padding", "places", "scale", "mask", "selected", "w")

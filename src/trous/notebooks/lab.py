@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -24,11 +25,12 @@ def command(course: Course, *, port: int | None = None, open_browser: bool = Tru
         argv.append("--no-browser")
     if token is not None:
         argv.append(f"--IdentityProvider.token={token}")
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        argv.append("--allow-root")  # containers often run as root; Jupyter refuses without it
     return argv + list(extra)
 
 
 def run(argv: list[str], cwd: Path) -> int:
-    import os  # noqa: PLC0415
     import subprocess  # noqa: PLC0415
 
     if os.name == "posix":
