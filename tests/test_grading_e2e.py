@@ -158,3 +158,16 @@ def test_moodle_archive_end_to_end(tmp_path):
     bob = (results / "retours" / "102.html").read_text(encoding="utf-8")
     assert "chemin dangereux refusé" in bob
     assert not (tmp_path / "01_toux.py").exists() and not (tmp_path.parent / "01_toux.py").exists()
+
+
+def test_a_hostile_blank_costs_only_itself(graded):
+    # These students put their payload in the first blank of the first exercise and wrote the other
+    # blanks right: per-blank grading must give them those (the payload must not spill over).
+    _, results, _ = graded
+    grades = results_of(results)
+    for student in ("gaelle_memoire", "hugo_fourche", "jules_espion", "karim_bavard"):
+        first = grades[student]["exercises"][0]
+        assert first["mode"] == "blanks", student
+        assert first["blanks"][0]["status"] != "passed", student
+        spilled = [(b["id"], b["message"]) for b in first["blanks"][1:] if b["status"] != "passed"]
+        assert not spilled, (student, spilled)
