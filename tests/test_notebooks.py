@@ -325,3 +325,14 @@ def test_explorer_widget_recomputes_when_a_control_changes(course):
     assert widget.view["error"] is None and widget.view["rows"][0]["input"] == "[10 ; 0]"
     widget.w = 0.9
     assert widget.view["rnn"]["share"] == number(0.9 ** 8, 3) and widget.view["rnn"]["weight"] == "0,13"
+
+
+def test_check_cell_places_a_syntax_error_in_its_cell(edition):
+    notebook = edition / "exercises" / "01_toux.ipynb"
+    fill(notebook, "total = ___", "total = sum(e")
+    report = check("01_toux", str(notebook), course=Course.load(edition))
+    assert not report.result.passed
+    problem = report.problem()
+    assert problem.startswith("ligne 9 de la cellule 3 — erreur de syntaxe"), problem
+    assert "total = sum(e" in problem
+    assert problem in str(report) and "trous-problem" in report._repr_html_()
