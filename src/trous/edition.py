@@ -20,7 +20,8 @@ import trous
 
 from .course import Course
 
-FIXED_DATE = (2026, 1, 1, 0, 0, 0)  # zip entries get a fixed date: same course, same bytes
+FIXED_DATE = (2026, 1, 1, 0, 0, 0)
+LAB_REQUIREMENTS = "jupyterlab>=4.2,<5\njupytext>=1.16\nipywidgets>=8.1\nanywidget>=0.9\n"  # zip entries get a fixed date: same course, same bytes
 
 STUDENT_README = """\
 # {title}
@@ -34,6 +35,16 @@ python -m venv .venv
 source .venv/bin/activate          # Windows : .venv\\Scripts\\activate
 python -m pip install -r requirements.txt
 ```
+
+## Travailler dans JupyterLab (facultatif)
+
+```
+python -m pip install -r requirements-lab.txt
+trous lab
+```
+
+Chaque exercice s'ouvre en notebook (enregistrer le notebook enregistre aussi le fichier `.py`) ; la
+dernière cellule vérifie tes trous. `explorateur.ipynb` contient l'explorateur de l'attention.
 
 ## Travailler
 
@@ -76,6 +87,7 @@ def build(course: Course, dest: str | Path, make_zip: bool = True) -> Path:
                      f"({len(exercise.blanks)} trous)")
     wheel = build_wheel(dest / ".trous" / "wheels")
     (dest / "requirements.txt").write_text(f"./.trous/wheels/{wheel.name}\n", encoding="utf-8")
+    (dest / "requirements-lab.txt").write_text(f"-r requirements.txt\n{LAB_REQUIREMENTS}", encoding="utf-8")
     (dest / "pytest.ini").write_text("[pytest]\ntestpaths = exercises\n", encoding="utf-8")
     (dest / ".gitignore").write_text(".venv/\n__pycache__/\n.trous/etat.json\n", encoding="utf-8")
     (dest / "LISEZMOI.md").write_text(STUDENT_README.format(title=course.title, exercises="\n".join(lines)),
