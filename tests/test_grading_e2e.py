@@ -171,3 +171,20 @@ def test_a_hostile_blank_costs_only_itself(graded):
         assert first["blanks"][0]["status"] != "passed", student
         spilled = [(b["id"], b["message"]) for b in first["blanks"][1:] if b["status"] != "passed"]
         assert not spilled, (student, spilled)
+
+
+def test_student_text_is_never_read_as_terminal_markup(tmp_path):
+    # Folder and file names are the students': « [/red] » would be a closing tag to rich (an error),
+    # « [bold] » a style. They must print as written.
+    from grading_support import mini_course
+
+    course_dir = mini_course(tmp_path / "cours", ("01_toux",))
+    copies = tmp_path / "copies"
+    (copies / "[bold]eve" / "exercises").mkdir(parents=True)
+    (copies / "[bold]eve" / "exercises" / "01_toux.py").write_bytes((course_dir / "solutions" / "01_toux.py").read_bytes())
+    (copies / "[bold]eve" / "[" / "red]").mkdir(parents=True)
+    (copies / "[bold]eve" / "[" / "red]" / "brouillon.py").write_text("x = 1\n", encoding="utf-8")
+    done = run_trous("-C", str(course_dir), "grade", str(copies), "--resultats", str(tmp_path / "res"), cwd=course_dir)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "[bold]eve" in done.stdout
+    assert "[/red]/brouillon.py" in done.stdout

@@ -200,7 +200,8 @@ def _table(course: Course, outcome: Outcome):
     total = sum(e.points for e in exercises)
     table.add_column(f"total\n/{_points(total)}", justify="right", style="bold", no_wrap=True)
     for grade in outcome.grades:
-        row = [grade.student] + ([names.get(grade.student, "")] if with_names else [])
+        # Folder names and Moodle names are the students': never read them as rich markup.
+        row = [_escape(grade.student)] + ([_escape(names.get(grade.student, ""))] if with_names else [])
         scores = {e.id: e for e in grade.exercises}
         for exercise in exercises:
             e = scores.get(exercise.id)
@@ -227,6 +228,7 @@ REPORT_LABELS = {
 
 def cmd_grade(args) -> int:
     from rich.console import Console  # noqa: PLC0415
+    from rich.markup import escape  # noqa: PLC0415
     from rich.panel import Panel  # noqa: PLC0415
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: PLC0415
     from rich.progress import TimeRemainingColumn  # noqa: PLC0415
@@ -261,7 +263,7 @@ def cmd_grade(args) -> int:
 
     def graded(grade: SubmissionGrade) -> None:
         if task is not None:
-            progress.update(task, advance=1, description=f"{grade.student} : {_points(grade.score)}")
+            progress.update(task, advance=1, description=f"{_escape(grade.student)} : {_points(grade.score)}")
 
     try:
         outcome = grade_class(course, options, Hooks(sandbox, started, graded))
@@ -274,11 +276,11 @@ def cmd_grade(args) -> int:
         return EXIT_USAGE
     except intake_mod.IntakeError as exc:
         progress.stop()
-        console.print(f"[red]erreur :[/] {exc}", markup=True)
+        console.print(f"[red]erreur :[/] {escape(str(exc))}", markup=True)  # escape: « trous[distributed] », paths
         return EXIT_USAGE
     except GraderError as exc:
         progress.stop()
-        console.print(f"[red]le correcteur ne peut pas tourner :[/] {exc}\n(lance « trous doctor » pour le détail)")
+        console.print(f"[red]le correcteur ne peut pas tourner :[/] {escape(str(exc))}\n(lance « trous doctor » pour le détail)")
         return EXIT_FAILED
     except RuntimeError as exc:  # the sandbox cannot start (bwrap asked for but broken…)
         from ..runner.pool import RunnerError  # noqa: PLC0415
@@ -296,24 +298,30 @@ def cmd_grade(args) -> int:
     finally:
         progress.stop()
     for warning in outcome.intake.warnings:
-        console.print(f"[yellow]remarque[/] ({outcome.intake.source.name}) : {warning}")
+        console.print(f"[yellow]remarque[/] ({_escape(outcome.intake.source.name)}) : {_escape(warning)}")
     console.print(_table(course, outcome))
     noted = [s for s in outcome.intake.submissions if s.warnings]
     if noted:
         console.print(f"[yellow]{len(noted)} copie(s) avec des remarques[/] (reprises dans leur page de retour) :")
         for s in noted[:15]:
-            console.print(f"  {s.student} : " + " ; ".join(s.warnings[:2]) + (" …" if len(s.warnings) > 2 else ""),
-                          soft_wrap=True)
+            console.print(_escape(f"  {s.student} : " + " ; ".join(s.warnings[:2])
+                                  + (" …" if len(s.warnings) > 2 else "")), soft_wrap=True)
         if len(noted) > 15:
             console.print(f"  … et {len(noted) - 15} autre(s)")
     shown = outcome.gradebook if "://" in outcome.gradebook else _shown(Path(outcome.gradebook))
-    console.print(f"carnet de notes : {shown}", soft_wrap=True)
+    console.print(f"carnet de notes : {_escape(shown)}", soft_wrap=True)
     ordered = [k for k in REPORT_LABELS if k in outcome.reports] + [k for k in outcome.reports if k not in REPORT_LABELS]
     for key in ordered:  # reports an input kind adds (nbgrader's gradebook…) come last, under their key
         path = Path(outcome.reports[key])
         label = REPORT_LABELS.get(key, key.replace("_", " "))
-        console.print(f"{label:30} {_shown(path)}{os.sep if path.is_dir() else ''}", soft_wrap=True)
+        console.print(_escape(f"{label:30} {_shown(path)}{os.sep if path.is_dir() else ''}"), soft_wrap=True)
     return EXIT_OK
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape  # noqa: PLC0415
+
+    return escape(text)
 
 
 def _shown(path: Path) -> str:
