@@ -12,6 +12,7 @@ checks as on the full course: the notebook's grades are the engine's grades.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 from dataclasses import asdict, dataclass
@@ -116,3 +117,33 @@ def materialize(bundle: Bundle, root: str | Path) -> Exercise:
         (root / "solutions" / f"{ex}.py").write_text(bundle.solution, encoding="utf-8")
         (root / "graders" / f"test_{ex}.py").write_text(bundle.grader, encoding="utf-8")
     return Course.load(root).exercise(ex)
+
+
+# -- reading the bundles back from cell sources (one-line literal calls, never executed) ---------------
+def _calls(source: str, name: str) -> list[list]:
+    found = []
+    for line in source.split("\n"):
+        if not line.startswith(name + "("):
+            continue
+        try:
+            call = ast.parse(line, mode="eval").body
+            found.append([ast.literal_eval(a) for a in call.args])
+        except (SyntaxError, ValueError, TypeError, AttributeError, MemoryError, RecursionError):
+            continue
+    return found
+
+
+def hidden_calls(source: str) -> list[tuple[str, dict]]:
+    """(blank id, hidden bundle) of each `corriger_trou(...)` line of a grade cell's source."""
+    return [(args[0], args[1]) for args in _calls(source, "corriger_trou")
+            if len(args) == 2 and isinstance(args[0], str) and isinstance(args[1], dict)]
+
+
+def check_bundle(source: str) -> Bundle | None:
+    """The public bundle of a check cell's `verifier(...)` line, or None."""
+    for args in _calls(source, "verifier"):
+        try:
+            return Bundle.from_dict(args[0]).public()
+        except (ValueError, KeyError, TypeError, IndexError):
+            continue
+    return None

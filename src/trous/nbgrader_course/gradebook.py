@@ -183,8 +183,14 @@ class Writer:
             resources = {"nbgrader": {"student": student, "assignment": assignment.name, "notebook": notebook.name,
                                       "db_url": self.coursedir.db_url},
                          "metadata": {"path": str(dest)}}
-            for step in self.sanitize + self.autograde:
-                nb, resources = step(nb, resources)
+            try:
+                for step in self.sanitize + self.autograde:
+                    nb, resources = step(nb, resources)
+            except Exception as exc:  # noqa: BLE001 - nbgrader's own steps failed: nbgrader would fail too
+                gradebook.db.rollback()
+                report.problems.append(f"{student}/{assignment.name}/{notebook.name}.ipynb : nbgrader n'a pas pu "
+                                       f"le préparer ({type(exc).__name__}: {exc}) : à corriger à la main")
+                continue
             nbformat.write(nb, str(dest / f"{notebook.name}.ipynb"))
         for folder, _, names in os.walk(dest):
             for name in names:

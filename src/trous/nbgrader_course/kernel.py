@@ -25,7 +25,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+import nbformat
 from jupyter_client.manager import AsyncKernelManager
+from nbclient.exceptions import DeadKernelError
 from nbgrader.preprocessors import Execute
 from traitlets import Bool, Integer, Unicode
 
@@ -187,9 +189,41 @@ class SandboxedKernelManager(AsyncKernelManager):
             self._private = None
 
 
+DEAD = ("NoyauArrete", "le noyau s'est arrêté pendant cette cellule (os._exit, plantage ou mémoire épuisée) : "
+        "les cellules suivantes n'ont pas été exécutées")
+NOT_RUN = ("NonExecutee", "cellule non exécutée : le noyau s'était arrêté plus haut")
+
+
 class SandboxedExecute(Execute):
-    """nbgrader's Execute, whose kernel starts inside bubblewrap."""
+    """nbgrader's Execute, whose kernel starts inside bubblewrap.
+
+    A kernel killed by the student's code (`os._exit`) makes plain nbgrader drop the student's whole
+    assignment; here the cells left get an error output instead, and VerifyGrades, which does not
+    need the kernel, gives each blank the engine's grade."""
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
         super().__init__(*args, **kwargs)
+        self._dead = False
+
+    @staticmethod
+    def _error(cell, name: str, message: str) -> None:
+        cell.outputs = list(cell.get("outputs", [])) + [
+            nbformat.v4.new_output("error", ename=name, evalue=message, traceback=[f"{name}: {message}"])]
+
+    def preprocess_cell(self, cell, resources, index):
+        if self._dead:
+            if cell.cell_type == "code" and cell.source.strip():
+                self._error(cell, *NOT_RUN)
+            return cell, resources
+        try:
+            return super().preprocess_cell(cell, resources, index)
+        except DeadKernelError:
+            self._dead = True
+            self._error(cell, *DEAD)
+            self.log.warning("le noyau s'est arrêté dans la cellule %s : la suite n'est pas exécutée", index)
+            return cell, resources
+
+    def preprocess(self, nb, resources=None, km=None):
+        self._dead = False
+        return super().preprocess(nb, resources, km)

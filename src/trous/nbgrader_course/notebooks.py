@@ -4,11 +4,12 @@ Cells, in order:
 - the cells of `exercises/<id>.py`, converted with jupytext: markdown cells read-only (locked); code
   cells with blanks become autograded answer cells, holding the solution here and the template's
   `___` blanks in the release (`preprocessors.ClearBlanks`); code cells without blanks are locked;
-- a short read-only explanation, then one locked check cell running the public checks (the same
-  French report as `pytest exercises/`);
-- one grade cell per blank, worth that blank's points: its hidden-test block grades the blank with
-  the engine (restored by nbgrader at autograde), its visible part runs the public check of the
-  blank, so that a release notebook fails its tests until the blank is right.
+- right after each answer cell, one grade cell per blank it holds, worth that blank's points: its
+  hidden-test block grades the blank with the engine (restored by nbgrader at autograde), its
+  visible part runs the public check of the blank, so that a release notebook fails its tests until
+  the blank is right;
+- at the end, a short read-only explanation, then one locked check cell running the public checks
+  (the same French report as `pytest exercises/`).
 
 Everything is deterministic: cell ids derive from the exercise and blank ids, and no timestamp or
 tool version is written.
@@ -87,28 +88,35 @@ def grade_source(exercise: Exercise, index: int, hidden: bundle_mod.Bundle) -> s
             f"corriger_trou({blank.id!r}, {_literal(hidden.to_dict())})\n"
             f"{HIDDEN_END}\n"
             f"# Trou {index + 1}/{len(exercise.blanks)} « {blank.id} » ({points}) : vérifié ici sur l'exemple "
-            "du cours ; à la correction, aussi sur d'autres entrées.\n"
+            "du cours (exécute d'abord ta réponse) ; à la correction, aussi sur d'autres entrées.\n"
             f"from {INCELL} import verifier_trou\n"
             f"verifier_trou({exercise.id!r}, {blank.id!r})")
 
 
-EXPLAIN = ("**Vérifier ton travail.** La cellule suivante relance ton code et dit, trou par trou, ce qui est "
-           "juste et ce qui ne l'est pas encore, avec un indice. Les cellules d'après valent chacune un trou : "
-           "elles échouent tant que le trou n'est pas juste. À la correction, chaque trou est aussi essayé "
-           "sur d'autres entrées que celles de l'énoncé, et noté à part : un trou faux ne coûte pas les autres.")
+EXPLAIN = ("**Vérifier ton travail.** La cellule suivante relance ton code depuis le début et dit, trou par "
+           "trou, ce qui est juste et ce qui ne l'est pas encore, avec un indice. Les cellules « Trou n » placées "
+           "sous tes réponses valent chacune un trou : elles échouent tant que le trou n'est pas juste. À la "
+           "correction, chaque trou est aussi essayé sur d'autres entrées que celles de l'énoncé, et noté à part : "
+           "un trou faux ne coûte pas les autres.")
 
 
 def source_notebook(exercise: Exercise) -> nbformat.NotebookNode:
+    """The teacher's notebook. Each blank's grade cell comes right after the answer cell holding the
+    blank: nbgrader puts a deleted grade cell back after the solution or grade cell that preceded it,
+    and fails when that one is a plain locked cell."""
     pairs = _code_cells(exercise)
-    cells, answers = [], []
+    answers = answer_cells(exercise)
+    public = bundle_mod.of(exercise, answers, hidden=False)
+    hidden = bundle_mod.of(exercise, answers, hidden=True)
+    cells, grade_cells_after = [], {}
     counters = {"consigne": 0, "reponse": 0, "code": 0}
     template_text = exercise.template_path.read_text(encoding="utf-8")
-    position = 0
+    position, next_blank = 0, 0
     for template_cell, solution_cell in pairs:
         if template_cell.cell_type == "markdown":
             counters["consigne"] += 1
             gid = grade_id(exercise, "consigne", counters["consigne"])
-            cell = nbformat.v4.new_markdown_cell(template_cell.source, id=gid, metadata=_meta(gid, locked=True))
+            cells.append(nbformat.v4.new_markdown_cell(template_cell.source, id=gid, metadata=_meta(gid, locked=True)))
         elif template_cell.cell_type == "code" and find_blanks(template_cell.source):
             counters["reponse"] += 1
             gid = grade_id(exercise, "reponse", counters["reponse"])
@@ -117,31 +125,32 @@ def source_notebook(exercise: Exercise) -> nbformat.NotebookNode:
                 raise BuildError(f"{exercise.template_path} : cellule de code introuvable telle quelle dans le "
                                  "fichier (commande magique ?)")
             position = start + len(template_cell.source)
-            answers.append(bundle_mod.AnswerCell(gid, template_cell.source))
             metadata = _meta(gid, solution=True)
             metadata["trous"] = {"modele": template_cell.source}
-            cell = nbformat.v4.new_code_cell(solution_cell.source, id=gid, metadata=metadata)
+            cells.append(nbformat.v4.new_code_cell(solution_cell.source, id=gid, metadata=metadata))
+            for _ in find_blanks(template_cell.source):
+                if next_blank >= len(exercise.blanks):
+                    raise BuildError(f"{exercise.template_path} : plus de trous ___ que dans course.yaml")
+                blank = exercise.blanks[next_blank]
+                gid = grade_id(exercise, "trou", blank.id)
+                cells.append(nbformat.v4.new_code_cell(
+                    grade_source(exercise, next_blank, hidden), id=gid,
+                    metadata=_meta(gid, grade=True, locked=True, points=blank.points)))
+                next_blank += 1
         elif template_cell.cell_type == "code":
             if template_cell.source != solution_cell.source:
                 raise BuildError(f"{exercise.solution_path} : une cellule sans trou diffère de l'exercice")
             counters["code"] += 1
             gid = grade_id(exercise, "code", counters["code"])
-            cell = nbformat.v4.new_code_cell(template_cell.source, id=gid, metadata=_meta(gid, locked=True))
+            cells.append(nbformat.v4.new_code_cell(template_cell.source, id=gid, metadata=_meta(gid, locked=True)))
         else:
             raise BuildError(f"{exercise.template_path} : cellule de type {template_cell.cell_type} non prise en charge")
-        cells.append(cell)
-    if not answers:
-        raise BuildError(f"{exercise.template_path} : aucun trou ___ dans les cellules de code")
-    public = bundle_mod.of(exercise, answers, hidden=False)
-    hidden = bundle_mod.of(exercise, answers, hidden=True)
+    if next_blank != len(exercise.blanks):
+        raise BuildError(f"{exercise.template_path} : {next_blank} trous ___, {len(exercise.blanks)} dans course.yaml")
     gid = grade_id(exercise, "consigne", "verifier")
     cells.append(nbformat.v4.new_markdown_cell(EXPLAIN, id=gid, metadata=_meta(gid, locked=True)))
     gid = grade_id(exercise, "verification", "publique")
     cells.append(nbformat.v4.new_code_cell(check_source(exercise, public), id=gid, metadata=_meta(gid, locked=True)))
-    for index, blank in enumerate(exercise.blanks):
-        gid = grade_id(exercise, "trou", blank.id)
-        cells.append(nbformat.v4.new_code_cell(grade_source(exercise, index, hidden), id=gid,
-                                               metadata=_meta(gid, grade=True, locked=True, points=blank.points)))
     nb = nbformat.v4.new_notebook(cells=cells, metadata={"kernelspec": dict(KERNELSPEC),
                                                          "language_info": {"name": "python"}})
     nb.nbformat_minor = 5

@@ -14,8 +14,6 @@
 
 from __future__ import annotations
 
-import ast
-import re
 
 import nbformat
 
@@ -25,7 +23,7 @@ from nbgrader.preprocessors import ClearSolutions, NbGraderPreprocessor
 from traitlets import Bool, Unicode
 
 from . import answers
-from .bundle import Bundle
+from .bundle import Bundle, hidden_calls
 from .notebooks import HIDDEN_BEGIN, HIDDEN_END
 
 TROUS_KEY = "trous"
@@ -39,26 +37,6 @@ class ClearBlanks(ClearSolutions):
             del cell.metadata[TROUS_KEY]
             return cell, resources
         return super().preprocess_cell(cell, resources, cell_index)
-
-
-# -- reading what the grade cells hold ---------------------------------------------------------------
-_CALL = re.compile(r"^corriger_trou\(", re.M)
-
-
-def hidden_calls(source: str) -> list[tuple[str, dict]]:
-    """(blank id, hidden bundle) of each `corriger_trou(...)` line of a grade cell's source."""
-    found = []
-    for line in source.split("\n"):
-        if not _CALL.match(line):
-            continue
-        try:
-            call = ast.parse(line, mode="eval").body
-            blank_id, data = (ast.literal_eval(a) for a in call.args)
-        except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
-            continue
-        if isinstance(blank_id, str) and isinstance(data, dict):
-            found.append((blank_id, data))
-    return found
 
 
 def grade_cells(nb) -> dict[str, list[tuple[object, str, Bundle]]]:
@@ -129,7 +107,7 @@ def hidden_lines(source: str) -> list[str]:
 def secrets_of(nb) -> list[str]:
     """Text that must not reach a student: hidden-test lines, and the hidden bundles' solution and
     grader lines (long enough to mean something, and absent from the public material)."""
-    secrets, public = set(), []
+    secrets = {"corriger_trou(", HIDDEN_BEGIN}
     for cell in nb.cells:
         if cell.cell_type == "code" and utils.is_grade(cell):
             secrets.update(hidden_lines(cell.source))
@@ -140,7 +118,8 @@ def secrets_of(nb) -> list[str]:
                 for line in text.split("\n"):
                     line = line.strip()
                     if len(line) >= 12 and line not in public:
-                        secrets.add(line)
+                        # as written, and as it appears inside the hidden block's string literals
+                        secrets.update({line, repr(line)[1:-1]})
     return sorted(secrets)
 
 

@@ -1,0 +1,379 @@
+"""The whole teacher workflow with the real nbgrader, on a temporary course directory and exchange.
+
+One class goes through it: `trous nbgrader build`, `nbgrader validate` (source) and `validate
+--invert` (release), generate_assignment, release_assignment, fetch_assignment and submit for each
+student, collect, zip_collect from a Moodle-style archive, `nbgrader autograde`, generate_feedback,
+export. A copy of the course taken right after collection is graded by `trous grade` instead; the
+tests then compare the two, blank by blank, and look for what must not be there: hidden tests in
+anything a student sees, and traces of a hostile notebook outside its own folder.
+
+nbgrader's command-line start-up costs seconds, so the steps that are not the teacher's main commands
+go through nbgrader's Python API (NbGraderAPI, the exchange classes), which is what the commands run.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import shutil
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+
+pytest.importorskip("nbgrader")
+
+from conftest import ROOT, run_trous  # noqa: E402
+from nbgrader_support import SOLUTION, Author, blank_scores, env, grade_id, nbgrader  # noqa: E402
+
+from trous.blanks import align  # noqa: E402
+from trous.course import Course  # noqa: E402
+from trous.runner.sandbox import bwrap_available  # noqa: E402
+from trous.spec import load_checks  # noqa: E402
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not bwrap_available(), reason="le noyau isolé demande bubblewrap")]
+
+EXERCISE, ASSIGNMENT, COURSE_ID = "01_toux", "partie5", "attention"
+S, N = SOLUTION, None
+
+
+def _read_cell(nb, suffix):
+    return next(c for c in nb.cells if (grade_id(c) or "").endswith(suffix))
+
+
+def _tamper_cells(nb):
+    check = _read_cell(nb, "-verification-publique")
+    check.source = "print('Tout est juste, 3/3 !')"
+    grade = _read_cell(nb, "-trou-nouveau")
+    grade.metadata["nbgrader"]["points"] = 100
+    grade.source = "print('ok')"
+
+
+def _delete_cells(nb):
+    nb.cells = [c for c in nb.cells if not (grade_id(c) or "").endswith(("-verification-publique", "-trou-scores"))]
+
+
+FAKE_KERNEL = """\
+import sys, types
+faux = types.ModuleType("trous.nbgrader_course.incell")
+faux.corriger_trou = lambda *a, **k: print("✔ juste")
+faux.verifier_trou = faux.verifier = lambda *a, **k: None
+sys.modules["trous.nbgrader_course.incell"] = faux
+"""
+
+KILL_KERNEL = "import os\nos._exit(0)"
+
+
+def _curious(course_dir: Path, marker: Path) -> str:
+    reads = {"source": course_dir / "source" / ASSIGNMENT / f"{EXERCISE}.ipynb",
+             "carnet": course_dir / "gradebook.db",
+             "autre": course_dir / "submitted" / "parfait" / ASSIGNMENT / f"{EXERCISE}.ipynb",
+             "config": course_dir / "nbgrader_config.py"}
+    writes = {"cours": course_dir / "pirate.txt",
+              "autre": course_dir / "submitted" / "parfait" / ASSIGNMENT / "pirate.txt",
+              "hote": marker}
+    return f"""\
+import os, socket
+for nom, chemin in {json.dumps({k: str(v) for k, v in reads.items()})}.items():
+    try:
+        with open(chemin, "rb") as f:
+            print("LU", nom, len(f.read()))
+    except Exception as exc:
+        print("REFUSE-LECTURE", nom, type(exc).__name__)
+for nom, chemin in {json.dumps({k: str(v) for k, v in writes.items()})}.items():
+    try:
+        with open(chemin, "w") as f:
+            f.write("pirate")
+        print("ECRIT", nom)
+    except Exception as exc:
+        print("REFUSE-ECRITURE", nom, type(exc).__name__)
+print("DOSSIERS", sorted(os.listdir({str(course_dir)!r})) if os.path.isdir({str(course_dir)!r}) else "absent")
+try:
+    socket.create_connection(("1.1.1.1", 53), timeout=3)
+    print("RESEAU ouvert")
+except OSError as exc:
+    print("REFUSE-RESEAU", type(exc).__name__)
+try:
+    bombe = bytearray(8 * 1024 ** 3)
+    print("MEMOIRE", len(bombe))
+except MemoryError:
+    print("REFUSE-MEMOIRE")
+"""
+
+
+# student → (blank choices, extra cells after the answer cell, notebook edit, expected points per blank)
+def _students(course_dir: Path, marker: Path):
+    answer = f"{EXERCISE}-reponse-1"
+    return {
+        "parfait": ({0: S, 1: S, 2: S}, [], None, (1, 1, 1)),
+        "partiel": ({0: S, 1: "sum(a + b for a, b in zip(t, toux))", 2: N}, [], None, (1, 0, 0)),
+        "en_dur": ({0: S, 1: "[1, 1, 2][x.index(t)]", 2: "0.79"}, [], None, (1, 0, 0)),
+        "triche_points": ({0: S, 1: N, 2: N}, [], _tamper_cells, (1, 0, 0)),
+        "sans_cellules": ({0: N, 1: S, 2: S}, [], _delete_cells, (0, 1, 1)),
+        "noyau_falsifie": ({}, [(answer, FAKE_KERNEL)], None, (0, 0, 0)),
+        "curieux": ({0: S, 1: N, 2: N}, [(answer, _curious(course_dir, marker))], None, (1, 0, 0)),
+        "saboteur": ({0: S, 1: S, 2: S}, [(answer, KILL_KERNEL)], None, (1, 1, 1)),
+    }
+
+
+MOODLE = {"4711": ("Camille Durand", {0: S, 1: S, 2: N}, (1, 1, 0)),
+          "4712": ("Léo Martin", {0: "len(e)", 1: S, 2: S}, (0, 1, 1))}
+
+
+def _api(root: Path):
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+
+    from trous.nbgrader_course.gradebook import load_config
+
+    config = load_config(root)
+    return NbGraderAPI(CourseDirectory(config=config), config=config)
+
+
+def _student_side(exchange: Path, home: Path, student: str, write_notebook, cache: Path) -> None:
+    """What `nbgrader fetch_assignment` then `nbgrader submit --student` do, for one student."""
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.exchange.default import ExchangeFetchAssignment, ExchangeSubmit
+    from traitlets.config import Config
+
+    home.mkdir(parents=True)
+    config = Config()
+    config.CourseDirectory.root = str(home)
+    config.CourseDirectory.course_id = COURSE_ID
+    config.CourseDirectory.assignment_id = ASSIGNMENT
+    config.Exchange.root = str(exchange)
+    config.Exchange.cache = str(cache)
+    config.Exchange.assignment_dir = str(home)
+    fetch = ExchangeFetchAssignment(coursedir=CourseDirectory(config=config),
+                                    authenticator=Authenticator(config=config), config=config)
+    fetch.start()
+    path = home / ASSIGNMENT / f"{EXERCISE}.ipynb"
+    write_notebook(path, nbformat.read(path, 4))
+    config.CourseDirectory.student_id = student
+    submit = ExchangeSubmit(coursedir=CourseDirectory(config=config), authenticator=Authenticator(config=config),
+                            config=config)
+    submit.start()
+
+
+def _grades(course_dir: Path) -> dict[str, dict[str, float | None]]:
+    return blank_scores(course_dir, COURSE_ID)
+
+
+@pytest.fixture(scope="module")
+def workflow(tmp_path_factory):
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PATH", env()["PATH"])  # nbgrader's API runs `alembic` from PATH
+        yield _workflow(tmp_path_factory)
+
+
+def _workflow(tmp_path_factory):
+    base = tmp_path_factory.mktemp("nbgrader-e2e")
+    course_dir, exchange, homes = base / "cours", base / "echange", base / "eleves"
+    marker = base / "marque-du-pirate.txt"
+    exchange.mkdir(mode=0o777)
+    exchange.chmod(0o777)
+    log: dict[str, object] = {"course_dir": course_dir, "exchange": exchange, "homes": homes, "marker": marker}
+
+    built = run_trous(ROOT, "nbgrader", "build", str(course_dir), "--echange", str(exchange), "--exercice", EXERCISE)
+    assert built.returncode == 0, built.stdout + built.stderr
+    (course_dir / "nbgrader_config_local.py").write_text(
+        "c = get_config()\n"
+        "c.Execute.timeout = 90\n"
+        f"c.Exchange.cache = {str(base / 'cache-prof')!r}\n"
+        "c.FileNameCollectorPlugin.named_regexp = "
+        r"r'.*/[^/_]+_(?P<student_id>\d+)_assignsubmission_file_/(?P<file_id>[^/]+)$'" "\n")
+
+    log["validate_source"] = nbgrader(course_dir, "validate", f"source/{ASSIGNMENT}/{EXERCISE}.ipynb")
+    api = _api(course_dir)
+    log["generate"] = api.generate_assignment(ASSIGNMENT)
+    log["validate_release"] = nbgrader(course_dir, "validate", "--invert", f"release/{ASSIGNMENT}/{EXERCISE}.ipynb")
+    log["release"] = api.release_assignment(ASSIGNMENT)
+
+    source_nb = nbformat.read(course_dir / "source" / ASSIGNMENT / f"{EXERCISE}.ipynb", 4)
+    release_nb = nbformat.read(course_dir / "release" / ASSIGNMENT / f"{EXERCISE}.ipynb", 4)
+    author = Author(source_nb, release_nb)
+    log["author"] = author
+    students = _students(course_dir, marker)
+    log["students"] = students
+    for student, (choices, added, edit, _) in students.items():
+        def write(path, fetched, choices=choices, added=added, edit=edit):
+            assert nbformat.writes(fetched) == nbformat.writes(release_nb)  # what the student fetched
+            nbformat.write(author.notebook(choices, added=added, edit=edit), path)
+        _student_side(exchange, homes / student, student, write, base / "cache-eleves")
+    log["collect"] = api.collect(ASSIGNMENT)
+
+    archive_dir = course_dir / "downloaded" / ASSIGNMENT / "archive"
+    archive_dir.mkdir(parents=True)
+    with zipfile.ZipFile(archive_dir / "moodle.zip", "w") as archive:
+        for moodle_id, (name, choices, _) in MOODLE.items():
+            archive.writestr(f"{name}_{moodle_id}_assignsubmission_file_/{EXERCISE}.ipynb",
+                             nbformat.writes(author.notebook(choices)))
+    log["zip_collect"] = nbgrader(course_dir, "zip_collect", ASSIGNMENT)
+
+    copy_dir = base / "copie-pour-trous"
+    shutil.copytree(course_dir, copy_dir, symlinks=True)
+    log["copy_dir"] = copy_dir
+
+    log["autograde"] = nbgrader(course_dir, "autograde", ASSIGNMENT)
+    log["feedback"] = nbgrader(course_dir, "generate_feedback", ASSIGNMENT)
+    # Students collected from the LMS get their feedback there: the exchange's needs the exchange's secret.
+    released = [api.release_feedback(ASSIGNMENT, student) for student in students]
+    log["release_feedback"] = {"success": all(r["success"] for r in released),
+                               "log": "\n".join(r.get("error") or r.get("log", "") for r in released)}
+    log["export"] = nbgrader(course_dir, "export")
+
+    log["trous_grade"] = run_trous(ROOT, "grade", str(copy_dir), "--resultats", str(base / "resultats-trous"),
+                                   timeout=600)
+    copy_api = _api(copy_dir)
+    log["trous_feedback"] = copy_api.generate_feedback(ASSIGNMENT)
+    log["trous_export"] = nbgrader(copy_dir, "export")
+    return log
+
+
+def _ok(result) -> bool:
+    return result["success"] if isinstance(result, dict) else result.returncode == 0
+
+
+def test_every_step_of_the_workflow_succeeds(workflow):
+    for step in ("generate", "release", "collect", "zip_collect", "autograde", "feedback", "release_feedback",
+                 "export", "trous_grade", "trous_feedback", "trous_export"):
+        result = workflow[step]
+        detail = (result.get("error") or result.get("log", "")) if isinstance(result, dict) \
+            else result.stdout + result.stderr
+        assert _ok(result), f"{step} :\n{detail[-3000:]}"
+    source = workflow["validate_source"]
+    assert "Success! Your notebook passes all the tests." in source.stdout, source.stdout + source.stderr
+    release = workflow["validate_release"]
+    assert "Success! The notebook does not pass any tests." in release.stdout, release.stdout + release.stderr
+    course_dir = workflow["course_dir"]
+    expected = set(workflow["students"]) | set(MOODLE)
+    assert {p.name for p in (course_dir / "submitted").iterdir()} == expected
+    assert {p.name for p in (course_dir / "autograded").iterdir()} == expected
+    assert {p.parent.parent.name for p in (course_dir / "feedback").glob(f"*/{ASSIGNMENT}/{EXERCISE}.html")} == expected
+
+
+def test_release_answer_cell_shows_the_blanks_of_the_exercise(workflow):
+    release = nbformat.read(workflow["course_dir"] / "release" / ASSIGNMENT / f"{EXERCISE}.ipynb", 4)
+    answer = next(c for c in release.cells if (c.metadata.get("nbgrader") or {}).get("solution"))
+    template = (ROOT / "exercises" / f"{EXERCISE}.py").read_text(encoding="utf-8")
+    assert answer.source in template and answer.source.count("___") == 3
+    assert "YOUR CODE HERE" not in nbformat.writes(release)
+
+
+def _expected():
+    points = {}
+    for student, (*_, expected) in _students(Path("/"), Path("/")).items():
+        points[student] = expected
+    for moodle_id, (_, _, expected) in MOODLE.items():
+        points[moodle_id] = expected
+    return points
+
+
+BLANKS = ("somme_exp", "scores", "nouveau")
+
+
+def test_nbgrader_autograde_gives_the_points_each_notebook_deserves(workflow):
+    grades = _grades(workflow["course_dir"])
+    for student, expected in _expected().items():
+        got = tuple(grades[student][f"{EXERCISE}-trou-{b}"] for b in BLANKS)
+        assert got == expected, student
+
+
+def test_trous_grade_gives_the_same_points_per_blank_as_nbgrader_autograde(workflow):
+    nbgrader_grades = _grades(workflow["course_dir"])
+    trous_grades = _grades(workflow["copy_dir"])
+    assert set(nbgrader_grades) == set(trous_grades) == set(_expected())
+    for student in nbgrader_grades:
+        assert trous_grades[student] == nbgrader_grades[student], student
+    # and the totals nbgrader exports from both gradebooks are the same
+    exported = (workflow["course_dir"] / "grades.csv").read_text().splitlines()
+    assert sorted(exported) == sorted((workflow["copy_dir"] / "grades.csv").read_text().splitlines())
+
+
+def test_the_kernel_computes_what_the_engine_computes_unless_the_student_faked_it(workflow):
+    """VerifyGrades recorded, per grade cell, the kernel's score and the engine's: they differ only
+    where the student's code rewrote the kernel or killed it."""
+    for student in _expected():
+        nb = nbformat.read(workflow["course_dir"] / "autograded" / student / ASSIGNMENT / f"{EXERCISE}.ipynb", 4)
+        marks = {grade_id(c): c.metadata["trous"] for c in nb.cells if "trous" in c.metadata}
+        assert set(marks) == {f"{EXERCISE}-trou-{b}" for b in BLANKS}, student
+        replaced = {gid for gid, m in marks.items() if m["remplace"]}
+        if student == "noyau_falsifie":
+            assert replaced == set(marks)  # the fake module said ✔ everywhere; the engine says 0
+            assert all(m["noyau"] == 1 and m["moteur"] == 0 for m in marks.values())
+        elif student == "saboteur":
+            assert replaced == set(marks)  # nothing ran after os._exit; the engine grades the answers
+        else:
+            assert replaced == set(), student
+
+
+def _outputs(nb, cell_source_part: str) -> str:
+    for cell in nb.cells:
+        if cell.cell_type == "code" and cell_source_part in cell.source:
+            return "".join(o.get("text", "") for o in cell.outputs)
+    raise AssertionError(cell_source_part)
+
+
+def test_a_hostile_notebook_sees_nothing_of_the_course_and_writes_nothing_outside_its_folder(workflow):
+    course_dir = workflow["course_dir"]
+    nb = nbformat.read(course_dir / "autograded" / "curieux" / ASSIGNMENT / f"{EXERCISE}.ipynb", 4)
+    printed = _outputs(nb, "REFUSE-LECTURE")
+    for target in ("source", "carnet", "autre", "config"):
+        assert f"REFUSE-LECTURE {target} FileNotFoundError" in printed, printed
+    assert "LU " not in printed
+    assert "REFUSE-ECRITURE cours" in printed and "REFUSE-ECRITURE autre" in printed
+    assert "DOSSIERS ['autograded']" in printed  # of the course, only the path to its own folder exists
+    assert "REFUSE-RESEAU" in printed and "REFUSE-MEMOIRE" in printed
+    assert not (course_dir / "pirate.txt").exists()
+    assert not (course_dir / "submitted" / "parfait" / ASSIGNMENT / "pirate.txt").exists()
+    assert not workflow["marker"].exists()  # its /tmp was its own
+
+
+def _visible_text(path: Path) -> str:
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if path.suffix == ".html":
+        return html.unescape(re.sub(r"<[^>]+>", " ", text)) + "\n" + html.unescape(text)
+    if path.suffix == ".ipynb":
+        return text + "\n" + json.dumps(json.loads(text), ensure_ascii=False)
+    return text
+
+
+def _secrets(author: Author) -> dict[str, list[str]]:
+    course = Course.load(ROOT)
+    exercise = course.exercise(EXERCISE)
+    template = exercise.template_path.read_text(encoding="utf-8")
+    public = "\n".join([template, exercise.checks_path.read_text(encoding="utf-8")] +
+                       [b.hints[0] for b in exercise.blanks])
+    grader = exercise.grader_path.read_text(encoding="utf-8")
+    lines = [ln.strip() for ln in grader.split("\n") if len(ln.strip()) > 15 and ln.strip() not in public]
+    inputs = [value for check in load_checks(exercise.grader_path) for e in check.expects if e.variant
+              for _, value in e.variant.overrides]
+    fills = [f.text for f in align(template, exercise.solution_path.read_text(encoding="utf-8"))
+             if f.text not in public]
+    assert lines and inputs and fills
+    return {"grader": lines, "inputs": sorted(set(inputs)), "fills": fills}
+
+
+def test_no_student_visible_file_holds_hidden_tests_or_solutions(workflow):
+    secrets = _secrets(workflow["author"])
+    course_dir, exchange, homes = workflow["course_dir"], workflow["exchange"], workflow["homes"]
+    always = secrets["grader"] + secrets["inputs"] + ["corriger_trou('somme_exp'", "BEGIN HIDDEN TESTS"]
+    blank_students = {"noyau_falsifie", "triche_points", "partiel", "en_dur"}  # never wrote the last fills
+    visible = [p for p in (course_dir / "release").rglob("*") if p.is_file()]
+    visible += [p for p in exchange.rglob("*") if p.is_file() and "inbound" not in p.parts]
+    visible += [p for p in homes.rglob("*") if p.is_file()]
+    visible += [p for p in (course_dir / "feedback").rglob("*") if p.is_file()]
+    visible += [p for p in (workflow["copy_dir"] / "feedback").rglob("*") if p.is_file()]
+    assert any(p.suffix == ".html" for p in visible) and any("outbound" in p.parts for p in visible)
+    for path in visible:
+        text = _visible_text(path)
+        for secret in always:
+            assert secret not in text, (path, secret)
+        student = next((s for s in blank_students if s in path.parts), None)
+        if "release" in path.parts or "outbound" in path.parts or student:
+            for fill in secrets["fills"][1:]:
+                assert fill not in text, (path, fill)
