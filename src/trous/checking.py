@@ -60,6 +60,7 @@ class Verdict:
     ok: bool
     reason: str = ""
     line: int | None = None
+    kind: str = "error"  # "value" when the program ran and gave another value
 
 
 def _is_blank_name_error(error) -> bool:
@@ -85,8 +86,11 @@ def describe_error(error, unit_label: str = "") -> str:
     return text
 
 
-def judge(expect: Expect, expected, unit: UnitResult, probe: ProbeResult, *, hidden: bool = False) -> Verdict:
-    """Does one expectation hold? `hidden`: say how it fails without showing the inputs or values."""
+def judge(expect: Expect, expected, unit: UnitResult, probe: ProbeResult, *, hidden: bool = False,
+          reveal: bool = True) -> Verdict:
+    """Does one expectation hold? `hidden`: say how it fails without showing the inputs or values.
+    `reveal=False` (grading): show what was obtained only when it has the expected shape, so the
+    value of a fill cannot carry text (such as code found in memory) into the feedback."""
     context = f"sur d'autres entrées ({expect.variant.description})" if expect.variant else ""
     if not probe.evaluated:
         if unit.status in (TIMEOUT, CRASH, SKIPPED):
@@ -117,13 +121,16 @@ def judge(expect: Expect, expected, unit: UnitResult, probe: ProbeResult, *, hid
         if isinstance(obtained, compare.Opaque):
             detail = f"un objet de type {obtained.type_name} au lieu d'une valeur"
         text = f"{expect.name} : {detail}"
+    elif not reveal and not compare.same_shape(expected, probe.value):
+        text = (f"{expect.name} : attendu {compare.format_value(expected, expect.decimals)}, "
+                f"obtenu {compare.describe_type(compare.decode(probe.value))}")
     else:
         where = f" (élément {mismatch.where})" if mismatch.where else ""
         text = (f"{expect.name} : attendu {compare.format_value(expected, expect.decimals)}, "
                 f"obtenu {compare.format_value(probe.value, expect.decimals)}{where} — {mismatch.reason}")
     if expect.message:
         text += f"\n{expect.message}"
-    return Verdict(False, _join(context, text))
+    return Verdict(False, _join(context, text), kind="value")
 
 
 def _join(context: str, text: str) -> str:
@@ -173,8 +180,11 @@ def prepare(exercise: Exercise, analysis: Analysis, checks: list[Check] | None =
     checks = load_checks(exercise.checks_path) if checks is None else checks
     if not analysis.readable:
         return _unrunnable(exercise, analysis, analysis.error or "illisible", analysis.error_line, None), None
-    if analysis.syntax is not None:
-        s = analysis.syntax
+    from .submission import syntax_problem  # noqa: PLC0415
+
+    syntax = analysis.syntax or syntax_problem(analysis.source.text, analysis.path)
+    if syntax is not None:
+        s = syntax
         return _unrunnable(exercise, analysis, f"erreur de syntaxe : {s.message}", s.line, s.text, s.column), None
     runnable = [c for c in checks if all(_available(m) for m in c.requires)]
     wanted = [c for c in runnable if analysis.is_filled(_index(exercise, c))]

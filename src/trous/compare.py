@@ -61,7 +61,7 @@ def compare(expected: Any, obtained: Any, *, decimals: int | None = None, rtol: 
 
 def _compare(exp, obt, rtol, atol, where, decimals) -> Mismatch | None:
     if isinstance(obt, Opaque):
-        return Mismatch(where, f"un objet de type {obt.type_name} au lieu de {describe_type(exp)}")
+        return Mismatch(where, f"un objet de type {obt.type_name} {_instead_of(describe_type(exp))}")
     if isinstance(exp, bool) or exp is None:
         if obt is exp or (isinstance(obt, bool) and obt == exp):
             return None
@@ -113,6 +113,27 @@ def _close(e: float, o: float, rtol: float, atol: float) -> bool:
     if math.isinf(e) or math.isinf(o):
         return e == o
     return abs(o - e) <= atol + rtol * abs(e)
+
+
+def _instead_of(description: str) -> str:
+    for article in ("un ", "une "):
+        if description.startswith(article):
+            return "au lieu d'" + description
+    return "au lieu de " + description
+
+
+def same_shape(expected: Any, obtained: Any) -> bool:
+    """Numbers where numbers are expected, lists of the same lengths, all the way down."""
+    expected, obtained = decode(expected), decode(obtained)
+    if _is_number(expected) or isinstance(expected, bool):
+        return _is_number(obtained) or isinstance(obtained, bool)
+    if isinstance(expected, list):
+        return (isinstance(obtained, list) and len(obtained) == len(expected)
+                and all(same_shape(e, o) for e, o in zip(expected, obtained)))
+    if isinstance(expected, dict):
+        return isinstance(obtained, dict) and set(obtained) == set(expected) and all(
+            same_shape(expected[k], obtained[k]) for k in expected)
+    return type(expected) is type(obtained) and not isinstance(obtained, str)
 
 
 def describe_type(value: Any) -> str:

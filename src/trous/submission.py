@@ -107,16 +107,19 @@ def _display(path: str | Path) -> str:
 def analyse_source(exercise: Exercise, source: Source) -> Analysis:
     template, template_tokens = template_of(exercise)
     n_blanks = sum(1 for t in template_tokens if t.is_blank)
-    syntax = syntax_problem(source.text, source.path)
+    syntax = None
     try:
         copy_tokens = blanks_mod.tokens(source.text)
     except blanks_mod.TokenizeError as exc:
         copy_tokens = None
-        if syntax is None:
-            syntax = SyntaxProblem(exc.line, exc.column, exc.message, source.line(exc.line))
+        syntax = syntax_problem(source.text, source.path) or SyntaxProblem(
+            exc.line, exc.column, exc.message, source.line(exc.line))
     fills = None
     if copy_tokens is not None and n_blanks:
         fills = blanks_mod.align_tokens(template_tokens, copy_tokens, source.text)
+    if fills is None and syntax is None:
+        # Aligned copies are compiled blank by blank when they run; the others are checked here.
+        syntax = syntax_problem(source.text, source.path)
     unfilled: dict[int, tuple[int, int]] = {}
     if fills is not None:
         unfilled = {f.index: (f.line, f.column) for f in fills if not f.filled}

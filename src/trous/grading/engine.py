@@ -12,6 +12,7 @@ All of a student's programs run in one job: one process per exercise, in the san
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
@@ -81,6 +82,8 @@ class Grader:
         self.solutions: dict[str, str] = {}
         self.solution_fills: dict[str, list[blanks_mod.Fill]] = {}
         self.references: dict[tuple, ProbeResult] = {}
+        self._cache: dict[str, list[UnitResult]] = {}
+        self._cache_lock = threading.Lock()
         for exercise in self.exercises:
             self.checks[exercise.id] = self._load_checks(exercise, graders_dir_required)
             try:
@@ -177,6 +180,9 @@ class Grader:
             if not analysis.readable:
                 plans.append(_ExercisePlan(exercise, analysis, "unreadable"))
                 continue
+            if not analysis.source.text.strip():
+                plans.append(_ExercisePlan(exercise, analysis, "empty"))
+                continue
             if analysis.aligned:
                 plan = _ExercisePlan(exercise, analysis, "blanks")
                 for index in range(len(exercise.blanks)):
@@ -186,9 +192,11 @@ class Grader:
                                                 {index: analysis.fill_text(index)})
                     for variant, expects in self._by_variant(exercise, [index]).items():
                         plan.units.append(len(units))
+                        # One process per blank: it holds the solution's other fills, never this one's.
+                        group = f"{exercise.id}/{index}"
                         units.append(Unit(program, shown, tuple(Probe(e.expr, e.setup) for _, e in expects),
-                                          overrides=variant, process=exercise.id,
-                                          group=f"{exercise.id}/{index}", wall=self.limits(exercise).wall))
+                                          overrides=variant, process=group, group=group,
+                                          wall=self.limits(exercise).wall))
                         planned.append(_Planned(exercise, index, expects))
                 plans.append(plan)
                 continue
@@ -227,9 +235,11 @@ class Grader:
     def _exercise_grade(self, plan: _ExercisePlan, planned: list[_Planned], results: list[UnitResult]) -> ExerciseGrade:
         exercise, analysis = plan.exercise, plan.analysis
         grade = ExerciseGrade(exercise.id, exercise.title, 0.0, exercise.points, plan.mode)
-        if plan.mode in ("missing", "unreadable", "syntax"):
+        if plan.mode in ("missing", "unreadable", "syntax", "empty"):
             if plan.mode == "missing":
                 message = "fichier absent de la copie"
+            elif plan.mode == "empty":
+                message = "fichier vide : rien à noter"
             elif plan.mode == "unreadable":
                 message = analysis.error or "fichier illisible"
             else:
@@ -237,7 +247,7 @@ class Grader:
                 message = f"erreur de syntaxe ligne {s.line} : {s.message}\n  {s.line} | {s.text.strip()}"
             grade.message = message
             for i, blank in enumerate(exercise.blanks):
-                status = MISSING if plan.mode == "missing" else (
+                status = MISSING if plan.mode in ("missing", "empty") else (
                     UNFILLED if analysis.readable and not analysis.is_filled(i) else ERROR)
                 grade.blanks.append(BlankGrade(blank.id, i + 1, 0.0, blank.points, status,
                                                "pas rempli (___)" if status == UNFILLED else message,
@@ -259,7 +269,7 @@ class Grader:
                     expected = reference.value
                 hidden = bool(expect.variant and expect.variant.hidden)
                 verdicts.setdefault(index, []).append((expect, judge(expect, expected, result_view, probe_view,
-                                                                     hidden=hidden)))
+                                                                     hidden=hidden, reveal=False)))
         if plan.mode == "whole_file":
             grade.notes.append(WHOLE_FILE_NOTE)
         for i, blank in enumerate(exercise.blanks):
@@ -276,7 +286,7 @@ class Grader:
             public_ok = all(v.ok for e, v in judged if not (e.variant and e.variant.hidden))
             reasons = list(dict.fromkeys(v.reason for _, v in failures))[:2]
             message = "\n".join(reasons)
-            if public_ok and any(e.variant and e.variant.hidden for e, _ in failures):
+            if public_ok and any(e.variant and e.variant.hidden and v.kind == "value" for e, v in failures):
                 message = HARD_CODED + "\n" + message
             grade.blanks.append(BlankGrade(blank.id, i + 1, 0.0, blank.points, FAILED, message, line,
                                            blank.hints[0]))
@@ -288,8 +298,33 @@ class Grader:
             raise GraderError("aucun exécuteur : créez le Grader avec un RunnerPool")
         self.compute_references()
         job, plans, planned = self.plan(files)
-        results = self.pool.run(job) if job.units else []
-        return self.interpret(student, plans, planned, results)
+        return self.interpret(student, plans, planned, self.run(job))
+
+    def run(self, job: Job) -> list[UnitResult]:
+        """Run a submission's units, one job per process key (a blank, or a whole file).
+
+        A job per blank means the process running a student's fill never holds the programs of the
+        same exercise's other blanks, which contain the solution of this one. Programs are
+        deterministic, so a group of units already run in this session (another student wrote
+        the same fill) is not run again; groups that timed out or crashed always are.
+        """
+        results: list[UnitResult | None] = [None] * len(job.units)
+        groups: dict[str, list[int]] = {}
+        for i, unit in enumerate(job.units):
+            groups.setdefault(unit.process, []).append(i)
+        for positions in groups.values():
+            units = tuple(job.units[i] for i in positions)
+            key = _group_key(units, job.limits)
+            with self._cache_lock:
+                cached = self._cache.get(key)
+            if cached is None:
+                cached = self.pool.run(Job(units, job.limits, job.capture_output))
+                if all(r.status in ("ok", "error", "exit") for r in cached):
+                    with self._cache_lock:
+                        self._cache[key] = cached
+            for i, result in zip(positions, cached):
+                results[i] = result
+        return results  # type: ignore[return-value]
 
     def grade_many(self, submissions: Iterable[tuple[str, dict[str, bytes | None]]],
                    on_done: Callable[[SubmissionGrade], None] | None = None) -> Iterator[SubmissionGrade]:
@@ -297,13 +332,25 @@ class Grader:
         from concurrent.futures import ThreadPoolExecutor, as_completed  # noqa: PLC0415
 
         self.compute_references()
-        with ThreadPoolExecutor(max_workers=self.pool.size) as executor:
+        executor = ThreadPoolExecutor(max_workers=self.pool.size)
+        try:
             futures = [executor.submit(self.grade, student, files) for student, files in submissions]
             for future in as_completed(futures):
                 grade = future.result()
                 if on_done:
                     on_done(grade)
                 yield grade
+        finally:
+            # Interrupted (Ctrl+C, an error): do not grade the rest of the queue before returning.
+            executor.shutdown(wait=True, cancel_futures=True)
+
+
+def _group_key(units: tuple[Unit, ...], limits: Limits) -> str:
+    digest = hashlib.sha256(repr(sorted(limits.__dict__.items())).encode())
+    for unit in units:
+        digest.update(repr((unit.source, unit.filename, unit.probes, unit.overrides, unit.module_name,
+                            unit.wall)).encode())
+    return digest.hexdigest()
 
 
 def _remap(result: UnitResult, probe: ProbeResult, analysis: Analysis, index: int):

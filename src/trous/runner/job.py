@@ -9,6 +9,7 @@ Results go to the parent as JSON lines, one per unit, then {"done": true}.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import select
@@ -159,7 +160,8 @@ class Supervisor:
         if reason == "timeout":
             seconds = detail.get("seconds", limits.wall)
             where = f" à la ligne {detail['line']}" if detail.get("line") else ""
-            return f"temps dépassé : arrêté{where} après {seconds:g} s (boucle sans fin ?)"
+            shown = f"{seconds:.1f}".rstrip("0").rstrip(".")
+            return f"temps dépassé : arrêté{where} après {shown} s (boucle sans fin ?)"
         if reason == "output":
             return f"sortie trop volumineuse : arrêté après {detail.get('bytes', 0) // 1024} Kio d'affichage"
         if reason == "protocol":
@@ -185,6 +187,7 @@ class Supervisor:
         os.chmod(workdir, 0o777)
         ev_r, ev_w = os.pipe()
         out_r, out_w = os.pipe()
+        gc.freeze()  # the child then copies fewer pages (see zygote.py)
         pid = os.fork()
         if pid == 0:  # the child: confine, then run the student's code
             try:

@@ -26,6 +26,7 @@ from .job import probe_wall
 from .protocol import CRASH, TIMEOUT, Job, UnitResult
 
 START_TIMEOUT = 120.0
+PIPE_ROOM = 60_000  # a pipe holds 64 KiB before a write blocks
 _SPAWNER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trous-sandbox-spawner")
 
 
@@ -163,8 +164,12 @@ class Runner:
             return {}, False
         os.close(job_r)
         os.close(res_w)
-        writer = threading.Thread(target=_write_all, args=(job_w, payload), daemon=True)
-        writer.start()
+        if len(payload) <= PIPE_ROOM:  # fits in the pipe: no thread needed
+            _write_all(job_w, payload)
+            writer = None
+        else:
+            writer = threading.Thread(target=_write_all, args=(job_w, payload), daemon=True)
+            writer.start()
         results: dict[int, UnitResult] = {}
         finished = False
         deadline = self._deadline(job)
@@ -202,7 +207,8 @@ class Runner:
                 lost = next(i for i in range(len(job.units)) if i not in results)
                 results[lost] = UnitResult.failed(TIMEOUT, "timeout", "temps dépassé : le correcteur a dû être "
                                                   "redémarré", len(job.units[lost].probes))
-        writer.join(timeout=1)
+        if writer is not None:
+            writer.join(timeout=1)
         return results, finished
 
     def _await_end(self, deadline: float) -> bool:

@@ -28,7 +28,34 @@ ALWAYS = ("math", "cmath", "random", "secrets", "statistics", "itertools", "func
 WITH = {"numpy": ("numpy.random", "numpy.linalg")}
 
 
+def _children(pid: int) -> list[int] | None:
+    try:
+        found = []
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                found += [int(x) for x in f.read().split()]
+        return found
+    except FileNotFoundError:
+        return [] if os.path.exists(f"/proc/{pid}") else None
+    except (OSError, ValueError):
+        return []
+
+
 def _descendants(root: int) -> list[int]:
+    """Every process below `root`. Orphans of the student's code are re-parented to us (we are
+    their subreaper), so following the kernel's children lists finds them all, cheaply."""
+    if _children(os.getpid()) is None:  # no children lists on this kernel: read the whole table
+        return _descendants_by_table(root)
+    found, frontier = [], [root]
+    while frontier:
+        for child in _children(frontier.pop()) or []:
+            if child not in found:
+                found.append(child)
+                frontier.append(child)
+    return found
+
+
+def _descendants_by_table(root: int) -> list[int]:
     parents: dict[int, int] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -150,6 +177,12 @@ def main(argv: list[str] | None = None) -> None:
     os.makedirs(workroot, exist_ok=True)
     os.chmod(workroot, 0o711)
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    # Forks share memory until they write to it, and a garbage collection writes to every object
+    # it visits: frozen objects are never visited, so a fork stays cheap (no copy of numpy's pages).
+    import gc  # noqa: PLC0415
+
+    gc.collect()
+    gc.freeze()
     control = socket.socket(fileno=0)
     control.sendall(b"R")
     serve(control, workroot, confinement)
