@@ -181,6 +181,14 @@ def check_unrunnable(grade: SubmissionGrade, mode: str, *fragments: str) -> None
     assert grade.exercise("03_masque").score == 1.0
 
 
+def check_empty(grade: SubmissionGrade) -> None:
+    """An empty file is said to be empty, not graded as code that lost its functions."""
+    e = grade.exercise("01_toux")
+    assert (e.mode, e.score) == ("empty", 0.0)
+    assert "fichier vide" in (e.message or ""), e.message
+    assert grade.exercise("03_masque").score == 1.0
+
+
 def check_fork_bomb_in_fill(grade: SubmissionGrade) -> None:
     e = grade.exercise("01_toux")
     assert e.mode == "blanks"
@@ -318,7 +326,7 @@ CASES = [
     Case("too_many_files_outside", lambda c: insert_before(text(c, "solution", "01_toux"), "print(",
                                                            "for k in range(40):\n    open(f'f{k}.txt', 'w').write('x')"),
          lambda g: assert_whole_file(g, BLANKS_01, "trop de fichiers écrits (40, limite 20)")),
-    Case("empty_file", lambda c: b"", lambda g: assert_whole_file(g, BLANKS_01, "introuvable")),
+    Case("empty_file", lambda c: b"", lambda g: check_empty(g)),
     Case("binary_file", lambda c: bytes(range(256)) * 8,
          lambda g: check_unrunnable(g, "unreadable", "fichier binaire")),
     Case("latin1_file", lambda c: text(c, "solution", "01_toux").encode("latin-1", "replace"),
@@ -430,10 +438,12 @@ def test_reading_course_files_by_absolute_path(grader, honest, baseline, course,
         course, with_fill(course, "01_toux", "scores", _reader(path))))
     assert_only_blank_lost(grade, "scores")
     shown = message(grade, "01_toux", "scores")
+    # Whatever the fill read, its text is never echoed into the feedback (only types and shapes).
+    assert _secret(course, target)[:30] not in shown, shown
     if grader.mode == "bwrap":
-        assert "FileNotFoundError" in shown and _secret(course, target) not in shown
+        assert "FileNotFoundError" in shown
     else:
-        assert _secret(course, target)[:30] in shown, shown
+        assert "FileNotFoundError" not in shown and "obtenu une liste" in shown, shown
 
 
 def test_finding_the_course_through_other_processes(grader, course):
@@ -452,11 +462,12 @@ def test_finding_the_course_through_other_processes(grader, course):
         os.chdir(previous)
     assert_only_blank_lost(grade, "scores")
     shown = message(grade, "01_toux", "scores")
+    assert "/proc/" not in shown, shown  # found or not, paths are never echoed into the feedback
     if grader.mode == "bwrap":
         # Nothing found: the fill falls back to the course's literal, which the hidden variants reject.
-        assert "/proc/" not in shown and "écrit en dur" in shown, shown
+        assert "écrit en dur" in shown, shown
     else:
-        assert "/proc/" in shown, shown
+        assert "écrit en dur" not in shown and "obtenu une liste" in shown, shown
 
 
 def test_writing_and_deleting_outside_its_directory(grader, honest, baseline, course, tmp_path):
@@ -497,7 +508,7 @@ def test_writing_and_deleting_outside_its_directory(grader, honest, baseline, co
     assert again.to_json() == baseline["parfait"]
 
 
-# -- known weaknesses, kept visible --------------------------------------------------------------
+# -- once weaknesses, now guarded -----------------------------------------------------------------
 def _steal(pattern: str) -> str:
     """A fill that finds its own blank's reference fill in the other units' programs (the solution
     with another blank replaced), held in the memory of the process that runs it."""
@@ -506,12 +517,6 @@ def _steal(pattern: str) -> str:
             "{**globals(), **locals()})")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG (engine/runner): in per-blank mode every unit is the reference solution with one blank replaced, "
-    "and all units of a student's job are in the memory of the process that runs the student's code "
-    "(forked from the supervisor that decoded the whole job): a fill can read the reference fill of its "
-    "own blank from another unit (gc.get_objects(), stack frames, linecache) and eval it. Fix: run each "
-    "blank's units in a job of its own (a fresh supervisor), so no process holds its own blank's reference."))
 def test_a_fill_cannot_read_the_reference_solution_from_memory(grader, honest, baseline, course):
     template, solution = text(course, "template", "01_toux"), text(course, "solution", "01_toux")
     thief = blanks_mod.splice(solution, blanks_mod.align(template, solution), {
@@ -521,10 +526,6 @@ def test_a_fill_cannot_read_the_reference_solution_from_memory(grader, honest, b
     assert grade.exercise("01_toux").score == 0.0
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG (engine messages): whole file, endless loop after the values are computed. The public unit times out "
-    "but its probes pass, the hidden variants are skipped, and the feedback says 'écrit en dur ?' and 'non "
-    "exécuté : une variante précédente a échoué ainsi' without ever saying 'temps dépassé'."))
 def test_endless_loop_at_the_end_is_named_in_the_feedback(grader, honest, baseline, course):
     looping = insert_before(text(course, "solution", "01_toux"), "print(", "while True:\n    pass")
     grade = grade_with_class(grader, honest, baseline, {"01_toux": looping.encode(), "03_masque": None})

@@ -122,8 +122,12 @@ def judge(expect: Expect, expected, unit: UnitResult, probe: ProbeResult, *, hid
             detail = f"un objet de type {obtained.type_name} au lieu d'une valeur"
         text = f"{expect.name} : {detail}"
     elif not reveal and not compare.same_shape(expected, probe.value):
+        obtained = compare.decode(probe.value)
+        where = f" (élément {mismatch.where})" if mismatch.where else ""
+        # The reason names types and lengths; text the student's code produced is never echoed.
+        detail = "" if compare.has_text(obtained) else f" — {mismatch.reason}"
         text = (f"{expect.name} : attendu {compare.format_value(expected, expect.decimals)}, "
-                f"obtenu {compare.describe_type(compare.decode(probe.value))}")
+                f"obtenu {compare.describe_type(obtained)}{where}{detail}")
     else:
         where = f" (élément {mismatch.where})" if mismatch.where else ""
         text = (f"{expect.name} : attendu {compare.format_value(expected, expect.decimals)}, "

@@ -115,6 +115,16 @@ def _close(e: float, o: float, rtol: float, atol: float) -> bool:
     return abs(o - e) <= atol + rtol * abs(e)
 
 
+def has_text(value: Any) -> bool:
+    if isinstance(value, str):
+        return True
+    if isinstance(value, list):
+        return any(has_text(v) for v in value)
+    if isinstance(value, dict):
+        return any(has_text(v) for v in value.values())
+    return False
+
+
 def _instead_of(description: str) -> str:
     for article in ("un ", "une "):
         if description.startswith(article):

@@ -9,7 +9,7 @@ and convertible to Exercism's v3 (see `to_exercism`):
       "score": 31.0, "max_score": 35.0,
       "exercises": [
         {"id": "01_toux", "title": "...", "score": 2.0, "max_score": 3.0,
-         "mode": "blanks" | "whole_file" | "missing" | "unreadable" | "syntax",
+         "mode": "blanks" | "whole_file" | "missing" | "empty" | "unreadable" | "syntax",
          "message": null | "...", "notes": ["..."],
          "blanks": [{"id": "somme_exp", "number": 1, "score": 1.0, "max_score": 1.0,
                      "status": "passed" | "failed" | "unfilled" | "error" | "missing",

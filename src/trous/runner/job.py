@@ -72,7 +72,12 @@ class Supervisor:
         self.workroot = workroot
         self.confinement = confinement
         self.states = [_UnitState(u) for u in job.units]
-        self.poisoned: set[str] = set()
+        self.poisoned: dict[str, str] = {}  # group → why its later units are not run
+
+    def _poison(self, state: _UnitState) -> None:
+        """The same program would fail the same way on its other inputs: skip them, saying why."""
+        if state.unit.group:
+            self.poisoned.setdefault(state.unit.group, (state.error or {}).get("message", "échec"))
 
     # -- reporting -----------------------------------------------------------------------------
     def send(self, message: dict) -> None:
@@ -90,7 +95,8 @@ class Supervisor:
             group = units[index].group
             if group and group in self.poisoned:
                 state.status = SKIPPED
-                state.error = {"kind": "skipped", "message": "non exécuté : une variante précédente a échoué ainsi"}
+                state.error = {"kind": "skipped", "message": "non exécuté, car sur une autre entrée : "
+                                                               + self.poisoned[group]}
                 self.finish(index)
                 index += 1
                 continue
@@ -119,8 +125,7 @@ class Supervisor:
             for j in range(len(state.unit.probes)):
                 state.probes.setdefault(j, {"error": {"kind": "timeout", "message": message}})
             state.seconds = time.monotonic() - state.started
-            if state.unit.group:
-                self.poisoned.add(state.unit.group)
+            self._poison(state)
             self.finish(stopped_at)
             return stopped_at + 1
         if phase == "probe":
@@ -137,8 +142,7 @@ class Supervisor:
         state.status = TIMEOUT if reason == "timeout" else CRASH
         state.error = {"kind": reason, "message": message, **self._location(state.unit, detail.get("line"))}
         state.seconds = time.monotonic() - state.started if state.started else 0.0
-        if state.unit.group:
-            self.poisoned.add(state.unit.group)
+        self._poison(state)
         self.finish(stopped_at)
         return stopped_at + 1
 
@@ -282,8 +286,7 @@ class Supervisor:
                                 if interrupting or status == TIMEOUT:
                                     state.status = TIMEOUT
                                     state.error = self._timed_out(state.unit, allowed, where_line, event.get("error"))
-                                    if state.unit.group:
-                                        self.poisoned.add(state.unit.group)
+                                    self._poison(state)
                                 else:
                                     state.status = status if status in (OK, ERROR, EXIT) else ERROR
                                     state.error = event.get("error") if isinstance(event.get("error"), dict) else None

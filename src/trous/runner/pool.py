@@ -139,7 +139,7 @@ class Runner:
                 for i in list(remaining):
                     if job.units[i].group == unit.group:
                         results[i] = UnitResult.failed(
-                            "skipped", "skipped", "non exécuté : une variante précédente a échoué ainsi",
+                            "skipped", "skipped", "non exécuté, car sur une autre entrée : " + results[lost].error.message,
                             len(job.units[i].probes))
                 remaining = [i for i in remaining if i not in results]
         return [results[i] for i in range(len(job.units))]
