@@ -35,3 +35,14 @@ sortie = blank(
     "sortie",
     expect("sortie", SOLUTION, variants=AUTRES),
 )
+
+# Wrong-looking fills that `trous doctor` generates but that are right: accepted on purpose.
+EQUIVALENT_MUTANTS = {
+    # A dense layer's matrix has one row per input component: len(W) == len(v).
+    "couche": ["sum(v[i] * W[i][j] for i in range(len(W)))"],
+    # Every row of W_q has the same length: any row gives the output size.
+    "nb_poids": ["3 * len(W_q) * len(W_q[0 + 1])", "3 * len(W_q) * len(W_q[0 - 1])",
+                 "3 * len(W_q) * len(W_q[1])", "3 * len(W_q) * len(W_q[-1])"],
+    # One weight per token: len(p) == len(V).
+    "sortie": ["sum(p[t] * V[t][j] for t in range(len(p)))"],
+}
