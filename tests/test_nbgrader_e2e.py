@@ -183,9 +183,7 @@ def _workflow(tmp_path_factory):
     (course_dir / "nbgrader_config_local.py").write_text(
         "c = get_config()\n"
         "c.Execute.timeout = 90\n"
-        f"c.Exchange.cache = {str(base / 'cache-prof')!r}\n"
-        "c.FileNameCollectorPlugin.named_regexp = "
-        r"r'.*/[^/_]+_(?P<student_id>\d+)_assignsubmission_file_/(?P<file_id>[^/]+)$'" "\n")
+        f"c.Exchange.cache = {str(base / 'cache-prof')!r}\n")
 
     log["validate_source"] = nbgrader(course_dir, "validate", f"source/{ASSIGNMENT}/{EXERCISE}.ipynb")
     api = _api(course_dir)
@@ -214,9 +212,10 @@ def _workflow(tmp_path_factory):
                              nbformat.writes(author.notebook(choices)))
     log["zip_collect"] = nbgrader(course_dir, "zip_collect", ASSIGNMENT)
 
-    copy_dir = base / "copie-pour-trous"
+    copy_dir, assignment_copy = base / "copie-pour-trous", base / "copie-pour-trous-nbgrader"
     shutil.copytree(course_dir, copy_dir, symlinks=True)
-    log["copy_dir"] = copy_dir
+    shutil.copytree(course_dir, assignment_copy, symlinks=True)
+    log["copy_dir"], log["assignment_copy"] = copy_dir, assignment_copy
 
     log["autograde"] = nbgrader(course_dir, "autograde", ASSIGNMENT)
     log["feedback"] = nbgrader(course_dir, "generate_feedback", ASSIGNMENT)
@@ -228,6 +227,7 @@ def _workflow(tmp_path_factory):
 
     log["trous_grade"] = run_trous(ROOT, "grade", str(copy_dir), "--resultats", str(base / "resultats-trous"),
                                    timeout=600)
+    log["trous_nbgrader_grade"] = run_trous(ROOT, "nbgrader", "grade", str(assignment_copy), ASSIGNMENT, timeout=600)
     copy_api = _api(copy_dir)
     log["trous_feedback"] = copy_api.generate_feedback(ASSIGNMENT)
     log["trous_export"] = nbgrader(copy_dir, "export")
@@ -240,7 +240,7 @@ def _ok(result) -> bool:
 
 def test_every_step_of_the_workflow_succeeds(workflow):
     for step in ("generate", "release", "collect", "zip_collect", "autograde", "feedback", "release_feedback",
-                 "export", "trous_grade", "trous_feedback", "trous_export"):
+                 "export", "trous_grade", "trous_feedback", "trous_export", "trous_nbgrader_grade"):
         result = workflow[step]
         detail = (result.get("error") or result.get("log", "")) if isinstance(result, dict) \
             else result.stdout + result.stderr
@@ -289,9 +289,28 @@ def test_trous_grade_gives_the_same_points_per_blank_as_nbgrader_autograde(workf
     assert set(nbgrader_grades) == set(trous_grades) == set(_expected())
     for student in nbgrader_grades:
         assert trous_grades[student] == nbgrader_grades[student], student
+    assert _grades(workflow["assignment_copy"]) == nbgrader_grades  # `trous nbgrader grade DIR partie5`
     # and the totals nbgrader exports from both gradebooks are the same
     exported = (workflow["course_dir"] / "grades.csv").read_text().splitlines()
     assert sorted(exported) == sorted((workflow["copy_dir"] / "grades.csv").read_text().splitlines())
+
+
+def test_formgrader_sees_trous_grades_as_it_sees_nbgrader_s(workflow):
+    """What formgrader's pages are made of (NbGraderAPI's submission listings), on both gradebooks."""
+    def listing(root):
+        api = _api(root)
+        assignment = {s["student"]: (s["score"], s["max_score"], s["needs_manual_grade"], s["autograded"])
+                      for s in api.get_submissions(ASSIGNMENT)}
+        notebooks = {n["student"]: (n["score"], n["needs_manual_grade"], n["failed_tests"])
+                     for n in api.get_notebook_submissions(ASSIGNMENT, EXERCISE)}
+        return assignment, notebooks
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PATH", env()["PATH"])
+        from_nbgrader, from_trous = listing(workflow["course_dir"]), listing(workflow["copy_dir"])
+    assert from_trous == from_nbgrader
+    assert set(from_trous[0]) == set(_expected())
+    assert all(autograded and not manual for _, _, manual, autograded in from_trous[0].values())
 
 
 def test_the_kernel_computes_what_the_engine_computes_unless_the_student_faked_it(workflow):

@@ -73,6 +73,12 @@ c.GenerateFeedback.preprocessors = [
     "trous.nbgrader_course.preprocessors.HideHiddenTests",
 ]
 
+# zip_collect : l'archive « Télécharger tous les travaux remis » de Moodle (un dossier par élève,
+# « Prénom Nom_<identifiant>_assignsubmission_file_ »), placée dans downloaded/<devoir>/archive/.
+c.FileNameCollectorPlugin.named_regexp = (
+    r".*/[^/]*?_(?P<student_id>[0-9]+)_assignsubmission_file_/(?:[^/]*/)*(?P<file_id>[^/]+[.]ipynb)$"
+)
+
 _local = os.path.join(ICI, "nbgrader_config_local.py")
 if os.path.exists(_local):
     load_subconfig(_local)  # noqa: F821

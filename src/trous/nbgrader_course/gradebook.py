@@ -10,7 +10,8 @@ the engine's grade calls for (outcome.py), the very output the hidden cell would
 nbgrader's `generate_feedback`, `export` and formgrader then work on the result as on their own.
 
 All preprocessors share one gradebook session (nbgrader's open a new database connection each,
-which costs more than the grading itself); nothing else of nbgrader is changed.
+which costs more than the grading itself), and the metadata schema is checked once instead of once
+per cell; nothing else of nbgrader is changed.
 """
 
 from __future__ import annotations
@@ -72,6 +73,36 @@ class _Borrowed:
         return getattr(self._gradebook, name)
 
 
+def _schema_checked_once():
+    """nbgrader validates each cell's metadata with `jsonschema.validate`, which first validates the
+    schema itself, every time: most of the cost of a notebook. Same check, schema checked once."""
+    import jsonschema  # noqa: PLC0415
+
+    validators: dict[int, object] = {}
+
+    def validate(instance, schema, *args, **kwargs):
+        validator = validators.get(id(schema))
+        if validator is None:
+            cls = jsonschema.validators.validator_for(schema)
+            cls.check_schema(schema)
+            validator = validators[id(schema)] = cls(schema)
+        error = jsonschema.exceptions.best_match(validator.iter_errors(instance))
+        if error is not None:
+            raise error
+
+    return validate
+
+
+class _Namespace:
+    """A module with some attributes replaced (seen only by the nbgrader module it is given to)."""
+
+    def __init__(self, module, **replaced):
+        self._module, self._replaced = module, replaced
+
+    def __getattr__(self, name):
+        return self._replaced[name] if name in self._replaced else getattr(self._module, name)
+
+
 @contextlib.contextmanager
 def shared_gradebook(gradebook):
     import importlib  # noqa: PLC0415
@@ -79,11 +110,15 @@ def shared_gradebook(gradebook):
     modules = [importlib.import_module(f"nbgrader.preprocessors.{m}") for m in GRADEBOOK_MODULES]
     saved = [m.Gradebook for m in modules]
     borrowed = _Borrowed(gradebook)
+    common = importlib.import_module("nbgrader.nbgraderformat.common")
+    saved_jsonschema = common.jsonschema
     try:
         for module in modules:
             module.Gradebook = borrowed
+        common.jsonschema = _Namespace(saved_jsonschema, validate=_schema_checked_once())
         yield
     finally:
+        common.jsonschema = saved_jsonschema
         for module, original in zip(modules, saved):
             module.Gradebook = original
 
