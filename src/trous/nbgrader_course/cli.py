@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .build import DEFAULT_EXCHANGE
+# Kept here rather than imported from .build: `trous --help` must not load jupytext and nbformat.
+DEFAULT_EXCHANGE = "/srv/nbgrader/exchange"
 
 
 def _course(args):
