@@ -8,8 +8,6 @@ quote the hidden cell's code.
 
 from __future__ import annotations
 
-import nbformat
-
 from ..grading.model import ERROR, FAILED, MISSING, PASSED, UNFILLED, BlankGrade, ExerciseGrade
 
 ERROR_NAME = "TrouFaux"
@@ -46,6 +44,8 @@ def blank_outcome(grade: ExerciseGrade, blank_id: str) -> tuple[bool, str]:
 
 def outputs_for(grade: ExerciseGrade, blank_id: str) -> tuple[list, float]:
     """The outputs a grade cell has for this blank, and the score nbgrader reads from them."""
+    import nbformat  # noqa: PLC0415 - not in the kernel, which only raises or prints
+
     passed, text = blank_outcome(grade, blank_id)
     blank = find_blank(grade, blank_id)
     if passed:
