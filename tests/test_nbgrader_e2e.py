@@ -90,6 +90,17 @@ for nom, chemin in {json.dumps({k: str(v) for k, v in writes.items()})}.items():
         print("ECRIT", nom)
     except Exception as exc:
         print("REFUSE-ECRITURE", nom, type(exc).__name__)
+import glob
+for canal in glob.glob("/tmp/trous-noyau-*/canal") or ["(aucun)"]:
+    try:
+        with open(os.path.join(canal, "pirate"), "w") as f:
+            f.write("pirate")
+        print("ECRIT canal")
+    except Exception as exc:
+        print("REFUSE-ECRITURE canal", type(exc).__name__)
+with open("ici.txt", "w") as f:
+    f.write("dans mon dossier")
+print("ECRIT ici")
 print("DOSSIERS", sorted(os.listdir({str(course_dir)!r})) if os.path.isdir({str(course_dir)!r}) else "absent")
 try:
     socket.create_connection(("1.1.1.1", 53), timeout=3)
@@ -345,6 +356,9 @@ def test_a_hostile_notebook_sees_nothing_of_the_course_and_writes_nothing_outsid
         assert f"REFUSE-LECTURE {target} FileNotFoundError" in printed, printed
     assert "LU " not in printed
     assert "REFUSE-ECRITURE cours" in printed and "REFUSE-ECRITURE autre" in printed
+    assert "REFUSE-ECRITURE canal PermissionError" in printed  # its sockets' directory, once they are bound
+    assert "ECRIT ici" in printed  # its own folder is writable…
+    assert not (course_dir / "autograded" / "curieux" / ASSIGNMENT / "ici.txt").exists()  # …and private
     assert "DOSSIERS ['autograded']" in printed  # of the course, only the path to its own folder exists
     assert "REFUSE-RESEAU" in printed and "REFUSE-MEMOIRE" in printed
     assert not (course_dir / "pirate.txt").exists()

@@ -4,11 +4,12 @@
 Execute forces its kernel manager class, so the class is chosen here, and the generated
 nbgrader_config.py names this preprocessor). The kernel then sees:
 - a read-only system and Python (the same directories as trous's runner sandbox);
-- its own folder (the notebook's directory) as a private copy: its files readable, new files
-  writable, nothing written back; the notebooks in it reduced to their answer cells, so that
-  student code finds no hidden test there;
-- a private /tmp, no network (the kernel talks to nbgrader over unix sockets in a private directory),
-  no other process; as root, an unprivileged user id of its own with process and memory bounds.
+- its own folder (the notebook's directory) as a small private tmpfs holding read-only copies of
+  the folder's files, the notebooks reduced to their answer cells (no hidden test to find there):
+  the student's code may write files next to them, bounded in size, and nothing is written back;
+- a private, bounded /tmp; no network (the kernel talks to nbgrader over unix sockets in a private
+  directory that it can no longer write once they are bound); no other process; as root, an
+  unprivileged user id of its own with process, memory and file-size bounds.
 It never sees source/, the gradebook, the exchange, or another student's folder.
 
 Without bubblewrap the kernel starts as nbgrader starts it, and a warning says so.
@@ -16,6 +17,7 @@ Without bubblewrap the kernel starts as nbgrader starts it, and a warning says s
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -36,6 +38,7 @@ from ..runner import sandbox as sandbox_mod
 KERNEL_UID = 61900  # the kernel's user id when nbgrader runs as root (trous's runner slots use 61000+)
 COPY_LIMIT = 256 * 1024 * 1024
 FILES_LIMIT = 10_000
+TMPFS_BYTES = 256 * 1024 * 1024  # the kernel's own folder, and its /tmp
 _warned = False
 
 
@@ -74,11 +77,13 @@ def private_copy(folder: str, dest: str) -> None:
             with open(target, "wb") as f:
                 f.write(data)
             os.chmod(target, 0o644)
-        os.chmod(target_dir, 0o1777 | stat.S_ISVTX)
+        os.chmod(target_dir, 0o755)
 
 
-def bwrap_argv(inner: list[str], env: dict[str, str], binds_rw: list[tuple[str, str]], chdir: str,
+def bwrap_argv(inner: list[str], env: dict[str, str], folder: tuple[str, str], sockets: str,
                root: bool) -> list[str]:
+    """`folder`: (private copy, path the kernel sees it at); `sockets`: the directory of the kernel's
+    unix sockets and connection file, bound at the same path."""
     argv = [shutil.which(sandbox_mod.BWRAP) or sandbox_mod.BWRAP, "--die-with-parent",
             "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
             "--hostname", "noyau"]
@@ -105,17 +110,26 @@ def bwrap_argv(inner: list[str], env: dict[str, str], binds_rw: list[tuple[str, 
     for path in sandbox_mod._python_dirs():
         if not any(path == t or path.startswith(t + "/") for t in ("/usr", "/bin", "/lib", "/lib64")):
             argv += parents(path) + ["--ro-bind", path, path]
-    argv += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp",
-             "--perms", "1777", "--tmpfs", "/dev/shm"]
+    size = str(TMPFS_BYTES)
+    argv += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", size, "--tmpfs", "/tmp",
+             "--perms", "1777", "--size", size, "--tmpfs", "/dev/shm"]
     made.add("/tmp")
-    for source, target in binds_rw:
-        argv += parents(target) + ["--bind", source, target]
-    argv += ["--chdir", chdir, "--clearenv"]
+    copy, seen_at = folder
+    argv += parents(seen_at) + ["--perms", "1777", "--size", size, "--tmpfs", seen_at]
+    for name in sorted(os.listdir(copy)):
+        argv += ["--ro-bind", os.path.join(copy, name), os.path.join(seen_at, name)]
+    argv += parents(sockets) + ["--bind", sockets, sockets]
+    argv += ["--chdir", seen_at, "--clearenv"]
     for key, value in env.items():
         argv += ["--setenv", key, value]
     if root:
         argv += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
     return argv + ["--"] + inner
+
+
+@functools.lru_cache(maxsize=1)
+def _bwrap_works() -> bool:
+    return sandbox_mod.bwrap_available()
 
 
 class SandboxedKernelManager(AsyncKernelManager):
@@ -131,7 +145,7 @@ class SandboxedKernelManager(AsyncKernelManager):
         global _warned
         if self.sandbox == "none":
             return False
-        if sandbox_mod.bwrap_available():
+        if _bwrap_works():
             return True
         if self.sandbox == "bwrap":
             raise RuntimeError("bubblewrap (bwrap) est demandé pour le noyau mais ne fonctionne pas ici")
@@ -164,9 +178,12 @@ class SandboxedKernelManager(AsyncKernelManager):
         root = os.geteuid() == 0
         uid = KERNEL_UID if root else None
         if uid is not None:
-            os.chown(sockets, uid, uid)
-            os.chmod(sockets, 0o700)
-            os.chown(self.connection_file, uid, uid)
+            # Writable by the kernel's group while it binds its sockets; kernel_entry then removes
+            # that right as the directory's owner, before any student code runs.
+            os.chown(sockets, 0, uid)
+            os.chmod(sockets, 0o770)
+            os.chown(self.connection_file, 0, uid)
+            os.chmod(self.connection_file, 0o640)
         outer_env = kw.get("env") or {}
         env = dict(sandbox_mod.THREAD_ENV)
         env.update({"PATH": "/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "USER": "eleve",
@@ -174,10 +191,11 @@ class SandboxedKernelManager(AsyncKernelManager):
         for key in ("NBGRADER_EXECUTION", "NBGRADER_VALIDATING", "JPY_SESSION_NAME"):
             if key in outer_env:
                 env[key] = outer_env[key]
-        config = {"uid": uid, "memory_mb": self.memory_mb, "processes": self.processes, "file_mb": self.file_mb}
+        config = {"uid": uid, "memory_mb": self.memory_mb, "processes": self.processes, "file_mb": self.file_mb,
+                  "sockets": sockets}
         inner = [sys.executable, "-I", "-m", "trous.nbgrader_course.kernel_entry", json.dumps(config), "--",
                  *kernel_cmd]
-        argv = bwrap_argv(inner, env, [(work, cwd), (sockets, sockets)], cwd, root)
+        argv = bwrap_argv(inner, env, (work, cwd), sockets, root)
         kw["env"] = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
         kw.setdefault("stdout", subprocess.DEVNULL)  # ipykernel's banner about Ctrl-C, once per notebook
         return await super()._async_launch_kernel(argv, **kw)

@@ -1,5 +1,12 @@
-"""First process inside the kernel's sandbox: set the bounds, drop to the kernel's user, then become
-the kernel (`python -m trous.nbgrader_course.kernel_entry CONFIG -- KERNEL ARGV…`)."""
+"""First process inside the kernel's sandbox, which becomes the kernel:
+
+    python -m trous.nbgrader_course.kernel_entry CONFIG -- python -m ipykernel_launcher -f … [args]
+
+It sets the bounds, then, when started as root, binds the kernel's sockets under the kernel's user id
+while keeping root as saved id, takes write access to the socket directory away (it owns it; the
+kernel's user only had it through the group), and drops root for good before the kernel starts
+running cells. Any other kernel command is simply executed after the drop.
+"""
 
 from __future__ import annotations
 
@@ -21,6 +28,10 @@ def _limit(kind: int, value: int) -> None:
         pass
 
 
+def _is_ipykernel(kernel: list[str]) -> bool:
+    return len(kernel) >= 3 and kernel[1] == "-m" and kernel[2] == "ipykernel_launcher"
+
+
 def main(argv: list[str]) -> None:
     config, separator, *kernel = argv
     if separator != "--" or not kernel:
@@ -31,13 +42,30 @@ def main(argv: list[str]) -> None:
     _limit(resource.RLIMIT_FSIZE, int(settings["file_mb"]) * 1024 * 1024)
     _limit(resource.RLIMIT_NOFILE, 1024)
     uid = settings.get("uid")
-    if uid is not None and os.geteuid() == 0:
+    as_root = uid is not None and os.geteuid() == 0
+    if as_root:
         _limit(resource.RLIMIT_NPROC, int(settings["processes"]))
         os.setgroups([])
+        os.setresgid(uid, uid, 0)
+        os.setresuid(uid, uid, 0)  # root stays the saved id, to close the socket directory below
+    if not _is_ipykernel(kernel):
+        if as_root:
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+        prctl(PR_SET_NO_NEW_PRIVS, 1)
+        os.execv(kernel[0], kernel)
+    sys.argv = [kernel[0], *kernel[3:]]
+    from ipykernel.kernelapp import IPKernelApp  # noqa: PLC0415
+
+    app = IPKernelApp.instance()
+    app.initialize(kernel[3:])  # binds the sockets, as the kernel's user
+    if as_root:
+        os.setresuid(-1, 0, -1)
+        os.chmod(settings["sockets"], 0o750)
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)
     prctl(PR_SET_NO_NEW_PRIVS, 1)
-    os.execv(kernel[0], kernel)
+    app.start()
 
 
 if __name__ == "__main__":
