@@ -129,3 +129,42 @@ def test_leftover_blanks_are_located_even_when_the_copy_changed():
     left = blanks.leftover_blanks(TEMPLATE, copy)
     assert sorted(left) == [1, 2]
     assert left[1][0] == 6
+
+
+def test_text_fast_path_agrees_with_token_alignment(course):
+    """On every exercise: the shipped file, its solution and edited copies split the same way."""
+    from conftest import complete_exercises
+
+    def same(template, copy):
+        fast = blanks.align_text(template, blanks.blank_offsets(template), copy)
+        slow = blanks.align(template, copy)
+        if fast is None:  # undecided: the token path decides, nothing to compare
+            return True
+        assert slow is not None, copy
+        return [(f.text, f.line, f.column, f.begin, f.stop, f.filled) for f in fast] == \
+            [(f.text, f.line, f.column, f.begin, f.stop, f.filled) for f in slow]
+
+    decided = 0
+    for exercise in complete_exercises(course):
+        template = exercise.path.read_text(encoding="utf-8")
+        solution = exercise.solution_path.read_text(encoding="utf-8")
+        fills = blanks.align(template, solution)
+        copies = [template, solution,
+                  blanks.splice(solution, fills, {0: "___"}),
+                  blanks.splice(solution, fills, {len(fills) - 1: "(1 +  2)"}),
+                  blanks.splice(solution, fills, {0: "f(a)(b)[0]"})]
+        for copy in copies:
+            assert same(template, copy), (exercise.id, copy)
+            decided += blanks.align_text(template, blanks.blank_offsets(template), copy) is not None
+        # Code changed outside the blanks: the fast path never claims an alignment.
+        assert blanks.align_text(template, blanks.blank_offsets(template), solution + "x = 1\n") is None
+    assert decided >= len(complete_exercises(course)) * 3  # the fast path is actually used
+
+
+def test_text_fast_path_refuses_fills_that_merge_or_span_lines():
+    template = "a = ___\nb = [___ for t in x]\n"
+    offsets = blanks.blank_offsets(template)
+    assert blanks.align_text(template, offsets, "a = (1,\n 2)\nb = [t for t in x]\n") is None
+    assert blanks.align_text(template, offsets, "a = 1  # note\nb = [t for t in x]\n") is None
+    found = blanks.align_text(template, offsets, "a = 1\nb = [f(t) for u in y for t in x]\n")
+    assert [f.text for f in found] == ["1", "f(t) for u in y"]

@@ -226,3 +226,95 @@ def splice(copy: str, fills: list[Fill], replacements: dict[int, str]) -> str:
     out.append(copy[last:])
     return "".join(out)
 
+
+
+def _is_word(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
+
+
+@lru_cache(maxsize=65536)
+def _single_fill(text: str) -> tuple[bool, bool] | None:
+    """(is one balanced run of tokens, contains a `___`) for a one-line fill, or None if it is not."""
+    if not text.strip() or "\n" in text or "#" in text or "\\" in text:
+        return None
+    try:
+        toks = tokens(text)
+    except TokenizeError:
+        return None
+    depth = 0
+    for tok in toks:
+        if tok.type in (tokenize.INDENT, tokenize.DEDENT):
+            return None
+        if tok.type == tokenize.OP and tok.string in _OPENERS:
+            depth += 1
+        elif tok.type == tokenize.OP and tok.string in _CLOSERS:
+            depth -= 1
+            if depth < 0:
+                return None
+    if depth != 0 or not any(t.type != tokenize.NEWLINE for t in toks):
+        return None
+    return True, any(t.is_blank for t in toks)
+
+
+def align_text(template: str, blank_offsets: list[tuple[int, int]], copy: str) -> list[Fill] | None:
+    """The fast path of `align`, for the usual copy: the template's text unchanged outside the blanks
+    and one-line fills. Returns None when it cannot tell (then `align` decides, token by token)."""
+    # Comment lines and blank lines after the code (a student's notes at the end) do not matter.
+    template, full_copy = template[:_code_end(template)], copy
+    copy = copy[:_code_end(copy)]
+    segments, last = [], 0
+    for begin, stop in blank_offsets:
+        segments.append(template[last:begin])
+        last = stop
+    segments.append(template[last:])
+    # Spaces right after a blank may change (comments realigned): a fill absorbs them.
+    segments = [segments[0]] + [seg.lstrip(" \t") for seg in segments[1:]]
+    if not copy.startswith(segments[0]) or not copy.endswith(segments[-1]):
+        return None
+    pos, spans = len(segments[0]), []
+    for following in segments[1:]:
+        # The tail must still hold every later segment: a fill stops at the earliest place that fits.
+        search, found = pos, None
+        while True:
+            end = copy.find(following, search + 1) if following else len(copy)
+            if end < 0 or end < pos + 1:
+                return None
+            fill = copy[pos:end]
+            checked = _single_fill(fill)
+            if checked and not (pos > 0 and _is_word(copy[pos - 1]) and _is_word(fill[0])) and not (
+                    following and _is_word(fill[-1]) and _is_word(following[0])):
+                found = (end, checked[1])
+                break
+            if not following:
+                return None
+            search = end
+        end, has_blank = found
+        spans.append((pos, end, has_blank))
+        pos = end + len(following)
+    if pos != len(copy):
+        return None
+    copy = full_copy
+    fills = []
+    for index, (begin, stop, has_blank) in enumerate(spans):
+        raw = copy[begin:stop]
+        begin += len(raw) - len(raw.lstrip())
+        text = raw.strip()
+        line = copy.count("\n", 0, begin) + 1
+        column = begin - (copy.rfind("\n", 0, begin) + 1)
+        fills.append(Fill(index, text, line, column, line, begin, begin + len(text), not has_blank))
+    return fills
+
+
+def _code_end(text: str) -> int:
+    """Where the code ends: after the last line that is neither blank nor a comment."""
+    end = len(text)
+    for line in reversed(text.splitlines(keepends=True)):
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            break
+        end -= len(line)
+    return end
+
+
+def blank_offsets(template: str) -> list[tuple[int, int]]:
+    return [(t.begin, t.stop) for t in tokens(template) if t.is_blank]

@@ -60,17 +60,23 @@ class Analysis:
 
 
 @lru_cache(maxsize=256)
-def _template(path: str, mtime: float) -> tuple[str, tuple]:
+def _template(path: str, mtime: float) -> tuple[str, list, list]:
     from .source import read  # noqa: PLC0415
 
     text = read(path).text
-    return text, tuple(blanks_mod.tokens(text))
+    toks = blanks_mod.tokens(text)
+    return text, toks, [(t.begin, t.stop) for t in toks if t.is_blank]
 
 
 def template_of(exercise: Exercise) -> tuple[str, list[blanks_mod.Token]]:
     path = exercise.template_path
-    text, toks = _template(str(path), path.stat().st_mtime)
-    return text, list(toks)
+    text, toks, _ = _template(str(path), path.stat().st_mtime)
+    return text, toks
+
+
+def _blank_offsets(exercise: Exercise) -> list[tuple[int, int]]:
+    path = exercise.template_path
+    return _template(str(path), path.stat().st_mtime)[2]
 
 
 def analyse_bytes(exercise: Exercise, data: bytes | None, shown: str) -> Analysis:
@@ -106,7 +112,14 @@ def _display(path: str | Path) -> str:
 
 def analyse_source(exercise: Exercise, source: Source) -> Analysis:
     template, template_tokens = template_of(exercise)
-    n_blanks = sum(1 for t in template_tokens if t.is_blank)
+    offsets = _blank_offsets(exercise)
+    n_blanks = len(offsets)
+    if n_blanks:
+        # Most copies only changed the blanks: matching the text avoids tokenizing the whole file.
+        quick = blanks_mod.align_text(template, offsets, source.text)
+        if quick is not None:
+            unfilled = {f.index: (f.line, f.column) for f in quick if not f.filled}
+            return Analysis(exercise, source.path, source=source, fills=quick, unfilled=unfilled)
     syntax = None
     try:
         copy_tokens = blanks_mod.tokens(source.text)

@@ -12,6 +12,7 @@ All of a student's programs run in one job: one process per exercise, in the san
 from __future__ import annotations
 
 import hashlib
+import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -83,6 +84,7 @@ class Grader:
         self.solution_fills: dict[str, list[blanks_mod.Fill]] = {}
         self.references: dict[tuple, ProbeResult] = {}
         self._cache: dict[str, list[UnitResult]] = {}
+        self._analyses: dict[tuple, Analysis] = {}
         self._cache_lock = threading.Lock()
         for exercise in self.exercises:
             self.checks[exercise.id] = self._load_checks(exercise, graders_dir_required)
@@ -173,7 +175,7 @@ class Grader:
         plans: list[_ExercisePlan] = []
         for exercise in self.exercises:
             shown = f"exercises/{exercise.id}.py"
-            analysis = analyse_bytes(exercise, files.get(exercise.id), shown)
+            analysis = self._analyse(exercise, files.get(exercise.id), shown)
             if files.get(exercise.id) is None:
                 plans.append(_ExercisePlan(exercise, analysis, "missing"))
                 continue
@@ -214,6 +216,17 @@ class Grader:
             plans.append(plan)
         job = Job(tuple(units), self.job_limits(), capture_output=False)
         return job, plans, planned
+
+    def _analyse(self, exercise: Exercise, data: bytes | None, shown: str) -> Analysis:
+        # Tokenizing is the costliest step here, and many copies hold the very same file.
+        key = (exercise.id, shown, None if data is None else hashlib.sha256(data).digest())
+        with self._cache_lock:
+            found = self._analyses.get(key)
+        if found is None:
+            found = analyse_bytes(exercise, data, shown)
+            with self._cache_lock:
+                self._analyses[key] = found
+        return found
 
     def _by_variant(self, exercise: Exercise, blank_indexes: list[int]) -> dict[tuple, list[tuple[int, Expect]]]:
         groups: dict[tuple, list[tuple[int, Expect]]] = {}
@@ -333,6 +346,10 @@ class Grader:
 
         self.compute_references()
         executor = ThreadPoolExecutor(max_workers=self.pool.size)
+        # Grading threads mostly wait on pipes; a short switch interval lets the thread that records
+        # grades (SQLite releases the lock on every statement) get it back without queuing 5 ms.
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(min(interval, 0.0005))
         try:
             futures = [executor.submit(self.grade, student, files) for student, files in submissions]
             for future in as_completed(futures):
@@ -343,18 +360,21 @@ class Grader:
         finally:
             # Interrupted (Ctrl+C, an error): do not grade the rest of the queue before returning.
             executor.shutdown(wait=True, cancel_futures=True)
+            sys.setswitchinterval(interval)
 
 
 def _group_key(units: tuple[Unit, ...], limits: Limits) -> str:
     digest = hashlib.sha256(repr(sorted(limits.__dict__.items())).encode())
     for unit in units:
-        digest.update(repr((unit.source, unit.filename, unit.probes, unit.overrides, unit.module_name,
-                            unit.wall)).encode())
+        digest.update(unit.source.encode())
+        digest.update(repr((unit.filename, unit.probes, unit.overrides, unit.module_name, unit.wall)).encode())
     return digest.hexdigest()
 
 
 def _remap(result: UnitResult, probe: ProbeResult, analysis: Analysis, index: int):
     """Errors in a spliced program point at the student's own blank, never at the solution's lines."""
+    if (result.error is None or result.error.line is None) and (probe.error is None or probe.error.line is None):
+        return result, probe
     line = analysis.line_of(index)
     text = analysis.source.line(line) if (line and analysis.source) else None
 
