@@ -19,20 +19,34 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import sys
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import nbformat
-from nbconvert.preprocessors import ExecutePreprocessor, Preprocessor
-from traitlets import Bool
-from traitlets.config import Config
-from traitlets.config.loader import PyFileConfigLoader
-from traitlets.utils.importstring import import_item
 
-from ..course import Course
-from ..grading.model import SubmissionGrade
-from .outcome import outputs_for
-from .preprocessors import TROUS_KEY, VerifyGrades, grade_cells
+def _without_iri_grammars() -> None:
+    """jsonschema (imported by nbformat, so by nbgrader) compiles some forty grammars at import when
+    rfc3987_syntax is installed (JupyterLab's dependencies bring it), to check the "iri" string
+    format, which no notebook or nbgrader schema uses: seconds, more than grading a class takes.
+    jsonschema skips that checker when the module cannot be imported; so does this process."""
+    if "jsonschema" not in sys.modules:
+        sys.modules.setdefault("rfc3987_syntax", None)
+
+
+_without_iri_grammars()
+
+import nbformat  # noqa: E402
+from nbconvert.preprocessors import ExecutePreprocessor, Preprocessor  # noqa: E402
+from traitlets import Bool  # noqa: E402
+from traitlets.config import Config  # noqa: E402
+from traitlets.config.loader import PyFileConfigLoader  # noqa: E402
+from traitlets.utils.importstring import import_item  # noqa: E402
+
+from ..course import Course  # noqa: E402
+from ..grading.model import SubmissionGrade  # noqa: E402
+from .outcome import outputs_for  # noqa: E402
+from .preprocessors import TROUS_KEY, VerifyGrades, grade_cells  # noqa: E402
 
 GRADEBOOK_MODULES = ("overwritecells", "overwritekernelspec", "saveautogrades", "latesubmissions")
 
@@ -52,10 +66,25 @@ def load_config(root: Path) -> Config:
 
 class _Borrowed:
     """Stands for nbgrader's `Gradebook` class inside its preprocessors: every `Gradebook(url)` is the
-    one session opened here, and closing it is left to us."""
+    one session opened here, and closing it is left to us. The assignment's own rows (its notebooks,
+    source and graded cells) do not change while grading: they are looked up once, not once per
+    student."""
+
+    FIXED = ("find_notebook", "find_source_cell", "find_graded_cell", "find_assignment")
 
     def __init__(self, gradebook):
         self._gradebook = gradebook
+        self._fixed: dict[tuple, object] = {}
+
+    def _memo(self, name):
+        method = getattr(self._gradebook, name)
+
+        def lookup(*args):
+            key = (name, *args)
+            if key not in self._fixed:
+                self._fixed[key] = method(*args)
+            return self._fixed[key]
+        return lookup
 
     def __call__(self, *args, **kwargs):
         return self
@@ -70,6 +99,8 @@ class _Borrowed:
         pass
 
     def __getattr__(self, name):
+        if name in self.FIXED:
+            return self._memo(name)
         return getattr(self._gradebook, name)
 
 
@@ -86,11 +117,31 @@ def _schema_checked_once():
             cls = jsonschema.validators.validator_for(schema)
             cls.check_schema(schema)
             validator = validators[id(schema)] = cls(schema)
+        if validator.is_valid(instance):
+            return
         error = jsonschema.exceptions.best_match(validator.iter_errors(instance))
         if error is not None:
             raise error
 
     return validate
+
+
+class _Deferred:
+    """nbgrader's session, whose `commit()` only flushes: nbgrader commits after every cell, and each
+    commit waits for the disk. The writer commits for real after each submission and each notebook,
+    so that an interrupted run leaves whole notebooks, never half of one."""
+
+    def __init__(self, session):
+        self.session = session
+
+    def commit(self):
+        self.session.flush()
+
+    def really_commit(self):
+        self.session.commit()
+
+    def __getattr__(self, name):
+        return getattr(self.session, name)
 
 
 class _Namespace:
@@ -142,6 +193,12 @@ class FillGrades(Preprocessor):
                     continue
                 cell.metadata[TROUS_KEY] = {"moteur": score, "source": "trous grade"}
         return nb, resources
+
+
+def _sa_warning():
+    from sqlalchemy.exc import SAWarning  # noqa: PLC0415
+
+    return SAWarning
 
 
 def _classes(items) -> list:
@@ -197,6 +254,7 @@ class Writer:
             gradebook.update_or_create_submission(assignment.name, student, timestamp=timestamp)
         else:
             gradebook.update_or_create_submission(assignment.name, student)
+        gradebook.db.really_commit()
         source = Path(self.coursedir.format_path(self.coursedir.source_directory, ".", assignment.name))
         excluded = {str(source / x) for x in self.exclude_overwriting.get(assignment.name, [])}
         self._copy_files(source, dest, excluded)
@@ -208,7 +266,7 @@ class Writer:
                 for cell_grade in submission.grades:
                     cell_grade.auto_score = 0
                     cell_grade.needs_manual_grade = False
-                gradebook.db.commit()
+                gradebook.db.really_commit()
                 continue
             try:
                 nb = nbformat.read(str(path), as_version=4)
@@ -226,7 +284,9 @@ class Writer:
                 report.problems.append(f"{student}/{assignment.name}/{notebook.name}.ipynb : nbgrader n'a pas pu "
                                        f"le préparer ({type(exc).__name__}: {exc}) : à corriger à la main")
                 continue
-            nbformat.write(nb, str(dest / f"{notebook.name}.ipynb"))
+            gradebook.db.really_commit()
+            # The steps above validated every cell; nbformat.write would validate the whole notebook again.
+            (dest / f"{notebook.name}.ipynb").write_text(nbformat.v4.nbjson.writes(nb) + "\n", encoding="utf-8")
         for folder, _, names in os.walk(dest):
             for name in names:
                 os.chmod(os.path.join(folder, name), self.permissions)
@@ -241,7 +301,12 @@ def write(root: Path, grades: list[SubmissionGrade], assignments: list[str] | No
     report = WriteReport(writer.root)
     submitted = Path(writer.coursedir.submitted_directory)
     submitted = submitted if submitted.is_absolute() else writer.root / submitted
-    with Gradebook(writer.coursedir.db_url, writer.coursedir.course_id) as gradebook, shared_gradebook(gradebook):
+    with Gradebook(writer.coursedir.db_url, writer.coursedir.course_id) as gradebook, shared_gradebook(gradebook), \
+            warnings.catch_warnings():
+        # nbgrader's own submission code trips SQLAlchemy's autoflush warnings; `nbgrader autograde`
+        # prints them too. They say nothing to a teacher.
+        warnings.simplefilter("ignore", category=_sa_warning())
+        gradebook.db = _Deferred(gradebook.db)
         for grade in grades:
             folder = submitted / grade.student
             if not folder.is_dir():

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,8 +21,7 @@ from ..course import Course, Exercise
 from ..grading import intake as intake_mod
 from ..grading.submissions import Submission
 from . import answers
-from .bundle import Bundle, of
-from .notebooks import answer_cells
+from .bundle import Bundle, check_bundle, of
 
 MAX_NOTEBOOK = 32 * 1024 * 1024
 NAME = "nbgrader"
@@ -49,10 +49,31 @@ def layout(path: Path) -> Layout | None:
 _bundles: dict[tuple, Bundle] = {}
 
 
-def _public_bundle(exercise: Exercise) -> Bundle:
+def _public_bundle(exercise: Exercise, root: Path | None = None) -> Bundle:
+    """The exercise's public bundle: the one the nbgrader course's source notebook embeds in its check
+    cell (what was released), else built from the course (jupytext, slower to import)."""
+    source = root / "source" / exercise.assignment.id / f"{exercise.id}.ipynb" if root else None
+    if source is not None and source.is_file():
+        key = (str(source), source.stat().st_mtime_ns)
+        if key not in _bundles:
+            found = None
+            try:
+                for cell in json.loads(source.read_text(encoding="utf-8")).get("cells", []):
+                    text = cell.get("source", "")
+                    found = check_bundle("".join(text) if isinstance(text, list) else str(text))
+                    if found is not None and found.exercise_id == exercise.id:
+                        break
+                    found = None
+            except (OSError, ValueError, AttributeError):
+                found = None
+            _bundles[key] = found
+        if _bundles[key] is not None:
+            return _bundles[key]
     path = exercise.template_path
     key = (str(path), path.stat().st_mtime_ns, str(exercise.checks_path), exercise.id)
     if key not in _bundles:
+        from .notebooks import answer_cells  # noqa: PLC0415 - jupytext: only when no source notebook
+
         _bundles[key] = of(exercise, answer_cells(exercise), hidden=False)
     return _bundles[key]
 
@@ -77,7 +98,8 @@ def _read(path: Path, limit: int = MAX_NOTEBOOK) -> bytes | None:
         os.close(fd)
 
 
-def notebook_exercise(exercise: Exercise, data: bytes, shown: str, notes: list[str]) -> bytes | None:
+def notebook_exercise(exercise: Exercise, data: bytes, shown: str, notes: list[str],
+                      root: Path | None = None) -> bytes | None:
     """The exercise text a submitted notebook gives, or None (with a note) when it cannot be read."""
     if len(data) > MAX_NOTEBOOK:
         notes.append(f"{shown} : carnet trop gros ({len(data) // (1024 * 1024)} Mio) : compté comme absent")
@@ -91,7 +113,7 @@ def notebook_exercise(exercise: Exercise, data: bytes, shown: str, notes: list[s
         notes.append(f"{shown} : carnet illisible (ce n'est pas un .ipynb valide) : compté comme absent")
         return None
     cells = [c for c in cells if isinstance(c, dict)]
-    bundle = _public_bundle(exercise)
+    bundle = _public_bundle(exercise, root)
     found = answers.from_cells(cells)
     missing = [c.grade_id for c in bundle.cells if c.grade_id not in found]
     if missing:
@@ -99,7 +121,8 @@ def notebook_exercise(exercise: Exercise, data: bytes, shown: str, notes: list[s
     return answers.exercise_text(bundle, found).encode("utf-8", "surrogatepass")
 
 
-def student_submission(course: Course, folder: Path, assignments: list[str] | None = None) -> Submission:
+def student_submission(course: Course, folder: Path, assignments: list[str] | None = None,
+                       root: Path | None = None) -> Submission:
     student = folder.name
     files: dict[str, bytes | None] = {e.id: None for e in course.exercises}
     notes: list[str] = []
@@ -128,7 +151,7 @@ def student_submission(course: Course, folder: Path, assignments: list[str] | No
             if data is None:
                 notes.append(f"{shown} : pas un fichier ordinaire (lien symbolique ?) : ignoré")
                 continue
-            files[exercise.id] = notebook_exercise(exercise, data, shown, notes)
+            files[exercise.id] = notebook_exercise(exercise, data, shown, notes, root)
     return Submission(student, files, source=str(folder), warnings=tuple(notes))
 
 
@@ -144,15 +167,30 @@ def load(path: Path, course: Course, limits=None, assignments: list[str] | None 
             continue
         if students and folder.name not in students:
             continue
-        result.submissions.append(student_submission(course, folder, assignments))
+        result.submissions.append(student_submission(course, folder, assignments, found.root))
     if not result.submissions:
         result.warnings.append(f"{found.submitted} : aucune copie (lancez d'abord nbgrader collect)")
-    result.after = _after(found.root, assignments)
+    result.after = _after(found.root, assignments, _preload())
     return result
 
 
-def _after(root: Path, assignments: list[str] | None):
+def _import_writer() -> None:
+    from . import gradebook  # noqa: F401, PLC0415
+    from nbgrader.converters import Autograde  # noqa: F401, PLC0415
+
+
+def _preload() -> threading.Thread:
+    """nbgrader takes seconds to import, about as long as grading a class: import it while the
+    sandboxes grade (they work in other processes), so that it is ready when the grades are."""
+    thread = threading.Thread(target=_import_writer, name="import-nbgrader", daemon=True)
+    thread.start()
+    return thread
+
+
+def _after(root: Path, assignments: list[str] | None, preloading: threading.Thread | None = None):
     def write(course, grades) -> dict[str, Path]:
+        if preloading is not None:
+            preloading.join()
         from .gradebook import write_all  # noqa: PLC0415
 
         return write_all(root, course, grades, assignments)
