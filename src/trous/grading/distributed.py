@@ -323,7 +323,7 @@ def _distributed():
 def task_key(submission: Submission, archive: CourseArchive, sandbox: str) -> str:
     # The same copy, course and sandbox give the same key: two teachers grading it at once on one
     # cluster share the computation.
-    settings = hashlib.sha256(f"{archive.sha}\0{sandbox}\0{submission.student}".encode()).hexdigest()
+    settings = hashlib.sha256(f"{archive.version}\0{archive.sha}\0{sandbox}\0{submission.student}".encode()).hexdigest()
     return f"trous-note-{submission.digest[:16]}-{settings[:16]}"
 
 
