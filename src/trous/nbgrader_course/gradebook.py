@@ -77,6 +77,28 @@ class _Borrowed:
     def __init__(self, gradebook):
         self._gradebook = gradebook
         self._fixed: dict[tuple, object] = {}
+        self._rows: dict[tuple, dict] = {}
+
+    def forget_student(self) -> None:
+        self._rows.clear()
+
+    def _row(self, kind: str, cell: str, notebook: str, assignment: str, student: str):
+        """A student's grade or comment of a cell, from the rows of their notebook loaded at once
+        (nbgrader runs one five-table join per cell); anything unusual goes to nbgrader's own."""
+        key = (kind, notebook, assignment, student)
+        if key not in self._rows:
+            submission = self._gradebook.find_submission_notebook(notebook, assignment, student)
+            self._rows[key] = {row.name: row for row in (submission.grades if kind == "grade" else submission.comments)}
+        row = self._rows[key].get(cell)
+        if row is None:
+            return getattr(self._gradebook, f"find_{kind}")(cell, notebook, assignment, student)
+        return row
+
+    def find_grade(self, cell, notebook, assignment, student):
+        return self._row("grade", cell, notebook, assignment, student)
+
+    def find_comment(self, cell, notebook, assignment, student):
+        return self._row("comment", cell, notebook, assignment, student)
 
     def _memo(self, name):
         method = getattr(self._gradebook, name)
@@ -111,17 +133,18 @@ def _schema_checked_once():
     schema itself, every time: most of the cost of a notebook. Same check, schema checked once."""
     import jsonschema  # noqa: PLC0415
 
-    validators: dict[int, object] = {}
-    valid: set[tuple[int, str]] = set()  # every student's notebook has the same cells
+    validators: dict[str, object] = {}  # nbgrader loads its schema anew for each notebook: key by content
+    valid: set[tuple[str, str]] = set()  # every student's notebook has the same cells
 
     def validate(instance, schema, *args, **kwargs):
-        validator = validators.get(id(schema))
+        schema_key = json.dumps(schema, sort_keys=True)
+        validator = validators.get(schema_key)
         if validator is None:
             cls = jsonschema.validators.validator_for(schema)
             cls.check_schema(schema)
-            validator = validators[id(schema)] = cls(schema)
+            validator = validators[schema_key] = cls(schema)
         try:
-            key = (id(schema), json.dumps(instance, sort_keys=True))
+            key = (schema_key, json.dumps(instance, sort_keys=True))
         except (TypeError, ValueError):
             key = None
         if key in valid:
@@ -178,7 +201,7 @@ def shared_gradebook(gradebook):
         for module in modules:
             module.Gradebook = borrowed
         common.jsonschema = _Namespace(saved_jsonschema, validate=_schema_checked_once())
-        yield
+        yield borrowed
     finally:
         common.jsonschema = saved_jsonschema
         for module, original in zip(modules, saved):
@@ -228,6 +251,7 @@ class Writer:
         self.permissions = int(str(reference.permissions), 8)
         self.exclude_overwriting = reference.exclude_overwriting
         self.fill = FillGrades()
+        self.borrowed: _Borrowed | None = None  # set while writing (shared_gradebook)
         self.sanitize = [c(config=self.config) for c in _classes(reference.sanitize_preprocessors)]
         steps = []
         for cls in _classes(reference.autograde_preprocessors):
@@ -270,6 +294,7 @@ class Writer:
         excluded = {str(source / x) for x in self.exclude_overwriting.get(assignment.name, [])}
         self._copy_files(source, dest, excluded)
         self.fill.grade = grade
+        self.borrowed.forget_student()
         for notebook in assignment.notebooks:
             path = submitted / f"{notebook.name}.ipynb"
             if not path.is_file() or path.is_symlink():
@@ -324,8 +349,8 @@ def _write(root: Path, grades: list[SubmissionGrade], assignments: list[str] | N
     report = WriteReport(writer.root)
     submitted = Path(writer.coursedir.submitted_directory)
     submitted = submitted if submitted.is_absolute() else writer.root / submitted
-    with Gradebook(writer.coursedir.db_url, writer.coursedir.course_id) as gradebook, shared_gradebook(gradebook), \
-            warnings.catch_warnings():
+    with Gradebook(writer.coursedir.db_url, writer.coursedir.course_id) as gradebook, \
+            shared_gradebook(gradebook) as writer.borrowed, warnings.catch_warnings():
         # nbgrader's own submission code trips SQLAlchemy's autoflush warnings; `nbgrader autograde`
         # prints them too. They say nothing to a teacher.
         warnings.simplefilter("ignore", category=_sa_warning())

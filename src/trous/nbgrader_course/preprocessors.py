@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import functools
 
 import nbformat
 
@@ -39,17 +40,25 @@ class ClearBlanks(ClearSolutions):
         return super().preprocess_cell(cell, resources, cell_index)
 
 
+@functools.lru_cache(maxsize=256)
+def _hidden_bundles(source: str) -> tuple[tuple[str, Bundle], ...]:
+    # Every student's grade cells are the same (nbgrader restores them): parse each source once.
+    found = []
+    for blank_id, data in hidden_calls(source):
+        try:
+            found.append((blank_id, Bundle.from_dict(data)))
+        except (ValueError, KeyError, TypeError):
+            continue
+    return tuple(found)
+
+
 def grade_cells(nb) -> dict[str, list[tuple[object, str, Bundle]]]:
     """Exercise id → [(cell, blank id, hidden bundle)] for the trous grade cells of a notebook."""
     found: dict[str, list] = {}
     for cell in nb.cells:
         if cell.cell_type != "code" or not utils.is_grade(cell):
             continue
-        for blank_id, data in hidden_calls(cell.source):
-            try:
-                bundle = Bundle.from_dict(data)
-            except (ValueError, KeyError, TypeError):
-                continue
+        for blank_id, bundle in _hidden_bundles(cell.source):
             found.setdefault(bundle.exercise_id, []).append((cell, blank_id, bundle))
     return found
 
