@@ -9,34 +9,19 @@ kernel runs: the step that would execute the notebook fills each blank's grade c
 the engine's grade calls for (outcome.py), the very output the hidden cell would print in the kernel.
 nbgrader's `generate_feedback`, `export` and formgrader then work on the result as on their own.
 
-All preprocessors share one gradebook session (nbgrader's open a new database connection each,
-which costs more than the grading itself), and the metadata schema is checked once instead of once
-per cell; nothing else of nbgrader is changed.
+All preprocessors share one gradebook session (session.py); nothing else of nbgrader is changed.
 """
 
 from __future__ import annotations
 
-import contextlib
 import gc
-import json
 import os
 import shutil
-import sys
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
-
-def _without_iri_grammars() -> None:
-    """jsonschema (imported by nbformat, so by nbgrader) compiles some forty grammars at import when
-    rfc3987_syntax is installed (JupyterLab's dependencies bring it), to check the "iri" string
-    format, which no notebook or nbgrader schema uses: seconds, more than grading a class takes.
-    jsonschema skips that checker when the module cannot be imported; so does this process."""
-    if "jsonschema" not in sys.modules:
-        sys.modules.setdefault("rfc3987_syntax", None)
-
-
-_without_iri_grammars()
+from .session import Borrowed, Deferred, sa_warning, shared_gradebook  # isort: skip - before nbformat
 
 import nbformat  # noqa: E402
 from nbconvert.preprocessors import ExecutePreprocessor, Preprocessor  # noqa: E402
@@ -50,9 +35,6 @@ from ..grading.model import SubmissionGrade  # noqa: E402
 from .outcome import outputs_for  # noqa: E402
 from .preprocessors import TROUS_KEY, VerifyGrades, grade_cells  # noqa: E402
 
-GRADEBOOK_MODULES = ("overwritecells", "overwritekernelspec", "saveautogrades", "latesubmissions")
-
-
 @dataclass
 class WriteReport:
     root: Path
@@ -64,148 +46,6 @@ def load_config(root: Path) -> Config:
     config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
     config.CourseDirectory.root = str(root)
     return config
-
-
-class _Borrowed:
-    """Stands for nbgrader's `Gradebook` class inside its preprocessors: every `Gradebook(url)` is the
-    one session opened here, and closing it is left to us. The assignment's own rows (its notebooks,
-    source and graded cells) do not change while grading: they are looked up once, not once per
-    student."""
-
-    FIXED = ("find_notebook", "find_source_cell", "find_graded_cell", "find_assignment")
-
-    def __init__(self, gradebook):
-        self._gradebook = gradebook
-        self._fixed: dict[tuple, object] = {}
-        self._rows: dict[tuple, dict] = {}
-
-    def forget_student(self) -> None:
-        self._rows.clear()
-
-    def _row(self, kind: str, cell: str, notebook: str, assignment: str, student: str):
-        """A student's grade or comment of a cell, from the rows of their notebook loaded at once
-        (nbgrader runs one five-table join per cell); anything unusual goes to nbgrader's own."""
-        key = (kind, notebook, assignment, student)
-        if key not in self._rows:
-            submission = self._gradebook.find_submission_notebook(notebook, assignment, student)
-            self._rows[key] = {row.name: row for row in (submission.grades if kind == "grade" else submission.comments)}
-        row = self._rows[key].get(cell)
-        if row is None:
-            return getattr(self._gradebook, f"find_{kind}")(cell, notebook, assignment, student)
-        return row
-
-    def find_grade(self, cell, notebook, assignment, student):
-        return self._row("grade", cell, notebook, assignment, student)
-
-    def find_comment(self, cell, notebook, assignment, student):
-        return self._row("comment", cell, notebook, assignment, student)
-
-    def _memo(self, name):
-        method = getattr(self._gradebook, name)
-
-        def lookup(*args):
-            key = (name, *args)
-            if key not in self._fixed:
-                self._fixed[key] = method(*args)
-            return self._fixed[key]
-        return lookup
-
-    def __call__(self, *args, **kwargs):
-        return self
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def close(self):
-        pass
-
-    def __getattr__(self, name):
-        if name in self.FIXED:
-            return self._memo(name)
-        return getattr(self._gradebook, name)
-
-
-def _schema_checked_once():
-    """nbgrader validates each cell's metadata with `jsonschema.validate`, which first validates the
-    schema itself, every time: most of the cost of a notebook. Same check, schema checked once."""
-    import jsonschema  # noqa: PLC0415
-
-    validators: dict[str, object] = {}  # nbgrader loads its schema anew for each notebook: key by content
-    valid: set[tuple[str, str]] = set()  # every student's notebook has the same cells
-
-    def validate(instance, schema, *args, **kwargs):
-        schema_key = json.dumps(schema, sort_keys=True)
-        validator = validators.get(schema_key)
-        if validator is None:
-            cls = jsonschema.validators.validator_for(schema)
-            cls.check_schema(schema)
-            validator = validators[schema_key] = cls(schema)
-        try:
-            key = (schema_key, json.dumps(instance, sort_keys=True))
-        except (TypeError, ValueError):
-            key = None
-        if key in valid:
-            return
-        if validator.is_valid(instance):
-            if key is not None:
-                valid.add(key)
-            return
-        error = jsonschema.exceptions.best_match(validator.iter_errors(instance))
-        if error is not None:
-            raise error
-
-    return validate
-
-
-class _Deferred:
-    """nbgrader's session, whose `commit()` only flushes: nbgrader commits after every cell, and each
-    commit waits for the disk. The writer commits for real after each submission and each notebook,
-    so that an interrupted run leaves whole notebooks, never half of one."""
-
-    def __init__(self, session):
-        self.session = session
-
-    def commit(self):
-        self.session.flush()
-
-    def really_commit(self):
-        self.session.commit()
-
-    def __getattr__(self, name):
-        return getattr(self.session, name)
-
-
-class _Namespace:
-    """A module with some attributes replaced (seen only by the nbgrader module it is given to)."""
-
-    def __init__(self, module, **replaced):
-        self._module, self._replaced = module, replaced
-
-    def __getattr__(self, name):
-        return self._replaced[name] if name in self._replaced else getattr(self._module, name)
-
-
-@contextlib.contextmanager
-def shared_gradebook(gradebook):
-    import importlib  # noqa: PLC0415
-
-    modules = [importlib.import_module(f"nbgrader.preprocessors.{m}") for m in GRADEBOOK_MODULES]
-    saved = [m.Gradebook for m in modules]
-    borrowed = _Borrowed(gradebook)
-    common = importlib.import_module("nbgrader.nbgraderformat.common")
-    saved_jsonschema = common.jsonschema
-    try:
-        for module in modules:
-            module.Gradebook = borrowed
-        common.jsonschema = _Namespace(saved_jsonschema, validate=_schema_checked_once())
-        yield borrowed
-    finally:
-        common.jsonschema = saved_jsonschema
-        for module, original in zip(modules, saved):
-            module.Gradebook = original
 
 
 class FillGrades(Preprocessor):
@@ -229,12 +69,6 @@ class FillGrades(Preprocessor):
         return nb, resources
 
 
-def _sa_warning():
-    from sqlalchemy.exc import SAWarning  # noqa: PLC0415
-
-    return SAWarning
-
-
 def _classes(items) -> list:
     return [import_item(i) if isinstance(i, str) else i for i in items]
 
@@ -251,7 +85,7 @@ class Writer:
         self.permissions = int(str(reference.permissions), 8)
         self.exclude_overwriting = reference.exclude_overwriting
         self.fill = FillGrades()
-        self.borrowed: _Borrowed | None = None  # set while writing (shared_gradebook)
+        self.borrowed: Borrowed | None = None  # set while writing (shared_gradebook)
         self.sanitize = [c(config=self.config) for c in _classes(reference.sanitize_preprocessors)]
         steps = []
         for cls in _classes(reference.autograde_preprocessors):
@@ -353,8 +187,8 @@ def _write(root: Path, grades: list[SubmissionGrade], assignments: list[str] | N
             shared_gradebook(gradebook) as writer.borrowed, warnings.catch_warnings():
         # nbgrader's own submission code trips SQLAlchemy's autoflush warnings; `nbgrader autograde`
         # prints them too. They say nothing to a teacher.
-        warnings.simplefilter("ignore", category=_sa_warning())
-        gradebook.db = _Deferred(gradebook.db)
+        warnings.simplefilter("ignore", category=sa_warning())
+        gradebook.db = Deferred(gradebook.db)
         # This process is the only writer while it runs: what it read stays true after a commit.
         gradebook.db.session().expire_on_commit = False
         for grade in grades:

@@ -1,0 +1,175 @@
+"""One nbgrader gradebook session for a whole batch of notebooks, for `gradebook.py`.
+
+nbgrader's preprocessors each open the gradebook anew, commit after every cell and validate every
+cell's metadata against a schema they load and check again each time: for a class, that costs more
+than grading it. Here, while `shared_gradebook` is active, they all borrow one session, the
+assignment's own rows are looked up once, commits wait for the end of each notebook, and the schema
+is checked once. What they compute and store is unchanged.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import sys
+
+GRADEBOOK_MODULES = ("overwritecells", "overwritekernelspec", "saveautogrades", "latesubmissions")
+
+
+def without_iri_grammars() -> None:
+    """jsonschema (imported by nbformat, so by nbgrader) compiles some forty grammars at import when
+    rfc3987_syntax is installed (JupyterLab's dependencies bring it), to check the "iri" string
+    format, which no notebook or nbgrader schema uses: seconds, more than grading a class takes.
+    jsonschema skips that checker when the module cannot be imported; so does this process."""
+    if "jsonschema" not in sys.modules:
+        sys.modules.setdefault("rfc3987_syntax", None)
+
+
+without_iri_grammars()  # on import: gradebook.py imports this module before nbformat
+
+
+class Borrowed:
+    """Stands for nbgrader's `Gradebook` class inside its preprocessors: every `Gradebook(url)` is the
+    one session opened here, and closing it is left to us. The assignment's own rows (its notebooks,
+    source and graded cells) do not change while grading: they are looked up once, not once per
+    student."""
+
+    FIXED = ("find_notebook", "find_source_cell", "find_graded_cell", "find_assignment")
+
+    def __init__(self, gradebook):
+        self._gradebook = gradebook
+        self._fixed: dict[tuple, object] = {}
+        self._rows: dict[tuple, dict] = {}
+
+    def forget_student(self) -> None:
+        self._rows.clear()
+
+    def _row(self, kind: str, cell: str, notebook: str, assignment: str, student: str):
+        """A student's grade or comment of a cell, from the rows of their notebook loaded at once
+        (nbgrader runs one five-table join per cell); anything unusual goes to nbgrader's own."""
+        key = (kind, notebook, assignment, student)
+        if key not in self._rows:
+            submission = self._gradebook.find_submission_notebook(notebook, assignment, student)
+            self._rows[key] = {row.name: row for row in (submission.grades if kind == "grade" else submission.comments)}
+        row = self._rows[key].get(cell)
+        if row is None:
+            return getattr(self._gradebook, f"find_{kind}")(cell, notebook, assignment, student)
+        return row
+
+    def find_grade(self, cell, notebook, assignment, student):
+        return self._row("grade", cell, notebook, assignment, student)
+
+    def find_comment(self, cell, notebook, assignment, student):
+        return self._row("comment", cell, notebook, assignment, student)
+
+    def _memo(self, name):
+        method = getattr(self._gradebook, name)
+
+        def lookup(*args):
+            key = (name, *args)
+            if key not in self._fixed:
+                self._fixed[key] = method(*args)
+            return self._fixed[key]
+        return lookup
+
+    def __call__(self, *args, **kwargs):
+        return self
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def close(self):
+        pass
+
+    def __getattr__(self, name):
+        if name in self.FIXED:
+            return self._memo(name)
+        return getattr(self._gradebook, name)
+
+
+def _schema_checked_once():
+    """nbgrader validates each cell's metadata with `jsonschema.validate`, which first validates the
+    schema itself, every time: most of the cost of a notebook. Same check, schema checked once."""
+    import jsonschema  # noqa: PLC0415
+
+    validators: dict[str, object] = {}  # nbgrader loads its schema anew for each notebook: key by content
+    valid: set[tuple[str, str]] = set()  # every student's notebook has the same cells
+
+    def validate(instance, schema, *args, **kwargs):
+        schema_key = json.dumps(schema, sort_keys=True)
+        validator = validators.get(schema_key)
+        if validator is None:
+            cls = jsonschema.validators.validator_for(schema)
+            cls.check_schema(schema)
+            validator = validators[schema_key] = cls(schema)
+        try:
+            key = (schema_key, json.dumps(instance, sort_keys=True))
+        except (TypeError, ValueError):
+            key = None
+        if key in valid:
+            return
+        if validator.is_valid(instance):
+            if key is not None:
+                valid.add(key)
+            return
+        error = jsonschema.exceptions.best_match(validator.iter_errors(instance))
+        if error is not None:
+            raise error
+
+    return validate
+
+
+class Deferred:
+    """nbgrader's session, whose `commit()` only flushes: nbgrader commits after every cell, and each
+    commit waits for the disk. The writer commits for real after each submission and each notebook,
+    so that an interrupted run leaves whole notebooks, never half of one."""
+
+    def __init__(self, session):
+        self.session = session
+
+    def commit(self):
+        self.session.flush()
+
+    def really_commit(self):
+        self.session.commit()
+
+    def __getattr__(self, name):
+        return getattr(self.session, name)
+
+
+class Namespace:
+    """A module with some attributes replaced (seen only by the nbgrader module it is given to)."""
+
+    def __init__(self, module, **replaced):
+        self._module, self._replaced = module, replaced
+
+    def __getattr__(self, name):
+        return self._replaced[name] if name in self._replaced else getattr(self._module, name)
+
+
+@contextlib.contextmanager
+def shared_gradebook(gradebook):
+    modules = [importlib.import_module(f"nbgrader.preprocessors.{m}") for m in GRADEBOOK_MODULES]
+    saved = [m.Gradebook for m in modules]
+    borrowed = Borrowed(gradebook)
+    common = importlib.import_module("nbgrader.nbgraderformat.common")
+    saved_jsonschema = common.jsonschema
+    try:
+        for module in modules:
+            module.Gradebook = borrowed
+        common.jsonschema = Namespace(saved_jsonschema, validate=_schema_checked_once())
+        yield borrowed
+    finally:
+        common.jsonschema = saved_jsonschema
+        for module, original in zip(modules, saved):
+            module.Gradebook = original
+
+
+def sa_warning():
+    from sqlalchemy.exc import SAWarning  # noqa: PLC0415
+
+    return SAWarning
