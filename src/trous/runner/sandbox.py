@@ -104,6 +104,9 @@ def _bwrap_argv(inner: list[str], env: dict[str, str], root: bool) -> list[str]:
                 "/etc/alternatives", "/etc/nsswitch.conf"):
         if os.path.exists(etc):
             argv += ["--ro-bind", etc, etc]
+    # The private /tmp first: Python may live under /tmp (a venv in a fresh clone), and a later tmpfs
+    # would hide it.
+    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/dev/shm"]
     made: set[str] = set()
     for path in _python_dirs():
         if not any(path == t or path.startswith(t + "/") for t in ("/usr", "/bin", "/lib", "/lib64")):
@@ -114,8 +117,7 @@ def _bwrap_argv(inner: list[str], env: dict[str, str], root: bool) -> list[str]:
                     made.add(parent)
                     argv += ["--perms", "0755", "--dir", parent]
             argv += ["--ro-bind", path, path]
-    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/dev/shm", "--chdir", "/tmp",
-             "--clearenv"]
+    argv += ["--chdir", "/tmp", "--clearenv"]
     for key, value in env.items():
         argv += ["--setenv", key, value]
     if root:
