@@ -206,6 +206,10 @@ class SandboxedKernelManager(AsyncKernelManager):
             shutil.rmtree(self._private, ignore_errors=True)
             self._private = None
 
+    # AsyncKernelManager binds its public name to the base class's coroutine, and nbclient calls it
+    # (after a kernel that died, only it): this class's must run.
+    cleanup_resources = _async_cleanup_resources
+
 
 DEAD = ("NoyauArrete", "le noyau s'est arrêté pendant cette cellule (os._exit, plantage ou mémoire épuisée) : "
         "les cellules suivantes n'ont pas été exécutées")
