@@ -28,6 +28,8 @@ test: system-deps install
 benchmarks: install
 	$(BIN)/python benchmarks/pytest_exercises.py
 	$(BIN)/python benchmarks/grade_class.py
+	$(BIN)/python benchmarks/nbgrader_vs_trous.py
+	$(BIN)/python benchmarks/dask_overhead.py
 
 pin: install
 	$(BIN)/python -m pip freeze --exclude-editable | grep -v '^trous' > requirements/ci.txt
