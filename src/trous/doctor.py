@@ -106,12 +106,15 @@ def check_files(course: Course, exercise: Exercise, report: Report) -> tuple[str
 def _first_difference(template: str, copy: str) -> int | None:
     import difflib  # noqa: PLC0415
 
-    a = [t.key() for t in blanks_mod.tokens(template)]
-    b_tokens = blanks_mod.tokens(copy)
-    b = [t.key() for t in b_tokens]
+    a_tokens, b_tokens = blanks_mod.tokens(template), blanks_mod.tokens(copy)
+    a, b = [t.key() for t in a_tokens], [t.key() for t in b_tokens]
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    for tag, _, _, j1, _ in matcher.get_opcodes():
-        if tag != "equal" and j1 < len(b_tokens):
+    for tag, i1, i2, j1, _ in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        if tag == "replace" and i2 - i1 == 1 and a_tokens[i1].is_blank:
+            continue  # a blank and its fill: expected
+        if j1 < len(b_tokens):
             return b_tokens[j1].start[0]
     return None
 
