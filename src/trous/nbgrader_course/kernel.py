@@ -107,13 +107,15 @@ def bwrap_argv(inner: list[str], env: dict[str, str], folder: tuple[str, str], s
                 out += ["--perms", "0755", "--dir", parent]
         return out
 
-    for path in sandbox_mod._python_dirs():
-        if not any(path == t or path.startswith(t + "/") for t in ("/usr", "/bin", "/lib", "/lib64")):
-            argv += parents(path) + ["--ro-bind", path, path]
+    # The private /tmp first: Python may live under /tmp (a venv in a fresh clone), and a later tmpfs
+    # would hide it.
     size = str(TMPFS_BYTES)
     argv += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", size, "--tmpfs", "/tmp",
              "--perms", "1777", "--size", size, "--tmpfs", "/dev/shm"]
     made.add("/tmp")
+    for path in sandbox_mod._python_dirs():
+        if not any(path == t or path.startswith(t + "/") for t in ("/usr", "/bin", "/lib", "/lib64")):
+            argv += parents(path) + ["--ro-bind", path, path]
     copy, seen_at = folder
     argv += parents(seen_at) + ["--perms", "1777", "--size", size, "--tmpfs", seen_at]
     for name in sorted(os.listdir(copy)):
