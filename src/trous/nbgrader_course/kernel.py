@@ -87,15 +87,7 @@ def bwrap_argv(inner: list[str], env: dict[str, str], folder: tuple[str, str], s
     argv = [shutil.which(sandbox_mod.BWRAP) or sandbox_mod.BWRAP, "--die-with-parent",
             "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
             "--hostname", "noyau"]
-    for top in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
-        if os.path.islink(top):
-            argv += ["--symlink", os.readlink(top), top]
-        elif os.path.isdir(top):
-            argv += ["--ro-bind", top, top]
-    for etc in ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
-                "/etc/alternatives", "/etc/nsswitch.conf", "/etc/ssl", "/etc/mime.types"):
-        if os.path.exists(etc):
-            argv += ["--ro-bind", etc, etc]
+    argv += sandbox_mod.system_mounts(extra_etc=("/etc/ssl", "/etc/mime.types"))
     made: set[str] = set()
 
     def parents(path: str) -> list[str]:

@@ -91,19 +91,27 @@ def _looks_like_course(path: str) -> bool:
     return any((p / name).exists() for name in ("course.yaml", "graders", "solutions"))
 
 
-def _bwrap_argv(inner: list[str], env: dict[str, str], root: bool) -> list[str]:
-    argv = [shutil.which(BWRAP) or BWRAP, "--die-with-parent", "--new-session",
-            "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
-            "--hostname", "sandbox"]
+def system_mounts(extra_etc: tuple[str, ...] = ()) -> list[str]:
+    """bubblewrap arguments for a read-only system: /usr and its kin, and the few /etc files that
+    the dynamic linker and Python read (nothing else of /etc: no passwords, no host configuration)."""
+    argv: list[str] = []
     for top in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
         if os.path.islink(top):
             argv += ["--symlink", os.readlink(top), top]
         elif os.path.isdir(top):
             argv += ["--ro-bind", top, top]
     for etc in ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
-                "/etc/alternatives", "/etc/nsswitch.conf"):
+                "/etc/alternatives", "/etc/nsswitch.conf", *extra_etc):
         if os.path.exists(etc):
             argv += ["--ro-bind", etc, etc]
+    return argv
+
+
+def _bwrap_argv(inner: list[str], env: dict[str, str], root: bool) -> list[str]:
+    argv = [shutil.which(BWRAP) or BWRAP, "--die-with-parent", "--new-session",
+            "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+            "--hostname", "sandbox"]
+    argv += system_mounts()
     # The private /tmp first: Python may live under /tmp (a venv in a fresh clone), and a later tmpfs
     # would hide it.
     argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/dev/shm"]
