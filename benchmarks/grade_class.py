@@ -269,7 +269,9 @@ def main(argv: list[str] | None = None) -> int:
         children = sum(memory.zygote_cpu.values())
         n = len(outcome.grades)
         grading = outcome.timings.get("correction", float("nan"))
-        workers = args.workers or os.cpu_count()
+        from trous.grading.cli import cores, default_workers  # noqa: PLC0415
+
+        workers = args.workers or default_workers()
         rows = [
             ("copies notées", f"{n}", ""),
             ("bac à sable, workers", f"{sandbox[0] if sandbox else '?'}, {workers}", ""),
@@ -279,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
             ("copies par seconde", f"{n / wall:.2f}", ""),
             ("secondes par élève", f"{wall / n:.3f} s", "< 0,1 s"),
             ("secondes par élève (correction seule)", f"{grading / n:.3f} s", ""),
-            ("CPU par élève, tous processus", f"{(own + children) / n:.3f} s", f"< {0.1 * (workers or 1):.1f} s"),
+            ("CPU par élève, tous processus", f"{(own + children) / n:.3f} s", f"< {0.1 * cores():.1f} s"),
             ("  dont processus principal", f"{own / n:.3f} s", ""),
             ("  dont bacs à sable (zygotes et tout ce qu'ils lancent)", f"{children / n:.3f} s", ""),
             ("pic mémoire, arbre de processus (PSS)", f"{memory.peak_pss / 1024:.0f} Mio", "< 500 Mio"),

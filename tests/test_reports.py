@@ -288,3 +288,16 @@ def test_empty_class_still_writes_reports(tmp_path, course):
     assert paths["class_report"].read_text(encoding="utf-8").count("0 copie") == 1
     assert list(csv.reader(io.StringIO(paths["grades_csv"].read_text(encoding="utf-8-sig")))) == [
         ["etudiant", "nom", "total", "total_max"]]
+
+
+def test_results_json_has_every_field_of_the_model():
+    """to_json is written out by hand for speed: it must still carry every dataclass field."""
+    from dataclasses import asdict
+
+    from trous.grading.model import BlankGrade, ExerciseGrade, SubmissionGrade
+
+    grade = SubmissionGrade("a", "c", "v", [ExerciseGrade("01_x", "t", 1.0, 2.0, "blanks",
+                                                          [BlankGrade("b", 1, 1.0, 1.0, "passed", "m", 3, "h")],
+                                                          None, ["n"])])
+    assert grade.to_json()["exercises"] == [asdict(e) for e in grade.exercises]
+    assert SubmissionGrade.from_json(grade.to_json()) == grade

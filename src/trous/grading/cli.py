@@ -81,6 +81,12 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
+def default_workers() -> int:
+    """One sandbox more than cores: while the grader prepares or records a student, the cores keep
+    running another one's code (measured: 0.102 → 0.095 s per student on 2 cores)."""
+    return cores() + 1
+
+
 # -- schedulers -----------------------------------------------------------------------------------
 Scheduler = Callable[[Course, list[Submission], GradeOptions, Hooks], Iterator[SubmissionGrade]]
 
@@ -89,7 +95,7 @@ def local_scheduler(course: Course, submissions: list[Submission], options: Grad
                     hooks: Hooks) -> Iterator[SubmissionGrade]:
     from ..runner.pool import RunnerPool  # noqa: PLC0415
 
-    with RunnerPool(options.workers or cores(), options.sandbox) as pool:
+    with RunnerPool(options.workers or default_workers(), options.sandbox) as pool:
         runner = pool.runners[0]
         kind = pool.kind
         hooks.sandbox(kind, runner.spec.description if runner.spec else kind)
@@ -344,7 +350,7 @@ def register(sub) -> None:
     p.add_argument("--bac-a-sable", dest="bac_a_sable", choices=("auto", "bwrap", "fallback"), default="auto",
                    help="isolation du code des étudiants (auto : bubblewrap s'il est là)")
     p.add_argument("--workers", type=_positive, default=None,
-                   help=f"copies corrigées en parallèle (par défaut : le nombre de cœurs, {cores()})")
+                   help=f"copies corrigées en parallèle (par défaut : cœurs + 1, {default_workers()})")
     p.add_argument("--gradebook", "--carnet", dest="gradebook", metavar="URL",
                    help="base SQLAlchemy du carnet de notes (par défaut : sqlite:///<resultats>/gradebook.db)")
     p.add_argument("--force", action="store_true", help="tout recorriger, même les copies déjà notées")
