@@ -18,7 +18,7 @@ from trous.grading.gradebook import Gradebook, default_url
 from trous.grading.model import FAILED, PASSED, BlankGrade, ExerciseGrade, SubmissionGrade
 from trous.grading.submissions import Submission
 
-from grading_support import ROOT, TROUS, gradebook_counts, make_classe, mini_course, run_trous, snapshot
+from grading_support import TROUS, gradebook_counts, make_classe, mini_course, run_trous, snapshot
 from postgres_support import postgres_server, postgres_url, row_counts  # noqa: F401  (fixtures)
 
 

@@ -256,20 +256,14 @@ def interpret(exercise: Exercise, analysis: Analysis, context, results: list[Uni
     notes = []
     if not analysis.aligned and analysis.template_has_blanks:
         notes.append("le code en dehors des trous a été modifié : c'est ton fichier entier qui est vérifié")
-    if analysis.source is not None and (analysis.source.had_crlf or analysis.source.had_bom):
-        pass  # both are fine for Python; nothing to say
-    problem = problem_line = problem_text = None
-    first = results[0] if results else None
-    if first is not None and first.status in (TIMEOUT, CRASH, EXIT) and first.error is not None:
-        problem = describe_error(first.error)
-        problem_line = first.error.line
-    elif first is not None and first.status == "error" and first.error is not None \
-            and not _is_blank_name_error(first.error) and first.error.kind != "override":
-        problem = describe_error(first.error)
-        problem_line = first.error.line
     result = ExerciseResult(exercise, analysis.path, blanks, output=output, notes=notes, by_check=by_check)
-    if problem and not all(b.passed or b.status == UNFILLED for b in blanks):
-        result.problem, result.problem_line, result.problem_text = problem, problem_line, problem_text
+    first = results[0] if results else None
+    # The program itself stopped (not on an unfilled blank): worth saying once, if a blank suffered.
+    stopped = first is not None and first.error is not None and (
+        first.status in (TIMEOUT, CRASH, EXIT) or (first.status == "error" and not _is_blank_name_error(first.error)
+                                                   and first.error.kind != "override"))
+    if stopped and not all(b.passed or b.status == UNFILLED for b in blanks):
+        result.problem, result.problem_line = describe_error(first.error), first.error.line
     return result
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -92,7 +92,6 @@ class Check:
     expects: tuple[Expect, ...]
     requires: tuple[str, ...] = ()  # modules without which this check is skipped (e.g. "torch")
     name: str = ""  # set when loaded: the module attribute holding it
-    points: float | None = field(default=None, compare=False)  # filled from course.yaml when known
 
 
 def blank(blank_id: str, *expects: Expect | list[Expect], requires: Iterable[str] = ()) -> Check:

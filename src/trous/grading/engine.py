@@ -157,7 +157,7 @@ class Grader:
             return
         results = self.pool.run(job)
         problems = []
-        for unit, result, unit_keys in zip(job.units, results, keys):
+        for result, unit_keys in zip(results, keys):
             for (exercise_id, key), probe in zip(unit_keys, result.probes):
                 if not probe.evaluated or probe.error is not None:
                     error = probe.error or result.error

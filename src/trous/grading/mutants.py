@@ -132,11 +132,11 @@ def mutants(fill: str) -> list[tuple[str, str]]:
     text = _unparse(ast.Expression(whole))
     if text:
         found[text] = "signe inversé"
-    for index, (parent, field_name, position, node) in enumerate(list(_paths(tree))):
+    for index, (_, _, _, node) in enumerate(list(_paths(tree))):
         for label, replacement in _replacements(node, names):
+            # Swap the same slot in a fresh copy: walking a copy visits its nodes in the same order.
             mutated = copy.deepcopy(tree)
-            target = list(_paths(mutated))[index]
-            m_parent, m_field, m_position, _ = target
+            m_parent, m_field, m_position, _ = list(_paths(mutated))[index]
             ast.copy_location(replacement, node)
             if m_position is None:
                 setattr(m_parent, m_field, replacement)

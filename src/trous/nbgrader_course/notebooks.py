@@ -108,7 +108,7 @@ def source_notebook(exercise: Exercise) -> nbformat.NotebookNode:
     answers = answer_cells(exercise)
     public = bundle_mod.of(exercise, answers, hidden=False)
     hidden = bundle_mod.of(exercise, answers, hidden=True)
-    cells, grade_cells_after = [], {}
+    cells = []
     counters = {"consigne": 0, "reponse": 0, "code": 0}
     template_text = exercise.template_path.read_text(encoding="utf-8")
     position, next_blank = 0, 0

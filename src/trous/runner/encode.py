@@ -48,8 +48,6 @@ def encode(value, _depth: int = 0, _budget: _Budget | None = None):
         return {"$type": "trop imbriqué"}
     if value is None or value is True or value is False:
         return value
-    if isinstance(value, bool):  # cannot happen (bool is final), kept for clarity
-        return bool(value)
     if isinstance(value, int):
         return _int_value(value)
     if isinstance(value, float):
