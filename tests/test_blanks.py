@@ -2,8 +2,8 @@
 
 import pytest
 
-from trous import blanks
-from trous.source import SourceError, decode
+from trous.course import blanks
+from trous.course.source import SourceError, decode
 
 TEMPLATE = """\
 def softmax(s):

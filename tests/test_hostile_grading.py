@@ -28,7 +28,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from trous import blanks as blanks_mod
+from trous.course import blanks as blanks_mod
 from trous.course import Course
 from trous.grading.engine import Grader
 from trous.grading.model import ERROR, FAILED, MISSING, UNFILLED, SubmissionGrade

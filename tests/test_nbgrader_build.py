@@ -16,7 +16,7 @@ pytest.importorskip("jupytext")
 from nbgrader.nbgraderformat import MetadataValidator  # noqa: E402
 from nbgrader.preprocessors import ClearHiddenTests, ComputeChecksums, LockCells  # noqa: E402
 
-from trous.blanks import align, find_blanks  # noqa: E402
+from trous.course.blanks import align, find_blanks  # noqa: E402
 from trous.nbgrader_course import answers  # noqa: E402
 from trous.nbgrader_course.build import build, buildable  # noqa: E402
 from trous.nbgrader_course.bundle import Bundle, check_bundle  # noqa: E402

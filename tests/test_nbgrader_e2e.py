@@ -28,7 +28,7 @@ pytest.importorskip("nbgrader")
 from conftest import ROOT, run_trous  # noqa: E402
 from nbgrader_support import SOLUTION, Author, blank_scores, env, grade_id, nbgrader  # noqa: E402
 
-from trous.blanks import align  # noqa: E402
+from trous.course.blanks import align  # noqa: E402
 from trous.course import Course  # noqa: E402
 from trous.runner.sandbox import bwrap_available  # noqa: E402
 from trous.spec import load_checks  # noqa: E402

@@ -17,7 +17,7 @@ import nbformat
 import pytest
 
 from conftest import ROOT, complete_exercises, run_trous
-from trous.checking import FAILED, PASSED, UNFILLED, Checker
+from trous.student.checking import FAILED, PASSED, UNFILLED, Checker
 from trous.course import Course
 from trous.notebooks import build as nbbuild
 from trous.notebooks import definitions, snapshot, tracking
@@ -25,7 +25,7 @@ from trous.notebooks.checkcell import check
 from trous.notebooks.computation import Attention, Settings, rnn_comparison, sentence
 from trous.notebooks.view import build as build_view
 from trous.notebooks.view import fraction, number
-from trous.submission import analyse_path
+from trous.course.submission import analyse_path
 
 
 def softmax(scores):

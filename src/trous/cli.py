@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .course import Course, CourseError
+from .course.definition import Course, CourseError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -25,8 +25,8 @@ def _console():
 def cmd_list(args) -> int:
     from rich.table import Table  # noqa: PLC0415
 
-    from .checking import Checker  # noqa: PLC0415
-    from .feedback import SYMBOL, progress_line  # noqa: PLC0415
+    from .student.checking import Checker  # noqa: PLC0415
+    from .student.feedback import SYMBOL, progress_line  # noqa: PLC0415
 
     course = _course(args)
     table = Table(title=course.title, show_lines=False)
@@ -56,8 +56,8 @@ def _current(course: Course, checker) -> object | None:
 
 
 def cmd_check(args) -> int:
-    from .checking import Checker  # noqa: PLC0415
-    from .feedback import exercise_report  # noqa: PLC0415
+    from .student.checking import Checker  # noqa: PLC0415
+    from .student.feedback import exercise_report  # noqa: PLC0415
 
     course = _course(args)
     with Checker() as checker:
@@ -71,8 +71,8 @@ def cmd_check(args) -> int:
 
 
 def cmd_hint(args) -> int:
-    from .checking import Checker  # noqa: PLC0415
-    from .hints import next_hint  # noqa: PLC0415
+    from .student.checking import Checker  # noqa: PLC0415
+    from .student.hints import next_hint  # noqa: PLC0415
 
     course = _course(args)
     exercise = course.exercise(args.exercice)
@@ -101,9 +101,9 @@ def cmd_hint(args) -> int:
 
 
 def cmd_watch(args) -> int:
-    from .checking import Checker  # noqa: PLC0415
-    from .feedback import exercise_report, progress_line  # noqa: PLC0415
-    from .watch import FileWatcher, signature  # noqa: PLC0415
+    from .student.checking import Checker  # noqa: PLC0415
+    from .student.feedback import exercise_report, progress_line  # noqa: PLC0415
+    from .student.watch import FileWatcher, signature  # noqa: PLC0415
 
     course = _course(args)
     with Checker() as checker:

@@ -12,13 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import blanks as blanks_mod
-from .checking import PASSED, interpret, prepare
-from .course import Course, Exercise
+from .course import blanks as blanks_mod
+from .student.checking import PASSED, interpret, prepare
+from .course.definition import Course, Exercise
 from .runner.pool import Runner
-from .source import SourceError, read
-from .spec import load_checks
-from .submission import analyse_source
+from .course.source import SourceError, read
+from .course.spec import load_checks
+from .course.submission import analyse_source
 
 
 @dataclass
@@ -146,7 +146,7 @@ def check_public(course: Course, exercise: Exercise, template: str, solution: st
     checks = [c for c in checks if c.blank in ids and not any(e.uses_solution for e in c.expects)]
     if not checks:
         return
-    from .source import Source  # noqa: PLC0415
+    from .course.source import Source  # noqa: PLC0415
 
     # The solution passes every public check.
     shown = _rel(course, exercise.path)

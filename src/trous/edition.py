@@ -18,7 +18,7 @@ from pathlib import Path
 
 import trous
 
-from .course import Course
+from .course.definition import Course
 
 FIXED_DATE = (2026, 1, 1, 0, 0, 0)
 LAB_REQUIREMENTS = "jupyterlab>=4.2,<5\njupytext>=1.16\nipywidgets>=8.1\nanywidget>=0.9\n"  # zip entries get a fixed date: same course, same bytes
@@ -126,7 +126,7 @@ def build_wheel(out_dir: str | Path) -> Path:
     files[f"{dist}/METADATA"] = ("\n".join(meta) + "\n").encode()
     files[f"{dist}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: trous\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
     files[f"{dist}/entry_points.txt"] = (b"[console_scripts]\ntrous = trous.cli:main\n\n"
-                                         b"[pytest11]\ntrous = trous.pytest_plugin\n")
+                                         b"[pytest11]\ntrous = trous.student.pytest_plugin\n")
     record = []
     for path, data in files.items():
         digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()

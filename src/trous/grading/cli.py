@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..course import Course
+from ..course.definition import Course
 from . import intake as intake_mod
 from .engine import Grader, GraderError, fingerprint
 from .model import SubmissionGrade

@@ -38,7 +38,7 @@ from pathlib import Path, PurePosixPath
 
 import trous
 
-from ..course import COURSE_FILE, TEMPLATES_DIR, Course
+from ..course.definition import COURSE_FILE, TEMPLATES_DIR, Course
 from .engine import Grader, GraderError, fingerprint
 from .intake import IntakeError
 from .model import SubmissionGrade

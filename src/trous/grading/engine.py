@@ -19,14 +19,14 @@ from dataclasses import dataclass, field, replace
 
 import trous
 
-from .. import blanks as blanks_mod
-from ..checking import _available, judge, limits_for
-from ..course import Course, Exercise
+from ..course import blanks as blanks_mod
+from ..student.checking import _available, judge, limits_for
+from ..course.definition import Course, Exercise
 from ..runner.pool import RunnerPool
 from ..runner.protocol import ErrorInfo, Job, Limits, Probe, ProbeResult, Unit, UnitResult
-from ..source import read
-from ..spec import Check, Expect, load_checks
-from ..submission import Analysis, analyse_bytes
+from ..course.source import read
+from ..course.spec import Check, Expect, load_checks
+from ..course.submission import Analysis, analyse_bytes
 from .model import ERROR, FAILED, MISSING, PASSED, UNFILLED, BlankGrade, ExerciseGrade, SubmissionGrade
 
 WHOLE_FILE_NOTE = ("tu as modifié le code en dehors des trous : l'exercice est noté en exécutant ton fichier "
@@ -99,7 +99,7 @@ class Grader:
             self.solutions[exercise.id] = solution
             self.solution_fills[exercise.id] = fills
         if pool is not None:
-            from ..checking import preload_for  # noqa: PLC0415
+            from ..student.checking import preload_for  # noqa: PLC0415
 
             pool.want(preload_for(self.exercises, self.checks))
 

@@ -29,7 +29,7 @@ import io
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..course import Course
+from ..course.definition import Course
 from .model import PASSED, SubmissionGrade
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")

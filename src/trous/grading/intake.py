@@ -27,8 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..course import Course
-from ..submission import MAX_BYTES
+from ..course.definition import Course
+from ..course.submission import MAX_BYTES
 from .submissions import Submission
 
 MiB = 1 << 20

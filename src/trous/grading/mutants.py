@@ -151,7 +151,7 @@ def mutants(fill: str) -> list[tuple[str, str]]:
 
 def literal(value) -> str | None:
     """Python source for a JSON value seen at run time (the "hard-coded" answer)."""
-    from ..compare import Opaque, decode  # noqa: PLC0415
+    from ..course.compare import Opaque, decode  # noqa: PLC0415
 
     value = decode(value)
     if isinstance(value, Opaque):
@@ -163,7 +163,7 @@ def literal(value) -> str | None:
 
 
 def rounded(value, decimals: int = 2):
-    from ..compare import decode  # noqa: PLC0415
+    from ..course.compare import decode  # noqa: PLC0415
 
     value = decode(value)
     if isinstance(value, float):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from ..course import Course
+from ..course.definition import Course
 from .exports import Column, exercise_columns
 from .model import ERROR, FAILED, MISSING, PASSED, UNFILLED, SubmissionGrade
 

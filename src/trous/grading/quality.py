@@ -13,12 +13,12 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from .. import blanks as blanks_mod
-from ..course import Course, Exercise
+from ..course import blanks as blanks_mod
+from ..course.definition import Course, Exercise
 from ..runner.pool import RunnerPool
 from ..runner.protocol import Job, Probe, Unit
-from ..source import read
-from ..spec import load_module
+from ..course.source import read
+from ..course.spec import load_module
 from . import mutants as mutants_mod
 from .engine import Grader, GraderError
 

@@ -26,7 +26,7 @@ import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..course import Course
+from ..course.definition import Course
 from . import exports, pages
 from .model import SubmissionGrade
 

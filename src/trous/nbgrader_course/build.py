@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..course import Course, Exercise
+from ..course.definition import Course, Exercise
 from .notebooks import notebook_bytes, source_notebook
 
 DEFAULT_EXCHANGE = "/srv/nbgrader/exchange"

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import yaml
 
-from ..course import Course, Exercise
-from ..course import TEMPLATES_DIR
+from ..course.definition import Course, Exercise
+from ..course.definition import TEMPLATES_DIR
 
 FORMAT = 1
 

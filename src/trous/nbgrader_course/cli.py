@@ -9,7 +9,7 @@ DEFAULT_EXCHANGE = "/srv/nbgrader/exchange"
 
 
 def _course(args):
-    from ..course import Course  # noqa: PLC0415
+    from ..course.definition import Course  # noqa: PLC0415
 
     return Course.load(args.cours) if args.cours else Course.find(Path.cwd())
 

@@ -14,12 +14,12 @@ import tempfile
 import threading
 from pathlib import Path
 
-from ..checking import ExerciseResult, interpret, prepare
-from ..course import Exercise
+from ..student.checking import ExerciseResult, interpret, prepare
+from ..course.definition import Exercise
 from ..grading.engine import Grader
 from ..grading.model import ExerciseGrade
 from ..runner.pool import RunnerPool
-from ..submission import analyse_bytes
+from ..course.submission import analyse_bytes
 from .bundle import Bundle, materialize
 
 

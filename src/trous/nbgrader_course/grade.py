@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..course import Course
+from ..course.definition import Course
 from ..grading.engine import Grader
 from ..runner.pool import RunnerPool
 from .gradebook import write

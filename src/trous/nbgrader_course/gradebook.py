@@ -30,7 +30,7 @@ from traitlets.config import Config  # noqa: E402
 from traitlets.config.loader import PyFileConfigLoader  # noqa: E402
 from traitlets.utils.importstring import import_item  # noqa: E402
 
-from ..course import Course  # noqa: E402
+from ..course.definition import Course  # noqa: E402
 from ..grading.model import SubmissionGrade  # noqa: E402
 from .outcome import outputs_for  # noqa: E402
 from .preprocessors import TROUS_KEY, VerifyGrades, grade_cells  # noqa: E402

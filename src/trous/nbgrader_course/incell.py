@@ -21,8 +21,8 @@ import json
 import os
 from pathlib import Path
 
-from .. import blanks as blanks_mod
-from ..feedback import blank_report, exercise_report
+from ..course import blanks as blanks_mod
+from ..student.feedback import blank_report, exercise_report
 from . import answers
 from .bundle import Bundle, check_bundle
 from .outcome import TrouFaux, blank_outcome

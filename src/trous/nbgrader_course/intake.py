@@ -17,7 +17,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..course import Course, Exercise
+from ..course.definition import Course, Exercise
 from ..grading import intake as intake_mod
 from ..grading.submissions import Submission
 from . import answers

@@ -22,8 +22,8 @@ import pprint
 import jupytext
 import nbformat
 
-from ..blanks import find_blanks
-from ..course import Exercise
+from ..course.blanks import find_blanks
+from ..course.definition import Exercise
 from . import bundle as bundle_mod
 
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}

@@ -18,7 +18,7 @@ import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..course import TEMPLATES_DIR, Course, Exercise
+from ..course.definition import TEMPLATES_DIR, Course, Exercise
 
 PAIRING = {"formats": "ipynb,py:percent", "notebook_metadata_filter": "-all"}
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}

@@ -8,10 +8,10 @@ import atexit
 import os
 from pathlib import Path
 
-from ..checking import Checker, interpret, prepare
-from ..course import Course, Exercise
-from ..source import Source
-from ..submission import analyse_source
+from ..student.checking import Checker, interpret, prepare
+from ..course.definition import Course, Exercise
+from ..course.source import Source
+from ..course.submission import analyse_source
 from . import snapshot, tracking
 from .report import NotebookReport
 

@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..course import Course
+from ..course.definition import Course
 from . import definitions
 
 PADDING = "<rempl>"

@@ -14,8 +14,8 @@ import ast
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..blanks import BLANK
-from ..course import Course
+from ..course.blanks import BLANK
+from ..course.definition import Course
 
 
 class DefinitionError(Exception):

@@ -12,7 +12,7 @@ from pathlib import Path
 import anywidget
 import traitlets
 
-from ..course import Course
+from ..course.definition import Course
 from . import definitions
 from .computation import DEFAULT_NAMES, Attention, Settings
 from .view import build

@@ -6,7 +6,7 @@ import os
 import sys
 from pathlib import Path
 
-from ..course import Course
+from ..course.definition import Course
 
 
 def first_notebook(course: Course) -> str:

@@ -8,8 +8,8 @@ from __future__ import annotations
 import html
 import re
 
-from ..checking import FAILED, NOT_RUN, PASSED, SKIPPED_CHECK, UNFILLED, BlankResult, ExerciseResult
-from ..feedback import STATUS, SYMBOL, hint_text
+from ..student.checking import FAILED, NOT_RUN, PASSED, SKIPPED_CHECK, UNFILLED, BlankResult, ExerciseResult
+from ..student.feedback import STATUS, SYMBOL, hint_text
 from .snapshot import Snapshot
 
 COLORS = {PASSED: "#15803d", FAILED: "#b91c1c", UNFILLED: "#a16207", NOT_RUN: "#6b7280", SKIPPED_CHECK: "#6b7280"}

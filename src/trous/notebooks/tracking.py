@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from ..blanks import BLANK
+from ..course.blanks import BLANK
 
 
 @dataclass(frozen=True)

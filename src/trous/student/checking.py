@@ -7,11 +7,11 @@ from __future__ import annotations
 import importlib.util
 from dataclasses import dataclass, field
 
-from . import compare
-from .course import BlankSpec, Exercise
-from .runner.protocol import CRASH, EXIT, SKIPPED, TIMEOUT, Job, Limits, Probe, ProbeResult, Unit, UnitResult
-from .spec import Check, Expect, load_checks
-from .submission import Analysis
+from ..course import compare
+from ..course.definition import BlankSpec, Exercise
+from ..runner.protocol import CRASH, EXIT, SKIPPED, TIMEOUT, Job, Limits, Probe, ProbeResult, Unit, UnitResult
+from ..course.spec import Check, Expect, load_checks
+from ..course.submission import Analysis
 
 PASSED, FAILED, UNFILLED, NOT_RUN, SKIPPED_CHECK = "passed", "failed", "unfilled", "not_run", "skipped"
 
@@ -184,7 +184,7 @@ def prepare(exercise: Exercise, analysis: Analysis, checks: list[Check] | None =
     checks = load_checks(exercise.checks_path) if checks is None else checks
     if not analysis.readable:
         return _unrunnable(exercise, analysis, analysis.error or "illisible", analysis.error_line, None), None
-    from .submission import syntax_problem  # noqa: PLC0415
+    from ..course.submission import syntax_problem  # noqa: PLC0415
 
     syntax = analysis.syntax or syntax_problem(analysis.source.text, analysis.path)
     if syntax is not None:
@@ -284,13 +284,13 @@ class Checker:
     def __init__(self, sandbox: str | None = None):
         import os  # noqa: PLC0415
 
-        from .runner.pool import Runner  # noqa: PLC0415
+        from ..runner.pool import Runner  # noqa: PLC0415
 
         self.runner = Runner(sandbox or os.environ.get("TROUS_SANDBOX", "fallback"))
         self.cache: dict[str, ExerciseResult] = {}
 
     def check(self, exercise: Exercise, refresh: bool = False) -> ExerciseResult:
-        from .submission import analyse_path  # noqa: PLC0415
+        from ..course.submission import analyse_path  # noqa: PLC0415
 
         if refresh or exercise.id not in self.cache:
             if self.runner.process is None:

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from .checking import Checker, ExerciseResult
-from .course import Course, CourseError, Exercise
+from ..course.definition import Course, CourseError, Exercise
 from .feedback import blank_report, exercise_line, progress_line
-from .spec import Check
+from ..course.spec import Check
 
 _CHECKER = pytest.StashKey[Checker]()
 _SEEN = pytest.StashKey[dict]()
@@ -58,7 +58,7 @@ class CheckModule(pytest.Module):
     """Collected in place of an exercise file: holds that exercise's public checks."""
 
     def _getobj(self):
-        from .spec import load_module  # noqa: PLC0415
+        from ..course.spec import load_module  # noqa: PLC0415
 
         exercise = _public_exercise(Path(self.path))
         return load_module(exercise.checks_path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .course import Exercise
+from ..course.definition import Exercise
 
 STATE_FILE = Path(".trous") / "etat.json"
 

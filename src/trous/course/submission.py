@@ -9,7 +9,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from . import blanks as blanks_mod
-from .course import Exercise
+from .definition import Exercise
 from .source import Source, SourceError, decode
 
 MAX_BYTES = 1_000_000
