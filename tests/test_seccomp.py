@@ -258,8 +258,9 @@ def decode(arch: seccomp.Arch) -> list[tuple[int, int, int, int]]:
     return [struct.unpack_from("=HBBI", blob, offset) for offset in range(0, len(blob), 8)]
 
 
-def run_filter(program, nr: int, audit: int, args=(0, 0, 0, 0, 0, 0)) -> int:
-    """Classic BPF as the kernel runs a seccomp filter: A loads 32-bit words of struct seccomp_data."""
+def run_filter(program, nr: int, audit: int, args=(0, 0, 0, 0, 0, 0), counted: list | None = None) -> int:
+    """Classic BPF as the kernel runs a seccomp filter: A loads 32-bit words of struct seccomp_data.
+    `counted`, when given, receives the number of instructions run."""
     data = struct.pack("<IIQ6Q", nr & 0xFFFFFFFF, audit, 0x400000, *[a & (2 ** 64 - 1) for a in args])
     pc, acc, steps = 0, 0, 0
     while True:
@@ -279,6 +280,8 @@ def run_filter(program, nr: int, audit: int, args=(0, 0, 0, 0, 0, 0)) -> int:
         elif code == 0x45:  # BPF_JSET
             pc += 1 + (jt if acc & k else jf)
         elif code == 0x06:  # BPF_RET | BPF_K
+            if counted is not None:
+                counted.append(steps)
             return k
         else:
             raise AssertionError(f"opcode {code:#x} unknown to this interpreter")
@@ -296,6 +299,16 @@ def test_the_program_is_valid_classic_bpf(arch):
     for index, (code, jt, jf, _) in enumerate(program):
         if code & 0x07 == 0x05:  # jumps stay inside the program
             assert index + 1 + max(jt, jf) < len(program)
+
+
+def test_every_call_is_decided_in_a_few_instructions(arch):
+    """The kernel runs the filter for every call number each time a process loads it (once per
+    student process): a search, not a chain of 70 comparisons."""
+    program = decode(arch)
+    counted: list[int] = []
+    for nr in range(600):
+        run_filter(program, nr, arch.audit, (NAMESPACES["CLONE_NEWUSER"],) * 6, counted)
+    assert max(counted) <= 20, max(counted)
 
 
 def test_a_foreign_architecture_is_killed_whatever_the_call(arch):
