@@ -69,7 +69,6 @@ SECBIT_NO_CAP_AMBIENT_RAISE, SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED = 1 << 6, 1 << 7
 STUDENT_UID = 1000  # the student's uid inside the namespace, when the grader is root
 SETUP_FAILED = 125  # exit status when the sandbox cannot be built (the reason is on stderr)
 BASE = "/tmp"  # where the new root is assembled, in the sandbox's own mount namespace only
-DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
 PROC_COVERS = ("sys", "sysrq-trigger", "irq", "bus")  # read-only in the new /proc, as under bubblewrap
 SYS_PIVOT_ROOT = {"x86_64": 155, "amd64": 155, "aarch64": 41, "arm64": 41, "riscv64": 41, "ppc64le": 203,
                   "ppc64": 203, "s390x": 217, "i686": 217, "i386": 217, "armv7l": 218}
@@ -379,34 +378,18 @@ def _bind(fd: int, target: str, directory: bool, read_only: bool) -> None:
         _read_only(target, MS_NOSUID | MS_NODEV)
 
 
+BINDS = ("ro-bind", "bind", "dev-bind")
+
+
 def _open_sources(plan: list[dict]) -> dict[str, int]:
     sources = {}
-    wanted = [step["src"] for step in plan if step["op"] in ("ro-bind", "bind")]
-    if any(step["op"] == "dev" for step in plan):
-        wanted += [f"/dev/{name}" for name in DEVICES]
-    for src in wanted:
-        if src in sources:
-            continue
-        try:
-            sources[src] = os.open(src, os.O_PATH | os.O_CLOEXEC)
-        except OSError as exc:
-            if src.startswith("/dev/"):
-                continue  # a missing device (no /dev/tty in a container) is simply absent
-            raise SetupError(exc.errno, f"{src} : {exc.strerror}") from None
+    for src in [step["src"] for step in plan if step["op"] in BINDS]:
+        if src not in sources:
+            try:
+                sources[src] = os.open(src, os.O_PATH | os.O_CLOEXEC)
+            except OSError as exc:
+                raise SetupError(exc.errno, f"{src} : {exc.strerror}") from None
     return sources
-
-
-def _dev(target: str, sources: dict[str, int], ro_later: list[str]) -> None:
-    _tmpfs(target, 64 * 1024, 0o755, 64)
-    for name in DEVICES:
-        if f"/dev/{name}" in sources:
-            _bind(sources[f"/dev/{name}"], f"{target}/{name}", directory=False, read_only=False)
-    for name, link in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
-                       ("stderr", "/proc/self/fd/2")):
-        os.symlink(link, f"{target}/{name}")
-    for name in ("shm", "pts"):
-        os.mkdir(f"{target}/{name}", 0o755)
-    ro_later.append(target)  # once /dev/shm has its own tmpfs, nothing more is written to /dev
 
 
 def _proc(target: str) -> None:
@@ -422,8 +405,8 @@ def _proc(target: str) -> None:
 def _apply(plan: list[dict], sources: dict[str, int]) -> None:
     ro_later: list[str] = []
     for step in plan:
-        op, dest = step["op"], BASE + step["dest"]
-        if op in ("ro-bind", "bind"):
+        op, dest = step["op"], os.path.normpath(BASE + step["dest"])
+        if op in BINDS:
             fd = sources[step["src"]]
             _bind(fd, dest, directory=os.path.isdir(f"/proc/self/fd/{fd}"), read_only=op == "ro-bind")
         elif op == "tmpfs":
@@ -438,12 +421,12 @@ def _apply(plan: list[dict], sources: dict[str, int]) -> None:
             os.symlink(step["src"], dest)
         elif op == "proc":
             _proc(dest)
-        elif op == "dev":
-            _dev(dest, sources, ro_later)
+        elif op == "remount-ro":
+            ro_later.append(dest)  # once everything below it is in place
         else:
             raise SetupError(errno.EINVAL, f"étape inconnue : {op}")
     for path in ro_later:
-        mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | _mount_flags(path))
+        mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | _mount_flags(path))
 
 
 def _init(config: dict) -> None:
@@ -458,7 +441,7 @@ def _init(config: dict) -> None:
         os.setresgid(0, 0, 0)
         os.setresuid(0, 0, 0)
     os.umask(0)
-    # The new root is a small tmpfs holding only mount points; read-only once assembled.
+    # The new root is a small tmpfs holding only mount points (the plan makes it read-only at its end).
     _tmpfs(BASE, 4 * 1024 * 1024, 0o755, 4096)
     _apply(plan, sources)
     hostname = config.get("hostname", "sandbox").encode()
@@ -469,7 +452,6 @@ def _init(config: dict) -> None:
     pivot_root(".", ".")  # the old root ends up stacked below the new one…
     umount(".", MNT_DETACH)  # … and is gone
     os.chdir("/")
-    mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
     keep = tuple(RUNNER_CAPABILITIES) if config.get("ids") else ()
     # The runner's bounding set: what it keeps as the sandbox's root (nothing when the grader is not
     # root: its uid is not root inside, so execve clears the rest).

@@ -47,6 +47,7 @@ FALLBACK = "fallback"  # the old name of LIMITS (self-check, doctor, TROUS_SANDB
 ISOLATED = (BWRAP, NAMESPACES)
 GRADING_MODES = ("auto", BWRAP, NAMESPACES, UNISOLATED)
 DEFAULT_MEMORY_MB = 1024  # Limits().memory_mb: the bound the tmpfs sizes follow when none is given
+DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
 
 INSTALL_HINT = ("Installez bubblewrap : « sudo apt-get install bubblewrap » (Debian, Ubuntu), « sudo dnf install "
                 "bubblewrap » (Fedora), « sudo pacman -S bubblewrap » (Arch). S'il est installé mais ne démarre "
@@ -266,12 +267,26 @@ def tmpfs_bytes(memory_mb: int | None) -> tuple[int, int]:
     return max(memory // 4, 16 << 20), max(memory // 16, 4 << 20)
 
 
+def dev_plan() -> list[dict]:
+    """A minimal /dev: a tiny tmpfs with the harmless devices bound in (bubblewrap's --dev would make
+    an unbounded tmpfs that a student running as the grader's own uid could fill)."""
+    plan: list[dict] = [{"op": "tmpfs", "dest": "/dev", "size": 64 * 1024, "mode": 0o755, "inodes": 64}]
+    plan += [{"op": "dev-bind", "src": f"/dev/{name}", "dest": f"/dev/{name}"} for name in DEVICES
+             if os.path.exists(f"/dev/{name}")]
+    plan += [{"op": "symlink", "src": target, "dest": f"/dev/{name}"} for name, target in
+             (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
+              ("stderr", "/proc/self/fd/2"))]
+    return plan
+
+
 def runner_plan(memory_mb: int | None = None) -> list[dict]:
+    """The runner's file system. Every tmpfs is bounded, and what is not meant to be written (the new
+    root, /dev) is read-only once assembled."""
     tmp, shm = tmpfs_bytes(memory_mb)
     plan = system_plan()
     # The private /tmp first: Python may live under /tmp (a venv in a fresh clone), and a later tmpfs
     # would hide it.
-    plan += [{"op": "proc", "dest": "/proc"}, {"op": "dev", "dest": "/dev"},
+    plan += [{"op": "proc", "dest": "/proc"}, *dev_plan(),
              {"op": "tmpfs", "dest": "/tmp", "size": tmp, "mode": 0o755, "inodes": 16384},
              {"op": "tmpfs", "dest": "/dev/shm", "size": shm, "mode": 0o755, "inodes": 1024}]
     made: set[str] = set()
@@ -284,7 +299,7 @@ def runner_plan(memory_mb: int | None = None) -> list[dict]:
                     made.add(parent)
                     plan.append({"op": "dir", "dest": parent, "mode": 0o755})
             plan.append({"op": "ro-bind", "src": path, "dest": path})
-    return plan
+    return plan + [{"op": "remount-ro", "dest": "/dev"}, {"op": "remount-ro", "dest": "/"}]
 
 
 def bwrap_args(plan: list[dict]) -> list[str]:
@@ -292,16 +307,18 @@ def bwrap_args(plan: list[dict]) -> list[str]:
     argv: list[str] = []
     for step in plan:
         op, dest = step["op"], step["dest"]
-        if op in ("ro-bind", "bind"):
+        if op in ("ro-bind", "bind", "dev-bind"):
             argv += [f"--{op}", step["src"], dest]
+        elif op == "remount-ro":
+            argv += ["--remount-ro", dest]
         elif op == "symlink":
             argv += ["--symlink", step["src"], dest]
         elif op == "tmpfs":
             argv += ["--perms", f"{step.get('mode', 0o755):04o}", "--size", str(step["size"]), "--tmpfs", dest]
         elif op == "dir":
             argv += ["--perms", f"{step.get('mode', 0o755):04o}", "--dir", dest]
-        elif op in ("proc", "dev"):
-            argv += [f"--{op}", dest]
+        elif op == "proc":
+            argv += ["--proc", dest]
         else:
             raise ValueError(f"unknown sandbox step {op}")
     return argv
