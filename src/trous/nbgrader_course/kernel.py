@@ -105,8 +105,9 @@ def bwrap_argv(inner: list[str], env: dict[str, str], folder: tuple[str, str], s
     # The private /tmp first: Python may live under /tmp (a venv in a fresh clone), and a later tmpfs
     # would hide it.
     size = str(TMPFS_BYTES)
-    argv += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", size, "--tmpfs", "/tmp",
-             "--perms", "1777", "--size", size, "--tmpfs", "/dev/shm"]
+    # A bounded /dev (bubblewrap's --dev is an unbounded tmpfs the kernel's user could fill).
+    argv += ["--proc", "/proc", *sandbox_mod.bwrap_args(sandbox_mod.dev_plan()), "--perms", "1777", "--size", size,
+             "--tmpfs", "/tmp", "--perms", "1777", "--size", size, "--tmpfs", "/dev/shm"]
     made.add("/tmp")
     for path in sandbox_mod._python_dirs():
         if not any(path == t or path.startswith(t + "/") for t in ("/usr", "/bin", "/lib", "/lib64")):
@@ -116,6 +117,7 @@ def bwrap_argv(inner: list[str], env: dict[str, str], folder: tuple[str, str], s
     for name in sorted(os.listdir(copy)):
         argv += ["--ro-bind", os.path.join(copy, name), os.path.join(seen_at, name)]
     argv += parents(sockets) + ["--bind", sockets, sockets]
+    argv += ["--remount-ro", "/dev", "--remount-ro", "/"]  # only the bounded tmpfs stay writable
     argv += ["--chdir", seen_at, "--clearenv"]
     for key, value in env.items():
         argv += ["--setenv", key, value]
