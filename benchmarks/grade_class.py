@@ -205,7 +205,7 @@ class TreeMemory(threading.Thread):
                 r, p = _memory_kib(pid)
                 rss, pss = rss + r, pss + p
                 if pid in cpu and self._is_zygote(pid):
-                    # The first zygote found is the one under bubblewrap's init, or the fallback's own.
+                    # The first zygote found is the one under bubblewrap's init, or the unisolated runner's own.
                     parent_is_zygote = any(pid in tree.get(q, []) and self._is_zygote(q) for q in pids)
                     if not parent_is_zygote:
                         self.zygote_cpu[pid] = cpu[pid]
@@ -228,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--eleves", type=int, default=200)
     parser.add_argument("--boucles", type=int, default=2, help="copies avec une boucle sans fin")
     parser.add_argument("--workers", type=int, default=None)
-    parser.add_argument("--bac-a-sable", default="auto", choices=("auto", "bwrap", "fallback"))
+    parser.add_argument("--bac-a-sable", default="auto", choices=("auto", "bwrap", "espaces", "sans-isolation"))
     parser.add_argument("--graine", type=int, default=3)
     parser.add_argument("--profil", action="store_true", help="profil cProfile du processus principal")
     parser.add_argument("--garder", help="dossier où garder la classe et les résultats")

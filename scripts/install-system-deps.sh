@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Debian packages that trous uses when they are there, and that its test suite needs:
-#   bubblewrap  — the sandbox for students' code (without it: resource limits only)
+#   bubblewrap  — the sandbox for students' code (without it: the kernel's namespaces, else no grading)
+#   util-linux  — setpriv, with which the isolation tests grade as an unprivileged user
 #   chromium    — the real browser of the JupyterLab tests (driven by Playwright, never downloaded)
 #   postgresql  — the shared gradebook tests (a throw-away server started by the tests)
 # Installs only what is missing; needs root (or sudo) and Debian's package registry.
@@ -8,6 +9,7 @@ set -euo pipefail
 
 need=()
 command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
+command -v setpriv >/dev/null 2>&1 || need+=(util-linux)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from trous.course import Course
-from trous.runner.sandbox import bwrap_available
+from trous.runner.sandbox import bwrap_available, namespaces_available
 
 from grading_support import ROOT, make_classe, run_trous, snapshot
 
@@ -119,15 +119,17 @@ def test_copies_are_untouched_and_rerun_skips_everything(graded):
     assert snapshot(CLASSE) == before
 
 
-@pytest.mark.skipif(not bwrap_available(), reason="compare with bubblewrap: needs bwrap")
-def test_fallback_sandbox_is_announced_and_grades_alike(graded, tmp_path):
+@pytest.mark.skipif(not (bwrap_available() and namespaces_available()), reason="compare with bubblewrap: needs both")
+def test_namespaces_sandbox_is_announced_and_grades_alike(graded, tmp_path):
     _, results, _ = graded
-    fallback = tmp_path / "secours"
-    done = run_trous("grade", str(CLASSE), "--resultats", str(fallback), "--bac-a-sable", "fallback")
+    namespaces = tmp_path / "espaces"
+    done = run_trous("grade", str(CLASSE), "--resultats", str(namespaces), "--bac-a-sable", "espaces")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.count("AUCUNE ISOLATION FORTE") == 1
+    assert done.stdout.count("bac à sable : espaces de noms du noyau") == 1
+    assert "SANS ISOLATION" not in done.stdout and "introuvable" not in done.stdout
     bwrap = {s: r["score"] for s, r in results_of(results).items()}
-    assert {s: r["score"] for s, r in results_of(fallback).items()} == bwrap
+    assert {s: r["score"] for s, r in results_of(namespaces).items()} == bwrap
+    assert {r["isolation"] for r in results_of(namespaces).values()} == {"espaces"}
 
 
 def test_moodle_archive_end_to_end(tmp_path):

@@ -1,4 +1,5 @@
-"""Hostile and broken submissions: every bad input of issue 3, graded for real, in both sandbox modes.
+"""Hostile and broken submissions: every bad input of issue 3, graded for real, in every sandbox kind:
+bubblewrap, the kernel's namespaces (isolate.py), and the limits-only runner (the self-check's).
 
 Each case is graded in one batch with three honest students (in parallel on a pool of two runners),
 and the test asserts that the batch finishes, that the honest students' results are exactly what
@@ -35,7 +36,7 @@ from trous.grading.model import ERROR, FAILED, MISSING, UNFILLED, SubmissionGrad
 from trous.grading.reports import SCHEMA_FILE
 from trous.runner.pool import Runner, RunnerPool
 from trous.runner.protocol import Job, Limits, Probe, Unit
-from trous.runner.sandbox import bwrap_available
+from trous.runner.sandbox import ISOLATED, bwrap_available, namespaces_available
 
 ROOT = Path(__file__).resolve().parent.parent
 EXERCISES = ("01_toux", "03_masque")
@@ -65,6 +66,7 @@ def course() -> Course:
 
 
 MODES = [pytest.param("bwrap", marks=pytest.mark.skipif(not bwrap_available(), reason="bubblewrap absent")),
+         pytest.param("espaces", marks=pytest.mark.skipif(not namespaces_available(), reason="namespaces refused")),
          "fallback"]
 
 
@@ -430,7 +432,7 @@ def test_reading_course_files_by_relative_path(grader, honest, baseline, course,
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_reading_course_files_by_absolute_path(grader, honest, baseline, course, target):
-    """bubblewrap: the course does not exist in the sandbox, whatever the path. Fallback: the code
+    """bubblewrap and the namespaces: the course does not exist in the sandbox, whatever the path. Fallback: the code
     runs as the grader's own user with no mount isolation, so whatever the grader can read is
     readable (that is why the fallback announces itself loudly); reading earns nothing."""
     path = str(course.root / target)
@@ -440,7 +442,7 @@ def test_reading_course_files_by_absolute_path(grader, honest, baseline, course,
     shown = message(grade, "01_toux", "scores")
     # Whatever the fill read, its text is never echoed into the feedback (only types and shapes).
     assert _secret(course, target)[:30] not in shown, shown
-    if grader.mode == "bwrap":
+    if grader.mode in ISOLATED:
         assert "FileNotFoundError" in shown
     else:
         assert "FileNotFoundError" not in shown and "obtenu une liste" in shown, shown
@@ -448,8 +450,8 @@ def test_reading_course_files_by_absolute_path(grader, honest, baseline, course,
 
 def test_finding_the_course_through_other_processes(grader, course):
     """The course folder is the grader's working directory, so /proc/<pid>/cwd of a process above the
-    student's leads to it. bubblewrap hides those processes (own pid namespace, another user id);
-    the fallback does not."""
+    student's leads to it. bubblewrap and the namespaces hide those processes (own pid namespace,
+    another user id); the fallback does not."""
     finder = ("[(lambda os: [c for c in (os.path.join('/proc', d, 'cwd') for d in os.listdir('/proc') if d.isdigit()) "
               "if os.path.isdir(os.path.join(c, 'graders'))])(__import__('os'))][0] or [1, 1, 2][x.index(t)]")
     previous = os.getcwd()
@@ -463,15 +465,19 @@ def test_finding_the_course_through_other_processes(grader, course):
     assert_only_blank_lost(grade, "scores")
     shown = message(grade, "01_toux", "scores")
     assert "/proc/" not in shown, shown  # found or not, paths are never echoed into the feedback
-    if grader.mode == "bwrap":
+    if grader.mode in ISOLATED:
         # Nothing found: the fill falls back to the course's literal, which the hidden variants reject.
         assert "écrit en dur" in shown, shown
-    else:
+    elif os.geteuid() != 0:
         assert "écrit en dur" not in shown and "obtenu une liste" in shown, shown
+    # As root, the fallback's student code holds no capability: the kernel then hides from it every
+    # root process that holds some (the grader among them); what else it finds depends on the machine,
+    # and earns nothing either way (above).
 
 
 def test_writing_and_deleting_outside_its_directory(grader, honest, baseline, course, tmp_path):
-    """bubblewrap: nothing outside the run's own folder is writable, and the course is not even there.
+    """bubblewrap and the namespaces: nothing outside the run's own folder is writable, and the course
+    is not even there.
     Fallback: the code runs as the grader's own user without mount isolation, so it can change any
     file that user can (stated here on a throw-away folder); the runner survives its own folder being
     deleted."""
@@ -498,7 +504,7 @@ def test_writing_and_deleting_outside_its_directory(grader, honest, baseline, co
     finally:
         for path in shared:
             path.unlink(missing_ok=True)
-    if grader.mode == "bwrap":
+    if grader.mode in ISOLATED:
         assert not any(reached.values()), reached
     else:
         assert all(reached.values()), reached

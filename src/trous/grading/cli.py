@@ -11,6 +11,8 @@ The work is split so that other front ends reuse it: `grade_class()` does everyt
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import os
 import sys
 import time
@@ -21,7 +23,7 @@ from pathlib import Path
 from ..course.definition import Course
 from . import intake as intake_mod
 from .engine import Grader, GraderError, fingerprint
-from .model import SubmissionGrade
+from .model import UNISOLATED, SubmissionGrade
 from .submissions import Submission
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -32,7 +34,7 @@ PLUGINS = ("trous.nbgrader_course.intake", "trous.grading.distributed")  # optio
 class GradeOptions:
     source: Path
     results: Path | None = None
-    sandbox: str = "auto"  # "auto", "bwrap", "fallback"
+    sandbox: str = "auto"  # "auto", "bwrap", "espaces", or "sans-isolation" (never as root): runner.sandbox.choose
     workers: int | None = None
     gradebook: str | None = None  # SQLAlchemy URL; default sqlite:///<results>/gradebook.db
     force: bool = False
@@ -91,16 +93,26 @@ def default_workers() -> int:
 Scheduler = Callable[[Course, list[Submission], GradeOptions, Hooks], Iterator[SubmissionGrade]]
 
 
+def memory_bound(course: Course) -> int:
+    """The largest memory bound of the course's exercises: the sandboxes' tmpfs sizes follow it."""
+    from ..student.checking import limits_for  # noqa: PLC0415
+
+    return max((limits_for(e).memory_mb for e in course.exercises), default=0) or 0
+
+
 def local_scheduler(course: Course, submissions: list[Submission], options: GradeOptions,
                     hooks: Hooks) -> Iterator[SubmissionGrade]:
     from ..runner.pool import RunnerPool  # noqa: PLC0415
 
-    with RunnerPool(options.workers or default_workers(), options.sandbox) as pool:
+    with RunnerPool(options.workers or default_workers(), options.sandbox,
+                    memory_mb=memory_bound(course) or None) as pool:
         runner = pool.runners[0]
         kind = pool.kind
         hooks.sandbox(kind, runner.spec.description if runner.spec else kind)
         grader = Grader(course, pool)
-        yield from grader.grade_many((s.student, s.files) for s in submissions)
+        for grade in grader.grade_many((s.student, s.files) for s in submissions):
+            grade.isolation = kind
+            yield grade
 
 
 SCHEDULERS: dict[str, Scheduler] = {"local": local_scheduler}
@@ -114,6 +126,29 @@ def _load_plugins() -> None:
             continue
 
 
+# -- isolation ------------------------------------------------------------------------------------
+def grading_version(version: str, isolation: str) -> str:
+    """The grader version recorded for a grading: a grading without isolation is another version, so
+    that a later isolated run grades those copies again instead of keeping what their code could fake."""
+    if isolation != UNISOLATED:
+        return version
+    return hashlib.sha256(f"trous/{UNISOLATED}\0{version}".encode()).hexdigest()
+
+
+def resolve_sandbox(options: GradeOptions) -> str:
+    """The sandbox kind this run grades in, decided before any copy is read (SandboxRefused if none).
+
+    On a cluster, each worker decides for itself (its machine is not this one): here only the request
+    is checked, and sans-isolation is then every worker's or none's."""
+    from ..runner import sandbox as sandbox_mod  # noqa: PLC0415
+
+    if options.scheduler == "local":
+        return sandbox_mod.choose(options.sandbox)
+    if options.sandbox not in sandbox_mod.GRADING_MODES:
+        sandbox_mod.choose(options.sandbox)  # raises, saying why
+    return options.sandbox
+
+
 # -- the whole run --------------------------------------------------------------------------------
 def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = None) -> Outcome:
     """Intake, skip what is graded, grade the rest in parallel, record each student, write reports."""
@@ -122,6 +157,11 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
 
     hooks = hooks or Hooks()
     timings: dict[str, float] = {}
+    t = time.perf_counter()
+    # First, before any copy is read: the isolation (a refusal stops everything here).
+    requested = resolve_sandbox(options)
+    options = dataclasses.replace(options, sandbox=requested)
+    timings["bac à sable"] = time.perf_counter() - t
     t = time.perf_counter()
     intake = intake_mod.load(options.source, course, options.kind)
     timings["lecture des copies"] = time.perf_counter() - t
@@ -133,14 +173,15 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
     results_dir = options.results_dir
     results_dir.mkdir(parents=True, exist_ok=True)
     version = fingerprint(course)
+    recorded = grading_version(version, requested)
     by_student = {s.student: s for s in intake.submissions}
     gradebook = Gradebook.open(options.gradebook, results_dir)
     try:
         t = time.perf_counter()
-        done = {} if options.force else gradebook.graded(intake.submissions, version)
+        done = {} if options.force else gradebook.graded(intake.submissions, recorded)
         gradebook.reuse(intake.submissions, done)
         todo = [s for s in intake.submissions if s.student not in done]
-        run_id = gradebook.start_run(course.id, version, source=str(options.source),
+        run_id = gradebook.start_run(course.id, recorded, sandbox=requested, source=str(options.source),
                                      submissions=len(intake.submissions))
         hooks.started(len(todo), len(done))
         graded: list[str] = []
@@ -157,6 +198,9 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
 
             inner = Hooks(sandbox=on_sandbox)
             for grade in SCHEDULERS[options.scheduler](course, todo, options, inner):
+                if grade.unisolated and requested != UNISOLATED:  # a worker must never decide this alone
+                    raise GraderError(f"{grade.student} : corrigée sans isolation alors que ce n'était pas demandé")
+                grade.grader_version = grading_version(grade.grader_version, grade.isolation)
                 r = time.perf_counter()
                 # once: a grader sharing the gradebook may have recorded this copy meanwhile (--force: a new grading)
                 gradebook.record(run_id, by_student[grade.student], grade, once=not options.force)
@@ -229,6 +273,7 @@ REPORT_LABELS = {
     "feedback": "retours HTML par étudiant",
     "schema": "schéma JSON des résultats",
     "class_report": "rapport de classe",
+    "isolation_notice": "AVERTISSEMENT sans isolation",
 }
 
 
@@ -243,7 +288,12 @@ def cmd_grade(args) -> int:
 
     console = Console(highlight=False)
     course = _course(args)
-    options = GradeOptions(Path(args.copies), Path(args.resultats) if args.resultats else None, args.bac_a_sable,
+    if args.sans_isolation and args.bac_a_sable not in (None, "auto"):
+        console.print(f"[red]erreur :[/] --sans-isolation et --bac-a-sable {args.bac_a_sable} s'excluent : "
+                      "choisissez l'un ou l'autre")
+        return EXIT_USAGE
+    sandbox_mode = "sans-isolation" if args.sans_isolation else (args.bac_a_sable or "auto")
+    options = GradeOptions(Path(args.copies), Path(args.resultats) if args.resultats else None, sandbox_mode,
                            args.workers, args.gradebook, args.force, args.format, args.ordonnanceur)
     if args.scheduler and args.scheduler != "local":  # a Dask scheduler's address: grade on its cluster
         options.scheduler, options.address = "dask", args.scheduler
@@ -253,11 +303,11 @@ def cmd_grade(args) -> int:
     task = None
 
     def sandbox(kind: str, description: str) -> None:
-        if kind == "fallback":
-            console.print(Panel(f"[bold]{description}[/]", title="[bold red]ATTENTION : bac à sable de secours[/]",
+        if kind == UNISOLATED:
+            console.print(Panel(f"[bold]{escape(description)}[/]", title="[bold red]ATTENTION : SANS ISOLATION[/]",
                                 border_style="red"))
         else:
-            console.print(f"[dim]bac à sable : {description}[/]")
+            console.print(f"[dim]bac à sable : {escape(description)}[/]")
 
     def started(to_grade: int, skipped: int) -> None:
         nonlocal task
@@ -288,13 +338,15 @@ def cmd_grade(args) -> int:
         progress.stop()
         console.print(f"[red]le correcteur ne peut pas tourner :[/] {escape(str(exc))}\n(lance « trous doctor » pour le détail)")
         return EXIT_FAILED
-    except RuntimeError as exc:  # the sandbox cannot start (bwrap asked for but broken…)
+    except RuntimeError as exc:  # no isolation here, or the sandbox cannot start
         from ..runner.pool import RunnerError  # noqa: PLC0415
+        from ..runner.sandbox import SandboxRefused  # noqa: PLC0415
+        from ..runner.uids import LeaseError  # noqa: PLC0415
 
         progress.stop()
-        if type(exc) is not RuntimeError and not isinstance(exc, RunnerError):
+        if type(exc) is not RuntimeError and not isinstance(exc, (RunnerError, SandboxRefused, LeaseError)):
             raise  # RecursionError and friends are bugs, not sandbox trouble
-        console.print(f"[red]erreur du bac à sable :[/] {exc}")
+        console.print(f"[red]erreur du bac à sable :[/] {escape(str(exc))}", soft_wrap=True)
         return EXIT_FAILED
     except KeyboardInterrupt:
         progress.stop()
@@ -316,6 +368,10 @@ def cmd_grade(args) -> int:
             console.print(f"  … et {len(noted) - 15} autre(s)")
     shown = outcome.gradebook if "://" in outcome.gradebook else _shown(Path(outcome.gradebook))
     console.print(f"carnet de notes : {_escape(shown)}", soft_wrap=True)
+    unisolated = sum(1 for g in outcome.grades if g.unisolated)
+    if unisolated:
+        console.print(f"[bold red]{unisolated} note(s) obtenue(s) sans isolation[/] (--sans-isolation) : elles ne "
+                      "valent que pour du code de confiance ; chaque page de résultats le signale.")
     ordered = [k for k in REPORT_LABELS if k in outcome.reports] + [k for k in outcome.reports if k not in REPORT_LABELS]
     for key in ordered:  # reports an input kind adds (nbgrader's gradebook…) come last, under their key
         path = Path(outcome.reports[key])
@@ -347,8 +403,12 @@ def register(sub) -> None:
     p.add_argument("copies", metavar="COPIES", help="dossier des copies ou archive .zip de Moodle")
     p.add_argument("--resultats", metavar="DOSSIER",
                    help="où écrire notes et retours (par défaut : <COPIES>-resultats/ à côté des copies)")
-    p.add_argument("--bac-a-sable", dest="bac_a_sable", choices=("auto", "bwrap", "fallback"), default="auto",
-                   help="isolation du code des étudiants (auto : bubblewrap s'il est là)")
+    p.add_argument("--bac-a-sable", dest="bac_a_sable", choices=("auto", "bwrap", "espaces"), default=None,
+                   help="isolation du code des étudiants (auto : bubblewrap s'il démarre, sinon les espaces de "
+                        "noms du noyau, sinon la correction est refusée)")
+    p.add_argument("--sans-isolation", dest="sans_isolation", action="store_true",
+                   help="sans bac à sable, limites de ressources seules : pour du code de confiance sur votre "
+                        "propre machine ; refusé en root, signalé sur chaque page de résultats")
     p.add_argument("--workers", type=_positive, default=None,
                    help=f"copies corrigées en parallèle (par défaut : cœurs + 1, {default_workers()})")
     p.add_argument("--gradebook", "--carnet", dest="gradebook", metavar="URL",

@@ -138,45 +138,23 @@ def unpack(data: bytes, dest: Path) -> None:
 
 
 # -- on a worker ----------------------------------------------------------------------------------
-SLOT_FIRST, SLOT_COUNT = 64, 512  # local `trous grade` runs use slots 0, 1, …: keep clear of them
-
-
-def claim_slots(n: int) -> tuple[tuple[int, ...], list[int]]:
-    """`n` sandbox slots no other process of this machine holds (each a lock file held while we live;
-    the kernel drops the locks of a killed process). Returns the slots and the lock descriptors."""
-    import fcntl  # noqa: PLC0415  (POSIX only; workers grade on Linux)
-
-    folder = Path(tempfile.gettempdir()) / f"trous-slots-{os.geteuid()}"
-    folder.mkdir(mode=0o700, exist_ok=True)
-    slots: list[int] = []
-    fds: list[int] = []
-    for slot in range(SLOT_FIRST, SLOT_FIRST + SLOT_COUNT):
-        fd = os.open(folder / f"{slot}.lock", os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            continue
-        slots.append(slot)
-        fds.append(fd)
-        if len(slots) == n:
-            return tuple(slots), fds
-    for fd in fds:
-        os.close(fd)
-    raise DistributedError(f"plus de {SLOT_COUNT} bacs à sable déjà pris sur cette machine")
-
-
 class Prepared:
     """One course on one worker process: unpacked, loaded, and graded by its own runners."""
 
     def __init__(self, data: bytes, version: str, sandbox: str, threads: int):
+        from ..runner import sandbox as sandbox_mod  # noqa: PLC0415
         from ..runner.pool import RunnerPool  # noqa: PLC0415
 
+        try:
+            # The rules of `trous grade`, applied on this worker's machine: auto is bubblewrap or the
+            # namespaces, else a refusal; sans-isolation only when asked, and never as root.
+            kind = sandbox_mod.choose(sandbox)
+        except sandbox_mod.SandboxRefused as exc:
+            raise DistributedError(f"le travailleur {_where()} ne peut pas corriger : {exc}") from None
         _sweep_orphans()
         self.folder = Path(tempfile.mkdtemp(prefix=f"{UNPACKED}{os.getpid()}-"))
         self.pool = None
         self.users = 0  # tasks grading with it right now (guarded by _LOCK): never closed under them
-        self.locks: list[int] = []
         try:
             unpack(data, self.folder)
             course = Course.load(self.folder)
@@ -186,8 +164,8 @@ class Prepared:
                     f"le travailleur {_where()} ne corrige pas avec la même version des correcteurs "
                     f"({found[:12]} au lieu de {version[:12]}) : même trous ({trous.__version__} ici) et même cours "
                     "partout, sinon les notes mélangeraient deux correcteurs")
-            slots, self.locks = claim_slots(threads)
-            self.pool = RunnerPool(mode=sandbox, slots=slots)
+            # Each runner leases its own uids (runner/uids.py): workers of one machine never share them.
+            self.pool = RunnerPool(threads, mode=kind, memory_mb=_memory_bound(course))
             self.grader = Grader(course, self.pool)
             self.grader.compute_references()  # once, before the worker's threads grade in parallel
             runner = self.pool.runners[0]
@@ -207,10 +185,13 @@ class Prepared:
     def close(self) -> None:
         if self.pool is not None:
             self.pool.close()
-        for fd in self.locks:
-            os.close(fd)
-        self.locks = []
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _memory_bound(course: Course) -> int | None:
+    from .cli import memory_bound  # noqa: PLC0415
+
+    return memory_bound(course) or None
 
 
 UNPACKED = "trous-cours-"  # + the worker's pid: a killed worker's course is found and removed later
@@ -395,7 +376,8 @@ def grade_on_cluster(address: str, course: Course, submissions: list[Submission]
                 failures.append(f"{submission.student} : {type(error).__name__}: {str(error)[:300]}")
                 continue
             grade = check(payload, submission, archive)
-            if payload["sandbox"] not in seen_kinds:  # each kind once: a fallback worker must be seen
+            grade.isolation = str(payload.get("sandbox", ""))
+            if payload["sandbox"] not in seen_kinds:  # each kind once: every worker's isolation is shown
                 seen_kinds.add(payload["sandbox"])
                 on_sandbox(payload["sandbox"], payload["description"])
             yield grade

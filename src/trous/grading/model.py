@@ -4,8 +4,9 @@
 and convertible to Exercism's v3 (see `to_exercism`):
 
     {
-      "schema": "trous/results", "version": 1,
+      "schema": "trous/results", "version": 2,
       "student": "alice", "course": "attention", "grader_version": "<sha256>",
+      "isolation": "bwrap" | "espaces" | "sans-isolation",   (how the student's code was isolated; v2)
       "score": 31.0, "max_score": 35.0,
       "exercises": [
         {"id": "01_toux", "title": "...", "score": 2.0, "max_score": 3.0,
@@ -23,7 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 PASSED, FAILED, UNFILLED, ERROR, MISSING = "passed", "failed", "unfilled", "error", "missing"
-SCHEMA, VERSION = "trous/results", 1
+SCHEMA, VERSION = "trous/results", 2
+UNISOLATED = "sans-isolation"  # the sandbox kind of a grading that did not isolate the student's code
 
 
 @dataclass
@@ -56,6 +58,11 @@ class SubmissionGrade:
     course: str
     grader_version: str
     exercises: list[ExerciseGrade] = field(default_factory=list)
+    isolation: str = ""  # the sandbox kind the copy was graded in ("" when not said, as in results v1)
+
+    @property
+    def unisolated(self) -> bool:
+        return self.isolation == UNISOLATED
 
     @property
     def score(self) -> float:
@@ -72,7 +79,7 @@ class SubmissionGrade:
         raise KeyError(exercise_id)
 
     def to_json(self) -> dict:
-        return {
+        data = {
             "schema": SCHEMA,
             "version": VERSION,
             "student": self.student,
@@ -82,6 +89,9 @@ class SubmissionGrade:
             "max_score": self.max_score,
             "exercises": [_exercise_json(e) for e in self.exercises],
         }
+        if self.isolation:
+            data["isolation"] = self.isolation
+        return data
 
     @classmethod
     def from_json(cls, data: dict) -> "SubmissionGrade":
@@ -89,7 +99,8 @@ class SubmissionGrade:
         for e in data.get("exercises", []):
             blanks = [BlankGrade(**b) for b in e.get("blanks", [])]
             exercises.append(ExerciseGrade(**{**e, "blanks": blanks}))
-        return cls(data["student"], data["course"], data["grader_version"], exercises)
+        return cls(data["student"], data["course"], data["grader_version"], exercises,
+                   str(data.get("isolation") or ""))
 
     def to_exercism(self) -> dict:
         """Exercism test-runner v3: one test per blank."""

@@ -185,7 +185,9 @@ def class_report(env: Environment, course: Course, grades: list[SubmissionGrade]
         "max": max_score,
     }
     versions = sorted({g.grader_version[:12] for g in grades})
+    unisolated = [g.student for g in grades if g.unisolated]
     return env.get_template("class_report.html").render(
         course=course, grades=grades, names=names, links=links, summary=summary,
         chart=histogram(scores, max_score), exercises=exercise_stats, blanks=blank_stats,
-        statuses=[PASSED, FAILED, UNFILLED, ERROR, MISSING], versions=versions, gradebook=gradebook_label)
+        statuses=[PASSED, FAILED, UNFILLED, ERROR, MISSING], versions=versions, gradebook=gradebook_label,
+        unisolated=unisolated)

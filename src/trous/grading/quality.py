@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from ..course import blanks as blanks_mod
 from ..course.definition import Course, Exercise
 from ..runner.pool import RunnerPool
+from ..runner.sandbox import LIMITS
 from ..runner.protocol import Job, Probe, Unit
 from ..course.source import read
 from ..course.spec import load_module
@@ -113,7 +114,9 @@ def _normal(text: str) -> str:
         return text.strip()
 
 
-def check(course: Course, report, only: list[str] | None = None, mode: str = "auto") -> list[Survivor]:
+def check(course: Course, report, only: list[str] | None = None, mode: str = LIMITS) -> list[Survivor]:
+    """`mode`: the author's own solutions and their mutants need resource limits only, as the public
+    checks of `trous doctor` (runner.sandbox.LIMITS); a grading mode works too."""
     exercises = [e for e in course.exercises if (not only or e.id in only)
                  and all(p.exists() for p in (e.path, e.solution_path, e.checks_path, e.grader_path))]
     missing = [e.id for e in course.exercises if (not only or e.id in only) and not e.grader_path.exists()]

@@ -7,6 +7,9 @@
     <results_dir>/results.schema.json    the JSON Schema of those files
     <results_dir>/retours/<élève>.html   the student's French feedback page
     <results_dir>/rapport.html           the class report (histogram, blanks the class struggles with)
+    <results_dir>/AVERTISSEMENT-sans-isolation.txt
+                                         only while some current grade was given without isolation
+                                         (--sans-isolation): who, and what it means; every page says it too
 
 `<élève>` is `file_stem(student)`: the student id when it is a plain file name, else a cleaned
 form with a short hash, so that a hostile folder name can never write elsewhere or collide.
@@ -31,6 +34,7 @@ from . import exports, pages
 from .model import SubmissionGrade
 
 SCHEMA_FILE = Path(__file__).with_name("results.schema.json")
+ISOLATION_NOTICE = "AVERTISSEMENT-sans-isolation.txt"
 RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)), *(f"lpt{i}" for i in range(1, 10))}
 
 
@@ -122,4 +126,31 @@ def write_all(results_dir: Path, course: Course, grades: list[SubmissionGrade], 
     links = {student: f"retours/{stem}.html" for student, stem in stems.items()}
     report = pages.class_report(env, course, grades, names, links, label)
     paths["class_report"] = _write(results_dir / "rapport.html", report.encode("utf-8"))
+    notice = isolation_notice(grades)
+    if notice:
+        paths["isolation_notice"] = _write(results_dir / ISOLATION_NOTICE, notice.encode("utf-8"))
+    else:
+        (results_dir / ISOLATION_NOTICE).unlink(missing_ok=True)
     return paths
+
+
+def isolation_notice(grades: list[SubmissionGrade]) -> str:
+    """The text next to grades.csv while some grade was given without isolation, else ""."""
+    unisolated = sorted(g.student for g in grades if g.unisolated)
+    if not unisolated:
+        return ""
+    lines = [
+        "ATTENTION : NOTES OBTENUES SANS ISOLATION",
+        "",
+        f"{len(unisolated)} copie(s) sur {len(grades)} ont été corrigées avec --sans-isolation : le code de ces "
+        "étudiants a tourné sous le compte du correcteur, avec de simples limites de ressources. Il pouvait lire le "
+        "cours, les corrigés, les correcteurs cachés et les autres copies, et modifier le carnet de notes, ces "
+        "fichiers de résultats et les notes des autres. Ces notes ne valent que pour du code de confiance.",
+        "",
+        "Pour les recorriger isolées : installez bubblewrap (sudo apt-get install bubblewrap) et relancez "
+        "« trous grade » sans --sans-isolation ; ces copies-là seront recorrigées.",
+        "",
+        "Copies concernées :",
+        *(f"  {student}" for student in unisolated),
+    ]
+    return "\n".join(lines) + "\n"

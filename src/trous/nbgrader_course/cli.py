@@ -32,8 +32,12 @@ def cmd_build(args) -> int:
 def cmd_grade(args) -> int:
     from .grade import run  # noqa: PLC0415
 
+    if args.sans_isolation and args.bac_a_sable not in (None, "auto"):
+        print(f"erreur : --sans-isolation et --bac-a-sable {args.bac_a_sable} s'excluent : choisissez l'un ou l'autre")
+        return 2
+    sandbox = "sans-isolation" if args.sans_isolation else (args.bac_a_sable or "auto")
     return run(_course(args), Path(args.dossier), args.devoir, students=args.etudiant or None,
-               sandbox=args.bac_a_sable, jobs=args.jobs)
+               sandbox=sandbox, jobs=args.jobs)
 
 
 def register(sub) -> None:
@@ -49,7 +53,12 @@ def register(sub) -> None:
     p.add_argument("dossier", help="dossier du cours nbgrader")
     p.add_argument("devoir", help="id du devoir (ex. partie5)")
     p.add_argument("--etudiant", action="append", help="seulement cet élève (répétable)")
-    p.add_argument("--bac-a-sable", default="auto", choices=["auto", "bwrap", "fallback"])
+    p.add_argument("--bac-a-sable", dest="bac_a_sable", default=None, choices=["auto", "bwrap", "espaces"],
+                   help="isolation du code des élèves (auto : bubblewrap s'il démarre, sinon les espaces de noms "
+                        "du noyau, sinon la correction est refusée)")
+    p.add_argument("--sans-isolation", dest="sans_isolation", action="store_true",
+                   help="sans bac à sable, limites de ressources seules : pour du code de confiance sur votre "
+                        "propre machine ; refusé en root, signalé dans chaque cellule notée")
     p.add_argument("--jobs", "-j", type=int, default=None, help="processus de correction (défaut : un par cœur)")
     p.set_defaults(func=cmd_grade)
     parser.set_defaults(func=lambda args: (parser.print_help(), 2)[1])

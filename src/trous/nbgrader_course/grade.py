@@ -11,19 +11,24 @@ from pathlib import Path
 from ..course.definition import Course
 from ..grading.engine import Grader
 from ..runner.pool import RunnerPool
+from ..runner.sandbox import DESCRIPTIONS, UNISOLATED, choose
 from .gradebook import write
 from .intake import load
 
 
 def grade(course: Course, root: Path, assignment: str, students: list[str] | None = None,
           sandbox: str = "auto", jobs: int | None = None):
+    # The rules of `trous grade`, before any submission is read: SandboxRefused when nothing isolates.
+    kind = choose(sandbox)
     intake = load(root, course, assignments=[assignment], students=students)
     only = [e.id for e in course.exercises if e.assignment.id == assignment]
     if not only:
         raise KeyError(f"devoir « {assignment} » inconnu du cours")
-    with RunnerPool(jobs or os.cpu_count() or 1, sandbox) as pool:
+    with RunnerPool(jobs or os.cpu_count() or 1, kind) as pool:
         grader = Grader(course, pool, only=only)
         grades = list(grader.grade_many((s.student, s.files) for s in intake.submissions))
+    for g in grades:
+        g.isolation = kind  # an unisolated grade says so in each of its cells (outcome.UNISOLATED_NOTE)
     order = {s.student: i for i, s in enumerate(intake.submissions)}
     grades.sort(key=lambda g: order[g.student])
     report = write(root, grades, [assignment])
@@ -31,7 +36,16 @@ def grade(course: Course, root: Path, assignment: str, students: list[str] | Non
 
 
 def run(course: Course, root: Path, assignment: str, students=None, sandbox="auto", jobs=None) -> int:
-    intake, grades, report = grade(course, root, assignment, students, sandbox, jobs)
+    from ..runner.sandbox import SandboxRefused  # noqa: PLC0415
+
+    try:
+        intake, grades, report = grade(course, root, assignment, students, sandbox, jobs)
+    except SandboxRefused as exc:
+        print(f"erreur du bac à sable : {exc}")
+        return 1
+    kinds = {g.isolation for g in grades}
+    for kind in sorted(kinds):
+        print(("ATTENTION : " if kind == UNISOLATED else "bac à sable : ") + DESCRIPTIONS.get(kind, kind))
     for submission in intake.submissions:
         for warning in submission.warnings:
             print(f"remarque ({submission.student}) : {warning}")

@@ -62,7 +62,7 @@ class FillGrades(Preprocessor):
                 continue
             for cell, blank_id, _ in entries:
                 try:
-                    cell.outputs, score = outputs_for(exercise_grade, blank_id)
+                    cell.outputs, score = outputs_for(exercise_grade, blank_id, self.grade.unisolated)
                 except KeyError:
                     continue
                 cell.metadata[TROUS_KEY] = {"moteur": score, "source": "trous grade"}

@@ -35,10 +35,12 @@ NEVER_RUN = ("note : la cellule de réponse {n} n'a pas encore été exécutée 
 
 
 def _sandbox() -> str:
-    # Inside trous's kernel sandbox, a nested bubblewrap cannot start: the kernel's sandbox is the wall.
+    # The student's self-check, in the student's own kernel: resource limits are what it needs (the
+    # kernel already runs the same code). Inside trous's kernel sandbox, a nested one could not start
+    # anyway: the kernel's sandbox is the wall. Grades come from VerifyGrades, outside the kernel.
     if os.environ.get("TROUS_NOYAU_ISOLE"):
-        return "fallback"
-    return os.environ.get("TROUS_SANDBOX", "auto")
+        return "limites"
+    return os.environ.get("TROUS_SANDBOX") or "limites"
 
 
 def _get_examiner():

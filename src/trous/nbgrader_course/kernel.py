@@ -12,7 +12,10 @@ nbgrader_config.py names this preprocessor). The kernel then sees:
   unprivileged user id of its own with process, memory and file-size bounds.
 It never sees source/, the gradebook, the exchange, or another student's folder.
 
-Without bubblewrap the kernel starts as nbgrader starts it, and a warning says so.
+Without bubblewrap the kernel does not start (auto and bwrap): `nbgrader autograde` would run every
+student's notebook with the grader's rights. `sandbox = "none"` starts it as nbgrader does, when asked
+for explicitly, never as root, with a warning. (`trous grade` on nbgrader's submitted/ needs no kernel
+and also isolates with the kernel's namespaces when bubblewrap is missing.)
 """
 
 from __future__ import annotations
@@ -34,8 +37,8 @@ from nbgrader.preprocessors import Execute
 from traitlets import Bool, Integer, Unicode
 
 from ..runner import sandbox as sandbox_mod
+from ..runner import uids
 
-KERNEL_UID = 61900  # the kernel's user id when nbgrader runs as root (trous's runner slots use 61000+)
 COPY_LIMIT = 256 * 1024 * 1024
 FILES_LIMIT = 10_000
 TMPFS_BYTES = 256 * 1024 * 1024  # the kernel's own folder, and its /tmp
@@ -102,8 +105,9 @@ def bwrap_argv(inner: list[str], env: dict[str, str], folder: tuple[str, str], s
     # The private /tmp first: Python may live under /tmp (a venv in a fresh clone), and a later tmpfs
     # would hide it.
     size = str(TMPFS_BYTES)
-    argv += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", size, "--tmpfs", "/tmp",
-             "--perms", "1777", "--size", size, "--tmpfs", "/dev/shm"]
+    # A bounded /dev (bubblewrap's --dev is an unbounded tmpfs the kernel's user could fill).
+    argv += ["--proc", "/proc", *sandbox_mod.bwrap_args(sandbox_mod.dev_plan()), "--perms", "1777", "--size", size,
+             "--tmpfs", "/tmp", "--perms", "1777", "--size", size, "--tmpfs", "/dev/shm"]
     made.add("/tmp")
     for path in sandbox_mod._python_dirs():
         if not any(path == t or path.startswith(t + "/") for t in ("/usr", "/bin", "/lib", "/lib64")):
@@ -113,6 +117,7 @@ def bwrap_argv(inner: list[str], env: dict[str, str], folder: tuple[str, str], s
     for name in sorted(os.listdir(copy)):
         argv += ["--ro-bind", os.path.join(copy, name), os.path.join(seen_at, name)]
     argv += parents(sockets) + ["--bind", sockets, sockets]
+    argv += ["--remount-ro", "/dev", "--remount-ro", "/"]  # only the bounded tmpfs stay writable
     argv += ["--chdir", seen_at, "--clearenv"]
     for key, value in env.items():
         argv += ["--setenv", key, value]
@@ -127,28 +132,34 @@ def _bwrap_works() -> bool:
 
 
 class SandboxedKernelManager(AsyncKernelManager):
-    sandbox = Unicode("auto", help="auto : bubblewrap s'il fonctionne ; bwrap : obligatoire ; none : sans").tag(config=True)
+    sandbox = Unicode("auto", help="auto ou bwrap : bubblewrap, sinon le noyau refuse de démarrer ; none : sans "
+                                   "isolation (jamais en root)").tag(config=True)
     memory_mb = Integer(4096, help="mémoire (espace d'adressage) du noyau, en Mo").tag(config=True)
     processes = Integer(256, help="processus simultanés du noyau (quand nbgrader tourne en root)").tag(config=True)
     file_mb = Integer(256, help="plus gros fichier que le noyau peut écrire, en Mo").tag(config=True)
 
     _private: str | None = None
+    _lease: uids.Lease | None = None  # the kernel's own uid, as root (leased like the runners')
     _isolated = Bool(False)
 
     def _use_bwrap(self) -> bool:
         global _warned
         if self.sandbox == "none":
+            if os.geteuid() == 0:
+                raise RuntimeError("noyau sans isolation (sandbox = \"none\") refusé en root : le code des élèves "
+                                   "aurait tous les droits sur la machine. " + sandbox_mod.INSTALL_HINT)
+            if not _warned:
+                _warned = True
+                self.log.warning("AUCUNE ISOLATION DU NOYAU (sandbox = \"none\") : le code des élèves s'exécute avec "
+                                 "vos droits et peut lire source/ et le carnet de notes.")
             return False
+        if self.sandbox not in ("auto", "bwrap"):
+            raise RuntimeError(f"bac à sable du noyau inconnu « {self.sandbox} » (possibles : auto, bwrap, none)")
         if _bwrap_works():
             return True
-        if self.sandbox == "bwrap":
-            raise RuntimeError("bubblewrap (bwrap) est demandé pour le noyau mais ne fonctionne pas ici")
-        if not _warned:
-            _warned = True
-            self.log.warning("AUCUNE ISOLATION DU NOYAU : bubblewrap (bwrap) est introuvable ; le code des élèves "
-                             "s'exécute avec vos droits et peut lire source/ et le carnet de notes. Installez "
-                             "bubblewrap (apt-get install bubblewrap).")
-        return False
+        raise RuntimeError("le noyau de nbgrader autograde ne démarre pas sans bubblewrap : le code des élèves "
+                           "aurait vos droits (source/, carnet de notes, autres copies). " + sandbox_mod.INSTALL_HINT
+                           + " Ou corrigez avec « trous grade . », qui n'a pas besoin de noyau.")
 
     async def _async_pre_start_kernel(self, **kw):
         self._isolated = self._use_bwrap()
@@ -170,7 +181,11 @@ class SandboxedKernelManager(AsyncKernelManager):
         private_copy(cwd, work)
         sockets = os.path.dirname(self.connection_file)
         root = os.geteuid() == 0
-        uid = KERNEL_UID if root else None
+        uid = None
+        if root:
+            if self._lease is None:
+                self._lease = uids.lease(1)
+            uid = self._lease.uids[0]
         if uid is not None:
             # Writable by the kernel's group while it binds its sockets; kernel_entry then removes
             # that right as the directory's owner, before any student code runs.
@@ -199,6 +214,9 @@ class SandboxedKernelManager(AsyncKernelManager):
         if self._private and not restart:
             shutil.rmtree(self._private, ignore_errors=True)
             self._private = None
+        if self._lease is not None and not restart:
+            self._lease.release()
+            self._lease = None
 
     # AsyncKernelManager binds its public name to the base class's coroutine, and nbclient calls it
     # (after a kernel that died, only it): this class's must run.

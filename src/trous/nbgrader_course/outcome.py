@@ -11,6 +11,8 @@ from __future__ import annotations
 from ..grading.model import ERROR, FAILED, MISSING, PASSED, UNFILLED, BlankGrade, ExerciseGrade
 
 ERROR_NAME = "TrouFaux"
+UNISOLATED_NOTE = ("⚠ corrigé SANS ISOLATION (--sans-isolation) : ce code a tourné sous le compte du correcteur, "
+                   "sans bac à sable ; cette note ne vaut que pour du code de confiance")
 STATUS = {PASSED: "juste", FAILED: "faux", UNFILLED: "pas rempli (___)", ERROR: "non noté (erreur)",
           MISSING: "absent de la copie"}
 
@@ -42,11 +44,14 @@ def blank_outcome(grade: ExerciseGrade, blank_id: str) -> tuple[bool, str]:
     return False, "\n".join(lines)
 
 
-def outputs_for(grade: ExerciseGrade, blank_id: str) -> tuple[list, float]:
-    """The outputs a grade cell has for this blank, and the score nbgrader reads from them."""
+def outputs_for(grade: ExerciseGrade, blank_id: str, unisolated: bool = False) -> tuple[list, float]:
+    """The outputs a grade cell has for this blank, and the score nbgrader reads from them
+    (`unisolated`: graded with --sans-isolation, which the output then says)."""
     import nbformat  # noqa: PLC0415 - not in the kernel, which only raises or prints
 
     passed, text = blank_outcome(grade, blank_id)
+    if unisolated:
+        text += "\n" + UNISOLATED_NOTE
     blank = find_blank(grade, blank_id)
     # from_dict, not new_output: the same node, without validating it against the schema each time
     if passed:

@@ -23,6 +23,7 @@ from nbgrader import utils
 from nbgrader.preprocessors import ClearSolutions, NbGraderPreprocessor
 from traitlets import Bool, Unicode
 
+from ..grading.model import UNISOLATED
 from . import answers
 from .bundle import Bundle, hidden_calls
 from .notebooks import HIDDEN_BEGIN, HIDDEN_END
@@ -65,20 +66,23 @@ def grade_cells(nb) -> dict[str, list[tuple[object, str, Bundle]]]:
 
 class VerifyGrades(NbGraderPreprocessor):
     enabled = Bool(True, help="Recorriger chaque trou hors du noyau (recommandé).").tag(config=True)
-    sandbox = Unicode("auto", help="Bac à sable du moteur : auto, bwrap ou fallback.").tag(config=True)
+    sandbox = Unicode("auto", help="Bac à sable du moteur : auto (bubblewrap, sinon les espaces de noms du noyau, "
+                                   "sinon refus), bwrap, espaces, ou sans-isolation (jamais en root, signalé dans "
+                                   "chaque cellule notée).").tag(config=True)
 
     def preprocess(self, nb, resources):
         if not self.enabled:
             return nb, resources
         from . import verify  # noqa: PLC0415 - starts runners: only when autograding
 
+        unisolated = verify.kind(self.sandbox) == UNISOLATED  # refused here, before any answer is read
         for exercise_id, entries in grade_cells(nb).items():
             bundle = entries[0][2]
             code = answers.exercise_bytes(bundle, nb.cells)
             grade = verify.grade(bundle, code, self.sandbox)
             for cell, blank_id, _ in entries:
                 kernel_score, max_score = utils.determine_grade(cell, self.log)
-                outputs, score = verify.outputs_for(grade, blank_id)
+                outputs, score = verify.outputs_for(grade, blank_id, unisolated)
                 replaced = kernel_score != score
                 if replaced:
                     self.log.warning("%s, trou %s : le noyau dit %s, le moteur de trous %s : la sortie de la "

@@ -17,6 +17,7 @@ import signal
 from dataclasses import asdict, dataclass
 
 from . import seccomp
+from .isolate import drop_capabilities
 from .protocol import Limits
 
 PR_SET_DUMPABLE = 4
@@ -116,6 +117,7 @@ def apply(limits: Limits, confinement: Confinement) -> None:
         # The count is per user (per user namespace inside bubblewrap): allow what exists, plus the bound.
         _set(resource.RLIMIT_NPROC, _processes_of(os.geteuid()) + limits.processes)
     prctl(PR_SET_NO_NEW_PRIVS, 1)
+    drop_capabilities()
     seccomp.install()
 
 

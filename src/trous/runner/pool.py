@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import select
-import shutil
 import signal
 import socket
 import struct
@@ -35,8 +34,9 @@ class RunnerError(RuntimeError):
 
 
 class Runner:
-    def __init__(self, mode: str = "auto", slot: int = 0, preload: tuple[str, ...] = ("numpy",)):
-        self.mode, self.slot, self.preload = mode, slot, preload
+    def __init__(self, mode: str = "auto", slot: int = 0, preload: tuple[str, ...] = ("numpy",),
+                 memory_mb: int | None = None):
+        self.mode, self.slot, self.preload, self.memory_mb = mode, slot, preload, memory_mb
         self.spec: sandbox_mod.SandboxSpec | None = None
         self.process: subprocess.Popen | None = None
         self.control: socket.socket | None = None
@@ -51,15 +51,17 @@ class Runner:
     @property
     def kind(self) -> str:
         if self.spec is None:
-            self.spec = sandbox_mod.build(self.mode, self.slot, self.preload)
+            self.spec = sandbox_mod.build(self.mode, self.slot, self.preload, memory_mb=self.memory_mb)
         return self.spec.kind
 
     def start(self) -> None:
         if self.process is not None and self.process.poll() is None:
             return
         self._stop_process()
-        if self.spec is None or self.spec.cleanup:  # a fallback runner gets a new private directory
-            self.spec = sandbox_mod.build(self.mode, self.slot, self.preload)
+        if self.spec is None or self.spec.cleanup:  # a limits-only runner gets a new private directory
+            if self.spec is not None:
+                self.spec.release()
+            self.spec = sandbox_mod.build(self.mode, self.slot, self.preload, memory_mb=self.memory_mb)
         parent, child = socket.socketpair()
         try:
             # bwrap's --die-with-parent follows the *thread* that started it: started from a worker
@@ -83,13 +85,7 @@ class Runner:
     def close(self) -> None:
         self._stop_process()
         if self.spec is not None:
-            for path in self.spec.cleanup:
-                shutil.rmtree(path, ignore_errors=True)
-            if self.spec.cgroup:
-                try:
-                    os.rmdir(self.spec.cgroup)
-                except OSError:
-                    pass
+            self.spec.release()  # its private directory, cgroup and leased uids
             self.spec = None
 
     def _stop_process(self) -> None:
@@ -259,11 +255,11 @@ class RunnerPool:
     """`size` runners, each in its own sandbox slot, fed from one queue of jobs."""
 
     def __init__(self, size: int | None = None, mode: str = "auto", preload: tuple[str, ...] = ("numpy",),
-                 slots: tuple[int, ...] | None = None):
-        # `slots`: the sandbox slots to use, when several pools share a machine (Dask workers): two
-        # pools on the same slot would run students' code under the same uid and share its process count.
+                 slots: tuple[int, ...] | None = None, memory_mb: int | None = None):
+        # Each runner leases its own uids (uids.py): pools sharing a machine never share a process count.
+        # `memory_mb`: the memory bound the sandboxes' tmpfs sizes follow (sandbox.tmpfs_bytes).
         self.size = len(slots) if slots else max(1, size or os.cpu_count() or 1)
-        self.runners = [Runner(mode, slot, preload) for slot in (slots or range(self.size))]
+        self.runners = [Runner(mode, slot, preload, memory_mb) for slot in (slots or range(self.size))]
         self._free: list[Runner] = list(self.runners)
         self._lock = threading.Lock()
 

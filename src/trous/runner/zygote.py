@@ -18,6 +18,7 @@ import struct
 import sys
 import traceback
 
+from . import cleanup
 from .confine import Confinement, join_cgroup, make_undumpable, prctl
 
 PR_SET_CHILD_SUBREAPER = 36
@@ -152,6 +153,7 @@ def serve(control: socket.socket, workroot: str, confinement: Confinement) -> No
         os.close(job_out)
         _, status = os.waitpid(pid, 0)
         strays = sweep()
+        cleanup.after_job(workroot, private=confinement.sweep)  # /tmp, /dev/shm, System V IPC
         control.sendall(b"E" + struct.pack("!ii", status, strays))
 
 

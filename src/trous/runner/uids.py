@@ -1,0 +1,122 @@
+"""Unprivileged user ids for student code, leased machine-wide while a runner lives (root only).
+
+When the grader is root, student code runs under a host uid of its own, and the kernel counts its
+processes (RLIMIT_NPROC) per uid: two sandboxes sharing a uid share one count, so one student's fork
+bomb would starve another's. Uids were once `base + slot number`, and two concurrent `trous grade`
+runs (or Dask workers) numbered their slots alike. Now each runner leases its uids: one lock file per
+uid in a root-only directory, held with flock(2) for as long as the lease lives. The kernel drops the
+lock of a process that dies, however it dies, so a killed grader never keeps uids.
+
+The range is far from the ids distributions hand out to people and services (systemd's dynamic
+users are 61184–65519, containers' subordinate ids start at 100000 in blocks of 65536), and a uid
+that /etc/passwd names is skipped.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import pwd
+import stat
+
+FIRST = 2_130_000_000  # below 2**31: no signedness surprises in tools that print ids
+COUNT = 8192
+LOCK_DIRS = ("/run/trous/uids", "/var/lock/trous-uids", "/tmp/.trous-uids-0")
+
+
+class LeaseError(RuntimeError):
+    pass
+
+
+def _lock_dir() -> int:
+    """A directory descriptor only root can write in (created if needed, refused if anyone else could
+    have prepared it: a lock file planted by another user would let them hold our uids)."""
+    problems = []
+    for path in LOCK_DIRS:
+        parent = os.path.dirname(path)
+        try:
+            if not os.path.isdir(parent):
+                if os.path.dirname(parent) in ("/run", "/var/lock"):
+                    os.makedirs(parent, mode=0o755, exist_ok=True)
+                else:
+                    continue
+            try:
+                os.mkdir(path, 0o700)
+            except FileExistsError:
+                pass
+            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError as exc:
+            problems.append(f"{path} : {exc.strerror}")
+            continue
+        info = os.fstat(fd)
+        if info.st_uid != 0 or stat.S_IMODE(info.st_mode) & 0o022:
+            os.close(fd)
+            problems.append(f"{path} : n'appartient pas à root ou est modifiable par d'autres")
+            continue
+        return fd
+    raise LeaseError("aucun dossier de verrous pour les identifiants des bacs à sable : " + " ; ".join(problems))
+
+
+def _known(uid: int) -> bool:
+    try:
+        pwd.getpwuid(uid)
+        return True
+    except KeyError:
+        return False
+
+
+class Lease:
+    """`count` uids held until `release()` (or until this process ends)."""
+
+    def __init__(self, count: int):
+        self.uids: tuple[int, ...] = ()
+        self._fds: list[int] = []
+        if count <= 0:
+            return
+        directory = _lock_dir()
+        try:
+            taken: list[int] = []
+            for uid in range(FIRST, FIRST + COUNT):
+                if _known(uid):
+                    continue
+                fd = os.open(str(uid), os.O_CREAT | os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                             dir_fd=directory)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError as exc:
+                    os.close(fd)
+                    if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+                        continue
+                    raise
+                taken.append(uid)
+                self._fds.append(fd)
+                if len(taken) == count:
+                    self.uids = tuple(taken)
+                    return
+            self.release()
+            raise LeaseError(f"plus d'identifiants libres pour les bacs à sable ({COUNT} déjà pris sur cette machine)")
+        finally:
+            os.close(directory)
+
+    def release(self) -> None:
+        for fd in self._fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self._fds = []
+        self.uids = ()
+
+    def __enter__(self) -> "Lease":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+    def __del__(self) -> None:
+        self.release()
+
+
+def lease(count: int) -> Lease:
+    return Lease(count)
