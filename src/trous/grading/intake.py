@@ -495,7 +495,7 @@ def pick(course: Course, entries: list[Entry], limits: IntakeLimits, ledger: Led
             chosen = (entry, match)
             files[exercise.id] = data
             origins[exercise.id] = _short(entry.path)
-            what = "carnet Jupyter, corrigé par son .py (jupytext)" if match.notebook else ""
+            what = "carnet Jupyter converti en .py par jupytext" if match.notebook else ""
             if not match.exact or match.notebook:
                 details = " ; ".join(x for x in (what, match.how) if x)
                 ledger.note(f"{_short(entry.path)} corrigé comme {exercise.id}.py ({details})")
@@ -911,8 +911,9 @@ def load_zip(path: Path, course: Course, limits: IntakeLimits) -> Intake:
             shown = entry.label or "/".join(inner)
             if match and match["plugin"] != "file":
                 plugin = MOODLE_PLUGINS.get(match["plugin"], match["plugin"])
+                # Ranked with the files a teacher must see: a student who typed the work there has 0.
                 ledger.ignore(shown or top, f"remise « {plugin} » de Moodle : seuls les fichiers déposés sont corrigés",
-                              OTHER)
+                              ARCHIVE)
                 continue
             if entry.kind == REFUSED_KIND:
                 ledger.ignore(shown or "?", entry.note, REFUSED)
