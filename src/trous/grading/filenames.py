@@ -17,6 +17,7 @@ A `.ipynb` is the exercise as a notebook (JupyterLab); it is graded through its 
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -73,8 +74,10 @@ class Matcher:
         self.checks = {f"test_{i}.py" for i in self.ids}
         # Longest first: « nom proche » names the most specific id a name starts with.
         self._by_length = sorted(self.ids, key=len, reverse=True)
+        # A class's copies hold the same few names over and over; bounded against hostile ones.
+        self.match = functools.lru_cache(maxsize=4096)(self._match)
 
-    def match(self, name: str) -> Match | None:
+    def _match(self, name: str) -> Match | None:
         split = split_extension(name)
         if split is None:
             return None

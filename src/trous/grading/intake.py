@@ -503,9 +503,10 @@ def pick(course: Course, entries: list[Entry], limits: IntakeLimits, ledger: Led
 
 
 def _submission(course: Course, student: str, entries: list[Entry], ledger: Ledger, limits: IntakeLimits,
-                depth: int, source: str, name: str = "", budget: _Budget | None = None) -> Submission:
+                depth: int, source: str, name: str = "", budget: _Budget | None = None,
+                matcher: Matcher | None = None) -> Submission:
     budget = budget or _Budget(limits)
-    matcher = Matcher(e.id for e in course.exercises)
+    matcher = matcher or Matcher(e.id for e in course.exercises)
     try:
         files, origins = pick(course, expand(entries, limits, budget, ledger, depth, Sorter(matcher)), limits,
                               ledger, matcher)
@@ -705,6 +706,8 @@ def load_folder(root: Path, course: Course, limits: IntakeLimits, results: Path 
         except OSError:
             pass  # not created yet: it cannot be among the copies
     seen: set[str] = set()
+    matcher = Matcher(e.id for e in course.exercises)
+    sorter = Sorter(matcher)
     for name, st in children:
         shown = _short(name)
         ledger = Ledger(limits)
@@ -731,7 +734,7 @@ def load_folder(root: Path, course: Course, limits: IntakeLimits, results: Path 
                 ledger.note(f"ce dossier ressemble à des résultats de trous ({found}) mais n'en porte pas la marque : "
                             "corrigé comme une copie (si ce sont des résultats, sors-le du dossier des copies)")
             student = student_id(name)
-            entries = walk(root / name, limits, ledger, Sorter(Matcher(e.id for e in course.exercises)))
+            entries = walk(root / name, limits, ledger, sorter)
             depth = 0
         elif stat.S_ISREG(st.st_mode) and is_zip(name) and len(name) > 4:
             # The student's archive is opened as if unpacked in their folder.
@@ -750,7 +753,7 @@ def load_folder(root: Path, course: Course, limits: IntakeLimits, results: Path 
         if student != name and student != name[:-4]:
             ledger.note(f"nom avec des caractères de contrôle : copie identifiée par « {student} »")
         intake.submissions.append(_submission(course, student, entries, ledger, limits, depth, str(root / shown),
-                                              budget=budget))
+                                              budget=budget, matcher=matcher))
     if not intake.submissions:
         listed = "".join(f"\n  {i.path} : {i.reason}" for i in intake.ignored[:10])
         raise IntakeError(f"{root} : aucun sous-dossier d'étudiant (attendu : {root.name}/<identifiant>/"
@@ -923,12 +926,13 @@ def load_zip(path: Path, course: Course, limits: IntakeLimits) -> Intake:
         if not grouped:
             raise IntakeError(f"{path} : aucune copie d'étudiant dans l'archive (attendu : le .zip de Moodle, "
                               "« <Nom>_<id>_assignsubmission_file_/… », ou un dossier par étudiant)")
+        matcher = Matcher(e.id for e in course.exercises)
         for key in sorted(grouped, key=lambda k: (not k.isdigit(), int(k) if k.isdigit() else 0, k)):
             name, found, ledger, top = grouped[key]
             if not moodle and key != top:
                 ledger.note(f"nom avec des caractères de contrôle : copie identifiée par « {key} »")
             intake.submissions.append(_submission(course, key, found, ledger, limits, 1,
-                                                  f"{path.name}:{_short(top)}", name))
+                                                  f"{path.name}:{_short(top)}", name, matcher=matcher))
         # Reading happened in _submission: every byte kept is in memory, the archive can close.
     return _finish(intake, limits)
 

@@ -29,6 +29,7 @@ _ESCAPES = re.compile(
 )
 _BREAKS = re.compile(r"[\n\r\t\v\f\x85\u2028\u2029]+")
 _BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+_BIDI_SET = frozenset(_BIDI)
 _REMOVED = {ord(c): None for c in _BIDI}
 _REMOVED.update({c: None for c in range(0x20)})
 _REMOVED.update({c: None for c in range(0x7F, 0xA0)})
@@ -43,7 +44,7 @@ _NUMBER = re.compile(r"[+-]?(?:\d+(?:[.,]\d*)?|[.,]\d+)(?:[eE][+-]?\d+)?")
 def printable(text: object) -> str:
     """`text` on one line, without escape sequences or other control characters."""
     text = str(text)
-    if text.isprintable() and not any(c in _BIDI for c in text):
+    if text.isprintable() and _BIDI_SET.isdisjoint(text):
         return text  # the usual case, kept fast: nothing to clean
     text = _ESCAPES.sub("", text)
     text = _BREAKS.sub(" ", text)
