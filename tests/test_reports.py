@@ -619,3 +619,18 @@ def test_e2e_results_kept_among_the_copies_are_never_a_student(tmp_path):
     assert sorted(_results(tmp_path / "neufs")) == [".bob", "alice"]
     report = Page((tmp_path / "neufs" / "rapport.html").read_text(encoding="utf-8")).content
     assert "anciens/" in report
+
+
+@pytest.mark.parametrize("where", ["copies", "copies/alice/res"])
+def test_e2e_results_inside_a_copy_are_refused_before_anything_is_read(tmp_path, where):
+    from grading_support import mini_course, run_trous, snapshot
+
+    course_dir = mini_course(tmp_path / "cours", ("01_toux",))
+    (tmp_path / "copies" / "alice").mkdir(parents=True)
+    (tmp_path / "copies" / "alice" / "01_toux.py").write_text("x = 1\n", encoding="utf-8")
+    before = snapshot(tmp_path / "copies")
+    done = run_trous("-C", str(course_dir), "grade", str(tmp_path / "copies"), "--resultats", str(tmp_path / where),
+                     cwd=course_dir)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "--resultats" in done.stdout and ("dossier des copies" in done.stdout or "copie « alice »" in done.stdout)
+    assert snapshot(tmp_path / "copies") == before  # nothing written into the copies

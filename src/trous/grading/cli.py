@@ -76,6 +76,22 @@ def default_results(source: Path) -> Path:
     return source.parent / f"{stem or 'copies'}-resultats"
 
 
+def check_results_place(source: Path, results: Path) -> None:
+    """Refuse, before anything is read, a results folder that would be written into the copies: the
+    copies folder itself, or a folder inside one student's copy. Directly in the copies folder is
+    fine (`copies/resultats`): it is then listed as this run's results, never graded."""
+    source, results = Path(source).resolve(), Path(results).resolve()
+    if not source.is_dir():
+        return
+    if results == source:
+        raise intake_mod.IntakeError(f"--resultats {results} : c'est le dossier des copies ; choisis un autre dossier "
+                                     f"(par défaut : {default_results(source)})")
+    if source in results.parents and len(results.relative_to(source).parts) > 1:
+        copy = printable(results.relative_to(source).parts[0])
+        raise intake_mod.IntakeError(f"--resultats {results} : ce dossier est dans la copie « {copy} », que trous ne "
+                                     "modifie jamais ; choisis un dossier hors des copies")
+
+
 def cores() -> int:
     """Cores this process may use (a container's affinity, not the host's count)."""
     try:
@@ -125,6 +141,7 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
 
     hooks = hooks or Hooks()
     timings: dict[str, float] = {}
+    check_results_place(options.source, options.results_dir)
     t = time.perf_counter()
     intake = intake_mod.load(options.source, course, options.kind, results=options.results_dir)
     timings["lecture des copies"] = time.perf_counter() - t
