@@ -634,3 +634,34 @@ def test_e2e_results_inside_a_copy_are_refused_before_anything_is_read(tmp_path,
     assert done.returncode == 2, done.stdout + done.stderr
     assert "--resultats" in done.stdout and ("dossier des copies" in done.stdout or "copie « alice »" in done.stdout)
     assert snapshot(tmp_path / "copies") == before  # nothing written into the copies
+
+
+def test_terminal_summary_names_what_matters_and_counts_the_rest(tmp_path):
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from trous.grading import cli, intake
+    from trous.grading.submissions import IgnoredFile, Submission
+
+    stray = tuple(IgnoredFile(f"brouillon{i}.py", intake.PYTHON_EXTRA) for i in range(12))
+    routine = tuple(IgnoredFile(f"exercises/test_{i}.py", intake.PUBLIC_CHECK, notable=False) for i in range(3))
+    copy = Submission("\x1b[2Jalice", {}, name="Alice\nMartin", ignored=stray + routine,
+                      unlisted=((intake.PYTHON_EXTRA, 8), (intake.PUBLIC_CHECK, 10)))
+    quiet = Submission("bob", {}, ignored=routine)
+    few = Submission("chloe", {}, ignored=stray[:2], unlisted=((intake.PYTHON_EXTRA, 5),))  # named with listed=2
+    result = intake.Intake("dossier", Path("copies"), [copy, quiet, few],
+                           ignored=[IgnoredFile(".DS_Store", intake.NOT_A_COPY)])
+    outcome = cli.Outcome(result, [], [], [], {}, "")
+    out = io.StringIO()
+    console = Console(file=out, width=200, highlight=False)
+    cli._print_intake(console, outcome)
+    cli._print_copies(console, outcome)
+    text = out.getvalue()
+    assert "1 entrée de copies n'est pas une copie" in text and ".DS_Store : ni un dossier" in text
+    assert "2 copies avec des remarques ou des fichiers non corrigés" in text  # bob only has routine files
+    assert "alice (Alice Martin) :" in text and "\x1b" not in text
+    # 20 stray .py files: 4 named, the 16 others counted; 3 + 10 + 3 public checks counted at the end.
+    assert "non corrigé : brouillon0.py, brouillon1.py, brouillon2.py, brouillon3.py … (+16) — " in text
+    assert "non corrigé : brouillon0.py, brouillon1.py … (+5) — " in text
+    assert "16 autres fichiers non corrigés dans 2 copies" in text

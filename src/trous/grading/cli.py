@@ -294,7 +294,8 @@ def cmd_grade(args) -> int:
 
     def graded(grade: SubmissionGrade) -> None:
         if task is not None:
-            progress.update(task, advance=1, description=f"{_escape(printable(grade.student))} : {_points(grade.score)}")
+            progress.update(task, advance=1,
+                            description=f"{_escape(printable(grade.student))} : {_points(grade.score)}")
 
     try:
         outcome = grade_class(course, options, Hooks(sandbox, started, graded))
@@ -383,7 +384,7 @@ def _print_copies(console, outcome: Outcome) -> None:
                 groups.setdefault(item.reason, []).append(item.path)
         more = dict(s.unlisted)
         for reason, paths in list(groups.items())[:SHOWN_GROUPS]:
-            hidden = len(paths) - SHOWN_NAMES + more.get(reason, 0)
+            hidden = max(0, len(paths) - SHOWN_NAMES) + more.get(reason, 0)
             names = ", ".join(printable(p) for p in paths[:SHOWN_NAMES])
             console.print(_escape(f"    non corrigé : {names}" + (f" … (+{hidden})" if hidden > 0 else "")
                                   + f" — {printable(reason)}"), soft_wrap=True)
