@@ -690,8 +690,9 @@ def test_nbgrader_submitted_names_every_file_it_does_not_grade(course, tmp_path)
     write(root / "submitted" / "LISEZMOI.txt", b"")
     result = nb_intake.load(root, course)
     students = by_student(result)
-    assert sorted(students) == [".bob", "alice"]
-    assert listed(result) == {"LISEZMOI.txt": "pas un dossier d'élève de nbgrader : pas une copie"}
+    assert sorted(students) == ["alice"]
+    assert listed(result) == {".bob/": nb_intake.HIDDEN_STUDENT,  # nbgrader's « * » never matches it
+                              "LISEZMOI.txt": "pas un dossier d'élève de nbgrader : pas une copie"}
     alice = students["alice"]
     assert alice.files[EX1] == exercise.solution_path.read_bytes()
     assert alice.origins == {EX1: f"{assignment}/{EX1}.ipynb"}

@@ -142,6 +142,9 @@ class _AssignmentSorter(intake_mod.Sorter):
 
 
 NBGRADER_FILES = {"timestamp.txt"}  # written by nbgrader submit and collect in every submitted folder
+# nbgrader finds students with glob's « * » (CourseDirectory.student_id), which never matches a name
+# starting with « . »: such a folder is nobody nbgrader grades, so trous does not grade it either.
+HIDDEN_STUDENT = "dossier caché : nbgrader ne le prend pas pour un élève (son motif « * » ignore les noms en « . »)"
 
 
 def student_submission(course: Course, folder: Path, assignments: list[str] | None = None,
@@ -168,7 +171,8 @@ def student_submission(course: Course, folder: Path, assignments: list[str] | No
             continue
         if name not in known:
             reason = intake_mod.SKIPPED_DIRS.get(name) or "devoir inconnu du cours : non corrigé"
-            ledger.ignore(name + "/", reason, intake_mod.FOLDER if name in intake_mod.SKIPPED_DIRS else intake_mod.OTHER)
+            rank = intake_mod.FOLDER if name in intake_mod.SKIPPED_DIRS else intake_mod.OTHER
+            ledger.ignore(name + "/", reason, rank)
             continue
         if assignments and name not in assignments:
             continue  # another assignment than the one asked for: not part of this grading
@@ -221,8 +225,11 @@ def load(path: Path, course: Course, limits=None, assignments: list[str] | None 
         if folder.name in intake_mod.SKIPPED_DIRS:
             result.ignored.append(IgnoredFile(shown + "/", intake_mod.SKIPPED_DIRS[folder.name]))
             continue
+        if folder.name.startswith("."):
+            result.ignored.append(IgnoredFile(shown + "/", HIDDEN_STUDENT))
+            continue
         # nbgrader's student ids are the folder names (its gradebook is keyed by them): graded as
-        # they are, even starting with « . »; only what is shown is cleaned.
+        # they are; only what is shown is cleaned.
         result.submissions.append(student_submission(course, folder, assignments, found.root, limits))
     if not result.submissions:
         result.warnings.append(f"{found.submitted} : aucune copie (lancez d'abord nbgrader collect)")
