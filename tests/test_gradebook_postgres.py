@@ -117,7 +117,7 @@ def test_trous_grade_with_a_postgresql_gradebook(postgres_url, tmp_path):
     assert results_of(tmp_path / "pg") == results_of(tmp_path / "sqlite")
     assert (tmp_path / "pg" / "grades.csv").read_bytes() == (tmp_path / "sqlite" / "grades.csv").read_bytes()
     again = grade(tmp_path / "pg-2", "--gradebook", postgres_url)  # another results folder, same gradebook
-    assert "0 à corriger, 6 inchangée(s)" in again.stdout
+    assert "0 à corriger, 6 inchangées" in again.stdout
     with Gradebook(postgres_url) as book:
         counts = row_counts(book)
     assert counts["gradings"] == counts["current_grades"] == 6 and counts["runs"] == 2

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from html.parser import HTMLParser
 
 import jsonschema
@@ -16,6 +17,7 @@ import pytest
 
 from trous.course import Course
 from trous.grading import reports
+from trous.grading.intake import IntakeLimits
 from trous.grading.model import ERROR, FAILED, MISSING, PASSED, UNFILLED, BlankGrade, ExerciseGrade, SubmissionGrade
 
 VERSION = "ab" * 32
@@ -132,7 +134,7 @@ def test_moodle_csv_follows_the_grade_import_conventions(written, grades):
     rows = list(csv.reader(io.StringIO(raw.decode("utf-8"), newline="")))
     assert rows[0] == ["Identifiant", "Nom complet", "Partie 1, les bases", "Partie 2", "Total", "Commentaires"]
     body = {r[0]: r for r in rows[1:]}
-    assert set(body) == {g.student for g in grades}  # identifiers untouched, even odd ones
+    assert set(body) == {g.student for g in grades}  # identifiers untouched, even odd ones (no formula)
     for grade in grades:
         row = body[grade.student]
         first, second = (float(v) for v in row[2:4])  # a dot as decimal separator, no unit
@@ -162,6 +164,7 @@ def test_every_results_file_validates_and_round_trips(written, grades):
     for grade in grades:
         assert by_student[grade.student] == grade.to_json()
         assert SubmissionGrade.from_json(by_student[grade.student]) == grade
+        assert by_student[grade.student]["version"] == 2
 
 
 def test_schema_rejects_what_the_format_forbids(written, grades):
@@ -285,7 +288,8 @@ def test_histogram_uses_one_bar_per_point_on_small_whole_scales():
 
 def test_empty_class_still_writes_reports(tmp_path, course):
     paths = reports.write_all(tmp_path / "out", course, [])
-    assert paths["class_report"].read_text(encoding="utf-8").count("0 copie") == 1
+    text = paths["class_report"].read_text(encoding="utf-8")
+    assert text.count("0 copie corrigée") == 1 and "0 copies" not in text  # French: 0 takes the singular
     assert list(csv.reader(io.StringIO(paths["grades_csv"].read_text(encoding="utf-8-sig")))) == [
         ["etudiant", "nom", "total", "total_max"]]
 
@@ -301,3 +305,363 @@ def test_results_json_has_every_field_of_the_model():
                                                           None, ["n"])])
     assert grade.to_json()["exercises"] == [asdict(e) for e in grade.exercises]
     assert SubmissionGrade.from_json(grade.to_json()) == grade
+
+
+# -- CSV and terminal safety ---------------------------------------------------------------------
+HOSTILE_IDS = ["=cmd|' -C calc'!A0", "+1+1", "-2+3", "@SUM(1)", "\t=1", "\r=1", " =1+1", "＝1+1",
+               "alice;=HYPERLINK(\"http://x\")", "ligne\nsuivante", "\x1b[31mrouge\x1b[0m", "-3", "2.5"]
+
+
+def all_cells(raw: str, delimiter: str = ",") -> list[str]:
+    return [c for row in csv.reader(io.StringIO(raw, newline=""), delimiter=delimiter) for c in row]
+
+
+def test_no_cell_of_any_csv_is_a_formula_or_a_control(tmp_path, course):
+    from trous.grading.safetext import is_formula
+
+    grades = [submission(course, s, [PASSED, PASSED], [PASSED, FAILED, PASSED]) for s in HOSTILE_IDS]
+    names = [Named(s, f"Nom {s}") for s in HOSTILE_IDS]
+    paths = reports.write_all(tmp_path / "out", course, grades, submissions=names)
+    for key in ("grades_csv", "moodle_csv"):
+        raw = paths[key].read_bytes().decode("utf-8-sig")
+        assert "\x1b" not in raw and "\x9b" not in raw, key
+        for value in all_cells(raw):
+            assert not is_formula(value), (key, value)
+            assert value.isprintable() or value == "", (key, value)
+        # French Excel opening the .csv by double-click splits on « ; »: quoting keeps every « ; » of a
+        # name inside its cell, so no cell can start with the attacker's text. (A row whose first cell
+        # is a plain number stays one cell starting with that number: no formula can follow it there.)
+        for value in all_cells(raw, ";"):
+            assert not is_formula(value) or re.match(r"[+-]?\d+(\.\d+)?,", value), (key, value)
+        rows = list(csv.reader(io.StringIO(raw, newline="")))
+        assert len(rows) == 1 + len(HOSTILE_IDS)  # a line break in a name does not make a row
+        first = [r[0] for r in rows[1:]]
+        assert "-3" in first and "2.5" in first  # real numbers are not damaged
+        assert "'=cmd|' -C calc'!A0" in first and "ligne suivante" in first and "rouge" in first
+    help_text = paths["moodle_help"].read_text(encoding="utf-8")
+    assert "identifiants ont été protégés" in help_text and "'=cmd|' -C calc'!A0" in help_text
+    assert "  -3\n" not in help_text  # a number is not a protected identifier
+
+
+@pytest.mark.parametrize("text, shown", [
+    ("\x1b[2J\x1b[Hnom", "nom"),  # clear screen, cursor home
+    ("\x1b]8;;http://evil\x07lien\x1b]8;;\x07", "lien"),  # OSC 8 hyperlink
+    ("\x1b]0;titre\x1b\\x", "x"),  # window title, ended by ST
+    ("a\x9b31mb", "ab"),  # 8-bit CSI
+    ("ligne\nsuivante\r\n", "ligne suivante "),
+    ("\u202egnp.py", "gnp.py"),  # right-to-left override (« Trojan Source »)
+    ("cloche\x07\x00\x7f", "cloche"),
+    ("tab\tulation", "tab ulation"),
+    ("\udcff", "\ufffd"),  # an undecodable byte of a file name
+    ("Élodie Dupont-Lefèvre", "Élodie Dupont-Lefèvre"),
+])
+def test_printable(text, shown):
+    from trous.grading.safetext import printable
+
+    assert printable(text) == shown
+    shown.encode("utf-8")  # always writable
+
+
+def test_formula_rule():
+    from trous.grading.safetext import csv_cell
+
+    for formula in ["=1+1", "-1+1", "@A1", "\t=1", " =1", "＝1", "＋1", "-", "=", "+33 6 12 34 56 78"]:
+        assert csv_cell(formula).startswith("'"), formula
+    for plain in ["-3", "+3", "2.5", "-0,5", "1e-3", "alice", "", "zoé =1", "3-2", "Martin, Jean", "a;-3"]:
+        assert csv_cell(plain) == plain, plain
+    # What a spreadsheet splitting on « ; » or « , » would make a cell of is guarded too.
+    assert csv_cell("alice;=HYPERLINK(1)") == "alice;'=HYPERLINK(1)"
+    assert csv_cell("=a, @b;+c") == "'=a,' @b;'+c"
+
+
+# -- what a copy held besides its graded files ----------------------------------------------------
+def real_submission(student: str, name: str = ""):
+    from trous.grading.submissions import IgnoredFile, Submission
+
+    return Submission(student, {"01_somme": b"", "02_poids": None}, name=name,
+                      warnings=("exercises/01_Somme.py corrigé comme 01_somme.py (majuscules différentes)",),
+                      ignored=(IgnoredFile("exercises/01_somme.py", "version plus ancienne : …", "01_somme"),
+                               IgnoredFile(f"exercises/{SCRIPT}.py", "fichier Python qui n'est pas un exercice du cours"),
+                               IgnoredFile("README.md", "pas un exercice du cours", notable=False)),
+                      unlisted=(("pas un exercice du cours", 240),),
+                      origins={"01_somme": "exercises/01_Somme.py"})
+
+
+def test_files_not_graded_reach_the_page_the_results_and_the_class_report(tmp_path, course, grades):
+    from trous.grading.submissions import IgnoredFile
+
+    copies = [real_submission(g.student) for g in grades]
+    entries = [IgnoredFile("resultats/", "dossier de résultats de trous : pas une copie"),
+               IgnoredFile(".DS_Store", "ni un dossier ni un .zip : pas une copie")]
+    paths = reports.write_all(tmp_path / "out", course, grades, submissions=copies, ignored=entries,
+                              notes=["1 carnet Jupyter (.ipynb) non corrigé : jupytext n'est pas installé"])
+    schema = json.loads(paths["schema"].read_text(encoding="utf-8"))
+    for grade in grades:
+        data = json.loads((paths["results"] / f"{reports.file_stem(grade.student)}.json").read_text(encoding="utf-8"))
+        jsonschema.validate(data, schema)
+        assert data["intake"]["files"] == {"01_somme": "exercises/01_Somme.py"}
+        assert {"path": "exercises/01_somme.py", "reason": "version plus ancienne : …",
+                "exercise": "01_somme"} in data["intake"]["ignored"]
+        assert data["intake"]["unlisted"] == [{"reason": "pas un exercice du cours", "count": 240}]
+        assert SubmissionGrade.from_json(data) == grade  # the grade is unchanged by what the copy held
+        page = Page((paths["feedback"] / f"{reports.file_stem(grade.student)}.html").read_text(encoding="utf-8"))
+        assert_inert(page)
+        text = page.content
+        assert "Fichiers de ta copie qui ne sont pas corrigés" in text
+        assert "exercises/01_somme.py" in text and "version plus ancienne" in text
+        assert f"exercises/{SCRIPT}.py" in text  # a hostile file name is text
+        assert "README.md" in text and "… et 240 autres" in text
+        assert "Fichier corrigé : exercises/01_Somme.py" in text
+        assert "Fichier attendu : exercises/02_poids.py" in text
+    report = Page(paths["class_report"].read_text(encoding="utf-8"))
+    assert_inert(report)
+    text = report.content
+    assert "2 entrées de l'envoi ne sont pas des copies" in text
+    assert "resultats/" in text and ".DS_Store" in text and "jupytext n'est pas installé" in text
+    assert text.count("exercises/01_somme.py") == len(grades)  # each copy's files, named
+    counts = [int(a["data-ignored"]) for t, a in report.tags if "data-ignored" in a]
+    assert counts == [243] * len(grades)
+
+
+def test_results_schema_v2_rejects_a_malformed_intake(written, grades):
+    schema = json.loads(written["schema"].read_text(encoding="utf-8"))
+    good = grades[0].to_json(intake=real_submission(grades[0].student).report())
+    jsonschema.validate(good, schema)
+    for broken in ({"files": {}, "notes": [], "ignored": [{"path": "x"}], "unlisted": []},
+                   {"files": {"pas-un-id": "x"}, "notes": [], "ignored": [], "unlisted": []},
+                   {"files": {}, "notes": [], "ignored": [], "unlisted": [{"reason": "x", "count": 0}]}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate({**good, "intake": broken}, schema)
+
+
+# -- end to end: `trous grade` on files as students upload them -----------------------------------
+def _materials(course_dir):
+    from grading_support import make_classe
+
+    from trous.course import Course
+
+    [material] = make_classe().load_materials(Course.load(course_dir))
+    return material
+
+
+def _lab_notebook(course_dir, tmp_path, text: str) -> bytes:
+    """The notebook `trous lab` writes for 01_toux, filled with `text`."""
+    import shutil
+
+    import nbformat
+
+    from trous.course import Course
+    from trous.notebooks.build import exercise_notebook
+
+    filled = tmp_path / "rempli"
+    shutil.copytree(course_dir, filled)
+    (filled / "exercises" / "01_toux.py").write_text(text, encoding="utf-8")
+    return nbformat.writes(exercise_notebook(Course.load(filled).exercise("01_toux"))).encode("utf-8")
+
+
+def _moodle_zip(files: dict[str, tuple[bytes, tuple]]) -> bytes:
+    """A zip built the way Moodle's « Télécharger tous les travaux remis » builds it: one folder per
+    participant « <Nom complet>_<id>_assignsubmission_<plugin>_ », each file with its own date."""
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, (data, date) in files.items():
+            info = zipfile.ZipInfo(name, date_time=date)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, data)
+    return buffer.getvalue()
+
+
+@pytest.fixture(scope="module")
+def moodle_run(tmp_path_factory):
+    pytest.importorskip("jupytext")
+    from grading_support import mini_course, run_trous
+
+    base = tmp_path_factory.mktemp("moodle")
+    course_dir = mini_course(base / "cours", ("01_toux",))
+    material = _materials(course_dir)
+    perfect, empty = material.perfect().encode(), material.fill({}).encode()
+    half = material.fill({0: material.answers[0]}).encode()
+    early, late = (2026, 3, 1, 9, 0, 0), (2026, 3, 2, 18, 30, 0)
+    files = {
+        # JupyterLab user: only the notebook
+        "Alice Martin_101_assignsubmission_file_/exercises/01_toux.ipynb":
+            (_lab_notebook(course_dir, base, perfect.decode()), early),
+        # uploaded twice: Moodle renamed the second one, which is the right one
+        "Bob Durand_102_assignsubmission_file_/01_toux.py": (empty, early),
+        "Bob Durand_102_assignsubmission_file_/01_toux (1).py": (perfect, late),
+        # a hostile full name, and a case variant
+        "=cmd|' -C calc'!A0 \x1b[31mX\x1b[0m_103_assignsubmission_file_/01_Toux.py": (half, early),
+        # 21 000 stray files around the exercise
+        "Dan Lenoir_104_assignsubmission_file_/tp/exercises/01_toux.py": (perfect, early),
+        **{f"Dan Lenoir_104_assignsubmission_file_/tp/data/f{i:05d}.csv": (b"", early) for i in range(21_000)},
+        # only stray files
+        "Ève Roux_105_assignsubmission_file_/notes.py": (b"x = 1\n", early),
+        "Ève Roux_105_assignsubmission_file_/rendu.tar.gz": (b"\x1f\x8b", early),
+        # an online text, no file
+        "Fred Petit_106_assignsubmission_onlinetext_/onlinetext.html": (b"<p>fini</p>", early),
+        "__MACOSX/Bob Durand_102_assignsubmission_file_/._01_toux.py": (b"\x00", early),
+    }
+    archive = base / "depot" / "TP1.zip"
+    archive.parent.mkdir()
+    archive.write_bytes(_moodle_zip(files))
+    results = base / "resultats"
+    done = run_trous("-C", str(course_dir), "grade", str(archive), "--resultats", str(results), cwd=course_dir)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done, results, course_dir
+
+
+def _results(results) -> dict[str, dict]:
+    return {d["student"]: d for d in (json.loads(p.read_text(encoding="utf-8"))
+                                      for p in (results / "results").glob("*.json"))}
+
+
+def _page(results, student: str) -> str:
+    return Page((results / "retours" / f"{reports.file_stem(student)}.html").read_text(encoding="utf-8")).content
+
+
+def test_e2e_moodle_uploads_are_graded_as_students_sent_them(moodle_run):
+    done, results, _ = moodle_run
+    grades = _results(results)
+    assert sorted(grades) == ["101", "102", "103", "104", "105", "106"]  # every participant, even without a file
+    full = grades["101"]["max_score"]
+    assert full > 0
+    assert grades["101"]["score"] == full  # the notebook, graded through its .py
+    assert grades["101"]["intake"]["files"] == {"01_toux": "exercises/01_toux.ipynb"}
+    assert grades["102"]["score"] == full  # the newer « 01_toux (1).py »
+    assert grades["102"]["intake"]["files"] == {"01_toux": "01_toux (1).py"}
+    assert 0 < grades["103"]["score"] < full  # « 01_Toux.py »
+    assert grades["104"]["score"] == full  # found among 21 000 files
+    assert sum(u["count"] for u in grades["104"]["intake"]["unlisted"]) + len(grades["104"]["intake"]["ignored"]) == 21_000
+    assert grades["105"]["score"] == grades["106"]["score"] == 0
+    schema = json.loads((results / "results.schema.json").read_text(encoding="utf-8"))
+    for data in grades.values():
+        jsonschema.validate(data, schema)
+
+
+def test_e2e_every_file_not_graded_is_named_in_page_json_report_and_terminal(moodle_run):
+    done, results, _ = moodle_run
+    grades = _results(results)
+    older = [i for i in grades["102"]["intake"]["ignored"] if i["path"] == "01_toux.py"]
+    assert older and older[0]["reason"].startswith("version plus ancienne : 01_toux (1).py (modifié le 02/03/2026 18:30)")
+    reasons = {i["path"]: i["reason"] for i in grades["105"]["intake"]["ignored"]}
+    assert "notes.py" in reasons and "format d'archive non pris en charge" in reasons["rendu.tar.gz"]
+    assert "texte en ligne" in grades["106"]["intake"]["ignored"][0]["reason"]
+    bob = _page(results, "102")
+    assert "Fichier corrigé : 01_toux (1).py" in bob and "Non corrigé : 01_toux.py" in bob
+    assert "rendu.tar.gz" in _page(results, "105") and "notes.py" in _page(results, "105")
+    listed = IntakeLimits().listed
+    assert f"… et {21_000 - listed} autres" in _page(results, "104")  # named up to the bound, then counted
+    report = Page((results / "rapport.html").read_text(encoding="utf-8")).content
+    assert "__MACOSX/" in report and "01_toux (1).py" in report and "rendu.tar.gz" in report
+    out = done.stdout
+    assert "__MACOSX/" in out  # the archive's entries that are no copy
+    for named in ("01_toux.py", "notes.py", "rendu.tar.gz", "onlinetext.html"):
+        assert named in out, named
+
+
+def test_e2e_hostile_names_reach_no_terminal_or_csv_as_controls_or_formulas(moodle_run):
+    from trous.grading.safetext import is_formula
+
+    done, results, _ = moodle_run
+    assert "\x1b" not in done.stdout and "\x1b" not in done.stderr
+    assert "=cmd|' -C calc'!A0 X" in done.stdout  # shown, cleaned
+    for name in ("grades.csv", "moodle.csv"):
+        raw = (results / name).read_text(encoding="utf-8-sig")
+        assert "\x1b" not in raw
+        cells = all_cells(raw)
+        assert "'=cmd|' -C calc'!A0 X" in cells
+        assert not [c for c in cells if is_formula(c)]
+
+
+def test_e2e_counts_agree_in_french(moodle_run, tmp_path):
+    from grading_support import run_trous
+
+    done, results, course_dir = moodle_run
+    assert "6 copies" in done.stdout and "copie(s)" not in done.stdout
+    material = _materials(course_dir)
+    copies = tmp_path / "copies"
+    (copies / "seule").mkdir(parents=True)
+    (copies / "seule" / "01_toux.py").write_text(material.perfect(), encoding="utf-8")
+    one = run_trous("-C", str(course_dir), "grade", str(copies), "--resultats", str(tmp_path / "res"), cwd=course_dir)
+    assert one.returncode == 0, one.stdout + one.stderr
+    flat = " ".join(one.stdout.split())  # the table's title wraps on a narrow table
+    assert "1 copie : 1 à corriger" in flat and "Transformers — 1 copie " in flat
+    assert not re.search(r"\b1 copies\b|\(s\)", one.stdout), one.stdout
+    assert "1 copie corrigée" in (tmp_path / "res" / "rapport.html").read_text(encoding="utf-8")
+    again = run_trous("-C", str(course_dir), "grade", str(copies), "--resultats", str(tmp_path / "res"), cwd=course_dir)
+    assert "1 inchangée depuis la dernière correction (déjà notée)" in again.stdout, again.stdout
+
+
+def test_e2e_results_kept_among_the_copies_are_never_a_student(tmp_path):
+    from grading_support import mini_course, run_trous
+
+    course_dir = mini_course(tmp_path / "cours", ("01_toux",))
+    material = _materials(course_dir)
+    copies = tmp_path / "copies"
+    for student in ("alice", ".bob"):
+        (copies / student).mkdir(parents=True)
+        (copies / student / "01_toux.py").write_text(material.perfect(), encoding="utf-8")
+    (copies / "alice" / "grades.csv").write_text("etudiant,total\nalice,0\n", encoding="utf-8")  # her own file
+    results = copies / "resultats"
+    for run in range(2):  # the second run finds the first one's results among the copies
+        done = run_trous("-C", str(course_dir), "grade", str(copies), "--resultats", str(results), cwd=course_dir)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "2 copies" in done.stdout, (run, done.stdout)
+        assert sorted(_results(results)) == [".bob", "alice"]
+    assert "resultats/ : dossier des résultats de cette correction" in done.stdout
+    # Another results folder of trous, moved aside: known by its mark, listed, not graded.
+    results.rename(copies / "anciens")
+    done = run_trous("-C", str(course_dir), "grade", str(copies), "--resultats", str(tmp_path / "neufs"), cwd=course_dir)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "anciens/ : dossier de résultats de trous" in done.stdout
+    assert sorted(_results(tmp_path / "neufs")) == [".bob", "alice"]
+    report = Page((tmp_path / "neufs" / "rapport.html").read_text(encoding="utf-8")).content
+    assert "anciens/" in report
+
+
+@pytest.mark.parametrize("where", ["copies", "copies/alice/res"])
+def test_e2e_results_inside_a_copy_are_refused_before_anything_is_read(tmp_path, where):
+    from grading_support import mini_course, run_trous, snapshot
+
+    course_dir = mini_course(tmp_path / "cours", ("01_toux",))
+    (tmp_path / "copies" / "alice").mkdir(parents=True)
+    (tmp_path / "copies" / "alice" / "01_toux.py").write_text("x = 1\n", encoding="utf-8")
+    before = snapshot(tmp_path / "copies")
+    done = run_trous("-C", str(course_dir), "grade", str(tmp_path / "copies"), "--resultats", str(tmp_path / where),
+                     cwd=course_dir)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "--resultats" in done.stdout and ("dossier des copies" in done.stdout or "copie « alice »" in done.stdout)
+    assert snapshot(tmp_path / "copies") == before  # nothing written into the copies
+
+
+def test_terminal_summary_names_what_matters_and_counts_the_rest(tmp_path):
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from trous.grading import cli, intake
+    from trous.grading.submissions import IgnoredFile, Submission
+
+    stray = tuple(IgnoredFile(f"brouillon{i}.py", intake.PYTHON_EXTRA) for i in range(12))
+    routine = tuple(IgnoredFile(f"exercises/test_{i}.py", intake.PUBLIC_CHECK, notable=False) for i in range(3))
+    copy = Submission("\x1b[2Jalice", {}, name="Alice\nMartin", ignored=stray + routine,
+                      unlisted=((intake.PYTHON_EXTRA, 8), (intake.PUBLIC_CHECK, 10)))
+    quiet = Submission("bob", {}, ignored=routine)
+    few = Submission("chloe", {}, ignored=stray[:2], unlisted=((intake.PYTHON_EXTRA, 5),))  # named with listed=2
+    result = intake.Intake("dossier", Path("copies"), [copy, quiet, few],
+                           ignored=[IgnoredFile(".DS_Store", intake.NOT_A_COPY)])
+    outcome = cli.Outcome(result, [], [], [], {}, "")
+    out = io.StringIO()
+    console = Console(file=out, width=200, highlight=False)
+    cli._print_intake(console, outcome)
+    cli._print_copies(console, outcome)
+    text = out.getvalue()
+    assert "1 entrée de copies n'est pas une copie" in text and ".DS_Store : ni un dossier" in text
+    assert "2 copies avec des remarques ou des fichiers non corrigés" in text  # bob only has routine files
+    assert "alice (Alice Martin) :" in text and "\x1b" not in text
+    # 20 stray .py files: 4 named, the 16 others counted; 3 + 10 + 3 public checks counted at the end.
+    assert "non corrigé : brouillon0.py, brouillon1.py, brouillon2.py, brouillon3.py … (+16) — " in text
+    assert "non corrigé : brouillon0.py, brouillon1.py … (+5) — " in text
+    assert "16 autres fichiers non corrigés dans 2 copies" in text

@@ -22,9 +22,12 @@ from pathlib import Path
 
 from ..course.definition import Course
 from . import intake as intake_mod
+from . import marker
 from .engine import Grader, GraderError, fingerprint
 from .model import UNISOLATED, SubmissionGrade
+from .safetext import printable
 from .submissions import Submission
+from .wording import count, plural
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 PLUGINS = ("trous.nbgrader_course.intake", "trous.grading.distributed")  # optional modules: more input kinds, schedulers
@@ -73,6 +76,22 @@ def default_results(source: Path) -> Path:
     source = Path(source).absolute()
     stem = source.name[:-4] if source.name.lower().endswith(".zip") else source.name
     return source.parent / f"{stem or 'copies'}-resultats"
+
+
+def check_results_place(source: Path, results: Path) -> None:
+    """Refuse, before anything is read, a results folder that would be written into the copies: the
+    copies folder itself, or a folder inside one student's copy. Directly in the copies folder is
+    fine (`copies/resultats`): it is then listed as this run's results, never graded."""
+    source, results = Path(source).resolve(), Path(results).resolve()
+    if not source.is_dir():
+        return
+    if results == source:
+        raise intake_mod.IntakeError(f"--resultats {results} : c'est le dossier des copies ; choisis un autre dossier "
+                                     f"(par défaut : {default_results(source)})")
+    if source in results.parents and len(results.relative_to(source).parts) > 1:
+        copy = printable(results.relative_to(source).parts[0])
+        raise intake_mod.IntakeError(f"--resultats {results} : ce dossier est dans la copie « {copy} », que trous ne "
+                                     "modifie jamais ; choisis un dossier hors des copies")
 
 
 def cores() -> int:
@@ -157,13 +176,14 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
 
     hooks = hooks or Hooks()
     timings: dict[str, float] = {}
+    check_results_place(options.source, options.results_dir)
     t = time.perf_counter()
     # First, before any copy is read: the isolation (a refusal stops everything here).
     requested = resolve_sandbox(options)
     options = dataclasses.replace(options, sandbox=requested)
     timings["bac à sable"] = time.perf_counter() - t
     t = time.perf_counter()
-    intake = intake_mod.load(options.source, course, options.kind)
+    intake = intake_mod.load(options.source, course, options.kind, results=options.results_dir)
     timings["lecture des copies"] = time.perf_counter() - t
     if options.scheduler not in SCHEDULERS:
         _load_plugins()  # called as a library (no `register`): the plugins' schedulers are not in yet
@@ -172,6 +192,7 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
                                      f"(possibles : {', '.join(SCHEDULERS)})")
     results_dir = options.results_dir
     results_dir.mkdir(parents=True, exist_ok=True)
+    marker.stamp(results_dir)  # kept among the copies, it is then never taken for a student's folder
     version = fingerprint(course)
     recorded = grading_version(version, requested)
     by_student = {s.student: s for s in intake.submissions}
@@ -216,7 +237,8 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
             raise GraderError(f"pas de note enregistrée pour : {', '.join(missing[:5])}")
         grades = [current[s.student] for s in intake.submissions]
         t = time.perf_counter()
-        reports = write_all(results_dir, course, grades, gradebook, submissions=intake.submissions)
+        reports = write_all(results_dir, course, grades, gradebook, submissions=intake.submissions,
+                            ignored=intake.ignored, notes=intake.warnings)
         if intake.after is not None:
             reports.update(intake.after(course, grades))
         timings["rapports"] = time.perf_counter() - t
@@ -239,9 +261,9 @@ def _table(course: Course, outcome: Outcome):
     with_names = any(names.values())
     exercises = course.exercises
     # Compact: thirteen exercises and a name must fit in 80 columns.
-    table = Table(title=f"{course.title} — {len(outcome.grades)} copies", box=box.SIMPLE_HEAD, padding=(0, 1),
-                  pad_edge=False, collapse_padding=True)
-    width = min(28, max([len("étudiant")] + [len(g.student) for g in outcome.grades]))
+    table = Table(title=_escape(f"{course.title} — {count(len(outcome.grades), 'copie')}"), box=box.SIMPLE_HEAD,
+                  padding=(0, 1), pad_edge=False, collapse_padding=True)
+    width = min(28, max([len("étudiant")] + [len(printable(g.student)) for g in outcome.grades]))
     table.add_column("étudiant", no_wrap=True, overflow="ellipsis", max_width=width)
     if with_names:
         table.add_column("nom", no_wrap=True, overflow="ellipsis", max_width=24)
@@ -251,7 +273,8 @@ def _table(course: Course, outcome: Outcome):
     table.add_column(f"total\n/{_points(total)}", justify="right", style="bold", no_wrap=True)
     for grade in outcome.grades:
         # Folder names and Moodle names are the students': never read them as rich markup.
-        row = [_escape(grade.student)] + ([_escape(names.get(grade.student, ""))] if with_names else [])
+        row = [_escape(printable(grade.student))] + (
+            [_escape(printable(names.get(grade.student, "")))] if with_names else [])
         scores = {e.id: e for e in grade.exercises}
         for exercise in exercises:
             e = scores.get(exercise.id)
@@ -311,15 +334,18 @@ def cmd_grade(args) -> int:
 
     def started(to_grade: int, skipped: int) -> None:
         nonlocal task
-        console.print(f"{to_grade + skipped} copie(s) : {to_grade} à corriger"
-                      + (f", {skipped} inchangée(s) depuis la dernière correction (déjà notées)" if skipped else ""))
+        total = to_grade + skipped
+        console.print(f"{count(total, 'copie')} : {to_grade} à corriger"
+                      + (f", {skipped} {plural(skipped, 'inchangée')} depuis la dernière correction "
+                         f"(déjà {plural(skipped, 'notée')})" if skipped else ""))
         if to_grade:
             progress.start()
             task = progress.add_task("", total=to_grade)
 
     def graded(grade: SubmissionGrade) -> None:
         if task is not None:
-            progress.update(task, advance=1, description=f"{_escape(grade.student)} : {_points(grade.score)}")
+            progress.update(task, advance=1,
+                            description=f"{_escape(printable(grade.student))} : {_points(grade.score)}")
 
     try:
         outcome = grade_class(course, options, Hooks(sandbox, started, graded))
@@ -355,29 +381,83 @@ def cmd_grade(args) -> int:
         return EXIT_INTERRUPTED
     finally:
         progress.stop()
-    for warning in outcome.intake.warnings:
-        console.print(f"[yellow]remarque[/] ({_escape(outcome.intake.source.name)}) : {_escape(warning)}")
+    _print_intake(console, outcome)
     console.print(_table(course, outcome))
-    noted = [s for s in outcome.intake.submissions if s.warnings]
-    if noted:
-        console.print(f"[yellow]{len(noted)} copie(s) avec des remarques[/] (reprises dans leur page de retour) :")
-        for s in noted[:15]:
-            console.print(_escape(f"  {s.student} : " + " ; ".join(s.warnings[:2])
-                                  + (" …" if len(s.warnings) > 2 else "")), soft_wrap=True)
-        if len(noted) > 15:
-            console.print(f"  … et {len(noted) - 15} autre(s)")
+    _print_copies(console, outcome)
     shown = outcome.gradebook if "://" in outcome.gradebook else _shown(Path(outcome.gradebook))
     console.print(f"carnet de notes : {_escape(shown)}", soft_wrap=True)
     unisolated = sum(1 for g in outcome.grades if g.unisolated)
     if unisolated:
-        console.print(f"[bold red]{unisolated} note(s) obtenue(s) sans isolation[/] (--sans-isolation) : elles ne "
-                      "valent que pour du code de confiance ; chaque page de résultats le signale.")
+        console.print(f"[bold red]{count(unisolated, 'note obtenue', 'notes obtenues')} sans isolation[/] "
+                      "(--sans-isolation) : elles ne valent que pour du code de confiance ; chaque page de résultats "
+                      "le signale.")
     ordered = [k for k in REPORT_LABELS if k in outcome.reports] + [k for k in outcome.reports if k not in REPORT_LABELS]
     for key in ordered:  # reports an input kind adds (nbgrader's gradebook…) come last, under their key
         path = Path(outcome.reports[key])
         label = REPORT_LABELS.get(key, key.replace("_", " "))
         console.print(_escape(f"{label:30} {_shown(path)}{os.sep if path.is_dir() else ''}"), soft_wrap=True)
     return EXIT_OK
+
+
+SHOWN_ENTRIES, SHOWN_COPIES, SHOWN_GROUPS, SHOWN_NAMES = 30, 30, 4, 4
+
+
+def _print_intake(console, outcome: Outcome) -> None:
+    """Before the table: notes about the input, and every entry of it that is not a copy, with why.
+    Every name printed goes through `printable` (no terminal escape, no line break) and is escaped
+    for rich (« [bold] » in a folder name is text)."""
+    intake = outcome.intake
+    source = printable(intake.source.name)
+    for warning in intake.warnings:
+        console.print(f"[yellow]remarque[/] ({_escape(source)}) : {_escape(printable(warning))}", soft_wrap=True)
+    if intake.ignored:
+        n = len(intake.ignored)
+        verb = plural(n, "n'est pas une copie", "ne sont pas des copies")
+        console.print(f"[yellow]{count(n, 'entrée')} de {_escape(source)} {verb}[/] :")
+        for item in intake.ignored[:SHOWN_ENTRIES]:
+            console.print(_escape(f"  {printable(item.path)} : {printable(item.reason)}"), soft_wrap=True)
+        if n > SHOWN_ENTRIES:
+            console.print(f"  … et {count(n - SHOWN_ENTRIES, 'autre')} (liste complète dans le rapport de classe)")
+
+
+def _print_copies(console, outcome: Outcome) -> None:
+    """After the table: each copy's notes and the files it held that matter (a renamed or older
+    version of an exercise, a refused entry, a stray .py). What every copy holds (the course's files,
+    caches, a README) is counted here, and named in the class report and the students' pages."""
+    noted = [s for s in outcome.intake.submissions if s.warnings or any(i.notable for i in s.ignored)]
+    if noted:
+        console.print(f"[yellow]{count(len(noted), 'copie')} avec des remarques ou des fichiers non corrigés[/] "
+                      "(repris dans leur page de retour) :")
+    for s in noted[:SHOWN_COPIES]:
+        label = printable(s.student) + (f" ({printable(s.name)})" if s.name else "")
+        console.print(_escape(f"  {label} :"), soft_wrap=True)
+        for note in s.warnings[:3]:
+            console.print(_escape(f"    {printable(note)}"), soft_wrap=True)
+        if len(s.warnings) > 3:
+            console.print(f"    … et {count(len(s.warnings) - 3, 'autre remarque')}")
+        groups: dict[str, list[str]] = {}
+        for item in s.ignored:
+            if item.notable:
+                groups.setdefault(item.reason, []).append(item.path)
+        more = dict(s.unlisted)
+        for reason, paths in list(groups.items())[:SHOWN_GROUPS]:
+            hidden = max(0, len(paths) - SHOWN_NAMES) + more.get(reason, 0)
+            names = ", ".join(printable(p) for p in paths[:SHOWN_NAMES])
+            console.print(_escape(f"    non corrigé : {names}" + (f" … (+{hidden})" if hidden > 0 else "")
+                                  + f" — {printable(reason)}"), soft_wrap=True)
+        if len(groups) > SHOWN_GROUPS:
+            console.print(f"    … et {count(len(groups) - SHOWN_GROUPS, 'autre raison')}")
+    if len(noted) > SHOWN_COPIES:
+        console.print(f"  … et {count(len(noted) - SHOWN_COPIES, 'autre copie')} (détail dans le rapport de classe)")
+    routine = [(s, sum(1 for i in s.ignored if not i.notable)
+                + sum(n for r, n in s.unlisted if not any(i.notable for i in s.ignored if i.reason == r)))
+               for s in outcome.intake.submissions]
+    files = sum(n for _, n in routine)
+    if files:
+        copies = sum(1 for _, n in routine if n)
+        console.print(f"[dim]{count(files, 'autre fichier non corrigé', 'autres fichiers non corrigés')} dans "
+                      f"{count(copies, 'copie')} (fournis avec le cours, pas des exercices, dossiers techniques) : "
+                      "détail dans le rapport de classe et les pages de retour[/]")
 
 
 def _escape(text: str) -> str:

@@ -20,6 +20,11 @@ unknown user, so the identifier must be a real Moodle account of the course.
 
 The feedback column holds only what trous itself writes (exercise ids, blank ids, points): never a
 message that could carry text from the student's program.
+
+Every cell of every CSV goes through `safetext.csv_cell` (one printable line, never a formula: OWASP's
+rule), and every cell is quoted, so that a spreadsheet that splits on « ; » cannot cut one in two.
+An identifier that had to be protected (it began with « = », « + », « - », « @ ») no longer matches
+a Moodle account: `moodle-import.txt` names those rows.
 """
 
 from __future__ import annotations
@@ -31,8 +36,8 @@ from dataclasses import dataclass
 
 from ..course.definition import Course
 from .model import PASSED, SubmissionGrade
-
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+from .safetext import csv_cell
+from .wording import count, plural
 
 
 def number(value: float) -> str:
@@ -41,10 +46,10 @@ def number(value: float) -> str:
     return "0" if text in ("-0", "") else text
 
 
-def cell(text: str) -> str:
-    """A text cell a spreadsheet will not run as a formula (student ids come from folder names)."""
-    text = str(text)
-    return "'" + text if text.startswith(FORMULA_START) else text
+def cell(text: object) -> str:
+    """A cell a spreadsheet will not run as a formula, on one printable line (student ids come from
+    folder names, full names from Moodle)."""
+    return csv_cell(text)
 
 
 @dataclass(frozen=True)
@@ -80,8 +85,9 @@ def assignment_columns(course: Course, exercises: list[Column]) -> list[tuple[Co
 
 def _render(rows: list[list[str]]) -> str:
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\r\n")  # RFC 4180, what Moodle and spreadsheets expect
-    writer.writerows(rows)
+    # RFC 4180, what Moodle and spreadsheets expect; every cell guarded and quoted, whoever built it.
+    writer = csv.writer(out, lineterminator="\r\n", quoting=csv.QUOTE_ALL)
+    writer.writerows([[cell(value) for value in row] for row in rows])
     return out.getvalue()
 
 
@@ -90,7 +96,7 @@ def grades_csv(course: Course, grades: list[SubmissionGrade], names: dict[str, s
     rows = [["etudiant", "nom", *[c.key for c in columns], "total", "total_max"]]
     for grade in sorted(grades, key=lambda g: g.student):
         by_id = {e.id: e for e in grade.exercises}
-        rows.append([cell(grade.student), cell(names.get(grade.student, "")),
+        rows.append([grade.student, names.get(grade.student, ""),
                      *[number(by_id[c.key].score) if c.key in by_id else "" for c in columns],
                      number(grade.score), number(grade.max_score)])
     return b"\xef\xbb\xbf" + _render(rows).encode("utf-8")
@@ -118,9 +124,10 @@ def moodle_csv(course: Course, grades: list[SubmissionGrade], names: dict[str, s
     for grade in sorted(grades, key=lambda g: g.student):
         by_id = {e.id: e for e in grade.exercises}
         scores = [number(sum(by_id[i].score for i in ids if i in by_id)) for _, ids in assignments]
-        # The identifier must stay exactly what Moodle knows: no formula guard there.
-        rows.append([grade.student, cell(names.get(grade.student, "")), *scores, number(grade.score),
-                     cell(moodle_feedback(grade))])
+        rows.append([grade.student, names.get(grade.student, ""), *scores, number(grade.score),
+                     moodle_feedback(grade)])
+    # Guarded like every cell, an identifier that looked like a formula no longer matches its account.
+    changed = [g.student for g in sorted(grades, key=lambda g: g.student) if cell(g.student) != g.student]
     total = sum(c.max_score for c in exercises)
     help_lines = [
         "Importer ces notes dans Moodle : Notes › Importer › Fichier CSV",
@@ -146,4 +153,14 @@ def moodle_csv(course: Course, grades: list[SubmissionGrade], names: dict[str, s
         "Les notes sont en points : la note maximale de l'élément Moodle doit être celle indiquée ci-dessus.",
         "",
     ]
+    if changed:
+        help_lines += [
+            f"Attention : {count(len(changed), 'identifiant')} "
+            f"{plural(len(changed), 'a été protégé', 'ont été protégés')} dans le fichier (caractères de contrôle retirés, apostrophe devant = + - @ pour qu'un tableur n'en fasse pas "
+            "une formule) : ces lignes ne correspondront à aucun compte Moodle, corrige-les ou retire-les "
+            "avant l'import :",
+            *[f"  {cell(student)}" for student in changed[:50]],
+            *([f"  … et {len(changed) - 50} autres"] if len(changed) > 50 else []),
+            "",
+        ]
     return _render(rows).encode("utf-8"), "\n".join(help_lines)

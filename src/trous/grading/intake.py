@@ -1,16 +1,32 @@
 """Turning what the teacher has into `Submission`s: a folder with one sub-folder per student, or the
 `.zip` Moodle's « Télécharger tous les travaux remis » gives.
 
+Every copy is accounted for. Each entry of the input is a student's copy, or is listed with why it
+is not one (`Intake.ignored`): trous's own results folder is recognised by the mark trous writes in
+it (marker.py), never by a file name a student could imitate; a folder holding a `grades.csv` of its
+own, or whose name starts with « . », is graded like any other (with a note when it looks like
+results). In each copy, every file that is not graded is named with why (`Submission.ignored`).
+
+The exercises are found first. A copy is walked in full, whatever else it holds (21 000 files of a
+virtual environment, say): each name is classified as it is seen, only the files that can be an
+exercise (filenames.py: `<id>.py`, its notebook, its browser and Moodle renamings, case variants) and
+the student's own archives are kept; the rest is recorded as not graded, and the bounds only limit
+how many of those are named (`IntakeLimits.listed` per reason; the others are counted). When two
+files can be one exercise, the newest wins (file date in a folder, entry date in a zip).
+
 Nothing is ever extracted to disk: archives are read in memory, entry by entry, and only the files
-that can be an exercise (`<exercise id>.py`) and the students' own archives are decompressed. Every
-untrusted name and size is checked first:
+that can be an exercise and the students' own archives are decompressed. Every untrusted name and
+size is checked first:
 - an entry whose path escapes (`..`, an absolute path, a drive letter) or that is a symbolic link is
   refused and reported, never read;
-- sizes are bounded (per file, decompressed bytes per archive, entries, archives inside archives),
-  and an entry that expands far beyond its compressed size is refused as a zip bomb;
+- sizes are bounded (per file, decompressed bytes per archive, archives inside archives, the size of
+  an archive's central directory before zipfile reads it), and an entry that expands far beyond its
+  compressed size is refused as a zip bomb;
 - in a folder, symbolic links are never followed (each path component is opened with O_NOFOLLOW
   relative to its parent's descriptor), and only regular files are read, read-only: a student's file
   is never modified, not even its access time when the system allows it.
+Names shown anywhere go through `safetext.printable` (no terminal escapes, no line breaks); a folder
+whose name is not printable gets an identifier that is (its cleaned name and a short hash).
 
 Inputs are pluggable: `register(Kind(...))` adds a kind (nbgrader's `submitted/` notebooks, say), and
 `load(path, course)` picks the first kind whose `detect` accepts the path.
@@ -18,18 +34,26 @@ Inputs are pluggable: `register(Kind(...))` adds a kind (nbgrader's `submitted/`
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import re
 import stat
+import time
 import zipfile
+import zlib
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..course.definition import Course
 from ..course.submission import MAX_BYTES
-from .submissions import Submission
+from . import marker, notebookfile
+from .filenames import Match, Matcher, is_other_archive, is_zip
+from .safetext import printable
+from .submissions import IgnoredFile, Submission
+from .wording import count, plural
 
 MiB = 1 << 20
 
@@ -41,18 +65,24 @@ class IntakeError(Exception):
 @dataclass(frozen=True)
 class IntakeLimits:
     file_bytes: int = MAX_BYTES  # an exercise file: read at most this (+1, so the engine says « trop gros »)
+    notebook_bytes: int = 32 * MiB  # a .ipynb (outputs, images) read before conversion to its .py
     archive_bytes: int = 64 * MiB  # a student's own archive, read into memory
     total_bytes: int = 512 * MiB  # decompressed from one input, nested archives included
-    entries: int = 20_000  # entries of one archive, or files seen in one student's folder
+    # Safety ceilings far above any real copy, against hostile trees; reaching one is said, loudly:
+    scan: int = 200_000  # entries walked in one copy, or listed in one archive's directory
+    directory_bytes: int = 16 * MiB  # an archive's central directory (zipfile holds it whole in memory)
+    folder_depth: int = 40  # folders inside folders
     depth: int = 2  # archives opened one inside the other: Moodle's (1), then the student's own (2)
     ratio: int = 100  # an entry expanding more than this many times its compressed size is a bomb…
     ratio_floor: int = 4 * MiB  # …once it is bigger than this (small files of zeros are legitimate)
-    warnings: int = 20  # notes kept per student (a folder of 10 000 stray files gives one summary)
+    warnings: int = 20  # notes kept per student
+    listed: int = 12  # files not graded named per reason and per student; the others are counted
 
 
 @dataclass
 class Intake:
-    """What an input gave: submissions (sorted by student), and notes about the input as a whole."""
+    """What an input gave: submissions (sorted by student), the input's entries that are not a copy
+    (with why), and notes about the input as a whole."""
 
     kind: str
     source: Path
@@ -61,6 +91,7 @@ class Intake:
     # Called with (course, grades) once the reports are written; returns more reports to list
     # (the nbgrader kind writes nbgrader's own gradebook there).
     after: Callable[[Course, list], dict[str, Path]] | None = None
+    ignored: list[IgnoredFile] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -79,7 +110,10 @@ def register(kind: Kind) -> None:
     KINDS[kind.name] = kind
 
 
-def load(path: str | Path, course: Course, kind: str = "auto", limits: IntakeLimits | None = None) -> Intake:
+def load(path: str | Path, course: Course, kind: str = "auto", limits: IntakeLimits | None = None, *,
+         results: Path | None = None) -> Intake:
+    """`results`: the folder this run writes its results in; if it lies among the copies, it is
+    listed as such (even before it carries trous's mark, written by older versions)."""
     path = Path(path)
     limits = limits or IntakeLimits()
     if not path.exists() and not path.is_symlink():
@@ -88,39 +122,196 @@ def load(path: str | Path, course: Course, kind: str = "auto", limits: IntakeLim
     if kind != "auto":
         if kind not in KINDS:
             raise IntakeError(f"type d'entrée inconnu « {kind} » (possibles : {', '.join(KINDS)})")
-        return KINDS[kind].load(path, course, limits)
-    for candidate in reversed(list(KINDS.values())):
-        if candidate.detect(path):
-            return candidate.load(path, course, limits)
-    raise IntakeError(f"{path} : ni un dossier de copies ni une archive .zip "
-                      f"(types reconnus : {', '.join(KINDS)})")
+        chosen = KINDS[kind]
+    else:
+        found = [k for k in reversed(list(KINDS.values())) if k.detect(path)]
+        if not found:
+            raise IntakeError(f"{path} : ni un dossier de copies ni une archive .zip "
+                              f"(types reconnus : {', '.join(KINDS)})")
+        chosen = found[0]
+    if chosen.load is load_folder:
+        return load_folder(path, course, limits, results=results)
+    return chosen.load(path, course, limits)
+
+
+# -- what is not graded, and why ------------------------------------------------------------------
+# Ranks: the order reasons are listed in, the ones a teacher must see first.
+CANDIDATE, REFUSED, ARCHIVE, PYTHON, OTHER, COURSE, FOLDER = range(7)
+MAX_REASONS = 40
+
+NOT_REGULAR = "pas un fichier ordinaire (tube, périphérique…) : non lu"
+NOT_EXERCISE = "pas un exercice du cours"
+PYTHON_EXTRA = "fichier Python qui n'est pas un exercice du cours"
+PUBLIC_CHECK = "vérifications publiques du cours (non corrigées)"
+COURSE_FILE = "fichier fourni avec le cours (non corrigé)"
+OTHER_ARCHIVE = ("format d'archive non pris en charge (seul le .zip est ouvert) : dépose un .zip ou directement "
+                 "tes fichiers .py")
+TOO_DEEP = "archive dans une archive dans une archive : non ouverte"
+NOT_A_COPY = "ni un dossier ni un .zip : pas une copie (attendu : un dossier ou un .zip par étudiant)"
+OUTSIDE = "hors des dossiers d'étudiants : pas une copie"
+LINK_NEVER_FOLLOWED = "lien symbolique : jamais suivi"
+OUR_RESULTS = "dossier des résultats de cette correction"
+MARKED_RESULTS = "dossier de résultats de trous (il porte la marque que trous y a écrite) : pas une copie"
+RESULTS_FILES = ("gradebook.db", "grades.csv", "results.schema.json", "moodle.csv", "rapport.html")
+
+SKIPPED_DIRS = {
+    ".git": "dossier de gestion de versions (git) : non exploré",
+    ".hg": "dossier de gestion de versions (Mercurial) : non exploré",
+    ".svn": "dossier de gestion de versions (Subversion) : non exploré",
+    "__pycache__": "cache de Python : non exploré",
+    ".pytest_cache": "cache de pytest : non exploré",
+    ".mypy_cache": "cache de mypy : non exploré",
+    ".ipynb_checkpoints": "sauvegardes automatiques de Jupyter : non explorées",
+    "__MACOSX": "métadonnées de macOS : non explorées",
+    ".venv": "environnement Python (bibliothèques installées) : non exploré",
+    "venv": "environnement Python (bibliothèques installées) : non exploré",
+    "node_modules": "bibliothèques JavaScript installées : non explorées",
+    ".trous": "dossier interne de trous (modèles, état) : non exploré",
+    ".idea": "réglages de l'éditeur : non explorés",
+    ".vscode": "réglages de l'éditeur : non explorés",
+}
+RESOURCE_FORK = "métadonnées de macOS (« ._ ») : ignorées"
+# What the student edition ships besides the exercises (edition.py), and `trous lab`'s explorer.
+COURSE_FILES = {"course.yaml", "lisezmoi.md", "requirements.txt", "requirements-lab.txt", "pytest.ini",
+                ".gitignore", "explorateur.ipynb"}
+
+
+def _short(path: str, n: int = 120) -> str:
+    path = printable(path)
+    return path if len(path) <= n else path[: n - 1] + "…"
+
+
+def _reason(exc: BaseException) -> str:
+    return printable(getattr(exc, "strerror", None) or str(exc) or type(exc).__name__)
+
+
+def size_text(n: int) -> str:
+    return f"{n / MiB:.0f} Mio" if n >= MiB else f"{max(1, round(n / 1024))} Kio"
+
+
+class Ledger:
+    """What one copy gave besides its exercises: notes, and every file not graded with why.
+
+    Bounded: at most `limits.listed` files are named per reason (the others are counted), at most
+    MAX_REASONS reasons are told apart; a skipped folder is named once however many files it holds."""
+
+    def __init__(self, limits: IntakeLimits):
+        self.limits = limits
+        self.notes: list[str] = []
+        self._named: dict[str, list[IgnoredFile]] = {}
+        self._counts: dict[str, int] = {}
+        self._ranks: dict[str, int] = {}
+        self._folders: set[tuple[str, str]] = set()
+
+    def note(self, text: str) -> None:
+        self.notes.append(printable(text))
+
+    def ignore(self, path: str, reason: str, rank: int = OTHER, exercise: str = "") -> None:
+        reason = printable(reason)
+        if path.endswith("/"):
+            if (path, reason) in self._folders:
+                return
+            self._folders.add((path, reason))
+        if reason not in self._counts and len(self._counts) >= MAX_REASONS:
+            reason, rank = "autre raison", OTHER
+        self._counts[reason] = self._counts.get(reason, 0) + 1
+        self._ranks[reason] = min(rank, self._ranks.get(reason, rank))
+        named = self._named.setdefault(reason, [])
+        if len(named) < self.limits.listed:
+            named.append(IgnoredFile(_short(path), reason, exercise, notable=self._ranks[reason] <= PYTHON))
+
+    def result(self) -> tuple[tuple[str, ...], tuple[IgnoredFile, ...], tuple[tuple[str, int], ...]]:
+        order = sorted(self._named, key=lambda r: self._ranks[r])  # stable: first seen first within a rank
+        ignored = tuple(i for r in order for i in self._named[r])
+        unlisted = tuple((r, self._counts[r] - len(self._named[r])) for r in order
+                         if self._counts[r] > len(self._named[r]))
+        return _bounded(self.notes, self.limits), ignored, unlisted
+
+
+def _bounded(notes: list[str], limits: IntakeLimits) -> tuple[str, ...]:
+    unique = list(dict.fromkeys(notes))
+    if len(unique) > limits.warnings:
+        rest = len(unique) - limits.warnings + 1
+        unique = unique[: limits.warnings - 1] + [f"… et {count(rest, 'autre remarque')}"]
+    return tuple(unique)
+
+
+class Sorter:
+    """Decides, from a name alone, whether an entry of a copy is kept (it can be an exercise, or is an
+    archive to open) or recorded as not graded, with which reason."""
+
+    def __init__(self, matcher: Matcher):
+        self.matcher = matcher
+
+    def keep(self, name: str) -> bool:
+        return is_zip(name) or self.matcher.match(name) is not None
+
+    def exercise_of(self, name: str) -> str:
+        """The exercise a refused entry (a link, a fifo…) would have been, if its name says so."""
+        match = self.matcher.match(name)
+        return match.exercise if match else ""
+
+    def first(self, folder: str) -> bool:
+        """Walk this folder before the others (it is where exercises live)."""
+        return folder.casefold() == "exercises"
+
+    def reason(self, name: str) -> tuple[str, int] | None:
+        """(why, rank) for a file not kept; None only for a file that is no one's work (a grading
+        tool's own bookkeeping), which is not named at all."""
+        folded = name.casefold()
+        if name.startswith("._"):
+            return RESOURCE_FORK, FOLDER
+        if is_other_archive(name):
+            return OTHER_ARCHIVE, ARCHIVE
+        if self.matcher.is_public_check(name):
+            return PUBLIC_CHECK, COURSE
+        if folded in COURSE_FILES:
+            return COURSE_FILE, COURSE
+        near = self.matcher.near(name)
+        if near is not None:
+            return (f"nom proche de {near}.py mais pas un renommage reconnu : non corrigé (renomme-le {near}.py "
+                    "si c'est ton exercice)"), PYTHON
+        if folded.endswith(".py"):
+            return PYTHON_EXTRA, PYTHON
+        return NOT_EXERCISE, OTHER
+
+
+def skipped_folder(name: str) -> str | None:
+    return SKIPPED_DIRS.get(name)
+
+
+def student_id(name: str) -> str:
+    """The identifier of a copy named `name`: the name itself when it is printable, else its cleaned
+    form and a short hash (unique, and safe in a terminal, a CSV, a file name)."""
+    clean = printable(name).strip()
+    if clean == name and clean:
+        return name
+    digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    return f"{clean[:80] or 'copie'}-{digest}"
 
 
 # -- a student's files, whatever holds them -------------------------------------------------------
-FILE, LINK, OTHER, REFUSED = "file", "link", "other", "refused"
-SKIPPED_DIRS = {".git", ".hg", ".svn", "__pycache__", ".ipynb_checkpoints", "__MACOSX", ".venv", "venv",
-                "node_modules", ".pytest_cache", ".mypy_cache", ".trous", ".idea", ".vscode"}
-OTHER_ARCHIVES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".rar", ".7z", ".gz", ".bz2", ".xz")
+FILE, LINK, OTHER_KIND, REFUSED_KIND, SKIPPED = "file", "link", "other", "refused", "skipped"
 
 
 @dataclass
 class Entry:
     parts: tuple[str, ...]  # path relative to the student's root (or to the archive, before grouping)
-    kind: str  # FILE, LINK, OTHER (directory, device, fifo…) or REFUSED (see note)
+    kind: str  # FILE, LINK, OTHER_KIND (device, fifo…), REFUSED_KIND or SKIPPED (note says why)
     size: int = 0
     read: Callable[[int], bytes] | None = None  # at most n bytes; FILE only
-    note: str = ""  # why it was refused, or where a link points
+    note: str = ""  # why it was refused or skipped, or where a link points
+    mtime: float | None = None  # last modification (seconds since the epoch), when known
+    label: str = ""  # how to show it when `parts` cannot (an unsafe archive name)
+    folder: bool = False  # SKIPPED: a whole folder
 
     @property
     def path(self) -> str:
-        return "/".join(self.parts)
+        return self.label or "/".join(self.parts)
 
     def under(self, prefix: tuple[str, ...]) -> "Entry":
-        return Entry(prefix + self.parts, self.kind, self.size, self.read, self.note)
-
-
-def size_text(n: int) -> str:
-    return f"{n / MiB:.0f} Mio" if n >= MiB else f"{max(1, round(n / 1024))} Kio"
+        label = "/".join(prefix + (self.label,)) if self.label else ""
+        return Entry(prefix + self.parts, self.kind, self.size, self.read, self.note, self.mtime, label, self.folder)
 
 
 class _Budget:
@@ -137,125 +328,208 @@ class _Budget:
                               "(bombe de décompression ?)")
 
 
-def _short(path: str, n: int = 80) -> str:
-    path = path.replace("\n", "\\n").replace("\r", "\\r")
-    return path if len(path) <= n else path[: n - 1] + "…"
-
-
-def _reason(exc: BaseException) -> str:
-    return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-
-
-def _bounded(notes: list[str], limits: IntakeLimits) -> tuple[str, ...]:
-    unique = list(dict.fromkeys(notes))
-    if len(unique) > limits.warnings:
-        unique = unique[: limits.warnings - 1] + [f"… et {len(unique) - limits.warnings + 1} autre(s) remarque(s)"]
-    return tuple(unique)
-
-
-def expand(entries: list[Entry], limits: IntakeLimits, budget: _Budget, notes: list[str],
-           depth: int) -> list[Entry]:
-    """Open the student's own archives (down to `limits.depth`), turn refusals into notes."""
+def expand(entries: list[Entry], limits: IntakeLimits, budget: _Budget, ledger: Ledger, depth: int,
+           sorter: Sorter) -> list[Entry]:
+    """Open the student's own archives (down to `limits.depth`); return the entries that can be an
+    exercise, record every other one in the ledger."""
     out: list[Entry] = []
     for entry in entries:
-        if entry.kind == REFUSED:
-            notes.append(entry.note)
-        elif entry.kind == FILE and entry.parts and entry.parts[-1].lower().endswith(".zip"):
+        if entry.kind == REFUSED_KIND:
+            exercise = sorter.exercise_of(entry.parts[-1]) if entry.parts and not entry.label else ""
+            ledger.ignore(entry.path or "?", entry.note, REFUSED, exercise)
+            continue
+        if entry.kind == SKIPPED:
+            ledger.ignore(entry.path + ("/" if entry.folder else ""), entry.note, FOLDER)
+            continue
+        if entry.kind == LINK:
+            ledger.ignore(entry.path, f"lien symbolique vers {_short(entry.note, 60)} : jamais suivi", REFUSED,
+                          sorter.exercise_of(entry.parts[-1]) if entry.parts else "")
+            continue
+        if not entry.parts:
+            continue
+        name = entry.parts[-1]
+        if entry.kind == FILE and is_zip(name):
             if depth >= limits.depth:
-                notes.append(f"{_short(entry.path)} : archive dans une archive dans une archive : ignorée")
+                ledger.ignore(entry.path, TOO_DEEP, ARCHIVE)
                 continue
-            inner = _open_nested(entry, limits, budget, notes)
-            out += expand([e.under(entry.parts) for e in inner], limits, budget, notes, depth + 1)
-        else:
-            if entry.kind == FILE and entry.path.lower().endswith(OTHER_ARCHIVES):
-                notes.append(f"{_short(entry.path)} : format d'archive non pris en charge (seul le .zip est "
-                             "ouvert) : dépose un .zip ou directement tes fichiers .py")
+            inner = _open_nested(entry, limits, budget, ledger)
+            out += expand([e.under(entry.parts) for e in inner], limits, budget, ledger, depth + 1, sorter)
+        elif sorter.keep(name):
             out.append(entry)
+        elif entry.kind != FILE:
+            ledger.ignore(entry.path, NOT_REGULAR, OTHER)
+        else:
+            said = sorter.reason(name)
+            if said is not None:
+                ledger.ignore(entry.path, *said)
     return out
 
 
-def _open_nested(entry: Entry, limits: IntakeLimits, budget: _Budget, notes: list[str]) -> list[Entry]:
+def _open_nested(entry: Entry, limits: IntakeLimits, budget: _Budget, ledger: Ledger) -> list[Entry]:
     if entry.size > limits.archive_bytes:
-        notes.append(f"{_short(entry.path)} : archive trop grosse ({size_text(entry.size)}, au plus "
-                     f"{size_text(limits.archive_bytes)}) : ignorée")
+        ledger.ignore(entry.path, f"archive trop grosse ({size_text(entry.size)}, au plus "
+                                  f"{size_text(limits.archive_bytes)}) : non ouverte", ARCHIVE)
         return []
     try:
         assert entry.read is not None
         data = entry.read(limits.archive_bytes + 1)
         if len(data) > limits.archive_bytes:
-            notes.append(f"{_short(entry.path)} : archive trop grosse : ignorée")
+            ledger.ignore(entry.path, f"archive trop grosse (plus de {size_text(limits.archive_bytes)}) : "
+                                      "non ouverte", ARCHIVE)
             return []
         budget.take(len(data))
-        archive = zipfile.ZipFile(io.BytesIO(data))
-        return members(archive, limits, budget)
+        handle = io.BytesIO(data)
+        _check_directory(handle, limits)
+        return members(zipfile.ZipFile(handle), limits, budget)
     except IntakeError as exc:
-        notes.append(f"{_short(entry.path)} : {exc}")
+        ledger.ignore(entry.path, str(exc), ARCHIVE)
         return []
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, NotImplementedError, ValueError) as exc:
-        notes.append(f"{_short(entry.path)} : archive illisible ({_reason(exc)})")
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, NotImplementedError, ValueError,
+            zlib.error) as exc:
+        ledger.ignore(entry.path, f"archive illisible ({_reason(exc)})", ARCHIVE)
         return []
 
 
-def pick(course: Course, entries: list[Entry], limits: IntakeLimits, notes: list[str]) -> dict[str, bytes | None]:
-    """Choose each exercise's file among a student's entries; note duplicates, links and extras."""
-    wanted = {f"{e.id}.py": e.id for e in course.exercises}
-    folded = {name.casefold(): ex for name, ex in wanted.items()}
-    candidates: dict[str, list[tuple[tuple, Entry]]] = {}
-    extras: list[str] = []
+# -- choosing each exercise's file ----------------------------------------------------------------
+TIE_SECONDS = 2.0  # zip dates have a 2-second resolution: closer than this, two files are « as recent »
+
+
+def _in_exercises(entry: Entry) -> bool:
+    return len(entry.parts) >= 2 and entry.parts[-2] == "exercises"
+
+
+def _ranked(candidates: list[tuple[Entry, Match]]) -> list[tuple[Entry, Match]]:
+    """Newest first; among files as recent, the exact name, then a .py over a notebook, then the
+    exercises/ folder, then the shallowest, then the path."""
+    if not candidates:
+        return []
+    newest = max(e.mtime or 0.0 for e, _ in candidates)
+
+    def key(candidate: tuple[Entry, Match]) -> tuple:
+        entry, match = candidate
+        when = entry.mtime or 0.0
+        recent = when >= newest - TIE_SECONDS
+        return (not recent, 0.0 if recent else -when, not match.exact, match.notebook, not _in_exercises(entry),
+                len(entry.parts), entry.path)
+
+    return sorted(candidates, key=key)
+
+
+def date_text(mtime: float | None) -> str:
+    if not mtime:
+        return "date inconnue"
+    try:
+        return time.strftime("%d/%m/%Y %H:%M", time.localtime(mtime))
+    except (OverflowError, OSError, ValueError):
+        return "date inconnue"
+
+
+def _not_chosen(entry: Entry, match: Match, chosen: tuple[Entry, Match]) -> str:
+    kept, kept_match = chosen
+    shown = _short(kept.path, 80)
+    if (entry.mtime or 0.0) < (kept.mtime or 0.0) - TIE_SECONDS:
+        return f"version plus ancienne : {shown} (modifié le {date_text(kept.mtime)}) est corrigé à sa place"
+    if kept_match.exact and not match.exact:
+        why = "nom exact"
+    elif match.notebook and not kept_match.notebook:
+        why = "un .py plutôt qu'un carnet"
+    elif _in_exercises(kept) and not _in_exercises(entry):
+        why = "dans exercises/"
+    elif len(kept.parts) < len(entry.parts):
+        why = "moins profond dans la copie"
+    else:
+        why = "premier par ordre alphabétique"
+    return f"même date que {shown}, corrigé à sa place ({why})"
+
+
+def _read_candidate(entry: Entry, match: Match, limits: IntakeLimits) -> tuple[bytes | None, str]:
+    """The bytes to grade for this file (a notebook: its .py), or None and why not."""
+    assert entry.read is not None
+    try:
+        if not match.notebook:
+            return entry.read(limits.file_bytes + 1), ""
+        problem = notebookfile.unavailable()
+        if problem:
+            return None, problem
+        too_big = (f"carnet trop gros ({size_text(entry.size)}, au plus {size_text(limits.notebook_bytes)}) : "
+                   "non corrigé")
+        if entry.size > limits.notebook_bytes:
+            return None, too_big
+        data = entry.read(limits.notebook_bytes + 1)
+        if len(data) > limits.notebook_bytes:
+            return None, too_big
+        return notebookfile.to_python(data)[: limits.file_bytes + 1], ""
+    except notebookfile.NotebookError as exc:
+        return None, f"carnet illisible : {exc}"
+    except IntakeError as exc:  # the student's decompression budget is spent
+        return None, str(exc)
+    except (OSError, zipfile.BadZipFile, EOFError, RuntimeError, ValueError, NotImplementedError, zlib.error) as exc:
+        return None, f"lecture impossible ({_reason(exc)})"
+
+
+def pick(course: Course, entries: list[Entry], limits: IntakeLimits, ledger: Ledger,
+         matcher: Matcher) -> tuple[dict[str, bytes | None], dict[str, str]]:
+    """Each exercise's file among the candidates: the newest readable one; every other candidate is
+    recorded with why it was not taken. Returns (files, origins: exercise → path graded)."""
+    groups: dict[str, list[tuple[Entry, Match]]] = {}
     for entry in entries:
-        name = entry.parts[-1] if entry.parts else ""
-        if entry.kind == LINK:
-            notes.append(f"lien symbolique ignoré (jamais suivi) : {_short(entry.path)} → {_short(entry.note, 60)}")
-            continue
-        exercise = wanted.get(name)
-        exact = exercise is not None
-        if exercise is None:
-            exercise = folded.get(name.casefold())
-        if exercise is None:
-            if name.endswith(".py") and not name.startswith("test_") and name != "__init__.py":
-                extras.append(entry.path)
+        match = matcher.match(entry.parts[-1]) if entry.parts else None
+        if match is None:
             continue
         if entry.kind != FILE:
-            notes.append(f"{_short(entry.path)} n'est pas un fichier ordinaire : ignoré")
+            ledger.ignore(entry.path, NOT_REGULAR, CANDIDATE, match.exercise)
             continue
-        # Prefer the exercises/ folder, then the exact name, then the shallowest, then the first in order.
-        in_exercises = len(entry.parts) >= 2 and entry.parts[-2] == "exercises"
-        rank = (not in_exercises, not exact, len(entry.parts), entry.path)
-        candidates.setdefault(exercise, []).append((rank, entry))
-    files: dict[str, bytes | None] = {}
+        groups.setdefault(match.exercise, []).append((entry, match))
+    files: dict[str, bytes | None] = {e.id: None for e in course.exercises}
+    origins: dict[str, str] = {}
     for exercise in course.exercises:
-        found = [e for _, e in sorted(candidates.get(exercise.id, []), key=lambda c: c[0])]
-        files[exercise.id] = None
-        if not found:
-            continue
-        chosen = found[0]
-        if len(found) > 1:
-            others = ", ".join(_short(e.path, 50) for e in found[1:4]) + (" …" if len(found) > 4 else "")
-            notes.append(f"plusieurs fichiers {exercise.id}.py : {_short(chosen.path)} retenu, ignoré(s) : {others}")
-        if chosen.parts[-1] != f"{exercise.id}.py":
-            notes.append(f"{_short(chosen.path)} retenu pour {exercise.id}.py (majuscules différentes)")
-        try:
-            assert chosen.read is not None
-            files[exercise.id] = chosen.read(limits.file_bytes + 1)
-        except IntakeError as exc:
-            notes.append(f"{_short(chosen.path)} : {exc}")
-        except (OSError, zipfile.BadZipFile, EOFError, RuntimeError, ValueError, NotImplementedError) as exc:
-            notes.append(f"{_short(chosen.path)} : lecture impossible ({_reason(exc)})")
-    if extras:
-        shown = ", ".join(_short(p, 50) for p in extras[:5]) + (f" … ({len(extras)} en tout)" if len(extras) > 5 else "")
-        notes.append(f"fichier(s) Python en trop, non corrigé(s) : {shown}")
-    return files
+        chosen: tuple[Entry, Match] | None = None
+        for entry, match in _ranked(groups.get(exercise.id, [])):
+            if chosen is not None:
+                ledger.ignore(entry.path, _not_chosen(entry, match, chosen), CANDIDATE, exercise.id)
+                continue
+            data, problem = _read_candidate(entry, match, limits)
+            if data is None:
+                ledger.ignore(entry.path, problem, CANDIDATE, exercise.id)
+                continue
+            chosen = (entry, match)
+            files[exercise.id] = data
+            origins[exercise.id] = _short(entry.path)
+            what = "carnet Jupyter converti en .py par jupytext" if match.notebook else ""
+            if not match.exact or match.notebook:
+                details = " ; ".join(x for x in (what, match.how) if x)
+                ledger.note(f"{_short(entry.path)} corrigé comme {exercise.id}.py ({details})")
+    return files, origins
 
 
-def _submission(course: Course, student: str, entries: list[Entry], limits: IntakeLimits, notes: list[str],
-                depth: int, source: str, name: str = "", budget: _Budget | None = None) -> Submission:
+def _submission(course: Course, student: str, entries: list[Entry], ledger: Ledger, limits: IntakeLimits,
+                depth: int, source: str, name: str = "", budget: _Budget | None = None,
+                matcher: Matcher | None = None) -> Submission:
     budget = budget or _Budget(limits)
+    matcher = matcher or Matcher(e.id for e in course.exercises)
     try:
-        files = pick(course, expand(entries, limits, budget, notes, depth), limits, notes)
+        files, origins = pick(course, expand(entries, limits, budget, ledger, depth, Sorter(matcher)), limits,
+                              ledger, matcher)
     except IntakeError as exc:  # this student's archives are a bomb: nothing of theirs is kept
-        notes.append(str(exc))
-        files = {e.id: None for e in course.exercises}
-    return Submission(student, files, source=source, name=name, warnings=_bounded(notes, limits))
+        ledger.note(str(exc))
+        files, origins = {e.id: None for e in course.exercises}, {}
+    notes, ignored, unlisted = ledger.result()
+    return Submission(student, files, source=source, name=name, warnings=notes, ignored=ignored,
+                      unlisted=unlisted, origins=origins)
+
+
+def _finish(intake: Intake, limits: IntakeLimits) -> Intake:
+    """Notes about the whole input: a teacher must hear once that notebooks went ungraded."""
+    problem = notebookfile.unavailable()
+    if problem:
+        missed = sum(1 for s in intake.submissions for i in s.ignored if i.reason == problem)
+        missed += sum(n for s in intake.submissions for r, n in s.unlisted if r == problem)
+        if missed:
+            what = plural(missed, "carnet Jupyter (.ipynb) non corrigé", "carnets Jupyter (.ipynb) non corrigés")
+            intake.warnings.append(f"{missed} {what} : jupytext n'est pas installé sur cette machine "
+                                   f"({notebookfile.INSTALL}, puis relance la correction)")
+    intake.warnings = list(_bounded([printable(w) for w in intake.warnings], limits))
+    return intake
 
 
 # -- folders --------------------------------------------------------------------------------------
@@ -264,7 +538,8 @@ _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _O_NOATIME = getattr(os, "O_NOATIME", 0)
-_AT = os.open in os.supports_dir_fd and os.stat in os.supports_dir_fd and _O_NOFOLLOW != 0
+_AT = (os.open in os.supports_dir_fd and os.stat in os.supports_dir_fd and os.scandir in os.supports_fd
+       and _O_NOFOLLOW != 0)
 
 
 def _open_at(dir_fd: int | None, name: str, flags: int) -> int:
@@ -333,41 +608,87 @@ def _listing(root: Path, rel: tuple[str, ...]) -> list[tuple[str, os.stat_result
         os.close(fd)
 
 
-def walk(root: Path, limits: IntakeLimits, notes: list[str]) -> list[Entry]:
-    """Every entry under `root`, never following a symbolic link; nothing is opened but directories."""
-    entries: list[Entry] = []
-    pending: list[tuple[str, ...]] = [()]
+def _scan(root: Path, rel: tuple[str, ...], keep: Callable[[str], bool]) -> list[tuple[str, str, os.stat_result | None]]:
+    """(name, kind, stat) of each entry of root/rel…, sorted; only kept regular files are stat'ed
+    (the kind comes from the directory itself: a copy of 21 000 files is listed, not stat'ed)."""
+    def one(d: os.DirEntry) -> tuple[str, str, os.stat_result | None]:
+        if d.is_symlink():
+            return d.name, LINK, None
+        if d.is_dir(follow_symlinks=False):
+            return d.name, "dir", None
+        if d.is_file(follow_symlinks=False):
+            return d.name, FILE, d.stat(follow_symlinks=False) if keep(d.name) else None
+        return d.name, OTHER_KIND, None
+
+    if not _AT:
+        with os.scandir(root.joinpath(*rel)) as it:
+            return sorted((one(d) for d in it), key=lambda x: x[0])
+    fd = _open_dir(root, rel)
+    try:
+        with os.scandir(fd) as it:  # DirEntry.stat() uses fd: it must stay open meanwhile
+            return sorted((one(d) for d in it), key=lambda x: x[0])
+    finally:
+        os.close(fd)
+
+
+def walk(root: Path, limits: IntakeLimits, ledger: Ledger, sorter: Sorter,
+         shown: tuple[str, ...] = ()) -> list[Entry]:
+    """The entries under `root` that can be an exercise (or are archives to open), never following a
+    symbolic link, nothing opened but directories; every other entry is recorded in the ledger as
+    it is seen (under `shown/`, when root is not the copy's top). The whole tree is walked
+    (exercises/ folders first), up to `limits.scan` entries."""
+    kept: list[Entry] = []
+    pending: deque[tuple[str, ...]] = deque([()])
     seen = 0
     while pending:
-        rel = pending.pop()
+        rel = pending.popleft()
         try:
-            listing = sorted(_listing(root, rel))
+            listing = _scan(root, rel, sorter.keep)
         except OSError as exc:
-            notes.append(f"{'/'.join(rel) or '.'} : dossier illisible ({_reason(exc)})")
+            ledger.ignore("/".join(shown + rel) + "/", f"dossier illisible ({_reason(exc)})", REFUSED)
             continue
-        for name, st in listing:
+        for name, kind, st in listing:
             seen += 1
-            if seen > limits.entries:
-                notes.append(f"plus de {limits.entries} fichiers : la suite du dossier est ignorée")
-                return entries
+            if seen > limits.scan:
+                ledger.note(f"plus de {limits.scan} entrées dans la copie : exploration arrêtée, la suite n'est ni "
+                            "lue ni listée")
+                return kept
             parts = rel + (name,)
-            if stat.S_ISLNK(st.st_mode):
+            path = "/".join(shown + parts)
+            if kind == "dir":
+                skipped = skipped_folder(name)
+                if skipped:
+                    ledger.ignore(path + "/", skipped, FOLDER)
+                elif len(parts) >= limits.folder_depth:
+                    ledger.ignore(path + "/", f"dossier à plus de {limits.folder_depth} niveaux : non exploré", REFUSED)
+                elif sorter.first(name):
+                    pending.appendleft(parts)
+                else:
+                    pending.append(parts)
+            elif kind == LINK:
                 try:
                     target = os.readlink(root.joinpath(*parts))
                 except OSError:
                     target = "?"
-                entries.append(Entry(parts, LINK, note=target))
-            elif stat.S_ISDIR(st.st_mode):
-                if name not in SKIPPED_DIRS:
-                    pending.append(parts)
-            elif stat.S_ISREG(st.st_mode):
-                entries.append(Entry(parts, FILE, st.st_size, _reader(root, parts)))
+                ledger.ignore(path, f"lien symbolique vers {_short(target, 60)} : jamais suivi", REFUSED,
+                              sorter.exercise_of(name))
+            elif not sorter.keep(name):
+                said = sorter.reason(name) if kind == FILE else (NOT_REGULAR, OTHER)
+                if said is not None:
+                    ledger.ignore(path, *said)
+            elif kind == FILE:
+                assert st is not None
+                kept.append(Entry(parts, FILE, st.st_size, _reader(root, parts), mtime=st.st_mtime))
             else:
-                entries.append(Entry(parts, OTHER))
-    return entries
+                kept.append(Entry(parts, OTHER_KIND))  # named by pick(), which knows its exercise
+    return kept
 
 
-def load_folder(root: Path, course: Course, limits: IntakeLimits) -> Intake:
+def _looks_like_results(folder: Path) -> list[str]:
+    return [name for name in RESULTS_FILES if (folder / name).is_file() and not (folder / name).is_symlink()]
+
+
+def load_folder(root: Path, course: Course, limits: IntakeLimits, results: Path | None = None) -> Intake:
     """SUBMISSIONS/<student>/… (a git clone, an unpacked archive), or SUBMISSIONS/<student>.zip."""
     root = root.resolve()  # the teacher's own path may go through links; below it, none is followed
     if not root.is_dir():
@@ -377,44 +698,67 @@ def load_folder(root: Path, course: Course, limits: IntakeLimits) -> Intake:
         children = sorted(_listing(root, ()))
     except OSError as exc:
         raise IntakeError(f"{root} : dossier illisible ({_reason(exc)})") from None
+    ours = None
+    if results is not None:
+        try:
+            st = os.stat(results)
+            ours = (st.st_dev, st.st_ino)
+        except OSError:
+            pass  # not created yet: it cannot be among the copies
     seen: set[str] = set()
+    matcher = Matcher(e.id for e in course.exercises)
+    sorter = Sorter(matcher)
     for name, st in children:
-        if name.startswith(".") or name in SKIPPED_DIRS or _is_results_dir(root / name, st):
-            continue
-        notes: list[str] = []
+        shown = _short(name)
+        ledger = Ledger(limits)
         budget = _Budget(limits)
         if stat.S_ISLNK(st.st_mode):
-            intake.warnings.append(f"{name} : lien symbolique ignoré (jamais suivi)")
+            intake.ignored.append(IgnoredFile(shown, LINK_NEVER_FOLLOWED))
             continue
         if stat.S_ISDIR(st.st_mode):
-            student, entries = name, walk(root / name, limits, notes)
-        elif stat.S_ISREG(st.st_mode) and name.lower().endswith(".zip"):
+            if (st.st_dev, st.st_ino) == ours:
+                intake.ignored.append(IgnoredFile(shown + "/", OUR_RESULTS))
+                continue
+            if name in SKIPPED_DIRS:
+                intake.ignored.append(IgnoredFile(shown + "/", SKIPPED_DIRS[name]))
+                continue
+            mark = marker.check(root / name)
+            if mark == marker.OURS:
+                intake.ignored.append(IgnoredFile(shown + "/", MARKED_RESULTS))
+                continue
+            if mark == marker.FOREIGN:
+                ledger.note("ce dossier porte une marque de dossier de résultats de trous qui désigne un autre "
+                            "dossier (copiée ?) : corrigé comme une copie")
+            elif _looks_like_results(root / name):
+                found = ", ".join(_looks_like_results(root / name))
+                ledger.note(f"ce dossier ressemble à des résultats de trous ({found}) mais n'en porte pas la marque : "
+                            "corrigé comme une copie (si ce sont des résultats, sors-le du dossier des copies)")
+            student = student_id(name)
+            entries = walk(root / name, limits, ledger, sorter)
+            depth = 0
+        elif stat.S_ISREG(st.st_mode) and is_zip(name) and len(name) > 4:
             # The student's archive is opened as if unpacked in their folder.
-            student = name[:-4]
-            archive = Entry((name,), FILE, st.st_size, _reader(root, (name,)))
-            entries = _open_nested(archive, limits, budget, notes)
+            student = student_id(name[:-4])
+            archive = Entry((name,), FILE, st.st_size, _reader(root, (name,)), mtime=st.st_mtime)
+            entries = _open_nested(archive, limits, budget, ledger)
+            depth = 1
         else:
-            intake.warnings.append(f"{name} : ignoré (attendu : un dossier ou un .zip par étudiant)")
+            intake.ignored.append(IgnoredFile(shown, NOT_A_COPY))
             continue
         if student in seen:
-            intake.warnings.append(f"{name} : un autre dossier ou .zip s'appelle déjà « {student} » : ignoré")
+            intake.ignored.append(IgnoredFile(shown, f"un autre dossier ou .zip donne déjà l'identifiant « {student} » : "
+                                                     "non corrigé (renomme l'un des deux)"))
             continue
         seen.add(student)
-        depth = 0 if stat.S_ISDIR(st.st_mode) else 1
-        intake.submissions.append(_submission(course, student, entries, limits, notes, depth, str(root / name),
-                                              budget=budget))
+        if student != name and student != name[:-4]:
+            ledger.note(f"nom avec des caractères de contrôle : copie identifiée par « {student} »")
+        intake.submissions.append(_submission(course, student, entries, ledger, limits, depth, str(root / shown),
+                                              budget=budget, matcher=matcher))
     if not intake.submissions:
+        listed = "".join(f"\n  {i.path} : {i.reason}" for i in intake.ignored[:10])
         raise IntakeError(f"{root} : aucun sous-dossier d'étudiant (attendu : {root.name}/<identifiant>/"
-                          "exercises/01_….py)")
-    return intake
-
-
-RESULTS_MARKERS = ("gradebook.db", "grades.csv", "results.schema.json")
-
-
-def _is_results_dir(path: Path, st: os.stat_result) -> bool:
-    # A results folder kept inside the submissions must not be taken for a student.
-    return stat.S_ISDIR(st.st_mode) and any((path / name).is_file() for name in RESULTS_MARKERS)
+                          f"exercises/01_….py){listed}")
+    return _finish(intake, limits)
 
 
 # -- zip archives ---------------------------------------------------------------------------------
@@ -462,16 +806,44 @@ def _zip_reader(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: _Budget
     return read
 
 
+def _zip_time(info: zipfile.ZipInfo) -> float | None:
+    try:
+        return time.mktime(tuple(info.date_time) + (0, 0, -1))
+    except (OverflowError, ValueError, TypeError):
+        return None
+
+
+def _check_directory(handle, limits: IntakeLimits) -> None:
+    """Refuse an archive whose central directory zipfile would hold whole in memory before anything
+    else can be checked: its size and entry count come from the end record, read first."""
+    end_record = getattr(zipfile, "_EndRecData", None)  # the reader zipfile itself uses
+    if end_record is None:
+        return
+    try:
+        record = end_record(handle)
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile):
+        return  # zipfile's own opening says what is wrong
+    finally:
+        handle.seek(0)
+    if not record:
+        return
+    size, count = record[zipfile._ECD_SIZE], record[zipfile._ECD_ENTRIES_TOTAL]
+    if size > limits.directory_bytes or count > limits.scan:
+        raise IntakeError(f"archive refusée : {count} entrées ({size_text(size)} de répertoire), plus que les "
+                          f"{limits.scan} entrées permises")
+
+
 def members(archive: zipfile.ZipFile, limits: IntakeLimits, budget: _Budget | None) -> list[Entry]:
-    """An archive's entries, checked: unsafe names, links, bombs and encrypted files come back REFUSED
-    (with the best guess of where they were, so the note reaches the right student).
+    """An archive's entries, checked: unsafe names, links, bombs and encrypted files come back
+    REFUSED_KIND (with the best guess of where they were, so the note reaches the right student),
+    tool folders (.git/, __MACOSX/…) SKIPPED.
 
     Reading an entry never goes past its declared size (zipfile stops there and checks the CRC), the
     declared size is checked against the compressed one, and readers charge `budget` (the student's,
     for their own archives; None for Moodle's archive, whose every read is already bounded per file)."""
     infos = archive.infolist()
-    if len(infos) > limits.entries:
-        raise IntakeError(f"archive refusée : {len(infos)} entrées, plus que les {limits.entries} permises")
+    if len(infos) > limits.scan:
+        raise IntakeError(f"archive refusée : {len(infos)} entrées, plus que les {limits.scan} permises")
     out: list[Entry] = []
     for info in infos:
         name = _decode_name(info)
@@ -479,34 +851,39 @@ def members(archive: zipfile.ZipFile, limits: IntakeLimits, budget: _Budget | No
         if parts is None:
             guess = tuple(p for p in name.replace("\\", "/").split("/")[:1] if p not in ("", ".", ".."))
             guess = guess if guess and not _DRIVE.match(guess[0]) else ()
-            out.append(Entry(guess, REFUSED, note=f"chemin dangereux refusé dans l'archive : "
-                                                   f"{_short(repr(name), 70)} (il sortirait du dossier)"))
+            out.append(Entry(guess, REFUSED_KIND, label=_short(repr(name), 70),
+                             note="chemin dangereux refusé dans l'archive (il sortirait du dossier)"))
             continue
         if not parts or info.is_dir():
             continue
-        shown = "/".join(parts)
-        if stat.S_ISLNK(info.external_attr >> 16):
-            out.append(Entry(parts, REFUSED, note=f"lien symbolique refusé dans l'archive : {_short(shown)}"))
-        elif any(p in SKIPPED_DIRS for p in parts[:-1]) or parts[-1].startswith("._"):
-            continue  # macOS resource forks, caches, version control
+        skipped = next((i for i, p in enumerate(parts[:-1]) if p in SKIPPED_DIRS), None)
+        if skipped is not None:
+            out.append(Entry(parts[: skipped + 1], SKIPPED, note=SKIPPED_DIRS[parts[skipped]], folder=True))
+        elif parts[-1].startswith("._"):
+            out.append(Entry(parts, SKIPPED, note=RESOURCE_FORK))
+        elif stat.S_ISLNK(info.external_attr >> 16):
+            out.append(Entry(parts, REFUSED_KIND, note="lien symbolique refusé dans l'archive"))
         elif info.flag_bits & 0x1:
-            out.append(Entry(parts, REFUSED, note=f"{_short(shown)} : fichier chiffré (mot de passe) : ignoré"))
+            out.append(Entry(parts, REFUSED_KIND, note="fichier chiffré (mot de passe) : non lu"))
         elif info.file_size > limits.ratio_floor and info.file_size > limits.ratio * max(1, info.compress_size):
-            out.append(Entry(parts, REFUSED, note=(
-                f"{_short(shown)} refusé : {size_text(info.compress_size)} qui se décompresseraient en "
+            out.append(Entry(parts, REFUSED_KIND, note=(
+                f"refusé : {size_text(info.compress_size)} qui se décompresseraient en "
                 f"{size_text(info.file_size)} (bombe de décompression ?)")))
         else:
-            out.append(Entry(parts, FILE, info.file_size, _zip_reader(archive, info, budget)))
+            out.append(Entry(parts, FILE, info.file_size, _zip_reader(archive, info, budget), mtime=_zip_time(info)))
     return out
 
 
 # Moodle: "<Full Name>_<participant id>_assignsubmission_<plugin>_" (one folder per student), or the same
 # prefix glued to each file name when « Télécharger les travaux dans des dossiers » is off.
 MOODLE = re.compile(r"^(?P<name>.+?)_(?P<id>\d+)_assignsubmission_(?P<plugin>[a-z]+)_(?P<rest>.*)$", re.DOTALL)
+MOODLE_PLUGINS = {"onlinetext": "texte en ligne", "comments": "commentaires"}
 
 
 def load_zip(path: Path, course: Course, limits: IntakeLimits) -> Intake:
     try:
+        with open(path, "rb") as handle:
+            _check_directory(handle, limits)
         archive = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError) as exc:
         raise IntakeError(f"{path} : archive .zip illisible ({_reason(exc)})") from None
@@ -514,36 +891,50 @@ def load_zip(path: Path, course: Course, limits: IntakeLimits) -> Intake:
         entries = members(archive, limits, None)
         moodle = any(e.parts and MOODLE.match(e.parts[0]) for e in entries)
         intake = Intake("moodle" if moodle else "zip", path)
-        grouped: dict[str, tuple[str, list[Entry], list[str], str]] = {}
+        grouped: dict[str, tuple[str, list[Entry], Ledger, str]] = {}
+        outside: set[tuple[str, str]] = set()
         for entry in entries:
             top = entry.parts[0] if entry.parts else ""
             match = MOODLE.match(top) if moodle else None
-            if not top or (moodle and not match) or (not moodle and len(entry.parts) < 2 and entry.kind != REFUSED):
-                intake.warnings.append(entry.note if entry.kind == REFUSED else
-                                       f"{_short(entry.path)} : hors des dossiers d'étudiants : ignoré")
+            folder_only = entry.kind == SKIPPED and len(entry.parts) == 1
+            if not top or (moodle and not match) or folder_only or (
+                    not moodle and len(entry.parts) < 2 and entry.kind != REFUSED_KIND):
+                item = (_short(entry.path) + ("/" if entry.folder else ""),
+                        printable(entry.note if entry.kind in (REFUSED_KIND, SKIPPED) else OUTSIDE))
+                if item not in outside:  # a folder (__MACOSX/) is named once, not once per file in it
+                    outside.add(item)
+                    intake.ignored.append(IgnoredFile(*item))
                 continue
             if match:
-                key, name = match["id"], match["name"]
+                key, name = match["id"], printable(match["name"]).strip()
                 inner = entry.parts[1:] if len(entry.parts) > 1 else ((match["rest"],) if match["rest"] else ())
             else:
-                key, name, inner = top, "", entry.parts[1:]
-            _, found, notes, _ = grouped.setdefault(key, (name, [], [], top))
+                key, name, inner = student_id(top), "", entry.parts[1:]
+            _, found, ledger, _ = grouped.setdefault(key, (name, [], Ledger(limits), top))
+            shown = entry.label or "/".join(inner)
             if match and match["plugin"] != "file":
-                notes.append(f"remise « {match['plugin']} » de Moodle ignorée (seuls les fichiers sont corrigés)")
+                plugin = MOODLE_PLUGINS.get(match["plugin"], match["plugin"])
+                # Ranked with the files a teacher must see: a student who typed the work there has 0.
+                ledger.ignore(shown or top, f"remise « {plugin} » de Moodle : seuls les fichiers déposés sont corrigés",
+                              ARCHIVE)
                 continue
-            if entry.kind == REFUSED:
-                notes.append(entry.note)
+            if entry.kind == REFUSED_KIND:
+                ledger.ignore(shown or "?", entry.note, REFUSED)
             elif inner:
-                found.append(Entry(inner, entry.kind, entry.size, entry.read, entry.note))
+                found.append(Entry(inner, entry.kind, entry.size, entry.read, entry.note, entry.mtime, entry.label,
+                                   entry.folder))
         if not grouped:
             raise IntakeError(f"{path} : aucune copie d'étudiant dans l'archive (attendu : le .zip de Moodle, "
                               "« <Nom>_<id>_assignsubmission_file_/… », ou un dossier par étudiant)")
+        matcher = Matcher(e.id for e in course.exercises)
         for key in sorted(grouped, key=lambda k: (not k.isdigit(), int(k) if k.isdigit() else 0, k)):
-            name, found, notes, top = grouped[key]
-            intake.submissions.append(_submission(course, key, found, limits, notes, 1, f"{path.name}:{top}", name))
-        intake.warnings = list(_bounded(intake.warnings, limits))
+            name, found, ledger, top = grouped[key]
+            if not moodle and key != top:
+                ledger.note(f"nom avec des caractères de contrôle : copie identifiée par « {key} »")
+            intake.submissions.append(_submission(course, key, found, ledger, limits, 1,
+                                                  f"{path.name}:{_short(top)}", name, matcher=matcher))
         # Reading happened in _submission: every byte kept is in memory, the archive can close.
-    return intake
+    return _finish(intake, limits)
 
 
 def _looks_like_zip(path: Path) -> bool:

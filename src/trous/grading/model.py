@@ -1,6 +1,6 @@
 """A graded submission, as data: per exercise, per blank, points and a French message.
 
-`SubmissionGrade.to_json()` is the stable `results.json` schema (version 1), close to Gradescope's
+`SubmissionGrade.to_json()` is the stable `results.json` schema (version 2), close to Gradescope's
 and convertible to Exercism's v3 (see `to_exercism`):
 
     {
@@ -15,8 +15,16 @@ and convertible to Exercism's v3 (see `to_exercism`):
          "blanks": [{"id": "somme_exp", "number": 1, "score": 1.0, "max_score": 1.0,
                      "status": "passed" | "failed" | "unfilled" | "error" | "missing",
                      "line": 32, "message": "...", "hint": "..."}]}
-      ]
+      ],
+      "intake": {"files": {"01_toux": "exercises/01_toux (1).py"}, "notes": ["..."],
+                 "ignored": [{"path": "exercises/01_toux.py", "reason": "version plus ancienne : …",
+                              "exercise": "01_toux" | null}],
+                 "unlisted": [{"reason": "pas un exercice du cours", "count": 240}]}
     }
+
+`intake` (new in version 2) is what the copy held besides its graded files: it belongs to the copy as
+read by this run, not to the grade, so the results files carry it and the gradebook's stored grade
+does not (`to_json(intake=submission.report())`). Version 1 documents (no `intake`) still load.
 """
 
 from __future__ import annotations
@@ -78,7 +86,8 @@ class SubmissionGrade:
                 return e
         raise KeyError(exercise_id)
 
-    def to_json(self) -> dict:
+    def to_json(self, intake: dict | None = None) -> dict:
+        """The results document; `intake` (a `Submission.report()`) adds what the copy held."""
         data = {
             "schema": SCHEMA,
             "version": VERSION,
@@ -91,6 +100,8 @@ class SubmissionGrade:
         }
         if self.isolation:
             data["isolation"] = self.isolation
+        if intake is not None:
+            data["intake"] = intake
         return data
 
     @classmethod

@@ -17,6 +17,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from ..course.definition import Course
 from .exports import Column, exercise_columns
 from .model import ERROR, FAILED, MISSING, PASSED, UNFILLED, SubmissionGrade
+from .wording import plural
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -34,6 +35,7 @@ def environment() -> Environment:
     env.filters["points"] = french_number
     env.filters["percent"] = lambda x: f"{round(100 * x):d} %"
     env.globals["STATUS"] = STATUS
+    env.globals["plural"] = plural
     return env
 
 
@@ -42,13 +44,47 @@ def french_number(value: float) -> str:
     return ("0" if text in ("-0", "") else text).replace(".", ",")
 
 
+@dataclass
+class IgnoredGroup:
+    """Files of a copy not graded for one reason: the ones named, and how many more."""
+
+    reason: str
+    files: list[str]
+    more: int = 0
+
+    @property
+    def total(self) -> int:
+        return len(self.files) + self.more
+
+
+def ignored_groups(copy: object | None, exercise: str | None = None) -> list[IgnoredGroup]:
+    """A submission's files not graded, grouped by reason in the submission's order (what matters
+    most first). With `exercise`, only the files that could have been that exercise."""
+    groups: dict[str, IgnoredGroup] = {}
+    for item in getattr(copy, "ignored", ()) or ():
+        if exercise is not None and item.exercise != exercise:
+            continue
+        groups.setdefault(item.reason, IgnoredGroup(item.reason, [])).files.append(item.path)
+    if exercise is None:
+        for reason, more in getattr(copy, "unlisted", ()) or ():
+            groups.setdefault(reason, IgnoredGroup(reason, [])).more += more
+    return list(groups.values())
+
+
 def feedback_page(env: Environment, course: Course, grade: SubmissionGrade, name: str = "",
-                  warnings: tuple[str, ...] = ()) -> str:
+                  warnings: tuple[str, ...] = (), copy: object | None = None) -> str:
+    """`copy`: the `Submission` graded (optional): which file was graded for each exercise, and every
+    file of the copy that was not, with why."""
     numbers = {e.id: e.number for e in course.exercises}
     titles = {e.id: {b.id: b.title for b in e.blanks} for e in course.exercises}
+    origins = dict(getattr(copy, "origins", {}) or {})
+    expected = {e.id: e.path.relative_to(course.root).as_posix() if e.path.is_relative_to(course.root)
+                else f"exercises/{e.id}.py" for e in course.exercises}
+    not_taken = {e.id: ignored_groups(copy, e.id) for e in grade.exercises}
     return env.get_template("feedback.html").render(
         course=course, grade=grade, name=name, warnings=list(warnings), numbers=numbers, blank_titles=titles,
-        mode_note=MODE_NOTE, ratio=grade.score / grade.max_score if grade.max_score else 0.0)
+        mode_note=MODE_NOTE, ratio=grade.score / grade.max_score if grade.max_score else 0.0,
+        origins=origins, expected=expected, ignored=ignored_groups(copy), not_taken=not_taken)
 
 
 # -- the class report ----------------------------------------------------------------------------
@@ -171,7 +207,10 @@ def class_stats(course: Course, grades: list[SubmissionGrade]) -> tuple[list[Exe
 
 
 def class_report(env: Environment, course: Course, grades: list[SubmissionGrade], names: dict[str, str],
-                 links: dict[str, str], gradebook_label: str = "") -> str:
+                 links: dict[str, str], gradebook_label: str = "", *, copies: dict[str, object] | None = None,
+                 ignored: list | None = None, notes: list[str] | None = None) -> str:
+    """`copies` (student → Submission): the files each copy held that were not graded; `ignored` and
+    `notes`: the input's entries that are no copy (with why), and notes about the input."""
     grades = sorted(grades, key=lambda g: g.student)
     scores = [g.score for g in grades]
     max_score = max((g.max_score for g in grades), default=0.0)
@@ -186,8 +225,11 @@ def class_report(env: Environment, course: Course, grades: list[SubmissionGrade]
     }
     versions = sorted({g.grader_version[:12] for g in grades})
     unisolated = [g.student for g in grades if g.unisolated]
+    copies = copies or {}
+    per_copy = {g.student: ignored_groups(copies.get(g.student)) for g in grades}
     return env.get_template("class_report.html").render(
         course=course, grades=grades, names=names, links=links, summary=summary,
         chart=histogram(scores, max_score), exercises=exercise_stats, blanks=blank_stats,
         statuses=[PASSED, FAILED, UNFILLED, ERROR, MISSING], versions=versions, gradebook=gradebook_label,
-        unisolated=unisolated)
+        unisolated=unisolated, input_ignored=list(ignored or ()), input_notes=list(notes or ()), per_copy=per_copy,
+        notes_of={g.student: list(getattr(copies.get(g.student), "warnings", ()) or ()) for g in grades})

@@ -65,29 +65,41 @@ def _prune(folder: Path, keep: set[str], suffix: str) -> None:
         path.unlink(missing_ok=True)
 
 
-def _identities(submissions: Iterable | None) -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
+def _identities(submissions: Iterable | None) -> tuple[dict[str, str], dict[str, tuple[str, ...]],
+                                                      dict[str, object]]:
     names: dict[str, str] = {}
     warnings: dict[str, tuple[str, ...]] = {}
+    copies: dict[str, object] = {}
     for s in submissions or ():
         if getattr(s, "name", ""):
             names[s.student] = s.name
         if getattr(s, "warnings", ()):
             warnings[s.student] = tuple(s.warnings)
-    return names, warnings
+        copies[s.student] = s
+    return names, warnings, copies
+
+
+def _intake(copy: object | None) -> dict | None:
+    report = getattr(copy, "report", None)
+    return report() if callable(report) else None
 
 
 def write_all(results_dir: Path, course: Course, grades: list[SubmissionGrade], gradebook=None, *,
-              submissions: Iterable | None = None) -> dict[str, Path]:
+              submissions: Iterable | None = None, ignored: Iterable = (),
+              notes: Iterable[str] = ()) -> dict[str, Path]:
     """Write every report; return their paths by kind: "grades_csv", "moodle_csv", "moodle_help",
     "results" (folder), "schema", "feedback" (folder), "class_report".
 
     `submissions` (optional, `Submission` objects or anything with `student`, `name`, `warnings`)
-    gives display names (Moodle's full name) and intake notes shown in the feedback pages.
+    gives display names (Moodle's full name), intake notes and the files not graded (shown in the
+    feedback pages, the results files and the class report).
+    `ignored` and `notes`: the input's entries that are not a copy (`IgnoredFile`) and notes about the
+    input, listed in the class report.
     `gradebook` (optional) is only named in the class report (its `path` or `url` attribute).
     """
     results_dir = Path(results_dir)
     results_dir.mkdir(parents=True, exist_ok=True)
-    names, warnings = _identities(submissions)
+    names, warnings, copies = _identities(submissions)
     stems: dict[str, str] = {}
     for grade in grades:
         stem = file_stem(grade.student)
@@ -104,7 +116,8 @@ def write_all(results_dir: Path, course: Course, grades: list[SubmissionGrade], 
 
     results = results_dir / "results"
     for grade in grades:
-        data = json.dumps(grade.to_json(), ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+        document = grade.to_json(intake=_intake(copies.get(grade.student)))
+        data = json.dumps(document, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
         _write(results / f"{stems[grade.student]}.json", data.encode("utf-8"))
     results.mkdir(exist_ok=True)
     _prune(results, {f"{s}.json" for s in stems.values()}, ".json")
@@ -116,7 +129,7 @@ def write_all(results_dir: Path, course: Course, grades: list[SubmissionGrade], 
     feedback = results_dir / "retours"
     for grade in grades:
         html = pages.feedback_page(env, course, grade, names.get(grade.student, ""),
-                                   warnings.get(grade.student, ()))
+                                   warnings.get(grade.student, ()), copies.get(grade.student))
         _write(feedback / f"{stems[grade.student]}.html", html.encode("utf-8"))
     feedback.mkdir(exist_ok=True)
     _prune(feedback, {f"{s}.html" for s in stems.values()}, ".html")
@@ -124,7 +137,8 @@ def write_all(results_dir: Path, course: Course, grades: list[SubmissionGrade], 
 
     label = str(getattr(gradebook, "path", "") or getattr(gradebook, "url", "") or "") if gradebook else ""
     links = {student: f"retours/{stem}.html" for student, stem in stems.items()}
-    report = pages.class_report(env, course, grades, names, links, label)
+    report = pages.class_report(env, course, grades, names, links, label, copies=copies, ignored=list(ignored),
+                                notes=list(notes))
     paths["class_report"] = _write(results_dir / "rapport.html", report.encode("utf-8"))
     notice = isolation_notice(grades)
     if notice:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..course.definition import Course
 from ..grading.engine import Grader
+from ..grading.safetext import printable
 from ..runner.pool import RunnerPool
 from ..runner.sandbox import DESCRIPTIONS, UNISOLATED, choose
 from .gradebook import write
@@ -46,9 +47,13 @@ def run(course: Course, root: Path, assignment: str, students=None, sandbox="aut
     kinds = {g.isolation for g in grades}
     for kind in sorted(kinds):
         print(("ATTENTION : " if kind == UNISOLATED else "bac à sable : ") + DESCRIPTIONS.get(kind, kind))
+    for item in intake.ignored:  # entries of submitted/ that are no student's folder
+        print(f"non corrigé : {printable(item.path)} — {printable(item.reason)}")
     for submission in intake.submissions:
         for warning in submission.warnings:
-            print(f"remarque ({submission.student}) : {warning}")
+            print(f"remarque ({printable(submission.student)}) : {printable(warning)}")
+        for item in submission.ignored:  # every file of the folder nbgrader does not grade, with why
+            print(f"non corrigé ({printable(submission.student)}) : {printable(item.path)} — {printable(item.reason)}")
     for problem in report.problems:
         print(f"problème : {problem}")
     width = max([len("élève")] + [len(g.student) for g in grades])

@@ -5,21 +5,24 @@ course directory, or its `submitted/` folder). Each notebook becomes the text of
 from its answer cells exactly as the hidden cells do in the kernel (answers.py), so that the engine
 grades the same program under `trous grade` and under `nbgrader autograde`. Files are opened without
 following symbolic links, read-only and bounded in size; an unreadable notebook counts as absent,
-with a note.
+with a note. Only what nbgrader grades is graded (`<assignment>/<exercise>.ipynb`, exactly so named);
+every other file of a student's folder is named in their feedback with why (a renamed notebook, a
+.py, a file of another assignment…), and every entry of `submitted/` that is not a student is listed.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import stat
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..course.definition import Course, Exercise
 from ..grading import intake as intake_mod
-from ..grading.submissions import Submission
+from ..grading.filenames import Matcher
+from ..grading.safetext import printable
+from ..grading.submissions import IgnoredFile, Submission
 from . import answers
 from .bundle import Bundle, check_bundle, of
 
@@ -78,26 +81,6 @@ def _public_bundle(exercise: Exercise, root: Path | None = None) -> Bundle:
     return _bundles[key]
 
 
-def _read(path: Path, limit: int = MAX_NOTEBOOK) -> bytes | None:
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NOATIME", 0))
-    except PermissionError:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        chunks, size = [], 0
-        while size <= limit:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
 def notebook_exercise(exercise: Exercise, data: bytes, shown: str, notes: list[str],
                       root: Path | None = None) -> bytes | None:
     """The exercise text a submitted notebook gives, or None (with a note) when it cannot be read."""
@@ -121,38 +104,105 @@ def notebook_exercise(exercise: Exercise, data: bytes, shown: str, notes: list[s
     return answers.exercise_text(bundle, found).encode("utf-8", "surrogatepass")
 
 
+class _AssignmentSorter(intake_mod.Sorter):
+    """In `submitted/<student>/<assignment>/`, nbgrader grades `<exercise>.ipynb` at the top, exactly
+    so named, and nothing else: trous grades the same files (the grades must be nbgrader's), and
+    names every other one with why (a renamed notebook most of all)."""
+
+    def __init__(self, course: Course, assignment: str):
+        super().__init__(Matcher(e.id for e in course.exercises))
+        self.course = course
+        self.assignment = assignment
+        self.expected = {f"{e.id}.ipynb" for e in course.exercises if e.assignment.id == assignment}
+
+    def keep(self, name: str) -> bool:
+        return name in self.expected
+
+    def first(self, folder: str) -> bool:
+        return False
+
+    def reason(self, name: str) -> tuple[str, int] | None:
+        if name in NBGRADER_FILES:
+            return None  # nbgrader's own bookkeeping, not the student's
+        match = self.matcher.match(name)
+        if match is not None:
+            exercise = self.course.exercise(match.exercise)
+            expected = f"{exercise.id}.ipynb"
+            if exercise.assignment.id != self.assignment:
+                return (f"exercice d'un autre devoir ({exercise.assignment.id}) : non corrigé avec "
+                        f"{self.assignment}"), intake_mod.CANDIDATE
+            if not match.notebook:
+                return f"fichier .py : nbgrader ne corrige que le carnet {expected}", intake_mod.CANDIDATE
+            return (f"nom différent de {expected} ({match.how}) : nbgrader ne corrige que {expected} "
+                    "(renomme le carnet)"), intake_mod.CANDIDATE
+        reason, rank = super().reason(name)
+        if reason in (intake_mod.NOT_EXERCISE, intake_mod.PYTHON_EXTRA):
+            return f"pas un carnet du devoir {self.assignment}", rank
+        return reason, rank
+
+
+NBGRADER_FILES = {"timestamp.txt"}  # written by nbgrader submit and collect in every submitted folder
+# nbgrader finds students with glob's « * » (CourseDirectory.student_id), which never matches a name
+# starting with « . »: such a folder is nobody nbgrader grades, so trous does not grade it either.
+HIDDEN_STUDENT = "dossier caché : nbgrader ne le prend pas pour un élève (son motif « * » ignore les noms en « . »)"
+
+
 def student_submission(course: Course, folder: Path, assignments: list[str] | None = None,
-                       root: Path | None = None) -> Submission:
+                       root: Path | None = None, limits: intake_mod.IntakeLimits | None = None) -> Submission:
+    limits = limits or intake_mod.IntakeLimits()
     student = folder.name
     files: dict[str, bytes | None] = {e.id: None for e in course.exercises}
-    notes: list[str] = []
+    origins: dict[str, str] = {}
+    ledger = intake_mod.Ledger(limits)
     known = {a.id for a in course.spec.assignments}
-    for entry in sorted(folder.iterdir()):
-        if entry.is_symlink() or not entry.is_dir():
+    try:
+        listing = sorted(os.scandir(folder), key=lambda d: d.name)
+    except OSError as exc:
+        ledger.note(f"dossier illisible ({exc.strerror or exc})")
+        listing = []
+    for entry in listing:
+        name = entry.name
+        if entry.is_symlink():
+            ledger.ignore(name, intake_mod.LINK_NEVER_FOLLOWED, intake_mod.REFUSED)
             continue
-        if entry.name not in known:
-            if not entry.name.startswith("."):
-                notes.append(f"devoir inconnu du cours : {entry.name}")
+        if not entry.is_dir(follow_symlinks=False):
+            if name not in NBGRADER_FILES:
+                ledger.ignore(name, "hors des dossiers de devoirs : nbgrader ne le corrige pas")
             continue
-        if assignments and entry.name not in assignments:
+        if name not in known:
+            reason = intake_mod.SKIPPED_DIRS.get(name) or "devoir inconnu du cours : non corrigé"
+            rank = intake_mod.FOLDER if name in intake_mod.SKIPPED_DIRS else intake_mod.OTHER
+            ledger.ignore(name + "/", reason, rank)
             continue
-        for exercise in course.exercises:
-            if exercise.assignment.id != entry.name:
+        if assignments and name not in assignments:
+            continue  # another assignment than the one asked for: not part of this grading
+        sorter = _AssignmentSorter(course, name)
+        found = {e.parts: e for e in intake_mod.walk(folder / name, limits, ledger, sorter, shown=(name,))}
+        for parts, candidate in sorted(found.items()):
+            shown = f"{name}/{'/'.join(parts)}"
+            exercise_id = parts[-1][: -len(".ipynb")]
+            if len(parts) > 1:
+                ledger.ignore(shown, f"pas à la racine du devoir : nbgrader ne corrige que {name}/{parts[-1]}",
+                              intake_mod.CANDIDATE, exercise_id)
                 continue
-            path = entry / f"{exercise.id}.ipynb"
-            shown = f"{entry.name}/{exercise.id}.ipynb"
-            if not os.path.lexists(path):
+            if candidate.kind != intake_mod.FILE:
+                ledger.ignore(shown, intake_mod.NOT_REGULAR, intake_mod.CANDIDATE, exercise_id)
                 continue
             try:
-                data = _read(path)
+                data = candidate.read(MAX_NOTEBOOK + 1)
             except OSError as exc:
-                notes.append(f"{shown} : lecture impossible ({exc.strerror or exc}) : compté comme absent")
+                ledger.ignore(shown, f"lecture impossible ({exc.strerror or exc}) : compté comme absent",
+                              intake_mod.CANDIDATE, exercise_id)
                 continue
-            if data is None:
-                notes.append(f"{shown} : pas un fichier ordinaire (lien symbolique ?) : ignoré")
-                continue
-            files[exercise.id] = notebook_exercise(exercise, data, shown, notes, root)
-    return Submission(student, files, source=str(folder), warnings=tuple(notes))
+            notes: list[str] = []
+            files[exercise_id] = notebook_exercise(course.exercise(exercise_id), data, shown, notes, root)
+            for note in notes:
+                ledger.note(note)
+            if files[exercise_id] is not None:
+                origins[exercise_id] = shown
+    warnings, ignored, unlisted = ledger.result()
+    return Submission(student, files, source=str(folder), warnings=warnings, ignored=ignored, unlisted=unlisted,
+                      origins=origins)
 
 
 def load(path: Path, course: Course, limits=None, assignments: list[str] | None = None,
@@ -163,11 +213,24 @@ def load(path: Path, course: Course, limits=None, assignments: list[str] | None 
                                      "nbgrader_config.py et submitted/)")
     result = intake_mod.Intake(NAME, found.root)
     for folder in sorted(found.submitted.iterdir()):
-        if folder.is_symlink() or not folder.is_dir() or folder.name.startswith("."):
+        shown = printable(folder.name)
+        if folder.is_symlink():
+            result.ignored.append(IgnoredFile(shown, intake_mod.LINK_NEVER_FOLLOWED))
+            continue
+        if not folder.is_dir():
+            result.ignored.append(IgnoredFile(shown, "pas un dossier d'élève de nbgrader : pas une copie"))
             continue
         if students and folder.name not in students:
             continue
-        result.submissions.append(student_submission(course, folder, assignments, found.root))
+        if folder.name in intake_mod.SKIPPED_DIRS:
+            result.ignored.append(IgnoredFile(shown + "/", intake_mod.SKIPPED_DIRS[folder.name]))
+            continue
+        if folder.name.startswith("."):
+            result.ignored.append(IgnoredFile(shown + "/", HIDDEN_STUDENT))
+            continue
+        # nbgrader's student ids are the folder names (its gradebook is keyed by them): graded as
+        # they are; only what is shown is cleaned.
+        result.submissions.append(student_submission(course, folder, assignments, found.root, limits))
     if not result.submissions:
         result.warnings.append(f"{found.submitted} : aucune copie (lancez d'abord nbgrader collect)")
     result.after = _after(found.root, assignments, _preload())

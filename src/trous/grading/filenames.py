@@ -1,0 +1,141 @@
+"""Which exercise a file is, from its name as students really upload it.
+
+Browsers, Moodle, file managers and JupyterLab rename files: `01_toux (1).py` (Chrome, Moodle's file
+picker, Google Drive), `01_toux(1).py`, `01_toux-1.py` (Safari), `01_toux 2.py` and
+`01_toux copie.py` (macOS), `01_toux - Copie (2).py` (Windows), `01_toux (autre copie).py` (GNOME),
+`01_toux-Copy1.ipynb` (JupyterLab), `Copie de 01_toux.py`, `01_toux (conflicted copy …).py`
+(Dropbox), `01_toux.py.txt` (Notepad), `01_Toux.PY` (case). A name is an exercise's when, once
+those decorations are taken off, what remains is the exercise id, whatever the case.
+
+Exercise ids are `NN_lowercase_and_digits` (course.yaml's rule): they never hold a space, a
+parenthesis or a hyphen, so taking those decorations off can never turn one exercise's name into
+another's. Other words after an id (`01_toux_final.py`, `01_toux-ancien.py`) are not guessed: such a
+file is named to the student as « nom proche » and left ungraded.
+
+A `.ipynb` is the exercise as a notebook (JupyterLab); it is graded through its `.py` (jupytext).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+PY, NOTEBOOK = ".py", ".ipynb"
+OTHER_ARCHIVES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".rar", ".7z", ".gz", ".bz2", ".xz")
+
+_COPY = r"(?:copie|copy|kopie|copia)"
+_PREFIX = re.compile(rf"^{_COPY}(?:\s*\(\d+\))?\s+(?:de|of|von|di)\s+")
+_SUFFIXES = [re.compile(p + "$") for p in (
+    r"\s*\(\s*\d+\s*\)",  # « (1) »: Chrome, Edge, Firefox, Moodle, Windows, Google Drive
+    r"\s*\[\s*\d+\s*\]",  # « [1] »: older browsers
+    r"\s*-\s*" + _COPY + r"(?:\s*\(\s*\d+\s*\))?",  # « - Copie », « - Copy (2) »: Windows Explorer
+    r"\s*\((?:[^()]*\s)?(?:" + _COPY + r"|conflit|conflicted)(?:\s[^()]*)?\)",  # « (copie) », « (3e copie) », Dropbox
+    r"[\s_-]*" + _COPY + r"\s*\d*",  # « copie », « copy 2 » (macOS), « -Copy1 » (JupyterLab)
+    r"-\d+",  # « -1 »: Safari, wget
+    r"\s+\d+",  # « 2 »: macOS Finder
+)]
+
+
+@dataclass(frozen=True)
+class Match:
+    exercise: str
+    notebook: bool  # a .ipynb, graded through its .py
+    exact: bool  # exactly `<id>.py` or `<id>.ipynb`
+    how: str = ""  # French, when not exact: what differs from the expected name
+
+
+def _normal(name: str) -> str:
+    # NFKC: full-width digits and letters, non-breaking spaces and the like become plain ones.
+    return unicodedata.normalize("NFKC", name).strip()
+
+
+def split_extension(name: str) -> tuple[str, str, str, bool] | None:
+    """(stem, extension as written, extension, a `.txt` was added) for a .py or .ipynb name in any
+    case, after Unicode normalisation; None for any other name."""
+    text = _normal(name)
+    folded = text.casefold()
+    added_txt = False
+    if folded.endswith((".py.txt", ".ipynb.txt")):
+        text, folded, added_txt = text[:-4], folded[:-4], True
+    for extension in (PY, NOTEBOOK):
+        if folded.endswith(extension) and len(folded) > len(extension):
+            return text[: -len(extension)], text[-len(extension):], extension, added_txt
+    return None
+
+
+class Matcher:
+    """Names of one course's exercises, and how the files a student uploads map onto them."""
+
+    def __init__(self, exercise_ids: Iterable[str]):
+        self.ids = {i.casefold(): i for i in exercise_ids}
+        self.checks = {f"test_{i}.py" for i in self.ids}
+        # Longest first: « nom proche » names the most specific id a name starts with.
+        self._by_length = sorted(self.ids, key=len, reverse=True)
+        # A class's copies hold the same few names over and over; bounded against hostile ones.
+        self.match = functools.lru_cache(maxsize=4096)(self._match)
+
+    def _match(self, name: str) -> Match | None:
+        split = split_extension(name)
+        if split is None:
+            return None
+        stem, written, extension, added_txt = split
+        notebook = extension == NOTEBOOK
+        folded = stem.casefold()
+        prefix: list[str] = []
+        suffixes: list[str] = []
+        found = _PREFIX.match(folded) if folded not in self.ids else None
+        if found:
+            prefix.append(stem[: found.end()].strip())
+            stem, folded = stem[found.end():], folded[found.end():]
+        for _ in range(8):  # « 01_toux (1) (2) - Copie »: a few decorations at most
+            if folded in self.ids:
+                break
+            for suffix in _SUFFIXES:
+                found = suffix.search(folded)
+                if found and found.start() > 0:
+                    suffixes.insert(0, stem[found.start():].strip())
+                    stem, folded = stem[: found.start()], folded[: found.start()]
+                    break
+            else:
+                break
+        if folded not in self.ids:
+            return None
+        exercise = self.ids[folded]
+        if name == exercise + extension:
+            return Match(exercise, notebook, True)
+        differences = []
+        if prefix or suffixes:
+            differences.append("renommé : « " + " », « ".join(prefix + suffixes) + " » en plus du nom attendu")
+        if stem != exercise or written != extension:
+            differences.append("majuscules différentes")
+        if added_txt:
+            differences.append("extension .txt ajoutée")
+        if not differences:  # only Unicode normalisation differs (full-width letters, odd spaces)
+            differences.append("caractères différents du nom attendu")
+        return Match(exercise, notebook, False, " ; ".join(differences))
+
+    def near(self, name: str) -> str | None:
+        """The exercise a .py/.ipynb name begins with when it is no recognised renaming of it
+        (`01_toux_final.py`): worth telling the student, who may have meant it."""
+        split = split_extension(name)
+        if split is None:
+            return None
+        folded = split[0].casefold()
+        for exercise in self._by_length:
+            if folded.startswith(exercise) and folded != exercise:
+                return self.ids[exercise]
+        return None
+
+    def is_public_check(self, name: str) -> bool:
+        return name.casefold() in self.checks
+
+
+def is_zip(name: str) -> bool:
+    return name.casefold().endswith(".zip")
+
+
+def is_other_archive(name: str) -> bool:
+    return name.casefold().endswith(OTHER_ARCHIVES)
