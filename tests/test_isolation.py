@@ -668,7 +668,9 @@ def test_system_v_ipc_is_removed_between_jobs(kind):
     before_host = host_shm_keys()
     with Runner(kind, memory_mb=MEMORY_MB) as runner:
         [made] = run_one(runner, leave, "made")
-        assert all(i >= 0 for i in made), made
+        # The seccomp filter refuses System V IPC altogether; where it could not be loaded, the
+        # objects are made in the sandbox's own IPC namespace and must be gone by the next job.
+        assert made == [-1, -1, -1] or all(i >= 0 for i in made), made
         assert keys[0] not in host_shm_keys() - before_host  # its own IPC namespace
         found, listed = run_one(runner, look, "found", "listed")
     assert found == [-1, -1, -1] and listed == []
