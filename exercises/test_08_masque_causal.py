@@ -43,6 +43,9 @@ scores_masques = blank(
            label="scores_masques[0] vaut −∞ ?",
            message="Avant softmax, les scores des positions suivantes valent moins l'infini (-np.inf), pas un grand "
                    "nombre négatif : c'est la règle de l'exercice 3."),
+    expect("np.tril(scores_masques) - np.tril(scores)", ZEROS_5, rtol=0.0, atol=0.0,
+           label="scores_masques − scores, sur la diagonale et en dessous",
+           message="Là où masque est vrai, scores_masques garde le score tel quel."),
     expect("np.triu(poids, 1)", ZEROS_5, rtol=0.0, atol=0.0, label="poids au-dessus de la diagonale",
            message="Après softmax, le poids des positions suivantes est exactement 0."),
     expect("poids.sum(axis=1)", [1.0] * 5, label="somme de chaque ligne de poids",

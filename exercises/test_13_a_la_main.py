@@ -58,6 +58,9 @@ sortie = blank(
     expect("output", [0.4723, 0.5277, 0.8025], atol=1e-3, variant=AUTRES),
 )
 
+# Des scores donnés, petits : multiplier par dix (et pas par un autre nombre) se voit sur les poids.
+PETITS_SCORES = variant("des scores donnés", shown=True, scores="[0.1, 0.0, -0.1]")
+
 x10 = blank(
     "x10",
     expect("weights_x10", [0.5, 0.0, 0.5], decimals=3,
@@ -67,6 +70,10 @@ x10 = blank(
     # NumPy : softmax de 10 × les scores ci-dessus.
     expect("weights_x10", [0.0, 0.0, 0.5, 0.5], atol=1e-3, variant=AUTRES,
            message="Quatre scores, chacun multiplié par dix : les deux maxima, à égalité, se partagent tout."),
+    # À la main : softmax([1, 0, −1]) = [e, 1, 1/e] / (e + 1 + 1/e).
+    expect("weights_x10", [0.6652, 0.2447, 0.0900], atol=1e-3, variant=PETITS_SCORES,
+           message="Les scores 0,1 ; 0 ; −0,1 multipliés par dix donnent 1 ; 0 ; −1, puis softmax : "
+                   "[e ; 1 ; 1/e] / (e + 1 + 1/e)."),
 )
 
 valeurs = blank(
