@@ -8,7 +8,7 @@ sont ce que l'élève lit : elles disent ce qui est vérifié, jamais les entré
 from trous.spec import SOLUTION, blank, expect, variant
 
 AUTRES = [
-    variant("une autre phrase de trois tokens", x="[[2, 1], [0, 3], [1, -1]]"),
+    variant("une autre phrase de même longueur", x="[[2, 1], [0, 3], [1, -1]]"),
     variant("une phrase plus longue", x="[[0.5, -1.0], [1.0, 2.0], [-1.0, 0.0], [2.0, 2.0]]"),
     variant("des vecteurs à composantes négatives", x="[[-1, -2], [3, 0.5], [0, -1]]"),
 ]

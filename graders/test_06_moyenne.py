@@ -10,7 +10,7 @@ from trous.spec import SOLUTION, blank, expect, variant
 AUTRES = [
     variant("une séquence plus courte", T="3"),
     variant("une séquence plus longue, d'autres vecteurs", T="8", graine="11"),
-    variant("un seul caractère", T="1"),
+    variant("la séquence la plus courte possible", T="1"),
 ]
 
 triangle = blank(

@@ -10,7 +10,7 @@ from trous.spec import SOLUTION, blank, expect, variant
 AUTRES = [
     variant("une séquence plus courte, une autre dimension", T="3", d="4"),
     variant("une séquence plus longue, une autre dimension, un autre tirage", T="7", d="16", graine="5"),
-    variant("un seul caractère", T="1"),
+    variant("la séquence la plus courte possible", T="1"),
 ]
 
 scores = blank(

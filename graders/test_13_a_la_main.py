@@ -8,7 +8,12 @@ descriptions et les étiquettes disent ce qui est vérifié, jamais les entrées
 from trous.spec import SOLUTION, blank, expect, variant
 
 # Un produit scalaire n'existe que si q et k ont autant de composantes : len(k) vaut toujours len(q).
-EQUIVALENT_MUTANTS = {"scores": ["sum((a * b for a, b in zip(q, k))) / sqrt(len(k))"]}
+EQUIVALENT_MUTANTS = {
+    "scores": ["sum((a * b for a, b in zip(q, k))) / sqrt(len(k))"],
+    # Any shift leaves the softmax unchanged; int(max) is within 1 of the max, so no exponential
+    # overflows either (each is at most e¹).
+    "shift": ["int(max(scores))"],
+}
 
 AUTRES = [
     variant("une phrase plus longue", q="[0.5, -1.0]", keys="[[2, 1], [0, 3], [1, -1], [-2, 0]]",
