@@ -151,19 +151,22 @@ def generate(exercise: Exercise, solution: str, fills, pool: RunnerPool) -> list
             if text:
                 candidates.append((mutants_mod.HARD_CODED_LABELS[0], text))
         candidates += mutants_mod.kind_mutants(fill.text, kind)
-        original = _normal(fill.text)
+        done = {_normal(fill.text)}  # the right answer written another way (a letter, -inf…) is no mutant
         for label, text in candidates:
-            if _normal(text) == original:
-                continue  # the right answer written another way (a letter, -inf…) is no mutant
+            if _normal(text) in done:
+                continue
+            done.add(_normal(text))
             program = blanks_mod.splice(solution, fills, {**others, fill.index: text})
             public = blanks_mod.splice(solution, fills, {fill.index: text})
             found.append(Mutant(exercise.id, fill.index, label, text, program, public_text=public))
         if fill.index in statements:
             first, last, name, value, kind = statements[fill.index]
+            written = set()
             for label, shown in zip(mutants_mod.HARD_CODED_LABELS[1:], (value, mutants_mod.rounded(value))):
                 text = mutants_mod.literal(shown, array=mutants_mod.is_array(kind))
-                if not text:
-                    continue
+                if not text or text in written:
+                    continue  # integers rounded are the same statement
+                written.add(text)
                 program = "\n".join(lines[:first - 1] + [f"{name} = {text}"] + lines[last:])
                 found.append(Mutant(exercise.id, fill.index, label, f"{name} = {text}", program, whole_file=True,
                                     public_text=program))
