@@ -22,6 +22,9 @@
 # 2. **l'écart type** de tous ces produits scalaires ;
 # 3. **le plus grand poids de chaque ligne** après softmax, en moyenne sur toutes les lignes
 #    (la fonction `poids_max_moyen`), sans mise à l'échelle puis **après division par √d**.
+#    Une « ligne » court toujours le long de la **dernière** dimension (celle que softmax normalise),
+#    quel que soit le nombre de dimensions : `poids_max_moyen` reçoit ici des tableaux à trois
+#    dimensions (n, T, T), et les vérifications l'appellent aussi sur des tableaux à deux dimensions.
 #
 # La leçon trouve :
 #
@@ -34,7 +37,9 @@
 #
 # Tes nombres, tirés au hasard, seront un peu différents ; on vérifie que l'écart type est √d à 15 %
 # près, que les poids mis à l'échelle restent entre 0,3 et 0,6, et que sans mise à l'échelle le plus
-# grand poids les dépasse d'au moins 0,2.
+# grand poids les dépasse d'au moins 0,2. Sur une toute petite expérience (D = [4], n = 2, T = 3), où
+# l'écart type mesuré s'éloigne de √d, les vérifications comparent aussi tes nombres aux valeurs
+# exactes : l'écart type mesuré n'est pas √d, et la mise à l'échelle divise par √d, pas par lui.
 #
 # **À toi de coder** avec NumPy : complète les quatre trous `___`. Vérifie avec
 # `pytest exercises/ -k racine_d`, ou lance `python exercises/09_racine_d.py` pour voir le tableau.
@@ -58,7 +63,8 @@ def softmax(s):
 
 
 def poids_max_moyen(scores):
-    """Le plus grand poids de chaque ligne après softmax, en moyenne sur toutes les lignes."""
+    """Le plus grand poids de chaque ligne (le long de la dernière dimension) après softmax, en moyenne
+    sur toutes les lignes ; `scores` a deux dimensions ou plus."""
     return ___
 
 

@@ -1,11 +1,27 @@
-"""Vérifications publiques de l'exercice 4 (lance `pytest exercises/ -k 04_distance`)."""
+"""Vérifications publiques de l'exercice 4 (lance `pytest exercises/ -k 04_distance`).
 
-from trous.spec import blank, expect
+Sur l'exemple du cours, puis sur d'autres entrées, montrées (un autre w et une autre phrase, d'autres
+embeddings) : les valeurs attendues ont été calculées à part, à la main (formule en commentaire).
+"""
+
+from trous.spec import blank, expect, variant
+
+# « Pas » à 4 mots de « toux », w = 0,8.
+AUTRE_W = variant("un autre w, une phrase plus courte", shown=True, w="0.8",
+                  phrase='"Pas ni fièvre ni toux".split()')
+# Scores avec « toux » = [1 ; 1] : « Pas », « fièvre » et « toux » 2 ; « ni » et « frissons » 1 ; « de » 0.
+AUTRES_EMBEDDINGS = variant("d'autres embeddings", shown=True,
+                            vec='{"Pas": [0, 2], "de": [0, 0], "ni": [1, 0], "fièvre": [1, 1], "frissons": [0, 1], '
+                                '"toux": [1, 1]}')
 
 rnn = blank(
     "rnn",
     expect("reste", 1 / 256,
            message="« Pas » est à 8 mots de « toux » : son apport est multiplié 8 fois par 0,5, il en reste 1/256."),
+    # À la main : 0,8⁴ = 0,64 × 0,64 = 0,4096.
+    expect("reste", 0.4096, variant=AUTRE_W,
+           message="Avec w = 0,8 et « Pas » à 4 mots de « toux » (« Pas ni fièvre ni toux ») : "
+                   "0,8 × 0,8 × 0,8 × 0,8 = 0,4096."),
 )
 
 poids = blank(
@@ -14,4 +30,8 @@ poids = blank(
     expect("pres", 0.13, decimals=2, message="Le poids de « Pas » juste avant « toux »."),
     expect("loin - pres", 0, label="loin − pres",
            message="Le même poids à 8 mots et à 1 mot : la distance n'entre pas dans le calcul."),
+    # À la main : scores 2, 0, 2, 1, 0, 1, 1, 0, 2 ; poids de « Pas » e² / (3 e² + 3 e¹ + 3 e⁰) ≈ 0,2217.
+    expect("[loin, pres]", [0.2217, 0.2217], atol=1e-3, variant=AUTRES_EMBEDDINGS,
+           message="Avec « Pas » = [0 ; 2], « fièvre » = [1 ; 1], « ni » = [1 ; 0], « frissons » = [0 ; 1] : "
+                   "les scores valent 2, 0, 2, 1, 0, 1, 1, 0, 2 et le poids de « Pas » e² / (3 e² + 3 e + 3)."),
 )

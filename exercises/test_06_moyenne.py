@@ -1,6 +1,10 @@
-"""Vérifications publiques de l'exercice 6 (lance `pytest exercises/ -k moyenne`)."""
+"""Vérifications publiques de l'exercice 6 (lance `pytest exercises/ -k moyenne`).
 
-from trous.spec import blank, expect
+Sur T = 5 (le cours), puis sur une autre longueur, montrée (T = 4) : les matrices attendues ont été
+écrites à la main.
+"""
+
+from trous.spec import blank, expect, variant
 
 TRIANGLE_5 = [[1, 0, 0, 0, 0],
               [1, 1, 0, 0, 0],
@@ -14,16 +18,32 @@ MOYENNES_5 = [[1.00, 0.00, 0.00, 0.00, 0.00],
               [0.25, 0.25, 0.25, 0.25, 0.00],
               [0.20, 0.20, 0.20, 0.20, 0.20]]
 
+QUATRE = variant("quatre caractères, T = 4", shown=True, T="4")
+
+TRIANGLE_4 = [[1, 0, 0, 0],
+              [1, 1, 0, 0],
+              [1, 1, 1, 0],
+              [1, 1, 1, 1]]
+
+MOYENNES_4 = [[1, 0, 0, 0],
+              [1 / 2, 1 / 2, 0, 0],
+              [1 / 3, 1 / 3, 1 / 3, 0],
+              [1 / 4, 1 / 4, 1 / 4, 1 / 4]]
+
 triangle = blank(
     "triangle",
     expect("np.asarray(triangle, dtype=float)", TRIANGLE_5, label="triangle",
            message="La ligne i a des 1 aux positions 0 à i (diagonale comprise) et des 0 après."),
+    expect("np.asarray(triangle, dtype=float)", TRIANGLE_4, label="triangle", variant=QUATRE,
+           message="Pour T = 4, un triangle 4×4 : la taille vient de T, elle n'est pas écrite en dur."),
 )
 
 poids = blank(
     "poids",
     expect("poids", MOYENNES_5, decimals=2,
            message="Chaque ligne du triangle est divisée par sa propre somme : le tableau de la leçon."),
+    expect("poids", MOYENNES_4, variant=QUATRE,
+           message="Pour T = 4 aussi, la ligne i est divisée par sa somme, i + 1."),
 )
 
 sortie = blank(
@@ -32,4 +52,9 @@ sortie = blank(
     expect("sortie[2] - x[:3].mean(axis=0)", [0, 0, 0, 0], atol=1e-9,
            label="sortie[2] − la moyenne de x[0], x[1] et x[2]",
            message="Le résultat de la 3e position (« 明 ») est la moyenne des trois premiers vecteurs."),
+    expect("list(sortie.shape)", [4, 4], variant=QUATRE,
+           message="Pour T = 4 : 4 vecteurs à 4 composantes."),
+    expect("sortie[3] - x.mean(axis=0)", [0, 0, 0, 0], atol=1e-9, variant=QUATRE,
+           label="sortie[3] − la moyenne des quatre vecteurs x",
+           message="La dernière position voit les quatre caractères : son résultat est leur moyenne."),
 )

@@ -1,16 +1,33 @@
 """Vérifications publiques de l'exercice 9 (lance `pytest exercises/ -k racine_d`).
 
-Les nombres sont tirés au hasard : on vérifie des ordres de grandeur, déduits du tableau de la leçon
-(écart type 3,89 ; 8,17 ; 16,08 ; 32,53 pour √d = 4, 8, 16, 32 ; plus grand poids moyen 0,79 à 0,95
-sans mise à l'échelle, 0,39 à 0,53 après division par √d), avec de la marge.
+Sur l'expérience du cours, les nombres sont tirés au hasard : on vérifie des ordres de grandeur, déduits
+du tableau de la leçon (écart type 3,89 ; 8,17 ; 16,08 ; 32,53 pour √d = 4, 8, 16, 32 ; plus grand poids
+moyen 0,79 à 0,95 sans mise à l'échelle, 0,39 à 0,53 après division par √d), avec de la marge.
+
+Une toute petite expérience, montrée (D = [4], n = 2, T = 3, même graine 0), donne des valeurs
+exactes : elles ont été calculées à part avec NumPy (mêmes tirages, rng = np.random.default_rng(0),
+q puis k de forme (2, 3, 4) ; s = np.einsum("sid,sjd->sij", q, k)), écrites à quatre décimales.
+Sur 18 produits scalaires, l'écart type mesuré (1,52) s'éloigne de √4 = 2 : diviser par √d ou par
+l'écart type mesuré n'est plus la même chose.
 """
 
-from trous.spec import blank, expect
+from trous.spec import blank, expect, variant
+
+PETITE = variant("une toute petite expérience, D = [4], n = 2, T = 3", shown=True, D="[4]", n="2", T="3")
 
 max_moyen = blank(
     "max_moyen",
-    expect("poids_max_moyen(np.array([[0.0, 0.0], [0.0, 100.0]]))", 0.75,
-           message="Poids [0,5 ; 0,5] puis [0 ; 1] : les plus grands poids sont 0,5 et 1, en moyenne 0,75."),
+    # À la main : poids [1/3 ; 1/3 ; 1/3] puis [0 ; 0 ; 1] : plus grands poids 1/3 et 1, en moyenne 2/3.
+    expect("poids_max_moyen(np.array([[0.0, 0.0, 0.0], [0.0, 0.0, 100.0]]))", 2 / 3, atol=1e-9,
+           message="Deux lignes : poids [1/3 ; 1/3 ; 1/3] puis [0 ; 0 ; 1] ; les plus grands poids sont 1/3 et 1, "
+                   "en moyenne 2/3. Le maximum se prend dans chaque ligne, pas dans chaque colonne."),
+    # À la main : quatre lignes, plus grands poids 1/3, 1, 1/3, 1/3 : en moyenne 1/2.
+    expect("poids_max_moyen(np.array([[[0.0, 0.0, 0.0], [0.0, 0.0, 100.0]], [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]]))",
+           1 / 2, atol=1e-9, label="poids_max_moyen sur un tableau à trois dimensions (2, 2, 3)",
+           message="Trois dimensions : les lignes courent toujours le long de la dernière (axis=-1) ; quatre lignes, "
+                   "plus grands poids 1/3, 1, 1/3, 1/3, en moyenne 1/2."),
+    expect("sans_echelle", [0.6550], atol=1e-3, variant=PETITE,
+           message="Sur la petite expérience : le plus grand poids de chaque ligne des scores, en moyenne."),
 )
 
 produits = blank(
@@ -19,6 +36,10 @@ produits = blank(
            message="Pour chacune des 40 séquences, un score par couple (requête i, clé j) : forme (40, 5, 5)."),
     expect("float(scores[3, 1, 2] - q[3, 1] @ k[3, 2])", 0.0, atol=1e-9, label="scores[3, 1, 2] − q[3, 1]·k[3, 2]",
            message="scores[s, i, j] est le produit scalaire de la requête i et de la clé j de la séquence s."),
+    expect("list(scores.shape)", [2, 3, 3], variant=PETITE,
+           message="2 séquences de 3 caractères : forme (2, 3, 3)."),
+    expect("float(scores[1, 2, 0] - q[1, 2] @ k[1, 0])", 0.0, atol=1e-9, variant=PETITE,
+           label="scores[1, 2, 0] − q[1, 2]·k[1, 0]"),
 )
 
 ecart_type = blank(
@@ -26,6 +47,9 @@ ecart_type = blank(
     expect("[e / math.sqrt(d) for e, d in zip(ecarts_types, D)]", [1.0] * 4, atol=0.15,
            label="écart type divisé par √d, pour chaque d (1 à 0,15 près)",
            message="L'écart type des produits scalaires vaut environ √d (à 15 % près) : 4, 8, 16 et 32."),
+    # 1,5212 ; l'écart type « corrigé » (ddof=1), 1,5654, est accepté aussi (5 % près).
+    expect("ecarts_types", [1.5212], rtol=0.05, variant=PETITE,
+           message="L'écart type mesuré de ces 18 produits scalaires, qui n'est pas exactement √d."),
 )
 
 echelle = blank(
@@ -36,4 +60,6 @@ echelle = blank(
            label="sans mise à l'échelle, au moins 0,2 de plus ?",
            message="Sans mise à l'échelle, le plus grand poids moyen dépasse d'au moins 0,2 celui obtenu après "
                    "division par √d : softmax se concentre sur une seule position."),
+    expect("avec_echelle", [0.5130], atol=1e-3, variant=PETITE,
+           message="Les scores sont divisés par √d = 2 (la racine de la dimension), pas par leur écart type mesuré."),
 )

@@ -1,32 +1,33 @@
 """Correcteur caché de l'exercice 1 (jamais distribué aux élèves).
 
 Chaque trou est aussi vérifié sur d'autres phrases : la valeur attendue est celle que donne la
-solution de référence sur les mêmes entrées (SOLUTION).
+solution de référence sur les mêmes entrées (SOLUTION). Les descriptions et les étiquettes (label)
+sont ce que l'élève lit : elles disent ce qui est vérifié, jamais les entrées.
 """
 
 from trous.spec import SOLUTION, blank, expect, variant
 
 AUTRES = [
-    variant("trois autres vecteurs", x="[[2, 1], [0, 3], [1, -1]]"),
-    variant("quatre tokens", x="[[0.5, -1.0], [1.0, 2.0], [-1.0, 0.0], [2.0, 2.0]]"),
-    variant("vecteurs négatifs", x="[[-1, -2], [3, 0.5], [0, -1]]"),
+    variant("une autre phrase de même longueur", x="[[2, 1], [0, 3], [1, -1]]"),
+    variant("une phrase plus longue", x="[[0.5, -1.0], [1.0, 2.0], [-1.0, 0.0], [2.0, 2.0]]"),
+    variant("des vecteurs à composantes négatives", x="[[-1, -2], [3, 0.5], [0, -1]]"),
 ]
 
 somme_exp = blank(
     "somme_exp",
-    expect("softmax([0.5, 2.0, -1.0, 3.0])", SOLUTION),
-    expect("softmax([10.0, 10.0])", SOLUTION),
-    expect("poids", SOLUTION, variants=AUTRES),
+    expect("softmax([0.5, 2.0, -1.0, 3.0])", SOLUTION, label="softmax d'autres scores"),
+    expect("softmax([10.0, 10.0])", SOLUTION, label="softmax de deux scores égaux"),
+    expect("poids", SOLUTION, variants=AUTRES, label="les poids"),
 )
 
 scores = blank(
     "scores",
-    expect("scores", SOLUTION, variants=AUTRES),
+    expect("scores", SOLUTION, variants=AUTRES, label="les scores"),
 )
 
 nouveau = blank(
     "nouveau",
-    expect("nouveau", SOLUTION, variants=AUTRES),
+    expect("nouveau", SOLUTION, variants=AUTRES, label="le nouveau vecteur"),
 )
 
 # Wrong-looking fills that `trous doctor` generates but that are right: accepted on purpose.

@@ -1,39 +1,41 @@
 """Correcteur caché de l'exercice 5 (jamais distribué aux élèves).
 
-D'autres matrices, d'autres tailles (d = 3 ; x à 3 composantes et 4 tokens, d = 2), d'autres
-tokens : la valeur attendue est celle que donne la solution de référence (SOLUTION).
+D'autres matrices, d'autres tailles, d'autres tokens : la valeur attendue est celle que donne la
+solution de référence (SOLUTION). Les descriptions et les étiquettes disent ce qui est vérifié,
+jamais les entrées.
 """
 
 from trous.spec import SOLUTION, blank, expect, variant
 
 AUTRES = [
-    variant("autres matrices", W_q="[[0.5, -1, 2, 0], [1, 0, -0.5, 1]]", W_k="[[1, 2, 0, -1], [0, 1, 1, 0.5]]",
+    variant("d'autres matrices", W_q="[[0.5, -1, 2, 0], [1, 0, -0.5, 1]]", W_k="[[1, 2, 0, -1], [0, 1, 1, 0.5]]",
             W_v="[[2, 0, 1, -1], [0, 1, 0, 3]]"),
-    variant("q, k, v à 3 composantes", W_q="[[1, 0, 2], [0, 1, -1]]", W_k="[[0, 1, 1], [1, 0, 2]]",
-            W_v="[[1, 2, 0], [0, 1, 1]]"),
-    variant("x à 3 composantes, 4 tokens", x="[[1, 0, 2], [0, 1, 0], [1, 1, 1], [2, 0, -1]]",
+    variant("des requêtes, clés et valeurs d'une autre taille", W_q="[[1, 0, 2], [0, 1, -1]]",
+            W_k="[[0, 1, 1], [1, 0, 2]]", W_v="[[1, 2, 0], [0, 1, 1]]"),
+    variant("des embeddings d'une autre taille et une autre phrase",
+            x="[[1, 0, 2], [0, 1, 0], [1, 1, 1], [2, 0, -1]]",
             W_q="[[1, 0], [0, 1], [1, 1]]", W_k="[[0, 1], [1, 0], [1, -1]]", W_v="[[1, 2], [0, 1], [-1, 0]]"),
-    variant("autres tokens", x="[[2, -1], [0.5, 1], [1, 3], [-1, 0]]"),
+    variant("d'autres tokens", x="[[2, -1], [0.5, 1], [1, 3], [-1, 0]]"),
 ]
 
 couche = blank(
     "couche",
-    expect("[Q, K, V]", SOLUTION, variants=AUTRES),
+    expect("[Q, K, V]", SOLUTION, variants=AUTRES, label="les requêtes, clés et valeurs (Q, K, V)"),
 )
 
 nb_poids = blank(
     "nb_poids",
-    expect("nb_poids", SOLUTION, variants=AUTRES),
+    expect("nb_poids", SOLUTION, variants=AUTRES, label="le nombre de poids appris"),
 )
 
 racine = blank(
     "racine",
-    expect("scores", SOLUTION, variants=AUTRES),
+    expect("scores", SOLUTION, variants=AUTRES, label="les scores divisés par √d"),
 )
 
 sortie = blank(
     "sortie",
-    expect("sortie", SOLUTION, variants=AUTRES),
+    expect("sortie", SOLUTION, variants=AUTRES, label="la sortie (moyenne pondérée des valeurs)"),
 )
 
 # Wrong-looking fills that `trous doctor` generates but that are right: accepted on purpose.

@@ -1,7 +1,9 @@
 """Correcteur caché de l'exercice 10 (jamais distribué aux élèves).
 
 Chaque trou est aussi vérifié sur d'autres entrées (autre graine, autres T, d_model, d_head) : la
-valeur attendue est celle que donne la solution de référence sur les mêmes entrées (SOLUTION).
+valeur attendue est celle que donne la solution de référence sur les mêmes entrées (SOLUTION). Comme à
+l'exercice 7, la stabilité numérique n'est pas notée ici (le décalage est du code fourni). Les
+descriptions et les étiquettes disent ce qui est vérifié, jamais les entrées.
 """
 
 from trous.spec import SOLUTION, blank, expect, variant
@@ -11,41 +13,41 @@ from trous.spec import SOLUTION, blank, expect, variant
 EQUIVALENT_MUTANTS = {"normalisation": ["e / e.sum(axis=1, keepdims=True)"]}
 
 AUTRES = [
-    variant("autre graine, T = 7", graine="1", T="7"),
-    variant("T = 3, d_model = 12, d_head = 4", graine="2", T="3", d_model="12", d_head="4"),
-    variant("d_head = 6", graine="3", d_head="6"),
+    variant("une séquence plus longue, un autre tirage", graine="1", T="7"),
+    variant("d'autres tailles", graine="2", T="3", d_model="12", d_head="4"),
+    variant("une autre taille de tête", graine="3", d_head="6"),
 ]
 
 normalisation = blank(
     "normalisation",
     expect('softmax(np.array([[0.5, -1.0, 2.0, 0.0], [3.0, 3.0, 1.0, float("-inf")], [0.0, 0.0, 0.0, 0.0]]))',
-           SOLUTION),
-    expect("softmax(np.array([[1.0, 2.0], [0.0, 5.0], [2.0, 2.0]]))", SOLUTION),
-    expect("poids", SOLUTION, variants=AUTRES),
+           SOLUTION, label="softmax d'autres scores, dont un masqué"),
+    expect("softmax(np.array([[1.0, 2.0], [0.0, 5.0], [2.0, 2.0]]))", SOLUTION, label="softmax d'autres scores"),
+    expect("poids", SOLUTION, variants=AUTRES, label="les poids"),
 )
 
 qkv = blank(
     "qkv",
-    expect("[q, k, v]", SOLUTION),
-    expect("[q, k, v]", SOLUTION, variants=AUTRES),
+    expect("[q, k, v]", SOLUTION, label="q, k et v"),
+    expect("[q, k, v]", SOLUTION, variants=AUTRES, label="q, k et v"),
 )
 
 scores = blank(
     "scores",
-    expect("scores", SOLUTION, variants=AUTRES),
+    expect("scores", SOLUTION, variants=AUTRES, label="les scores"),
 )
 
 masque = blank(
     "masque",
-    expect("np.asarray(masque, dtype=bool)", SOLUTION, variants=AUTRES),
+    expect("np.asarray(masque, dtype=bool)", SOLUTION, variants=AUTRES, label="le masque"),
 )
 
 sortie = blank(
     "sortie",
-    expect("sortie", SOLUTION, variants=AUTRES),
+    expect("sortie", SOLUTION, variants=AUTRES, label="la sortie de la tête"),
 )
 
 sans_masque = blank(
     "sans_masque",
-    expect("sortie_libre", SOLUTION, variants=AUTRES),
+    expect("sortie_libre", SOLUTION, variants=AUTRES, label="la sortie sans masque"),
 )

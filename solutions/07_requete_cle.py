@@ -21,8 +21,11 @@
 # 4. **Exercice de la leçon** : donne à « 光 » la requête [0, 1] (il cherche quelque chose lié au lieu).
 #    Comment les poids changent-ils ? → 0,29 ; 0,32 ; 0,13 ; 0,12 ; 0,14.
 #
-# **À toi de coder** avec NumPy : complète les quatre trous `___`. Vérifie avec
-# `pytest exercises/ -k requete`, ou lance `python exercises/07_requete_cle.py` pour voir les poids.
+# **À toi de coder** avec NumPy : complète les quatre trous `___`. Dans `softmax`, le décalage
+# (retrancher le maximum avant l'exponentielle) est déjà écrit : le trou ne demande que de rendre les
+# exponentielles `e` de somme 1, et rien n'est vérifié ici sur de très grands scores (la stabilité
+# numérique est l'objet de l'exercice 13). Vérifie avec `pytest exercises/ -k requete` (sur les vecteurs
+# de la leçon, puis avec d'autres requêtes), ou lance `python exercises/07_requete_cle.py` pour voir les poids.
 
 # %%
 import numpy as np

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import re
 import shutil
 
 import pytest
@@ -9,14 +11,22 @@ import pytest
 from conftest import ROOT, run_trous
 from trous import doctor
 from trous.course import Course
+from trous.course import blanks
 
 
 def test_the_real_course_is_healthy():
     result = run_trous(ROOT, "doctor", timeout=900)
     assert result.returncode == 0, result.stdout[-4000:]
     assert "0 erreur(s)" in result.stdout
-    n = len(Course.load(ROOT).exercises)
+    course = Course.load(ROOT)
+    n = len(course.exercises)
     assert f"{n} exercices vérifiés" in result.stdout
+    # The public-versus-hidden table: one row per blank, and no mutant refused in secret but « juste » in public.
+    table = result.stdout[result.stdout.index("Mutants générés, trou par trou"):]
+    for exercise in course.exercises:
+        for blank in exercise.blanks:
+            assert re.search(rf"^  {exercise.id} +{blank.id} +\d+ +\d+ +\d+ +0$", table, re.M), (exercise.id, blank.id)
+    assert re.search(r"\d+ mutants, 0 refusé\(s\) en secret mais accepté\(s\) en public", table)
 
 
 @pytest.fixture
@@ -55,12 +65,19 @@ def test_blank_count_must_match_course_yaml(broken):
     assert any("4 trous « ___ » dans le fichier" in f and "3 déclarés" in f for f in found), found
 
 
+def replace_check(text: str, name: str, new: str) -> str:
+    """A check module with the check assigned to `name` replaced by `new` (Python source)."""
+    tree = ast.parse(text)
+    node = next(n for n in tree.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", None) == name)
+    lines = text.split("\n")
+    return "\n".join(lines[:node.lineno - 1] + [new] + lines[node.end_lineno:])
+
+
 def test_a_public_check_that_ignores_its_blank_is_caught(broken):
     checks = broken / "exercises" / "test_01_toux.py"
-    text = checks.read_text(encoding="utf-8")
     # The `scores` check now looks at something the blank does not compute.
-    text = text.replace('expect("scores", [1, 1, 2])', 'expect("x[2]", [1, 1])')
-    checks.write_text(text, encoding="utf-8")
+    checks.write_text(replace_check(checks.read_text(encoding="utf-8"), "scores",
+                                    'scores = blank("scores", expect("x[2]", [1, 1]))'), encoding="utf-8")
     found = findings(broken, graders=False)
     assert any("passe même quand ce trou vaut ___" in f and "scores" in f for f in found), found
 
@@ -74,7 +91,8 @@ def test_a_solution_failing_its_public_check_is_caught(broken):
 
 def test_a_weak_grader_lets_mutants_survive(broken):
     grader = broken / "graders" / "test_01_toux.py"
-    # Without hidden variants, hard-coding `scores` is not caught: the doctor must say so.
+    # Without variants, hidden or shown, hard-coding `scores` is not caught: the doctor must say so.
+    (broken / "exercises" / "test_01_toux.py").write_text(COURSE_VALUES_ONLY, encoding="utf-8")
     grader.write_text(
         "from trous.spec import SOLUTION, blank, expect\n"
         "somme_exp = blank('somme_exp', expect('softmax([0.5, 2.0, -1.0])', SOLUTION))\n"
@@ -91,3 +109,122 @@ def test_a_grader_checking_an_unknown_blank_is_refused(broken):
                       encoding="utf-8")
     found = findings(broken)
     assert any("inconnu" in f for f in found), found
+
+
+# -- public checks against the hidden grader ---------------------------------------------------
+COURSE_VALUES_ONLY = """
+from trous.spec import blank, expect
+
+somme_exp = blank("somme_exp", expect("softmax([1, 1, 2])", [0.21, 0.21, 0.58], decimals=2))
+scores = blank("scores", expect("scores", [1, 1, 2]))
+nouveau = blank("nouveau", expect("nouveau", [0.79, 0.79], decimals=2))
+"""
+
+
+def test_public_checks_on_the_course_values_only_fail_the_course(broken):
+    """Checks that only try the course's own example let hard-coded answers through: the doctor says
+    which, blank by blank, and fails the course."""
+    (broken / "exercises" / "test_01_toux.py").write_text(COURSE_VALUES_ONLY, encoding="utf-8")
+    report = doctor.run(Course.load(broken), only=["01_toux"])
+    assert not report.ok
+    failing = [str(f) for f in report.findings if "passe les vérifications publiques" in f.message]
+    # The statement `scores = [1, 1, 2]` written out, and `nouveau` hard-coded or shifted by one.
+    assert any("« scores »" in f and "scores = [1, 1, 2]" in f and "écrit en dur" in f for f in failing), failing
+    assert any("« nouveau »" in f and "décalé de un" in f for f in failing), failing
+    assert all(f.startswith("[erreur] 01_toux — exercises/test_01_toux.py") for f in failing)
+    # Every failing one is also in the table, with the hidden grader refusing it.
+    escaped = {(e.blank_id, e.mutant.fill) for e in report.escapes}
+    assert ("scores", "scores = [1, 1, 2]") in escaped
+    lines = report.lines()
+    table = "\n".join(lines[lines.index(next(ln for ln in lines if ln.startswith("Mutants générés"))):])
+    assert re.search(r"^  01_toux +scores +\d+ +\d+ +\d+ +[1-9]\d*$", table, re.M), table
+    assert "✘ écrit en dur, résultat écrit en dur : scores = [1, 1, 2]" in table
+
+
+def test_other_escapes_are_listed_without_failing_the_course(broken):
+    """A mutant of another family that only the hidden grader refuses is reported, not fatal."""
+    checks = broken / "exercises" / "test_01_toux.py"
+    # Only the course's example for `scores`, but the shown variants kept for the other blanks,
+    # and one shown variant whose tokens are all equal to « toux »: hard-coding still fails it…
+    checks.write_text(replace_check(checks.read_text(encoding="utf-8"), "scores",
+                                    'scores = blank("scores", expect("scores", [1, 1, 2]), expect("scores", [2, 2, 2], '
+                                    'variant=variant("trois fois « toux »", shown=True, x="[[1, 1], [1, 1], [1, 1]]")))'),
+                      encoding="utf-8")
+    report = doctor.run(Course.load(broken), only=["01_toux"])
+    escapes = [e for e in report.escapes if e.blank_id == "scores"]
+    # …but swapping `toux` for `t` gives the same products on these inputs: refused by the grader only.
+    assert any(e.mutant.fill == "sum((a * b for a, b in zip(t, t)))" and not e.failing for e in escapes), escapes
+    assert not any("« scores »" in f.message and "passe les vérifications publiques" in f.message
+                   for f in report.findings), [str(f) for f in report.findings]
+
+
+def test_generated_mutants_of_the_new_kinds(course_root_pool):
+    """A list where the course builds an array, an int where it builds a float, a big number where it
+    writes −∞, and hard-coded arrays written back as arrays."""
+    from trous.course.source import read
+    from trous.grading import mutants, quality
+
+    course, pool = course_root_pool
+
+    def of(exercise_id):
+        exercise = course.exercise(exercise_id)
+        solution = read(exercise.solution_path).text
+        fills = blanks.align(read(exercise.template_path).text, solution)
+        return {(exercise.blanks[m.blank].id, m.label): m for m in quality.generate(exercise, solution, fills, pool)}
+
+    moyenne = of("06_moyenne")
+    assert moyenne[("triangle", mutants.AS_LIST)].fill == "(np.tril(np.ones((T, T)))).tolist()"
+    assert moyenne[("triangle", mutants.HARD_CODED_LABELS[0])].fill.startswith("__import__('numpy').array([[1.0, 0.0")
+    assert mutants.family(mutants.AS_LIST) == mutants.KIND
+    qkv = of("05_qkv")
+    assert qkv[("racine", mutants.AS_INT)].fill == "int(math.sqrt(d))"
+    assert ("nb_poids", mutants.AS_INT) not in qkv  # an int already: nothing to change
+    masque = of("03_masque")
+    assert masque[("masque", "grand nombre au lieu de l'infini")].fill == "-1000000000.0"
+    causal = of("08_masque_causal")
+    assert causal[("scores_masques", "grand nombre au lieu de l'infini")].fill == "np.where(masque, scores, -1000000000.0)"
+    # The right answer written as a literal is not a mutant (12's −∞, a letter).
+    autotest = of("12_autotest")
+    assert all(m.fill not in ('float("-inf")', "float('-inf')", "'C'") for m in autotest.values())
+
+
+def test_a_fill_that_breaks_a_later_line_is_located(course_root_pool):
+    """The public run of a mutant says where the rest of the program broke (06: `triangle.sum` on a list)."""
+    from trous.course.source import read
+    from trous.grading import mutants, quality
+
+    course, pool = course_root_pool
+    exercise = course.exercise("06_moyenne")
+    solution = read(exercise.solution_path).text
+    fills = blanks.align(read(exercise.template_path).text, solution)
+    found = [m for m in quality.generate(exercise, solution, fills, pool)
+             if m.label == mutants.AS_LIST and exercise.blanks[m.blank].id == "triangle"]
+    [verdict] = quality.public_verdicts(course, found, pool)
+    line = next(i for i, text in enumerate(solution.split("\n"), 1) if text.startswith("poids = "))
+    assert verdict.broken == f"ligne {line} : AttributeError"
+
+
+@pytest.fixture(scope="module")
+def course_root_pool():
+    from trous.runner.pool import RunnerPool
+
+    with RunnerPool(size=1, mode="auto") as pool:
+        yield Course.load(ROOT), pool
+
+
+# -- what a student may read of a hidden grader -----------------------------------------------
+def test_hidden_texts_need_labels_and_must_not_show_inputs(broken):
+    grader = broken / "graders" / "test_01_toux.py"
+    grader.write_text(
+        "from trous.spec import SOLUTION, blank, expect, variant\n"
+        "V = variant(\"quatre tokens, x = [[2, 1], ...]\", x=\"[[2, 1], [0, 3], [1, -1], [4, 4]]\")\n"
+        "W = variant(\"une phrase plus longue\", x=\"[[0.5, 1], [2, 2], [1, 0], [3, 1]]\")\n"
+        "somme_exp = blank('somme_exp', expect('poids', SOLUTION, variants=[V, W], label='les poids'))\n"
+        "scores = blank('scores', expect('scores', SOLUTION, variant=W))\n"
+        "nouveau = blank('nouveau', expect('nouveau', SOLUTION, variant=W, label='le nouveau vecteur'))\n",
+        encoding="utf-8")
+    found = findings(broken)
+    assert any("la variante cachée « quatre tokens, x = [[2, 1], ...] » montre une de ses entrées" in f for f in found), found
+    assert not any("« une phrase plus longue »" in f for f in found), found
+    assert any("« scores »" in f and "n'a pas d'étiquette (label=)" in f for f in found), found
+    assert not any("« nouveau »" in f and "étiquette" in f for f in found), found

@@ -140,11 +140,8 @@ def cmd_doctor(args) -> int:
 
     course = _course(args)
     report = doctor.run(course, only=args.exercice or None, graders=not args.sans_correcteurs)
-    for finding in report.findings:
-        print(finding)
-    errors = sum(1 for f in report.findings if f.severity == "erreur")
-    print(f"trous doctor : {len(report.checked)} exercices vérifiés, {errors} erreur(s), "
-          f"{len(report.findings) - errors} avertissement(s)")
+    for line in report.lines():
+        print(line)
     return EXIT_OK if report.ok else EXIT_FAILED
 
 

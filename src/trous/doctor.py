@@ -4,11 +4,14 @@ For course authors. Checks, per exercise: the files exist; the template has exac
 course.yaml lists; the solution is the template with each `___` replaced by an expression and
 nothing else changed (token alignment); every blank has a hint and a public check; the solution
 passes every public check; and each public check really depends on its blank (the solution with
-that one blank put back to `___` fails it). Grader checks are added by `trous.grading.quality`.
+that one blank put back to `___` fails it); and, for the hidden graders, that every expectation has a
+label and no hidden variant's description shows its inputs (the only texts of a grader a student reads).
+Grader checks — mutants, hidden and public — are added by `trous.grading.quality`.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,6 +41,8 @@ class Finding:
 class Report:
     findings: list[Finding] = field(default_factory=list)
     checked: list[str] = field(default_factory=list)
+    escapes: list = field(default_factory=list)  # grading.quality.Escape: refused in secret, « juste » in public
+    tallies: list = field(default_factory=list)  # grading.quality.Tally: each blank's mutants, per side
 
     @property
     def ok(self) -> bool:
@@ -45,6 +50,18 @@ class Report:
 
     def add(self, *args, **kwargs) -> None:
         self.findings.append(Finding(*args, **kwargs))
+
+    def lines(self) -> list[str]:
+        """What `trous doctor` prints: the findings, the table of mutants per blank, then the count."""
+        out = [str(f) for f in self.findings]
+        if self.tallies:
+            from .grading.quality import mutant_table  # noqa: PLC0415
+
+            out += mutant_table(self.tallies, self.escapes)
+        errors = sum(1 for f in self.findings if f.severity == "erreur")
+        out.append(f"trous doctor : {len(self.checked)} exercices vérifiés, {errors} erreur(s), "
+                   f"{len(self.findings) - errors} avertissement(s)")
+        return out
 
 
 def _rel(course: Course, path: Path) -> str:
@@ -175,6 +192,50 @@ def check_public(course: Course, exercise: Exercise, template: str, solution: st
                                     "vaut ___ : elle ne le vérifie pas", _rel(course, checks_path))
 
 
+_NUMBER = re.compile(r"(?<![\w.,])-?\d+(?:[.,]\d+)?(?![\w])")
+# Numbers written out count too (« sept caractères ») ; « un »/« une » are articles, « un seul » is not.
+_WORDS = {w: float(n) for n, w in enumerate(
+    "zéro _ deux trois quatre cinq six sept huit neuf dix onze douze treize quatorze quinze seize".split())}
+_WORDS.update({"dix-sept": 17.0, "dix-huit": 18.0, "dix-neuf": 19.0, "vingt": 20.0})
+_ONE = re.compile(r"\bune? seule?\b")
+
+
+def _numbers(text: str) -> set[float]:
+    found = {float(n.replace(",", ".")) for n in _NUMBER.findall(text)}
+    lowered = text.lower()
+    found |= {value for word, value in _WORDS.items() if re.search(rf"(?<![\w-]){word}(?![\w-])", lowered)}
+    if _ONE.search(lowered):
+        found.add(1.0)
+    return found
+
+
+def check_hidden_texts(course: Course, exercise: Exercise, report: Report) -> None:
+    """What a student may read of a hidden grader: each expectation's label and each hidden variant's
+    description. They must exist, and a description must not give away the variant's inputs."""
+    path = _rel(course, exercise.grader_path)
+    try:
+        checks = load_checks(exercise.grader_path)
+    except Exception:  # noqa: BLE001 - the grading part of the doctor reports a grader that does not load
+        return
+    told: set = set()  # each variant once, however many expectations share it
+    for check in checks:
+        for expect in check.expects:
+            if not expect.label:
+                report.add(exercise.id, f"« {check.name} » : l'attente {expect.expr[:80]!r} n'a pas d'étiquette "
+                                        "(label=) : c'est le seul texte que l'élève en lira (ce qu'elle vérifie, "
+                                        "sans ses entrées)", path)
+            variant = expect.variant
+            if variant is None or not variant.hidden or variant in told:
+                continue
+            told.add(variant)
+            shown = _numbers(variant.description)
+            given = set().union(*(_numbers(value) for _, value in variant.overrides))
+            if shown & given:
+                values = ", ".join(sorted({f"{n:g}" for n in shown & given}))
+                report.add(exercise.id, f"la variante cachée « {variant.description} » montre une de ses entrées "
+                                        f"({values}) : décrivez-la sans ses valeurs", path)
+
+
 def run(course: Course, runner: Runner | None = None, only: list[str] | None = None, graders: bool = True) -> Report:
     report = Report()
     own = runner is None
@@ -187,6 +248,8 @@ def run(course: Course, runner: Runner | None = None, only: list[str] | None = N
             template, solution = check_files(course, exercise, report)
             if template is not None and solution is not None:
                 check_public(course, exercise, template, solution, runner, report)
+            if graders and exercise.grader_path.exists():
+                check_hidden_texts(course, exercise, report)
         if graders:
             try:
                 from .grading import quality  # noqa: PLC0415

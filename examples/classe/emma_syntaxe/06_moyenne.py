@@ -29,7 +29,8 @@
 # de la 3e position (« 明 ») est la moyenne des trois premiers vecteurs.
 #
 # **À toi de coder** avec NumPy : complète les trois trous `___`. Vérifie avec
-# `pytest exercises/ -k moyenne`, ou lance `python exercises/06_moyenne.py` pour voir la matrice.
+# `pytest exercises/ -k moyenne` (pour T = 5, puis pour une autre longueur, T = 4 : la taille vient de T),
+# ou lance `python exercises/06_moyenne.py` pour voir la matrice.
 
 # %%
 import numpy as np

@@ -1,9 +1,14 @@
 """Plausible wrong fills for a blank, generated from its solution: the mistakes a grader must catch.
 
 Each mutant changes one thing in the solution's fill: an integer or an index off by one, a
-division dropped (a missing normalisation), a sign flipped, `-inf` replaced by 0, an operator or a
-reduction swapped, an axis changed, one name used in place of another. The "hard-coded literal"
-mutants need values seen at run time and are built by quality.py.
+division dropped (a missing normalisation), a sign flipped, `-inf` replaced by 0 or by a big finite
+number, an operator or a reduction swapped, an axis changed, one name used in place of another. The
+"hard-coded literal" mutants and the mutants that change the kind of a value (a list where the course
+builds a NumPy array, an int where it builds a float) need what the fill gives at run time: quality.py
+builds them with `literal` and `kind_mutants`.
+
+Each mutant belongs to a family (`family`): the doctor fails a course whose public checks let a
+hard-coded or an off-by-one mutant through, and only reports the others.
 """
 
 from __future__ import annotations
@@ -13,6 +18,23 @@ import copy
 from collections.abc import Iterator
 
 MAX_PER_BLANK = 40
+
+HARD_CODED, OFF_BY_ONE, KIND, OTHER = "écrit en dur", "décalé de un", "autre nature", "autre"
+HARD_CODED_LABELS = ("valeur écrite en dur dans le trou", "résultat écrit en dur", "résultat arrondi écrit en dur")
+AS_LIST, AS_INT = "liste au lieu d'un tableau NumPy", "entier au lieu d'un nombre à virgule"
+_OFF_BY_ONE_LABELS = ("entier +1", "entier −1", "indice +1", "indice −1", "range −1", "range +1", "len −1",
+                      "exposant −1", "diagonale k=1", "diagonale k=-1", "diagonale décalée")
+
+
+def family(label: str) -> str:
+    """The family of a mutant, from its label."""
+    if label in HARD_CODED_LABELS:
+        return HARD_CODED
+    if label in _OFF_BY_ONE_LABELS:
+        return OFF_BY_ONE
+    if label in (AS_LIST, AS_INT):
+        return KIND
+    return OTHER
 
 
 def _unparse(node: ast.AST) -> str | None:
@@ -46,6 +68,9 @@ def _replacements(node: ast.AST, names: list[str]) -> Iterator[tuple[str, ast.AS
         if name == "float" and len(args) == 1 and isinstance(args[0], ast.Constant) and args[0].value in ("-inf", "inf"):
             yield "0 au lieu de l'infini", ast.Constant(0)
             yield "infini de signe opposé", ast.Call(node.func, [ast.Constant("inf" if args[0].value == "-inf" else "-inf")], [])
+            # The course's rule: a masked score is −∞, never a big finite number (exp(−1e9) is 0
+            # only by underflow, and not at all once the other scores are as negative).
+            yield "grand nombre au lieu de l'infini", ast.Constant(-1e9 if args[0].value == "-inf" else 1e9)
         for a, b in (("sum", "max"), ("max", "min"), ("min", "max"), ("max", "sum")):
             if name == a:
                 yield f"{a} → {b}", ast.Call(ast.Name(b, ast.Load()), node.args, node.keywords)
@@ -76,6 +101,7 @@ def _replacements(node: ast.AST, names: list[str]) -> Iterator[tuple[str, ast.AS
         yield "transposée oubliée", copy.deepcopy(node.value)
     if isinstance(node, ast.Attribute) and node.attr == "inf":
         yield "0 au lieu de l'infini", ast.Constant(0)
+        yield "grand nombre au lieu de l'infini", ast.Constant(1e9)
     if isinstance(node, ast.BinOp):
         left, right = copy.deepcopy(node.left), copy.deepcopy(node.right)
         if isinstance(node.op, ast.Div):
@@ -149,8 +175,9 @@ def mutants(fill: str) -> list[tuple[str, str]]:
     return items[:MAX_PER_BLANK]
 
 
-def literal(value) -> str | None:
-    """Python source for a JSON value seen at run time (the "hard-coded" answer)."""
+def literal(value, array: bool = False) -> str | None:
+    """Python source for a JSON value seen at run time (the "hard-coded" answer); `array`: the value
+    was a NumPy array, written back as one (a list would be another mistake: see `kind_mutants`)."""
     from ..course.compare import Opaque, decode  # noqa: PLC0415
 
     value = decode(value)
@@ -159,7 +186,29 @@ def literal(value) -> str | None:
     text = repr(value)
     if "nan" in text or "inf" in text:
         text = text.replace("nan", 'float("nan")').replace("-inf", 'float("-inf")').replace("inf", 'float("inf")')
+    if array:
+        text = f"__import__('numpy').array({text})"
     return text if len(text) < 5000 else None
+
+
+def is_array(kind: tuple[str, str] | None) -> bool:
+    return kind is not None and tuple(kind) == ("numpy", "ndarray")
+
+
+def is_float(kind: tuple[str, str] | None) -> bool:
+    return kind is not None and (tuple(kind) == ("builtins", "float")
+                                 or (kind[0] == "numpy" and kind[1].startswith("float")))
+
+
+def kind_mutants(fill: str, kind: tuple[str, str] | None) -> list[tuple[str, str]]:
+    """The fill giving the same numbers as another kind of value, where the course builds an array or a
+    float: the mistakes that JSON alone does not see, and that often break a later line."""
+    text = fill.strip()
+    if is_array(kind):
+        return [(AS_LIST, f"({text}).tolist()")]
+    if is_float(kind):
+        return [(AS_INT, f"int({text})")]
+    return []
 
 
 def rounded(value, decimals: int = 2):

@@ -1,30 +1,46 @@
-"""Is each hidden grader good enough? (part of `trous doctor`)
+"""Is each hidden grader good enough, and do the public checks agree with it? (part of `trous doctor`)
 
 1. the reference solutions get full marks; 2. the shipped exercises get zero; 3. for each blank,
-generated wrong fills (mutants.py, plus the value the blank takes hard-coded in the blank, and the
-statement's result hard-coded in place of the statement) lose that blank's points. A mutant that
-keeps its points *survives*: either the grader misses a mistake, or the mutant is equivalent to the
-solution — then the grader module lists it in `EQUIVALENT_MUTANTS = {"blank_id": ["fill", …]}`
-with a comment saying why.
+generated wrong fills (mutants.py: one change in the solution's fill, the value the blank takes
+hard-coded in the blank, the statement's result hard-coded in place of the statement, the same
+numbers as another kind of value) lose that blank's points. A mutant that keeps its points
+*survives*: either the grader misses a mistake, or the mutant is equivalent to the solution — then
+the grader module lists it in `EQUIVALENT_MUTANTS = {"blank_id": ["fill", …]}` with a comment
+saying why.
+
+4. Each mutant also goes through the blank's public checks, the way `pytest exercises/` runs them
+(the solution with only that blank changed). A mutant the hidden grader refuses but the public
+checks accept is an *escape*: the student reads « juste » and then loses the point. Every blank's
+counts and its escapes make a table (`mutant_table`); a hard-coded or off-by-one mutant that passes
+the public checks fails the course: they need other, shown inputs for that blank.
 """
 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..course import blanks as blanks_mod
 from ..course.definition import Course, Exercise
+from ..course.source import Source, read
+from ..course.spec import Check, load_checks, load_module
+from ..course.submission import analyse_source
 from ..runner.pool import RunnerPool
+from ..runner.protocol import OK, Job, Probe, Unit, UnitResult
 from ..runner.sandbox import LIMITS
-from ..runner.protocol import Job, Probe, Unit
-from ..course.source import read
-from ..course.spec import load_module
+from ..student.checking import PASSED, SKIPPED_CHECK, interpret, limits_for, prepare
 from . import mutants as mutants_mod
 from .engine import Grader, GraderError
 
 KEEP = "__trous_keep__"
-PRELUDE = (f"__trous_seen__ = {{}}\ndef {KEEP}(k, v):\n    __trous_seen__.setdefault(k, v)\n    return v\n")
+PRELUDE = (f"__trous_seen__ = {{}}\n__trous_kind__ = {{}}\n"
+           f"def {KEEP}(k, v):\n"
+           f"    if k not in __trous_seen__:\n"
+           f"        __trous_seen__[k] = v\n"
+           f"        __trous_kind__[k] = (type(v).__module__, type(v).__name__)\n"
+           f"    return v\n")
+KIND_OF = "(type({0}).__module__, type({0}).__name__)"
+FAILING_FAMILIES = (mutants_mod.HARD_CODED, mutants_mod.OFF_BY_ONE)
 
 
 @dataclass
@@ -35,12 +51,51 @@ class Mutant:
     fill: str  # the mutated fill, or the hard-coded statement
     text: str  # the whole file graded
     whole_file: bool = False
+    public_text: str = ""  # the file the public checks run: the solution with only this blank changed
+
+    @property
+    def family(self) -> str:
+        return mutants_mod.family(self.label)
 
 
 @dataclass
 class Survivor:
     mutant: Mutant
     score: float
+
+
+@dataclass
+class PublicVerdict:
+    passed: bool
+    broken: str | None = None  # « ligne N : TypeError » when a line after the blank stops the program
+
+
+@dataclass
+class Tally:
+    """One blank's mutants: how many, how many each side refuses."""
+
+    exercise: str
+    blank: str
+    mutants: int = 0
+    hidden: int = 0  # refused by grading (the hidden grader with the public checks)
+    public: int = 0  # refused by the public checks alone
+
+    @property
+    def row(self) -> tuple[str, str]:
+        return (self.exercise, self.blank)
+
+
+@dataclass
+class Escape:
+    """A mutant the hidden grader refuses but the public checks let through."""
+
+    mutant: Mutant
+    blank_id: str
+    broken: str | None = None
+
+    @property
+    def failing(self) -> bool:
+        return self.mutant.family in FAILING_FAMILIES
 
 
 def _statement_spans(solution: str) -> list[tuple[int, int, str]]:
@@ -52,8 +107,15 @@ def _statement_spans(solution: str) -> list[tuple[int, int, str]]:
     return spans
 
 
-def _seen_values(exercise: Exercise, solution: str, fills, pool: RunnerPool) -> tuple[dict, dict]:
-    """The first value each blank takes, and the value of each top-level statement holding a blank."""
+def _kind(probe) -> tuple[str, str] | None:
+    if probe.evaluated and probe.error is None and isinstance(probe.value, list) and len(probe.value) == 2:
+        return (str(probe.value[0]), str(probe.value[1]))
+    return None
+
+
+def _seen_values(exercise: Exercise, solution: str, fills, pool: RunnerPool) -> tuple[dict, dict, dict]:
+    """The first value each blank takes and its kind (module, type name), and the value and kind of
+    each top-level statement holding a blank."""
     instrumented = PRELUDE + blanks_mod.splice(
         solution, fills, {f.index: f"{KEEP}({f.index}, ({f.text}))" for f in fills})
     statements = {}
@@ -62,41 +124,53 @@ def _seen_values(exercise: Exercise, solution: str, fills, pool: RunnerPool) -> 
             if first <= f.line <= last:
                 statements[f.index] = (first, last, name)
     probes = [Probe(f"__trous_seen__[{f.index}]") for f in fills]
+    probes += [Probe(f"__trous_kind__[{f.index}]") for f in fills]
     probes += [Probe(name) for _, _, name in statements.values()]
+    probes += [Probe(KIND_OF.format(name)) for _, _, name in statements.values()]
     result = pool.run(Job((Unit(instrumented, f"solutions/{exercise.id}.py", tuple(probes)),)))[0]
-    seen = {f.index: p.value for f, p in zip(fills, result.probes) if p.evaluated and p.error is None}
+    n, s = len(fills), len(statements)
+    seen = {f.index: p.value for f, p in zip(fills, result.probes[:n]) if p.evaluated and p.error is None}
+    kinds = {f.index: _kind(p) for f, p in zip(fills, result.probes[n:2 * n])}
     values = {}
-    for (index, (first, last, name)), probe in zip(statements.items(), result.probes[len(fills):]):
+    for (index, (first, last, name)), probe, kind in zip(statements.items(), result.probes[2 * n:2 * n + s],
+                                                          result.probes[2 * n + s:]):
         if probe.evaluated and probe.error is None:
-            values[index] = (first, last, name, probe.value)
-    return seen, values
+            values[index] = (first, last, name, probe.value, _kind(kind))
+    return seen, kinds, values
 
 
 def generate(exercise: Exercise, solution: str, fills, pool: RunnerPool) -> list[Mutant]:
-    seen, statements = _seen_values(exercise, solution, fills, pool)
+    seen, kinds, statements = _seen_values(exercise, solution, fills, pool)
     lines = solution.split("\n")
     found: list[Mutant] = []
     for fill in fills:
         others = {f.index: blanks_mod.BLANK for f in fills if f.index != fill.index}
         candidates = mutants_mod.mutants(fill.text)
+        kind = kinds.get(fill.index)
         if fill.index in seen:
-            text = mutants_mod.literal(seen[fill.index])
+            text = mutants_mod.literal(seen[fill.index], array=mutants_mod.is_array(kind))
             if text:
-                candidates.append(("valeur écrite en dur dans le trou", text))
+                candidates.append((mutants_mod.HARD_CODED_LABELS[0], text))
+        candidates += mutants_mod.kind_mutants(fill.text, kind)
+        done = {_normal(fill.text)}  # the right answer written another way (a letter, -inf…) is no mutant
         for label, text in candidates:
+            if _normal(text) in done:
+                continue
+            done.add(_normal(text))
             program = blanks_mod.splice(solution, fills, {**others, fill.index: text})
-            found.append(Mutant(exercise.id, fill.index, label, text, program))
+            public = blanks_mod.splice(solution, fills, {fill.index: text})
+            found.append(Mutant(exercise.id, fill.index, label, text, program, public_text=public))
         if fill.index in statements:
-            first, last, name, value = statements[fill.index]
-            for label, shown in (("résultat écrit en dur", value), ("résultat arrondi écrit en dur",
-                                                                     mutants_mod.rounded(value))):
-                text = mutants_mod.literal(shown)
-                if not text:
-                    continue
-                if "array" in lines[first - 1] or "np." in lines[first - 1]:
-                    text = f"__import__('numpy').array({text})"
+            first, last, name, value, kind = statements[fill.index]
+            written = set()
+            for label, shown in zip(mutants_mod.HARD_CODED_LABELS[1:], (value, mutants_mod.rounded(value))):
+                text = mutants_mod.literal(shown, array=mutants_mod.is_array(kind))
+                if not text or text in written:
+                    continue  # integers rounded are the same statement
+                written.add(text)
                 program = "\n".join(lines[:first - 1] + [f"{name} = {text}"] + lines[last:])
-                found.append(Mutant(exercise.id, fill.index, label, f"{name} = {text}", program, whole_file=True))
+                found.append(Mutant(exercise.id, fill.index, label, f"{name} = {text}", program, whole_file=True,
+                                    public_text=program))
     return found
 
 
@@ -114,6 +188,74 @@ def _normal(text: str) -> str:
         return text.strip()
 
 
+# -- the public checks, as `pytest exercises/` runs them ------------------------------------------
+BATCH_UNITS = 64  # units per job: a job costs about as much as three units, so mutants share jobs
+
+
+def _public_units(exercise: Exercise, mutant: Mutant, checks: list[Check], key: str):
+    """(units, context, analysis, position of a run on the course's own inputs) for one mutant; units
+    is None when the file cannot run at all."""
+    analysis = analyse_source(exercise, Source(f"exercises/{exercise.id}.py", mutant.public_text))
+    blank_id = exercise.blanks[mutant.blank].id
+    job, context = prepare(exercise, analysis, [c for c in checks if c.blank == blank_id])
+    if context is None:
+        return None, None, analysis, None
+    units = list(job.units)
+    plain = next((i for i, u in enumerate(units) if not u.overrides), None)
+    if plain is None:  # every check of this blank is on other inputs: run the file as it is too
+        plain = len(units)
+        units.append(Unit(analysis.source.text, analysis.path, ()))
+    # One process per exercise, one group per mutant: a mutant that hangs costs its own units only.
+    units = [replace(u, process=exercise.id, group=key) for u in units]
+    return units, context, analysis, plain
+
+
+def _broken(mutant: Mutant, analysis, result: UnitResult) -> str | None:
+    """Where the program stops when the mutant's own line ran: a later line broke."""
+    error = result.error
+    if result.status == OK or error is None or error.line is None or mutant.whole_file:
+        return None
+    if error.line == analysis.line_of(mutant.blank) or error.kind in ("syntax", "override"):
+        return None
+    return f"ligne {error.line} : {error.type or error.kind}"
+
+
+def public_verdicts(course: Course, mutants: list[Mutant], pool: RunnerPool) -> list[PublicVerdict]:
+    """Does each mutant pass its blank's public checks? Batched into jobs run in parallel on the pool."""
+    checks = {e.id: load_checks(e.checks_path) for e in course.exercises
+              if e.id in {m.exercise for m in mutants} and e.checks_path.exists()}
+    planned = []
+    batches: list[tuple[list[Unit], object]] = []  # (units, limits) of each job
+    for n, mutant in enumerate(mutants):
+        exercise = course.exercise(mutant.exercise)
+        units, context, analysis, plain = _public_units(exercise, mutant, checks.get(exercise.id, []), f"m{n}")
+        if units is None:
+            planned.append(None)
+            continue
+        limits = limits_for(exercise)
+        if not batches or batches[-1][1] != limits or len(batches[-1][0]) + len(units) > BATCH_UNITS:
+            batches.append(([], limits))
+        start = len(batches[-1][0])
+        batches[-1][0].extend(units)
+        planned.append((exercise, context, analysis, plain, len(batches) - 1, start, len(units)))
+    jobs = [Job(tuple(units), limits, capture_output=True) for units, limits in batches]
+    results: list[list[UnitResult]] = [[] for _ in jobs]
+    for position, unit_results in pool.map(jobs):
+        results[position] = unit_results
+    verdicts = []
+    for mutant, plan in zip(mutants, planned):
+        if plan is None:
+            verdicts.append(PublicVerdict(False))
+            continue
+        exercise, context, analysis, plain, job, start, count = plan
+        unit_results = results[job][start:start + count]
+        checked = interpret(exercise, analysis, context, unit_results)  # it reads the planned units only
+        status = checked.blanks[mutant.blank].status
+        verdicts.append(PublicVerdict(status in (PASSED, SKIPPED_CHECK), _broken(mutant, analysis, unit_results[plain])))
+    return verdicts
+
+
+# -- the doctor's part -------------------------------------------------------------------------
 def check(course: Course, report, only: list[str] | None = None, mode: str = LIMITS) -> list[Survivor]:
     """`mode`: the author's own solutions and their mutants need resource limits only, as the public
     checks of `trous doctor` (runner.sandbox.LIMITS); a grading mode works too."""
@@ -134,6 +276,7 @@ def check(course: Course, report, only: list[str] | None = None, mode: str = LIM
             return []
         batch: list[tuple[str, dict]] = []
         plan: dict[str, tuple[str, Mutant | None]] = {}
+        generated: list[Mutant] = []
         for exercise in exercises:
             solution = read(exercise.solution_path).text
             fills = grader.solution_fills[exercise.id]
@@ -145,8 +288,10 @@ def check(course: Course, report, only: list[str] | None = None, mode: str = LIM
                 key = f"mutant:{exercise.id}:{n}"
                 batch.append((key, {exercise.id: mutant.text.encode()}))
                 plan[key] = ("mutant", mutant)
+                generated.append(mutant)
         equivalents = {e.id: _equivalents(e) for e in exercises}
         by_id = {e.id: e for e in exercises}
+        refused: set[int] = set()  # id() of the mutants that lose their blank's points
         for grade in grader.grade_many(batch):
             kind, mutant = plan[grade.student]
             exercise_id = grade.student.split(":")[1]
@@ -162,11 +307,82 @@ def check(course: Course, report, only: list[str] | None = None, mode: str = LIM
                 report.add(exercise_id, f"l'exercice non rempli obtient {result.score} point(s)", path)
             elif kind == "mutant":
                 blank = result.blanks[mutant.blank]
-                if blank.score > 0:
-                    blank_id = exercise.blanks[mutant.blank].id
-                    if _normal(mutant.fill) in equivalents[exercise_id].get(blank_id, set()):
-                        continue
-                    survivors.append(Survivor(mutant, blank.score))
+                if blank.score == 0:
+                    refused.add(id(mutant))
+                    continue
+                blank_id = exercise.blanks[mutant.blank].id
+                if _normal(mutant.fill) in equivalents[exercise_id].get(blank_id, set()):
+                    continue
+                survivors.append(Survivor(mutant, blank.score))
+                if mutant.family == mutants_mod.KIND and kind_blind(mutant.label):
+                    # Not the grader's fault: the comparison itself cannot tell these kinds apart yet.
                     report.add(exercise_id, f"mutant survivant au trou « {blank_id} » ({mutant.label}) : "
-                                            f"{mutant.fill[:160]}", path)
+                                            f"{mutant.fill[:160]} — la comparaison des valeurs ne distingue pas "
+                                            "encore ces deux natures", path, severity="avertissement")
+                    continue
+                report.add(exercise_id, f"mutant survivant au trou « {blank_id} » ({mutant.label}) : "
+                                        f"{mutant.fill[:160]}", path)
+        # The public side: only mutants that are not the right answer written another way.
+        judged = [m for m in generated if _normal(m.fill) not in
+                  equivalents[m.exercise].get(by_id[m.exercise].blanks[m.blank].id, set())]
+        tallies = {(e.id, b.id): Tally(e.id, b.id) for e in exercises for b in e.blanks}
+        for mutant, verdict in zip(judged, public_verdicts(course, judged, pool)):
+            blank_id = by_id[mutant.exercise].blanks[mutant.blank].id
+            tally = tallies[(mutant.exercise, blank_id)]
+            tally.mutants += 1
+            tally.hidden += id(mutant) in refused
+            tally.public += not verdict.passed
+            if not verdict.passed:
+                continue
+            path = f"exercises/test_{mutant.exercise}.py"
+            if id(mutant) in refused:
+                report.escapes.append(Escape(mutant, blank_id, verdict.broken))
+            if mutant.family in FAILING_FAMILIES:
+                report.add(mutant.exercise, f"un mutant {mutant.family} passe les vérifications publiques du trou "
+                                            f"« {blank_id} » ({mutant.label}) : {mutant.fill[:160]} — ajoutez une "
+                                            "vérification sur d'autres entrées, montrées (variant(..., shown=True))",
+                           path)
+    report.tallies.extend(tallies.values())
     return survivors
+
+
+def kind_blind(label: str) -> bool:
+    """Does the comparison grading uses see two values as equal when only their kind differs (a NumPy
+    array and the list of its numbers, a float and the int of the same value)? Asked of the real
+    encoder and comparison, so the answer follows them when they learn to keep kinds apart."""
+    from ..course.compare import compare  # noqa: PLC0415
+    from ..runner.encode import encode  # noqa: PLC0415
+
+    if label == mutants_mod.AS_LIST:
+        try:
+            import numpy  # noqa: PLC0415
+        except ImportError:
+            return True
+        return compare(encode(numpy.array([0.5, 2.0])), encode([0.5, 2.0])) is None
+    if label == mutants_mod.AS_INT:
+        return compare(encode(2.0), encode(2)) is None
+    return False
+
+
+def mutant_table(tallies: list[Tally], escapes: list[Escape]) -> list[str]:
+    """Per blank: the generated mutants, how many the hidden grader refuses and how many the public
+    checks refuse, then the escapes (refused in secret, « juste » in public), one per line."""
+    if not tallies:
+        return []
+    by_blank: dict[tuple[str, str], list[Escape]] = {}
+    for escape in escapes:
+        by_blank.setdefault((escape.mutant.exercise, escape.blank_id), []).append(escape)
+    lines = ["Mutants générés, trou par trou : refusés par le correcteur caché, par les vérifications publiques,",
+             "et refusés en secret mais « justes » en public (✘ : écrit en dur ou décalé de un, le cours échoue) :",
+             f"  {'exercice':<18} {'trou':<16} {'mutants':>7} {'caché':>6} {'public':>6} {'passent en public':>18}"]
+    for tally in tallies:
+        found = by_blank.get(tally.row, [])
+        lines.append(f"  {tally.exercise:<18} {tally.blank:<16} {tally.mutants:>7} {tally.hidden:>6} {tally.public:>6} "
+                     f"{len(found):>18}")
+        for escape in found:
+            broken = f" (casse la suite : {escape.broken})" if escape.broken else ""
+            mark = "✘" if escape.failing else "·"
+            lines.append(f"      {mark} {escape.mutant.family}, {escape.mutant.label}{broken} : {escape.mutant.fill[:120]}")
+    total = sum(len(found) for found in by_blank.values())
+    lines.append(f"  {sum(t.mutants for t in tallies)} mutants, {total} refusé(s) en secret mais accepté(s) en public")
+    return lines

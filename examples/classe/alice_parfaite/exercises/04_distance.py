@@ -19,7 +19,8 @@
 # - le poids d'attention de `mot` : l'exponentielle de son score divisée par la somme des exponentielles.
 #
 # Attendu : `reste` = 1/256 ; le poids de « Pas » vaut 0,13, à 8 mots (`loin`) comme à 1 mot (`pres`).
-# Vérifie avec `pytest exercises/ -k 04_distance`, puis lance le fichier : baisse w, le RNN oublie « Pas ».
+# Vérifie avec `pytest exercises/ -k 04_distance` (sur l'exemple, puis sur un autre w, une autre phrase et
+# d'autres embeddings), puis lance le fichier : baisse w, le RNN oublie « Pas ».
 
 # %%
 import math

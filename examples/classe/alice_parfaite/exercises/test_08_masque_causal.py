@@ -1,9 +1,20 @@
-"""Vérifications publiques de l'exercice 8 (lance `pytest exercises/ -k masque_causal`)."""
+"""Vérifications publiques de l'exercice 8 (lance `pytest exercises/ -k masque_causal`).
 
-from trous.spec import blank, expect
+Sur T = 5 et d = 8 (le cours), puis sur d'autres tailles, montrées (T = 4 caractères, d = 2) : les
+tableaux attendus ont été écrits à la main. La règle de l'exercice 3 vaut ici : un score masqué vaut
+−∞ (-np.inf), jamais un grand nombre négatif, et son poids exactement 0.
+"""
+
+from trous.spec import blank, expect, variant
 
 ZEROS_5 = [[0.0] * 5 for _ in range(5)]
 TRIANGLE_5 = [[j <= i for j in range(5)] for i in range(5)]
+
+AUTRES_TAILLES = variant("d'autres tailles, T = 4 et d = 2", shown=True, T="4", d="2")
+TRIANGLE_4 = [[True, False, False, False],
+              [True, True, False, False],
+              [True, True, True, False],
+              [True, True, True, True]]
 
 scores = blank(
     "scores",
@@ -11,23 +22,38 @@ scores = blank(
     expect("float(scores[1, 3] - q[1] @ k[3] / math.sqrt(d))", 0.0, atol=1e-9,
            label="scores[1, 3] − q[1]·k[3] / √8",
            message="scores[1, 3] est le produit scalaire de la requête q[1] et de la clé k[3], divisé par √8."),
+    expect("list(scores.shape)", [4, 4], variant=AUTRES_TAILLES,
+           message="Pour T = 4, une table 4×4 : sa taille vient de q et k, pas d'un 5 écrit en dur."),
+    expect("float(scores[1, 3] - q[1] @ k[3] / math.sqrt(d))", 0.0, atol=1e-9, variant=AUTRES_TAILLES,
+           label="scores[1, 3] − q[1]·k[3] / √d",
+           message="Pour d = 2, on divise par √2 : la racine de la dimension d, quelle qu'elle soit."),
 )
 
 masque = blank(
     "masque",
     expect("np.asarray(masque).astype(bool)", TRIANGLE_5, label="masque",
            message="La position i voit les positions 0 à i : vrai sur la diagonale et en dessous, faux au-dessus."),
+    expect("np.asarray(masque).astype(bool)", TRIANGLE_4, label="masque", variant=AUTRES_TAILLES,
+           message="Pour T = 4, un masque 4×4 : sa taille vient de T."),
 )
 
 scores_masques = blank(
     "scores_masques",
     expect("np.isneginf(scores_masques[0])", [False, True, True, True, True],
            label="scores_masques[0] vaut −∞ ?",
-           message="Avant softmax, les scores des positions suivantes valent moins l'infini (-np.inf)."),
+           message="Avant softmax, les scores des positions suivantes valent moins l'infini (-np.inf), pas un grand "
+                   "nombre négatif : c'est la règle de l'exercice 3."),
+    expect("np.tril(scores_masques) - np.tril(scores)", ZEROS_5, rtol=0.0, atol=0.0,
+           label="scores_masques − scores, sur la diagonale et en dessous",
+           message="Là où masque est vrai, scores_masques garde le score tel quel."),
     expect("np.triu(poids, 1)", ZEROS_5, rtol=0.0, atol=0.0, label="poids au-dessus de la diagonale",
            message="Après softmax, le poids des positions suivantes est exactement 0."),
     expect("poids.sum(axis=1)", [1.0] * 5, label="somme de chaque ligne de poids",
            message="Chaque ligne de poids fait 1 au total."),
     expect("poids[0]", [1.0, 0.0, 0.0, 0.0, 0.0],
            message="Le 1er caractère ne voit que lui-même : tout son poids va sur lui."),
+    # À la main : −∞ exactement au-dessus de la diagonale d'une table 4×4.
+    expect("np.isneginf(scores_masques)", [[not v for v in ligne] for ligne in TRIANGLE_4],
+           label="scores_masques vaut −∞ ?", variant=AUTRES_TAILLES,
+           message="Pour T = 4 aussi : −∞ exactement là où masque est faux, le score ailleurs."),
 )

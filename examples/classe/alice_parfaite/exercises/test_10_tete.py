@@ -1,7 +1,9 @@
 """Vérifications publiques de l'exercice 10 (lance `pytest exercises/ -k 10_tete`).
 
 Les sorties sont comparées à une tête de référence écrite autrement (position par position, avec des
-boucles), et à `scaled_dot_product_attention` de PyTorch quand PyTorch est installé.
+boucles), et à `scaled_dot_product_attention` de PyTorch quand PyTorch est installé. Chaque trou est
+vérifié sur T = 5 (le cours), puis sur une autre longueur, montrée (T = 4) ; les formes et le masque
+attendus ont été écrits à la main.
 
 PyTorch met plusieurs secondes à se charger, plus que le temps laissé à une vérification : les
 vérifications PyTorch le chargent donc pendant le programme, dont le temps est plus large, en
@@ -10,6 +12,7 @@ remplaçant `graine = 0` par une expression qui importe torch et vaut toujours 0
 
 from trous.spec import blank, expect, variant
 
+QUATRE = variant("quatre caractères, T = 4", shown=True, T="4")
 AVEC_TORCH = variant("PyTorch chargé avant le programme", shown=True, graine='(__import__("torch"), 0)[1]')
 
 REFERENCE = '''
@@ -43,6 +46,8 @@ normalisation = blank(
     expect('softmax(np.array([[1.0, 2.0, 3.0], [0.0, 0.0, float("-inf")]]))',
            [[0.090, 0.245, 0.665], [0.5, 0.5, 0.0]], decimals=3,
            message="Chaque ligne est divisée par sa propre somme : chaque ligne de poids fait 1."),
+    expect("poids.sum(axis=-1)", [1.0] * 4, label="somme de chaque ligne de poids", variant=QUATRE,
+           message="Pour T = 4 aussi, chaque ligne de poids fait 1."),
 )
 
 qkv = blank(
@@ -51,6 +56,8 @@ qkv = blank(
            message="q, k et v ont une ligne par caractère (T = 5) et d_head = 8 colonnes."),
     expect("max(_ecart(a, _np.einsum('td,dh->th', x, W)) for a, W in ((q, W_q), (k, W_k), (v, W_v)))", 0.0,
            atol=1e-9, setup=REFERENCE, label="plus grand écart entre (q, k, v) et x multiplié par (W_q, W_k, W_v)"),
+    expect("[q.shape, k.shape, v.shape]", [[4, 8], [4, 8], [4, 8]], variant=QUATRE,
+           message="Pour T = 4, q, k et v ont 4 lignes."),
 )
 
 scores = blank(
@@ -58,6 +65,9 @@ scores = blank(
     expect("scores.shape", [5, 5], message="Un score pour chaque paire (requête, clé) : une table T×T."),
     expect("_ecart(scores, [[_np.dot(a, b) / _math.sqrt(d_head) for b in k] for a in q])", 0.0, atol=1e-9,
            setup=REFERENCE, label="plus grand écart entre scores et les q·k divisés par √d_head"),
+    expect("scores.shape", [4, 4], variant=QUATRE, message="Pour T = 4, une table 4×4."),
+    expect("_ecart(scores, [[_np.dot(a, b) / _math.sqrt(d_head) for b in k] for a in q])", 0.0, atol=1e-9,
+           setup=REFERENCE, variant=QUATRE, label="plus grand écart entre scores et les q·k divisés par √d_head"),
 )
 
 masque = blank(
@@ -67,8 +77,14 @@ masque = blank(
             [True, True, False, False, False],
             [True, True, True, False, False],
             [True, True, True, True, False],
-            [True, True, True, True, True]],
+            [True, True, True, True, True]], label="masque",
            message="La ligne i est vraie pour les positions 0 à i : elle-même et les précédentes."),
+    expect("np.asarray(masque, dtype=bool)",
+           [[True, False, False, False],
+            [True, True, False, False],
+            [True, True, True, False],
+            [True, True, True, True]], label="masque", variant=QUATRE,
+           message="Pour T = 4, un masque 4×4 : sa taille vient de T."),
 )
 
 sortie = blank(
@@ -78,6 +94,9 @@ sortie = blank(
            label="plus grand écart entre sortie et la tête de référence",
            message="sortie est la tête complète, masque causal compris (si q, k, v, les scores ou le masque sont "
                    "faux, cette vérification échoue aussi)."),
+    expect("sortie.shape", [4, 8], variant=QUATRE),
+    expect("_ecart(sortie, _reference(x, W_q, W_k, W_v, causal=True))", 0.0, atol=1e-6, setup=REFERENCE,
+           variant=QUATRE, label="plus grand écart entre sortie et la tête de référence"),
 )
 
 sortie_torch = blank(
@@ -94,6 +113,9 @@ sans_masque = blank(
     expect("_ecart(sortie_libre, _reference(x, W_q, W_k, W_v, causal=False))", 0.0, atol=1e-6, setup=REFERENCE,
            label="plus grand écart entre sortie_libre et la tête de référence sans masque",
            message="Sans masque, chaque position regarde toutes les positions, y compris les suivantes."),
+    expect("sortie_libre.shape", [4, 8], variant=QUATRE),
+    expect("_ecart(sortie_libre, _reference(x, W_q, W_k, W_v, causal=False))", 0.0, atol=1e-6, setup=REFERENCE,
+           variant=QUATRE, label="plus grand écart entre sortie_libre et la tête de référence sans masque"),
 )
 
 sans_masque_torch = blank(

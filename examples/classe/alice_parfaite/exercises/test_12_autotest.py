@@ -38,7 +38,8 @@ score_futur = blank(
     expect("math.exp(score_futur)", 0.0, label="exp(score_futur)",
            message="Après softmax, le poids d'une position future doit être exactement 0."),
     expect("score_futur", float("-inf"),
-           message="Le cours ne met pas un grand nombre négatif, mais une valeur plus petite que tous les nombres."),
+           message="La règle de l'exercice 3 : le cours ne met pas un grand nombre négatif (exp(-1e9) ne vaut 0 "
+                   "que par un arrondi de l'ordinateur), mais moins l'infini, plus petit que tous les nombres."),
 )
 
 reponse_2 = blank("reponse_2", choix(2, "reponse_2"))
@@ -47,6 +48,10 @@ echelle = blank(
     "echelle",
     expect("[echelle(16), echelle(64), echelle(256)]", [4.0, 8.0, 16.0],
            message="Le tableau du cours : pour d = 16, 64 et 256, on divise par 4, 8 et 16."),
+    # √2 et √10, à la main (racines connues à 16 chiffres).
+    expect("[echelle(2), echelle(10)]", [1.4142135623730951, 3.1622776601683795],
+           message="Pour d = 2 et d = 10, on divise par √2 ≈ 1,4142 et √10 ≈ 3,1623 : la racine exacte, "
+                   "pas arrondie à un entier."),
 )
 
 reponse_3 = blank("reponse_3", choix(3, "reponse_3"))

@@ -19,8 +19,9 @@
 #
 # **Question 2.** Comment le masque causal est-il réalisé ? Pourquoi est-il nécessaire ?
 #
-# - `score_futur` : le score donné, avant softmax, à une position située après la position courante
-#   (une valeur Python dont l'exponentielle vaut 0).
+# - `score_futur` : le score donné, avant softmax, à une position située après la position courante :
+#   la valeur Python que le cours utilise, celle dont l'exponentielle vaut exactement 0 quels que soient
+#   les autres scores (la règle de l'exercice 3 : pas un grand nombre négatif comme `-1e9`).
 # - `reponse_2` : pourquoi ce masque ?
 #   - A. Pour que chaque ligne des poids fasse 1.
 #   - B. Pour aller plus vite : on ne calcule que la moitié de la table T×T.
@@ -30,7 +31,8 @@
 #
 # **Question 3.** Pourquoi divise-t-on les scores d'attention par la racine de la dimension ?
 #
-# - `echelle(d)` : le nombre par lequel on divise les scores quand q et k ont d composantes.
+# - `echelle(d)` : le nombre par lequel on divise les scores quand q et k ont d composantes (pour
+#   toute dimension d, pas seulement celles du tableau du cours).
 # - `reponse_3` : pourquoi ?
 #   - A. Le produit scalaire de deux vecteurs de dimension d a un écart type d'environ √d : sans
 #     division, softmax se concentre sur une seule position et les gradients deviennent minuscules.

@@ -16,7 +16,8 @@
 # nouveau vecteur du token `i`.
 #
 # Attendu : la même phrase, dans deux ordres, donne maintenant deux vecteurs différents pour « toux » :
-# `[1, 1.86]` à la place 3, `[1.85, 1]` à la place 1. Vérifie avec `pytest exercises/ -k 02_places`.
+# `[1, 1.86]` à la place 3, `[1.85, 1]` à la place 1. Vérifie avec `pytest exercises/ -k 02_places` : les
+# vérifications essaient aussi d'autres vecteurs de place, montrés.
 
 # %%
 import math

@@ -15,7 +15,8 @@
 # 2. **masque** : une matrice T×T de booléens, vraie là où la position i a le droit de voir la position j,
 #    c'est-à-dire sur la diagonale et en dessous (triangulaire inférieure) ;
 # 3. **scores_masques** : les scores, avec −∞ partout où `masque` est faux (`np.where` choisit, case par
-#    case, entre deux tableaux).
+#    case, entre deux tableaux). La règle de l'exercice 3 vaut ici aussi : −∞ (`-np.inf`), jamais un
+#    grand nombre négatif comme `-1e9`.
 #
 # Attendu : comme la matrice de moyenne de l'exercice 6, des poids triangulaires inférieurs (des zéros
 # exacts au-dessus de la diagonale), chaque ligne de somme 1, la première ligne [1, 0, 0, 0, 0]. La
@@ -24,6 +25,8 @@
 #
 # **À toi de coder** avec NumPy : complète les trois trous `___`. Vérifie avec
 # `pytest exercises/ -k masque_causal`, ou lance `python exercises/08_masque_causal.py` pour voir les poids.
+# Les vérifications essaient aussi une autre longueur T et une autre dimension d : le calcul ne doit pas
+# supposer T = 5 ni d = 8.
 
 # %%
 import math

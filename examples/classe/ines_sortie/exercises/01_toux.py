@@ -18,7 +18,8 @@
 # - la liste des scores (produit scalaire de chaque vecteur `t` avec celui de « toux ») ;
 # - le nouveau vecteur (composante `j` : somme des `poids[i] * x[i][j]`).
 #
-# Attendu : `[0.79, 0.79]` (arrondi à deux décimales). Vérifie avec `pytest exercises/ -k toux`.
+# Attendu : `[0.79, 0.79]` (arrondi à deux décimales). Vérifie avec `pytest exercises/ -k toux` : les
+# vérifications essaient aussi d'autres phrases, montrées (ton calcul doit marcher pour toutes).
 
 # %%
 import math

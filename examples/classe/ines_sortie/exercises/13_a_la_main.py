@@ -23,7 +23,8 @@
 # Attendu (arrondi à trois décimales) : scores [0,707 ; 0 ; 0,707], poids [0,401 ; 0,198 ; 0,401],
 # sortie [1,604 ; 1,198]. Scores × 10 : poids [0,5 ; 0 ; 0,5], l'égalité n'est pas départagée. Autres
 # valeurs : la sortie change, aucun poids ne bouge — « où regarder » et « quoi transporter » sont deux
-# calculs distincts. Vérifie avec `pytest exercises/ -k 13_a_la_main`.
+# calculs distincts. Vérifie avec `pytest exercises/ -k 13_a_la_main` : les vérifications essaient aussi
+# une requête de dimension 3 face à quatre clés, et de grands scores dont le plus grand n'est pas le premier.
 
 # %%
 from math import exp, sqrt

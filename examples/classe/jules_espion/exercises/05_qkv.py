@@ -23,7 +23,8 @@
 # - la moyenne pondérée des valeurs : composante `j` = somme des `p[t] * V[t][j]`.
 #
 # Attendu : les scores [[1, 0, 1], [0, 1, 1], [1, 1, 2]], les poids de « toux » [0.21, 0.21, 0.58],
-# et 24 poids appris. Vérifie avec `pytest exercises/ -k 05_qkv`.
+# et 24 poids appris. Vérifie avec `pytest exercises/ -k 05_qkv` : les vérifications essaient aussi
+# d'autres entrées, montrées (un 4e token, des matrices à 3 colonnes) ; rien ne doit supposer 3 tokens ou d = 4.
 
 # %%
 import math

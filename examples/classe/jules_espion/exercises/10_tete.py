@@ -9,16 +9,19 @@
 # « Attention Is All You Need » (2017) : softmax(QKᵀ/√d)V.
 #
 # **À toi de coder**, avec NumPy : complète les trous `___`
-# - dans `softmax` : chaque exponentielle divisée par la somme de **sa ligne** ;
+# - dans `softmax` : chaque exponentielle divisée par la somme de **sa ligne** (le décalage par le
+#   maximum de la ligne est déjà écrit ; la stabilité numérique est l'objet de l'exercice 13) ;
 # - `q, k, v` : l'entrée multipliée par chacune des trois matrices ;
 # - `scores` : le produit scalaire de chaque requête avec chaque clé, divisé par √d_head ;
 # - `masque` : une matrice T×T de booléens, vraie sur la diagonale et en dessous (chaque position ne voit
-#   qu'elle-même et les positions précédentes) ; les scores des positions suivantes passent à moins l'infini ;
+#   qu'elle-même et les positions précédentes) ; les scores des positions suivantes passent à moins l'infini
+#   (`float("-inf")`, la règle de l'exercice 3 : jamais un grand nombre négatif) ;
 # - `sortie` : la somme des valeurs pondérée par les poids, pour toutes les positions d'un coup ;
 # - `sortie_libre` (exercice 2 du cours) : la même tête **sans** masque causal.
 #
 # Attendu : `q`, `k`, `v` et `sortie` de forme (5, 8) ; chaque ligne de `poids` fait 1, avec des zéros
-# au-dessus de la diagonale. Vérifie avec `pytest exercises/ -k 10_tete`. Si PyTorch est installé, les
+# au-dessus de la diagonale. Vérifie avec `pytest exercises/ -k 10_tete` : les vérifications essaient
+# aussi une autre longueur (T = 4), le calcul ne doit pas supposer T = 5. Si PyTorch est installé, les
 # vérifications comparent aussi tes deux sorties à son `scaled_dot_product_attention`
 # (`is_causal=True` puis `False`) ; lance le fichier (`python exercises/10_tete.py`) pour voir l'écart.
 
