@@ -1,6 +1,10 @@
 """Comparing a value that came back from a student's program with the expected one, and saying how
 they differ in the course's own notation ([0,79 ; 0,79]). Floats are compared with tolerances,
 never with ==; `decimals=2` means "as the course rounds": within half a unit of the 2nd decimal.
+
+The kind of a value counts where the expected value says it: an expected NumPy array (written as
+an array in a check, or built as one by the reference solution) wants an array of that shape, so
+a list where the course builds an array is reported as such; an expected list accepts an array.
 """
 
 from __future__ import annotations
@@ -21,19 +25,55 @@ class Opaque:
     type_name: str
 
 
-def decode(value: Any) -> Any:
+@dataclass(frozen=True)
+class Array:
+    """A NumPy array that came back as data: its kind (b, i, u, f, O), shape, and values or summary."""
+
+    kind: str
+    shape: tuple[int, ...]
+    values: Any = None  # nested lists, as decode gives them (None when summarised)
+    summary: dict | None = None  # see trous.runner.encode.summary
+
+
+def decode(value: Any, arrays: bool = False) -> Any:
+    """JSON data back to Python values; arrays as `Array` (to compare kinds) or as nested lists."""
     if isinstance(value, list):
-        return [decode(v) for v in value]
+        return [decode(v, arrays) for v in value]
     if isinstance(value, dict):
         if set(value) == {"$float"}:
             return float(value["$float"])
         if set(value) == {"$type"}:
             return Opaque(str(value["$type"]))
+        if set(value) == {"$missing"}:
+            return Opaque("absent")
+        if set(value) == {"$nd"} and isinstance(value["$nd"], dict):
+            return _array(value["$nd"], arrays)
         if set(value) == {"$complex"} and isinstance(value["$complex"], list) and len(value["$complex"]) == 2:
             re_, im = (decode(v) for v in value["$complex"])
             return complex(re_, im) if _is_number(re_) and _is_number(im) else Opaque("complex")
-        return {k: decode(v) for k, v in value.items()}
+        return {k: decode(v, arrays) for k, v in value.items()}
     return value
+
+
+def _array(data: dict, arrays: bool):
+    shape = tuple(int(n) for n in data.get("s", ()) if isinstance(n, int))
+    summary = data.get("sum") if isinstance(data.get("sum"), dict) else None
+    values = None if summary is not None else decode(data.get("v"), arrays)
+    if not arrays:
+        return values if summary is None else Opaque(f"tableau NumPy de forme {shape_text(shape)}")
+    return Array(str(data.get("k", "f"))[:1], shape, values,
+                 {k: decode(v) for k, v in summary.items()} if summary is not None else None)
+
+
+def shape_text(shape: tuple[int, ...]) -> str:
+    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+
+
+def wire(value: Any) -> Any:
+    """A value written in a check (lists, floats, NumPy arrays…) in the form values come back in."""
+    from ..runner.encode import encode  # noqa: PLC0415
+
+    return encode(value)
 
 
 def _plain(value: Any) -> bool:
@@ -67,10 +107,16 @@ def compare(expected: Any, obtained: Any, *, decimals: int | None = None, rtol: 
     if type(expected) is type(obtained) and expected == obtained and _plain(expected):
         return None  # the same data (the usual case for a right answer): nothing to walk through
     r, a = tolerances(decimals, rtol, atol)
-    return _compare(decode(expected), decode(obtained), r, a, "", decimals)
+    return _compare(decode(wire(expected), arrays=True), decode(obtained, arrays=True), r, a, "", decimals)
 
 
 def _compare(exp, obt, rtol, atol, where, decimals) -> Mismatch | None:
+    if isinstance(exp, Array):
+        return _compare_array(exp, obt, rtol, atol, where, decimals)
+    if isinstance(obt, Array):  # the check wrote a list or a number: an array of those values will do
+        if obt.summary is not None:
+            return Mismatch(where, f"{describe_type(obt)} {_instead_of(describe_type(exp))}")
+        obt = obt.values
     if isinstance(obt, Opaque):
         return Mismatch(where, f"un objet de type {obt.type_name} {_instead_of(describe_type(exp))}")
     if isinstance(exp, bool) or exp is None:
@@ -118,6 +164,45 @@ def _compare(exp, obt, rtol, atol, where, decimals) -> Mismatch | None:
     return Mismatch(where, f"valeur attendue d'un type inconnu ({type(exp).__name__})")
 
 
+def _compare_array(exp: Array, obt, rtol, atol, where, decimals) -> Mismatch | None:
+    if not isinstance(obt, Array):
+        return Mismatch(where, f"{describe_type(obt)} au lieu d'un tableau NumPy de forme {shape_text(exp.shape)}")
+    if obt.shape != exp.shape:
+        return Mismatch(where, f"un tableau de forme {shape_text(obt.shape)} au lieu de {shape_text(exp.shape)}")
+    if (exp.kind == "b") != (obt.kind == "b") and "O" not in (exp.kind, obt.kind):
+        return Mismatch(where, "des booléens au lieu de nombres" if obt.kind == "b" else
+                        "des nombres au lieu de booléens (vrai/faux)")
+    if exp.summary is not None or obt.summary is not None:
+        if exp.summary is None or obt.summary is None or not _same_summary(exp.summary, obt.summary, rtol, atol):
+            return Mismatch(where, "des valeurs différentes")
+        return None
+    return _compare(exp.values, obt.values, rtol, atol, where, decimals)
+
+
+def _same_summary(exp: dict, obt: dict, rtol: float, atol: float) -> bool:
+    """Two large arrays of the same shape: the same sample, the same sums (within tolerances that
+    grow with the number of terms)."""
+    if exp.get("n") != obt.get("n") or exp.get("at") != obt.get("at"):
+        return False
+    n = max(1, int(exp.get("n") or 1))
+    sample_e, sample_o = exp.get("sample") or [], obt.get("sample") or []
+    if len(sample_e) != len(sample_o) or not all(
+            _is_number(a) and _is_number(b) and _close(float(a), float(b), rtol, atol) for a, b in zip(sample_e, sample_o)):
+        return False
+    scale = float(exp.get("abs") or 0.0)
+    for key, spread in (("total", rtol * scale + atol * n), ("sq", 2 * rtol * float(exp.get("sq") or 0.0) + atol * n),
+                        ("min", None), ("max", None)):
+        e, o = exp.get(key), obt.get(key)
+        if not (_is_number(e) and _is_number(o)):
+            return False
+        if spread is None:
+            if not _close(float(e), float(o), rtol, atol):
+                return False
+        elif not (math.isfinite(e) and math.isfinite(o) and abs(e - o) <= spread + 1e-9 * abs(e)) and e != o:
+            return False
+    return True
+
+
 def _close(e: float, o: float, rtol: float, atol: float) -> bool:
     if math.isnan(e) or math.isnan(o):
         return math.isnan(e) and math.isnan(o)
@@ -158,6 +243,8 @@ def same_shape(expected: Any, obtained: Any) -> bool:
 
 
 def describe_type(value: Any) -> str:
+    if isinstance(value, Array):
+        return f"un tableau NumPy de forme {shape_text(value.shape)}"
     if isinstance(value, Opaque):
         return f"un objet de type {value.type_name}"
     if value is None:

@@ -81,6 +81,11 @@ def expect(expr: str, expected: Any = SOLUTION, *, variants: Iterable[Variant] |
            label: str | None = None) -> Expect | list[Expect]:
     """What `expr` must give; with `variants=`, one expectation per variant."""
     common = dict(decimals=decimals, rtol=rtol, atol=atol, setup=setup, message=message, label=label)
+    if expected is not SOLUTION:
+        # The form values come back in: a NumPy array written here stays an array (its kind counts).
+        from .compare import wire  # noqa: PLC0415
+
+        expected = wire(expected)
     if variants is not None:
         return [Expect(expr, expected, variant=v, **common) for v in variants]
     return Expect(expr, expected, variant=variant, **common)
