@@ -93,6 +93,7 @@ def _is_number(x: Any) -> bool:
 class Mismatch:
     where: str  # "" for the whole value, "[2]", "[1][0]", "['clé']"
     reason: str  # French
+    structural: bool = False  # about kinds, shapes or lengths only: it shows no value
 
 
 def tolerances(decimals: int | None, rtol: float | None, atol: float | None) -> tuple[float, float]:
@@ -113,19 +114,23 @@ def compare(expected: Any, obtained: Any, *, decimals: int | None = None, rtol: 
 def _compare(exp, obt, rtol, atol, where, decimals) -> Mismatch | None:
     if isinstance(exp, Array):
         return _compare_array(exp, obt, rtol, atol, where, decimals)
+    if isinstance(exp, Opaque):  # an object of the program's own (a random generator…): same type
+        if isinstance(obt, Opaque) and obt.type_name == exp.type_name:
+            return None
+        return Mismatch(where, f"{describe_type(obt)} au lieu d'un objet de type {exp.type_name}", True)
     if isinstance(obt, Array):  # the check wrote a list or a number: an array of those values will do
         if obt.summary is not None:
-            return Mismatch(where, f"{describe_type(obt)} {_instead_of(describe_type(exp))}")
+            return Mismatch(where, f"{describe_type(obt)} {_instead_of(describe_type(exp))}", True)
         obt = obt.values
     if isinstance(obt, Opaque):
-        return Mismatch(where, f"un objet de type {obt.type_name} {_instead_of(describe_type(exp))}")
+        return Mismatch(where, f"un objet de type {obt.type_name} {_instead_of(describe_type(exp))}", True)
     if isinstance(exp, bool) or exp is None:
         if obt is exp or (isinstance(obt, bool) and obt == exp):
             return None
         return Mismatch(where, f"{format_value(obt, decimals)} au lieu de {format_value(exp, decimals)}")
     if _is_number(exp):
         if not _is_number(obt):
-            return Mismatch(where, f"{describe_type(obt)} au lieu d'un nombre")
+            return Mismatch(where, f"{describe_type(obt)} au lieu d'un nombre", True)
         if _close(float(exp), float(obt), rtol, atol):
             return None
         return Mismatch(where, f"{format_value(obt, decimals)} au lieu de {format_value(exp, decimals)}")
@@ -139,9 +144,9 @@ def _compare(exp, obt, rtol, atol, where, decimals) -> Mismatch | None:
         return Mismatch(where, f"{format_value(obt)} au lieu de {format_value(exp)}")
     if isinstance(exp, list):
         if not isinstance(obt, list):
-            return Mismatch(where, f"{describe_type(obt)} au lieu d'une liste de {len(exp)} éléments")
+            return Mismatch(where, f"{describe_type(obt)} au lieu d'une liste de {len(exp)} éléments", True)
         if len(obt) != len(exp):
-            return Mismatch(where, f"{len(obt)} éléments au lieu de {len(exp)}")
+            return Mismatch(where, f"{len(obt)} éléments au lieu de {len(exp)}", True)
         for i, (e, o) in enumerate(zip(exp, obt)):
             found = _compare(e, o, rtol, atol, f"{where}[{i}]", decimals)
             if found:
@@ -149,7 +154,7 @@ def _compare(exp, obt, rtol, atol, where, decimals) -> Mismatch | None:
         return None
     if isinstance(exp, dict):
         if not isinstance(obt, dict):
-            return Mismatch(where, f"{describe_type(obt)} au lieu d'un dictionnaire")
+            return Mismatch(where, f"{describe_type(obt)} au lieu d'un dictionnaire", True)
         if set(obt) != set(exp):
             missing = sorted(set(exp) - set(obt))
             extra = sorted(set(obt) - set(exp))
@@ -166,12 +171,13 @@ def _compare(exp, obt, rtol, atol, where, decimals) -> Mismatch | None:
 
 def _compare_array(exp: Array, obt, rtol, atol, where, decimals) -> Mismatch | None:
     if not isinstance(obt, Array):
-        return Mismatch(where, f"{describe_type(obt)} au lieu d'un tableau NumPy de forme {shape_text(exp.shape)}")
+        return Mismatch(where, f"{describe_type(obt)} au lieu d'un tableau NumPy de forme {shape_text(exp.shape)}",
+                        True)
     if obt.shape != exp.shape:
-        return Mismatch(where, f"un tableau de forme {shape_text(obt.shape)} au lieu de {shape_text(exp.shape)}")
+        return Mismatch(where, f"un tableau de forme {shape_text(obt.shape)} au lieu de {shape_text(exp.shape)}", True)
     if (exp.kind == "b") != (obt.kind == "b") and "O" not in (exp.kind, obt.kind):
         return Mismatch(where, "des booléens au lieu de nombres" if obt.kind == "b" else
-                        "des nombres au lieu de booléens (vrai/faux)")
+                        "des nombres au lieu de booléens (vrai/faux)", True)
     if exp.summary is not None or obt.summary is not None:
         if exp.summary is None or obt.summary is None or not _same_summary(exp.summary, obt.summary, rtol, atol):
             return Mismatch(where, "des valeurs différentes")

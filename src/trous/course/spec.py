@@ -65,6 +65,7 @@ class Expect:
     setup: str | None = None
     message: str | None = None  # said when this expectation fails (French)
     label: str | None = None  # how feedback names the value (default: the expression)
+    hidden: bool = False  # a hidden grader's: feedback names it by its description, never its expression
 
     @property
     def uses_solution(self) -> bool:
@@ -73,6 +74,11 @@ class Expect:
     @property
     def name(self) -> str:
         return self.label or self.expr
+
+    @property
+    def description(self) -> str:
+        """How feedback names a hidden expectation: its label, never its expression."""
+        return self.label or "une vérification cachée"
 
 
 def expect(expr: str, expected: Any = SOLUTION, *, variants: Iterable[Variant] | None = None,
