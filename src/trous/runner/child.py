@@ -165,7 +165,10 @@ def _probe(setup, expr, namespace: dict, limit: int) -> dict:
         _current["running"] = True
         value = eval(expr, namespace)  # noqa: S307
         _current["running"] = False
-        encoded = encode(value)
+        try:
+            encoded = encode(value)
+        except OverflowError:  # more elements than any check reads
+            return {"error": _too_big("plus de 200 000 éléments")}
         size = len(_dumps(encoded))
     except TimeoutInterrupt as exc:
         return {"error": {**describe(exc, _current["filename"]), "kind": "timeout"}}
@@ -175,9 +178,12 @@ def _probe(setup, expr, namespace: dict, limit: int) -> dict:
         _current["running"] = False
         _flush()
     if size > limit:
-        return {"error": {"kind": "too_big", "type": "", "message": f"{size // 1024} Kio",
-                          "line": None, "statement": None}}
+        return {"error": _too_big(f"{size // 1024} Kio, limite {limit // 1024} Kio")}
     return {"value": encoded}
+
+
+def _too_big(said: str) -> dict:
+    return {"kind": "too_big", "type": "", "message": said, "line": None, "statement": None}
 
 
 def serve() -> None:

@@ -330,7 +330,8 @@ class Supervisor:
                     return f"temps de calcul dépassé (SIGXCPU après {used} s de processeur)"
                 return f"temps de calcul dépassé : {used} s de processeur (limite {limits.cpu} s)"
             if name == "SIGKILL":
-                return "le programme a été tué (SIGKILL), par lui-même ou par le système"
+                spent = f" après {cpu:.1f} s de processeur".replace(".", ",") if cpu is not None else ""
+                return f"le programme a été tué (SIGKILL){spent}, par lui-même ou par le système"
             if name == "SIGSEGV":
                 return "le programme a planté (SIGSEGV)"
             return f"le programme a été arrêté par le signal {name}"
