@@ -76,13 +76,18 @@ def wire(value: Any) -> Any:
     return encode(value)
 
 
-def _plain(value: Any) -> bool:
-    # Equality of JSON data is exact equality of values unless bools and numbers mix (True == 1).
-    if isinstance(value, bool):
-        return True
+def plain(value: Any) -> bool:
+    """Data whose equality is equality of values: no bool among numbers (True == 1 in Python).
+    Opaque objects ({"$type": name}) are equal when their type names are, as in compare()."""
+    if isinstance(value, dict):
+        # An array's kind is part of its data: equal arrays hold the same kinds of values.
+        return "$nd" in value or all(plain(v) for v in value.values())
     if isinstance(value, list):
-        return all(_plain(v) for v in value[:1]) and not any(isinstance(v, bool) for v in value)
-    return not isinstance(value, dict) or "$type" not in value
+        return not any(isinstance(v, bool) for v in value) and all(plain(v) for v in value[:1])
+    return True
+
+
+_plain = plain
 
 
 def _is_number(x: Any) -> bool:
@@ -104,11 +109,14 @@ def tolerances(decimals: int | None, rtol: float | None, atol: float | None) -> 
 
 def compare(expected: Any, obtained: Any, *, decimals: int | None = None, rtol: float | None = None,
             atol: float | None = None) -> Mismatch | None:
-    """None when `obtained` matches `expected`, else where and why it does not."""
+    """None when `obtained` matches `expected`, else where and why it does not. Both are data as
+    values come back (`wire` turns a value written in Python, NumPy arrays included, into that)."""
     if type(expected) is type(obtained) and expected == obtained and _plain(expected):
         return None  # the same data (the usual case for a right answer): nothing to walk through
     r, a = tolerances(decimals, rtol, atol)
-    return _compare(decode(wire(expected), arrays=True), decode(obtained, arrays=True), r, a, "", decimals)
+    if not isinstance(expected, (list, dict, str, int, float, bool, type(None))):
+        expected = wire(expected)  # a NumPy value written directly (checks store theirs as data already)
+    return _compare(decode(expected, arrays=True), decode(obtained, arrays=True), r, a, "", decimals)
 
 
 def _compare(exp, obt, rtol, atol, where, decimals) -> Mismatch | None:

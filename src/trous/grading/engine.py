@@ -39,7 +39,7 @@ from ..course.spec import Check, Expect, load_checks
 from ..course.submission import Analysis, analyse_bytes
 from ..runner.pool import RunnerPool
 from ..runner.protocol import OK, SKIPPED, ErrorInfo, Job, Limits, Probe, ProbeResult, Unit, UnitResult
-from ..student.checking import _available, describe_error, disclosure, judge, limits_for
+from ..student.checking import Verdict, _available, describe_error, disclosure, judge, limits_for
 from .model import ERROR, FAILED, MISSING, PASSED, UNFILLED, BlankGrade, ExerciseGrade, SubmissionGrade
 
 WHOLE_FILE_NOTE = ("tu as modifié le code en dehors des trous : l'exercice est noté en exécutant ton fichier "
@@ -49,6 +49,7 @@ HARD_CODED = ("réussit l'exemple du cours mais échoue sur d'autres entrées : 
 COPY_WALL = 60.0  # seconds of wall time for a whole copy, unless course.yaml says otherwise
 CACHE_BYTES = 64 * 1024 * 1024  # results of identical programs kept for reuse (other students, resumes)
 ANALYSES = 4096  # copies read against their template kept for reuse
+AS_IS = "fichiers"  # the process key of the student's own files, run as they are
 # What follows a right fill must give the reference's values; within these tolerances, since a
 # fill accepted by its own checks (within theirs) may differ from the reference's in the last digits.
 DOWNSTREAM_RTOL, DOWNSTREAM_ATOL = 1e-3, 1e-6
@@ -163,6 +164,8 @@ class Grader:
         self.references: dict[tuple, ProbeResult] = {}
         self.states: dict[tuple, dict] = {}  # (exercise id, variant) → the solution's top-level variables
         self._cache = _Cache(CACHE_BYTES)
+        self._by_variant: dict[tuple, dict] = {}
+        self._plain_states: dict[tuple, bool] = {}
         self._analyses: OrderedDict[tuple, Analysis] = OrderedDict()
         self._cache_lock = threading.Lock()
         for exercise in self.exercises:
@@ -222,6 +225,13 @@ class Grader:
     # -- references ----------------------------------------------------------------------------
     def _variants(self, exercise: Exercise, blank_indexes: Iterable[int] | None = None) -> dict[tuple, list[tuple[int, Expect]]]:
         """Expectations by variant, public inputs first; the course's own inputs always included."""
+        key = (exercise.id, None if blank_indexes is None else tuple(blank_indexes))
+        found = self._by_variant.get(key)
+        if found is None:
+            found = self._by_variant[key] = self._group_by_variant(exercise, blank_indexes)
+        return found
+
+    def _group_by_variant(self, exercise: Exercise, blank_indexes) -> dict[tuple, list[tuple[int, Expect]]]:
         groups: dict[tuple, list[tuple[int, Expect]]] = {(): []}
         order: dict[tuple, int] = {(): 0}
         wanted = None if blank_indexes is None else set(blank_indexes)
@@ -266,6 +276,8 @@ class Grader:
                 problems.append(f"{exercise_id} : variables de la solution illisibles{shown}")
             else:
                 self.states[(exercise_id, variant)] = result.state
+                # Equal to it then means equal values (no True standing for a 1 among lists of numbers).
+                self._plain_states[(exercise_id, variant)] = compare.plain(result.state)
             for key, probe in zip(probe_keys, result.probes):
                 if not probe.evaluated or probe.error is not None:
                     error = probe.error or result.error
@@ -280,6 +292,7 @@ class Grader:
         units: list[Unit] = []
         planned: list[_Planned] = []
         plans: list[_ExercisePlan] = []
+        as_is: list[tuple[Unit, _Planned, _ExercisePlan]] = []  # run last: see run()
 
         def add(unit: Unit, meta: _Planned, plan: _ExercisePlan) -> None:
             plan.units.append(len(units))
@@ -313,8 +326,10 @@ class Grader:
                         add(Unit(program, shown, tuple(Probe(e.expr, e.setup) for _, e in expects),
                                  overrides=variant, process=group, group=group, wall=wall, state=names),
                             _Planned(exercise, index, expects, variant, program), plan)
-                add(Unit(analysis.source.text, shown, (), process=f"{exercise.id}/fichier", wall=wall),
-                    _Planned(exercise, None, [], (), as_is=True), plan)
+                # The student's own files, run as they are: all in one process (one after the other,
+                # each in a fresh namespace), since they hold nothing but the student's own code.
+                as_is.append((Unit(analysis.source.text, shown, (), process=AS_IS, group=f"{exercise.id}/fichier",
+                                   wall=wall), _Planned(exercise, None, [], (), as_is=True), plan))
                 plans.append(plan)
                 continue
             if analysis.syntax is not None:
@@ -327,6 +342,8 @@ class Grader:
                          overrides=variant, process=exercise.id, group=exercise.id, wall=wall),
                     _Planned(exercise, None, expects, variant, as_is=not variant), plan)
             plans.append(plan)
+        for unit, meta, plan in as_is:
+            add(unit, meta, plan)
         job = Job(tuple(units), self.job_limits(), capture_output=False)
         return job, plans, planned
 
@@ -460,8 +477,6 @@ class Grader:
         """Does the rest of the program still run, and leave the reference's variables? A verdict
         when it does not (values are never shown: they could be the reference's), else None.
         `own_ok`: the blank's own expectations hold on this unit."""
-        from ..student.checking import Verdict  # noqa: PLC0415
-
         reference = self.states.get((exercise.id, meta.variant))
         if reference is None:
             return None
@@ -472,6 +487,8 @@ class Grader:
         if meta.variant:
             variant = next((e.variant for _, e in meta.expects if e.variant), None)
             context = f"sur d'autres entrées ({variant.description}) : " if variant else "sur d'autres entrées : "
+        if result.status == OK and result.state == reference and self._plain_states[(exercise.id, meta.variant)]:
+            return None  # the usual case: the very variables of the reference
         kind = self._kind_gloss(statement, reference, result.state)
         error = result.error
         but = "ton trou donne la bonne valeur, mais " if own_ok else ""
@@ -543,9 +560,9 @@ class Grader:
             raise GraderError("aucun exécuteur : créez le Grader avec un RunnerPool")
         self.compute_references()
         job, plans, planned = self.plan(files)
-        return self.interpret(student, plans, planned, self.run(job))
+        return self.interpret(student, plans, planned, self.run(job, planned))
 
-    def run(self, job: Job) -> list[UnitResult]:
+    def run(self, job: Job, planned: list[_Planned] | None = None) -> list[UnitResult]:
         """Run a submission's units, one job per process key (a blank, or a whole file), within the
         copy's time budget.
 
@@ -560,7 +577,11 @@ class Grader:
         for i, unit in enumerate(job.units):
             groups.setdefault(unit.process, []).append(i)
         spent = 0.0
-        for positions in groups.values():
+        for process, positions in groups.items():
+            if process == AS_IS and planned is not None:
+                positions = self._known_loops(positions, planned, results)
+                if not positions:
+                    continue
             left = self.copy_wall - spent
             if left <= 0.05:
                 for i in positions:
@@ -580,6 +601,21 @@ class Grader:
             for i, result in zip(positions, cached):
                 results[i] = result
         return results  # type: ignore[return-value]
+
+    @staticmethod
+    def _known_loops(positions: list[int], planned: list[_Planned], results: list) -> list[int]:
+        """The student's files whose exercise already looped in a per-blank run are not run again as
+        they are (that would cost the same wall time once more): their report says so instead."""
+        looped = {planned[i].exercise.id for i, r in enumerate(results)
+                  if r is not None and r.status == "timeout" and planned[i].blank is not None}
+        keep = []
+        for i in positions:
+            if planned[i].exercise.id in looped:
+                results[i] = UnitResult.failed(SKIPPED, "skipped", "non lancé tel quel : un de tes trous tourne déjà "
+                                                                   "sans fin (temps dépassé)", 0)
+            else:
+                keep.append(i)
+        return keep
 
     def grade_many(self, submissions: Iterable[tuple[str, dict[str, bytes | None]]],
                    on_done: Callable[[SubmissionGrade], None] | None = None) -> Iterator[SubmissionGrade]:

@@ -15,6 +15,7 @@ group. Results go to the parent as JSON lines, one per unit, then {"done": true}
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import marshal
 import os
@@ -84,9 +85,11 @@ def _target_name(node) -> str | None:
     return None
 
 
-def _probe_code(probe, j: int) -> bytes:
-    setup = compile(probe.setup, "<vérification>", "exec", dont_inherit=True) if probe.setup else None
-    return marshal.dumps((j, setup, compile(probe.expr, "<vérification>", "eval", dont_inherit=True)))
+@functools.lru_cache(maxsize=4096)
+def _probe_code(expr: str, setup: str | None, j: int) -> bytes:
+    # The same checks come back for every student: compiled once per supervisor's life.
+    code = compile(setup, "<vérification>", "exec", dont_inherit=True) if setup else None
+    return marshal.dumps((j, code, compile(expr, "<vérification>", "eval", dont_inherit=True)))
 
 
 # -- the zygote, which forks children --------------------------------------------------------------
@@ -354,7 +357,7 @@ class Supervisor:
             skip = first_probe if position == 0 else 0
             for j, probe in enumerate(unit.probes):
                 if j >= skip:
-                    steps.append((index, b"P", _probe_code(probe, j)))
+                    steps.append((index, b"P", _probe_code(probe.expr, probe.setup, j)))
             if unit.state is not None:
                 steps.append((index, b"S", json.dumps({"names": list(unit.state)}).encode()))
             steps.append((index, b"E", b""))
@@ -694,7 +697,35 @@ def _read_all(fd: int) -> bytes:
     return b"".join(chunks)
 
 
-def main(job_in: int, job_out: int, sock: socket.socket, workroot: str) -> None:
-    """In a fresh fork of the zygote: read the job, run it, report. The caller exits afterwards."""
-    job = Job.from_bytes(_read_all(job_in))
-    Supervisor(job, job_out, workroot, Forker(sock)).run()
+def serve(sock: socket.socket, workroot: str) -> None:
+    """In a fork of the zygote: run each job it hands over (b"J" with the job's two pipe ends),
+    then say b"D". Returns when the zygote closes the line."""
+    forker = Forker(sock)
+    while True:
+        sock.settimeout(None)
+        try:
+            message, fds, _, _ = socket.recv_fds(sock, 256, 4)
+        except OSError:
+            return
+        if not message:
+            return
+        if message[:1] == b"X":  # a late report of a child already given up on
+            forker._exit(message)
+            continue
+        if message != b"J" or len(fds) != 2:
+            for fd in fds:
+                os.close(fd)
+            continue
+        job_in, job_out = fds
+        try:
+            job = Job.from_bytes(_read_all(job_in))
+            Supervisor(job, job_out, workroot, forker).run()
+        except (ValueError, KeyError, TypeError):
+            pass  # an unreadable job: the grader sees no results
+        finally:
+            try:
+                os.close(job_out)
+            except OSError:
+                pass
+        forker.exits.clear()
+        sock.send(b"D")

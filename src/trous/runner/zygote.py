@@ -113,80 +113,123 @@ def sweep(keep: frozenset[int] = frozenset()) -> int:
     return len(seen)
 
 
-# -- one job ---------------------------------------------------------------------------------------
-class _Job:
-    """A supervisor and the children it asked for."""
+# -- the supervisor and the children it asks for ---------------------------------------------
+class Server:
+    """Serves the grader's jobs through one long-lived supervisor, forks children on its request.
 
-    def __init__(self, control: socket.socket, workroot: str, confinement: Confinement, wake: int):
-        self.control, self.workroot, self.confinement, self.wake = control, workroot, confinement, wake
+    The supervisor holds jobs (one after the other) but never runs student code, and children are
+    forked from this process, not from it: so a supervisor that lives long costs no secrecy, and
+    saves a fork per job. If it dies (killed by a student's process under the same uid), the job
+    in progress ends without results and a new one is started for the next job.
+    """
+
+    def __init__(self, control: socket.socket, workroot: str, confinement: Confinement):
+        self.control, self.workroot, self.confinement = control, workroot, confinement
         self.supervisor: int | None = None
-        self.children: set[int] = set()
         self.line: socket.socket | None = None
+        self.children: set[int] = set()
+        self.busy = False  # a job is being run
+        self.strays = 0
+        self.wake_r, wake_w = os.pipe()
+        os.set_blocking(self.wake_r, False)
+        os.set_blocking(wake_w, False)
+        signal.signal(signal.SIGCHLD, lambda *_: None)  # a handler, so that the wakeup fd is written
+        signal.set_wakeup_fd(wake_w)
 
-    def run(self, job_in: int, job_out: int) -> tuple[int, int]:
+    def _start_supervisor(self) -> None:
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         pid = os.fork()
         if pid == 0:  # the supervisor
             status = 0
             try:
-                mine.close()
-                self.control.close()
-                os.close(self.wake)
+                # Only its line to us: a job's pipe ends open here (the job that made us start it)
+                # would keep the grader waiting for an end of file that never comes.
                 signal.set_wakeup_fd(-1)
-                from .supervisor import main  # noqa: PLC0415
+                keep = theirs.fileno()
+                for sock in (mine, self.control):
+                    sock.detach()
+                os.close(0)
+                os.open(os.devnull, os.O_RDONLY)  # fd 0 again, so that no received fd takes it
+                os.closerange(3, keep)
+                os.closerange(keep + 1, _max_fd())
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                from .supervisor import serve  # noqa: PLC0415
 
-                main(job_in, job_out, theirs, self.workroot)
-            except BaseException:  # noqa: BLE001 - report, never hang the parent
+                serve(theirs, self.workroot)
+            except BaseException:  # noqa: BLE001 - report, never hang the zygote
                 traceback.print_exc()
                 status = 3
             finally:
                 os._exit(status)
-        os.close(job_in)
-        os.close(job_out)
         theirs.close()
         self.supervisor, self.line = pid, mine
-        status = self._serve()
-        mine.close()
-        strays = sweep()
-        return status, strays
 
-    def _serve(self) -> int:
-        """Fork children on request and report their ends, until the supervisor is gone."""
-        assert self.line is not None and self.supervisor is not None
-        line_open = True
+    def _end_job(self, status: int) -> None:
+        self.strays += sweep(keep=frozenset({self.supervisor} if self.supervisor else ()))
+        _cleanup(self.workroot)
+        self.control.sendall(b"E" + struct.pack("!ii", status, self.strays))
+        self.busy, self.strays = False, 0
+
+    def serve(self) -> None:
         while True:
-            ended = self._reap()
-            if self.supervisor in ended:
-                return ended[self.supervisor][0]
-            for pid, (status, cpu) in ended.items():
-                strays = sweep(keep=frozenset({self.supervisor, *self.children}))
-                if line_open:
-                    try:
-                        self.line.send(b"X" + struct.pack("!iidi", pid, status, cpu, strays))
-                    except OSError:
-                        line_open = False
-            watched = [self.wake] + ([self.line] if line_open else [])
-            ready, _, _ = select.select(watched, [], [], 1.0)
-            if self.wake in ready:
+            self._reaped()
+            watched = [self.control, self.wake_r] + ([self.line] if self.line is not None else [])
+            try:
+                ready, _, _ = select.select(watched, [], [], 1.0)
+            except InterruptedError:
+                continue
+            if self.wake_r in ready:
                 try:
-                    os.read(self.wake, 4096)
+                    os.read(self.wake_r, 4096)
                 except BlockingIOError:
                     pass
-            if line_open and self.line in ready:
+            if self.line is not None and self.line in ready:
+                self._from_supervisor()
+            if self.control in ready and not self.busy:
                 try:
-                    message, fds, _, _ = socket.recv_fds(self.line, 1 << 16, 4)
+                    message, fds, _, _ = socket.recv_fds(self.control, 16, 4)
                 except OSError:
-                    message, fds = b"", []
+                    return
                 if not message:
-                    line_open = False  # the supervisor is ending (or was killed): wait for it
+                    return
+                if message != b"J" or len(fds) != 2:
                     for fd in fds:
                         os.close(fd)
                     continue
-                self._spawn(message, fds)
+                if self.supervisor is None:
+                    self._start_supervisor()
+                try:
+                    socket.send_fds(self.line, [b"J"], fds)
+                    self.busy = True
+                except OSError:
+                    self._end_job(3)
+                finally:
+                    for fd in fds:
+                        os.close(fd)
+
+    def _from_supervisor(self) -> None:
+        assert self.line is not None
+        try:
+            message, fds, _, _ = socket.recv_fds(self.line, 1 << 16, 4)
+        except OSError:
+            message, fds = b"", []
+        if not message:  # the supervisor is gone: it is reaped, and the job ends without it
+            for fd in fds:
+                os.close(fd)
+            self.line.close()
+            self.line = None
+            return
+        if message[:1] == b"D":
+            self._end_job(0)
+        elif message[:1] == b"C":
+            self._spawn(message, fds)
+        else:
+            for fd in fds:
+                os.close(fd)
 
     def _spawn(self, message: bytes, fds: list[int]) -> None:
         assert self.line is not None
-        if message[:1] != b"C" or len(fds) != 3:
+        if len(fds) != 3:
             for fd in fds:
                 os.close(fd)
             self.line.send(b"F")
@@ -214,20 +257,41 @@ class _Job:
         self.children.add(pid)
         self.line.send(b"P" + struct.pack("!i", pid))
 
-    def _reap(self) -> dict[int, tuple[int, float]]:
-        """Children and supervisor that ended: pid → (status, CPU seconds). Strays are reaped too."""
-        ended = {}
+    def _reaped(self) -> None:
+        """Reap whatever ended: a child is reported to the supervisor (with what it left behind,
+        now killed); the supervisor's death ends the job in progress; strays are just reaped."""
         while True:
             try:
                 pid, status, usage = os.wait4(-1, os.WNOHANG)
             except ChildProcessError:
-                break
+                return
             if pid == 0:
-                break
-            if pid == self.supervisor or pid in self.children:
+                return
+            if pid in self.children:
                 self.children.discard(pid)
-                ended[pid] = (status, usage.ru_utime + usage.ru_stime)
-        return ended
+                strays = sweep(keep=frozenset({self.supervisor, *self.children} - {None}))
+                self.strays += strays
+                if self.line is not None:
+                    try:
+                        self.line.send(b"X" + struct.pack("!iidi", pid, status, usage.ru_utime + usage.ru_stime, strays))
+                    except OSError:
+                        pass
+            elif pid == self.supervisor:
+                self.supervisor = None
+                if self.line is not None:
+                    self.line.close()
+                    self.line = None
+                if self.busy:
+                    self._end_job(3)
+
+
+def _cleanup(workroot: str) -> None:
+    """What a job may leave in the sandbox outside its run folders (removed by the supervisor)."""
+    try:
+        from . import cleanup  # noqa: PLC0415  (files and System V objects; see cleanup.py)
+    except ImportError:
+        return
+    cleanup.after_job(workroot)
 
 
 def _max_fd() -> int:
@@ -235,29 +299,6 @@ def _max_fd() -> int:
         return min(os.sysconf("SC_OPEN_MAX"), 65536)
     except (ValueError, OSError):
         return 4096
-
-
-def serve(control: socket.socket, workroot: str, confinement: Confinement) -> None:
-    wake_r, wake_w = os.pipe()
-    os.set_blocking(wake_r, False)
-    os.set_blocking(wake_w, False)
-    signal.signal(signal.SIGCHLD, lambda *_: None)  # a handler, so that the wakeup fd is written
-    signal.set_wakeup_fd(wake_w)
-    while True:
-        try:
-            message, fds, _, _ = socket.recv_fds(control, 16, 4)
-        except InterruptedError:
-            continue
-        except OSError:
-            return
-        if not message:
-            return
-        if message != b"J" or len(fds) != 2:
-            for fd in fds:
-                os.close(fd)
-            continue
-        status, strays = _Job(control, workroot, confinement, wake_r).run(*fds)
-        control.sendall(b"E" + struct.pack("!ii", status, strays))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -290,7 +331,7 @@ def main(argv: list[str] | None = None) -> None:
     gc.freeze()
     control = socket.socket(fileno=0)
     control.sendall(b"R")
-    serve(control, workroot, confinement)
+    Server(control, workroot, confinement).serve()
 
 
 if __name__ == "__main__":
