@@ -213,6 +213,37 @@ def leftover_blanks(template: str, copy: str) -> dict[int, tuple[int, int]]:
     return found
 
 
+@dataclass(frozen=True)
+class LineMap:
+    """The lines of a copy against its template's: a fill spanning k lines pushes what follows it
+    down by k - 1 lines (a copy of the template with fills: a student's file, a solution, or the
+    solution with one fill replaced)."""
+
+    blanks: tuple[tuple[int, int], ...]  # (template line of each blank, extra lines its fill adds), in order
+
+    @classmethod
+    def of(cls, template_lines: list[int], extras: list[int]) -> "LineMap":
+        return cls(tuple(sorted(zip(template_lines, extras))))
+
+    def to_template(self, line: int) -> int:
+        shift = 0
+        for tline, extra in self.blanks:
+            start = tline + shift  # where this fill begins in the copy
+            if line <= start:
+                break
+            if line <= start + extra:
+                return tline  # inside a fill that spans lines: its blank's line
+            shift += extra
+        return line - shift
+
+    def to_copy(self, tline: int) -> int:
+        return tline + sum(extra for line, extra in self.blanks if line < tline)
+
+
+def extra_lines(text: str) -> int:
+    return text.count("\n")
+
+
 def splice(copy: str, fills: list[Fill], replacements: dict[int, str]) -> str:
     """`copy` with the fills of the given blank indexes replaced by other source text."""
     out, last = [], 0

@@ -1,6 +1,10 @@
 """Comparing a value that came back from a student's program with the expected one, and saying how
 they differ in the course's own notation ([0,79 ; 0,79]). Floats are compared with tolerances,
 never with ==; `decimals=2` means "as the course rounds": within half a unit of the 2nd decimal.
+
+The kind of a value counts where the expected value says it: an expected NumPy array (written as
+an array in a check, or built as one by the reference solution) wants an array of that shape, so
+a list where the course builds an array is reported as such; an expected list accepts an array.
 """
 
 from __future__ import annotations
@@ -21,28 +25,69 @@ class Opaque:
     type_name: str
 
 
-def decode(value: Any) -> Any:
+@dataclass(frozen=True)
+class Array:
+    """A NumPy array that came back as data: its kind (b, i, u, f, O), shape, and values or summary."""
+
+    kind: str
+    shape: tuple[int, ...]
+    values: Any = None  # nested lists, as decode gives them (None when summarised)
+    summary: dict | None = None  # see trous.runner.encode.summary
+
+
+def decode(value: Any, arrays: bool = False) -> Any:
+    """JSON data back to Python values; arrays as `Array` (to compare kinds) or as nested lists."""
     if isinstance(value, list):
-        return [decode(v) for v in value]
+        return [decode(v, arrays) for v in value]
     if isinstance(value, dict):
         if set(value) == {"$float"}:
             return float(value["$float"])
         if set(value) == {"$type"}:
             return Opaque(str(value["$type"]))
+        if set(value) == {"$missing"}:
+            return Opaque("absent")
+        if set(value) == {"$nd"} and isinstance(value["$nd"], dict):
+            return _array(value["$nd"], arrays)
         if set(value) == {"$complex"} and isinstance(value["$complex"], list) and len(value["$complex"]) == 2:
             re_, im = (decode(v) for v in value["$complex"])
             return complex(re_, im) if _is_number(re_) and _is_number(im) else Opaque("complex")
-        return {k: decode(v) for k, v in value.items()}
+        return {k: decode(v, arrays) for k, v in value.items()}
     return value
 
 
-def _plain(value: Any) -> bool:
-    # Equality of JSON data is exact equality of values unless bools and numbers mix (True == 1).
-    if isinstance(value, bool):
-        return True
+def _array(data: dict, arrays: bool):
+    shape = tuple(int(n) for n in data.get("s", ()) if isinstance(n, int))
+    summary = data.get("sum") if isinstance(data.get("sum"), dict) else None
+    values = None if summary is not None else decode(data.get("v"), arrays)
+    if not arrays:
+        return values if summary is None else Opaque(f"tableau NumPy de forme {shape_text(shape)}")
+    return Array(str(data.get("k", "f"))[:1], shape, values,
+                 {k: decode(v) for k, v in summary.items()} if summary is not None else None)
+
+
+def shape_text(shape: tuple[int, ...]) -> str:
+    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+
+
+def wire(value: Any) -> Any:
+    """A value written in a check (lists, floats, NumPy arrays…) in the form values come back in."""
+    from ..runner.encode import encode  # noqa: PLC0415
+
+    return encode(value)
+
+
+def plain(value: Any) -> bool:
+    """Data whose equality is equality of values: no bool among numbers (True == 1 in Python).
+    Opaque objects ({"$type": name}) are equal when their type names are, as in compare()."""
+    if isinstance(value, dict):
+        # An array's kind is part of its data: equal arrays hold the same kinds of values.
+        return "$nd" in value or all(plain(v) for v in value.values())
     if isinstance(value, list):
-        return all(_plain(v) for v in value[:1]) and not any(isinstance(v, bool) for v in value)
-    return not isinstance(value, dict) or "$type" not in value
+        return not any(isinstance(v, bool) for v in value) and all(plain(v) for v in value[:1])
+    return True
+
+
+_plain = plain
 
 
 def _is_number(x: Any) -> bool:
@@ -53,6 +98,7 @@ def _is_number(x: Any) -> bool:
 class Mismatch:
     where: str  # "" for the whole value, "[2]", "[1][0]", "['clé']"
     reason: str  # French
+    structural: bool = False  # about kinds, shapes or lengths only: it shows no value
 
 
 def tolerances(decimals: int | None, rtol: float | None, atol: float | None) -> tuple[float, float]:
@@ -63,23 +109,36 @@ def tolerances(decimals: int | None, rtol: float | None, atol: float | None) -> 
 
 def compare(expected: Any, obtained: Any, *, decimals: int | None = None, rtol: float | None = None,
             atol: float | None = None) -> Mismatch | None:
-    """None when `obtained` matches `expected`, else where and why it does not."""
+    """None when `obtained` matches `expected`, else where and why it does not. Both are data as
+    values come back (`wire` turns a value written in Python, NumPy arrays included, into that)."""
     if type(expected) is type(obtained) and expected == obtained and _plain(expected):
         return None  # the same data (the usual case for a right answer): nothing to walk through
     r, a = tolerances(decimals, rtol, atol)
-    return _compare(decode(expected), decode(obtained), r, a, "", decimals)
+    if not isinstance(expected, (list, dict, str, int, float, bool, type(None))):
+        expected = wire(expected)  # a NumPy value written directly (checks store theirs as data already)
+    return _compare(decode(expected, arrays=True), decode(obtained, arrays=True), r, a, "", decimals)
 
 
 def _compare(exp, obt, rtol, atol, where, decimals) -> Mismatch | None:
+    if isinstance(exp, Array):
+        return _compare_array(exp, obt, rtol, atol, where, decimals)
+    if isinstance(exp, Opaque):  # an object of the program's own (a random generator…): same type
+        if isinstance(obt, Opaque) and obt.type_name == exp.type_name:
+            return None
+        return Mismatch(where, f"{describe_type(obt)} au lieu d'un objet de type {exp.type_name}", True)
+    if isinstance(obt, Array):  # the check wrote a list or a number: an array of those values will do
+        if obt.summary is not None:
+            return Mismatch(where, f"{describe_type(obt)} {_instead_of(describe_type(exp))}", True)
+        obt = obt.values
     if isinstance(obt, Opaque):
-        return Mismatch(where, f"un objet de type {obt.type_name} {_instead_of(describe_type(exp))}")
+        return Mismatch(where, f"un objet de type {obt.type_name} {_instead_of(describe_type(exp))}", True)
     if isinstance(exp, bool) or exp is None:
         if obt is exp or (isinstance(obt, bool) and obt == exp):
             return None
         return Mismatch(where, f"{format_value(obt, decimals)} au lieu de {format_value(exp, decimals)}")
     if _is_number(exp):
         if not _is_number(obt):
-            return Mismatch(where, f"{describe_type(obt)} au lieu d'un nombre")
+            return Mismatch(where, f"{describe_type(obt)} au lieu d'un nombre", True)
         if _close(float(exp), float(obt), rtol, atol):
             return None
         return Mismatch(where, f"{format_value(obt, decimals)} au lieu de {format_value(exp, decimals)}")
@@ -93,9 +152,9 @@ def _compare(exp, obt, rtol, atol, where, decimals) -> Mismatch | None:
         return Mismatch(where, f"{format_value(obt)} au lieu de {format_value(exp)}")
     if isinstance(exp, list):
         if not isinstance(obt, list):
-            return Mismatch(where, f"{describe_type(obt)} au lieu d'une liste de {len(exp)} éléments")
+            return Mismatch(where, f"{describe_type(obt)} au lieu d'une liste de {len(exp)} éléments", True)
         if len(obt) != len(exp):
-            return Mismatch(where, f"{len(obt)} éléments au lieu de {len(exp)}")
+            return Mismatch(where, f"{len(obt)} éléments au lieu de {len(exp)}", True)
         for i, (e, o) in enumerate(zip(exp, obt)):
             found = _compare(e, o, rtol, atol, f"{where}[{i}]", decimals)
             if found:
@@ -103,7 +162,7 @@ def _compare(exp, obt, rtol, atol, where, decimals) -> Mismatch | None:
         return None
     if isinstance(exp, dict):
         if not isinstance(obt, dict):
-            return Mismatch(where, f"{describe_type(obt)} au lieu d'un dictionnaire")
+            return Mismatch(where, f"{describe_type(obt)} au lieu d'un dictionnaire", True)
         if set(obt) != set(exp):
             missing = sorted(set(exp) - set(obt))
             extra = sorted(set(obt) - set(exp))
@@ -116,6 +175,46 @@ def _compare(exp, obt, rtol, atol, where, decimals) -> Mismatch | None:
                 return found
         return None
     return Mismatch(where, f"valeur attendue d'un type inconnu ({type(exp).__name__})")
+
+
+def _compare_array(exp: Array, obt, rtol, atol, where, decimals) -> Mismatch | None:
+    if not isinstance(obt, Array):
+        return Mismatch(where, f"{describe_type(obt)} au lieu d'un tableau NumPy de forme {shape_text(exp.shape)}",
+                        True)
+    if obt.shape != exp.shape:
+        return Mismatch(where, f"un tableau de forme {shape_text(obt.shape)} au lieu de {shape_text(exp.shape)}", True)
+    if (exp.kind == "b") != (obt.kind == "b") and "O" not in (exp.kind, obt.kind):
+        return Mismatch(where, "des booléens au lieu de nombres" if obt.kind == "b" else
+                        "des nombres au lieu de booléens (vrai/faux)", True)
+    if exp.summary is not None or obt.summary is not None:
+        if exp.summary is None or obt.summary is None or not _same_summary(exp.summary, obt.summary, rtol, atol):
+            return Mismatch(where, "des valeurs différentes")
+        return None
+    return _compare(exp.values, obt.values, rtol, atol, where, decimals)
+
+
+def _same_summary(exp: dict, obt: dict, rtol: float, atol: float) -> bool:
+    """Two large arrays of the same shape: the same sample, the same sums (within tolerances that
+    grow with the number of terms)."""
+    if exp.get("n") != obt.get("n") or exp.get("at") != obt.get("at"):
+        return False
+    n = max(1, int(exp.get("n") or 1))
+    sample_e, sample_o = exp.get("sample") or [], obt.get("sample") or []
+    if len(sample_e) != len(sample_o) or not all(
+            _is_number(a) and _is_number(b) and _close(float(a), float(b), rtol, atol) for a, b in zip(sample_e, sample_o)):
+        return False
+    scale = float(exp.get("abs") or 0.0)
+    for key, spread in (("total", rtol * scale + atol * n), ("sq", 2 * rtol * float(exp.get("sq") or 0.0) + atol * n),
+                        ("min", None), ("max", None)):
+        e, o = exp.get(key), obt.get(key)
+        if not (_is_number(e) and _is_number(o)):
+            return False
+        if spread is None:
+            if not _close(float(e), float(o), rtol, atol):
+                return False
+        elif not (math.isfinite(e) and math.isfinite(o) and abs(e - o) <= spread + 1e-9 * abs(e)) and e != o:
+            return False
+    return True
 
 
 def _close(e: float, o: float, rtol: float, atol: float) -> bool:
@@ -158,6 +257,8 @@ def same_shape(expected: Any, obtained: Any) -> bool:
 
 
 def describe_type(value: Any) -> str:
+    if isinstance(value, Array):
+        return f"un tableau NumPy de forme {shape_text(value.shape)}"
     if isinstance(value, Opaque):
         return f"un objet de type {value.type_name}"
     if value is None:

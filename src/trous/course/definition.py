@@ -77,6 +77,9 @@ class LimitsSpec(_Strict):
     output_kb: int | None = Field(default=None, ge=1, le=65536)
     file_mb: int | None = Field(default=None, ge=1, le=4096)
     files: int | None = Field(default=None, ge=0, le=100000)
+    value_kb: int | None = Field(default=None, ge=1, le=65536)  # largest value a check reads back
+    # Seconds of wall time for a whole copy (every exercise): past it, the rest is not run.
+    copy_wall: float | None = Field(default=None, gt=0, le=3600)
 
 
 class ExerciseSpec(_Strict):

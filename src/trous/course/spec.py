@@ -65,6 +65,7 @@ class Expect:
     setup: str | None = None
     message: str | None = None  # said when this expectation fails (French)
     label: str | None = None  # how feedback names the value (default: the expression)
+    hidden: bool = False  # a hidden grader's: feedback names it by its description, never its expression
 
     @property
     def uses_solution(self) -> bool:
@@ -74,6 +75,11 @@ class Expect:
     def name(self) -> str:
         return self.label or self.expr
 
+    @property
+    def description(self) -> str:
+        """How feedback names a hidden expectation: its label, never its expression."""
+        return self.label or "une vérification cachée"
+
 
 def expect(expr: str, expected: Any = SOLUTION, *, variants: Iterable[Variant] | None = None,
            variant: Variant | None = None, decimals: int | None = None, rtol: float | None = None,
@@ -81,6 +87,11 @@ def expect(expr: str, expected: Any = SOLUTION, *, variants: Iterable[Variant] |
            label: str | None = None) -> Expect | list[Expect]:
     """What `expr` must give; with `variants=`, one expectation per variant."""
     common = dict(decimals=decimals, rtol=rtol, atol=atol, setup=setup, message=message, label=label)
+    if expected is not SOLUTION:
+        # The form values come back in: a NumPy array written here stays an array (its kind counts).
+        from .compare import wire  # noqa: PLC0415
+
+        expected = wire(expected)
     if variants is not None:
         return [Expect(expr, expected, variant=v, **common) for v in variants]
     return Expect(expr, expected, variant=variant, **common)

@@ -1,38 +1,58 @@
 """Grading a submission blank by blank, against the reference solution and hidden variants.
 
 For each blank the student filled, the program graded is the reference solution with only that
-blank replaced by the student's fill, so a wrong softmax sum cannot cost the weighted vector. Each
-blank's expectations (public and hidden) are evaluated on the course's inputs and on the hidden
-variants' inputs; the expected value is either the one written in the check or, for `SOLUTION`, the
-value the unmodified solution gives on the same inputs (computed once per grading session). When
-the student changed code outside the blanks, the whole file is run instead, and the feedback says so.
-All of a student's programs run in one job: one process per exercise, in the sandbox.
+blank replaced by the student's fill, so a wrong softmax sum cannot cost the weighted vector. The
+fill earns its points when (1) the blank's expectations (public and hidden) hold, on the course's
+inputs and on the hidden variants' inputs, and (2) the rest of the program, which uses the fill,
+still runs to its end and leaves every top-level variable as the reference leaves it (same values,
+same kind: a list where the course builds a NumPy array breaks what follows, and is said so). The
+expected values for `SOLUTION` and the reference variables come from the unmodified solution on the
+same inputs, computed once per grading session.
+
+When the student changed code outside the blanks, the whole file is run instead, and the feedback
+says so. Either way the student's own file is also run once as it is, on the course's inputs, and
+the result says whether it runs to its end.
+
+What feedback may show follows `checking.disclosure`: a hidden grader's expectation by its
+description only, no value computed on hidden inputs, and no exception message from a program that
+holds the reference (the message could carry what the reference computed).
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import sys
 import threading
+import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
 import trous
 
 from ..course import blanks as blanks_mod
-from ..student.checking import _available, judge, limits_for
+from ..course import compare
 from ..course.definition import Course, Exercise
-from ..runner.pool import RunnerPool
-from ..runner.protocol import ErrorInfo, Job, Limits, Probe, ProbeResult, Unit, UnitResult
 from ..course.source import read
 from ..course.spec import Check, Expect, load_checks
 from ..course.submission import Analysis, analyse_bytes
+from ..runner.pool import RunnerPool
+from ..runner.protocol import OK, SKIPPED, ErrorInfo, Job, Limits, Probe, ProbeResult, Unit, UnitResult
+from ..student.checking import Verdict, _available, describe_error, disclosure, judge, limits_for
 from .model import ERROR, FAILED, MISSING, PASSED, UNFILLED, BlankGrade, ExerciseGrade, SubmissionGrade
 
 WHOLE_FILE_NOTE = ("tu as modifié le code en dehors des trous : l'exercice est noté en exécutant ton fichier "
                    "entier (un trou faux peut alors en entraîner d'autres)")
 HARD_CODED = ("réussit l'exemple du cours mais échoue sur d'autres entrées : le calcul doit marcher pour toutes les "
               "données (résultat écrit en dur ?)")
+COPY_WALL = 60.0  # seconds of wall time for a whole copy, unless course.yaml says otherwise
+CACHE_BYTES = 64 * 1024 * 1024  # results of identical programs kept for reuse (other students, resumes)
+ANALYSES = 4096  # copies read against their template kept for reuse
+AS_IS = "fichiers"  # the process key of the student's own files, run as they are
+# What follows a right fill must give the reference's values; within these tolerances, since a
+# fill accepted by its own checks (within theirs) may differ from the reference's in the last digits.
+DOWNSTREAM_RTOL, DOWNSTREAM_ATOL = 1e-3, 1e-6
 
 
 class GraderError(Exception):
@@ -54,13 +74,42 @@ def _probe_key(expect: Expect) -> tuple:
     return (expect.variant.key if expect.variant else (), expect.expr, expect.setup)
 
 
+def _variant_order(expect: Expect | None) -> int:
+    """Public inputs first: a program learns the hidden inputs only after its public results are in."""
+    if expect is None or expect.variant is None:
+        return 0
+    return 1 if not expect.variant.hidden else 2
+
+
+@dataclass(frozen=True)
+class _Statement:
+    """The top-level statement holding a blank, in the solution's lines."""
+
+    first: int
+    last: int
+    names: tuple[str, ...]  # the top-level names it assigns
+
+
+@dataclass
+class _Reference:
+    """What the grader knows of one exercise's solution."""
+
+    solution: str
+    fills: list[blanks_mod.Fill]
+    blank_lines: list[int]  # template line of each blank
+    statements: list[_Statement | None]  # per blank
+
+
 @dataclass
 class _Planned:
-    """How to read a unit's results back: which expectations its probes are."""
+    """How to read a unit's results back."""
 
     exercise: Exercise
-    blank: int | None  # the blank graded by this unit (None: whole-file unit)
+    blank: int | None  # the blank graded by this unit (None: whole-file unit, or the file as is)
     expects: list[tuple[int, Expect]]  # (blank index, expectation) per probe
+    variant: tuple = ()
+    program: str = ""  # the program run (per-blank units), to place its lines in the student's file
+    as_is: bool = False  # the student's own file, run as it is on the course's inputs
 
 
 @dataclass
@@ -71,6 +120,36 @@ class _ExercisePlan:
     units: list[int] = field(default_factory=list)  # positions in the job
 
 
+class _Cache:
+    """Results of identical programs, bounded by the bytes they took on the wire."""
+
+    def __init__(self, budget: int):
+        self.budget, self.used = budget, 0
+        self.items: OrderedDict[str, tuple[list[UnitResult], int]] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: str) -> list[UnitResult] | None:
+        with self.lock:
+            found = self.items.get(key)
+            if found is None:
+                return None
+            self.items.move_to_end(key)
+            return found[0]
+
+    def put(self, key: str, results: list[UnitResult]) -> None:
+        size = sum(r.size or 1024 for r in results)
+        if size > self.budget // 8:
+            return
+        with self.lock:
+            if key in self.items:
+                return
+            self.items[key] = (results, size)
+            self.used += size
+            while self.used > self.budget and self.items:
+                _, (_, dropped) = self.items.popitem(last=False)
+                self.used -= dropped
+
+
 class Grader:
     def __init__(self, course: Course, pool: RunnerPool | None = None, limits: Limits | None = None,
                  graders_dir_required: bool = True, only: Iterable[str] | None = None):
@@ -79,12 +158,15 @@ class Grader:
         self.pool = pool
         self.base_limits = limits
         self.version = fingerprint(course)
+        self.copy_wall = course.spec.limits.copy_wall or COPY_WALL
         self.checks: dict[str, list[Check]] = {}
-        self.solutions: dict[str, str] = {}
-        self.solution_fills: dict[str, list[blanks_mod.Fill]] = {}
+        self.refs: dict[str, _Reference] = {}
         self.references: dict[tuple, ProbeResult] = {}
-        self._cache: dict[str, list[UnitResult]] = {}
-        self._analyses: dict[tuple, Analysis] = {}
+        self.states: dict[tuple, dict] = {}  # (exercise id, variant) → the solution's top-level variables
+        self._cache = _Cache(CACHE_BYTES)
+        self._by_variant: dict[tuple, dict] = {}
+        self._plain_states: dict[tuple, bool] = {}
+        self._analyses: OrderedDict[tuple, Analysis] = OrderedDict()
         self._cache_lock = threading.Lock()
         for exercise in self.exercises:
             self.checks[exercise.id] = self._load_checks(exercise, graders_dir_required)
@@ -96,12 +178,20 @@ class Grader:
             fills = blanks_mod.align(template, solution)
             if fills is None or len(fills) != len(exercise.blanks):
                 raise GraderError(f"{exercise.solution_path} : ne correspond pas à l'exercice (lance trous doctor)")
-            self.solutions[exercise.id] = solution
-            self.solution_fills[exercise.id] = fills
+            self.refs[exercise.id] = _Reference(solution, fills, [b.line for b in blanks_mod.find_blanks(template)],
+                                                _statements(solution, fills))
         if pool is not None:
             from ..student.checking import preload_for  # noqa: PLC0415
 
             pool.want(preload_for(self.exercises, self.checks))
+
+    @property
+    def solutions(self) -> dict[str, str]:
+        return {k: r.solution for k, r in self.refs.items()}
+
+    @property
+    def solution_fills(self) -> dict[str, list[blanks_mod.Fill]]:
+        return {k: r.fills for k, r in self.refs.items()}
 
     # -- loading -------------------------------------------------------------------------------
     def _load_checks(self, exercise: Exercise, required: bool) -> list[Check]:
@@ -119,6 +209,8 @@ class Grader:
             for check in loaded:
                 if check.blank not in ids:
                     raise GraderError(f"{path} : le trou « {check.blank} » n'existe pas dans {exercise.id}")
+            if not public:  # a hidden grader's expectations are described, never shown
+                loaded = [replace(c, expects=tuple(replace(e, hidden=True) for e in c.expects)) for c in loaded]
             # A check that needs an absent module (torch…) is skipped, as in the student's self-check.
             checks += [c for c in loaded if all(_available(m) for m in c.requires)]
         return checks
@@ -131,38 +223,65 @@ class Grader:
         return self.limits(self.exercises[0]) if self.exercises else (self.base_limits or Limits())
 
     # -- references ----------------------------------------------------------------------------
-    def reference_job(self) -> tuple[Job, list[tuple[tuple, str]]]:
+    def _variants(self, exercise: Exercise, blank_indexes: Iterable[int] | None = None) -> dict[tuple, list[tuple[int, Expect]]]:
+        """Expectations by variant, public inputs first; the course's own inputs always included."""
+        key = (exercise.id, None if blank_indexes is None else tuple(blank_indexes))
+        found = self._by_variant.get(key)
+        if found is None:
+            found = self._by_variant[key] = self._group_by_variant(exercise, blank_indexes)
+        return found
+
+    def _group_by_variant(self, exercise: Exercise, blank_indexes) -> dict[tuple, list[tuple[int, Expect]]]:
+        groups: dict[tuple, list[tuple[int, Expect]]] = {(): []}
+        order: dict[tuple, int] = {(): 0}
+        wanted = None if blank_indexes is None else set(blank_indexes)
+        for check in self.checks[exercise.id]:
+            index = exercise.blank_index(check.blank)
+            if wanted is not None and index not in wanted:
+                continue
+            for expect in check.expects:
+                key = expect.variant.key if expect.variant else ()
+                groups.setdefault(key, []).append((index, expect))
+                order[key] = min(order.get(key, 9), _variant_order(expect))
+        return {k: groups[k] for k in sorted(groups, key=lambda k: order[k])}
+
+    def reference_job(self) -> tuple[Job, list[tuple[str, tuple, list[tuple]]]]:
         units, keys = [], []
         for exercise in self.exercises:
-            by_variant: dict[tuple, list[Expect]] = {}
-            for check in self.checks[exercise.id]:
-                for expect in check.expects:
-                    if expect.uses_solution:
-                        variant = expect.variant.key if expect.variant else ()
-                        known = by_variant.setdefault(variant, [])
-                        if all(_probe_key(e) != _probe_key(expect) for e in known):
-                            known.append(expect)
-            for variant, expects in by_variant.items():
-                units.append(Unit(self.solutions[exercise.id], f"solutions/{exercise.id}.py",
+            for variant, pairs in self._variants(exercise).items():
+                expects: list[Expect] = []
+                for _, expect in pairs:
+                    if expect.uses_solution and all(_probe_key(e) != _probe_key(expect) for e in expects):
+                        expects.append(expect)
+                units.append(Unit(self.refs[exercise.id].solution, f"solutions/{exercise.id}.py",
                                   tuple(Probe(e.expr, e.setup) for e in expects), overrides=variant,
-                                  process=exercise.id, wall=self.limits(exercise).wall))
-                keys.append([(exercise.id, _probe_key(e)) for e in expects])
+                                  process=exercise.id, wall=self.limits(exercise).wall, state=()))
+                keys.append((exercise.id, variant, [_probe_key(e) for e in expects]))
         return Job(tuple(units), self.job_limits(), capture_output=False), keys
 
     def compute_references(self) -> None:
-        if self.references or self.pool is None:
+        if self.states or self.pool is None:
             return
         job, keys = self.reference_job()
         if not job.units:
             return
         results = self.pool.run(job)
         problems = []
-        for result, unit_keys in zip(results, keys):
-            for (exercise_id, key), probe in zip(unit_keys, result.probes):
+        for result, (exercise_id, variant, probe_keys) in zip(results, keys):
+            shown = f" (variante {dict(variant)})" if variant else ""
+            if result.status != OK:
+                problems.append(f"{exercise_id} : la solution ne s'exécute pas jusqu'au bout{shown} : "
+                                f"{describe_error(result.error)}")
+            if not isinstance(result.state, dict) or "$error" in result.state:
+                problems.append(f"{exercise_id} : variables de la solution illisibles{shown}")
+            else:
+                self.states[(exercise_id, variant)] = result.state
+                # Equal to it then means equal values (no True standing for a 1 among lists of numbers).
+                self._plain_states[(exercise_id, variant)] = compare.plain(result.state)
+            for key, probe in zip(probe_keys, result.probes):
                 if not probe.evaluated or probe.error is not None:
                     error = probe.error or result.error
-                    problems.append(f"{exercise_id} : la solution ne donne pas de valeur pour {key[1]!r}"
-                                    f"{' (variante ' + str(dict(key[0])) + ')' if key[0] else ''} : "
+                    problems.append(f"{exercise_id} : la solution ne donne pas de valeur pour {key[1]!r}{shown} : "
                                     f"{error.message if error else result.status}")
                 self.references[(exercise_id, key)] = probe
         if problems:
@@ -173,9 +292,17 @@ class Grader:
         units: list[Unit] = []
         planned: list[_Planned] = []
         plans: list[_ExercisePlan] = []
+        as_is: list[tuple[Unit, _Planned, _ExercisePlan]] = []  # run last: see run()
+
+        def add(unit: Unit, meta: _Planned, plan: _ExercisePlan) -> None:
+            plan.units.append(len(units))
+            units.append(unit)
+            planned.append(meta)
+
         for exercise in self.exercises:
             shown = f"exercises/{exercise.id}.py"
             analysis = self._analyse(exercise, files.get(exercise.id), shown)
+            wall = self.limits(exercise).wall
             if files.get(exercise.id) is None:
                 plans.append(_ExercisePlan(exercise, analysis, "missing"))
                 continue
@@ -187,19 +314,22 @@ class Grader:
                 continue
             if analysis.aligned:
                 plan = _ExercisePlan(exercise, analysis, "blanks")
+                ref = self.refs[exercise.id]
                 for index in range(len(exercise.blanks)):
                     if not analysis.is_filled(index):
                         continue
-                    program = blanks_mod.splice(self.solutions[exercise.id], self.solution_fills[exercise.id],
-                                                {index: analysis.fill_text(index)})
-                    for variant, expects in self._by_variant(exercise, [index]).items():
-                        plan.units.append(len(units))
-                        # One process per blank: it holds the solution's other fills, never this one's.
-                        group = f"{exercise.id}/{index}"
-                        units.append(Unit(program, shown, tuple(Probe(e.expr, e.setup) for _, e in expects),
-                                          overrides=variant, process=group, group=group,
-                                          wall=self.limits(exercise).wall))
-                        planned.append(_Planned(exercise, index, expects))
+                    program = blanks_mod.splice(ref.solution, ref.fills, {index: analysis.fill_text(index)})
+                    # One process per blank: it holds the solution's other fills, never this one's.
+                    group = f"{exercise.id}/{index}"
+                    for variant, expects in self._variants(exercise, [index]).items():
+                        names = tuple(self.states.get((exercise.id, variant), {}))
+                        add(Unit(program, shown, tuple(Probe(e.expr, e.setup) for _, e in expects),
+                                 overrides=variant, process=group, group=group, wall=wall, state=names),
+                            _Planned(exercise, index, expects, variant, program), plan)
+                # The student's own files, run as they are: all in one process (one after the other,
+                # each in a fresh namespace), since they hold nothing but the student's own code.
+                as_is.append((Unit(analysis.source.text, shown, (), process=AS_IS, group=f"{exercise.id}/fichier",
+                                   wall=wall), _Planned(exercise, None, [], (), as_is=True), plan))
                 plans.append(plan)
                 continue
             if analysis.syntax is not None:
@@ -207,13 +337,13 @@ class Grader:
                 continue
             plan = _ExercisePlan(exercise, analysis, "whole_file")
             filled = [i for i in range(len(exercise.blanks)) if analysis.is_filled(i)]
-            for variant, expects in self._by_variant(exercise, filled).items():
-                plan.units.append(len(units))
-                units.append(Unit(analysis.source.text, shown, tuple(Probe(e.expr, e.setup) for _, e in expects),
-                                  overrides=variant, process=exercise.id, group=exercise.id,
-                                  wall=self.limits(exercise).wall))
-                planned.append(_Planned(exercise, None, expects))
+            for variant, expects in self._variants(exercise, filled).items():
+                add(Unit(analysis.source.text, shown, tuple(Probe(e.expr, e.setup) for _, e in expects),
+                         overrides=variant, process=exercise.id, group=exercise.id, wall=wall),
+                    _Planned(exercise, None, expects, variant, as_is=not variant), plan)
             plans.append(plan)
+        for unit, meta, plan in as_is:
+            add(unit, meta, plan)
         job = Job(tuple(units), self.job_limits(), capture_output=False)
         return job, plans, planned
 
@@ -222,21 +352,15 @@ class Grader:
         key = (exercise.id, shown, None if data is None else hashlib.sha256(data).digest())
         with self._cache_lock:
             found = self._analyses.get(key)
+            if found is not None:
+                self._analyses.move_to_end(key)
         if found is None:
             found = analyse_bytes(exercise, data, shown)
             with self._cache_lock:
                 self._analyses[key] = found
+                while len(self._analyses) > ANALYSES:
+                    self._analyses.popitem(last=False)
         return found
-
-    def _by_variant(self, exercise: Exercise, blank_indexes: list[int]) -> dict[tuple, list[tuple[int, Expect]]]:
-        groups: dict[tuple, list[tuple[int, Expect]]] = {}
-        for check in self.checks[exercise.id]:
-            index = exercise.blank_index(check.blank)
-            if index not in blank_indexes:
-                continue
-            for expect in check.expects:
-                groups.setdefault(expect.variant.key if expect.variant else (), []).append((index, expect))
-        return groups
 
     def interpret(self, student: str, plans: list[_ExercisePlan], planned: list[_Planned],
                   results: list[UnitResult]) -> SubmissionGrade:
@@ -249,29 +373,20 @@ class Grader:
         exercise, analysis = plan.exercise, plan.analysis
         grade = ExerciseGrade(exercise.id, exercise.title, 0.0, exercise.points, plan.mode)
         if plan.mode in ("missing", "unreadable", "syntax", "empty"):
-            if plan.mode == "missing":
-                message = "fichier absent de la copie"
-            elif plan.mode == "empty":
-                message = "fichier vide : rien à noter"
-            elif plan.mode == "unreadable":
-                message = analysis.error or "fichier illisible"
-            else:
-                s = analysis.syntax
-                message = f"erreur de syntaxe ligne {s.line} : {s.message}\n  {s.line} | {s.text.strip()}"
-            grade.message = message
-            for i, blank in enumerate(exercise.blanks):
-                status = MISSING if plan.mode in ("missing", "empty") else (
-                    UNFILLED if analysis.readable and not analysis.is_filled(i) else ERROR)
-                grade.blanks.append(BlankGrade(blank.id, i + 1, 0.0, blank.points, status,
-                                               "pas rempli (___)" if status == UNFILLED else message,
-                                               analysis.line_of(i) if analysis.readable else None, blank.hints[0]))
-            return grade
-        verdicts: dict[int, list[tuple[Expect, object]]] = {}
+            return self._unrunnable(grade, plan)
+        verdicts: dict[int, list[tuple[Expect | None, object]]] = {}
+        told: set[int] = set()  # blanks whose downstream problem is already said
+        spliced = plan.mode == "blanks"
         for position in plan.units:
             meta, result = planned[position], results[position]
+            if meta.as_is:
+                grade.run = self._run_as_is(result, analysis)
+                if meta.blank is None and not meta.expects:
+                    continue
+            own_ok = True
             for (index, expect), probe in zip(meta.expects, result.probes):
-                if meta.blank is not None:
-                    result_view, probe_view = _remap(result, probe, analysis, meta.blank)
+                if spliced:
+                    result_view, probe_view = _remap(result, probe, analysis, index)
                 else:
                     result_view, probe_view = result, probe
                 expected = expect.expected
@@ -280,9 +395,17 @@ class Grader:
                     if reference is None or reference.error is not None or not reference.evaluated:
                         raise GraderError(f"{exercise.id} : pas de valeur de référence pour {expect.expr!r}")
                     expected = reference.value
-                hidden = bool(expect.variant and expect.variant.hidden)
-                verdicts.setdefault(index, []).append((expect, judge(expect, expected, result_view, probe_view,
-                                                                     hidden=hidden, reveal=False)))
+                say = disclosure(expect, graded=True, own_file=not spliced and not meta.variant)
+                verdict = judge(expect, expected, result_view, probe_view, say=say)
+                own_ok = own_ok and verdict.ok
+                verdicts.setdefault(index, []).append((expect, verdict))
+            if spliced and meta.blank is not None:
+                downstream = self._downstream(exercise, analysis, meta, result, own_ok)
+                if downstream is not None:
+                    if meta.blank in told:  # said once, on the first inputs where it shows
+                        downstream = replace(downstream, reason="")
+                    told.add(meta.blank)
+                    verdicts.setdefault(meta.blank, []).append((None, downstream))
         if plan.mode == "whole_file":
             grade.notes.append(WHOLE_FILE_NOTE)
         for i, blank in enumerate(exercise.blanks):
@@ -296,48 +419,203 @@ class Grader:
             if not failures:
                 grade.blanks.append(BlankGrade(blank.id, i + 1, blank.points, blank.points, PASSED, "juste", line))
                 continue
-            public_ok = all(v.ok for e, v in judged if not (e.variant and e.variant.hidden))
-            reasons = list(dict.fromkeys(v.reason for _, v in failures))[:2]
+            public_ok = all(v.ok for e, v in judged if e is not None and not (e.variant and e.variant.hidden))
+            reasons = list(dict.fromkeys(v.reason for _, v in failures if v.reason))[:2]
             message = "\n".join(reasons)
-            if public_ok and any(e.variant and e.variant.hidden and v.kind == "value" for e, v in failures):
+            # Right on the course's inputs, other values on hidden ones: likely written by hand (not
+            # when the trouble is a kind or shape, which the other messages say).
+            if public_ok and not any(v.kind == "structure" for _, v in failures) and any(
+                    e is not None and e.variant and e.variant.hidden and v.kind == "value" for e, v in failures):
                 message = HARD_CODED + "\n" + message
             grade.blanks.append(BlankGrade(blank.id, i + 1, 0.0, blank.points, FAILED, message, line,
                                            blank.hints[0]))
         grade.score = round(sum(b.score for b in grade.blanks), 6)
         return grade
 
+    @staticmethod
+    def _unrunnable(grade: ExerciseGrade, plan: _ExercisePlan) -> ExerciseGrade:
+        exercise, analysis = plan.exercise, plan.analysis
+        if plan.mode == "missing":
+            message = "fichier absent de la copie"
+        elif plan.mode == "empty":
+            message = "fichier vide : rien à noter"
+        elif plan.mode == "unreadable":
+            message = analysis.error or "fichier illisible"
+        else:
+            s = analysis.syntax
+            message = f"erreur de syntaxe ligne {s.line} : {s.message}\n  {s.line} | {s.text.strip()}"
+        grade.message = message
+        if plan.mode == "syntax":
+            grade.run = {"ok": False, "line": analysis.syntax.line, "text": analysis.syntax.text.strip(),
+                         "error": f"SyntaxError: {analysis.syntax.message}"}
+        for i, blank in enumerate(exercise.blanks):
+            status = MISSING if plan.mode in ("missing", "empty") else (
+                UNFILLED if analysis.readable and not analysis.is_filled(i) else ERROR)
+            grade.blanks.append(BlankGrade(blank.id, i + 1, 0.0, blank.points, status,
+                                           "pas rempli (___)" if status == UNFILLED else message,
+                                           analysis.line_of(i) if analysis.readable else None, blank.hints[0]))
+        return grade
+
+    @staticmethod
+    def _run_as_is(result: UnitResult, analysis: Analysis) -> dict:
+        """Does the student's own file, run as it is on the course's inputs, reach its end?"""
+        if result.status == OK:
+            return {"ok": True}
+        error = result.error
+        line = error.line if error else None
+        text = analysis.source.line(line).strip() if (line and analysis.source) else None
+        if error is not None and error.kind in ("exception", "syntax", "memory") and error.type:
+            said = f"{error.type}: {error.message}" if error.message else error.type
+        else:
+            said = describe_error(error)
+        if error is not None and error.type == "NameError" and "'___'" in (error.message or ""):
+            said = "trou pas encore rempli (___)"
+        return {"ok": False, "line": line, "text": text, "error": _short(said, 300)}
+
+    def _downstream(self, exercise: Exercise, analysis: Analysis, meta: _Planned, result: UnitResult,
+                    own_ok: bool):
+        """Does the rest of the program still run, and leave the reference's variables? A verdict
+        when it does not (values are never shown: they could be the reference's), else None.
+        `own_ok`: the blank's own expectations hold on this unit."""
+        reference = self.states.get((exercise.id, meta.variant))
+        if reference is None:
+            return None
+        ref = self.refs[exercise.id]
+        index = meta.blank
+        statement = ref.statements[index]
+        context = ""
+        if meta.variant:
+            variant = next((e.variant for _, e in meta.expects if e.variant), None)
+            context = f"sur d'autres entrées ({variant.description}) : " if variant else "sur d'autres entrées : "
+        if result.status == OK and result.state == reference and self._plain_states[(exercise.id, meta.variant)]:
+            return None  # the usual case: the very variables of the reference
+        kind = self._kind_gloss(statement, reference, result.state)
+        error = result.error
+        but = "ton trou donne la bonne valeur, mais " if own_ok else ""
+        if result.status != OK and error is not None and statement is not None:
+            extra = blanks_mod.extra_lines(analysis.fill_text(index) or "") - blanks_mod.extra_lines(ref.fills[index].text)
+            running = error.statement or error.line
+            if running is not None and running > statement.last + extra:
+                where = self._student_line(exercise, analysis, meta, running)
+                # The exception's type only: its message could carry what the reference computed.
+                said = (f" — {error.type or 'erreur'}" if error.kind in ("exception", "memory", "exit")
+                        else f" — {describe_error(error)}")
+                shown = f"\n  {where} | {analysis.source.line(where).strip()}" if where and analysis.source else ""
+                text = (f"{context}{but}la suite du programme s'arrête"
+                        f"{f' ligne {where}' if where else ''}{said}{shown}")
+                return Verdict(False, text + (f"\n{kind}" if kind else ""), where)
+        if result.status != OK or not isinstance(result.state, dict) or "$error" in result.state:
+            return None  # the blank's own expectations already say why
+        own = set(statement.names) if statement is not None else set()
+        for name, expected in reference.items():
+            obtained = result.state.get(name, {"$missing": True})
+            if name in own:
+                # The blank's own variable: its values are its expectations' to judge (with their
+                # tolerances); its kind is judged here, since what follows relies on it.
+                mismatch = compare.compare(expected, obtained, rtol=float("inf"), atol=float("inf"))
+            elif own_ok:
+                mismatch = compare.compare(expected, obtained, rtol=DOWNSTREAM_RTOL, atol=DOWNSTREAM_ATOL)
+            else:
+                continue  # a wrong value changes what follows: its own expectations say it
+            if mismatch is None or (name in own and not mismatch.structural):
+                continue
+            reason = mismatch.reason if mismatch.structural else ""  # values could be the reference's
+            if name in own:
+                return Verdict(False, context + (kind or f"« {name} » : {reason}"), kind="structure")
+            text = (f"{context}{but}la suite du programme ne donne plus les mêmes résultats : "
+                    f"« {name} »{f' — {reason}' if reason else ' diffère'}")
+            return Verdict(False, text + (f"\n{kind}" if kind else ""), kind="value")
+        return None
+
+    @staticmethod
+    def _kind_gloss(statement: _Statement | None, reference: dict, state: dict | None) -> str:
+        """When the blank's own variable is not of the kind the course builds, say so in French."""
+        if statement is None or not isinstance(state, dict):
+            return ""
+        for name in statement.names:
+            if name not in reference or name not in state:
+                continue
+            expected, obtained = compare.decode(reference[name], arrays=True), compare.decode(state[name], arrays=True)
+            if isinstance(expected, compare.Array) and not isinstance(obtained, compare.Array):
+                return (f"« {name} » est {compare.describe_type(obtained)} là où le cours construit un tableau NumPy "
+                        "(np.array…) : la suite du programme s'en sert comme d'un tableau")
+            if isinstance(expected, float) and isinstance(obtained, int) and not isinstance(obtained, bool):
+                return (f"« {name} » est un entier là où le cours construit un nombre à virgule : "
+                        "la suite du programme en dépend")
+        return ""
+
+    def _student_line(self, exercise: Exercise, analysis: Analysis, meta: _Planned, line: int) -> int | None:
+        """A line of the per-blank program, placed in the student's own file."""
+        ref = self.refs[exercise.id]
+        extras = [blanks_mod.extra_lines(f.text) for f in ref.fills]
+        extras[meta.blank] = blanks_mod.extra_lines(analysis.fill_text(meta.blank) or "")
+        template_line = blanks_mod.LineMap.of(ref.blank_lines, extras).to_template(line)
+        own = [blanks_mod.extra_lines(f.text) for f in analysis.fills or []]
+        if len(own) != len(ref.blank_lines):
+            return None
+        return blanks_mod.LineMap.of(ref.blank_lines, own).to_copy(template_line)
+
     def grade(self, student: str, files: dict[str, bytes | None]) -> SubmissionGrade:
         if self.pool is None:
             raise GraderError("aucun exécuteur : créez le Grader avec un RunnerPool")
         self.compute_references()
         job, plans, planned = self.plan(files)
-        return self.interpret(student, plans, planned, self.run(job))
+        return self.interpret(student, plans, planned, self.run(job, planned))
 
-    def run(self, job: Job) -> list[UnitResult]:
-        """Run a submission's units, one job per process key (a blank, or a whole file).
+    def run(self, job: Job, planned: list[_Planned] | None = None) -> list[UnitResult]:
+        """Run a submission's units, one job per process key (a blank, or a whole file), within the
+        copy's time budget.
 
         A job per blank means the process running a student's fill never holds the programs of the
         same exercise's other blanks, which contain the solution of this one. Programs are
         deterministic, so a group of units already run in this session (another student wrote
-        the same fill) is not run again; groups that timed out or crashed always are.
+        the same fill) is not run again; groups that timed out or crashed always are. Past the
+        copy's budget, the remaining groups are not run: their blanks get 0 with a remark.
         """
         results: list[UnitResult | None] = [None] * len(job.units)
         groups: dict[str, list[int]] = {}
         for i, unit in enumerate(job.units):
             groups.setdefault(unit.process, []).append(i)
-        for positions in groups.values():
-            units = tuple(job.units[i] for i in positions)
+        spent = 0.0
+        for process, positions in groups.items():
+            if process == AS_IS and planned is not None:
+                positions = self._known_loops(positions, planned, results)
+                if not positions:
+                    continue
+            left = self.copy_wall - spent
+            if left <= 0.05:
+                for i in positions:
+                    results[i] = UnitResult.failed(
+                        SKIPPED, "skipped", f"non exécuté : le temps accordé à la copie ({_seconds(self.copy_wall)}) "
+                                            "est épuisé (boucles trop longues ailleurs ?)", len(job.units[i].probes))
+                continue
+            units = tuple(_within(job.units[i], left, job.limits) for i in positions)
             key = _group_key(units, job.limits)
-            with self._cache_lock:
-                cached = self._cache.get(key)
+            cached = self._cache.get(key)
             if cached is None:
+                started = time.monotonic()
                 cached = self.pool.run(Job(units, job.limits, job.capture_output))
+                spent += time.monotonic() - started
                 if all(r.status in ("ok", "error", "exit") for r in cached):
-                    with self._cache_lock:
-                        self._cache[key] = cached
+                    self._cache.put(key, cached)
             for i, result in zip(positions, cached):
                 results[i] = result
         return results  # type: ignore[return-value]
+
+    @staticmethod
+    def _known_loops(positions: list[int], planned: list[_Planned], results: list) -> list[int]:
+        """The student's files whose exercise already looped in a per-blank run are not run again as
+        they are (that would cost the same wall time once more): their report says so instead."""
+        looped = {planned[i].exercise.id for i, r in enumerate(results)
+                  if r is not None and r.status == "timeout" and planned[i].blank is not None}
+        keep = []
+        for i in positions:
+            if planned[i].exercise.id in looped:
+                results[i] = UnitResult.failed(SKIPPED, "skipped", "non lancé tel quel : un de tes trous tourne déjà "
+                                                                   "sans fin (temps dépassé)", 0)
+            else:
+                keep.append(i)
+        return keep
 
     def grade_many(self, submissions: Iterable[tuple[str, dict[str, bytes | None]]],
                    on_done: Callable[[SubmissionGrade], None] | None = None) -> Iterator[SubmissionGrade]:
@@ -363,11 +641,50 @@ class Grader:
             sys.setswitchinterval(interval)
 
 
+def _statements(solution: str, fills: list[blanks_mod.Fill]) -> list[_Statement | None]:
+    """For each blank, the top-level statement of the solution that holds it."""
+    try:
+        body = ast.parse(solution).body
+    except SyntaxError:
+        return [None] * len(fills)
+    found: list[_Statement | None] = []
+    for fill in fills:
+        node = next((n for n in body if n.lineno <= fill.line <= (n.end_lineno or n.lineno)), None)
+        if node is None:
+            found.append(None)
+            continue
+        names = []
+        targets = (node.targets if isinstance(node, ast.Assign) else [node.target]
+                   if isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For)) else [])
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.append(node.name)
+        for target in targets:
+            names += [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+        found.append(_Statement(node.lineno, node.end_lineno or node.lineno, tuple(names)))
+    return found
+
+
+def _within(unit: Unit, left: float, limits: Limits) -> Unit:
+    """The unit with its wall time cut to what the copy has left."""
+    wall = unit.wall or limits.wall
+    return unit if wall <= left else replace(unit, wall=max(0.1, left))
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.0f} s" if value == int(value) else f"{value:.1f} s".replace(".", ",")
+
+
+def _short(text: str, n: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
 def _group_key(units: tuple[Unit, ...], limits: Limits) -> str:
     digest = hashlib.sha256(repr(sorted(limits.__dict__.items())).encode())
     for unit in units:
         digest.update(unit.source.encode())
-        digest.update(repr((unit.filename, unit.probes, unit.overrides, unit.module_name, unit.wall)).encode())
+        digest.update(repr((unit.filename, unit.probes, unit.overrides, unit.module_name, unit.wall,
+                            unit.state)).encode())
     return digest.hexdigest()
 
 

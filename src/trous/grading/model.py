@@ -12,6 +12,7 @@ and convertible to Exercism's v3 (see `to_exercism`):
         {"id": "01_toux", "title": "...", "score": 2.0, "max_score": 3.0,
          "mode": "blanks" | "whole_file" | "missing" | "empty" | "unreadable" | "syntax",
          "message": null | "...", "notes": ["..."],
+         "run": null | {"ok": true} | {"ok": false, "line": 12, "text": "...", "error": "TypeError: ..."},
          "blanks": [{"id": "somme_exp", "number": 1, "score": 1.0, "max_score": 1.0,
                      "status": "passed" | "failed" | "unfilled" | "error" | "missing",
                      "line": 32, "message": "...", "hint": "..."}]}
@@ -58,6 +59,9 @@ class ExerciseGrade:
     blanks: list[BlankGrade] = field(default_factory=list)
     message: str | None = None
     notes: list[str] = field(default_factory=list)
+    # The student's own file run as it is on the course's inputs: {"ok": true} or
+    # {"ok": false, "line": 12, "text": "…", "error": "AttributeError: …"}; None when it was not run.
+    run: dict | None = None
 
 
 @dataclass
@@ -142,4 +146,4 @@ def _exercise_json(e: ExerciseGrade) -> dict:
             "blanks": [{"id": b.id, "number": b.number, "score": b.score, "max_score": b.max_score,
                         "status": b.status, "message": b.message, "line": b.line, "hint": b.hint}
                        for b in e.blanks],
-            "message": e.message, "notes": list(e.notes)}
+            "message": e.message, "notes": list(e.notes), "run": e.run}

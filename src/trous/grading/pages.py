@@ -172,6 +172,7 @@ class ExerciseStat:
     zero: int
     total: int
     whole_file: int  # graded by running the whole file (code changed outside the blanks)
+    stopped: int  # whose file, run as it is, stops before its end
 
 
 def class_stats(course: Course, grades: list[SubmissionGrade]) -> tuple[list[ExerciseStat], list[BlankStat]]:
@@ -186,7 +187,8 @@ def class_stats(course: Course, grades: list[SubmissionGrade]) -> tuple[list[Exe
             column, numbers.get(column.key, ""), statistics.fmean(scores) if scores else 0.0,
             sum(1 for e in graded if e.max_score and e.score >= e.max_score),
             sum(1 for e in graded if e.score == 0), len(graded),
-            sum(1 for e in graded if e.mode == "whole_file")))
+            sum(1 for e in graded if e.mode == "whole_file"),
+            sum(1 for e in graded if e.run is not None and not e.run.get("ok"))))
         order: list[tuple[int, str]] = []
         per_blank: dict[str, dict[str, int]] = {}
         for e in graded:

@@ -1,61 +1,93 @@
-"""Inside the process that runs a student's code: run units, evaluate probes, report events.
+"""Inside the process that runs a student's code: execute what the supervisor sends, report events.
 
-This module is the only place where student code executes. It reports on its event pipe, one JSON
-line per event; the supervising process (job.py) owns the clock and kills this process when a unit
-runs too long, so nothing here has to be trusted to stop.
+This module is the only place where student code executes. The process is a fresh fork of the
+zygote, which never held a job: it receives each unit's program as compiled code (never as text)
+and each probe only when its turn comes, so nothing it has not yet been asked to run is in its
+memory, and no frame above the student's names a test, an expected value or another variant's
+inputs. It reports on its event pipe (fd 3), one JSON line per event; the supervisor owns the clock
+and kills this process when a unit runs too long, so nothing here has to be trusted to stop.
+
+Commands arrive on fd 0 as frames: one type byte, a 4-byte big-endian length, the payload.
+    U  {"i", "filename", "module_name", "value_limit"}   a new unit: a fresh namespace
+    M  marshalled code object                            the unit's program, from the top
+    P  marshalled (j, setup code or None, expression code)  one probe
+    S  {"names": [...]}                                  the program's top-level variables
+    E  (empty)                                           end of the unit
 """
 
 from __future__ import annotations
 
-import ast
 import builtins
 import json
-import linecache
+import marshal
 import os
+import struct
 import sys
-import traceback
 
-from .encode import encode
-from .protocol import Unit
+from .encode import encode, state
 
+EVENTS = 3
 _write = os.write
-_dumps = json.dumps
-
-
+_dumps = json.JSONEncoder(allow_nan=False, ensure_ascii=False, separators=(",", ":")).encode
 _owner = {"pid": None}  # the process that speaks for the runner; a fork of it must stay silent
+_current = {"index": -1, "filename": "", "running": False}
 
 
-def emit(fd: int, event: dict) -> None:
+class TimeoutInterrupt(BaseException):
+    """Raised into the student's code when its time is up, so that what it computed so far can
+    still be checked. Code that swallows it is killed a moment later anyway."""
+
+
+def emit(event: dict) -> None:
     if _owner["pid"] is not None and os.getpid() != _owner["pid"]:
         # A copy made by the student's own os.fork() came back into the runner: it must not report.
         os._exit(0)
-    data = (_dumps(event, allow_nan=False) + "\n").encode()
+    data = (_dumps(event) + "\n").encode()
     while data:
-        written = _write(fd, data)
+        written = _write(EVENTS, data)
         data = data[written:]
 
 
-def _where(exc: BaseException, filename: str) -> tuple[int | None, str | None]:
-    """The innermost frame of the student's own file: where the student should look."""
-    if isinstance(exc, SyntaxError) and exc.filename == filename:
-        return exc.lineno, (exc.text or "").rstrip("\n") or None
-    line = None
-    for frame, lineno in traceback.walk_tb(exc.__traceback__):
-        if frame.f_code.co_filename == filename:
-            line = lineno
-    if line is None:
-        return None, None
-    return line, linecache.getline(filename, line).rstrip("\n") or None
+# -- where the student's code is --------------------------------------------------------------
+def _frames_of(filename: str, frames) -> tuple[int | None, int | None]:
+    """(innermost line, top-level statement line) among frames of the student's program."""
+    line = statement = None
+    for code, lineno in frames:
+        if code.co_filename == filename:
+            if line is None:
+                line = lineno
+            if code.co_name == "<module>":
+                statement = lineno
+    return line, statement
+
+
+def _traceback_frames(exc: BaseException):
+    frames = []
+    tb = exc.__traceback__
+    while tb is not None:
+        frames.append((tb.tb_frame.f_code, tb.tb_lineno))
+        tb = tb.tb_next
+    return reversed(frames)  # innermost first
+
+
+def _stack_frames(frame):
+    while frame is not None:
+        yield frame.f_code, frame.f_lineno
+        frame = frame.f_back
 
 
 def describe(exc: BaseException, filename: str) -> dict:
-    line, text = _where(exc, filename)
+    """The error as plain data: kind, type, message, and where in the student's program."""
+    if isinstance(exc, SyntaxError) and exc.filename == filename:
+        line, statement = exc.lineno, exc.lineno
+    else:
+        line, statement = _frames_of(filename, _traceback_frames(exc))
     if isinstance(exc, SyntaxError):
         kind, message = "syntax", exc.msg or "syntaxe invalide"
     elif isinstance(exc, MemoryError):
-        kind, message = "memory", str(exc)
+        kind, message = "memory", ""
     elif isinstance(exc, SystemExit):
-        kind, message = "exit", f"sys.exit({exc.code!r})" if exc.code is not None else "sys.exit()"
+        kind, message = "exit", _exit_code(exc)
     else:
         kind = "exception"
         try:
@@ -66,171 +98,136 @@ def describe(exc: BaseException, filename: str) -> dict:
         type_name = type(exc).__name__
     except Exception:  # noqa: BLE001
         type_name = "Exception"
-    return {"kind": kind, "type": type_name[:200], "message": message[:2000], "line": line, "text": text}
+    return {"kind": kind, "type": str(type_name)[:200], "message": str(message)[:2000], "line": line,
+            "statement": statement}
 
 
-_programs: dict[tuple, object] = {}
-OVERRIDES, OVERRIDE = "__trous_ov__", "__trous_override__"
+def _exit_code(exc: SystemExit) -> str:
+    code = exc.code
+    if code is None:
+        return "sys.exit()"
+    if isinstance(code, int) and not isinstance(code, bool):
+        return f"sys.exit({int.__int__(code)})"
+    return "sys.exit(…)"  # text given to sys.exit is the student's: never echoed
 
 
-def compile_unit(unit: Unit):
-    """Parse and compile once per program: variants only change which values are overridden.
-
-    Each top-level `name = expr` that a variant may override becomes
-    `name = __trous_override__("name") if "name" in __trous_ov__ else expr`, so one code object
-    serves every variant of a program. Raises SyntaxError, or LookupError for an unknown name.
-    """
-    names = frozenset(name for name, _ in unit.overrides)
-    key = (unit.source, unit.filename, names)
-    if key not in _programs:
-        tree = ast.parse(unit.source, unit.filename)
-        seen = set()
-        for node in tree.body:
-            if (isinstance(node, (ast.Assign, ast.AnnAssign)) and _target_name(node) in names
-                    and node.value is not None):
-                name = _target_name(node)
-                test = ast.Compare(ast.Constant(name), [ast.In()], [ast.Name(OVERRIDES, ast.Load())])
-                value = ast.Call(ast.Name(OVERRIDE, ast.Load()), [ast.Constant(name)], [])
-                wrapped = ast.IfExp(test, value, node.value)
-                _place(test, node.value)
-                _place(value, node.value)
-                _place(wrapped, node.value)
-                node.value = wrapped
-                seen.add(name)
-        missing = sorted(names - seen)
-        if missing:
-            raise LookupError(", ".join(missing))
-        _programs[key] = compile(tree, unit.filename, "exec", dont_inherit=True)
-    return _programs[key]
+def _on_time_up(signum, frame):
+    """SIGUSR1 (time is up): say which line of the student's program runs, then interrupt it."""
+    line, statement = _frames_of(_current["filename"], _stack_frames(frame))
+    emit({"ev": "where", "i": _current["index"], "line": line, "statement": statement})
+    if _current["running"]:
+        raise TimeoutInterrupt()
 
 
-def _namespace(unit: Unit) -> dict:
-    namespace = {"__name__": unit.module_name, "__file__": unit.filename, "__builtins__": builtins}
-    if unit.overrides:
-        overrides = dict(unit.overrides)
-        namespace[OVERRIDES] = overrides
-        namespace[OVERRIDE] = lambda name: eval(_code(overrides[name], "eval", "<variante>"), namespace)  # noqa: S307
-    return namespace
+# -- commands ------------------------------------------------------------------------------
+def _read_exact(n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        chunk = os.read(0, n - len(data))
+        if not chunk:
+            raise EOFError
+        data += chunk
+    return data
 
 
-def _place(new: ast.AST, old: ast.AST) -> None:
-    """Give new nodes the location of what they replace (cheaper than fixing the whole tree)."""
-    for node in ast.walk(new):
-        if hasattr(node, "lineno") and node is not new and getattr(node, "end_lineno", None):
-            continue  # nodes of the original program keep their own place
-        if "lineno" in node._attributes:
-            node.lineno, node.col_offset = old.lineno, old.col_offset
-            node.end_lineno, node.end_col_offset = old.end_lineno, old.end_col_offset
+def _next_command() -> tuple[bytes, bytes]:
+    kind, length = struct.unpack("!cI", _read_exact(5))
+    return kind, _read_exact(length)
 
 
-_compiled: dict[tuple[str, str], object] = {}
-
-
-def _code(source: str, mode: str, filename: str = "<vérification>"):
-    # The same probes come back for every unit and every student: compile each once per process.
-    key = (source, mode, filename)
-    if key not in _compiled:
-        _compiled[key] = compile(source, filename, mode, dont_inherit=True)
-    return _compiled[key]
-
-
-def _target_name(node) -> str | None:
-    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-    if len(targets) == 1 and isinstance(targets[0], ast.Name):
-        return targets[0].id
-    return None
-
-
-_current = {"index": -1, "filename": "", "running": False}
-
-
-class TimeoutInterrupt(BaseException):
-    """Raised into the student's code when its time is up, so that what it computed so far can
-    still be checked. Code that swallows it is killed a moment later anyway."""
-
-
-def _report_where(events: int):
-    """On SIGUSR1 (time is up), say which line of the student's file is running, then interrupt it."""
-    def handler(signum, frame):
-        line = None
-        while frame is not None:
-            if frame.f_code.co_filename == _current["filename"]:
-                line = frame.f_lineno
-                break
-            frame = frame.f_back
-        emit(events, {"ev": "where", "i": _current["index"], "line": line})
-        if _current["running"]:
-            raise TimeoutInterrupt()
-    return handler
-
-
-def run_units(units: list[tuple[int, Unit]], events: int, first_probe: int = 0) -> None:
-    """Run each (index, unit), reporting start, module, probe and end events."""
-    import signal  # noqa: PLC0415
-
-    signal.signal(signal.SIGUSR1, _report_where(events))
-    _owner["pid"] = os.getpid()
-    for position, (index, unit) in enumerate(units):
-        skip = first_probe if position == 0 else 0
-        _current.update(index=index, filename=unit.filename)
-        emit(events, {"ev": "start", "i": index})
-        lines = unit.source.splitlines(keepends=True)
-        linecache.cache[unit.filename] = (len(unit.source), None, lines, unit.filename)
-        namespace = _namespace(unit)
-        try:
-            code = compile_unit(unit)
-        except SyntaxError as exc:
-            module = {"status": "error", "error": describe(exc, unit.filename)}
-            code = None
-        except LookupError as exc:
-            module = {"status": "error", "error": {
-                "kind": "override", "type": "LookupError",
-                "message": f"variable(s) introuvable(s) au premier niveau du fichier : {exc}"}}
-            code = None
-        if code is not None:
-            try:
-                _current["running"] = True
-                exec(code, namespace)  # noqa: S102 - this is the sandboxed runner
-                _current["running"] = False
-                module = {"status": "ok"}
-            except TimeoutInterrupt as exc:
-                _current["running"] = False
-                module = {"status": "timeout", "error": {**describe(exc, unit.filename), "kind": "timeout"}}
-            except SystemExit as exc:
-                module = {"status": "exit", "error": describe(exc, unit.filename)}
-            except BaseException as exc:  # noqa: BLE001 - report anything the program raised
-                _current["running"] = False
-                module = {"status": "error", "error": describe(exc, unit.filename)}
-        _flush()
-        emit(events, {"ev": "module", "i": index, **module})
-        for j, probe in enumerate(unit.probes):
-            if j < skip:
-                continue
-            emit(events, {"ev": "probe-start", "i": index, "j": j})
-            emit(events, {"ev": "probe", "i": index, "j": j, "result": _probe(probe, namespace, unit.filename)})
-        _flush()
-        emit(events, {"ev": "end", "i": index})
-
-
-def _probe(probe, namespace: dict, filename: str) -> dict:
+def _run(code, namespace: dict) -> tuple[str, dict | None]:
+    """Run student code; (status, error)."""
     try:
         _current["running"] = True
-        if probe.setup:
-            exec(_code(probe.setup, "exec"), namespace)  # noqa: S102
-        value = eval(_code(probe.expr, "eval"), namespace)  # noqa: S307
+        exec(code, namespace)  # noqa: S102 - this is the sandboxed runner
         _current["running"] = False
-        return {"value": encode(value)}
+        return "ok", None
     except TimeoutInterrupt as exc:
         _current["running"] = False
-        return {"error": {**describe(exc, filename), "kind": "timeout"}}
+        return "timeout", {**describe(exc, _current["filename"]), "kind": "timeout"}
     except SystemExit as exc:
-        return {"error": describe(exc, filename)}
-    except BaseException as exc:  # noqa: BLE001
         _current["running"] = False
-        return {"error": describe(exc, filename)}
+        return "exit", describe(exc, _current["filename"])
+    except BaseException as exc:  # noqa: BLE001 - report anything the program raised
+        _current["running"] = False
+        return "error", describe(exc, _current["filename"])
     finally:
         _current["running"] = False
         _flush()
+
+
+def _probe(setup, expr, namespace: dict, limit: int) -> dict:
+    if setup is not None:
+        status, error = _run(setup, namespace)
+        if error is not None:
+            return {"error": error}
+    try:
+        _current["running"] = True
+        value = eval(expr, namespace)  # noqa: S307
+        _current["running"] = False
+        try:
+            encoded = encode(value)
+        except OverflowError:  # more elements than any check reads
+            return {"error": _too_big("plus de 200 000 éléments")}
+        size = len(_dumps(encoded))
+    except TimeoutInterrupt as exc:
+        return {"error": {**describe(exc, _current["filename"]), "kind": "timeout"}}
+    except BaseException as exc:  # noqa: BLE001
+        return {"error": describe(exc, _current["filename"])}
+    finally:
+        _current["running"] = False
+        _flush()
+    if size > limit:
+        return {"error": _too_big(f"{size // 1024} Kio, limite {limit // 1024} Kio")}
+    return {"value": encoded}
+
+
+def _too_big(said: str) -> dict:
+    return {"kind": "too_big", "type": "", "message": said, "line": None, "statement": None}
+
+
+def serve() -> None:
+    """Execute commands until the supervisor closes the pipe (or kills this process)."""
+    import signal  # noqa: PLC0415
+
+    signal.signal(signal.SIGUSR1, _on_time_up)
+    _owner["pid"] = os.getpid()
+    namespace: dict = {}
+    index, limit = -1, 1 << 20
+    while True:
+        try:
+            kind, payload = _next_command()
+        except (EOFError, OSError, struct.error):
+            return
+        if kind == b"U":
+            header = json.loads(payload)
+            index, limit = int(header["i"]), int(header.get("value_limit", limit))
+            _current.update(index=index, filename=str(header["filename"]))
+            namespace = {"__name__": str(header.get("module_name", "__trous__")), "__file__": _current["filename"],
+                         "__builtins__": builtins}
+            emit({"ev": "start", "i": index})
+        elif kind == b"M":
+            status, error = _run(marshal.loads(payload), namespace)
+            emit({"ev": "module", "i": index, "status": status, "error": error})
+        elif kind == b"P":
+            j, setup, expr = marshal.loads(payload)
+            emit({"ev": "probe", "i": index, "j": j, "result": _probe(setup, expr, namespace, limit)})
+        elif kind == b"S":
+            names = json.loads(payload).get("names") or ()
+            try:
+                _current["running"] = True
+                result = {"value": state(namespace, names)}
+            except TimeoutInterrupt as exc:
+                result = {"error": {**describe(exc, _current["filename"]), "kind": "timeout"}}
+            except BaseException as exc:  # noqa: BLE001
+                result = {"error": describe(exc, _current["filename"])}
+            finally:
+                _current["running"] = False
+            emit({"ev": "state", "i": index, "result": result})
+        elif kind == b"E":
+            _flush()
+            emit({"ev": "end", "i": index})
+        del payload
 
 
 def _flush() -> None:
@@ -239,3 +236,28 @@ def _flush() -> None:
             stream.flush()
         except BaseException:  # noqa: BLE001 - the student may have replaced or closed them
             pass
+
+
+def main(limits, confinement) -> None:
+    """In a fresh fork of the zygote whose fds 0-3 are set: confine, then serve. Never returns."""
+    import io  # noqa: PLC0415
+
+    from .confine import apply  # noqa: PLC0415
+
+    status = 0
+    try:
+        apply(limits, confinement)
+        sys.stdin = open(os.devnull)  # noqa: SIM115
+        sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", errors="replace",
+                                      line_buffering=False, write_through=False)
+        sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8", errors="replace",
+                                      line_buffering=False, write_through=False)
+        sys.argv = ["programme.py"]
+        serve()
+        _flush()
+    except BaseException as exc:  # noqa: BLE001 - our own failure: say so, never pass for the student's
+        try:
+            emit({"ev": "internal", "i": _current["index"], "message": f"{type(exc).__name__}: {exc}"[:500]})
+        except BaseException:  # noqa: BLE001
+            status = 3
+    os._exit(status)

@@ -1,6 +1,6 @@
 """Bounds applied to the process that runs student code, just before it does.
 
-Wall time is not here: the supervisor (job.py) owns the clock and kills. Here are the bounds the
+Wall time is not here: the supervisor (supervisor.py) owns the clock and kills. Here are the bounds the
 kernel enforces by itself: address space, CPU seconds, file size, open files, and the number of
 processes. The process limit needs care: Linux never applies RLIMIT_NPROC to root, so when the
 runner is root it hands the student's code to an unprivileged user id of its own (one per sandbox

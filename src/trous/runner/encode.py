@@ -3,11 +3,18 @@
 Only the exact built-in types are read, through the base classes' own slots, so a float subclass
 that lies in `__eq__`, `__repr__` or `__float__` is read as the number it really holds, and an object
 whose `__eq__` always answers True arrives as {"$type": "ClassName"}, which equals nothing.
+
+A NumPy array keeps its kind: {"$nd": {"k": dtype kind, "s": shape, "v": nested values}}, so that a
+list where the course builds an array is seen as a list. In a program's *state* (its top-level
+variables, compared with the reference's), a large array is sent as a summary instead of its values
+(shape, sums, extremes and a fixed sample), which bounds what the grader keeps per copy.
 """
 
 from __future__ import annotations
 
+import json
 import math
+from types import ModuleType as _ModuleType
 
 try:  # numpy is optional for the pure-Python exercises
     import numpy as _np
@@ -17,6 +24,9 @@ except ImportError:  # pragma: no cover - exercised only without numpy
 MAX_ITEMS = 200_000
 MAX_DEPTH = 12
 MAX_STR = 20_000
+SUMMARY_AT = 4096  # state only: arrays with more elements are summarised
+STATE_ITEM_BYTES = 64 * 1024  # state only: a variable whose values take more is described, not sent
+SAMPLES = 16
 
 _float_value = float.__float__
 _int_value = int.__int__
@@ -25,6 +35,7 @@ _tuple_len, _tuple_item = tuple.__len__, tuple.__getitem__
 _list_len, _list_item = list.__len__, list.__getitem__
 _dict_items = dict.items
 _type_name = type.__dict__["__qualname__"].__get__
+_dumps = json.JSONEncoder(allow_nan=False, ensure_ascii=False, separators=(",", ":")).encode
 
 
 class _Budget:
@@ -73,12 +84,17 @@ def encode(value, _depth: int = 0, _budget: _Budget | None = None):
             array = _np.ndarray.view(value, _np.ndarray)
             if array.size > MAX_ITEMS:
                 raise OverflowError("tableau trop grand pour être vérifié")
-            if array.dtype.kind in "biuf":
+            kind = array.dtype.kind
+            if kind in "biuf":
                 budget.items += int(array.size)
-                return _clean(_np.ndarray.tolist(array))
-            if array.dtype.kind == "c":
+                values = _clean(_np.ndarray.tolist(array))
+            elif kind == "c":
                 return {"$type": "tableau complexe"}
-            return [encode(item, _depth + 1, budget) for item in _np.ndarray.tolist(array)] if array.ndim else encode(array[()], _depth + 1, budget)
+            elif array.ndim:
+                values = [encode(item, _depth + 1, budget) for item in _np.ndarray.tolist(array)]
+            else:
+                values = encode(array[()], _depth + 1, budget)
+            return {"$nd": {"k": kind if kind in "biuf" else "O", "s": [int(n) for n in array.shape], "v": values}}
         if isinstance(value, _np.generic):
             return encode(_np.generic.item(value), _depth + 1, budget)
     torch_value = _from_torch(value)
@@ -115,6 +131,48 @@ def _from_torch(value):
     if isinstance(value, torch.Tensor):
         return torch.Tensor.numpy(torch.Tensor.cpu(torch.Tensor.detach(value)))
     return None
+
+
+def summary(value):
+    """A large numeric array as its shape and a few numbers that any other array would change."""
+    array = _np.ndarray.view(value, _np.ndarray)
+    flat = _np.ravel(array).astype(_np.float64)
+    positions = sorted({int(round(i * (flat.size - 1) / (SAMPLES - 1))) for i in range(SAMPLES)})
+    with _np.errstate(all="ignore"):
+        numbers = {"n": int(flat.size), "total": float(_np.sum(flat)), "abs": float(_np.sum(_np.abs(flat))),
+                   "sq": float(_np.sum(flat * flat)), "min": float(_np.min(flat)), "max": float(_np.max(flat)),
+                   "at": positions, "sample": [float(flat[i]) for i in positions]}
+    return {"$nd": {"k": array.dtype.kind, "s": [int(n) for n in array.shape], "sum": _clean(numbers)}}
+
+
+def state_value(value):
+    """One top-level variable of a program, for comparing states: its values while they are small."""
+    if (_np is not None and isinstance(value, _np.ndarray) and value.dtype.kind in "biuf"
+            and value.size > SUMMARY_AT):
+        return summary(value)
+    encoded = encode(value)
+    if len(_dumps(encoded)) > STATE_ITEM_BYTES:
+        return {"$type": f"{_name(value)} (trop grand)"}
+    return encoded
+
+
+def state(namespace: dict, names) -> dict:
+    """The program's data variables (not modules, functions or classes), in definition order; with
+    `names`, those names only, a missing one as {"$missing": true}."""
+    wanted = list(names) if names else [n for n in namespace if not n.startswith("__")]
+    out = {}
+    for name in wanted:
+        if name not in namespace:
+            out[name] = {"$missing": True}
+            continue
+        value = namespace[name]
+        if not names and (callable(value) or isinstance(value, (type, _ModuleType))):
+            continue
+        try:
+            out[name] = state_value(value)
+        except Exception as exc:  # noqa: BLE001 - an object that breaks encoding is described
+            out[name] = {"$type": f"{_name(value)} ({type(exc).__name__})"}
+    return out
 
 
 def decode_number(value):

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 from . import sandbox as sandbox_mod
-from .job import probe_wall
+from .supervisor import probe_wall
 from .protocol import CRASH, TIMEOUT, Job, UnitResult
 
 START_TIMEOUT = 120.0
@@ -191,7 +191,8 @@ class Runner:
                         finished = True
                     index = message.get("i")
                     if isinstance(index, int) and 0 <= index < len(job.units) and isinstance(message.get("result"), dict):
-                        results[index] = UnitResult.from_json(message["result"], len(job.units[index].probes))
+                        results[index] = UnitResult.from_json(message["result"], len(job.units[index].probes),
+                                                              size=len(line))
         finally:
             os.close(res_r)
         healthy = self._await_end(deadline)

@@ -3,8 +3,9 @@
 A *job* is a list of *units*. A unit is one program (a student's file, or the reference solution with
 one blank replaced by the student's fill) run from the top in a fresh namespace, with some top-level
 assignments overridden (a hidden variant), followed by *probes*: expressions evaluated in the
-namespace the program left, whose values come back as JSON. Comparing those values with what is
-expected happens outside, in the grader, so nothing a student's object claims about itself counts.
+namespace the program left, whose values come back as JSON, and optionally by a *state*: the values
+of the program's top-level variables. Comparing those values with what is expected happens outside,
+in the grader, so nothing a student's object claims about itself counts.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ class Limits:
     output_kb: int = 64  # captured stdout+stderr kept per process; the rest is counted, not kept
     file_mb: int = 16  # largest file the code may write
     files: int = 64  # files it may leave in its working directory
+    value_kb: int = 1024  # largest value a probe may send back, once encoded
 
     @classmethod
     def from_dict(cls, data: dict) -> "Limits":
@@ -48,10 +50,14 @@ class Unit:
     group: str = ""  # after a timeout or a crash, later units of the same group are skipped
     module_name: str = "__trous__"  # `if __name__ == "__main__":` blocks do not run in checks
     wall: float | None = None  # seconds for this unit, instead of the job's limit
+    # After the probes, send back the program's top-level variables: None for no, () for all of
+    # them, or these names (missing ones are reported missing).
+    state: tuple[str, ...] | None = None
 
     def to_json(self) -> dict:
         data = asdict(self)
         data["overrides"] = [list(pair) for pair in self.overrides]
+        data["state"] = None if self.state is None else list(self.state)
         return data
 
     @classmethod
@@ -65,6 +71,7 @@ class Unit:
             group=str(data.get("group", "")),
             module_name=str(data.get("module_name", "__trous__")),
             wall=float(data["wall"]) if isinstance(data.get("wall"), (int, float)) else None,
+            state=None if data.get("state") is None else tuple(str(n) for n in data["state"]),
         )
 
 
@@ -102,19 +109,24 @@ class ErrorInfo:
     message: str = ""
     line: int | None = None  # in the unit's own source, when the error is in it
     text: str | None = None  # that line
+    statement: int | None = None  # first line of the top-level statement that was running
 
     @classmethod
     def from_json(cls, data: dict | None) -> "ErrorInfo | None":
         if not isinstance(data, dict):
             return None
-        line = data.get("line")
         return cls(
             kind=str(data.get("kind", "crash"))[:40],
             type=str(data.get("type", ""))[:200],
             message=str(data.get("message", ""))[:2000],
-            line=line if isinstance(line, int) and not isinstance(line, bool) else None,
+            line=_line(data.get("line")),
             text=str(data["text"])[:500] if data.get("text") is not None else None,
+            statement=_line(data.get("statement")),
         )
+
+
+def _line(value) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 @dataclass(frozen=True)
@@ -131,9 +143,11 @@ class UnitResult:
     probes: tuple[ProbeResult, ...] = ()
     output: str = ""
     seconds: float = 0.0
+    state: dict[str, Any] | None = None  # name → encoded value, when the unit asked for it
+    size: int = 0  # bytes it took on the wire: what keeping it costs the grader
 
     @classmethod
-    def from_json(cls, data: dict, n_probes: int) -> "UnitResult":
+    def from_json(cls, data: dict, n_probes: int, size: int = 0) -> "UnitResult":
         probes = []
         raw = data.get("probes") if isinstance(data.get("probes"), list) else []
         for i in range(n_probes):
@@ -146,12 +160,15 @@ class UnitResult:
         if status not in (OK, ERROR, TIMEOUT, CRASH, EXIT, SKIPPED):
             status = CRASH
         seconds = data.get("seconds")
+        state = data.get("state")
         return cls(
             status=status,
             error=ErrorInfo.from_json(data.get("error")),
             probes=tuple(probes),
             output=str(data.get("output", ""))[:1_000_000],
             seconds=float(seconds) if isinstance(seconds, (int, float)) else 0.0,
+            state={str(k): v for k, v in state.items()} if isinstance(state, dict) else None,
+            size=size,
         )
 
     @classmethod

@@ -60,24 +60,29 @@ class Verdict:
     ok: bool
     reason: str = ""
     line: int | None = None
-    kind: str = "error"  # "value" when the program ran and gave another value
+    kind: str = "error"  # "value": the program ran and gave other values; "structure": another kind or shape
 
 
 def _is_blank_name_error(error) -> bool:
     return error is not None and error.type == "NameError" and "'___'" in error.message
 
 
-def describe_error(error, unit_label: str = "") -> str:
+def describe_error(error, unit_label: str = "", message: bool = True) -> str:
+    """An error in French; `message=False`: its type and line only (the message could carry what a
+    hidden run computed or read)."""
     if error is None:
         return "erreur inconnue"
     if error.kind in ("timeout", "crash", "skipped", "files", "output", "protocol", "override"):
         return error.message
+    if error.kind == "too_big":
+        return f"valeur trop grande pour être vérifiée ({error.message})"
     if error.kind == "memory":
         return "mémoire épuisée (MemoryError) : le programme demande trop de mémoire"
     if error.kind == "exit":
         where = f" ligne {error.line}" if error.line else ""
-        return f"le programme s'arrête{where} par {error.message} avant la fin"
-    text = f"{error.type}: {error.message}" if error.message else error.type
+        # The child writes sys.exit's code only when it is a number: this never echoes the student's text.
+        return f"le programme s'arrête{where} par {error.message or 'sys.exit'} avant la fin"
+    text = f"{error.type}: {error.message}" if error.message and message else error.type
     if error.type == "RecursionError":
         text += " (une fonction s'appelle elle-même sans fin ?)"
     if error.line:
@@ -86,55 +91,76 @@ def describe_error(error, unit_label: str = "") -> str:
     return text
 
 
-def judge(expect: Expect, expected, unit: UnitResult, probe: ProbeResult, *, hidden: bool = False,
-          reveal: bool = True) -> Verdict:
-    """Does one expectation hold? `hidden`: say how it fails without showing the inputs or values.
-    `reveal=False` (grading): show what was obtained only when it has the expected shape, so the
-    value of a fill cannot carry text (such as code found in memory) into the feedback."""
+@dataclass(frozen=True)
+class Disclosure:
+    """What a verdict may show. Each of these can carry hidden things into a page (a hidden
+    check's inputs, what a spliced program computed from the reference), so grading shows an
+    expression, a value or an exception message only where it is public."""
+
+    expression: bool = True  # the expression checked; else its French description
+    values: bool = True  # the expected value, and what was obtained when it has that shape
+    obtained: bool = True  # what was obtained even when its shape differs
+    messages: bool = True  # exception messages; else the exception's type and line only
+
+
+OPEN = Disclosure()
+
+
+def disclosure(expect: Expect, *, graded: bool, own_file: bool) -> Disclosure:
+    """The rule: a hidden check (a grader's) is described, never shown; values of hidden inputs
+    are never shown; exception messages only from the student's own file on public inputs."""
+    hidden_inputs = expect.hidden or (expect.variant is not None and expect.variant.hidden)
+    return Disclosure(expression=not expect.hidden, values=not hidden_inputs, obtained=not graded,
+                      messages=own_file and not hidden_inputs)
+
+
+def judge(expect: Expect, expected, unit: UnitResult, probe: ProbeResult, *, say: Disclosure = OPEN) -> Verdict:
+    """Does one expectation hold? When not, why, within what `say` allows to be shown."""
     context = f"sur d'autres entrées ({expect.variant.description})" if expect.variant else ""
+    name = expect.name if say.expression else expect.description
+    error_text = lambda error: describe_error(error, message=say.messages)  # noqa: E731
     if not probe.evaluated:
         if unit.status in (TIMEOUT, CRASH, SKIPPED):
-            return Verdict(False, _join(context, describe_error(unit.error)))
+            return Verdict(False, _join(context, error_text(unit.error)))
         return Verdict(False, _join(context, "non vérifié"))
     if probe.error is not None:
         if unit.status == TIMEOUT and probe.error.kind == "timeout":
-            return Verdict(False, _join(context, "non vérifié : " + describe_error(unit.error)), unit.error.line if unit.error else None)
+            return Verdict(False, _join(context, "non vérifié : " + error_text(unit.error)), unit.error.line if unit.error else None)
         if probe.error.kind in ("timeout", "crash", "protocol"):
-            return Verdict(False, _join(context, f"{expect.name} : {probe.error.message}"))
+            return Verdict(False, _join(context, f"{name} : {probe.error.message}"))
         if unit.status != "ok" and unit.error is not None and probe.error.type == "NameError":
             if _is_blank_name_error(unit.error):
                 return Verdict(False, _join(context, f"non vérifié : le programme s'arrête ligne {unit.error.line} "
                                                      "sur un trou pas encore rempli (___)"), unit.error.line)
-            return Verdict(False, _join(context, "non vérifié : " + describe_error(unit.error)), unit.error.line)
+            return Verdict(False, _join(context, "non vérifié : " + error_text(unit.error)), unit.error.line)
         if _is_blank_name_error(probe.error):
             return Verdict(False, _join(context, f"le trou de la ligne {probe.error.line} n'est pas encore rempli"),
                            probe.error.line)
         if probe.error.type == "NameError" and probe.error.line is None:
-            return Verdict(False, _join(context, f"{expect.name} : introuvable ({probe.error.message})"))
-        return Verdict(False, _join(context, f"{expect.name} : " + describe_error(probe.error)), probe.error.line)
+            found = f" ({probe.error.message})" if say.messages and say.expression else ""
+            return Verdict(False, _join(context, f"{name} : introuvable{found}"))
+        return Verdict(False, _join(context, f"{name} : " + error_text(probe.error)), probe.error.line)
     mismatch = compare.compare(expected, probe.value, decimals=expect.decimals, rtol=expect.rtol, atol=expect.atol)
     if mismatch is None:
         return Verdict(True)
-    if hidden:
-        detail = "valeur fausse"
-        obtained = compare.decode(probe.value)
-        if isinstance(obtained, compare.Opaque):
-            detail = f"un objet de type {obtained.type_name} au lieu d'une valeur"
-        text = f"{expect.name} : {detail}"
-    elif not reveal and not compare.same_shape(expected, probe.value):
+    if not say.values:
+        # Kinds, shapes and lengths show no value; anything else is only « valeur fausse ».
+        detail = mismatch.reason if mismatch.structural else "valeur fausse"
+        text = f"{name} : {detail}"
+    elif not say.obtained and not compare.same_shape(expected, probe.value):
         obtained = compare.decode(probe.value)
         where = f" (élément {mismatch.where})" if mismatch.where else ""
         # The reason names types and lengths; text the student's code produced is never echoed.
         detail = "" if compare.has_text(obtained) else f" — {mismatch.reason}"
-        text = (f"{expect.name} : attendu {compare.format_value(expected, expect.decimals)}, "
+        text = (f"{name} : attendu {compare.format_value(expected, expect.decimals)}, "
                 f"obtenu {compare.describe_type(obtained)}{where}{detail}")
     else:
         where = f" (élément {mismatch.where})" if mismatch.where else ""
-        text = (f"{expect.name} : attendu {compare.format_value(expected, expect.decimals)}, "
+        text = (f"{name} : attendu {compare.format_value(expected, expect.decimals)}, "
                 f"obtenu {compare.format_value(probe.value, expect.decimals)}{where} — {mismatch.reason}")
     if expect.message:
         text += f"\n{expect.message}"
-    return Verdict(False, _join(context, text), kind="value")
+    return Verdict(False, _join(context, text), kind="structure" if mismatch.structural else "value")
 
 
 def _join(context: str, text: str) -> str:
@@ -229,7 +255,8 @@ def interpret(exercise: Exercise, analysis: Analysis, context, results: list[Uni
     by_check: dict[str, list[str]] = {c.name: [] for c in checks}
     for check, expect, u, p in plan:
         unit = results[u]
-        verdict = judge(expect, expect.expected, unit, unit.probes[p])
+        verdict = judge(expect, expect.expected, unit, unit.probes[p],
+                        say=disclosure(expect, graded=False, own_file=True))
         per_blank.setdefault(_index(exercise, check), []).append(verdict)
         if not verdict.ok and verdict.reason not in by_check[check.name]:
             by_check[check.name].append(verdict.reason)

@@ -1,0 +1,731 @@
+"""The supervisor of one job: holds the job, feeds the processes that run student code, owns the clock.
+
+It never runs student code itself, and it never forks the processes that do: it asks the zygote,
+which never held a job, for a fresh child (zygote.py), then feeds that child one command at a time
+(child.py): the unit's program compiled here (the child never sees source text), then each probe
+once the previous one has answered, then the state, then the end. So the child's memory holds
+nothing it has not been asked to run yet.
+
+It reads the child's events and output, and stops the child when a unit or a probe outlives its
+time. A probe that hangs or crashes costs only that probe: the unit is run again in a new child
+from the next probe on. A program that hangs or crashes costs its unit and the later units of its
+group. Results go to the parent as JSON lines, one per unit, then {"done": true}.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import json
+import marshal
+import os
+import select
+import shutil
+import signal
+import socket
+import stat
+import struct
+import tempfile
+import time
+from dataclasses import asdict, dataclass, replace
+
+from .protocol import CRASH, ERROR, EXIT, OK, SKIPPED, TIMEOUT, Job, Limits, Unit
+
+MAX_EVENT_LINE = 32 * 1024 * 1024
+MAX_RESUMES = 4
+GRACE = 0.5  # seconds a child gets to stop the student's code before it is killed
+PROBE_FLOOR = 0.25  # even after the program used its time, each probe gets this long
+OVERRUN = 1.5  # how far past its wall time a unit's probes may go, in all
+START = 2.0  # a new child's first unit also gets this long to start
+
+
+def probe_wall(limits: Limits) -> float:
+    return max(1.0, min(limits.wall, 3.0))
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+# -- compiling, here and not in the child ---------------------------------------------------------
+class OverrideError(LookupError):
+    pass
+
+
+def compile_unit(unit: Unit):
+    """The unit's program as a code object, its variant's values written in place of the values of
+    the top-level assignments they override (so the child holds no table of hidden inputs).
+    Raises SyntaxError, or OverrideError naming a variable the program does not assign."""
+    tree = ast.parse(unit.source, unit.filename)
+    overrides = dict(unit.overrides)
+    seen = set()
+    for node in tree.body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            name = _target_name(node)
+            if name in overrides:
+                value = ast.parse(overrides[name], "<variante>", mode="eval").body
+                for sub in ast.walk(value):  # errors in it point at the line it replaces
+                    if "lineno" in sub._attributes:
+                        sub.lineno, sub.col_offset = node.value.lineno, node.value.col_offset
+                        sub.end_lineno, sub.end_col_offset = node.value.end_lineno, node.value.end_col_offset
+                node.value = value
+                seen.add(name)
+    missing = sorted(set(overrides) - seen)
+    if missing:
+        raise OverrideError(", ".join(missing))
+    return compile(tree, unit.filename, "exec", dont_inherit=True)
+
+
+def _target_name(node) -> str | None:
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    if len(targets) == 1 and isinstance(targets[0], ast.Name):
+        return targets[0].id
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _probe_code(expr: str, setup: str | None, j: int) -> bytes:
+    # The same checks come back for every student: compiled once per supervisor's life.
+    code = compile(setup, "<vérification>", "exec", dont_inherit=True) if setup else None
+    return marshal.dumps((j, code, compile(expr, "<vérification>", "eval", dont_inherit=True)))
+
+
+# -- the zygote, which forks children --------------------------------------------------------------
+@dataclass(frozen=True)
+class Exit:
+    status: int | None  # as os.waitpid gives it; None when unknown
+    cpu: float  # seconds of CPU the child used
+    strays: int  # processes it left behind, killed by the zygote
+    killed: bool = False  # by the supervisor (a status of SIGKILL then says nothing about the program)
+
+    @property
+    def code(self) -> int | None:
+        if self.status is None:
+            return None
+        if os.WIFSIGNALED(self.status):
+            return -os.WTERMSIG(self.status)
+        return os.WEXITSTATUS(self.status)
+
+
+class Forker:
+    """The supervisor's end of its line to the zygote."""
+
+    def __init__(self, sock: socket.socket):
+        self.sock = sock
+        self.exits: dict[int, Exit] = {}
+
+    def spawn(self, workdir: str, fds: list[int], limits: Limits) -> int | None:
+        request = json.dumps({"workdir": workdir, "limits": asdict(limits)}).encode()
+        try:
+            socket.send_fds(self.sock, [b"C" + request], fds)
+            while True:
+                reply = self.sock.recv(256)
+                if reply[:1] == b"P":
+                    return struct.unpack("!i", reply[1:5])[0]
+                if reply[:1] == b"X":
+                    self._exit(reply)
+                    continue
+                return None
+        except OSError:
+            return None
+
+    def _exit(self, reply: bytes) -> None:
+        pid, status, cpu, strays = struct.unpack("!iidi", reply[1:21])
+        self.exits[pid] = Exit(status, cpu, strays)
+
+    def wait(self, pid: int, timeout: float = 30.0) -> Exit:
+        deadline = time.monotonic() + timeout
+        while pid not in self.exits:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return Exit(None, 0.0, 0)
+            self.sock.settimeout(remaining)
+            try:
+                reply = self.sock.recv(256)
+            except OSError:
+                return Exit(None, 0.0, 0)
+            if not reply:
+                return Exit(None, 0.0, 0)
+            if reply[:1] == b"X":
+                self._exit(reply)
+        return self.exits.pop(pid)
+
+
+# -- one job ---------------------------------------------------------------------------------------
+class _UnitState:
+    def __init__(self, unit: Unit):
+        self.unit = unit
+        self.status: str | None = None
+        self.error: dict | None = None
+        self.probes: dict[int, dict] = {}
+        self.state: dict | None = None
+        self.output = bytearray()
+        self.output_total = 0
+        self.started = 0.0
+        self.seconds = 0.0
+        self.resumes = 0
+
+    def result(self) -> dict:
+        n = len(self.unit.probes)
+        return {
+            "status": self.status or CRASH,
+            "error": self.error,
+            "probes": [self.probes.get(j) for j in range(n)],
+            "state": self.state,
+            "output": self.output.decode("utf-8", "replace"),
+            "seconds": round(self.seconds, 4),
+        }
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+_EXPECTED = {b"U": "start", b"M": "module", b"P": "probe", b"S": "state", b"E": "end"}
+
+
+class Supervisor:
+    def __init__(self, job: Job, out_fd: int, workroot: str, forker: Forker):
+        self.job = job
+        self.out_fd = out_fd
+        self.workroot = workroot
+        self.forker = forker
+        self.states = [_UnitState(u) for u in job.units]
+        self.poisoned: dict[str, str] = {}  # group → why its later units are not run
+        self.codes: dict[int, bytes | dict] = {}  # unit index → marshalled program, or its error
+
+    def _poison(self, state: _UnitState) -> None:
+        """The same program would fail the same way on its other inputs: skip them, saying why."""
+        if state.unit.group:
+            self.poisoned.setdefault(state.unit.group, (state.error or {}).get("message", "échec"))
+
+    # -- reporting -----------------------------------------------------------------------------
+    def send(self, message: dict) -> None:
+        _write_all(self.out_fd, (json.dumps(message, allow_nan=False) + "\n").encode())
+
+    def finish(self, index: int) -> None:
+        self.send({"i": index, "result": self.states[index].result()})
+
+    # -- main loop -----------------------------------------------------------------------------
+    def run(self) -> None:
+        units = self.job.units
+        index = 0
+        while index < len(units):
+            state = self.states[index]
+            group = units[index].group
+            if group and group in self.poisoned:
+                state.status = SKIPPED
+                state.error = {"kind": "skipped", "message": "non exécuté, car sur une autre entrée : "
+                                                               + self.poisoned[group]}
+                self.finish(index)
+                index += 1
+                continue
+            batch = [index]
+            while (batch[-1] + 1 < len(units) and units[batch[-1] + 1].process == units[index].process
+                   and not (units[batch[-1] + 1].group and units[batch[-1] + 1].group in self.poisoned)):
+                batch.append(batch[-1] + 1)
+            first_probe = len(state.probes) if state.status is not None else 0
+            index = self.run_batch(batch, first_probe)
+        self.send({"done": True})
+
+    def _code(self, index: int) -> bytes | dict:
+        if index not in self.codes:
+            unit = self.job.units[index]
+            try:
+                self.codes[index] = marshal.dumps(compile_unit(unit))
+            except SyntaxError as exc:
+                line = exc.lineno if exc.filename == unit.filename else None
+                self.codes[index] = {"kind": "syntax", "type": "SyntaxError", "message": exc.msg or "syntaxe invalide",
+                                     **self._location(unit, line)}
+            except OverrideError as exc:
+                self.codes[index] = {"kind": "override", "type": "LookupError",
+                                     "message": f"variable(s) introuvable(s) au premier niveau du fichier : {exc}"}
+            except (ValueError, RecursionError, MemoryError, OverflowError) as exc:
+                self.codes[index] = {"kind": "syntax", "type": type(exc).__name__,
+                                     "message": "programme impossible à compiler"}
+        return self.codes[index]
+
+    def run_batch(self, batch: list[int], first_probe: int) -> int:
+        """Run units `batch` in one child; return the index to continue from."""
+        done, stopped_at, phase, reason, detail = self._supervise(batch, first_probe)
+        for index in done:
+            self.finish(index)
+        if stopped_at is None:  # all done, or stopped early because the rest is skipped
+            return done[-1] + 1 if done else batch[-1] + 1
+        state = self.states[stopped_at]
+        message = self._message(reason, detail)
+        if phase == "budget":  # keep what was evaluated; the rest of the probes are not
+            if state.status in (None, OK, ERROR, EXIT):
+                state.error = state.error if state.status not in (None, OK) else {"kind": "timeout", "message": message}
+                state.status = state.status if state.status not in (None, OK) else TIMEOUT
+            for j in range(len(state.unit.probes)):
+                state.probes.setdefault(j, {"error": {"kind": "timeout", "message": message}})
+            state.seconds = time.monotonic() - state.started
+            self._poison(state)
+            self.finish(stopped_at)
+            return stopped_at + 1
+        if phase == "probe":
+            probe_index = detail["probe"]
+            state.probes[probe_index] = {"error": {"kind": reason, "message": message,
+                                                   **self._location(state.unit, detail.get("line"))}}
+            state.resumes += 1
+            if state.resumes <= MAX_RESUMES and probe_index + 1 < len(state.unit.probes):
+                return stopped_at  # run this unit again, from the next probe on
+            state.seconds = time.monotonic() - state.started
+            self.finish(stopped_at)
+            return stopped_at + 1
+        if phase in ("state", "end"):  # the program and its probes are done: keep them
+            if phase == "state":
+                state.state = {"$error": {"kind": reason, "message": message}}
+            state.seconds = time.monotonic() - state.started
+            self.finish(stopped_at)
+            return stopped_at + 1
+        # The program itself (or the child's start) failed: the unit is lost, and its group.
+        state.status = TIMEOUT if reason == "timeout" else CRASH
+        state.error = {"kind": reason, "message": message, **self._location(state.unit, detail.get("line")),
+                       "statement": detail.get("statement")}
+        state.seconds = time.monotonic() - state.started if state.started else 0.0
+        self._poison(state)
+        self.finish(stopped_at)
+        return stopped_at + 1
+
+    def _timed_out(self, unit: Unit, seconds: float, where: dict | None, reported) -> dict:
+        where = dict(where or {})
+        if where.get("line") is None and isinstance(reported, dict) and isinstance(reported.get("line"), int):
+            where = {"line": reported["line"], "statement": reported.get("statement")}
+        line = where.get("line") if isinstance(where.get("line"), int) else None
+        return {"kind": "timeout", "message": self._message("timeout", {"seconds": seconds, "line": line}),
+                **self._location(unit, line), "statement": where.get("statement")}
+
+    @staticmethod
+    def _location(unit: Unit, line) -> dict:
+        if not isinstance(line, int) or isinstance(line, bool) or line <= 0:
+            return {}
+        lines = unit.source.split("\n")
+        return {"line": line, "text": lines[line - 1].rstrip() if line <= len(lines) else None}
+
+    def _message(self, reason: str, detail: dict) -> str:
+        limits = self.job.limits
+        if reason == "timeout":
+            seconds = detail.get("seconds", limits.wall)
+            where = f" à la ligne {detail['line']}" if detail.get("line") else ""
+            shown = f"{seconds:.1f}".rstrip("0").rstrip(".").replace(".", ",")
+            return f"temps dépassé : arrêté{where} après {shown} s (boucle sans fin ?)"
+        if reason == "output":
+            return f"sortie trop volumineuse : arrêté après {detail.get('bytes', 0) // 1024} Kio d'affichage"
+        if reason == "protocol":
+            return "le programme a perturbé le correcteur (message inattendu sur son canal)"
+        if reason == "channel":
+            return "le programme a fermé ou détourné le canal du correcteur"
+        if reason == "start":
+            return "le correcteur n'a pas pu lancer le programme"
+        code, cpu = detail.get("code"), detail.get("cpu")
+        if code is not None and code < 0:
+            name = _signal_name(-code)
+            if name == "SIGXCPU":
+                used = f"{cpu:.0f}" if cpu else "?"
+                if cpu is not None and cpu + 1 < limits.cpu:  # the program lowered its own limit
+                    return f"temps de calcul dépassé (SIGXCPU après {used} s de processeur)"
+                return f"temps de calcul dépassé : {used} s de processeur (limite {limits.cpu} s)"
+            if name == "SIGKILL":
+                spent = f" après {cpu:.1f} s de processeur".replace(".", ",") if cpu is not None else ""
+                return f"le programme a été tué (SIGKILL){spent}, par lui-même ou par le système"
+            if name == "SIGSEGV":
+                return "le programme a planté (SIGSEGV)"
+            return f"le programme a été arrêté par le signal {name}"
+        if code is not None:
+            return f"le programme s'est arrêté de lui-même avant la fin (code de sortie {code}, os._exit ?)"
+        return "le programme s'est arrêté brutalement avant la fin"
+
+    # -- one child -----------------------------------------------------------------------------
+    def _plan(self, batch: list[int], first_probe: int) -> list[tuple[int, bytes, bytes]]:
+        """The commands for the batch, in order: (unit index, type, payload)."""
+        steps = []
+        for position, index in enumerate(batch):
+            unit = self.job.units[index]
+            header = {"i": index, "filename": unit.filename, "module_name": unit.module_name,
+                      "value_limit": self.job.limits.value_kb * 1024}
+            steps.append((index, b"U", json.dumps(header).encode()))
+            code = self._code(index)
+            if isinstance(code, bytes):
+                steps.append((index, b"M", code))
+            skip = first_probe if position == 0 else 0
+            for j, probe in enumerate(unit.probes):
+                if j >= skip:
+                    steps.append((index, b"P", _probe_code(probe.expr, probe.setup, j)))
+            if unit.state is not None:
+                steps.append((index, b"S", json.dumps({"names": list(unit.state)}).encode()))
+            steps.append((index, b"E", b""))
+        return steps
+
+    def _supervise(self, batch: list[int], first_probe: int):
+        limits = self.job.limits
+        workdir = tempfile.mkdtemp(prefix="run-", dir=self.workroot)
+        os.chmod(workdir, 0o777)
+        cmd_r, cmd_w = os.pipe()
+        ev_r, ev_w = os.pipe()
+        out_r, out_w = os.pipe()
+        try:
+            steps = self._plan(batch, first_probe)
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:  # a probe that does not compile
+            steps = None
+            bad_probe = f"vérification illisible : {type(exc).__name__}"
+        pid = self.forker.spawn(workdir, [cmd_r, ev_w, out_w], limits) if steps is not None else None
+        for fd in (cmd_r, ev_w, out_w):
+            os.close(fd)
+        os.set_blocking(out_r, False)
+        done: list[int] = []
+        stopped = None  # (reason, detail)
+        if pid is None:
+            stopped = ("start", {}) if steps is not None else ("protocol", {"message": bad_probe})
+            steps = []
+        step = 0  # next command to send
+        waiting: tuple[int, str, int | None] | None = None  # (unit, event expected, probe j)
+        current: int | None = None
+        phase = "start"
+        probe_index = -1
+        deadline = time.monotonic() + limits.wall + START
+        unit_deadline = deadline
+        allowed = limits.wall
+        buffer = bytearray()
+        open_fds = {ev_r, out_r}
+        output_cap = limits.output_kb * 1024
+        hard_output_cap = max(16 * 1024 * 1024, 64 * output_cap)
+        resumed = first_probe > 0
+        interrupting = False  # time is up; the child was asked to stop the student's code
+        where: dict | None = None
+        first_unit = True
+
+        def send_next() -> None:
+            """Send commands up to the next one that runs student code, and wait for its event."""
+            nonlocal step, waiting, current, deadline, unit_deadline, allowed, phase, probe_index, first_unit
+            while step < len(steps):
+                index, kind, payload = steps[step]
+                step += 1
+                _write_all(cmd_w, struct.pack("!cI", kind, len(payload)) + payload)
+                now = time.monotonic()
+                state = self.states[index]
+                if kind == b"U":
+                    current, phase = index, "module"
+                    if state.status is None:
+                        state.started = now
+                        code = self.codes.get(index)
+                        if isinstance(code, dict):  # it does not compile: its probes still run, on nothing
+                            state.status, state.error = ERROR, code
+                    wall = self.job.units[index].wall or limits.wall
+                    unit_deadline = now + wall + (START if first_unit else 0.0)
+                    deadline, allowed, first_unit = unit_deadline, wall, False
+                    waiting = (index, "start", None)
+                    return
+                if kind == b"M":
+                    waiting = (index, "module", None)
+                    return
+                if kind in (b"P", b"S"):
+                    j = marshal.loads(payload)[0] if kind == b"P" else None
+                    if now >= unit_deadline + OVERRUN:  # the unit's time is spent
+                        raise _Stop("timeout", {"seconds": self.job.units[index].wall or limits.wall, "budget": True})
+                    phase, probe_index = ("probe", j) if kind == b"P" else ("state", probe_index)
+                    allowed = max(PROBE_FLOOR, min(probe_wall(limits), unit_deadline - now))
+                    deadline = min(now + allowed, unit_deadline + OVERRUN)
+                    waiting = (index, _EXPECTED[kind], j)
+                    return
+                if kind == b"E":
+                    phase, deadline = "end", now + 2.0
+                    waiting = (index, "end", None)
+                    return
+            waiting = None
+
+        try:
+            if steps:
+                send_next()
+            while stopped is None and waiting is not None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    if interrupting or phase not in ("module", "probe", "state"):
+                        stopped = ("timeout", {"seconds": allowed, **(where or {})})
+                        break
+                    interrupting, where = True, None
+                    try:
+                        os.kill(pid, signal.SIGUSR1)
+                    except (ProcessLookupError, PermissionError):
+                        pass
+                    deadline = time.monotonic() + GRACE
+                    continue
+                ready, _, _ = select.select(list(open_fds), [], [], remaining)
+                for fd in ready:
+                    try:
+                        chunk = os.read(fd, 1 << 16)
+                    except BlockingIOError:
+                        chunk = None
+                    if fd == out_r:
+                        if chunk is None:
+                            continue
+                        if not chunk:
+                            open_fds.discard(out_r)
+                            continue
+                        if current is not None and not resumed:
+                            state = self.states[current]
+                            state.output_total += len(chunk)
+                            room = output_cap - len(state.output)
+                            if room > 0:
+                                state.output += chunk[:room]
+                            if state.output_total > hard_output_cap:
+                                stopped = ("output", {"bytes": state.output_total})
+                        continue
+                    if not chunk:
+                        open_fds.discard(ev_r)
+                        stopped = ("channel", {})
+                        break
+                    buffer += chunk
+                    if len(buffer) > MAX_EVENT_LINE:
+                        stopped = ("protocol", {})
+                        break
+                    while b"\n" in buffer and stopped is None:
+                        line, _, rest = bytes(buffer).partition(b"\n")
+                        buffer = bytearray(rest)
+                        event = _parse(line)
+                        if event is None:
+                            stopped = ("protocol", {})
+                            break
+                        kind = event["ev"]
+                        if kind == "where":
+                            if interrupting:
+                                where = {k: event.get(k) for k in ("line", "statement")
+                                         if isinstance(event.get(k), int) and not isinstance(event.get(k), bool)}
+                            continue
+                        if kind == "internal":
+                            stopped = ("protocol", {})
+                            break
+                        index, expected, j = waiting if waiting else (None, None, None)
+                        if (kind != expected or event.get("i") != index
+                                or (expected == "probe" and event.get("j") != j)):
+                            stopped = ("protocol", {})
+                            break
+                        state = self.states[index]
+                        now = time.monotonic()
+                        if kind == "module":
+                            status = event.get("status")
+                            if state.status is None:
+                                if interrupting or status == TIMEOUT:
+                                    state.status = TIMEOUT
+                                    state.error = self._timed_out(state.unit, allowed, where, event.get("error"))
+                                    self._poison(state)
+                                else:
+                                    state.status = status if status in (OK, ERROR, EXIT) else ERROR
+                                    state.error = _error_with_text(state.unit, event.get("error"), self)
+                        elif kind == "probe":
+                            result = event.get("result")
+                            if interrupting:
+                                result = {"error": self._timed_out(state.unit, allowed, where,
+                                                                   (result or {}).get("error") if isinstance(result, dict) else None)}
+                            elif isinstance(result, dict) and isinstance(result.get("error"), dict):
+                                result = {"error": _error_with_text(state.unit, result["error"], self)}
+                            state.probes[j] = result if isinstance(result, dict) else {
+                                "error": {"kind": "protocol", "message": "résultat illisible"}}
+                        elif kind == "state":
+                            result = event.get("result") if isinstance(event.get("result"), dict) else {}
+                            if interrupting:
+                                state.state = {"$error": {"kind": "timeout", "message": self._message(
+                                    "timeout", {"seconds": allowed, **(where or {})})}}
+                            elif isinstance(result.get("value"), dict):
+                                state.state = result["value"]
+                            else:
+                                state.state = {"$error": result.get("error") or {"kind": "protocol"}}
+                        elif kind == "end":
+                            if not resumed:
+                                self._drain(out_r, state, output_cap)
+                            state.seconds = now - state.started
+                            done.append(index)
+                            current, phase, resumed = None, "start", False
+                            later = [k for k in batch if k > index]
+                            if not later or (self.job.units[later[0]].group in self.poisoned
+                                             and self.job.units[later[0]].group):
+                                waiting = None  # done, or the rest of the batch is skipped
+                                break
+                        # A program that timed out still has its probes asked, on what it computed.
+                        interrupting, where = False, None
+                        send_next()
+            if stopped is None and waiting is None and len(done) < len(batch):
+                following = self.job.units[next(k for k in batch if k not in done)].group
+                if current is not None or not (following and following in self.poisoned):
+                    stopped = ("crash", {})
+        except _Stop as stop:
+            stopped = (stop.reason, stop.detail)
+        except (BrokenPipeError, OSError):  # the child stopped reading its commands
+            stopped = stopped or ("crash", {})
+        finally:
+            for fd in (cmd_w,):
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+            exit_ = self._stop_child(pid, patience=0.5 if stopped and stopped[0] == "channel" else 0.0)
+            for fd in (ev_r, out_r):
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+            violation = _check_and_wipe(workdir, limits)
+        if violation:
+            for i in done:
+                state = self.states[i]
+                if state.status == OK:
+                    state.status = ERROR
+                    state.error = {"kind": "files", "message": violation}
+                # A broken bound voids what the run computed: its values must not earn credit.
+                state.probes = {j: {"error": {"kind": "files", "message": violation}}
+                                for j in range(len(state.unit.probes))}
+                if state.state is not None:
+                    state.state = {"$error": {"kind": "files", "message": violation}}
+        if stopped is None:
+            return done, None, None, None, {}
+        reason, detail = stopped
+        if reason in ("crash", "channel") and exit_ is not None:
+            if reason == "channel" and not exit_.killed:
+                reason = "crash"  # the pipe closed because the child ended by itself: say how
+            detail = {**detail, "code": exit_.code, "cpu": exit_.cpu}
+        stopped_at = current if current is not None else next((i for i in batch if i not in done), batch[-1])
+        if detail.get("budget"):
+            return done, stopped_at, "budget", reason, detail
+        if phase == "probe" and probe_index >= 0 and current is not None:
+            detail["probe"] = probe_index
+            return done, stopped_at, "probe", reason, detail
+        if phase in ("state", "end") and current is not None:
+            return done, stopped_at, phase, reason, detail
+        return done, stopped_at, "module", reason, detail
+
+    def _stop_child(self, pid: int | None, patience: float = 0.0) -> Exit | None:
+        """Kill the child (after `patience` seconds to end by itself) and say how it ended."""
+        if pid is None:
+            return None
+        if patience:
+            ended = self.forker.wait(pid, patience)
+            if ended.status is not None:
+                return ended
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        return replace(self.forker.wait(pid), killed=True)
+
+    @staticmethod
+    def _drain(fd: int, state: _UnitState, cap: int) -> None:
+        # The child flushes before reporting a unit's end: what it printed is already in the pipe.
+        while True:
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except (BlockingIOError, OSError):
+                return
+            if not chunk:
+                return
+            state.output_total += len(chunk)
+            room = cap - len(state.output)
+            if room > 0:
+                state.output += chunk[:room]
+
+
+class _Stop(Exception):
+    def __init__(self, reason: str, detail: dict):
+        super().__init__(reason)
+        self.reason, self.detail = reason, detail
+
+
+def _error_with_text(unit: Unit, error, supervisor: Supervisor) -> dict | None:
+    """The child reports lines only; the text of a line comes from the source, which it never had."""
+    if not isinstance(error, dict):
+        return None
+    return {**{k: v for k, v in error.items() if k != "text"}, **supervisor._location(unit, error.get("line"))}
+
+
+def _parse(line: bytes) -> dict | None:
+    try:
+        event = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(event, dict) or not isinstance(event.get("ev"), str):
+        return None
+    return event
+
+
+def _check_and_wipe(workdir: str, limits: Limits) -> str | None:
+    """Count what the code left behind, then remove it all (symlinks are removed, never followed)."""
+    files, total = 0, 0
+    for root, dirs, names in os.walk(workdir, followlinks=False):
+        for name in names + dirs:
+            try:
+                info = os.lstat(os.path.join(root, name))
+            except OSError:
+                continue
+            files += 1
+            if stat.S_ISREG(info.st_mode):
+                total += info.st_size
+        if files > 10 * limits.files:
+            break
+
+    def force(func, path, _exc):
+        try:
+            os.chmod(os.path.dirname(path), 0o700)
+            os.chmod(path, 0o700)
+        except OSError:
+            pass
+        try:
+            func(path)
+        except OSError:
+            pass
+
+    shutil.rmtree(workdir, onerror=force)
+    if files > limits.files:
+        return f"trop de fichiers écrits ({files}, limite {limits.files})"
+    if total > limits.file_mb * 1024 * 1024 * 4:
+        return f"trop de données écrites sur le disque ({total // (1024 * 1024)} Mo)"
+    return None
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while True:
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(fd)
+    return b"".join(chunks)
+
+
+def serve(sock: socket.socket, workroot: str) -> None:
+    """In a fork of the zygote: run each job it hands over (b"J" with the job's two pipe ends),
+    then say b"D". Returns when the zygote closes the line."""
+    forker = Forker(sock)
+    while True:
+        sock.settimeout(None)
+        try:
+            message, fds, _, _ = socket.recv_fds(sock, 256, 4)
+        except OSError:
+            return
+        if not message:
+            return
+        if message[:1] == b"X":  # a late report of a child already given up on
+            forker._exit(message)
+            continue
+        if message != b"J" or len(fds) != 2:
+            for fd in fds:
+                os.close(fd)
+            continue
+        job_in, job_out = fds
+        try:
+            job = Job.from_bytes(_read_all(job_in))
+            Supervisor(job, job_out, workroot, forker).run()
+        except (ValueError, KeyError, TypeError):
+            pass  # an unreadable job: the grader sees no results
+        finally:
+            try:
+                os.close(job_out)
+            except OSError:
+                pass
+        forker.exits.clear()
+        sock.send(b"D")

@@ -1,0 +1,160 @@
+"""Issue 10 parts 2 and 4: every resource bounded per copy, and remarks that say what happened.
+
+- a probed value larger than the bound is refused inside the sandbox, with a French remark, and
+  what reaches the grader stays small;
+- a copy has a total time budget: past it, its remaining blanks are 0 with a remark;
+- how a run ended is said as it happened: a timeout is a timeout, a closed channel is a closed
+  channel, a CPU limit the program lowered itself is not reported as the course's limit, an exit
+  code is an exit code.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from trous.course import Course
+from trous.course import blanks as blanks_mod
+from trous.grading.engine import Grader
+from trous.grading.model import FAILED, PASSED
+from trous.runner.pool import Runner, RunnerPool
+from trous.runner.protocol import Job, Limits, Probe, Unit
+from trous.runner.sandbox import bwrap_available
+from trous.student.checking import describe_error, judge
+from trous.course.spec import expect
+
+ROOT = Path(__file__).resolve().parent.parent
+MODES = [pytest.param("bwrap", marks=pytest.mark.skipif(not bwrap_available(), reason="bubblewrap absent")),
+         "fallback"]
+
+
+@pytest.fixture(scope="module", params=MODES)
+def runner(request):
+    with Runner(request.param) as r:
+        yield r
+
+
+def run(runner: Runner, source: str, *probes: str, limits: Limits = Limits(wall=3)):
+    return runner.run(Job((Unit(source, "exercises/copie.py", tuple(Probe(p) for p in probes)),), limits))[0]
+
+
+# -- values --------------------------------------------------------------------------------------
+def test_a_value_too_large_is_refused_inside_the_sandbox(runner):
+    source = "import numpy as np\ngros = np.arange(100_000.0) / 7\nenorme = np.zeros(300_000)\npetit = [1, 2]"
+    result = run(runner, source, "gros", "enorme", "petit", limits=Limits(wall=5, value_kb=256))
+    big, huge, small = result.probes
+    for probe in (big, huge):
+        assert probe.error is not None and probe.error.kind == "too_big" and probe.value is None
+    assert small.value == [1, 2]
+    assert result.size < 64 * 1024, "the grader never received the large values"
+    said = judge(expect("gros", [0.0]), [0.0], result, big).reason
+    assert "valeur trop grande pour être vérifiée" in said and "limite 256 Kio" in said, said
+    said = judge(expect("enorme", [0.0]), [0.0], result, huge).reason
+    assert "valeur trop grande pour être vérifiée" in said and "200 000 éléments" in said, said
+
+
+def test_the_state_of_a_program_with_large_arrays_stays_small(runner):
+    source = "import numpy as np\nq = np.ones((40, 5, 1024))\nn = 3\n"
+    result = runner.run(Job((Unit(source, "exercises/copie.py", (), state=()),), Limits(wall=5)))[0]
+    assert set(result.state) == {"q", "n"}
+    assert "sum" in result.state["q"]["$nd"] and result.state["q"]["$nd"]["s"] == [40, 5, 1024]
+    assert result.size < 8 * 1024
+
+
+# -- how a run ended -----------------------------------------------------------------------------
+def test_a_timeout_is_said_to_be_one(runner):
+    result = run(runner, "x = 1\nwhile True:\n    x += 1", "x", limits=Limits(wall=1))
+    assert result.status == "timeout"
+    text = describe_error(result.error)
+    assert "temps dépassé" in text and "ligne 2" in text or "ligne 3" in text, text
+    assert "mémoire" not in text and "SIGKILL" not in text
+
+
+def test_closing_the_graders_channel_is_said_so(runner):
+    result = run(runner, "import os\nos.close(3)\nx = 1\nwhile True:\n    pass", "x", limits=Limits(wall=2))
+    assert result.status == "crash"
+    assert "canal du correcteur" in result.error.message, result.error.message
+    assert "mémoire" not in result.error.message
+
+
+def test_a_cpu_limit_lowered_by_the_program_is_not_the_courses(runner):
+    source = "import resource\nresource.setrlimit(resource.RLIMIT_CPU, ({}, {}))\nwhile True:\n    pass"
+    # Soft limit under the hard one: SIGXCPU, said with the CPU time used, not the course's limit.
+    result = run(runner, source.format(1, 3), "1", limits=Limits(wall=6, cpu=30))
+    assert result.status == "crash", result.error
+    assert "SIGXCPU" in result.error.message and "limite 30 s" not in result.error.message, result.error.message
+    # Both at once: the kernel kills; the remark gives the CPU time, and claims no cause.
+    result = run(runner, source.format(1, 1), "1", limits=Limits(wall=6, cpu=30))
+    assert result.status == "crash", result.error
+    assert "SIGKILL" in result.error.message and "processeur" in result.error.message, result.error.message
+    assert "limite 30 s" not in result.error.message and "mémoire" not in result.error.message
+
+
+def test_the_courses_cpu_limit_is_named(runner):
+    source = "import threading\ndef tourne():\n    while True:\n        pass\n" \
+             "for _ in range(3):\n    threading.Thread(target=tourne, daemon=True).start()\nwhile True:\n    pass"
+    result = run(runner, source, "1", limits=Limits(wall=4, cpu=1))
+    assert result.status in ("crash", "timeout"), result.error
+    if result.status == "crash":
+        assert "limite 1 s" in result.error.message, result.error.message
+
+
+def test_an_exit_code_is_an_exit_code(runner):
+    for code in (0, 70, 3):
+        result = run(runner, f"import os\nx = 1\nos._exit({code})", "x")
+        assert result.status == "crash"
+        assert f"code de sortie {code}" in result.error.message, result.error.message
+        assert "mémoire" not in result.error.message
+
+
+def test_memory_is_said_to_be_memory(runner):
+    result = run(runner, "x = bytearray(4 * 2**30)", "1", limits=Limits(wall=5, memory_mb=256))
+    assert result.status == "error" and result.error.kind == "memory"
+    assert "mémoire" in describe_error(result.error)
+
+
+def test_a_program_that_kills_itself(runner):
+    result = run(runner, "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)", "1")
+    assert result.status == "crash" and "SIGKILL" in result.error.message
+    assert "mémoire" not in result.error.message
+
+
+# -- a copy's time budget ------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def budget_course():
+    root = Path(tempfile.mkdtemp(prefix="trous-budget-"))
+    text = (ROOT / "course.yaml").read_text(encoding="utf-8") + "\nlimits:\n  wall: 2\n  copy_wall: 5\n"
+    (root / "course.yaml").write_text(text, encoding="utf-8")
+    for folder in ("exercises", "solutions", "graders"):
+        (root / folder).mkdir()
+    for e in ("01_toux", "03_masque"):
+        for rel in (f"exercises/{e}.py", f"exercises/test_{e}.py", f"solutions/{e}.py", f"graders/test_{e}.py"):
+            shutil.copyfile(ROOT / rel, root / rel)
+    yield Course.load(root)
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def test_a_copy_that_takes_its_time_is_stopped_at_its_budget(budget_course):
+    exercise = budget_course.exercise("01_toux")
+    template, solution = exercise.template_path.read_text(), exercise.solution_path.read_text()
+    # Right fills that sleep just under the per-unit wall: each unit is legal, together they are not.
+    slow = blanks_mod.splice(solution, blanks_mod.align(template, solution), {
+        0: "(__import__('time').sleep(1.6), sum(e))[1]",
+        1: "(__import__('time').sleep(1.6), sum(a * b for a, b in zip(t, toux)))[1]",
+        2: "(__import__('time').sleep(1.6), sum(poids[i] * x[i][j] for i in range(len(x))))[1]"})
+    with RunnerPool(1, "auto") as pool:
+        grader = Grader(budget_course, pool, only=["01_toux", "03_masque"])
+        grade = grader.grade("lent", {"01_toux": slow.encode(),
+                                      "03_masque": budget_course.exercise("03_masque").solution_path.read_bytes()})
+        honest = grader.grade("honnete", {e: budget_course.exercise(e).solution_path.read_bytes()
+                                          for e in ("01_toux", "03_masque")})
+    messages = "\n".join(b.message for e in grade.exercises for b in e.blanks)
+    assert "le temps accordé à la copie (5 s) est épuisé" in messages, messages
+    statuses = [b.status for e in grade.exercises for b in e.blanks]
+    assert FAILED in statuses and grade.score < grade.max_score
+    assert grade.exercise("03_masque").blanks[0].status == FAILED  # after the budget: not run
+    assert honest.score == honest.max_score and all(b.status == PASSED for e in honest.exercises for b in e.blanks)
