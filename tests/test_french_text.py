@@ -147,3 +147,19 @@ def test_syntax_errors_are_said_in_french():
         else:
             raise AssertionError(code)
     assert glosses.syntax_message("something new in Python 3.20") is None
+
+
+def test_moodle_comments_write_points_with_a_decimal_comma_and_cells_keep_a_dot():
+    from trous.course import Course
+    from trous.grading.exports import grades_csv, moodle_feedback
+    from trous.grading.model import BlankGrade, ExerciseGrade, SubmissionGrade
+
+    from conftest import ROOT
+
+    blanks = [BlankGrade("somme_exp", 1, 0.5, 1.0, "failed"), BlankGrade("scores", 2, 1.0, 1.0, "passed"),
+              BlankGrade("nouveau", 3, 1.0, 1.5, "failed")]
+    grade = SubmissionGrade("alice", "attention", "v", [ExerciseGrade("01_toux", "t", 2.5, 3.5, "blanks", blanks)])
+    comment = moodle_feedback(grade)
+    assert comment.startswith("Total 2,5/3,5.") and "01_toux : 2,5/3,5" in comment
+    cells = grades_csv(Course.load(ROOT), [grade], {}).decode("utf-8-sig")
+    assert "2.5,2.5,3.5" in cells  # numbers a spreadsheet reads: a dot

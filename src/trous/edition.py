@@ -19,6 +19,7 @@ from pathlib import Path
 import trous
 
 from .course.definition import Course
+from .french import count
 
 FIXED_DATE = (2026, 1, 1, 0, 0, 0)
 LAB_REQUIREMENTS = "jupyterlab>=4.2,<5\njupytext>=1.16\nipywidgets>=8.1\nanywidget>=0.9\n"  # zip entries get a fixed date: same course, same bytes
@@ -84,7 +85,7 @@ def build(course: Course, dest: str | Path, make_zip: bool = True) -> Path:
         shutil.copyfile(template, dest / ".trous" / "modeles" / exercise.path.name)
         shutil.copyfile(exercise.checks_path, dest / "exercises" / exercise.checks_path.name)
         lines.append(f"{exercise.number}. `{exercise.path.name}` — {exercise.title} "
-                     f"({len(exercise.blanks)} trous)")
+                     f"({count(len(exercise.blanks), 'trou')})")
     wheel = build_wheel(dest / ".trous" / "wheels")
     (dest / "requirements.txt").write_text(f"./.trous/wheels/{wheel.name}\n", encoding="utf-8")
     (dest / "requirements-lab.txt").write_text(f"-r requirements.txt\n{LAB_REQUIREMENTS}", encoding="utf-8")

@@ -191,12 +191,14 @@ def _table(course: Course, outcome: Outcome):
     from rich import box  # noqa: PLC0415
     from rich.table import Table  # noqa: PLC0415
 
+    from ..french import count  # noqa: PLC0415
+
     names = {s.student: s.name for s in outcome.intake.submissions}
     with_names = any(names.values())
     exercises = course.exercises
     # Compact: thirteen exercises and a name must fit in 80 columns.
-    table = Table(title=f"{course.title} — {len(outcome.grades)} copies", box=box.SIMPLE_HEAD, padding=(0, 1),
-                  pad_edge=False, collapse_padding=True)
+    table = Table(title=f"{course.title} — {count(len(outcome.grades), 'copie')}", box=box.SIMPLE_HEAD,
+                  padding=(0, 1), pad_edge=False, collapse_padding=True)
     width = min(28, max([len("étudiant")] + [len(g.student) for g in outcome.grades]))
     table.add_column("étudiant", no_wrap=True, overflow="ellipsis", max_width=width)
     if with_names:

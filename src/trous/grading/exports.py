@@ -29,6 +29,7 @@ import io
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ..course.compare import format_number
 from ..course.definition import Course
 from .model import PASSED, SubmissionGrade
 
@@ -96,17 +97,22 @@ def grades_csv(course: Course, grades: list[SubmissionGrade], names: dict[str, s
     return b"\xef\xbb\xbf" + _render(rows).encode("utf-8")
 
 
+def points(value: float) -> str:
+    """Points inside French text (a comment): a decimal comma, unlike the CSV's number cells."""
+    return format_number(round(value, 2), 2)
+
+
 def moodle_feedback(grade: SubmissionGrade) -> str:
     parts = []
     for e in grade.exercises:
-        text = f"{e.id} : {number(e.score)}/{number(e.max_score)}"
+        text = f"{e.id} : {points(e.score)}/{points(e.max_score)}"
         missed = [b.id for b in e.blanks if b.status != PASSED]
         if e.mode == "missing":
             text += " (fichier absent)"
         elif missed and len(missed) < len(e.blanks):
             text += " (à revoir : " + ", ".join(missed) + ")"
         parts.append(text)
-    return (f"Total {number(grade.score)}/{number(grade.max_score)}. " + " ; ".join(parts)
+    return (f"Total {points(grade.score)}/{points(grade.max_score)}. " + " ; ".join(parts)
             + ". Le détail de chaque trou est dans ta page de retour.")
 
 
@@ -137,9 +143,9 @@ def moodle_csv(course: Course, grades: list[SubmissionGrade], names: dict[str, s
     ]
     for column, _ in assignments:
         help_lines.append(f"  « {column.title} » → l'élément d'évaluation de ce devoir "
-                          f"(note maximale : {number(column.max_score)} points)")
+                          f"(note maximale : {points(column.max_score)} points)")
     help_lines += [
-        f"  « Total » → l'élément qui représente tout le cours s'il existe (note maximale : {number(total)} "
+        f"  « Total » → l'élément qui représente tout le cours s'il existe (note maximale : {points(total)} "
         "points), sinon ignorer",
         "  « Commentaires » → « Feedback » (commentaire) de l'élément choisi pour le total ou le devoir",
         "",
