@@ -50,8 +50,10 @@ dernière cellule vérifie tes trous. `explorateur.ipynb` contient l'explorateur
 ## Travailler
 
 - Ouvre `exercises/01_....py` : chaque `___` est un trou à remplacer par une expression Python.
-- Vérifie-toi : `pytest exercises/` (tout) ou `pytest exercises/ -k toux` (un exercice).
-  Pour chaque trou : pas encore rempli, juste, ou faux avec la valeur attendue et la tienne.
+- Vérifie-toi : `pytest exercises/` (tout) ou `pytest exercises/ -k toux` (un exercice) : une ligne
+  par exercice, un signe par trou, puis le détail du premier exercice pas encore réussi
+  (`pytest exercises/ --tout` : le détail de tous). Pour chaque trou : pas encore rempli, juste,
+  faux (la valeur attendue et la tienne), ou « dépend de » un autre trou à corriger d'abord.
 - `trous list` affiche ta progression ; `trous check` détaille l'exercice en cours ;
   `trous hint 01_toux` donne un indice (un de plus à chaque appel) ;
   `trous watch` revérifie l'exercice à chaque enregistrement et passe au suivant quand il est réussi.

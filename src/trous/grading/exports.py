@@ -143,9 +143,9 @@ def moodle_csv(course: Course, grades: list[SubmissionGrade], names: dict[str, s
     ]
     for column, _ in assignments:
         help_lines.append(f"  « {column.title} » → l'élément d'évaluation de ce devoir "
-                          f"(note maximale : {points(column.max_score)} points)")
+                          f"(note maximale : {number(column.max_score)} points)")
     help_lines += [
-        f"  « Total » → l'élément qui représente tout le cours s'il existe (note maximale : {points(total)} "
+        f"  « Total » → l'élément qui représente tout le cours s'il existe (note maximale : {number(total)} "
         "points), sinon ignorer",
         "  « Commentaires » → « Feedback » (commentaire) de l'élément choisi pour le total ou le devoir",
         "",
