@@ -33,8 +33,8 @@ def program_flow(text=PROGRAM):
     return flow.analyse(text, [(f.begin, f.stop) for f in align(PROGRAM, text)])
 
 
-def expectation(f, blank, ok, expression, line=None):
-    return Outcome(blank, ok, f.depends(expression) - {blank}, line)
+def expectation(f, blank, ok, expression, line=None, numbers=True):
+    return Outcome(blank, ok, f.depends(expression) - {blank}, line, f.value_depends(expression), numbers)
 
 
 def statuses(decisions):
@@ -119,3 +119,56 @@ def test_without_a_known_flow_every_failure_is_its_own_blank():
     unknown = flow.Flow("", [], None)
     outcomes = [Outcome(0, False, unknown.depends("x")), Outcome(1, False), Outcome(2, True)]
     assert statuses(decide(4, [], outcomes, unknown)) == [FAILED, FAILED, PASSED, None]
+
+
+HOT = '''\
+import math
+
+
+def softmax(s):
+    shift = ___
+    e = [math.exp(v - shift) for v in s]
+    return [___ for w in e]
+
+
+scores = [1.0, 2.0]
+weights = softmax(scores)
+hot = softmax(___)
+'''
+
+
+def test_a_right_value_clears_the_function_it_went_through():
+    f = flow.analyse(HOT)
+    outcomes = [expectation(f, 0, True, "softmax([1000.0, 0.0])"), expectation(f, 1, True, "weights"),
+                expectation(f, 2, False, "hot")]
+    # softmax received the third blank's value, but `weights` shows softmax right on the program's scores
+    assert statuses(decide(3, [], outcomes, f)) == [PASSED, PASSED, FAILED]
+    # a check that calls the function itself on its own inputs clears nothing: then softmax is suspected
+    probes = [expectation(f, 0, True, "softmax([1000.0, 0.0])"), expectation(f, 1, True, "softmax([1.0, 1.0])"),
+              expectation(f, 2, False, "hot")]
+    decisions = decide(3, [], probes, f)
+    assert statuses(decisions) == [PASSED, SUSPECT, DEPENDS] and decisions[1].evidence == [probes[2]]
+
+
+def test_a_failure_a_wrong_blank_explains_is_not_weighed_against_its_own_blank():
+    text = HOT.replace("scores = [1.0, 2.0]", "scores = ___") + "\n\ndef mix(w):\n    return ___\n\n\nout = mix(weights)\n"
+    f = flow.analyse(text)
+    # blanks: 0 shift, 1 normalisation, 2 scores, 3 hot, 4 mix
+    outcomes = [expectation(f, 2, False, "scores"),
+                expectation(f, 0, True, "weights[0] * 2"),  # passes, through scores: clears nothing known wrong
+                expectation(f, 4, False, "out")]
+    assert f.value_depends("weights[0] * 2") == {0, 1, 2}
+    decisions = decide(5, [], outcomes, f)
+    assert statuses(decisions) == [PASSED, None, FAILED, None, DEPENDS] and decisions[4].causes == (2,)
+
+
+def test_a_check_that_only_says_true_or_false_clears_nothing():
+    f = flow.analyse(HOT + "\n\ndef mix(w):\n    return ___\n\n\nout = mix(weights)\n")
+    # blanks: 0 shift, 1 normalisation, 2 hot, 3 mix; the normalisation is wrong
+    outcomes = [expectation(f, 0, False, "softmax([1000.0, 0.0])"), expectation(f, 1, False, "weights"),
+                expectation(f, 3, True, "out != weights", numbers=False),  # true for many wrong values
+                expectation(f, 2, False, "hot")]
+    decisions = decide(4, [], outcomes, f)
+    assert statuses(decisions) == [DEPENDS, FAILED, DEPENDS, PASSED]
+    outcomes[2] = expectation(f, 3, True, "out")  # the same check on numbers would clear softmax
+    assert statuses(decide(4, [], outcomes, f))[2] == FAILED

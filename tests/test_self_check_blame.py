@@ -50,6 +50,16 @@ def test_13_a_wrong_normalisation_fails_alone(course, student_copy):
     assert "« shift »" not in hint.stdout
 
 
+def test_13_a_wrong_argument_of_softmax_is_blamed_not_softmax(course, student_copy):
+    """`weights` shows softmax right on the course's scores: when `softmax(___)` is wrong, its fill is."""
+    exercise = course.exercise("13_a_la_main")
+    solution_with(student_copy, exercise, ("softmax([10 * s for s in scores])", "softmax(scores)"))
+    out = run_pytest(student_copy, "exercises/13_a_la_main.py", "-v").stdout
+    found = statuses(out, exercise)
+    assert found["x10"] == "failed"
+    assert {found[b] for b in ("scores", "shift", "normalisation", "sortie", "valeurs")} == {"passed"}
+
+
 def test_05_a_wrong_division_does_not_fail_sortie(course, student_copy):
     exercise = course.exercise("05_qkv")
     solution_with(student_copy, exercise, ("/ math.sqrt(d) for k in K]", "/ math.sqrt(len(x[0])) for k in K]"))
@@ -67,7 +77,7 @@ def test_a_program_that_stops_on_a_blank_makes_the_later_ones_wait(course, stude
     assert statuses(out, exercise) == {"somme_exp": "passed", "scores": "failed", "nouveau": "depends"}
     line = next(i for i, ln in enumerate(text.splitlines(), 1) if "sum(t * toux)" in ln)
     assert out.count("TypeError: can't multiply sequence by non-int of type 'list'") == 1  # said once
-    assert f"erreur ligne {line}, celle qui arrête le programme" in out
+    assert f"non vérifié : même problème que le programme, ligne {line}" in out
 
 
 def test_watch_points_at_the_blank_that_is_actually_wrong(course, student_copy):

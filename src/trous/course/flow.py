@@ -487,7 +487,7 @@ class Flow:
         self.text, self.spans, self._analysis = text, list(spans), analysis
         self.blanks: tuple[BlankFlow, ...] = ()
         self._edges: dict[int, set[int]] = {i: set() for i in range(len(self.spans))}
-        self._depends: dict[tuple[str, str | None], frozenset[int]] = {}
+        self._depends: dict[tuple[str, str | None], tuple[frozenset[int], frozenset[int]]] = {}
         if analysis is not None:
             self._collect(analysis)
 
@@ -535,27 +535,43 @@ class Flow:
     # questions -----------------------------------------------------------------------------------
     def depends(self, expression: str, setup: str | None = None) -> frozenset[int]:
         """The blanks whose results `expression` reads (after `setup`, as a check runs them)."""
+        return self._expression(expression, setup)[0]
+
+    def value_depends(self, expression: str, setup: str | None = None) -> frozenset[int]:
+        """The blanks whose results reach `expression` through values the program computed (`weights`,
+        `Q`), not through a function of the file that the expression calls itself with inputs of its
+        own (`softmax([1, 1, 2])`): a right value is evidence for the calls that made it."""
+        return self._expression(expression, setup)[1]
+
+    def _expression(self, expression: str, setup: str | None) -> tuple[frozenset[int], frozenset[int]]:
         key = (expression, setup)
         if key not in self._depends:
             self._depends[key] = self._compute_depends(expression, setup)
         return self._depends[key]
 
-    def _compute_depends(self, expression: str, setup: str | None) -> frozenset[int]:
+    def _compute_depends(self, expression: str, setup: str | None) -> tuple[frozenset[int], frozenset[int]]:
         analysis = self._analysis
         if analysis is None:
-            return EMPTY
+            return EMPTY, EMPTY
         try:
             node = ast.parse(expression.strip(), mode="eval")
             helpers = ast.parse(setup) if setup else None
         except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return EMPTY
+            return EMPTY, EMPTY
         scope = _Scope("<vérification>", analysis.module)
         if helpers is not None:
             checker = _Analysis(helpers, setup or "", [])
             checker.module = scope
             checker.block(helpers.body, scope, EMPTY)  # its functions are read lazily, bodies unneeded
         reads = _loads(node)
-        return analysis.resolve(analysis.atoms_of(reads, scope))
+        called = {n.func.id for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+        as_values = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in reads
+                     and not any(isinstance(p, ast.Call) and p.func is n for p in ast.walk(node))}
+        probed = {name for name in called - as_values
+                  if any(isinstance(a, _Function) and a.blanks for a in (scope.lookup(name) or ()))}
+        everything = analysis.resolve(analysis.atoms_of(reads, scope))
+        values = analysis.resolve(analysis.atoms_of(reads - probed, scope))
+        return everything, values
 
     def reaching(self, line: int) -> tuple[str, frozenset[int]] | None:
         """(scope, blanks) for the statement at `line`: the blanks whose results can reach it, its

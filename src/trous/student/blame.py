@@ -9,6 +9,9 @@ An expectation's value depends on its own blank and on the blanks whose results 
   blank it belongs to *depends* on that one, it is neither right nor wrong yet;
 - an error raised at some line can only come from blanks whose results reach that line: blanks
   of the same function that run after it (or beside it) are not suspects;
+- a blank whose result reached a check that passes — through a value the program computed, without
+  the blank under suspicion, and on numbers (a True or False passes too easily) — is vouched for: it
+  is not a suspect (`weights` being right clears softmax when `softmax(___)` fails);
 - what remains is ambiguous. The suspect is the blank that processes the failing value last (a
   function that receives the value, the normalisation after the shift), because the others' results
   went through it; and the upstream-most of these suspects is blamed first, since fixing it may
@@ -40,6 +43,8 @@ class Outcome:
     ok: bool
     depends: frozenset[int] = frozenset()  # the other blanks its value depends on
     line: int | None = None  # the line of the student's file where it failed with an error
+    values: frozenset[int] = frozenset()  # the blanks that reach it through values the program computed
+    numbers: bool = True  # it compares numbers (not only True/False): passing says something
 
 
 @dataclass
@@ -57,9 +62,21 @@ def suspects(outcome: Outcome, flow: FlowLike) -> frozenset[int]:
     return possible or everyone
 
 
+def vouched(outcome: Outcome, passing: list[Outcome]) -> frozenset[int]:
+    """The other blanks of a failing expectation that a passing one clears: their results reached it
+    as values the program computed, and it does not involve the failing expectation's blank."""
+    accused = outcome.blank
+    cleared = set()
+    for other in passing:
+        if other.numbers and other.blank != accused and accused not in other.depends:
+            cleared |= other.values
+    return frozenset(cleared & outcome.depends)
+
+
 def decide(count: int, unfilled: Iterable[int], outcomes: list[Outcome], flow: FlowLike) -> list[Decision]:
     unfilled = set(unfilled)
     failing = [o for o in outcomes if not o.ok and o.blank not in unfilled]
+    passing = [o for o in outcomes if o.ok]
     suspected = {id(o): suspects(o, flow) for o in failing}
     has_failure = {o.blank for o in failing}
     bad: dict[int, str] = {i: UNFILLED for i in unfilled}
@@ -68,12 +85,14 @@ def decide(count: int, unfilled: Iterable[int], outcomes: list[Outcome], flow: F
             bad[outcome.blank] = FAILED
     evidence: dict[int, list[Outcome]] = {}
     while True:
+        # Failures a wrong or unfilled blank explains are settled first; only the others are weighed.
         open_ = [o for o in failing if not suspected[id(o)] & bad.keys()]
         if not open_:
             break
         picks: dict[int, list[Outcome]] = {}
         for outcome in open_:
-            last = flow.last_processors(suspected[id(outcome)])
+            candidates = (suspected[id(outcome)] - vouched(outcome, passing)) or suspected[id(outcome)]
+            last = flow.last_processors(candidates)
             # Among equally late suspects, one whose own checks fail is the likelier one.
             pick = next((b for b in last if b in has_failure), last[0])
             picks.setdefault(pick, []).append(outcome)

@@ -268,14 +268,30 @@ def flow_of(analysis: Analysis) -> flow_mod.Flow:
     return flow_mod.analyse(analysis.source.text, [(f.begin, f.stop) for f in analysis.fills])
 
 
-def _failure_line(unit: UnitResult, probe: ProbeResult) -> int | None:
-    """The line of the student's file where this expectation's run failed with an error, if it did."""
+def _failure_line(unit: UnitResult, probe: ProbeResult, stop_line: int | None) -> int | None:
+    """The line of the student's file where this expectation's run failed with an error, if it did.
+    A unit skipped because an earlier one of its exercise timed out or crashed failed at that line."""
     if probe.evaluated and probe.error is not None and probe.error.line:
         if not (unit.status != "ok" and probe.error.type == "NameError"):
             return probe.error.line
+    if unit.status == SKIPPED:
+        return stop_line
     if unit.status != "ok" and unit.error is not None:
         return unit.error.line
     return None
+
+
+def _has_numbers(expected) -> bool:
+    """Does an expected value hold a number (not only booleans, texts or None)?"""
+    if isinstance(expected, bool):
+        return False
+    if isinstance(expected, (int, float)):
+        return True
+    if isinstance(expected, (list, tuple)):
+        return any(_has_numbers(v) for v in expected)
+    if isinstance(expected, dict):
+        return any(_has_numbers(v) for v in expected.values())
+    return False
 
 
 def _names(exercise: Exercise, indexes) -> str:
@@ -285,19 +301,23 @@ def _names(exercise: Exercise, indexes) -> str:
 def interpret(exercise: Exercise, analysis: Analysis, context, results: list[UnitResult]) -> ExerciseResult:
     checks, runnable, plan = context
     flow = flow_of(analysis)
+    count = len(exercise.blanks)
+    stop_line = next((r.error.line for r in results if r.status in (TIMEOUT, CRASH) and r.error is not None), None)
     outcomes: list[blame.Outcome] = []
     reasons: dict[int, str] = {}  # id(outcome) → why it failed
     for check, expect, u, p in plan:
         unit, index = results[u], _index(exercise, check)
         probe = unit.probes[p]
         verdict = judge(expect, expect.expected, unit, probe)
-        depends = flow.depends(expect.expr, expect.setup) - {index}
-        outcome = blame.Outcome(index, verdict.ok, depends, None if verdict.ok else _failure_line(unit, probe))
+        depends = frozenset(i for i in flow.depends(expect.expr, expect.setup) if i < count) - {index}
+        values = frozenset(i for i in flow.value_depends(expect.expr, expect.setup) if i < count)
+        line = None if verdict.ok else _failure_line(unit, probe, stop_line)
+        outcome = blame.Outcome(index, verdict.ok, depends, line, values, _has_numbers(expect.expected))
         outcomes.append(outcome)
         if not verdict.ok:
             reasons[id(outcome)] = verdict.reason
-    unfilled = [i for i in range(len(exercise.blanks)) if not analysis.is_filled(i)]
-    decisions = blame.decide(len(exercise.blanks), unfilled, outcomes, flow)
+    unfilled = [i for i in range(count) if not analysis.is_filled(i)]
+    decisions = blame.decide(count, unfilled, outcomes, flow)
     checked = {_index(exercise, c) for c in checks}
     skipped = {_index(exercise, c) for c in checks if c not in runnable}
     blanks = []
@@ -345,7 +365,7 @@ def _said_once(result: ExerciseResult) -> None:
     the same error names it in a few words instead of repeating it (with its line, its gloss)."""
     said = result.problem
     line = result.problem_line
-    short = f"erreur ligne {line}, celle qui arrête le programme" if line else "l'erreur qui arrête le programme"
+    short = f"même problème que le programme, ligne {line}" if line else "même problème que le programme"
     for blank in result.blanks:
         blank.problems = list(dict.fromkeys(p.replace(said, short) for p in blank.problems))
         blank.details = list(dict.fromkeys(p.replace(said, short) for p in blank.details))

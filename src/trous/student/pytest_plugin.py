@@ -198,6 +198,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if everything:
         for result in results:
             terminalreporter.write_line(exercise_line(result))
+        terminalreporter.write_line("")
     for result in unfinished if everything else unfinished[:1]:
         terminalreporter.write_line(exercise_report(result, details=everything, step=False))
         terminalreporter.write_line("")
