@@ -172,3 +172,17 @@ def test_a_check_that_only_says_true_or_false_clears_nothing():
     assert statuses(decisions) == [DEPENDS, FAILED, DEPENDS, PASSED]
     outcomes[2] = expectation(f, 3, True, "out")  # the same check on numbers would clear softmax
     assert statuses(decide(4, [], outcomes, f))[2] == FAILED
+
+
+def test_a_value_never_computed_is_blamed_on_what_stopped_the_program():
+    from test_flow import CALLED
+
+    f = flow.analyse(CALLED)
+    inside = next(i for i, line in enumerate(CALLED.splitlines(), 1) if "return X[i][0]" in line)
+    # xp is wrong and makes attention raise; `autre` (from xp2) is then never computed
+    outcomes = [expectation(f, 0, False, "xp"), expectation(f, 1, True, "xp2"),
+                Outcome(1, False, f.depends("autre") - {1}, inside, f.value_depends("autre"), True, stopped=True)]
+    assert statuses(decide(2, [], outcomes, f)) == [FAILED, PASSED]  # xp2's own check decides
+    without_own = [outcomes[0], outcomes[2]]
+    decisions = decide(2, [], without_own, f)
+    assert statuses(decisions) == [FAILED, DEPENDS] and decisions[1].causes == (0,)

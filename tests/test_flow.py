@@ -55,6 +55,14 @@ def test_an_expression_depends_on_what_reaches_it():
     assert f.depends("not python (") == set()
 
 
+def test_values_the_program_computed_versus_calls_made_by_the_check():
+    f = flow.analyse(SOFTMAX)
+    assert f.value_depends("doubles") == {0, 1, 2}  # poids = softmax(scores), computed by the program
+    assert f.value_depends("softmax([1, 2])") == set()  # softmax called by the check itself
+    assert f.value_depends("softmax(scores)") == {2} and f.depends("softmax(scores)") == {0, 1, 2}
+    assert f.value_depends("softmax") == {0, 1}  # the function as a value, not called
+
+
 def test_the_main_block_is_not_part_of_the_checked_program():
     f = flow.analyse(SOFTMAX)
     assert f.depends("scores") == {2}  # the reassignment under __main__ never runs in a check
@@ -159,3 +167,23 @@ def test_course_05_sortie_uses_the_division(course):
     assert ids(exercise, f.depends("sortie")) == {"couche", "racine", "sortie"}
     assert ids(exercise, f.depends("Q")) == {"couche"}
     assert f.blanks[i["racine"]].assigns == {"scores"}
+
+
+CALLED = '''\
+def attention(X, i):
+    return X[i][0] * 2
+
+
+xp = ___
+xp2 = ___
+sortie = attention(xp, 0)
+autre = attention(xp2, 0)
+'''
+
+
+def test_a_stop_inside_a_function_is_reached_by_what_its_callers_pass():
+    f = flow.analyse(CALLED)
+    assert f.could_stop(line_of(CALLED, "return X[i][0]")) == {0, 1}
+    assert f.could_stop(line_of(CALLED, "sortie = attention")) == {0}
+    assert f.could_stop(line_of(CALLED, "xp2 = ___")) == {1}
+    assert f.could_stop(999) == set()

@@ -52,6 +52,7 @@ class _Function:
     free: frozenset[str]
     outer: "_Scope"
     node: ast.AST
+    scope: str = ""  # the name of the scope its body is (« softmax », « Tete.calcul »)
 
 
 class _Scope:
@@ -473,6 +474,7 @@ class _Analysis:
         header = self.resolve(self.atoms_of(_loads(*around), scope)) if around else EMPTY
         scope.vars[node.name] = frozenset({function}) | header | control
         inner = _Scope(f"{scope.name}.{node.name}" if scope.name else node.name, scope, function)
+        function.scope = inner.name
         if not isinstance(node, ast.ClassDef):
             for name in _parameters(node.args):
                 inner.vars[name] = EMPTY
@@ -584,6 +586,26 @@ class Flow:
         smallest = min(s.last - s.first for s in found)
         chosen = [s for s in found if s.last - s.first == smallest]
         return chosen[0].scope, frozenset().union(*(s.reach for s in chosen))
+
+    def could_stop(self, line: int) -> frozenset[int]:
+        """Blanks whose results can reach the statement at `line`, inside a function too: what reaches
+        the line there, and what its callers pass it (the program stopped there, before going on)."""
+        found = self.reaching(line)
+        if found is None:
+            return EMPTY
+        scope, reach = found
+        return frozenset(reach | self._passed_into(scope, set()))
+
+    def _passed_into(self, scope: str, seen: set[str]) -> set[int]:
+        if not scope or scope in seen or self._analysis is None:
+            return set()
+        seen.add(scope)
+        found: set[int] = set()
+        for callees, arguments, caller in self._analysis.calls:
+            if any(f.scope == scope for f in callees):
+                found |= arguments
+                found |= self._passed_into(caller.name, seen)
+        return found
 
     def cannot_cause(self, line: int) -> frozenset[int]:
         """Blanks that cannot be why the program failed at `line`: those of the same function (or of

@@ -8,7 +8,9 @@ An expectation's value depends on its own blank and on the blanks whose results 
 - a failure that involves a blank already known to be wrong or unfilled is explained by it: the
   blank it belongs to *depends* on that one, it is neither right nor wrong yet;
 - an error raised at some line can only come from blanks whose results reach that line: blanks
-  of the same function that run after it (or beside it) are not suspects;
+  of the same function that run after it (or beside it) are not suspects; and a value never computed
+  because the program stopped at some line is the fault of what reaches that line (its callers'
+  arguments included), not of the blank that was to use it;
 - a blank whose result reached a check that passes — through a value the program computed, without
   the blank under suspicion, and on numbers (a True or False passes too easily) — is vouched for: it
   is not a suspect (`weights` being right clears softmax when `softmax(___)` fails);
@@ -30,6 +32,8 @@ PASSED, FAILED, UNFILLED, DEPENDS, SUSPECT = "passed", "failed", "unfilled", "de
 class FlowLike(Protocol):
     def cannot_cause(self, line: int) -> frozenset[int]: ...
 
+    def could_stop(self, line: int) -> frozenset[int]: ...
+
     def feeds(self, a: int, b: int) -> bool: ...
 
     def last_processors(self, blanks: Iterable[int]) -> list[int]: ...
@@ -45,6 +49,7 @@ class Outcome:
     line: int | None = None  # the line of the student's file where it failed with an error
     values: frozenset[int] = frozenset()  # the blanks that reach it through values the program computed
     numbers: bool = True  # it compares numbers (not only True/False): passing says something
+    stopped: bool = False  # never computed: the program stopped (at `line`) before getting there
 
 
 @dataclass
@@ -58,6 +63,9 @@ def suspects(outcome: Outcome, flow: FlowLike) -> frozenset[int]:
     everyone = frozenset({outcome.blank}) | outcome.depends
     if outcome.line is None:
         return everyone
+    if outcome.stopped:
+        # Not computed at all: whatever made the program stop at that line is to blame.
+        return flow.could_stop(outcome.line) or everyone
     possible = everyone - flow.cannot_cause(outcome.line)
     return possible or everyone
 

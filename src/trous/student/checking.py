@@ -312,7 +312,9 @@ def interpret(exercise: Exercise, analysis: Analysis, context, results: list[Uni
         depends = frozenset(i for i in flow.depends(expect.expr, expect.setup) if i < count) - {index}
         values = frozenset(i for i in flow.value_depends(expect.expr, expect.setup) if i < count)
         line = None if verdict.ok else _failure_line(unit, probe, stop_line)
-        outcome = blame.Outcome(index, verdict.ok, depends, line, values, _has_numbers(expect.expected))
+        stopped = not verdict.ok and unit.status != "ok" and (
+            not probe.evaluated or (probe.error is not None and probe.error.type == "NameError"))
+        outcome = blame.Outcome(index, verdict.ok, depends, line, values, _has_numbers(expect.expected), stopped)
         outcomes.append(outcome)
         if not verdict.ok:
             reasons[id(outcome)] = verdict.reason
