@@ -26,7 +26,6 @@ from functools import lru_cache
 
 from .blanks import BLANK, TokenizeError, tokens
 
-Atoms = frozenset  # of int (a blank) and _Function (resolved to blanks when read)
 EMPTY: frozenset = frozenset()
 MAIN = "__main__"  # the scope of blanks under `if __name__ == "__main__":`
 
@@ -319,12 +318,6 @@ class _Analysis:
                 out |= found
         return frozenset(out)
 
-    def deps(self, node: ast.AST | None, scope: _Scope) -> frozenset[int]:
-        if node is None:
-            return EMPTY
-        self.note_calls(node, scope)
-        return self.resolve(self.atoms_of(_loads(node), scope)) | self.blanks_in(node)
-
     def note_calls(self, node: ast.AST, scope: _Scope) -> None:
         """Calls of the file's functions: their arguments' blanks are processed by the callee's blanks."""
         for call in ast.walk(node):
@@ -368,7 +361,7 @@ class _Analysis:
         for blank in own:
             previous = self.found.get(blank)
             entry = {"scope": scope.name, "statement": (first, last), "reads": reads,
-                     "inputs": incoming - own, "binds": binds, "changes": changes, "node": node}
+                     "inputs": incoming - own, "binds": binds, "changes": changes}
             if previous is not None:  # a loop's second turn: the union
                 entry["inputs"] = entry["inputs"] | previous["inputs"]
             self.found[blank] = entry
