@@ -337,6 +337,32 @@ def run_cell(page, cell) -> None:
     expect(prompt).to_have_text(re.compile(r"^\[\d+\]:$"))
 
 
+NUMBERS_ON_LINES = """root => {
+    let wrapped = false;
+    const split = [];
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    const lines = range => new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top))).size;
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        const whole = document.createRange();
+        whole.selectNodeContents(node);
+        if (lines(whole) > 1) wrapped = true;
+        for (const m of node.data.matchAll(/\\d+,\\d+/g)) {
+            const range = document.createRange();
+            range.setStart(node, m.index);
+            range.setEnd(node, m.index + m[0].length);
+            if (lines(range) > 1) split.push(m[0]);
+        }
+    }
+    return [wrapped, split];
+}"""
+
+
+def numbers_on_lines(locator) -> tuple[bool, list[str]]:
+    """(whether any text of `locator` wraps, the decimal numbers the browser cut across two lines)."""
+    wrapped, split = locator.evaluate(NUMBERS_ON_LINES)
+    return wrapped, split
+
+
 def test_exercise_notebook_check_cell(page, lab, edition):
     from playwright.sync_api import expect
 
@@ -364,6 +390,19 @@ def test_exercise_notebook_check_cell(page, lab, edition):
         expect(item).to_contain_text("pas encore rempli")
         expect(item.locator(".trous-hint")).to_contain_text("indice :")
     shot(page, "06_exercice_faux", check)
+    # Narrower and narrower, the long lines wrap: between words, never inside « 0,21 » (JupyterLab's
+    # output area breaks anywhere). Many widths, so that a break falls on every place of a line.
+    wrapped_once, split = False, {}
+    for width in range(560, 1000, 6):
+        page.set_viewport_size({"width": width, "height": 1000})
+        page.wait_for_timeout(50)
+        wrapped, cut = numbers_on_lines(report)
+        wrapped_once |= wrapped
+        if cut:
+            split[width] = cut
+    assert wrapped_once, "aucune ligne du rapport ne passe à la ligne : le test ne vérifie rien"
+    assert split == {}, f"nombres coupés entre deux lignes, par largeur de fenêtre : {split}"
+    page.set_viewport_size({"width": 1400, "height": 1000})
 
     # The right fill: the check says so, still without saving
     select_fill(page, code, "total = sum(e) + 1", len("sum(e) + 1"))

@@ -193,16 +193,21 @@ def test_trous_comes_from_the_installed_wheel(installed):
 
 def test_pytest_reports_the_unfilled_blanks(installed, course):
     folder, python, env = installed
+    shipped = [Course.load(folder).exercise(e.id) for e in complete_exercises(course)]
+    total = sum(len(e.blanks) for e in shipped)
     result = _run([python, "-m", "pytest", "-p", "no:cacheprovider", "exercises/"], cwd=folder, env=env)
     out = result.stdout
     assert result.returncode == 1, out[-3000:] + result.stderr[-2000:]
-    shipped = [Course.load(folder).exercise(e.id) for e in complete_exercises(course)]
-    total = sum(len(e.blanks) for e in shipped)
-    assert out.count("pas encore rempli (___)") >= total
+    # One item per blank, all to fill; the details are the first exercise's.
+    assert f"collected {total} items" in out and f"{total} à remplir" in out
+    assert all(f"« {b.id} » : pas encore rempli" in out for b in shipped[0].blanks)
+    everything = _run([python, "-m", "pytest", "-p", "no:cacheprovider", "exercises/", "--tout"], cwd=folder, env=env)
+    assert everything.stdout.count("pas encore rempli (___)") == total
     for exercise in shipped:
         for blank in exercise.blanks:
-            assert f"« {blank.id} » : pas encore rempli" in out, (exercise.id, blank.id)
-    assert "Traceback (most recent call last)" not in out
+            assert f"{exercise.path.name}:" in everything.stdout
+            assert f"« {blank.id} » : pas encore rempli" in everything.stdout, (exercise.id, blank.id)
+    assert "Traceback (most recent call last)" not in out + everything.stdout
 
 
 def test_a_copied_solution_passes(installed, course):

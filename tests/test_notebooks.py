@@ -7,6 +7,7 @@ The browser drives all of it for real in test_browser_lab.py; kernels run in tes
 from __future__ import annotations
 
 import json
+import re
 import math
 import shutil
 import time
@@ -17,7 +18,7 @@ import nbformat
 import pytest
 
 from conftest import ROOT, complete_exercises, run_trous
-from trous.student.checking import FAILED, PASSED, UNFILLED, Checker
+from trous.student.checking import DEPENDS, FAILED, PASSED, UNFILLED, Checker
 from trous.course import Course
 from trous.notebooks import build as nbbuild
 from trous.notebooks import definitions, snapshot, tracking
@@ -245,6 +246,18 @@ def test_the_explorer_computes_with_the_course_code_not_its_own(edition):
     assert row.new == [0.75, 0.75]
 
 
+def test_the_explorer_names_the_file_the_student_sees(notebooks_edition):
+    """The footer names the file the intro names (exercises/02_places.py), not the pristine copy the
+    functions are read from in an edition (.trous/modeles/)."""
+    from trous.notebooks.explorer import Explorer
+
+    widget = Explorer(Course.load(notebooks_edition))
+    intro = re.findall(r"exercises/\w+\.py", nbbuild.EXPLORER_TEXT)
+    assert intro and all(path in widget.source for path in intro), (intro, widget.source)
+    assert ".trous" not in widget.source and "modeles" not in widget.source
+    assert Attention.from_course(Course.load(notebooks_edition)).source.parent.name == "modeles"
+
+
 # -- the explorer's numbers: the course's ------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def attention(course):
@@ -336,3 +349,21 @@ def test_check_cell_places_a_syntax_error_in_its_cell(edition):
     assert problem.startswith("ligne 9 de la cellule 3 — erreur de syntaxe"), problem
     assert "total = sum(e" in problem
     assert problem in str(report) and "trous-problem" in report._repr_html_()
+    assert str(report).count("erreur de syntaxe") == 1  # once for the exercise, not once per blank
+    assert "d'abord : corrige la ligne 9 de la cellule 3" in str(report)
+
+
+def test_check_cell_says_which_blank_waits_for_which(edition):
+    notebook = edition / "exercises" / "01_toux.ipynb"
+    fill(notebook, "total = ___", "total = sum(e)")
+    fill(notebook, "scores = [___", "scores = [sum(t) * 2")
+    fill(notebook, "nouveau = [___", "nouveau = [sum(poids[i] * x[i][j] for i in range(len(x)))")
+    report = check("01_toux", str(notebook), course=Course.load(edition))
+    assert statuses(report.result) == [PASSED, FAILED, DEPENDS]
+    text, page = str(report), report._repr_html_()
+    assert "« nouveau » (ligne 15 de la cellule 3) : dépend de « scores »" in text
+    assert 'data-blank="nouveau" data-status="depends"' in page
+    assert "d'abord : trou 2 « scores » (à corriger)" in text
+    # every block of text breaks between words only (JupyterLab's output area breaks anywhere)
+    blocks = re.findall(r"<pre[^>]*>", page)
+    assert blocks and all("word-break:normal" in tag for tag in blocks), blocks

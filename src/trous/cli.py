@@ -3,12 +3,80 @@
 from __future__ import annotations
 
 import argparse
+import difflib
+import re
 import sys
 from pathlib import Path
 
 from .course.definition import Course, CourseError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+# -- argparse, in French -------------------------------------------------------------------------
+# argparse writes its words through gettext, for which no French catalogue ships with Python. Its
+# headings and prefixes are set here; its error messages are translated as they reach error().
+_TYPES = {"float": "un nombre", "int": "un nombre entier"}
+_ERRORS = [
+    (r"^the following arguments are required: (.*)$", r"il manque : \1"),
+    (r"^unrecognized arguments: (.*)$", r"arguments inconnus : \1"),
+    (r"^ambiguous option: (\S+) could match (.*)$", r"option ambiguë : \1 peut désigner \2"),
+    (r"^one of the arguments (.*) is required$", r"l'un de ces arguments est obligatoire : \1"),
+    (r"^unexpected option string: (.*)$", r"option inattendue : \1"),
+    (r"^expected one argument$", "une valeur est attendue"),
+    (r"^expected at most one argument$", "une valeur au plus est attendue"),
+    (r"^expected at least one argument$", "au moins une valeur est attendue"),
+    (r"^expected (\d+) arguments?$", r"\1 valeurs attendues"),
+    (r"^not allowed with argument (.*)$", r"impossible avec \1"),
+    (r"^ignored explicit argument (.*)$", r"valeur en trop : \1"),
+]
+
+
+def french_error(message: str) -> str:
+    """argparse's English error message, said in French (unknown ones pass through)."""
+    found = re.match(r"^argument (\S+?): (.*)$", message, re.DOTALL)
+    if found:
+        return f"argument {found.group(1)} : {french_error(found.group(2))}"
+    found = re.match(r"^invalid choice: '?(.*?)'? \(choose from (.*)\)$", message)
+    if found:
+        value, choices = found.group(1), [c.strip(" '") for c in found.group(2).split(",")]
+        close = difflib.get_close_matches(value, choices, n=1)
+        hint = f" ; vouliez-vous dire « {close[0]} » ?" if close else ""
+        return f"« {value} » inconnu (possibles : {', '.join(choices)}){hint}"
+    found = re.match(r"^invalid (\w+) value: '?(.*?)'?$", message)
+    if found:
+        wanted = _TYPES.get(found.group(1), f"du type {found.group(1)}")
+        return f"« {found.group(2)} » n'est pas une valeur valide ({wanted} attendu)"
+    for pattern, replacement in _ERRORS:
+        if re.match(pattern, message):
+            return re.sub(pattern, replacement, message)
+    return message
+
+
+class FrenchFormatter(argparse.HelpFormatter):
+    def add_usage(self, usage, actions, groups, prefix=None):
+        super().add_usage(usage, actions, groups, "utilisation : " if prefix is None else prefix)
+
+    def start_section(self, heading):
+        # argparse writes « heading: »; French puts a space before the colon.
+        super().start_section(f"{heading} " if heading else heading)
+
+
+class FrenchParser(argparse.ArgumentParser):
+    """An ArgumentParser that speaks French; the subcommands' parsers are of the same class."""
+
+    def __init__(self, *args, add_help: bool = True, **kwargs):
+        kwargs.setdefault("formatter_class", FrenchFormatter)
+        super().__init__(*args, add_help=False, **kwargs)
+        self._positionals.title = "arguments"
+        self._optionals.title = "options"
+        if add_help:
+            self.add_argument("-h", "--help", "--aide", action="help", default=argparse.SUPPRESS,
+                              help="afficher cette aide et quitter")
+
+    def error(self, message: str):
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog} : erreur : {french_error(message)}\n")
 
 
 def _course(args) -> Course:
@@ -71,7 +139,8 @@ def cmd_check(args) -> int:
 
 
 def cmd_hint(args) -> int:
-    from .student.checking import Checker  # noqa: PLC0415
+    from .student.checking import NOT_RUN, Checker  # noqa: PLC0415
+    from .student.feedback import next_step, problem_report  # noqa: PLC0415
     from .student.hints import next_hint  # noqa: PLC0415
 
     course = _course(args)
@@ -86,11 +155,16 @@ def cmd_hint(args) -> int:
     else:
         with Checker() as checker:
             result = checker.check(exercise)
-        pending = [b for b in result.blanks if not b.passed]
-        if not pending:
+        first = result.first_to_fix
+        if first is None:
             print(f"{exercise.id} est réussi : plus besoin d'indice.")
             return EXIT_OK
-        index = pending[0].index
+        if first.status == NOT_RUN and result.problem:
+            # No blank is to blame: the file does not run at all. Say where, keep the hints for later.
+            print(problem_report(result))
+            print(next_step(result))
+            return EXIT_FAILED
+        index = first.index
     text, number, total = next_hint(exercise, index)
     blank = exercise.blanks[index]
     print(f"{exercise.id} — trou {index + 1} « {blank.id} » — indice {number}/{total} :")
@@ -158,7 +232,7 @@ def cmd_edition(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="trous", description="Exercices Python à trous, corrigés automatiquement.")
+    parser = FrenchParser(prog="trous", description="Exercices Python à trous, corrigés automatiquement.")
     parser.add_argument("-C", "--cours", help="dossier du cours (par défaut : celui qui contient course.yaml)")
     sub = parser.add_subparsers(dest="command", metavar="COMMANDE")
 
@@ -168,21 +242,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("exercice", nargs="?", help="id, numéro ou partie du nom (ex. 3, masque)")
     p.set_defaults(func=cmd_check)
     p = sub.add_parser("hint", help="un indice de plus pour un trou")
-    p.add_argument("exercice")
-    p.add_argument("--blank", "--trou", dest="blank", help="numéro ou id du trou (par défaut : le premier pas juste)")
+    p.add_argument("exercice", help="id, numéro ou partie du nom (ex. 3, masque)")
+    p.add_argument("--blank", "--trou", dest="blank", metavar="TROU", help="numéro ou id du trou (par défaut : le premier à remplir ou à corriger)")
     p.set_defaults(func=cmd_hint)
     p = sub.add_parser("watch", help="revérifier à chaque enregistrement, puis passer au suivant")
-    p.add_argument("exercice", nargs="?")
-    p.add_argument("--interval", type=float, default=0.5, help="secondes entre deux regards au fichier")
+    p.add_argument("exercice", nargs="?", help="id, numéro ou partie du nom (par défaut : le premier pas encore réussi)")
+    p.add_argument("--interval", type=float, default=0.5, metavar="SECONDES", help="secondes entre deux regards au fichier")
     p.add_argument("--polling", action="store_true", help="n'utiliser que la scrutation (WSL, lecteurs réseau)")
     p.set_defaults(func=cmd_watch)
     p = sub.add_parser("doctor", help="(auteurs) le cours, les solutions et les vérifications s'accordent-ils ?")
-    p.add_argument("exercice", nargs="*")
+    p.add_argument("exercice", nargs="*", help="les exercices à examiner (par défaut : tous)")
     p.add_argument("--sans-correcteurs", action="store_true", help="ne pas examiner graders/")
     p.set_defaults(func=cmd_doctor)
     p = sub.add_parser("edition", help="(enseignants) écrire l'édition élève : dossier et .zip")
-    p.add_argument("destination", nargs="?")
-    p.add_argument("--sans-zip", action="store_true")
+    p.add_argument("destination", nargs="?", help="dossier à écrire (par défaut : _build/<cours>-eleves)")
+    p.add_argument("--sans-zip", action="store_true", help="ne pas écrire l'archive .zip")
     p.set_defaults(func=cmd_edition)
     _add_optional(sub)
     return parser

@@ -19,6 +19,7 @@ from pathlib import Path
 import trous
 
 from .course.definition import Course
+from .french import count
 
 FIXED_DATE = (2026, 1, 1, 0, 0, 0)
 LAB_REQUIREMENTS = "jupyterlab>=4.2,<5\njupytext>=1.16\nipywidgets>=8.1\nanywidget>=0.9\n"  # zip entries get a fixed date: same course, same bytes
@@ -49,8 +50,10 @@ dernière cellule vérifie tes trous. `explorateur.ipynb` contient l'explorateur
 ## Travailler
 
 - Ouvre `exercises/01_....py` : chaque `___` est un trou à remplacer par une expression Python.
-- Vérifie-toi : `pytest exercises/` (tout) ou `pytest exercises/ -k toux` (un exercice).
-  Pour chaque trou : pas encore rempli, juste, ou faux avec la valeur attendue et la tienne.
+- Vérifie-toi : `pytest exercises/` (tout) ou `pytest exercises/ -k toux` (un exercice) : une ligne
+  par exercice, un signe par trou, puis le détail du premier exercice pas encore réussi
+  (`pytest exercises/ --tout` : le détail de tous). Pour chaque trou : pas encore rempli, juste,
+  faux (la valeur attendue et la tienne), ou « dépend de » un autre trou à corriger d'abord.
 - `trous list` affiche ta progression ; `trous check` détaille l'exercice en cours ;
   `trous hint 01_toux` donne un indice (un de plus à chaque appel) ;
   `trous watch` revérifie l'exercice à chaque enregistrement et passe au suivant quand il est réussi.
@@ -84,7 +87,7 @@ def build(course: Course, dest: str | Path, make_zip: bool = True) -> Path:
         shutil.copyfile(template, dest / ".trous" / "modeles" / exercise.path.name)
         shutil.copyfile(exercise.checks_path, dest / "exercises" / exercise.checks_path.name)
         lines.append(f"{exercise.number}. `{exercise.path.name}` — {exercise.title} "
-                     f"({len(exercise.blanks)} trous)")
+                     f"({count(len(exercise.blanks), 'trou')})")
     wheel = build_wheel(dest / ".trous" / "wheels")
     (dest / "requirements.txt").write_text(f"./.trous/wheels/{wheel.name}\n", encoding="utf-8")
     (dest / "requirements-lab.txt").write_text(f"-r requirements.txt\n{LAB_REQUIREMENTS}", encoding="utf-8")

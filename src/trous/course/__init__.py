@@ -5,6 +5,7 @@
     source.py       reading a file as a student saved it (encodings, BOM, CRLF)
     blanks.py       the `___` blanks of a template, aligned against a copy
     submission.py   a copy read against its template: which blanks are filled, with what
+    flow.py         the data flow between blanks: what each blank's line reads, and from which blank
     spec.py         the check language of public checks and hidden graders
     compare.py      a value against the expected one, said in the course's notation
 """

@@ -13,9 +13,12 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from ..french import count, plural
+
 DEFAULT_RTOL = 1e-6
 DEFAULT_ATOL = 1e-9
-MAX_SHOWN = 8
+MAX_SHOWN = 8  # values of a long list written before « … »
+SMALL_TABLE = 25  # a 5 × 5 table is written whole: a mask's wrong cell is seen in place
 
 
 @dataclass(frozen=True)
@@ -256,6 +259,22 @@ def same_shape(expected: Any, obtained: Any) -> bool:
     return type(expected) is type(obtained) and not isinstance(obtained, str)
 
 
+def _shape(value: Any) -> tuple[int, ...] | None:
+    """(5, 5) for a rectangular nested list of numbers, () for a number, None otherwise."""
+    if _is_number(value) or isinstance(value, bool):
+        return ()
+    if not isinstance(value, list) or not value:
+        return None
+    inner = _shape(value[0])
+    if inner is None or any(_shape(v) != inner for v in value[1:]):
+        return None
+    return (len(value), *inner)
+
+
+def _dimensions(shape: tuple[int, ...]) -> str:
+    return " × ".join(str(n) for n in shape)
+
+
 def describe_type(value: Any) -> str:
     if isinstance(value, Array):
         return f"un tableau NumPy de forme {shape_text(value.shape)}"
@@ -270,23 +289,47 @@ def describe_type(value: Any) -> str:
     if isinstance(value, str):
         return "un texte"
     if isinstance(value, list):
-        return f"une liste de {len(value)} éléments"
+        shape = _shape(value)
+        if shape is not None and len(shape) >= 2:
+            return f"une liste de {count(shape[0], 'liste')} ({_dimensions(shape)} {plural(_count(value), 'valeur')})"
+        return "une liste vide" if not value else f"une liste de {count(len(value), 'élément')}"
     if isinstance(value, dict):
         return "un dictionnaire"
     return type(value).__name__
 
 
+SUPERSCRIPTS = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+LARGE, SMALL = 1e9, 1e-4  # beyond these, powers of ten: −1e308 is not 309 digits
+
+
+def _scientific(x: float, digits: int = 3) -> str:
+    mantissa, exponent = f"{x:.{digits - 1}e}".split("e")
+    mantissa = mantissa.rstrip("0").rstrip(".") if "." in mantissa else mantissa
+    power = str(int(exponent)).translate(SUPERSCRIPTS)
+    return f"{mantissa} × 10{power}".replace(".", ",").replace("-", "−")
+
+
 def format_number(x: float, decimals: int | None = None) -> str:
+    """A number as the course writes it: decimal comma, true minus sign, powers of ten when huge or tiny."""
     if isinstance(x, bool):
         return "True" if x else "False"
     if isinstance(x, int):
-        return str(x)
+        if abs(x) < 10**15:
+            return str(x).replace("-", "−")
+        digits = str(abs(x))  # too big for a float, maybe: the powers of ten from the digits themselves
+        shown = digits[1:4].rstrip("0")
+        mantissa = digits[0] + ("," + shown if shown else "")
+        sign = "−" if x < 0 else ""
+        approx = "" if not digits[4:].strip("0") and len(digits[1:4].rstrip("0")) == len(shown) else "≈ "
+        return f"{approx}{sign}{mantissa} × 10{str(len(digits) - 1).translate(SUPERSCRIPTS)}"
     if math.isnan(x):
         return "nan"
     if math.isinf(x):
         return "−∞" if x < 0 else "+∞"
+    if x != 0 and (abs(x) >= LARGE or (abs(x) < SMALL and decimals is None)):
+        return _scientific(x)
     if decimals is None:
-        text = f"{x:.4f}".rstrip("0").rstrip(".") if abs(x) >= 1e-4 or x == 0 else f"{x:.3g}"
+        text = f"{x:.4f}".rstrip("0").rstrip(".")
     else:
         text = f"{x:.{decimals}f}"
         if "." in text:
@@ -296,26 +339,58 @@ def format_number(x: float, decimals: int | None = None) -> str:
     return text.replace(".", ",").replace("-", "−")
 
 
+def _count(value: Any) -> int:
+    if isinstance(value, list):
+        return sum(_count(v) for v in value)
+    if isinstance(value, dict):
+        return sum(_count(v) for v in value.values())
+    return 1
+
+
 def format_value(value: Any, decimals: int | None = None, _depth: int = 0) -> str:
-    """The course's notation: [0,79 ; 0,79], numbers with a decimal comma."""
+    """The course's notation: [0,79 ; 0,79], numbers with a decimal comma. A table up to 5 × 5 is
+    written whole; anything bigger is cut after MAX_SHOWN values with « … », and its size said."""
     value = decode(value) if _depth == 0 else value
+    shape = _shape(value) if isinstance(value, list) else None
+    small_table = shape is not None and len(shape) <= 2 and _count(value) <= SMALL_TABLE
+    left = [_count(value) if small_table else MAX_SHOWN]
+    text = _format(value, decimals, left)
+    if left[0] < 0:
+        text += f" ({_dimensions(shape)} valeurs)" if shape and len(shape) >= 2 else f" ({count(len(value), 'élément')})"
+    return text
+
+
+def _format(value: Any, decimals: int | None, left: list[int]) -> str:
     if isinstance(value, Opaque):
         return f"<objet {value.type_name}>"
     if value is None:
         return "None"
     if isinstance(value, bool) or _is_number(value):
+        left[0] -= 1
         return format_number(value, decimals)
     if isinstance(value, complex):
+        left[0] -= 1
         return f"{format_number(value.real, decimals)} + {format_number(value.imag, decimals)}i"
     if isinstance(value, str):
+        left[0] -= 1
         shown = value if len(value) <= 80 else value[:77] + "…"
         return f"« {shown} »"
     if isinstance(value, list):
-        items = [format_value(v, decimals, _depth + 1) for v in value[:MAX_SHOWN]]
-        if len(value) > MAX_SHOWN:
-            items.append(f"… ({len(value)} éléments)")
+        items = []
+        for item in value:
+            if left[0] <= 0 or len(items) == MAX_SHOWN:
+                items.append("…")
+                left[0] = -1
+                break
+            items.append(_format(item, decimals, left))
         return "[" + " ; ".join(items) + "]"
     if isinstance(value, dict):
-        items = [f"{k} : {format_value(v, decimals, _depth + 1)}" for k, v in list(value.items())[:MAX_SHOWN]]
+        items = []
+        for key, item in value.items():
+            if left[0] <= 0:
+                items.append("…")
+                left[0] = -1
+                break
+            items.append(f"{key} : {_format(item, decimals, left)}")
         return "{" + " ; ".join(items) + "}"
     return repr(value)

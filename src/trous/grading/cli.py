@@ -257,6 +257,8 @@ def _table(course: Course, outcome: Outcome):
     from rich import box  # noqa: PLC0415
     from rich.table import Table  # noqa: PLC0415
 
+    from ..french import count  # noqa: PLC0415
+
     names = {s.student: s.name for s in outcome.intake.submissions}
     with_names = any(names.values())
     exercises = course.exercises

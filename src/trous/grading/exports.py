@@ -34,6 +34,7 @@ import io
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ..course.compare import format_number
 from ..course.definition import Course
 from .model import PASSED, SubmissionGrade
 from .safetext import csv_cell
@@ -102,17 +103,22 @@ def grades_csv(course: Course, grades: list[SubmissionGrade], names: dict[str, s
     return b"\xef\xbb\xbf" + _render(rows).encode("utf-8")
 
 
+def points(value: float) -> str:
+    """Points inside French text (a comment): a decimal comma, unlike the CSV's number cells."""
+    return format_number(round(value, 2), 2)
+
+
 def moodle_feedback(grade: SubmissionGrade) -> str:
     parts = []
     for e in grade.exercises:
-        text = f"{e.id} : {number(e.score)}/{number(e.max_score)}"
+        text = f"{e.id} : {points(e.score)}/{points(e.max_score)}"
         missed = [b.id for b in e.blanks if b.status != PASSED]
         if e.mode == "missing":
             text += " (fichier absent)"
         elif missed and len(missed) < len(e.blanks):
             text += " (à revoir : " + ", ".join(missed) + ")"
         parts.append(text)
-    return (f"Total {number(grade.score)}/{number(grade.max_score)}. " + " ; ".join(parts)
+    return (f"Total {points(grade.score)}/{points(grade.max_score)}. " + " ; ".join(parts)
             + ". Le détail de chaque trou est dans ta page de retour.")
 
 

@@ -59,7 +59,8 @@ def run(course: Course, root: Path, assignment: str, students=None, sandbox="aut
     width = max([len("élève")] + [len(g.student) for g in grades])
     for g in grades:
         blanks = " ".join("✔" if b.score >= b.max_score else "✘" for e in g.exercises for b in e.blanks)
-        print(f"{g.student:<{width}}  {g.score:g}/{g.max_score:g}  {blanks}")
+        score = f"{g.score:g}/{g.max_score:g}".replace(".", ",")  # French: a decimal comma
+        print(f"{g.student:<{width}}  {score}  {blanks}")
     print(f"{len(report.written)} copie(s) enregistrée(s) dans le carnet de notes de nbgrader ({report.root}) ; "
           f"ensuite : nbgrader generate_feedback {assignment} && nbgrader export")
     return 0 if not report.problems else 1

@@ -24,6 +24,7 @@ import nbformat
 
 from ..course.blanks import find_blanks
 from ..course.definition import Exercise
+from ..french import count
 from . import bundle as bundle_mod
 
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
@@ -82,7 +83,7 @@ def check_source(exercise: Exercise, public: bundle_mod.Bundle) -> str:
 
 def grade_source(exercise: Exercise, index: int, hidden: bundle_mod.Bundle) -> str:
     blank = exercise.blanks[index]
-    points = f"{blank.points:g} point" + ("s" if blank.points > 1 else "")
+    points = count(blank.points, "point")  # « 0,5 point », « 2 points »
     return (f"{HIDDEN_BEGIN}\n"
             f"from {INCELL} import corriger_trou\n"
             f"corriger_trou({blank.id!r}, {_literal(hidden.to_dict())})\n"

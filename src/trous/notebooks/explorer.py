@@ -31,6 +31,16 @@ def _clamp(value, default: float = 0.0) -> float:
     return max(-LIMIT, min(LIMIT, v))
 
 
+def source_text(course: Course, where: Path) -> str:
+    """Where the explorer's functions come from, named as the student knows that file: an edition
+    reads them from its pristine copy (.trous/modeles/), the student edits exercises/."""
+    for exercise in course.exercises:
+        if exercise.template_path.resolve() == Path(where).resolve():
+            shown = exercise.path.relative_to(course.root).as_posix()
+            return f"softmax et attention : les fonctions de l'exercice {exercise.number} ({shown})"
+    return f"softmax et attention : les fonctions de {where}"
+
+
 class Explorer(anywidget.AnyWidget):
     _esm = HERE / "explorer.js"
     _css = HERE / "explorer.css"
@@ -62,10 +72,7 @@ class Explorer(anywidget.AnyWidget):
         kwargs.setdefault("names", list(DEFAULT_NAMES))
         kwargs.setdefault("vectors", [list(v) for v in values["x"]])
         kwargs.setdefault("padding", [False] * len(kwargs["names"]))
-        root = course.root
-        where = self._attention.source
-        shown = where.relative_to(root) if where.is_relative_to(root) else where
-        super().__init__(source=f"softmax et attention : ceux de l'exercice {where.stem} ({shown})", **kwargs)
+        super().__init__(source=source_text(course, self._attention.source), **kwargs)
         self._refresh()
 
     @traitlets.observe("names", "vectors", "padding", "places", "scale", "mask", "selected", "w")

@@ -8,11 +8,16 @@ from __future__ import annotations
 import html
 import re
 
-from ..student.checking import FAILED, NOT_RUN, PASSED, SKIPPED_CHECK, UNFILLED, BlankResult, ExerciseResult
-from ..student.feedback import STATUS, SYMBOL, hint_text
+from ..student.checking import (DEPENDS, FAILED, NOT_RUN, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED, BlankResult,
+                                ExerciseResult)
+from ..student.feedback import SYMBOL, hint_text, next_step, status_text, wants_hint
 from .snapshot import Snapshot
 
-COLORS = {PASSED: "#15803d", FAILED: "#b91c1c", UNFILLED: "#a16207", NOT_RUN: "#6b7280", SKIPPED_CHECK: "#6b7280"}
+COLORS = {PASSED: "#15803d", FAILED: "#b91c1c", UNFILLED: "#a16207", NOT_RUN: "#6b7280", SKIPPED_CHECK: "#6b7280",
+          DEPENDS: "#0e7490", SUSPECT: "#c2410c"}
+# JupyterLab breaks output lines anywhere (word-break: break-all), cutting « 0,21 » into « 0, » and
+# « 21 »: our blocks break between words only, and a word longer than the line may still wrap.
+WRAP = "white-space:pre-wrap;word-break:normal;overflow-wrap:break-word"
 _LINE = re.compile(r"\bligne (\d+)\b")
 _SHOWN = re.compile(r"^(\s*)(\d+) \| ", re.MULTILINE)
 
@@ -59,7 +64,7 @@ class NotebookReport:
         total = len(self.result.blanks)
         where = self._where(blank)
         return (f"trou {blank.index + 1}/{total} « {blank.spec.id} »"
-                + (f" ({where})" if where else "") + f" : {STATUS[blank.status]}")
+                + (f" ({where})" if where else "") + f" : {status_text(self.result, blank)}")
 
     def problem(self) -> str | None:
         """What stops the whole program (syntax error, crash…), once, above the blanks."""
@@ -89,8 +94,11 @@ class NotebookReport:
         for blank in r.blanks:
             out.append(f"  {SYMBOL[blank.status]} {self.title(blank)}")
             out += [f"      {line}" for line in self.blank_lines(blank)]
-            if blank.status in (FAILED, UNFILLED):
+            if wants_hint(blank):
                 out.append(f"      indice : {hint_text(blank)}")
+        step = next_step(r)
+        if step:
+            out.append(self._relocate(step))
         if r.output.strip():
             out.append("ce que ton programme a affiché :")
             out += ["  | " + ln for ln in r.output.rstrip("\n").split("\n")[:40]]
@@ -105,13 +113,13 @@ class NotebookReport:
         e = html.escape
         color = COLORS[PASSED] if r.passed else "#1f2937"
         parts = [f'<div class="trous-check" data-exercise="{e(r.exercise.id)}" data-passed="{str(r.passed).lower()}" '
-                 'style="font-family:var(--jp-ui-font-family,sans-serif);font-size:14px;line-height:1.45">',
+                 f'style="font-family:var(--jp-ui-font-family,sans-serif);font-size:14px;line-height:1.45;{WRAP}">',
                  f'<div style="font-weight:700;color:{color};margin-bottom:6px">{e(r.exercise.id)} — '
                  f'{e(r.exercise.title)} : {e(self.summary())}</div>']
         for note in self.notes():
             parts.append(f'<div style="color:#6b7280;font-style:italic">note : {e(note)}</div>')
         if self.problem():
-            parts.append(f'<pre class="trous-problem" style="color:{COLORS[FAILED]};white-space:pre-wrap">'
+            parts.append(f'<pre class="trous-problem" style="color:{COLORS[FAILED]};{WRAP}">'
                          f'{e(self.problem())}</pre>')
         parts.append('<ul style="list-style:none;padding-left:0;margin:4px 0">')
         for blank in r.blanks:
@@ -125,15 +133,19 @@ class NotebookReport:
                 parts.append(f'<div><code style="white-space:pre">{e(code)}</code></div>')
             lines = self.blank_lines(blank)
             if lines:
-                parts.append('<pre style="margin:4px 0;white-space:pre-wrap;background:none;padding:0">'
+                parts.append(f'<pre style="margin:4px 0;{WRAP};background:none;padding:0">'
                              f'{e(chr(10).join(lines))}</pre>')
-            if blank.status in (FAILED, UNFILLED):
+            if wants_hint(blank):
                 parts.append(self._hints_html(blank))
             parts.append("</li>")
         parts.append("</ul>")
+        step = next_step(r)
+        if step:
+            parts.append(f'<div class="trous-next" style="font-weight:600">{e(self._relocate(step))}</div>')
         if r.output.strip():
             shown = "\n".join(r.output.rstrip("\n").split("\n")[:40])
-            parts.append(f'<details><summary>ce que ton programme a affiché</summary><pre>{e(shown)}</pre></details>')
+            parts.append('<details><summary>ce que ton programme a affiché</summary>'
+                         f'<pre style="{WRAP}">{e(shown)}</pre></details>')
         parts.append("</div>")
         return "".join(parts)
 

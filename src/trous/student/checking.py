@@ -1,5 +1,6 @@
 """The student's self-check: run their file once per variant, evaluate the public checks, and say
-for each blank whether it is unfilled, right, wrong (expected versus obtained) or not reached.
+for each blank whether it is unfilled, right, wrong (expected versus obtained), waiting for another
+blank that is not right yet, or not reached.
 """
 
 from __future__ import annotations
@@ -8,12 +9,16 @@ import importlib.util
 from dataclasses import dataclass, field
 
 from ..course import compare
+from ..course import flow as flow_mod
 from ..course.definition import BlankSpec, Exercise
 from ..runner.protocol import CRASH, EXIT, SKIPPED, TIMEOUT, Job, Limits, Probe, ProbeResult, Unit, UnitResult
 from ..course.spec import Check, Expect, load_checks
 from ..course.submission import Analysis
+from . import blame, glosses
 
 PASSED, FAILED, UNFILLED, NOT_RUN, SKIPPED_CHECK = "passed", "failed", "unfilled", "not_run", "skipped"
+DEPENDS, SUSPECT = blame.DEPENDS, blame.SUSPECT  # neither right nor wrong yet; right so far but suspected
+TO_FIX = (UNFILLED, FAILED, SUSPECT, NOT_RUN)  # what a student works on; a dependent blank waits
 
 
 @dataclass
@@ -23,6 +28,8 @@ class BlankResult:
     status: str
     line: int | None = None
     problems: list[str] = field(default_factory=list)  # French, one line each
+    causes: tuple[int, ...] = ()  # DEPENDS: the blanks it waits for; SUSPECT: those whose checks fail
+    details: list[str] = field(default_factory=list)  # DEPENDS: its own failures, while it waits
 
     @property
     def passed(self) -> bool:
@@ -43,7 +50,6 @@ class ExerciseResult:
     problem_text: str | None = None
     output: str = ""
     notes: list[str] = field(default_factory=list)
-    by_check: dict[str, list[str]] = field(default_factory=dict)  # check name → its own failures
 
     @property
     def passed(self) -> bool:
@@ -52,6 +58,13 @@ class ExerciseResult:
     @property
     def filled(self) -> int:
         return sum(1 for b in self.blanks if b.filled)
+
+    @property
+    def first_to_fix(self) -> BlankResult | None:
+        """The first blank, in the file's order, that is unfilled or actually wrong (not one that
+        only waits for it)."""
+        return next((b for b in self.blanks if b.status in TO_FIX), None) or next(
+            (b for b in self.blanks if not b.passed), None)
 
 
 # -- judging one expectation -------------------------------------------------------------------
@@ -85,10 +98,25 @@ def describe_error(error, unit_label: str = "", message: bool = True) -> str:
     text = f"{error.type}: {error.message}" if error.message and message else error.type
     if error.type == "RecursionError":
         text += " (une fonction s'appelle elle-même sans fin ?)"
+    # A gloss is read from the message: only where the message itself may be shown.
+    gloss = glosses.error_gloss(error.type, error.message) if message else None
+    after = f"\npiste : {gloss}" if gloss else ""
     if error.line:
         shown = f"\n  {error.line} | {error.text.strip()}" if error.text else ""
-        return f"erreur ligne {error.line} — {text}{shown}"
-    return text
+        return f"erreur ligne {error.line} — {text}{shown}{after}"
+    return text + after
+
+
+def variant_context(expect: Expect, hidden: bool = False) -> str:
+    """How feedback names the inputs of a variant: its description; a shown variant's inputs too
+    (showing them is the point of a shown variant), never a hidden one's."""
+    variant = expect.variant
+    if variant is None:
+        return ""
+    if hidden or variant.hidden:
+        return f"sur d'autres entrées ({variant.description})"
+    inputs = " ; ".join(f"{name} = {value}" for name, value in variant.overrides)
+    return f"sur d'autres entrées ({variant.description} : {inputs})"
 
 
 @dataclass(frozen=True)
@@ -116,12 +144,13 @@ def disclosure(expect: Expect, *, graded: bool, own_file: bool) -> Disclosure:
 
 def judge(expect: Expect, expected, unit: UnitResult, probe: ProbeResult, *, say: Disclosure = OPEN) -> Verdict:
     """Does one expectation hold? When not, why, within what `say` allows to be shown."""
-    context = f"sur d'autres entrées ({expect.variant.description})" if expect.variant else ""
+    # A hidden variant stays a description: neither its inputs nor the values they give are shown.
+    context = variant_context(expect, hidden=not say.values)
     name = expect.name if say.expression else expect.description
     error_text = lambda error: describe_error(error, message=say.messages)  # noqa: E731
     if not probe.evaluated:
         if unit.status in (TIMEOUT, CRASH, SKIPPED):
-            return Verdict(False, _join(context, error_text(unit.error)))
+            return Verdict(False, _join(context, error_text(unit.error)), unit.error.line if unit.error else None)
         return Verdict(False, _join(context, "non vérifié"))
     if probe.error is not None:
         if unit.status == TIMEOUT and probe.error.kind == "timeout":
@@ -156,8 +185,15 @@ def judge(expect: Expect, expected, unit: UnitResult, probe: ProbeResult, *, say
                 f"obtenu {compare.describe_type(obtained)}{where}{detail}")
     else:
         where = f" (élément {mismatch.where})" if mismatch.where else ""
-        text = (f"{name} : attendu {compare.format_value(expected, expect.decimals)}, "
-                f"obtenu {compare.format_value(probe.value, expect.decimals)}{where} — {mismatch.reason}")
+        shown_expected = compare.format_value(expected, expect.decimals)
+        shown_obtained = compare.format_value(probe.value, expect.decimals)
+        # "attendu 2, obtenu 3 — 3 au lieu de 2" says it twice: the reason only when it adds something.
+        restated = not mismatch.where and mismatch.reason == f"{shown_obtained} au lieu de {shown_expected}"
+        reason = "" if restated else f" — {mismatch.reason}"
+        text = f"{name} : attendu {shown_expected}, obtenu {shown_obtained}{where}{reason}"
+        gloss = glosses.value_gloss(compare.decode(expected), compare.decode(probe.value))
+        if gloss:
+            text += f"\npiste : {gloss}"
     if expect.message:
         text += f"\n{expect.message}"
     return Verdict(False, _join(context, text), kind="structure" if mismatch.structural else "value")
@@ -215,7 +251,9 @@ def prepare(exercise: Exercise, analysis: Analysis, checks: list[Check] | None =
     syntax = analysis.syntax or syntax_problem(analysis.source.text, analysis.path)
     if syntax is not None:
         s = syntax
-        return _unrunnable(exercise, analysis, f"erreur de syntaxe : {s.message}", s.line, s.text, s.column), None
+        french = glosses.syntax_message(s.message)
+        message = f"erreur de syntaxe : {french} ({s.message})" if french else f"erreur de syntaxe : {s.message}"
+        return _unrunnable(exercise, analysis, message, s.line, s.text, s.column), None
     runnable = [c for c in checks if all(_available(m) for m in c.requires)]
     wanted = [c for c in runnable if analysis.is_filled(_index(exercise, c))]
     units, plan = plan_units(analysis, wanted, analysis.source.text)
@@ -228,52 +266,107 @@ def _index(exercise: Exercise, check: Check) -> int:
 
 
 def _unrunnable(exercise, analysis, message, line, text, column=0) -> ExerciseResult:
-    where = f"{analysis.path}:{line}" if line else analysis.path
-    located = f"non vérifié — {where} : {message}"
+    """Nothing could run (unreadable file, syntax error): said once, for the exercise; its filled
+    blanks are « non vérifié » without repeating why."""
     if text is not None:
-        number = f"{line} | " if line else ""
-        located += f"\n  {number}{text}" + _caret(text, column, len(number) + 2)
+        text += _caret(text, column)
     blanks = []
     for i, spec in enumerate(exercise.blanks):
         if not analysis.is_filled(i) and analysis.readable:
             blanks.append(BlankResult(i, spec, UNFILLED, analysis.line_of(i)))
         else:
-            blanks.append(BlankResult(i, spec, NOT_RUN, analysis.line_of(i), [located]))
+            blanks.append(BlankResult(i, spec, NOT_RUN, analysis.line_of(i)))
     return ExerciseResult(exercise, analysis.path, blanks, problem=message, problem_line=line,
                           problem_text=text)
 
 
-def _caret(text: str, column: int, indent: int = 0) -> str:
+def _caret(text: str, column: int) -> str:
     if column <= 0 or column > len(text) + 1:
         return ""
-    return "\n" + " " * (indent + column - 1) + "^"
+    return "\n" + " " * (column - 1) + "^"
+
+
+def flow_of(analysis: Analysis) -> flow_mod.Flow:
+    """The data flow of the copy as it is (its fills read names too). A copy whose code changed
+    outside the blanks has no known flow: every expectation then speaks for its own blank alone."""
+    if analysis.source is None or analysis.fills is None:
+        return flow_mod.Flow("", [], None)
+    return flow_mod.analyse(analysis.source.text, [(f.begin, f.stop) for f in analysis.fills])
+
+
+def _failure_line(unit: UnitResult, probe: ProbeResult, stop_line: int | None) -> int | None:
+    """The line of the student's file where this expectation's run failed with an error, if it did.
+    A unit skipped because an earlier one of its exercise timed out or crashed failed at that line."""
+    if probe.evaluated and probe.error is not None and probe.error.line:
+        if not (unit.status != "ok" and probe.error.type == "NameError"):
+            return probe.error.line
+    if unit.status == SKIPPED:
+        return stop_line
+    if unit.status != "ok" and unit.error is not None:
+        return unit.error.line
+    return None
+
+
+def _has_numbers(expected) -> bool:
+    """Does an expected value hold a number (not only booleans, texts or None)?"""
+    if isinstance(expected, bool):
+        return False
+    if isinstance(expected, (int, float)):
+        return True
+    if isinstance(expected, (list, tuple)):
+        return any(_has_numbers(v) for v in expected)
+    if isinstance(expected, dict):
+        return any(_has_numbers(v) for v in expected.values())
+    return False
+
+
+def _names(exercise: Exercise, indexes) -> str:
+    return ", ".join(f"« {exercise.blanks[i].id} »" for i in indexes)
 
 
 def interpret(exercise: Exercise, analysis: Analysis, context, results: list[UnitResult]) -> ExerciseResult:
     checks, runnable, plan = context
-    per_blank: dict[int, list[Verdict]] = {}
-    by_check: dict[str, list[str]] = {c.name: [] for c in checks}
+    flow = flow_of(analysis)
+    count = len(exercise.blanks)
+    stop_line = next((r.error.line for r in results if r.status in (TIMEOUT, CRASH) and r.error is not None), None)
+    outcomes: list[blame.Outcome] = []
+    reasons: dict[int, str] = {}  # id(outcome) → why it failed
     for check, expect, u, p in plan:
-        unit = results[u]
-        verdict = judge(expect, expect.expected, unit, unit.probes[p],
-                        say=disclosure(expect, graded=False, own_file=True))
-        per_blank.setdefault(_index(exercise, check), []).append(verdict)
-        if not verdict.ok and verdict.reason not in by_check[check.name]:
-            by_check[check.name].append(verdict.reason)
-    blanks = []
+        unit, index = results[u], _index(exercise, check)
+        probe = unit.probes[p]
+        verdict = judge(expect, expect.expected, unit, probe, say=disclosure(expect, graded=False, own_file=True))
+        depends = frozenset(i for i in flow.depends(expect.expr, expect.setup) if i < count) - {index}
+        values = frozenset(i for i in flow.value_depends(expect.expr, expect.setup) if i < count)
+        line = None if verdict.ok else _failure_line(unit, probe, stop_line)
+        stopped = not verdict.ok and unit.status != "ok" and (
+            not probe.evaluated or (probe.error is not None and probe.error.type == "NameError"))
+        outcome = blame.Outcome(index, verdict.ok, depends, line, values, _has_numbers(expect.expected), stopped)
+        outcomes.append(outcome)
+        if not verdict.ok:
+            reasons[id(outcome)] = verdict.reason
+    unfilled = [i for i in range(count) if not analysis.is_filled(i)]
+    decisions = blame.decide(count, unfilled, outcomes, flow)
     checked = {_index(exercise, c) for c in checks}
     skipped = {_index(exercise, c) for c in checks if c not in runnable}
+    blanks = []
     for i, spec in enumerate(exercise.blanks):
         line = analysis.line_of(i)
-        if not analysis.is_filled(i):
+        decision = decisions[i]
+        failures = list(dict.fromkeys(reasons[id(o)] for o in outcomes if o.blank == i and not o.ok))
+        if decision.status == UNFILLED:
             blanks.append(BlankResult(i, spec, UNFILLED, line))
-            continue
-        verdicts = per_blank.get(i, [])
-        failures = [v for v in verdicts if not v.ok]
-        if failures:
-            problems = list(dict.fromkeys(v.reason for v in failures))
-            blanks.append(BlankResult(i, spec, FAILED, line, problems))
-        elif i in skipped and not verdicts:
+        elif decision.status == FAILED:
+            blanks.append(BlankResult(i, spec, FAILED, line, failures))
+        elif decision.status == DEPENDS:
+            blanks.append(BlankResult(i, spec, DEPENDS, line, [_waiting(exercise, decisions, decision.causes)],
+                                      causes=decision.causes, details=failures))
+        elif decision.status == SUSPECT:
+            evidence = list(dict.fromkeys(reasons[id(o)] for o in decision.evidence))
+            blanks.append(BlankResult(i, spec, SUSPECT, line, _suspicion(exercise, i, decision.causes, evidence),
+                                      causes=decision.causes))
+        elif decision.status == PASSED:
+            blanks.append(BlankResult(i, spec, PASSED, line))
+        elif i in skipped:
             blanks.append(BlankResult(i, spec, SKIPPED_CHECK, line, ["vérification sautée : module absent"]))
         elif i not in checked:
             blanks.append(BlankResult(i, spec, PASSED, line, ["aucune vérification publique pour ce trou"]))
@@ -283,7 +376,7 @@ def interpret(exercise: Exercise, analysis: Analysis, context, results: list[Uni
     notes = []
     if not analysis.aligned and analysis.template_has_blanks:
         notes.append("le code en dehors des trous a été modifié : c'est ton fichier entier qui est vérifié")
-    result = ExerciseResult(exercise, analysis.path, blanks, output=output, notes=notes, by_check=by_check)
+    result = ExerciseResult(exercise, analysis.path, blanks, output=output, notes=notes)
     first = results[0] if results else None
     # The program itself stopped (not on an unfilled blank): worth saying once, if a blank suffered.
     stopped = first is not None and first.error is not None and (
@@ -291,7 +384,41 @@ def interpret(exercise: Exercise, analysis: Analysis, context, results: list[Uni
                                                    and first.error.kind != "override"))
     if stopped and not all(b.passed or b.status == UNFILLED for b in blanks):
         result.problem, result.problem_line = describe_error(first.error), first.error.line
+        _said_once(result)
     return result
+
+
+def _said_once(result: ExerciseResult) -> None:
+    """The error that stops the program is said once, for the exercise; a blank's check that met
+    the same error names it in a few words instead of repeating it (with its line, its gloss)."""
+    said = result.problem
+    line = result.problem_line
+    short = f"même problème que le programme, ligne {line}" if line else "même problème que le programme"
+    for blank in result.blanks:
+        blank.problems = list(dict.fromkeys(p.replace(said, short) for p in blank.problems))
+        blank.details = list(dict.fromkeys(p.replace(said, short) for p in blank.details))
+
+
+_STATE = {UNFILLED: "pas encore rempli", FAILED: "faux", SUSPECT: "à revoir"}
+
+
+def _waiting(exercise: Exercise, decisions, causes: tuple[int, ...]) -> str:
+    """Why a blank is neither right nor wrong yet: the blanks its checks go through."""
+    states = [f"« {exercise.blanks[c].id} » ({_STATE.get(decisions[c].status, 'pas encore juste')})" for c in causes]
+    if len(causes) == 1:
+        verb = {UNFILLED: "remplis", SUSPECT: "revois"}.get(decisions[causes[0]].status, "corrige")
+        return (f"ses vérifications passent par le résultat de {states[0]} : "
+                f"{verb} d'abord « {exercise.blanks[causes[0]].id} », puis revérifie")
+    return f"ses vérifications passent par les résultats de {', '.join(states)} : commence par eux, puis revérifie"
+
+
+def _suspicion(exercise: Exercise, index: int, others: tuple[int, ...], evidence: list[str]) -> list[str]:
+    whose = _names(exercise, others) if others else "ce trou"
+    lines = [f"ses vérifications passent, mais celles de {whose}, qui utilisent son résultat, échouent :"]
+    lines += ["  " + line for reason in evidence for line in reason.split("\n")]
+    if others:
+        lines.append(f"vérifie-le d'abord ; s'il est juste, c'est {whose} qu'il faut revoir")
+    return lines
 
 
 def preload_for(exercises, checks: dict[str, list[Check]] | None = None) -> tuple[str, ...]:

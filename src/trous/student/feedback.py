@@ -3,22 +3,32 @@ renderers build on the same pieces."""
 
 from __future__ import annotations
 
-from .checking import FAILED, NOT_RUN, PASSED, SKIPPED_CHECK, UNFILLED, BlankResult, ExerciseResult
+from .checking import (DEPENDS, FAILED, NOT_RUN, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED, BlankResult,
+                       ExerciseResult)
 
-SYMBOL = {PASSED: "✔", FAILED: "✘", UNFILLED: "…", NOT_RUN: "?", SKIPPED_CHECK: "–"}
+SYMBOL = {PASSED: "✔", FAILED: "✘", UNFILLED: "…", NOT_RUN: "?", SKIPPED_CHECK: "–", DEPENDS: "○", SUSPECT: "!"}
 STATUS = {
     PASSED: "juste",
     FAILED: "faux",
     UNFILLED: "pas encore rempli (___)",
     NOT_RUN: "non vérifié",
     SKIPPED_CHECK: "vérification sautée",
+    DEPENDS: "dépend d'un autre trou",
+    SUSPECT: "à revoir",
 }
+
+
+def status_text(result: ExerciseResult, blank: BlankResult) -> str:
+    """« juste », « faux »…, and for a blank that waits: « dépend de « racine » »."""
+    if blank.status == DEPENDS and blank.causes:
+        return "dépend de " + ", ".join(f"« {result.blanks[c].spec.id} »" for c in blank.causes)
+    return STATUS[blank.status]
 
 
 def blank_title(result: ExerciseResult, blank: BlankResult) -> str:
     total = len(result.blanks)
     where = f"{result.path}:{blank.line}" if blank.line else result.path
-    return f"{where} — trou {blank.index + 1}/{total} « {blank.spec.id} » : {STATUS[blank.status]}"
+    return f"{where} — trou {blank.index + 1}/{total} « {blank.spec.id} » : {status_text(result, blank)}"
 
 
 def hint_text(blank: BlankResult, level: int = 0) -> str:
@@ -26,18 +36,24 @@ def hint_text(blank: BlankResult, level: int = 0) -> str:
     return hints[min(level, len(hints) - 1)]
 
 
-def blank_report(result: ExerciseResult, blank: BlankResult, *, with_problem: bool = True) -> str:
-    """What a student reads when one blank is not right yet."""
+def wants_hint(blank: BlankResult) -> bool:
+    """A hint helps a blank to write or to fix; a blank that waits for another gets none yet."""
+    return blank.status in (FAILED, UNFILLED, SUSPECT)
+
+
+def blank_report(result: ExerciseResult, blank: BlankResult, *, with_problem: bool = True,
+                 details: bool = False) -> str:
+    """What a student reads when one blank is not right yet. `details`: also what a blank that
+    waits for another one fails on meanwhile."""
     lines = [blank_title(result, blank)]
-    for problem in blank.problems:
+    for problem in blank.problems + (blank.details if details else []):
         first, *rest = problem.split("\n")
         lines.append(f"    {first}")
         lines += [f"    {r}" for r in rest]
-    already = any(p.startswith("non vérifié") for p in blank.problems)
-    if with_problem and result.problem and blank.status != UNFILLED and not already:
+    if with_problem and result.problem and blank.status not in (UNFILLED, DEPENDS):
         lines.append("")
         lines += ["    " + ln for ln in problem_report(result).split("\n")]
-    if blank.status in (FAILED, UNFILLED):
+    if wants_hint(blank):
         lines.append(f"    indice : {hint_text(blank)}")
     return "\n".join(lines)
 
@@ -56,14 +72,34 @@ def problem_report(result: ExerciseResult) -> str:
     return "\n".join(lines)
 
 
+def exercise_state(result: ExerciseResult) -> str:
+    return "réussi" if result.passed else ("à commencer" if result.filled == 0 else "en cours")
+
+
 def exercise_line(result: ExerciseResult) -> str:
     marks = "".join(SYMBOL[b.status] for b in result.blanks)
-    state = "réussi" if result.passed else ("à commencer" if result.filled == 0 else "en cours")
-    return f"{result.exercise.id:<24} {marks:<8} {result.filled}/{len(result.blanks)} trous remplis  {state}"
+    total = len(result.blanks)
+    filled = f"{result.filled}/{total} {'trou rempli' if total < 2 else 'trous remplis'}"
+    return f"{result.exercise.id:<24} {marks:<8} {filled:<18} {exercise_state(result)}"
 
 
-def exercise_report(result: ExerciseResult) -> str:
-    """The whole exercise, for `trous check`."""
+def next_step(result: ExerciseResult) -> str | None:
+    """What to work on first, said in one line."""
+    if result.passed:
+        return None
+    blank = result.first_to_fix
+    if result.problem and (blank is None or blank.status == NOT_RUN):
+        where = f"la ligne {result.problem_line}" if result.problem_line else "le fichier"
+        return f"d'abord : corrige {where}, qui empêche tout le fichier de s'exécuter ; puis revérifie"
+    if blank is None:
+        return None
+    verb = {UNFILLED: "à remplir", FAILED: "à corriger", SUSPECT: "à revoir"}.get(blank.status, "à revoir")
+    return f"d'abord : trou {blank.index + 1} « {blank.spec.id} » ({verb}) — indice : trous hint {result.exercise.id}"
+
+
+def exercise_report(result: ExerciseResult, *, details: bool = False, step: bool = True) -> str:
+    """The whole exercise, for `trous check` and `trous watch` (and the end of `pytest exercises/`).
+    `details`: what blanks that wait for another one fail on meanwhile; `step`: which blank first."""
     lines = [f"{result.exercise.id} — {result.exercise.title}"]
     if result.problem:
         lines.append(problem_report(result))
@@ -73,9 +109,12 @@ def exercise_report(result: ExerciseResult) -> str:
         if blank.status == PASSED:
             lines.append(f"  {SYMBOL[PASSED]} trou {blank.index + 1} « {blank.spec.id} » : juste")
         else:
-            body = blank_report(result, blank, with_problem=False).split("\n")
+            body = blank_report(result, blank, with_problem=False, details=details).split("\n")
             lines.append(f"  {SYMBOL[blank.status]} " + body[0])
             lines += ["  " + ln for ln in body[1:]]
+    first = next_step(result) if step else None
+    if first:
+        lines.append(first)
     if result.output.strip():
         lines.append("ce que ton programme a affiché :")
         lines += ["  | " + ln for ln in result.output.rstrip("\n").split("\n")[:40]]
@@ -87,5 +126,8 @@ def progress_line(results: list[ExerciseResult]) -> str:
     filled = sum(r.filled for r in results)
     right = sum(1 for r in results for b in r.blanks if b.passed)
     total = sum(len(r.blanks) for r in results)
-    return (f"Progression : {passed}/{len(results)} exercices réussis · {filled}/{total} trous remplis · "
-            f"{right}/{total} trous justes")
+    exercises = "exercice réussi" if len(results) < 2 else "exercices réussis"
+    blanks = ("trou rempli", "trou juste") if total < 2 else ("trous remplis", "trous justes")
+    return (f"Progression : {passed}/{len(results)} {exercises} · {filled}/{total} {blanks[0]} · "
+            f"{right}/{total} {blanks[1]}")
+

@@ -1,10 +1,12 @@
 """The pytest plugin (entry point `pytest11`): `pytest exercises/` checks a student's blanks.
 
-Each `Check` declared in a check module becomes one test item per blank. The student's file runs
-once per exercise in a separate process (bounded in time), and each item reports its blank in
-French: unfilled with its hint, expected versus obtained, the student's own line on an error, never
-a traceback of trous itself. The run ends with the student's progress. Outside a course directory,
-the plugin does nothing.
+One test item per blank of the course, whatever number of checks the blank has, collected under the
+student's own file (`exercises/01_toux.py`), so pytest's progress shows one line per exercise with
+one mark per blank. The student's file runs once per exercise in a separate process (bounded in
+time); each item reports its blank in French, in categories of its own (« faux », « à remplir »,
+« en attente »…) rather than pytest's FAILURES section, never a traceback of trous itself. At the
+end come the details of the first unfinished exercise only (all of them with `-v` or `--tout`) and
+the student's progress. Outside a course directory, the plugin does nothing.
 """
 
 from __future__ import annotations
@@ -13,14 +15,34 @@ from pathlib import Path
 
 import pytest
 
-from .checking import Checker, ExerciseResult
 from ..course.definition import Course, CourseError, Exercise
-from .feedback import blank_report, exercise_line, progress_line
-from ..course.spec import Check
+from ..course.spec import Check, checks_in
+from .checking import (DEPENDS, FAILED, NOT_RUN, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED, Checker,
+                       ExerciseResult)
+from .feedback import SYMBOL, exercise_line, exercise_report, next_step, progress_line
 
 _CHECKER = pytest.StashKey[Checker]()
 _SEEN = pytest.StashKey[dict]()
+_COLLECTED = pytest.StashKey[bool]()
 _COURSES: dict[Path, Course | None] = {}
+
+# (category, mark, word for -v) by blank status: pytest counts each category in its last line.
+CATEGORY = {
+    PASSED: ("✔", SYMBOL[PASSED], "JUSTE"),
+    SKIPPED_CHECK: ("sans vérification", SYMBOL[SKIPPED_CHECK], "SANS VÉRIFICATION"),
+    FAILED: ("faux", SYMBOL[FAILED], "FAUX"),
+    UNFILLED: ("à remplir", SYMBOL[UNFILLED], "À REMPLIR"),
+    DEPENDS: ("en attente", SYMBOL[DEPENDS], "EN ATTENTE"),
+    SUSPECT: ("à revoir", SYMBOL[SUSPECT], "À REVOIR"),
+    NOT_RUN: ("en erreur", SYMBOL[NOT_RUN], "EN ERREUR"),
+}
+UNKNOWN_BLANK = "trou inconnu"
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("trous")
+    group.addoption("--tout", action="store_true", default=False,
+                    help="trous : le détail de tous les exercices (par défaut : le premier pas encore réussi)")
 
 
 def _course_of(path: Path) -> Course | None:
@@ -34,7 +56,7 @@ def _course_of(path: Path) -> Course | None:
 
 
 def _public_exercise(path: Path) -> Exercise | None:
-    """The exercise whose public checks live at `path` (exercises/test_<id>.py), if any."""
+    """The exercise whose public checks live at `path` (exercises/test_<id>.py), or whose file it is."""
     if path.parent.name != "exercises":
         return None
     course = _course_of(path)
@@ -47,11 +69,17 @@ def _public_exercise(path: Path) -> Exercise | None:
 
 
 def pytest_pycollect_makemodule(module_path: Path, parent):
-    # `pytest exercises/01_toux.py` must check the exercise, never import the student's file.
+    # The student's file is never imported: its module holds the exercise's checks. Collected from
+    # exercises/test_01_toux.py too, it is shown under the student's file (its node id) while its path
+    # stays the one pytest found, which is how pytest matches the paths given to it.
     exercise = _public_exercise(module_path)
-    if exercise is not None and module_path.resolve() == exercise.path.resolve():
+    if exercise is None or not exercise.checks_path.exists():
+        return None
+    try:
+        shown = exercise.path.resolve().relative_to(parent.config.rootpath.resolve()).as_posix()
+    except ValueError:
         return CheckModule.from_parent(parent, path=module_path)
-    return None
+    return CheckModule.from_parent(parent, path=module_path, nodeid=shown)
 
 
 class CheckModule(pytest.Module):
@@ -70,16 +98,16 @@ def pytest_pycollect_makeitem(collector, name: str, obj):
     exercise = _public_exercise(Path(collector.path))
     if exercise is None:
         return None
-    return BlankItem.from_parent(collector, name=name, check=obj, exercise=exercise)
-
-
-def _importable(module: str) -> bool:
-    import importlib.util  # noqa: PLC0415
-
-    try:
-        return importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):
-        return False
+    if collector.stash.get(_COLLECTED, False):
+        return []  # the first check of the module brought every blank's item
+    collector.stash[_COLLECTED] = True
+    checks = checks_in(vars(collector.obj))
+    items = [BlankItem.from_parent(collector, name=blank.id, blank_id=blank.id, exercise=exercise)
+             for blank in exercise.blanks]
+    known = {b.id for b in exercise.blanks}
+    items += [BlankItem.from_parent(collector, name=c.name, blank_id=c.blank, exercise=exercise)
+              for c in checks if c.blank not in known]
+    return items
 
 
 class BlankFailure(Exception):
@@ -89,16 +117,17 @@ class BlankFailure(Exception):
 
 
 class BlankItem(pytest.Item):
-    def __init__(self, *, check: Check, exercise: Exercise, **kwargs):
+    """One blank of one exercise: right, or why not (the details come at the end of the run)."""
+
+    def __init__(self, *, blank_id: str, exercise: Exercise, **kwargs):
         super().__init__(**kwargs)
-        self.check = check
-        self.exercise = exercise
+        self.blank_id, self.exercise = blank_id, exercise
         try:
-            self.blank_index = exercise.blank_index(check.blank)
+            self.blank_index = exercise.blank_index(blank_id)
         except ValueError:
             self.blank_index = None
         # -k matches the exercise id and the blank id, whatever the file is called.
-        self.extra_keyword_matches.update({exercise.id, check.blank})
+        self.extra_keyword_matches.update({exercise.id, blank_id})
 
     def _checker(self) -> Checker:
         stash = self.config.stash
@@ -108,26 +137,16 @@ class BlankItem(pytest.Item):
 
     def runtest(self) -> None:
         if self.blank_index is None:
-            raise BlankFailure(f"{self.path.name} : le trou « {self.check.blank} » n'existe pas dans course.yaml "
-                               f"(trous de {self.exercise.id} : {', '.join(b.id for b in self.exercise.blanks)})")
-        missing = [m for m in self.check.requires if not _importable(m)]
+            self.trous_status = UNKNOWN_BLANK
+            raise BlankFailure(f"{self.exercise.checks_path.name} : le trou « {self.blank_id} » n'existe pas dans "
+                               f"course.yaml (trous de {self.exercise.id} : "
+                               f"{', '.join(b.id for b in self.exercise.blanks)})")
         result = self._checker().check(self.exercise)
         self.config.stash.setdefault(_SEEN, {})[self.exercise.id] = result
         blank = result.blanks[self.blank_index]
-        if missing and blank.filled:
-            pytest.skip(f"vérification sautée : module absent ({', '.join(missing)}), elle n'est pas exigée")
-        if blank.passed:
-            return
-        own = result.by_check.get(self.check.name)
-        if blank.status == "failed" and own is not None and not own:
-            return  # this item's own expectations hold; the blank's other checks say what is wrong
-        if own:
-            blank = type(blank)(blank.index, blank.spec, blank.status, blank.line, own)
-        first_failure = not getattr(result, "_output_shown", False)
-        if first_failure and result.output.strip():
-            result._output_shown = True  # type: ignore[attr-defined]
-            self.add_report_section("call", "ce que ton programme a affiché", result.output[:4000])
-        raise BlankFailure(blank_report(result, blank))
+        self.trous_status = blank.status
+        if not blank.passed:
+            raise BlankFailure(f"trou « {blank.spec.id} » : {blank.status}")
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, BlankFailure):
@@ -139,47 +158,62 @@ class BlankItem(pytest.Item):
         line = None
         if result is not None and self.blank_index is not None:
             line = result.blanks[self.blank_index].line
-        return self.exercise.path, (line - 1) if line else None, f"{self.exercise.id} · trou « {self.check.blank} »"
-
-
-def pytest_report_teststatus(report, config):
-    if report.when != "call" or not hasattr(report, "nodeid"):
-        return None
-    seen = config.stash.get(_SEEN, None)
-    if not seen:
-        return None
-    if report.failed and isinstance(report.longrepr, str) and "pas encore rempli (___)" in report.longrepr.split("\n")[0]:
-        return "failed", "…", ("NON REMPLI", {"yellow": True})
-    return None
-
-
-def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    seen: dict[str, ExerciseResult] = config.stash.get(_SEEN, {})
-    if not seen:
-        return
-    results = sorted(seen.values(), key=lambda r: r.exercise.number)
-    terminalreporter.section("trous : ta progression", sep="=")
-    for result in results:
-        terminalreporter.write_line(exercise_line(result))
-    terminalreporter.write_line("")
-    terminalreporter.write_line(progress_line(results), bold=True)
-    unfinished = [r for r in results if not r.passed]
-    if unfinished:
-        terminalreporter.write_line(f"Prochain exercice : {unfinished[0].exercise.id} — "
-                                    f"indice : trous hint {unfinished[0].exercise.id}")
-
-
-def pytest_unconfigure(config):
-    checker = config.stash.get(_CHECKER, None)
-    if checker is not None:
-        checker.close()
+        return self.exercise.path, (line - 1) if line else None, f"{self.exercise.id} · trou « {self.blank_id} »"
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
-    # A skipped check is reported at the exercise, not at the line of trous that skipped it.
-    if isinstance(item, BlankItem) and report.skipped and isinstance(report.longrepr, tuple):
-        _, _, reason = report.longrepr
-        report.longrepr = (str(item.exercise.path), 1, reason)
+    if isinstance(item, BlankItem) and report.when == "call":
+        report.trous_status = getattr(item, "trous_status", None)
+
+
+def pytest_report_teststatus(report, config):
+    status = getattr(report, "trous_status", None)
+    if report.when != "call" or status is None:
+        return None
+    if status == UNKNOWN_BLANK:
+        return "trou inconnu", "E", ("TROU INCONNU", {"red": True})
+    category, mark, word = CATEGORY[status]
+    color = {PASSED: "green", SKIPPED_CHECK: "green", UNFILLED: "yellow", DEPENDS: "cyan"}.get(status, "red")
+    return category, mark, (word, {color: True})
+
+
+def _details_wanted(config) -> bool:
+    return bool(config.getoption("tout", False)) or config.get_verbosity() > 0
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    seen: dict[str, ExerciseResult] = config.stash.get(_SEEN, {})
+    unknown = terminalreporter.stats.get("trou inconnu", [])
+    if not seen and not unknown:
+        return
+    everything = _details_wanted(config)
+    results = sorted(seen.values(), key=lambda r: r.exercise.number)
+    unfinished = [r for r in results if not r.passed]
+    terminalreporter.section("trous", sep="=")
+    for report in unknown:
+        terminalreporter.write_line(str(report.longrepr), red=True)
+    if everything:
+        for result in results:
+            terminalreporter.write_line(exercise_line(result))
+        terminalreporter.write_line("")
+    for result in unfinished if everything else unfinished[:1]:
+        terminalreporter.write_line(exercise_report(result, details=everything, step=False))
+        terminalreporter.write_line("")
+    terminalreporter.write_line(progress_line(results), bold=True)
+    if not unfinished and results:
+        terminalreporter.write_line("Bravo : tout est juste.", green=True, bold=True)
+    elif unfinished:
+        first = unfinished[0]
+        step = next_step(first)
+        terminalreporter.write_line(f"Prochain exercice : {first.exercise.id}" + (f" — {step}" if step else ""))
+        if len(unfinished) > 1 and not everything:
+            terminalreporter.write_line("(le détail de tous les exercices : pytest exercises/ --tout)")
+
+
+def pytest_unconfigure(config):
+    checker = config.stash.get(_CHECKER, None)
+    if checker is not None:
+        checker.close()

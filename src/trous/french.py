@@ -1,0 +1,31 @@
+"""French words that agree with their number: « 1 trou », « 3 trous », « 0 copie »."""
+
+from __future__ import annotations
+
+
+def plural(count: float, singular: str, plural_form: str | None = None) -> str:
+    """The word for `count` things (French: singular for 0 and 1, as in « 0 trou rempli »)."""
+    if abs(count) < 2:
+        return singular
+    if plural_form is not None:
+        return plural_form
+    return " ".join(_plural_word(word) for word in singular.split(" "))
+
+
+def count(n: float, singular: str, plural_form: str | None = None) -> str:
+    """« 1 trou », « 46 trous », « 2 copies corrigées » (every word of `singular` agrees)."""
+    shown = str(n) if not isinstance(n, float) or not n.is_integer() else str(int(n))
+    return f"{shown.replace('.', ',')} {plural(n, singular, plural_form)}"
+
+
+def _plural_word(word: str) -> str:
+    # Enough for the words trous writes; articles and prepositions stay as they are.
+    if word in ("de", "à", "en", "du", "la", "le", "des", "sur", "au", "par") or not word[:1].isalpha():
+        return word
+    if word.endswith(("s", "x", "z")):
+        return word
+    if word.endswith("al"):
+        return word[:-2] + "aux"
+    if word.endswith(("au", "eu")):
+        return word + "x"
+    return word + "s"

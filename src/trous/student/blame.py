@@ -1,0 +1,132 @@
+"""Which blank to blame: from how each expectation went and the exercise's data flow, say of each
+blank whether it is right, wrong, waiting for another one, or to be looked at first.
+
+An expectation's value depends on its own blank and on the blanks whose results reach it
+(course/flow.py). When it fails, one of them is wrong, not necessarily its own:
+
+- an expectation that depends on its blank alone decides for it (it fails: the blank is wrong);
+- a failure that involves a blank already known to be wrong or unfilled is explained by it: the
+  blank it belongs to *depends* on that one, it is neither right nor wrong yet;
+- an error raised at some line can only come from blanks whose results reach that line: blanks
+  of the same function that run after it (or beside it) are not suspects; and a value never computed
+  because the program stopped at some line is the fault of what reaches that line (its callers'
+  arguments included), not of the blank that was to use it;
+- a blank whose result reached a check that passes — through a value the program computed, without
+  the blank under suspicion, and on numbers (a True or False passes too easily) — is vouched for: it
+  is not a suspect (`weights` being right clears softmax when `softmax(___)` fails);
+- what remains is ambiguous. The suspect is the blank that processes the failing value last (a
+  function that receives the value, the normalisation after the shift), because the others' results
+  went through it; and the upstream-most of these suspects is blamed first, since fixing it may
+  settle the rest. A suspect whose own checks pass is shown « à revoir », not « faux ».
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+PASSED, FAILED, UNFILLED, DEPENDS, SUSPECT = "passed", "failed", "unfilled", "depends", "suspect"
+
+
+class FlowLike(Protocol):
+    def cannot_cause(self, line: int) -> frozenset[int]: ...
+
+    def could_stop(self, line: int) -> frozenset[int]: ...
+
+    def feeds(self, a: int, b: int) -> bool: ...
+
+    def last_processors(self, blanks: Iterable[int]) -> list[int]: ...
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One expectation of one blank, as the run went."""
+
+    blank: int
+    ok: bool
+    depends: frozenset[int] = frozenset()  # the other blanks its value depends on
+    line: int | None = None  # the line of the student's file where it failed with an error
+    values: frozenset[int] = frozenset()  # the blanks that reach it through values the program computed
+    numbers: bool = True  # it compares numbers (not only True/False): passing says something
+    stopped: bool = False  # never computed: the program stopped (at `line`) before getting there
+
+
+@dataclass
+class Decision:
+    status: str | None  # None: no expectation ran for this blank (the caller says why)
+    causes: tuple[int, ...] = ()  # DEPENDS: the blanks it waits for; SUSPECT: whose checks fail
+    evidence: list[Outcome] = field(default_factory=list)  # SUSPECT: the failures that point at it
+
+
+def suspects(outcome: Outcome, flow: FlowLike) -> frozenset[int]:
+    everyone = frozenset({outcome.blank}) | outcome.depends
+    if outcome.line is None:
+        return everyone
+    if outcome.stopped:
+        # Not computed at all: whatever made the program stop at that line is to blame.
+        return flow.could_stop(outcome.line) or everyone
+    possible = everyone - flow.cannot_cause(outcome.line)
+    return possible or everyone
+
+
+def vouched(outcome: Outcome, passing: list[Outcome]) -> frozenset[int]:
+    """The other blanks of a failing expectation that a passing one clears: their results reached it
+    as values the program computed, and it does not involve the failing expectation's blank."""
+    accused = outcome.blank
+    cleared = set()
+    for other in passing:
+        if other.numbers and other.blank != accused and accused not in other.depends:
+            cleared |= other.values
+    return frozenset(cleared & outcome.depends)
+
+
+def decide(count: int, unfilled: Iterable[int], outcomes: list[Outcome], flow: FlowLike) -> list[Decision]:
+    unfilled = set(unfilled)
+    failing = [o for o in outcomes if not o.ok and o.blank not in unfilled]
+    passing = [o for o in outcomes if o.ok]
+    suspected = {id(o): suspects(o, flow) for o in failing}
+    has_failure = {o.blank for o in failing}
+    bad: dict[int, str] = {i: UNFILLED for i in unfilled}
+    for outcome in failing:
+        if suspected[id(outcome)] == {outcome.blank}:
+            bad[outcome.blank] = FAILED
+    evidence: dict[int, list[Outcome]] = {}
+    while True:
+        # Failures a wrong or unfilled blank explains are settled first; only the others are weighed.
+        open_ = [o for o in failing if not suspected[id(o)] & bad.keys()]
+        if not open_:
+            break
+        picks: dict[int, list[Outcome]] = {}
+        for outcome in open_:
+            candidates = (suspected[id(outcome)] - vouched(outcome, passing)) or suspected[id(outcome)]
+            last = flow.last_processors(candidates)
+            # Among equally late suspects, one whose own checks fail is the likelier one.
+            pick = next((b for b in last if b in has_failure), last[0])
+            picks.setdefault(pick, []).append(outcome)
+        roots = [c for c in picks if not any(flow.feeds(o, c) and not flow.feeds(c, o) for o in picks if o != c)]
+        for culprit in roots:
+            bad[culprit] = FAILED if culprit in has_failure else SUSPECT
+            evidence[culprit] = picks[culprit]
+    decisions = []
+    for index in range(count):
+        mine = [o for o in outcomes if o.blank == index]
+        if index in unfilled:
+            decisions.append(Decision(UNFILLED))
+        elif bad.get(index) == FAILED:
+            decisions.append(Decision(FAILED))
+        elif bad.get(index) == SUSPECT:
+            others = sorted({o.blank for o in evidence.get(index, [])} - {index})
+            decisions.append(Decision(SUSPECT, tuple(others), evidence.get(index, [])))
+        elif not mine:
+            decisions.append(Decision(None))
+        elif all(o.ok for o in mine):
+            decisions.append(Decision(PASSED))
+        else:
+            causes = set()
+            for o in mine:
+                if not o.ok:
+                    causes |= (suspected[id(o)] & bad.keys()) - {index}
+            decides = any(o.ok and not o.depends for o in mine)  # checked on its own, and right
+            decisions.append(Decision(PASSED) if decides else Decision(DEPENDS, tuple(sorted(causes))))
+    return decisions
