@@ -1,8 +1,11 @@
 """Vérifications publiques de l'exercice 6 (lance `pytest exercises/ -k moyenne`).
 
 Sur T = 5 (le cours), puis sur une autre longueur, montrée (T = 4) : les matrices attendues ont été
-écrites à la main.
+écrites à la main. Ce sont des tableaux NumPy, comme ceux que construit le cours : une liste de listes
+des mêmes nombres ne suffit pas (la suite du programme s'en sert comme d'un tableau).
 """
+
+import numpy as np
 
 from trous.spec import blank, expect, variant
 
@@ -32,17 +35,17 @@ MOYENNES_4 = [[1, 0, 0, 0],
 
 triangle = blank(
     "triangle",
-    expect("np.asarray(triangle, dtype=float)", TRIANGLE_5, label="triangle",
+    expect("triangle", np.array(TRIANGLE_5, dtype=float),
            message="La ligne i a des 1 aux positions 0 à i (diagonale comprise) et des 0 après."),
-    expect("np.asarray(triangle, dtype=float)", TRIANGLE_4, label="triangle", variant=QUATRE,
+    expect("triangle", np.array(TRIANGLE_4, dtype=float), variant=QUATRE,
            message="Pour T = 4, un triangle 4×4 : la taille vient de T, elle n'est pas écrite en dur."),
 )
 
 poids = blank(
     "poids",
-    expect("poids", MOYENNES_5, decimals=2,
+    expect("poids", np.array(MOYENNES_5), decimals=2,
            message="Chaque ligne du triangle est divisée par sa propre somme : le tableau de la leçon."),
-    expect("poids", MOYENNES_4, variant=QUATRE,
+    expect("poids", np.array(MOYENNES_4), variant=QUATRE,
            message="Pour T = 4 aussi, la ligne i est divisée par sa somme, i + 1."),
 )
 

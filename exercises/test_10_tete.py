@@ -10,6 +10,8 @@ vérifications PyTorch le chargent donc pendant le programme, dont le temps est 
 remplaçant `graine = 0` par une expression qui importe torch et vaut toujours 0.
 """
 
+import numpy as np
+
 from trous.spec import blank, expect, variant
 
 QUATRE = variant("quatre caractères, T = 4", shown=True, T="4")
@@ -72,18 +74,18 @@ scores = blank(
 
 masque = blank(
     "masque",
-    expect("np.asarray(masque, dtype=bool)",
+    expect("masque", np.array(
            [[True, False, False, False, False],
             [True, True, False, False, False],
             [True, True, True, False, False],
             [True, True, True, True, False],
-            [True, True, True, True, True]], label="masque",
+            [True, True, True, True, True]]),
            message="La ligne i est vraie pour les positions 0 à i : elle-même et les précédentes."),
-    expect("np.asarray(masque, dtype=bool)",
+    expect("masque", np.array(
            [[True, False, False, False],
             [True, True, False, False],
             [True, True, True, False],
-            [True, True, True, True]], label="masque", variant=QUATRE,
+            [True, True, True, True]]), variant=QUATRE,
            message="Pour T = 4, un masque 4×4 : sa taille vient de T."),
 )
 

@@ -15,7 +15,7 @@ AUTRES = [
 
 triangle = blank(
     "triangle",
-    expect("np.asarray(triangle, dtype=float)", SOLUTION, variants=AUTRES, label="le triangle de 1"),
+    expect("triangle", SOLUTION, variants=AUTRES, label="le triangle de 1"),
 )
 
 poids = blank(

@@ -20,7 +20,7 @@ scores = blank(
 
 masque = blank(
     "masque",
-    expect("np.asarray(masque).astype(bool)", SOLUTION, variants=AUTRES, label="le masque"),
+    expect("masque", SOLUTION, variants=AUTRES, label="le masque"),
 )
 
 scores_masques = blank(

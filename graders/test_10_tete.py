@@ -39,7 +39,7 @@ scores = blank(
 
 masque = blank(
     "masque",
-    expect("np.asarray(masque, dtype=bool)", SOLUTION, variants=AUTRES, label="le masque"),
+    expect("masque", SOLUTION, variants=AUTRES, label="le masque"),
 )
 
 sortie = blank(

@@ -419,13 +419,13 @@ class Grader:
             if not failures:
                 grade.blanks.append(BlankGrade(blank.id, i + 1, blank.points, blank.points, PASSED, "juste", line))
                 continue
-            public_ok = all(v.ok for e, v in judged if e is not None and not (e.variant and e.variant.hidden))
+            example_ok = all(v.ok for e, v in judged if e is not None and e.variant is None)
             reasons = list(dict.fromkeys(v.reason for _, v in failures if v.reason))[:2]
             message = "\n".join(reasons)
-            # Right on the course's inputs, other values on hidden ones: likely written by hand (not
-            # when the trouble is a kind or shape, which the other messages say).
-            if public_ok and not any(v.kind == "structure" for _, v in failures) and any(
-                    e is not None and e.variant and e.variant.hidden and v.kind == "value" for e, v in failures):
+            # Right on the course's own inputs, other values on other inputs (shown or hidden): likely
+            # written by hand (not when the trouble is a kind or shape, which the other messages say).
+            if example_ok and not any(v.kind == "structure" for _, v in failures) and any(
+                    e is not None and e.variant is not None and v.kind == "value" for e, v in failures):
                 message = HARD_CODED + "\n" + message
             grade.blanks.append(BlankGrade(blank.id, i + 1, 0.0, blank.points, FAILED, message, line,
                                            blank.hints[0]))

@@ -2,11 +2,14 @@
 
 Sur les vecteurs de la leçon, puis avec d'autres requêtes, montrées : q_guang = [2, 0] et
 q_lieu = [0, 2], deux fois plus « longues ». Les valeurs attendues ont été calculées à part
-(formule NumPy en commentaire), écrites à quatre décimales et comparées à 0,001 près.
+(formule NumPy en commentaire), écrites à quatre décimales et comparées à 0,001 près. Ce sont des
+tableaux NumPy, comme ceux que construit le cours : une liste des mêmes nombres ne suffit pas.
 
 Le décalage (retrancher le maximum avant l'exponentielle) est déjà écrit dans softmax : aucune
 vérification ne porte ici sur de très grands scores (c'est l'objet de l'exercice 13).
 """
+
+import numpy as np
 
 from trous.spec import blank, expect, variant
 
@@ -21,35 +24,35 @@ normalise = blank(
     expect("float(softmax(np.array([0.1, 0.0, 0.9, 1.0, 0.8])).sum())", 1.0,
            message="Les poids doivent faire 1 au total."),
     # NumPy : e = np.exp([0.2, 0, 1.8, 2, 1.6]); e / e.sum()
-    expect("poids", [0.0593, 0.0485, 0.2935, 0.3585, 0.2403], atol=1e-3, variant=AUTRES_REQUETES,
+    expect("poids", np.array([0.0593, 0.0485, 0.2935, 0.3585, 0.2403]), atol=1e-3, variant=AUTRES_REQUETES,
            message="Les scores 0,2 ; 0 ; 1,8 ; 2 ; 1,6 : chaque exponentielle divisée par leur total."),
 )
 
 scores = blank(
     "scores",
-    expect("scores", [0.1, 0.0, 0.9, 1.0, 0.8],
+    expect("scores", np.array([0.1, 0.0, 0.9, 1.0, 0.8]),
            message="Un score par caractère : le produit scalaire de sa clé et de la requête [1, 0]."),
     # À la main : [2, 0] · [a, b] = 2a.
-    expect("scores", [0.2, 0.0, 1.8, 2.0, 1.6], variant=AUTRES_REQUETES,
+    expect("scores", np.array([0.2, 0.0, 1.8, 2.0, 1.6]), variant=AUTRES_REQUETES,
            message="Avec la requête [2, 0], le score de la clé [a, b] est 2 × a + 0 × b : "
                    "le produit scalaire de chaque clé avec q_guang, quelle que soit q_guang."),
 )
 
 concentre = blank(
     "concentre",
-    expect("poids_x5", [0.01, 0.0, 0.3, 0.5, 0.18], decimals=2,
+    expect("poids_x5", np.array([0.01, 0.0, 0.3, 0.5, 0.18]), decimals=2,
            message="Scores multipliés par 5 avant softmax : « 月 » prend à lui seul la moitié."),
     # NumPy : e = np.exp(5 * np.array([0.2, 0, 1.8, 2, 1.6])); e / e.sum()
-    expect("poids_x5", [0.0001, 0.0000, 0.2447, 0.6652, 0.0900], atol=1e-3, variant=AUTRES_REQUETES,
+    expect("poids_x5", np.array([0.0001, 0.0000, 0.2447, 0.6652, 0.0900]), atol=1e-3, variant=AUTRES_REQUETES,
            message="Les scores 0,2 ; 0 ; 1,8 ; 2 ; 1,6, multipliés par 5, puis softmax."),
 )
 
 requete_lieu = blank(
     "requete_lieu",
-    expect("poids_lieu", [0.29, 0.32, 0.13, 0.12, 0.14], decimals=2,
+    expect("poids_lieu", np.array([0.29, 0.32, 0.13, 0.12, 0.14]), decimals=2,
            message="Avec la requête [0, 1], « 床 » et « 前 » (des lieux) passent devant."),
     # NumPy : e = np.exp(k @ [0, 2]) = np.exp([1.8, 2, 0.2, 0, 0.4]); e / e.sum()
-    expect("poids_lieu", [0.3527, 0.4308, 0.0712, 0.0583, 0.0870], atol=1e-3, variant=AUTRES_REQUETES,
+    expect("poids_lieu", np.array([0.3527, 0.4308, 0.0712, 0.0583, 0.0870]), atol=1e-3, variant=AUTRES_REQUETES,
            message="Avec la requête q_lieu = [0, 2], les scores valent 1,8 ; 2 ; 0,2 ; 0 ; 0,4 : "
                    "softmax des scores de q_lieu, quelle que soit q_lieu."),
 )

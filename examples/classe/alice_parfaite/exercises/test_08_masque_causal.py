@@ -1,9 +1,12 @@
 """Vérifications publiques de l'exercice 8 (lance `pytest exercises/ -k masque_causal`).
 
 Sur T = 5 et d = 8 (le cours), puis sur d'autres tailles, montrées (T = 4 caractères, d = 2) : les
-tableaux attendus ont été écrits à la main. La règle de l'exercice 3 vaut ici : un score masqué vaut
+tableaux attendus ont été écrits à la main (le masque : un tableau NumPy de booléens, comme celui que
+construit le cours). La règle de l'exercice 3 vaut ici : un score masqué vaut
 −∞ (-np.inf), jamais un grand nombre négatif, et son poids exactement 0.
 """
+
+import numpy as np
 
 from trous.spec import blank, expect, variant
 
@@ -31,9 +34,9 @@ scores = blank(
 
 masque = blank(
     "masque",
-    expect("np.asarray(masque).astype(bool)", TRIANGLE_5, label="masque",
+    expect("masque", np.array(TRIANGLE_5),
            message="La position i voit les positions 0 à i : vrai sur la diagonale et en dessous, faux au-dessus."),
-    expect("np.asarray(masque).astype(bool)", TRIANGLE_4, label="masque", variant=AUTRES_TAILLES,
+    expect("masque", np.array(TRIANGLE_4), variant=AUTRES_TAILLES,
            message="Pour T = 4, un masque 4×4 : sa taille vient de T."),
 )
 
