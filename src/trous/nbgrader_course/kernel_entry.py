@@ -15,6 +15,7 @@ import os
 import resource
 import sys
 
+from ..runner import seccomp
 from ..runner.confine import PR_SET_NO_NEW_PRIVS, prctl
 
 
@@ -53,6 +54,7 @@ def main(argv: list[str]) -> None:
             os.setresgid(uid, uid, uid)
             os.setresuid(uid, uid, uid)
         prctl(PR_SET_NO_NEW_PRIVS, 1)
+        seccomp.install()  # inherited through exec: the kernel's code gets the grading runs' filter
         os.execv(kernel[0], kernel)
     sys.argv = [kernel[0], *kernel[3:]]
     from ipykernel.kernelapp import IPKernelApp  # noqa: PLC0415
@@ -65,6 +67,7 @@ def main(argv: list[str]) -> None:
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)
     prctl(PR_SET_NO_NEW_PRIVS, 1)
+    seccomp.install()  # as trous grade's runs: no namespaces, mounts, ptrace, bpf… for the students' code
     app.start()
 
 

@@ -179,7 +179,21 @@ def _namespaces_problem() -> str | None:
 def choose(requested: str = "auto") -> str:
     """The sandbox kind grading uses for `requested`, or SandboxRefused saying why and what to do.
 
-    Called before any copy is read. `requested`: "auto", "bwrap", "espaces" or "sans-isolation"."""
+    Called before any copy is read. `requested`: "auto", "bwrap", "espaces" or "sans-isolation".
+    An isolated kind also needs the seccomp filter (runner/seccomp.py): without it, refused too."""
+    kind = _choose(requested)
+    if kind in (BWRAP, NAMESPACES):
+        from . import seccomp  # noqa: PLC0415
+
+        reason = seccomp.problem()
+        if reason is not None:
+            raise SandboxRefused(f"correction refusée : {reason}. Le code des étudiants tournerait sans le filtre "
+                                 "qui lui interdit les appels système dangereux (espaces de noms, montages, "
+                                 "ptrace…). Aucune copie n'a été lue.")
+    return kind
+
+
+def _choose(requested: str) -> str:
     if requested in (LIMITS, FALLBACK):
         raise SandboxRefused(
             f"le bac à sable « {requested} » (limites seules) sert à l'autovérification des élèves et à trous "
