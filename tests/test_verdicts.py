@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -89,8 +90,8 @@ def test_a_fill_that_breaks_what_follows_loses_exactly_its_blank(grader, case, t
     assert where in result.run["text"]
     # The blank's message names the line of the student's file where what follows broke.
     assert "la suite du programme s'arrête" in message
-    following = [int(w) for w in message.split("ligne ")[1:2][0].split()[:1]]
-    assert source.split("\n")[following[0] - 1].strip() in message
+    following = int(re.search(r"la suite du programme s'arrête ligne (\d+)", message).group(1))
+    assert source.split("\n")[following - 1].strip() in message
 
 
 def test_the_student_file_that_uses_lists_throughout_runs_and_is_still_told(grader, tmp_path):

@@ -74,6 +74,10 @@ def _probe_key(expect: Expect) -> tuple:
     return (expect.variant.key if expect.variant else (), expect.expr, expect.setup)
 
 
+def _probe(expect: Expect) -> Probe:
+    return Probe(expect.expr, expect.setup, secret=expect.hidden or bool(expect.variant and expect.variant.hidden))
+
+
 def _variant_order(expect: Expect | None) -> int:
     """Public inputs first: a program learns the hidden inputs only after its public results are in."""
     if expect is None or expect.variant is None:
@@ -323,7 +327,7 @@ class Grader:
                     group = f"{exercise.id}/{index}"
                     for variant, expects in self._variants(exercise, [index]).items():
                         names = tuple(self.states.get((exercise.id, variant), {}))
-                        add(Unit(program, shown, tuple(Probe(e.expr, e.setup) for _, e in expects),
+                        add(Unit(program, shown, tuple(_probe(e) for _, e in expects),
                                  overrides=variant, process=group, group=group, wall=wall, state=names),
                             _Planned(exercise, index, expects, variant, program), plan)
                 # The student's own files, run as they are: all in one process (one after the other,
@@ -338,7 +342,7 @@ class Grader:
             plan = _ExercisePlan(exercise, analysis, "whole_file")
             filled = [i for i in range(len(exercise.blanks)) if analysis.is_filled(i)]
             for variant, expects in self._variants(exercise, filled).items():
-                add(Unit(analysis.source.text, shown, tuple(Probe(e.expr, e.setup) for _, e in expects),
+                add(Unit(analysis.source.text, shown, tuple(_probe(e) for _, e in expects),
                          overrides=variant, process=exercise.id, group=exercise.id, wall=wall),
                     _Planned(exercise, None, expects, variant, as_is=not variant), plan)
             plans.append(plan)
@@ -578,8 +582,16 @@ class Grader:
             groups.setdefault(unit.process, []).append(i)
         spent = 0.0
         for process, positions in groups.items():
-            if process == AS_IS and planned is not None:
-                positions = self._known_loops(positions, planned, results)
+            if process == AS_IS:
+                if planned is not None:
+                    positions = self._known_loops(positions, planned, results)
+                # Each file is its own program: one already run as it is (another student handed in
+                # the very same file) is not run again, even when the rest of the copy differs.
+                for i in list(positions):
+                    known = self._cache.get(_group_key((job.units[i],), job.limits))
+                    if known is not None:
+                        results[i] = known[0]
+                        positions.remove(i)
                 if not positions:
                     continue
             left = self.copy_wall - spent
@@ -596,7 +608,11 @@ class Grader:
                 started = time.monotonic()
                 cached = self.pool.run(Job(units, job.limits, job.capture_output))
                 spent += time.monotonic() - started
-                if all(r.status in ("ok", "error", "exit") for r in cached):
+                if process == AS_IS:
+                    for unit, result in zip(units, cached):
+                        if result.status in ("ok", "error", "exit"):
+                            self._cache.put(_group_key((unit,), job.limits), [result])
+                elif all(r.status in ("ok", "error", "exit") for r in cached):
                     self._cache.put(key, cached)
             for i, result in zip(positions, cached):
                 results[i] = result

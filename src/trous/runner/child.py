@@ -8,7 +8,7 @@ inputs. It reports on its event pipe (fd 3), one JSON line per event; the superv
 and kills this process when a unit runs too long, so nothing here has to be trusted to stop.
 
 Commands arrive on fd 0 as frames: one type byte, a 4-byte big-endian length, the payload.
-    U  {"i", "filename", "module_name", "value_limit"}   a new unit: a fresh namespace
+    U  {"i", "filename", "module_name", "value_limit"}   a new unit: a fresh namespace (no event)
     M  marshalled code object                            the unit's program, from the top
     P  marshalled (j, setup code or None, expression code)  one probe
     S  {"names": [...]}                                  the program's top-level variables
@@ -205,7 +205,6 @@ def serve() -> None:
             _current.update(index=index, filename=str(header["filename"]))
             namespace = {"__name__": str(header.get("module_name", "__trous__")), "__file__": _current["filename"],
                          "__builtins__": builtins}
-            emit({"ev": "start", "i": index})
         elif kind == b"M":
             status, error = _run(marshal.loads(payload), namespace)
             emit({"ev": "module", "i": index, "status": status, "error": error})

@@ -38,6 +38,9 @@ class Limits:
 class Probe:
     expr: str
     setup: str | None = None  # statements run before the expression, in the same namespace
+    # A hidden check's: sent to the process only once everything public it was sent is answered, so
+    # that nothing it returns for a public check can carry what a hidden one asks.
+    secret: bool = False
 
 
 @dataclass(frozen=True)
@@ -65,7 +68,7 @@ class Unit:
         return cls(
             source=str(data["source"]),
             filename=str(data["filename"]),
-            probes=tuple(Probe(str(p["expr"]), p.get("setup")) for p in data.get("probes", ())),
+            probes=tuple(Probe(str(p["expr"]), p.get("setup"), bool(p.get("secret"))) for p in data.get("probes", ())),
             overrides=tuple((str(k), str(v)) for k, v in data.get("overrides", ())),
             process=str(data.get("process", "")),
             group=str(data.get("group", "")),

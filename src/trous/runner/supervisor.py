@@ -15,6 +15,7 @@ group. Results go to the parent as JSON lines, one per unit, then {"done": true}
 from __future__ import annotations
 
 import ast
+import collections
 import functools
 import json
 import marshal
@@ -186,7 +187,7 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-_EXPECTED = {b"U": "start", b"M": "module", b"P": "probe", b"S": "state", b"E": "end"}
+_EXPECTED = {b"M": "module", b"P": "probe", b"S": "state", b"E": "end"}
 
 
 class Supervisor:
@@ -343,24 +344,24 @@ class Supervisor:
         return "le programme s'est arrêté brutalement avant la fin"
 
     # -- one child -----------------------------------------------------------------------------
-    def _plan(self, batch: list[int], first_probe: int) -> list[tuple[int, bytes, bytes]]:
-        """The commands for the batch, in order: (unit index, type, payload)."""
+    def _plan(self, batch: list[int], first_probe: int) -> list[tuple[int, bytes, bytes, bool]]:
+        """The commands for the batch, in order: (unit index, type, payload, secret)."""
         steps = []
         for position, index in enumerate(batch):
             unit = self.job.units[index]
             header = {"i": index, "filename": unit.filename, "module_name": unit.module_name,
                       "value_limit": self.job.limits.value_kb * 1024}
-            steps.append((index, b"U", json.dumps(header).encode()))
+            steps.append((index, b"U", json.dumps(header).encode(), False))
             code = self._code(index)
             if isinstance(code, bytes):
-                steps.append((index, b"M", code))
+                steps.append((index, b"M", code, False))
             skip = first_probe if position == 0 else 0
             for j, probe in enumerate(unit.probes):
                 if j >= skip:
-                    steps.append((index, b"P", _probe_code(probe.expr, probe.setup, j)))
+                    steps.append((index, b"P", _probe_code(probe.expr, probe.setup, j), probe.secret))
             if unit.state is not None:
-                steps.append((index, b"S", json.dumps({"names": list(unit.state)}).encode()))
-            steps.append((index, b"E", b""))
+                steps.append((index, b"S", json.dumps({"names": list(unit.state)}).encode(), False))
+            steps.append((index, b"E", b"", False))
         return steps
 
     def _supervise(self, batch: list[int], first_probe: int):
@@ -385,7 +386,8 @@ class Supervisor:
             stopped = ("start", {}) if steps is not None else ("protocol", {"message": bad_probe})
             steps = []
         step = 0  # next command to send
-        waiting: tuple[int, str, int | None] | None = None  # (unit, event expected, probe j)
+        # Commands sent and not yet answered, in order: (unit, event expected, probe j, public).
+        pending: collections.deque[tuple[int, str, int | None, bool]] = collections.deque()
         current: int | None = None
         phase = "start"
         probe_index = -1
@@ -402,10 +404,17 @@ class Supervisor:
         first_unit = True
 
         def send_next() -> None:
-            """Send commands up to the next one that runs student code, and wait for its event."""
-            nonlocal step, waiting, current, deadline, unit_deadline, allowed, phase, probe_index, first_unit
+            """Send what may be sent now. Commands go several at a time, but never a new unit while
+            the previous one is not over, and never a hidden check while a public command (the
+            program, a public check) is unanswered: what the student's code returns to a public
+            check can then carry nothing it has not been asked yet."""
+            nonlocal step, current, unit_deadline, allowed, phase, first_unit
             while step < len(steps):
-                index, kind, payload = steps[step]
+                index, kind, payload, secret = steps[step]
+                if kind == b"U" and pending:
+                    break
+                if secret and any(public for _, _, _, public in pending):
+                    break
                 step += 1
                 _write_all(cmd_w, struct.pack("!cI", kind, len(payload)) + payload)
                 now = time.monotonic()
@@ -419,31 +428,35 @@ class Supervisor:
                             state.status, state.error = ERROR, code
                     wall = self.job.units[index].wall or limits.wall
                     unit_deadline = now + wall + (START if first_unit else 0.0)
-                    deadline, allowed, first_unit = unit_deadline, wall, False
-                    waiting = (index, "start", None)
-                    return
-                if kind == b"M":
-                    waiting = (index, "module", None)
-                    return
-                if kind in (b"P", b"S"):
-                    j = marshal.loads(payload)[0] if kind == b"P" else None
-                    if now >= unit_deadline + OVERRUN:  # the unit's time is spent
-                        raise _Stop("timeout", {"seconds": self.job.units[index].wall or limits.wall, "budget": True})
-                    phase, probe_index = ("probe", j) if kind == b"P" else ("state", probe_index)
-                    allowed = max(PROBE_FLOOR, min(probe_wall(limits), unit_deadline - now))
-                    deadline = min(now + allowed, unit_deadline + OVERRUN)
-                    waiting = (index, _EXPECTED[kind], j)
-                    return
-                if kind == b"E":
-                    phase, deadline = "end", now + 2.0
-                    waiting = (index, "end", None)
-                    return
-            waiting = None
+                    first_unit = False
+                    continue  # a new namespace runs nothing of the student's: what follows goes at once
+                j = marshal.loads(payload)[0] if kind == b"P" else None
+                pending.append((index, _EXPECTED[kind], j, kind == b"M" or (kind == b"P" and not secret)))
+                if len(pending) == 1:
+                    arm(now)
+
+        def arm(now: float) -> None:
+            """The clock for the command at the head of the queue, which the child runs now."""
+            nonlocal deadline, allowed, phase, probe_index
+            index, expected, j, _ = pending[0]
+            wall = self.job.units[index].wall or limits.wall
+            if expected == "module":
+                phase, deadline, allowed = "module", unit_deadline, wall
+            elif expected in ("probe", "state"):
+                if now >= unit_deadline + OVERRUN:  # the unit's time is spent
+                    raise _Stop("timeout", {"seconds": wall, "budget": True})
+                phase = expected
+                if expected == "probe":
+                    probe_index = j
+                allowed = max(PROBE_FLOOR, min(probe_wall(limits), unit_deadline - now))
+                deadline = min(now + allowed, unit_deadline + OVERRUN)
+            else:
+                phase, deadline = "end", now + 2.0
 
         try:
             if steps:
                 send_next()
-            while stopped is None and waiting is not None:
+            while stopped is None and (pending or step < len(steps)):
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     if interrupting or phase not in ("module", "probe", "state"):
@@ -501,11 +514,12 @@ class Supervisor:
                         if kind == "internal":
                             stopped = ("protocol", {})
                             break
-                        index, expected, j = waiting if waiting else (None, None, None)
+                        index, expected, j, _ = pending[0] if pending else (None, None, None, False)
                         if (kind != expected or event.get("i") != index
                                 or (expected == "probe" and event.get("j") != j)):
                             stopped = ("protocol", {})
                             break
+                        pending.popleft()
                         state = self.states[index]
                         now = time.monotonic()
                         if kind == "module":
@@ -545,12 +559,14 @@ class Supervisor:
                             later = [k for k in batch if k > index]
                             if not later or (self.job.units[later[0]].group in self.poisoned
                                              and self.job.units[later[0]].group):
-                                waiting = None  # done, or the rest of the batch is skipped
+                                step = len(steps)  # done, or the rest of the batch is skipped
                                 break
                         # A program that timed out still has its probes asked, on what it computed.
                         interrupting, where = False, None
                         send_next()
-            if stopped is None and waiting is None and len(done) < len(batch):
+                        if pending:
+                            arm(time.monotonic())
+            if stopped is None and not pending and len(done) < len(batch):
                 following = self.job.units[next(k for k in batch if k not in done)].group
                 if current is not None or not (following and following in self.poisoned):
                     stopped = ("crash", {})

@@ -126,8 +126,8 @@ class Disclosure:
     expression, a value or an exception message only where it is public."""
 
     expression: bool = True  # the expression checked; else its French description
-    values: bool = True  # the expected value, and what was obtained when it has that shape
-    obtained: bool = True  # what was obtained even when its shape differs
+    expected: bool = True  # the expected value (else only kinds and shapes of what differs)
+    obtained: str = "all"  # what was obtained: "all", "shaped" (only with the expected shape), "none"
     messages: bool = True  # exception messages; else the exception's type and line only
 
 
@@ -135,17 +135,24 @@ OPEN = Disclosure()
 
 
 def disclosure(expect: Expect, *, graded: bool, own_file: bool) -> Disclosure:
-    """The rule: a hidden check (a grader's) is described, never shown; values of hidden inputs
-    are never shown; exception messages only from the student's own file on public inputs."""
+    """The rule. A hidden check (a grader's) is described, never shown; values on hidden inputs are
+    never shown. When grading, what a program computed reaches a page only from a public check on
+    the course's own inputs: the process asks those first, before it is sent anything hidden, so
+    what they return cannot carry what it had not yet seen. Exception messages, moreover, only
+    from the student's own file (a spliced program holds the reference's code and values)."""
     hidden_inputs = expect.hidden or (expect.variant is not None and expect.variant.hidden)
-    return Disclosure(expression=not expect.hidden, values=not hidden_inputs, obtained=not graded,
-                      messages=own_file and not hidden_inputs)
+    if not graded:
+        return Disclosure(expression=not expect.hidden, expected=not hidden_inputs,
+                          obtained="none" if hidden_inputs else "all", messages=not hidden_inputs)
+    first = expect.variant is None and not expect.hidden
+    return Disclosure(expression=not expect.hidden, expected=not hidden_inputs,
+                      obtained="shaped" if first else "none", messages=own_file and first)
 
 
 def judge(expect: Expect, expected, unit: UnitResult, probe: ProbeResult, *, say: Disclosure = OPEN) -> Verdict:
     """Does one expectation hold? When not, why, within what `say` allows to be shown."""
     # A hidden variant stays a description: neither its inputs nor the values they give are shown.
-    context = variant_context(expect, hidden=not say.values)
+    context = variant_context(expect, hidden=not say.expected)
     name = expect.name if say.expression else expect.description
     error_text = lambda error: describe_error(error, message=say.messages)  # noqa: E731
     if not probe.evaluated:
@@ -172,11 +179,14 @@ def judge(expect: Expect, expected, unit: UnitResult, probe: ProbeResult, *, say
     mismatch = compare.compare(expected, probe.value, decimals=expect.decimals, rtol=expect.rtol, atol=expect.atol)
     if mismatch is None:
         return Verdict(True)
-    if not say.values:
+    if not say.expected:
         # Kinds, shapes and lengths show no value; anything else is only « valeur fausse ».
         detail = mismatch.reason if mismatch.structural else "valeur fausse"
         text = f"{name} : {detail}"
-    elif not say.obtained and not compare.same_shape(expected, probe.value):
+    elif say.obtained == "none":
+        detail = mismatch.reason if mismatch.structural else "une autre valeur"
+        text = f"{name} : attendu {compare.format_value(expected, expect.decimals)} — obtenu {detail}"
+    elif say.obtained == "shaped" and not compare.same_shape(expected, probe.value):
         obtained = compare.decode(probe.value)
         where = f" (élément {mismatch.where})" if mismatch.where else ""
         # The reason names types and lengths; text the student's code produced is never echoed.
