@@ -21,6 +21,7 @@ holds the reference (the message could carry what the reference computed).
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import sys
 import threading
@@ -696,12 +697,19 @@ def _short(text: str, n: int) -> str:
 
 
 def _group_key(units: tuple[Unit, ...], limits: Limits) -> str:
+    """What decides a group's results: its programs, inputs, checks and bounds."""
     digest = hashlib.sha256(repr(sorted(limits.__dict__.items())).encode())
     for unit in units:
-        digest.update(unit.source.encode())
-        digest.update(repr((unit.filename, unit.probes, unit.overrides, unit.module_name, unit.wall,
-                            unit.state)).encode())
+        digest.update(_digest(unit.source))  # the variants of a blank share one program: hashed once
+        digest.update("\0".join((unit.filename, unit.module_name, repr(unit.wall), repr(unit.overrides),
+                                 repr(unit.state), *(f"{p.expr}\1{p.setup}\1{p.secret}" for p in unit.probes)))
+                      .encode())
     return digest.hexdigest()
+
+
+@functools.lru_cache(maxsize=1024)
+def _digest(source: str) -> bytes:
+    return hashlib.sha256(source.encode()).digest()
 
 
 def _remap(result: UnitResult, probe: ProbeResult, analysis: Analysis, index: int):

@@ -182,8 +182,9 @@ class Runner:
                 if not chunk:
                     break
                 buffer += chunk
-                while b"\n" in buffer:
-                    line, buffer = buffer.split(b"\n", 1)
+                lines = buffer.split(b"\n")
+                buffer = lines.pop()  # what follows the last end of line: the start of the next one
+                for line in lines:
                     message = _parse(line)
                     if message is None:
                         continue

@@ -58,10 +58,12 @@ class Unit:
     state: tuple[str, ...] | None = None
 
     def to_json(self) -> dict:
-        data = asdict(self)
-        data["overrides"] = [list(pair) for pair in self.overrides]
-        data["state"] = None if self.state is None else list(self.state)
-        return data
+        # Written out rather than dataclasses.asdict (a deep copy): this runs for every unit sent.
+        return {"source": self.source, "filename": self.filename,
+                "probes": [{"expr": p.expr, "setup": p.setup, "secret": p.secret} for p in self.probes],
+                "overrides": [list(pair) for pair in self.overrides], "process": self.process,
+                "group": self.group, "module_name": self.module_name, "wall": self.wall,
+                "state": None if self.state is None else list(self.state)}
 
     @classmethod
     def from_json(cls, data: dict) -> "Unit":

@@ -498,9 +498,11 @@ class Supervisor:
                     if len(buffer) > MAX_EVENT_LINE:
                         stopped = ("protocol", {})
                         break
-                    while b"\n" in buffer and stopped is None:
-                        line, _, rest = bytes(buffer).partition(b"\n")
-                        buffer = bytearray(rest)
+                    *lines, rest = bytes(buffer).split(b"\n")
+                    buffer = bytearray(rest)
+                    for line in lines:
+                        if stopped is not None:
+                            break
                         event = _parse(line)
                         if event is None:
                             stopped = ("protocol", {})
