@@ -59,24 +59,34 @@ def compile_unit(unit: Unit):
     """The unit's program as a code object, its variant's values written in place of the values of
     the top-level assignments they override (so the child holds no table of hidden inputs).
     Raises SyntaxError, or OverrideError naming a variable the program does not assign."""
-    tree = ast.parse(unit.source, unit.filename)
+    tree = _parsed(unit.source, unit.filename)
     overrides = dict(unit.overrides)
-    seen = set()
-    for node in tree.body:
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-            name = _target_name(node)
-            if name in overrides:
-                value = ast.parse(overrides[name], "<variante>", mode="eval").body
-                for sub in ast.walk(value):  # errors in it point at the line it replaces
-                    if "lineno" in sub._attributes:
-                        sub.lineno, sub.col_offset = node.value.lineno, node.value.col_offset
-                        sub.end_lineno, sub.end_col_offset = node.value.end_lineno, node.value.end_col_offset
-                node.value = value
-                seen.add(name)
-    missing = sorted(set(overrides) - seen)
-    if missing:
-        raise OverrideError(", ".join(missing))
-    return compile(tree, unit.filename, "exec", dont_inherit=True)
+    replaced: list[tuple[ast.AST, ast.AST]] = []  # (statement, its own value), put back below
+    try:
+        for node in tree.body:
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                name = _target_name(node)
+                if name in overrides:
+                    value = ast.parse(overrides[name], "<variante>", mode="eval").body
+                    for sub in ast.walk(value):  # errors in it point at the line it replaces
+                        if "lineno" in sub._attributes:
+                            sub.lineno, sub.col_offset = node.value.lineno, node.value.col_offset
+                            sub.end_lineno, sub.end_col_offset = node.value.end_lineno, node.value.end_col_offset
+                    replaced.append((node, node.value))
+                    node.value = value
+        missing = sorted(set(overrides) - {_target_name(node) for node, _ in replaced})
+        if missing:
+            raise OverrideError(", ".join(missing))
+        return compile(tree, unit.filename, "exec", dont_inherit=True)
+    finally:
+        for node, value in replaced:
+            node.value = value
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed(source: str, filename: str) -> ast.Module:
+    # The variants of a blank run the same program: parsed once, their values swapped in and out.
+    return ast.parse(source, filename)
 
 
 def _target_name(node) -> str | None:
