@@ -8,7 +8,7 @@ Generates a class (seeded: the same arguments give the same class) from the cour
 solutions (examples/make_classe.py), grades it with the `trous grade` machinery (intake, gradebook,
 sandboxed runners in parallel, reports) in a fresh results folder, and prints side by side: copies per
 second, seconds per student, and the peak memory of the whole process tree (this process, the
-bubblewrap sandboxes, their zygotes and every student process), sampled every 20 ms from /proc.
+bubblewrap sandboxes, their zygotes and every student process), sampled every 50 ms from /proc (more often, the sampling itself would take a visible share of the grader's CPU).
 
 Targets (issue 3): under 0.1 s per student over the whole course on 2 cores, under 500 Mio peak.
 The mixture: strong, average and weak students (right, partly filled, wrong, unfilled, missing
@@ -169,7 +169,7 @@ class TreeMemory(threading.Thread):
     the sandboxes: each runner's zygote reaps every process below it (it is their subreaper), so its
     last-seen utime + stime + cutime + cstime covers all the student processes it ran."""
 
-    def __init__(self, interval: float = 0.02):
+    def __init__(self, interval: float = 0.05):
         super().__init__(daemon=True)
         self.interval = interval
         self.peak_rss = self.peak_pss = 0

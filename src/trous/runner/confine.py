@@ -11,6 +11,7 @@ tracing the supervisor.
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import resource
 import signal
@@ -40,7 +41,9 @@ class Confinement:
         return cls(run_as=data.get("run_as"), sweep=bool(data.get("sweep")), cgroup=data.get("cgroup"))
 
 
+@functools.lru_cache(maxsize=None)
 def _libc():
+    # Loaded once, in the zygote: every process forked from it then calls prctl without reloading it.
     try:
         return ctypes.CDLL(None, use_errno=True)
     except OSError:  # pragma: no cover - not Linux

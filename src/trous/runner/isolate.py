@@ -146,6 +146,9 @@ def _last_capability() -> int:
         return 40  # CAP_CHECKPOINT_RESTORE, the last one Linux 6.x knows
 
 
+_LAST_CAPABILITY = _last_capability()  # read once: the zygote's children inherit it
+
+
 def _capset(keep: tuple[int, ...]) -> int:
     mask = 0
     for cap in keep:
@@ -174,9 +177,9 @@ def drop_capabilities(keep: tuple[int, ...] = ()) -> bool:
     # While CAP_SETPCAP is there: lock uid 0 out of regaining capabilities through execve.
     prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE
           | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED)
-    for cap in range(_last_capability() + 1):
-        if cap not in keep:
-            prctl(PR_CAPBSET_DROP, cap)  # EPERM without CAP_SETPCAP, EINVAL for unknown ones: both fine
+    for cap in range(_LAST_CAPABILITY + 1):
+        if cap not in keep and prctl(PR_CAPBSET_DROP, cap) != 0 and ctypes.get_errno() == errno.EPERM:
+            break  # no CAP_SETPCAP: none of them can go (EINVAL, for one this kernel lacks, is fine)
     prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
     return _capset(keep) == 0
 
