@@ -72,7 +72,11 @@ class Outcome:
 
 
 def default_results(source: Path) -> Path:
-    """Next to the input, named after it: `classe/` → `classe-resultats/`, `devoir.zip` → `devoir-resultats/`."""
+    """Next to the input, named after it: `classe/` → `classe-resultats/`, `devoir.zip` → `devoir-resultats/`
+    (an input kind may keep its own place: an nbgrader course, its git-ignored `trous-resultats/`)."""
+    carried = intake_mod.carried_results(source)
+    if carried is not None:
+        return carried
     source = Path(source).absolute()
     stem = source.name[:-4] if source.name.lower().endswith(".zip") else source.name
     return source.parent / f"{stem or 'copies'}-resultats"
@@ -237,6 +241,8 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
             raise GraderError(f"pas de note enregistrée pour : {', '.join(missing[:5])}")
         grades = [current[s.student] for s in intake.submissions]
         t = time.perf_counter()
+        if intake.settle is not None:
+            grades = intake.settle(course, grades)
         reports = write_all(results_dir, course, grades, gradebook, submissions=intake.submissions,
                             ignored=intake.ignored, notes=intake.warnings)
         if intake.after is not None:
@@ -312,7 +318,11 @@ def cmd_grade(args) -> int:
     from ..cli import _course  # noqa: PLC0415
 
     console = Console(highlight=False)
-    course = _course(args)
+    try:  # an input that carries its course (an nbgrader course built by trous) is graded with it
+        course = intake_mod.carried_course(Path(args.copies), args.format, args.cours) or _course(args)
+    except intake_mod.IntakeError as exc:
+        console.print(f"[red]erreur :[/] {escape(str(exc))}", soft_wrap=True)
+        return EXIT_USAGE
     if args.sans_isolation and args.bac_a_sable not in (None, "auto"):
         console.print(f"[red]erreur :[/] --sans-isolation et --bac-a-sable {args.bac_a_sable} s'excluent : "
                       "choisissez l'un ou l'autre")

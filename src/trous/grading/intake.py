@@ -92,6 +92,9 @@ class Intake:
     # (the nbgrader kind writes nbgrader's own gradebook there).
     after: Callable[[Course, list], dict[str, Path]] | None = None
     ignored: list[IgnoredFile] = field(default_factory=list)
+    # Called with (course, grades) before the reports are written; returns the grades they show (the
+    # nbgrader kind writes nbgrader's gradebook there and takes back the grades changed in formgrader).
+    settle: Callable[[Course, list], list] | None = None
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,11 @@ class Kind:
     description: str  # French, for `trous grade --help`
     detect: Callable[[Path], bool]
     load: Callable[[Path, Course, IntakeLimits], Intake]
+    # An input that carries its own course (an nbgrader course built by trous): the course to grade it
+    # with, given the course directory named with -C (or None); raises IntakeError when it cannot.
+    course: Callable[[Path, str | None], Course] | None = None
+    # Where its results go by default, when not next to it (`default_results`).
+    results: Callable[[Path], Path] | None = None
 
 
 KINDS: dict[str, Kind] = {}
@@ -108,6 +116,25 @@ KINDS: dict[str, Kind] = {}
 def register(kind: Kind) -> None:
     """Add an input kind; later registrations are tried first by `load(..., kind="auto")`."""
     KINDS[kind.name] = kind
+
+
+def detected(path: str | Path, kind: str = "auto") -> Kind | None:
+    """The kind of input `path` is (None when no kind takes it, or when `kind` is unknown)."""
+    if kind != "auto":
+        return KINDS.get(kind)
+    path = Path(path)
+    return next((k for k in reversed(list(KINDS.values())) if k.detect(path)), None)
+
+
+def carried_course(path: str | Path, kind: str = "auto", given: str | None = None) -> Course | None:
+    """The course an input carries itself, or None (then the course is the one around, or -C)."""
+    found = detected(path, kind) if Path(path).exists() else None
+    return found.course(Path(path), given) if found is not None and found.course is not None else None
+
+
+def carried_results(path: str | Path, kind: str = "auto") -> Path | None:
+    found = detected(path, kind) if Path(path).exists() else None
+    return found.results(Path(path)) if found is not None and found.results is not None else None
 
 
 def load(path: str | Path, course: Course, kind: str = "auto", limits: IntakeLimits | None = None, *,

@@ -119,6 +119,34 @@ def materialize(bundle: Bundle, root: str | Path) -> Exercise:
     return Course.load(root).exercise(ex)
 
 
+def materialize_course(bundles: list[Bundle], order: list[tuple[str, list[str]]], root: str | Path) -> Course:
+    """Write several hidden bundles back as one course directory, the nbgrader course's whole course:
+    its assignments and exercises in `order` ((assignment id, exercise ids)), each exercise with its
+    template, public checks, solution and hidden grader (no student file)."""
+    root = Path(root)
+    by_id = {b.exercise_id: b for b in bundles}
+    first = bundles[0]
+    assignments = []
+    for assignment_id, exercise_ids in order:
+        exercises = [by_id[e] for e in exercise_ids]
+        assignments.append({**exercises[0].assignment, "exercises": [b.exercise for b in exercises]})
+        if any(b.assignment.get("id") != assignment_id for b in exercises):
+            raise ValueError(f"devoir {assignment_id} : un exercice y est rangé sous un autre devoir")
+    spec = {"course": first.course, "assignments": assignments}
+    if first.limits:
+        spec["limits"] = first.limits
+    for folder in ("exercises", TEMPLATES_DIR, "solutions", "graders"):
+        (root / folder).mkdir(parents=True, exist_ok=True)
+    (root / "course.yaml").write_text(yaml.safe_dump(spec, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    for bundle in bundles:
+        ex = bundle.exercise_id
+        (root / TEMPLATES_DIR / f"{ex}.py").write_text(bundle.template, encoding="utf-8")
+        (root / "exercises" / f"test_{ex}.py").write_text(bundle.checks, encoding="utf-8")
+        (root / "solutions" / f"{ex}.py").write_text(bundle.solution or "", encoding="utf-8")
+        (root / "graders" / f"test_{ex}.py").write_text(bundle.grader or "", encoding="utf-8")
+    return Course.load(root)
+
+
 # -- reading the bundles back from cell sources (one-line literal calls, never executed) ---------------
 def _calls(source: str, name: str) -> list[list]:
     found = []
@@ -137,6 +165,20 @@ def hidden_calls(source: str) -> list[tuple[str, dict]]:
     """(blank id, hidden bundle) of each `corriger_trou(...)` line of a grade cell's source."""
     return [(args[0], args[1]) for args in _calls(source, "corriger_trou")
             if len(args) == 2 and isinstance(args[0], str) and isinstance(args[1], dict)]
+
+
+def check_bundle_of(cell: dict) -> Bundle | None:
+    """The public bundle a check cell carries: in its metadata (`trous.verification`), or, in notebooks
+    built by older versions of trous, as the literal of its `verifier(...)` line."""
+    meta = (cell.get("metadata") or {}).get("trous") if isinstance(cell, dict) else None
+    data = meta.get("verification") if isinstance(meta, dict) else None
+    if isinstance(data, dict):
+        try:
+            return Bundle.from_dict(data).public()
+        except (ValueError, KeyError, TypeError, IndexError):
+            return None
+    source = cell.get("source", "") if isinstance(cell, dict) else ""
+    return check_bundle("".join(source) if isinstance(source, list) else str(source))
 
 
 def check_bundle(source: str) -> Bundle | None:

@@ -15,18 +15,41 @@ def _course(args):
 
 
 def cmd_build(args) -> int:
-    from .build import build  # noqa: PLC0415
+    from .build import BuildRefused, build  # noqa: PLC0415
+    from .notebooks import BuildError  # noqa: PLC0415
 
     course = _course(args)
     dest = Path(args.dossier or (course.root / "_build" / "nbgrader"))
-    report = build(course, dest, exchange=args.echange, only=args.exercice or None)
+    try:
+        report = build(course, dest, exchange=args.echange, only=args.exercice or None, force=args.force)
+    except BuildRefused as exc:
+        print(f"refusé : {exc}")
+        return 1
+    except BuildError as exc:
+        print(f"erreur : {exc}")
+        return 1
     notebooks = [p for p in report.written if p.suffix == ".ipynb"]
     print(f"cours nbgrader : {report.root}")
-    print(f"  nbgrader_config.py, {len(notebooks)} carnet(s) dans source/")
+    print(f"  nbgrader_config.py, trous-cours.json, {len(notebooks)} carnet(s) dans source/")
     for exercise_id, why in report.skipped:
         print(f"  exercice {exercise_id} ignoré : {why}")
+    for rel in report.replaced:
+        print(f"  écrasé (--force) : {rel}, modifié depuis la dernière construction")
+    for note in report.notes:
+        print(f"  remarque : {note}")
     print(f"ensuite : cd {report.root} && nbgrader generate_assignment <devoir> && nbgrader release_assignment <devoir>")
     return 0
+
+
+def _carried(args, root: Path):
+    """The course an nbgrader course directory carries (checked against -C COURS when given)."""
+    from .standalone import StandaloneError, load  # noqa: PLC0415
+
+    try:
+        return load(root, args.cours)
+    except StandaloneError as exc:
+        print(f"erreur : {exc}")
+        return None
 
 
 def cmd_grade(args) -> int:
@@ -36,8 +59,11 @@ def cmd_grade(args) -> int:
         print(f"erreur : --sans-isolation et --bac-a-sable {args.bac_a_sable} s'excluent : choisissez l'un ou l'autre")
         return 2
     sandbox = "sans-isolation" if args.sans_isolation else (args.bac_a_sable or "auto")
-    return run(_course(args), Path(args.dossier), args.devoir, students=args.etudiant or None,
-               sandbox=sandbox, jobs=args.jobs)
+    course = _carried(args, Path(args.dossier))
+    if course is None:
+        return 2
+    return run(course, Path(args.dossier), args.devoir, students=args.etudiant or None, sandbox=sandbox,
+               jobs=args.jobs)
 
 
 def register(sub) -> None:
@@ -47,6 +73,9 @@ def register(sub) -> None:
     p.add_argument("dossier", nargs="?", help="dossier du cours nbgrader (par défaut : _build/nbgrader)")
     p.add_argument("--echange", default=DEFAULT_EXCHANGE, help=f"dossier d'échange nbgrader (défaut : {DEFAULT_EXCHANGE})")
     p.add_argument("--exercice", action="append", help="seulement cet exercice ou ce devoir (répétable)")
+    p.add_argument("--force", action="store_true",
+                   help="écraser aussi les fichiers modifiés depuis la dernière construction (sinon : refus, avec la "
+                        "liste de ce qui diffère)")
     p.set_defaults(func=cmd_build)
     p = inner.add_parser("grade", help="corriger submitted/<élève>/<devoir> avec le moteur de trous et remplir "
                                        "le carnet de notes de nbgrader (au lieu de nbgrader autograde)")

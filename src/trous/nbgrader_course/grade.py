@@ -15,6 +15,7 @@ from ..runner.pool import RunnerPool
 from ..runner.sandbox import DESCRIPTIONS, UNISOLATED, choose
 from .gradebook import write
 from .intake import load
+from .overrides import apply, describe
 
 
 def grade(course: Course, root: Path, assignment: str, students: list[str] | None = None,
@@ -33,6 +34,7 @@ def grade(course: Course, root: Path, assignment: str, students: list[str] | Non
     order = {s.student: i for i, s in enumerate(intake.submissions)}
     grades.sort(key=lambda g: order[g.student])
     report = write(root, grades, [assignment])
+    report.changes = apply(grades, report.final)  # formgrader's manual grades win (overrides.py)
     return intake, grades, report
 
 
@@ -56,6 +58,8 @@ def run(course: Course, root: Path, assignment: str, students=None, sandbox="aut
             print(f"non corrigé ({printable(submission.student)}) : {printable(item.path)} — {printable(item.reason)}")
     for problem in report.problems:
         print(f"problème : {problem}")
+    for line in describe(report.changes):
+        print(line)
     width = max([len("élève")] + [len(g.student) for g in grades])
     for g in grades:
         blanks = " ".join("✔" if b.score >= b.max_score else "✘" for e in g.exercises for b in e.blanks)

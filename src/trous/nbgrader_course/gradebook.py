@@ -31,8 +31,12 @@ from traitlets.config.loader import PyFileConfigLoader  # noqa: E402
 from traitlets.utils.importstring import import_item  # noqa: E402
 
 from ..course.definition import Course  # noqa: E402
+from ..french import count  # noqa: E402
 from ..grading.model import SubmissionGrade  # noqa: E402
+from . import answers  # noqa: E402
+from .cells import cell_map  # noqa: E402
 from .outcome import outputs_for  # noqa: E402
+from .overrides import Final  # noqa: E402
 from .preprocessors import TROUS_KEY, VerifyGrades, grade_cells  # noqa: E402
 
 @dataclass
@@ -40,6 +44,10 @@ class WriteReport:
     root: Path
     written: list[tuple[str, str]] = field(default_factory=list)  # (student, assignment)
     problems: list[str] = field(default_factory=list)
+    # (student, notebook) → what nbgrader's gradebook holds besides the autograder's scores: manual
+    # scores from formgrader, extra credit, late penalty (overrides.py applies them)
+    final: dict[tuple[str, str], Final] = field(default_factory=dict)
+    changes: list = field(default_factory=list)  # overrides.Change applied to the grades (trous nbgrader grade)
 
 
 def load_config(root: Path) -> Config:
@@ -60,9 +68,12 @@ class FillGrades(Preprocessor):
                 exercise_grade = self.grade.exercise(exercise_id)
             except KeyError:
                 continue
+            # The text the intake graded, with its cells located: the outputs name them as the
+            # kernel's hidden cells and VerifyGrades do.
+            where = cell_map(entries[0][2], answers.from_cells(nb.cells))
             for cell, blank_id, _ in entries:
                 try:
-                    cell.outputs, score = outputs_for(exercise_grade, blank_id, self.grade.unisolated)
+                    cell.outputs, score = outputs_for(exercise_grade, blank_id, self.grade.unisolated, where)
                 except KeyError:
                     continue
                 cell.metadata[TROUS_KEY] = {"moteur": score, "source": "trous grade"}
@@ -110,6 +121,19 @@ class Writer:
                 target.unlink()
             shutil.copy(filename, target)
 
+    @staticmethod
+    def _final(gradebook, notebook: str, assignment: str, student: str) -> Final:
+        """What nbgrader's gradebook adds to the autograder's scores for this notebook: manual scores
+        set in formgrader (nbgrader keeps them when a notebook is graded again), extra credit, late
+        penalty."""
+        submitted = gradebook.find_submission_notebook(notebook, assignment, student)
+        final = Final(penalty=float(submitted.late_submission_penalty or 0.0))
+        for grade in submitted.grades:
+            if grade.manual_score is not None:
+                final.manual[grade.name] = float(grade.manual_score)
+            final.extra += float(grade.extra_credit or 0.0)
+        return final
+
     def student(self, gradebook, assignment, student: str, grade: SubmissionGrade, report: WriteReport) -> None:
         submitted = Path(self.coursedir.format_path(self.coursedir.submitted_directory, student, assignment.name))
         dest = Path(self.coursedir.format_path(self.coursedir.autograded_directory, student, assignment.name))
@@ -155,6 +179,7 @@ class Writer:
                                        f"le préparer ({type(exc).__name__}: {exc}) : à corriger à la main")
                 continue
             gradebook.db.really_commit()
+            report.final[(student, notebook.name)] = self._final(gradebook, notebook.name, assignment.name, student)
             # The steps above validated every cell; nbformat.write would validate the whole notebook again.
             (dest / f"{notebook.name}.ipynb").write_text(nbformat.v4.nbjson.writes(nb) + "\n", encoding="utf-8")
         for folder, _, names in os.walk(dest):
@@ -210,11 +235,11 @@ def _write(root: Path, grades: list[SubmissionGrade], assignments: list[str] | N
 
 
 def write_all(root: Path, course: Course, grades: list[SubmissionGrade],
-              assignments: list[str] | None = None) -> dict[str, Path]:
-    """The `after` hook of the nbgrader input kind: what `trous grade` lists among its reports."""
+              assignments: list[str] | None = None) -> WriteReport:
+    """For `trous grade` on the nbgrader input kind (intake.Settle): write, and say so."""
     report = write(root, grades, assignments)
     for problem in report.problems:
         print(f"nbgrader : {problem}")
-    print(f"carnet de notes nbgrader : {len(report.written)} copie(s) enregistrée(s) dans {report.root / 'gradebook.db'}")
-    return {"nbgrader_gradebook": Path(report.root) / "gradebook.db",
-            "nbgrader_autograded": Path(report.root) / "autograded"}
+    print(f"carnet de notes nbgrader : {count(len(report.written), 'copie enregistrée', 'copies enregistrées')} "
+          f"dans {report.root / 'gradebook.db'}")
+    return report

@@ -12,19 +12,22 @@ every other file of a student's folder is named in their feedback with why (a re
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import sqlite3
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..course.definition import Course, Exercise
+from ..course.definition import Course, CourseError, Exercise
 from ..grading import intake as intake_mod
 from ..grading.filenames import Matcher
 from ..grading.safetext import printable
 from ..grading.submissions import IgnoredFile, Submission
 from . import answers
-from .bundle import Bundle, check_bundle, of
+from . import standalone
+from .bundle import Bundle, of
 
 MAX_NOTEBOOK = 32 * 1024 * 1024
 NAME = "nbgrader"
@@ -53,25 +56,14 @@ _bundles: dict[tuple, Bundle] = {}
 
 
 def _public_bundle(exercise: Exercise, root: Path | None = None) -> Bundle:
-    """The exercise's public bundle: the one the nbgrader course's source notebook embeds in its check
-    cell (what was released), else built from the course (jupytext, slower to import)."""
+    """The exercise's public bundle: the one the nbgrader course's source notebook carries (what was
+    released), else built from the course (jupytext, slower to import)."""
     source = root / "source" / exercise.assignment.id / f"{exercise.id}.ipynb" if root else None
     if source is not None and source.is_file():
-        key = (str(source), source.stat().st_mtime_ns)
-        if key not in _bundles:
-            found = None
-            try:
-                for cell in json.loads(source.read_text(encoding="utf-8")).get("cells", []):
-                    text = cell.get("source", "")
-                    found = check_bundle("".join(text) if isinstance(text, list) else str(text))
-                    if found is not None and found.exercise_id == exercise.id:
-                        break
-                    found = None
-            except (OSError, ValueError, AttributeError):
-                found = None
-            _bundles[key] = found
-        if _bundles[key] is not None:
-            return _bundles[key]
+        try:
+            return standalone.read_source(source).bundle.public()
+        except standalone.StandaloneError:
+            pass  # not a notebook trous built: the course's own exercise below
     path = exercise.template_path
     key = (str(path), path.stat().st_mtime_ns, str(exercise.checks_path), exercise.id)
     if key not in _bundles:
@@ -212,6 +204,7 @@ def load(path: Path, course: Course, limits=None, assignments: list[str] | None 
         raise intake_mod.IntakeError(f"{path} : pas un cours nbgrader (attendu : le dossier qui contient "
                                      "nbgrader_config.py et submitted/)")
     result = intake_mod.Intake(NAME, found.root)
+    names = student_names(found.root)
     for folder in sorted(found.submitted.iterdir()):
         shown = printable(folder.name)
         if folder.is_symlink():
@@ -230,11 +223,31 @@ def load(path: Path, course: Course, limits=None, assignments: list[str] | None 
             continue
         # nbgrader's student ids are the folder names (its gradebook is keyed by them): graded as
         # they are; only what is shown is cleaned.
-        result.submissions.append(student_submission(course, folder, assignments, found.root, limits))
+        submission = student_submission(course, folder, assignments, found.root, limits)
+        name = names.get(folder.name)
+        result.submissions.append(dataclasses.replace(submission, name=name) if name else submission)
     if not result.submissions:
         result.warnings.append(f"{found.submitted} : aucune copie (lancez d'abord nbgrader collect)")
-    result.after = _after(found.root, assignments, _preload())
+    settle = Settle(found.root, assignments, _preload())
+    result.settle, result.after = settle.settle, settle.after
     return result
+
+
+def student_names(root: Path) -> dict[str, str]:
+    """Student id → « Prénom Nom » from nbgrader's gradebook (zip_collect records Moodle's names there,
+    formgrader edits them), read-only; {} when there is none."""
+    path = Path(root) / "gradebook.db"
+    if not path.is_file():
+        return {}
+    try:
+        connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            rows = connection.execute("SELECT id, first_name, last_name FROM student").fetchall()
+        finally:
+            connection.close()
+    except sqlite3.Error:
+        return {}
+    return {sid: " ".join(n for n in (first, last) if n) for sid, first, last in rows if first or last}
 
 
 def _import_writer() -> None:
@@ -250,16 +263,51 @@ def _preload() -> threading.Thread:
     return thread
 
 
-def _after(root: Path, assignments: list[str] | None, preloading: threading.Thread | None = None):
-    def write(course, grades) -> dict[str, Path]:
-        if preloading is not None:
-            preloading.join()
-        from .gradebook import write_all  # noqa: PLC0415
+class Settle:
+    """What `trous grade` does with nbgrader once the engine has graded: write nbgrader's gradebook
+    and autograded/ (before trous's reports), take back the grades a teacher changed by hand in
+    formgrader and nbgrader's late penalties (overrides.py: they win, and every report shows them),
+    then list nbgrader's files among the reports."""
 
-        return write_all(root, course, grades, assignments)
-    return write
+    def __init__(self, root: Path, assignments: list[str] | None, preloading: threading.Thread | None):
+        self.root, self.assignments, self.preloading = root, assignments, preloading
+
+    def settle(self, course, grades):
+        if self.preloading is not None:
+            self.preloading.join()
+        from .gradebook import write_all  # noqa: PLC0415
+        from .overrides import apply, describe  # noqa: PLC0415
+
+        report = write_all(self.root, course, grades, self.assignments)
+        changes = apply(grades, report.final)
+        for line in describe(changes):
+            print(line)
+        return grades
+
+    def after(self, course, grades) -> dict[str, Path]:
+        return {"nbgrader_gradebook": self.root / "gradebook.db", "nbgrader_autograded": self.root / "autograded"}
+
+
+def carried_course(path: Path, given: str | None) -> Course:
+    """The course the nbgrader course directory carries (standalone.py), checked."""
+    found = layout(path)
+    try:
+        return standalone.load(found.root if found else path, given)
+    except standalone.StandaloneError as exc:
+        raise intake_mod.IntakeError(str(exc)) from None
+    except CourseError as exc:
+        raise intake_mod.IntakeError(f"-C {given} : {exc}") from None
+
+
+def results_place(path: Path) -> Path:
+    """In the nbgrader course, in the folder its .gitignore keeps out of git (build.py)."""
+    from .build import RESULTS  # noqa: PLC0415
+
+    found = layout(path)
+    return (found.root if found else Path(path)).resolve() / RESULTS
 
 
 intake_mod.register(intake_mod.Kind(
     NAME, "cours nbgrader : submitted/<élève>/<devoir>/<exercice>.ipynb, notes écrites aussi dans le carnet "
-          "de notes de nbgrader", lambda p: layout(Path(p)) is not None, load))
+          "de notes de nbgrader", lambda p: layout(Path(p)) is not None, load, course=carried_course,
+    results=results_place))
