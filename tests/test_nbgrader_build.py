@@ -19,7 +19,7 @@ from nbgrader.preprocessors import ClearHiddenTests, ComputeChecksums, LockCells
 from trous.course.blanks import align, find_blanks  # noqa: E402
 from trous.nbgrader_course import answers  # noqa: E402
 from trous.nbgrader_course.build import build, buildable  # noqa: E402
-from trous.nbgrader_course.bundle import Bundle, check_bundle  # noqa: E402
+from trous.nbgrader_course.bundle import Bundle, check_bundle_of  # noqa: E402
 from trous.nbgrader_course.preprocessors import ClearBlanks, HideHiddenTests, grade_cells, strip_hidden  # noqa: E402
 from trous.nbgrader_course.intake import notebook_exercise  # noqa: E402
 
@@ -130,7 +130,7 @@ def test_release_shows_exactly_the_blanks_of_the_exercise_and_no_hidden_test(cou
 
 def _bundle(nb, exercise) -> Bundle:
     cell = next(c for c in nb.cells if c.metadata["nbgrader"]["grade_id"].endswith("-verification-publique"))
-    bundle = check_bundle(cell.source)
+    bundle = check_bundle_of(cell)
     assert bundle is not None and bundle.exercise_id == exercise.id and not bundle.hidden
     return bundle
 
@@ -191,7 +191,8 @@ def test_cli_build_reports_what_it_wrote(course, tmp_path):
 
 def test_in_a_plain_kernel_the_notebook_checks_the_latest_answers(course, built, tmp_path):
     """A student's session (no nbgrader): the grade cells give each blank's public verdict from the
-    answer cell as last executed, the check cell prints the same report as `trous check`."""
+    answer cell as last executed, the check cell shows the same report as `trous check`; an answer
+    cell run with a blank left says « trou pas encore rempli », and every place is a cell's."""
     from nbclient import NotebookClient
 
     from nbgrader_support import SOLUTION, Author
@@ -208,13 +209,93 @@ def test_in_a_plain_kernel_the_notebook_checks_the_latest_answers(course, built,
     def shown(gid):
         outputs = by_id[gid].outputs
         return "".join(o.get("text", "") for o in outputs) + "\n".join(
-            "\n".join(o.get("traceback", [])) for o in outputs if o.output_type == "error")
+            "\n".join(o.get("traceback", [])) for o in outputs if o.output_type == "error") + "".join(
+            (o.get("data") or {}).get("text/plain", "") for o in outputs)
 
-    assert "✔ trou 1/3 « somme_exp » : juste" in shown("01_toux-trou-somme_exp")
+    # the answer cell itself, third blank left: IPython's `___` output cache no longer answers for it
+    answer = by_id["01_toux-reponse-1"]
+    assert answer.outputs[-1].ename == "TrouPasRempli"
+    text = shown("01_toux-reponse-1")
+    assert "trou pas encore rempli (___)" in text and "must be real number" not in text
+    line = next(i for i, ln in enumerate(answer.source.split("\n"), start=1) if "___" in ln)
+    assert f"à la ligne {line} de sa cellule" in text
+    assert "✔ trou 1/3 « somme_exp » (ligne " in shown("01_toux-trou-somme_exp")
+    assert "de la cellule de réponse 1) : juste" in shown("01_toux-trou-somme_exp")
     assert by_id["01_toux-trou-scores"].outputs[-1].ename == "TrouFaux"
-    assert "trou 2/3 « scores » : faux" in shown("01_toux-trou-scores")
-    assert "indice : " + exercise.blanks[1].hints[0] in shown("01_toux-trou-scores")
+    scores = shown("01_toux-trou-scores")
+    assert "trou 2/3 « scores » (ligne " in scores and "de la cellule de réponse 1) : faux" in scores
+    assert "indice : " + exercise.blanks[1].hints[0] in scores and "Validate" in scores
     assert "pas encore rempli (___)" in shown("01_toux-trou-nouveau")
-    assert "File " not in shown("01_toux-trou-scores")  # an explanation, not a Python traceback
+    everything = "\n".join(shown(gid) for gid, c in by_id.items() if gid and c.cell_type == "code")
+    assert "File " not in scores and "exercises/01_toux.py" not in everything  # places are cells, never the file
     report = shown("01_toux-verification-publique")
-    assert "✔ trou 1 « somme_exp » : juste" in report and "✘" in report and "« nouveau » : pas encore rempli" in report
+    assert "✔ trou 1/3 « somme_exp »" in report and "✘" in report and "« nouveau »" in report
+    assert "pas encore rempli" in report and "trous hint" not in report
+    html = "".join((o.get("data") or {}).get("text/html", "") for o in by_id["01_toux-verification-publique"].outputs)
+    assert 'class="trous-check"' in html  # JupyterLab shows the same report as `trous lab`
+
+
+def test_instructions_speak_to_notebook_users(course, built):
+    for exercise in _ready(course):
+        nb = _notebook(built, exercise)
+        markdown = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+        for word in ("pytest", "exercises/", "trous hint", "python exercises"):
+            assert word not in markdown, (exercise.id, word)
+        assert "Validate" in markdown and "vérifications publiques" in markdown
+        labels = [c.source for c in nb.cells if c.metadata["nbgrader"]["grade_id"].startswith(
+            f"{exercise.id}-consigne-reponse-")]
+        assert len(labels) == sum(1 for c in nb.cells if c.metadata["nbgrader"]["solution"])
+        assert labels[0].startswith("**Cellule de réponse 1**")
+        code = [c for c in nb.cells if c.cell_type == "code"]
+        assert code[0].source.endswith("%load_ext trous.nbgrader_course") and code[0].metadata["nbgrader"]["locked"]
+
+
+def test_the_check_cell_is_a_short_call_carrying_its_data_in_metadata(course, built):
+    for exercise in _ready(course):
+        release = _release(_notebook(built, exercise))
+        cell = next(c for c in release.cells if c.metadata["nbgrader"]["grade_id"].endswith("-verification-publique"))
+        assert cell.source.splitlines()[-1] == f"verifier({exercise.id!r})" and len(cell.source) < 400
+        bundle = _bundle(release, exercise)
+        assert bundle.template == exercise.template_path.read_text(encoding="utf-8")
+
+
+def test_lines_of_the_rebuilt_exercise_are_located_in_the_notebook_cells(course, built):
+    from trous.nbgrader_course.cells import cell_map
+
+    for exercise in _ready(course):
+        release = _release(_notebook(built, exercise))
+        bundle = _bundle(release, exercise)
+        cells = answers.from_cells(release.cells)
+        where = cell_map(bundle, cells)
+        assert where.text == answers.exercise_text(bundle, cells)
+        template_lines = where.text.split("\n")
+        for number, cell in enumerate(bundle.cells, start=1):
+            start = where.text.index(cell.template)
+            first = where.text[:start].count("\n") + 1
+            for offset, code in enumerate(cell.template.split("\n")):
+                assert where.describe(first + offset) == f"ligne {offset + 1} de la cellule de réponse {number}"
+                assert template_lines[first + offset - 1] == code
+        for blank in find_blanks(where.text):  # every blank is in an answer cell
+            assert "cellule de réponse" in where.describe(blank.line)
+        # a locked code cell is named by its first line
+        given = [s for s in where.spans if "réponse" not in s.label]
+        for span in given:
+            assert template_lines[span.first - 1].strip()[:20] in span.label or template_lines[span.first - 1].lstrip(
+                ).startswith("#")
+
+
+def test_the_explorer_is_released_with_the_first_assignment_and_works_in_its_folder(course, built, tmp_path):
+    explorers = sorted(p.relative_to(built.root).as_posix() for p in built.root.rglob("explorateur.ipynb"))
+    first = next(e.assignment.id for e in _ready(course)
+                 if "def softmax" in e.template_path.read_text(encoding="utf-8"))
+    assert explorers == [f"source/{first}/explorateur.ipynb"]
+    pytest.importorskip("anywidget")
+    from trous.notebooks.explorer import Explorer
+
+    folder = tmp_path / first  # what a student fetches: the release notebooks, no course.yaml
+    folder.mkdir()
+    for path in (built.root / "source" / first).glob("*.ipynb"):
+        nbformat.write(_release(nbformat.read(path, 4)), folder / path.name)
+    explorer = Explorer(folder)
+    assert "02_places.ipynb" in explorer.source
+    assert explorer.view["rows"] and not explorer.view["error"] and not explorer.view["rnn_error"]

@@ -45,15 +45,27 @@ TMPFS_BYTES = 256 * 1024 * 1024  # the kernel's own folder, and its /tmp
 _warned = False
 
 
+def _kept(cell: dict) -> bool:
+    # The answer cells, and the check cell (its public bundle: the release's, which students have).
+    meta = cell.get("metadata") or {}
+    if (meta.get("nbgrader") or {}).get("solution"):
+        return True
+    return isinstance(meta.get("trous"), dict) and "verification" in meta["trous"] and not (
+        (meta.get("nbgrader") or {}).get("grade"))
+
+
 def strip_notebook(data: bytes) -> bytes:
-    """A notebook reduced to its answer cells (nbgrader `solution: true`): what the kernel may read."""
+    """A notebook reduced to its answer cells (nbgrader `solution: true`) and its check cell: what the
+    kernel may read. Grade cells, whose hidden tests nbgrader restored, never reach it."""
     try:
         nb = json.loads(data)
-        cells = [c for c in nb.get("cells", []) if ((c.get("metadata") or {}).get("nbgrader") or {}).get("solution")]
+        cells = [c for c in nb.get("cells", []) if isinstance(c, dict) and _kept(c)]
     except (ValueError, AttributeError, TypeError):
         return b"{}"
     for cell in cells:
         cell["outputs"] = [] if cell.get("cell_type") == "code" else cell.get("outputs", [])
+        if not (cell.get("metadata") or {}).get("nbgrader", {}).get("solution"):
+            cell["source"] = ""  # the check cell: its metadata is what is read, never its code
     return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}).encode()
 
 

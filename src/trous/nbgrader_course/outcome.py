@@ -29,27 +29,30 @@ def find_blank(grade: ExerciseGrade, blank_id: str) -> BlankGrade:
     raise KeyError(f"{grade.id} : trou « {blank_id} » inconnu")
 
 
-def blank_outcome(grade: ExerciseGrade, blank_id: str) -> tuple[bool, str]:
-    """(passed, text) for one blank of an engine grade."""
+def blank_outcome(grade: ExerciseGrade, blank_id: str, where=None) -> tuple[bool, str]:
+    """(passed, text) for one blank of an engine grade. `where` (a cells.CellMap of the graded text)
+    names the notebook's cells instead of lines of the exercise file."""
     blank = find_blank(grade, blank_id)
-    head = f"trou {blank.number}/{len(grade.blanks)} « {blank.id} »"
+    relocate = where.relocate if where is not None else (lambda text: text)
+    place = where.describe(blank.line) if where is not None else None
+    head = f"trou {blank.number}/{len(grade.blanks)} « {blank.id} »" + (f" ({place})" if place else "")
     if blank.status == PASSED:
         return True, f"✔ {head} : juste — {_points(blank.score)} sur {_points(blank.max_score)}"
     lines = [f"✘ {head} : {STATUS.get(blank.status, blank.status)} — 0 sur {_points(blank.max_score)}"]
     if blank.message and blank.status != UNFILLED:
-        lines += ["    " + line for line in blank.message.split("\n")]
-    lines += ["    note : " + note for note in grade.notes]
+        lines += ["    " + line for line in relocate(blank.message).split("\n")]
+    lines += ["    note : " + relocate(note) for note in grade.notes]
     if blank.hint:
         lines.append(f"    indice : {blank.hint}")
     return False, "\n".join(lines)
 
 
-def outputs_for(grade: ExerciseGrade, blank_id: str, unisolated: bool = False) -> tuple[list, float]:
+def outputs_for(grade: ExerciseGrade, blank_id: str, unisolated: bool = False, where=None) -> tuple[list, float]:
     """The outputs a grade cell has for this blank, and the score nbgrader reads from them
-    (`unisolated`: graded with --sans-isolation, which the output then says)."""
+    (`unisolated`: graded with --sans-isolation, which the output then says; `where`: see blank_outcome)."""
     import nbformat  # noqa: PLC0415 - not in the kernel, which only raises or prints
 
-    passed, text = blank_outcome(grade, blank_id)
+    passed, text = blank_outcome(grade, blank_id, where)
     if unisolated:
         text += "\n" + UNISOLATED_NOTE
     blank = find_blank(grade, blank_id)

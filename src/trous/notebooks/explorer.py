@@ -12,7 +12,7 @@ from pathlib import Path
 import anywidget
 import traitlets
 
-from ..course.definition import Course
+from ..course.definition import Course, CourseError
 from . import definitions
 from .computation import DEFAULT_NAMES, Attention, Settings
 from .view import build
@@ -31,14 +31,30 @@ def _clamp(value, default: float = 0.0) -> float:
     return max(-LIMIT, min(LIMIT, v))
 
 
-def source_text(course: Course, where: Path) -> str:
+def source_text(course: Course, where: Path, names: dict[str, str] | None = None) -> str:
     """Where the explorer's functions come from, named as the student knows that file: an edition
-    reads them from its pristine copy (.trous/modeles/), the student edits exercises/."""
+    reads them from its pristine copy (.trous/modeles/), the student edits exercises/; in an nbgrader
+    assignment, `names` gives each exercise's notebook."""
     for exercise in course.exercises:
         if exercise.template_path.resolve() == Path(where).resolve():
-            shown = exercise.path.relative_to(course.root).as_posix()
+            shown = (names or {}).get(exercise.id) or exercise.path.relative_to(course.root).as_posix()
             return f"softmax et attention : les fonctions de l'exercice {exercise.number} ({shown})"
     return f"softmax et attention : les fonctions de {where}"
+
+
+def course_here(where: str | Path | None) -> tuple[Course, dict[str, str] | None]:
+    """The course around `where` (the kernel's folder): a course directory or a student edition, else
+    an nbgrader assignment folder, whose exercise notebooks carry their templates."""
+    try:
+        return Course.find(where or Path.cwd()), None
+    except CourseError:
+        from ..nbgrader_course.standalone import StandaloneError, course_from_notebooks  # noqa: PLC0415
+
+        try:
+            return course_from_notebooks(where or Path.cwd())
+        except StandaloneError:
+            raise CourseError(str(where or Path.cwd()), None, "ni course.yaml ici ou au-dessus, ni carnet d'exercice "
+                              "de trous : ouvre l'explorateur depuis le dossier du cours ou du devoir") from None
 
 
 class Explorer(anywidget.AnyWidget):
@@ -57,8 +73,9 @@ class Explorer(anywidget.AnyWidget):
     source = traitlets.Unicode("").tag(sync=True)  # where the functions come from, shown under the widget
 
     def __init__(self, course: Course | str | Path | None = None, **kwargs):
+        names = None
         if not isinstance(course, Course):
-            course = Course.find(course or Path.cwd())
+            course, names = course_here(course)
         self._attention = Attention.from_course(course)
         values = definitions.load(self._attention.source, ("x", "places"))
         self._places = [list(p) for p in values["places"]]
@@ -72,7 +89,7 @@ class Explorer(anywidget.AnyWidget):
         kwargs.setdefault("names", list(DEFAULT_NAMES))
         kwargs.setdefault("vectors", [list(v) for v in values["x"]])
         kwargs.setdefault("padding", [False] * len(kwargs["names"]))
-        super().__init__(source=source_text(course, self._attention.source), **kwargs)
+        super().__init__(source=source_text(course, self._attention.source, names), **kwargs)
         self._refresh()
 
     @traitlets.observe("names", "vectors", "padding", "places", "scale", "mask", "selected", "w")

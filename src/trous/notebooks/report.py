@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import html
 import re
+from typing import TYPE_CHECKING
 
 from ..student.checking import (DEPENDS, FAILED, NOT_RUN, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED, BlankResult,
                                 ExerciseResult)
 from ..student.feedback import SYMBOL, hint_text, next_step, status_text, wants_hint
-from .snapshot import Snapshot
+
+if TYPE_CHECKING:  # jupytext, which snapshot.py imports, is not needed to render (nbgrader's check cell)
+    from .snapshot import Snapshot
 
 COLORS = {PASSED: "#15803d", FAILED: "#b91c1c", UNFILLED: "#a16207", NOT_RUN: "#6b7280", SKIPPED_CHECK: "#6b7280",
           DEPENDS: "#0e7490", SUSPECT: "#c2410c"}
@@ -23,7 +26,7 @@ _SHOWN = re.compile(r"^(\s*)(\d+) \| ", re.MULTILINE)
 
 
 class NotebookReport:
-    def __init__(self, result: ExerciseResult, snapshot: Snapshot, notes: list[str] | None = None):
+    def __init__(self, result: ExerciseResult, snapshot: "Snapshot", notes: list[str] | None = None):
         self.result, self.snapshot, self.extra_notes = result, snapshot, list(notes or [])
 
     # -- words ---------------------------------------------------------------------------------
@@ -45,6 +48,10 @@ class NotebookReport:
             return ""
         lines = self.snapshot.text.split("\n")
         return lines[blank.line - 1].strip() if 0 < blank.line <= len(lines) else ""
+
+    def step(self) -> str | None:
+        """What to work on first (a subclass may say it in its own setting's words)."""
+        return next_step(self.result)
 
     def summary(self) -> str:
         r = self.result
@@ -96,7 +103,7 @@ class NotebookReport:
             out += [f"      {line}" for line in self.blank_lines(blank)]
             if wants_hint(blank):
                 out.append(f"      indice : {hint_text(blank)}")
-        step = next_step(r)
+        step = self.step()
         if step:
             out.append(self._relocate(step))
         if r.output.strip():
@@ -139,7 +146,7 @@ class NotebookReport:
                 parts.append(self._hints_html(blank))
             parts.append("</li>")
         parts.append("</ul>")
-        step = next_step(r)
+        step = self.step()
         if step:
             parts.append(f'<div class="trous-next" style="font-weight:600">{e(self._relocate(step))}</div>')
         if r.output.strip():
