@@ -13,7 +13,9 @@ go through nbgrader's Python API (NbGraderAPI, the exchange classes), which is w
 
 from __future__ import annotations
 
+import csv
 import html
+import io
 import json
 import re
 import shutil
@@ -211,7 +213,7 @@ def _workflow(tmp_path_factory):
         def write(path, fetched, choices=choices, added=added, edit=edit):
             assert nbformat.writes(fetched) == nbformat.writes(release_nb)  # what the student fetched
             nbformat.write(author.notebook(choices, added=added, edit=edit), path)
-        _student_side(exchange, homes / student, student, write, base / "cache-eleves")
+        _student_side(exchange, homes / student, student, write, base / "caches" / student)  # each their own
     log["collect"] = api.collect(ASSIGNMENT)
 
     archive_dir = course_dir / "downloaded" / ASSIGNMENT / "archive"
@@ -229,19 +231,55 @@ def _workflow(tmp_path_factory):
 
     log["autograde"] = nbgrader(course_dir, "autograde", ASSIGNMENT)
     log["feedback"] = nbgrader(course_dir, "generate_feedback", ASSIGNMENT)
-    # Students collected from the LMS get their feedback there: the exchange's needs the exchange's secret.
-    released = [api.release_feedback(ASSIGNMENT, student) for student in students]
-    log["release_feedback"] = {"success": all(r["success"] for r in released),
-                               "log": "\n".join(r.get("error") or r.get("log", "") for r in released)}
+    # Every student at once, as a teacher runs it: the Moodle students (zip_collect) are among them.
+    log["release_feedback"] = nbgrader(course_dir, "release_feedback", ASSIGNMENT)
+    log["fetched_feedback"] = {s: _fetch_feedback(exchange, homes / s, s, base / "caches" / s) for s in students}
     log["export"] = nbgrader(course_dir, "export")
 
-    log["trous_grade"] = run_trous(ROOT, "grade", str(copy_dir), "--resultats", str(base / "resultats-trous"),
-                                   timeout=600)
-    log["trous_nbgrader_grade"] = run_trous(ROOT, "nbgrader", "grade", str(assignment_copy), ASSIGNMENT, timeout=600)
+    # From the course folder itself, wherever it is, without -C: the course it carries grades it.
+    assert not any((p / "course.yaml").exists() for p in [copy_dir, *copy_dir.parents])
+    log["trous_grade"] = run_trous(copy_dir, "grade", ".", timeout=600)
+    log["trous_nbgrader_grade"] = run_trous(assignment_copy, "nbgrader", "grade", ".", ASSIGNMENT, timeout=600)
     copy_api = _api(copy_dir)
     log["trous_feedback"] = copy_api.generate_feedback(ASSIGNMENT)
     log["trous_export"] = nbgrader(copy_dir, "export")
+    log["copy_export_csv"] = (copy_dir / "grades.csv").read_text()
+    log["copy_grades_before_override"] = _grades(copy_dir)
+    # formgrader: the teacher gives « partiel » its second blank by hand, then grades again.
+    _set_manual(copy_dir, "partiel", f"{EXERCISE}-trou-scores", 1.0)
+    log["trous_regrade"] = run_trous(copy_dir, "grade", ".", timeout=600)
+    log["trous_export_after_override"] = nbgrader(copy_dir, "export")
     return log
+
+
+def _fetch_feedback(exchange: Path, home: Path, student: str, cache: Path) -> list[str]:
+    """What `nbgrader fetch_feedback` brings to an exchange student: the feedback pages' names."""
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.exchange.default import ExchangeFetchFeedback
+    from traitlets.config import Config
+
+    config = Config()
+    config.CourseDirectory.root = str(home)
+    config.CourseDirectory.course_id = COURSE_ID
+    config.CourseDirectory.assignment_id = ASSIGNMENT
+    config.CourseDirectory.student_id = student
+    config.Exchange.root = str(exchange)
+    config.Exchange.cache = str(cache)
+    config.Exchange.assignment_dir = str(home)
+    ExchangeFetchFeedback(coursedir=CourseDirectory(config=config), authenticator=Authenticator(config=config),
+                          config=config).start()
+    return sorted(p.name for p in home.glob(f"{ASSIGNMENT}/feedback/*/*.html"))
+
+
+def _set_manual(course_dir: Path, student: str, cell: str, score: float) -> None:
+    """What formgrader does when a teacher types a score into a grade cell."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course_dir / 'gradebook.db'}", COURSE_ID) as gradebook:
+        grade = gradebook.find_grade(cell, EXERCISE, ASSIGNMENT, student)
+        grade.manual_score = score
+        gradebook.db.commit()
 
 
 def _ok(result) -> bool:
@@ -250,7 +288,8 @@ def _ok(result) -> bool:
 
 def test_every_step_of_the_workflow_succeeds(workflow):
     for step in ("generate", "release", "collect", "zip_collect", "autograde", "feedback", "release_feedback",
-                 "export", "trous_grade", "trous_feedback", "trous_export", "trous_nbgrader_grade"):
+                 "export", "trous_grade", "trous_feedback", "trous_export", "trous_nbgrader_grade", "trous_regrade",
+                 "trous_export_after_override"):
         result = workflow[step]
         detail = (result.get("error") or result.get("log", "")) if isinstance(result, dict) \
             else result.stdout + result.stderr
@@ -295,14 +334,16 @@ def test_nbgrader_autograde_gives_the_points_each_notebook_deserves(workflow):
 
 def test_trous_grade_gives_the_same_points_per_blank_as_nbgrader_autograde(workflow):
     nbgrader_grades = _grades(workflow["course_dir"])
-    trous_grades = _grades(workflow["copy_dir"])
+    trous_grades = workflow["copy_grades_before_override"]
     assert set(nbgrader_grades) == set(trous_grades) == set(_expected())
     for student in nbgrader_grades:
         assert trous_grades[student] == nbgrader_grades[student], student
     assert _grades(workflow["assignment_copy"]) == nbgrader_grades  # `trous nbgrader grade DIR partie5`
-    # and the totals nbgrader exports from both gradebooks are the same
-    exported = (workflow["course_dir"] / "grades.csv").read_text().splitlines()
-    assert sorted(exported) == sorted((workflow["copy_dir"] / "grades.csv").read_text().splitlines())
+    # and the totals nbgrader exported from both gradebooks (before the override) are the same
+    exported = workflow["trous_export"]
+    assert exported.returncode == 0
+    assert sorted((workflow["course_dir"] / "grades.csv").read_text().splitlines()) == sorted(
+        workflow["copy_export_csv"].splitlines())
 
 
 def test_formgrader_sees_trous_grades_as_it_sees_nbgrader_s(workflow):
@@ -317,7 +358,7 @@ def test_formgrader_sees_trous_grades_as_it_sees_nbgrader_s(workflow):
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("PATH", env()["PATH"])
-        from_nbgrader, from_trous = listing(workflow["course_dir"]), listing(workflow["copy_dir"])
+        from_nbgrader, from_trous = listing(workflow["course_dir"]), listing(workflow["assignment_copy"])
     assert from_trous == from_nbgrader
     assert set(from_trous[0]) == set(_expected())
     assert all(autograded and not manual for _, _, manual, autograded in from_trous[0].values())
@@ -328,7 +369,7 @@ def test_the_kernel_computes_what_the_engine_computes_unless_the_student_faked_i
     where the student's code rewrote the kernel or killed it."""
     for student in _expected():
         nb = nbformat.read(workflow["course_dir"] / "autograded" / student / ASSIGNMENT / f"{EXERCISE}.ipynb", 4)
-        marks = {grade_id(c): c.metadata["trous"] for c in nb.cells if "trous" in c.metadata}
+        marks = {grade_id(c): c.metadata["trous"] for c in nb.cells if "moteur" in c.metadata.get("trous", {})}
         assert set(marks) == {f"{EXERCISE}-trou-{b}" for b in BLANKS}, student
         replaced = {gid for gid, m in marks.items() if m["remplace"]}
         if student == "noyau_falsifie":
@@ -411,3 +452,99 @@ def test_no_student_visible_file_holds_hidden_tests_or_solutions(workflow):
         if "release" in path.parts or "outbound" in path.parts or student:
             for fill in secrets["fills"][1:]:
                 assert fill not in text, (path, fill)
+
+
+# -- the course on its own, one source of truth, students and teachers as nbgrader has them ----------
+def test_release_feedback_reaches_every_exchange_student_and_names_the_moodle_ones(workflow):
+    released = workflow["release_feedback"]
+    said = released.stdout + released.stderr
+    assert released.returncode == 0, said[-3000:]
+    assert "FileNotFoundError" not in said and "Traceback" not in said
+    for student, pages in workflow["fetched_feedback"].items():  # each fetched its own page from the exchange
+        assert pages == [f"{EXERCISE}.html"], student
+    for moodle_id in MOODLE:  # never went through the exchange: named, with where their page is
+        page = workflow["course_dir"] / "feedback" / moodle_id / ASSIGNMENT / f"{EXERCISE}.html"
+        assert page.is_file()
+        line = next(ln for ln in said.splitlines() if f"retour de {moodle_id} non publié" in ln)
+        assert str(page) in line and "Moodle" in line
+
+
+def test_zip_collect_carries_moodle_names_into_nbgrader_gradebook(workflow):
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{workflow['course_dir'] / 'gradebook.db'}", COURSE_ID) as gradebook:
+        names = {s.id: (s.first_name, s.last_name) for s in gradebook.students}
+    for moodle_id, (full_name, _, _) in MOODLE.items():
+        first, last = full_name.split(" ", 1)
+        assert names[moodle_id] == (first, last)  # what formgrader shows as « Durand, Camille »
+    assert names["parfait"] == (None, None)  # exchange students: nbgrader knows no name, none is made up
+    table = workflow["trous_grade"].stdout
+    assert "Camille Durand" in table and "Léo Martin" in table  # trous grade's table reads them too
+
+
+def test_trous_grade_from_the_course_folder_writes_its_results_out_of_git(workflow):
+    copy_dir = workflow["copy_dir"]
+    results = copy_dir / "trous-resultats"
+    assert (results / "gradebook.db").is_file() and (results / "grades.csv").is_file()
+    ignored = (copy_dir / ".gitignore").read_text().splitlines()
+    for entry in ("trous-resultats/", "gradebook.db", "submitted/", "autograded/", "feedback/", "downloaded/"):
+        assert entry in ignored
+    git = shutil.which("git")
+    if git:  # what git itself makes of it, in the course folder made a repository
+        import subprocess
+
+        subprocess.run([git, "init", "-q"], cwd=copy_dir, check=True)
+        status = subprocess.run([git, "status", "--porcelain", "--untracked-files=all"], cwd=copy_dir, check=True,
+                                capture_output=True, text=True).stdout
+        assert "trous-resultats" not in status and "submitted/" not in status and "gradebook.db" not in status
+        assert "source/" in status and "nbgrader_config.py" in status and "trous-cours.json" in status
+
+
+def test_a_grade_changed_in_formgrader_is_the_grade_trous_reports(workflow):
+    regrade = workflow["trous_regrade"]
+    assert regrade.returncode == 0, regrade.stdout + regrade.stderr
+    said = regrade.stdout
+    assert "formgrader" in said and "l'emporte" in said
+    line = next(ln for ln in said.splitlines() if ln.strip().startswith("partiel —"))
+    assert "« scores »" in line and "1 point" in line and "automatique : 0 point" in line
+    assert sum(1 for ln in said.splitlines() if ln.strip().startswith(tuple(f"{s} —" for s in _expected()))) == 1
+    results = workflow["copy_dir"] / "trous-resultats"
+    data = json.loads((results / "results" / "partiel.json").read_text())
+    toux = next(e for e in data["exercises"] if e["id"] == EXERCISE)
+    assert toux["score"] == 2 and [b["score"] for b in toux["blanks"]] == [1, 1, 0]
+    assert any("formgrader" in n for n in toux["notes"])
+    assert data["score"] == 2
+    page = next((results / "retours").glob("partiel*"))
+    assert "formgrader" in _visible_text(page)
+    rows = {r["etudiant"]: r for r in csv.DictReader(io.StringIO((results / "grades.csv").read_text("utf-8-sig")))}
+    assert rows["partiel"][EXERCISE] == "2"
+    exported = {r["student_id"]: r for r in csv.DictReader(io.StringIO((workflow["copy_dir"] / "grades.csv").read_text()))}
+    assert float(exported["partiel"]["score"]) == 2  # nbgrader export says the same
+    # trous's own gradebook keeps the engine's grade; nbgrader's keeps the teacher's
+    assert _grades(workflow["copy_dir"])["partiel"][f"{EXERCISE}-trou-scores"] == 1.0
+
+
+def test_autograde_restores_hidden_tests_without_a_warning_but_still_reports_tampering(workflow):
+    said = workflow["autograde"].stdout + workflow["autograde"].stderr
+    checksum = [ln for ln in said.splitlines() if "Attribute 'checksum'" in ln]
+    # nbgrader printed one per grade cell and per student (hidden tests stripped at release)
+    assert all("triche_points" in ln or "verification-publique" in ln or "trou-nouveau" in ln for ln in checksum)
+    assert any(f"{EXERCISE}-trou-nouveau" in ln for ln in checksum)  # the student who rewrote a grade cell
+    assert any("Attribute 'points'" in ln for ln in said.splitlines())
+    assert not any(f"-trou-{b}" in ln for ln in checksum for b in ("somme_exp", "scores"))
+
+
+def test_the_notebook_speaks_of_its_cells_to_students(workflow):
+    release = nbformat.read(workflow["course_dir"] / "release" / ASSIGNMENT / f"{EXERCISE}.ipynb", 4)
+    check = _read_cell(release, "-verification-publique")
+    assert check.source.splitlines()[-1] == f"verifier('{EXERCISE}')" and len(check.source) < 400
+    markdown = "\n".join(c.source for c in release.cells if c.cell_type == "markdown")
+    assert "pytest" not in markdown and "exercises/" not in markdown
+    assert "Validate" in markdown and "publiques" in markdown
+    first_code = next(c for c in release.cells if c.cell_type == "code")
+    assert "%load_ext trous.nbgrader_course" in first_code.source
+    # a wrong blank's grade cell, in nbgrader's feedback: located in the notebook, not in a file
+    nb = nbformat.read(workflow["course_dir"] / "autograded" / "partiel" / ASSIGNMENT / f"{EXERCISE}.ipynb", 4)
+    text = "\n".join("\n".join(o.get("traceback", [])) + o.get("text", "")
+                     for o in _read_cell(nb, "-trou-scores").outputs)
+    assert "cellule de réponse 1" in text and "exercises/" not in text
