@@ -120,7 +120,7 @@ release/
 trous-resultats/
 .ipynb_checkpoints/
 """
-RESULTS = "trous-resultats"  # where `trous grade .` writes its results by default (ignored above)
+RESULTS = standalone.RESULTS  # where `trous grade .` writes its results by default (ignored above)
 
 
 class BuildRefused(Exception):

@@ -15,6 +15,9 @@ def _course(args):
 
 
 def cmd_build(args) -> int:
+    from .session import without_iri_grammars  # noqa: PLC0415
+
+    without_iri_grammars()  # before jupytext imports nbformat (session.py says why)
     from .build import BuildRefused, build  # noqa: PLC0415
     from .notebooks import BuildError  # noqa: PLC0415
 

@@ -25,12 +25,13 @@ from ..grading import intake as intake_mod
 from ..grading.filenames import Matcher
 from ..grading.safetext import printable
 from ..grading.submissions import IgnoredFile, Submission
-from . import answers
-from . import standalone
+from . import answers, standalone
+from .session import without_iri_grammars
 from .bundle import Bundle, of
 
 MAX_NOTEBOOK = 32 * 1024 * 1024
 NAME = "nbgrader"
+without_iri_grammars()  # whatever imports nbformat later in this process (session.py says why)
 
 
 @dataclass(frozen=True)
@@ -301,10 +302,8 @@ def carried_course(path: Path, given: str | None) -> Course:
 
 def results_place(path: Path) -> Path:
     """In the nbgrader course, in the folder its .gitignore keeps out of git (build.py)."""
-    from .build import RESULTS  # noqa: PLC0415
-
     found = layout(path)
-    return (found.root if found else Path(path)).resolve() / RESULTS
+    return (found.root if found else Path(path)).resolve() / standalone.RESULTS
 
 
 intake_mod.register(intake_mod.Kind(

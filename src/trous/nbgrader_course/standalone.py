@@ -38,6 +38,7 @@ from .bundle import Bundle, hidden_calls, materialize_course
 
 MANIFEST = "trous-cours.json"
 FORMAT = 1
+RESULTS = "trous-resultats"  # where `trous grade .` writes its results by default (build.py git-ignores it)
 REBUILD = "trous nbgrader build {root} --force (depuis le dossier du cours trous)"
 
 
