@@ -155,6 +155,7 @@ def student_submission(course: Course, folder: Path, assignments: list[str] | No
     origins: dict[str, str] = {}
     ledger = intake_mod.Ledger(limits)
     known = {a.id for a in course.spec.assignments}
+    handed: list[str] = []  # the assignment folders read: what this student hands in
     try:
         listing = sorted(os.scandir(folder), key=lambda d: d.name)
     except OSError as exc:
@@ -176,6 +177,7 @@ def student_submission(course: Course, folder: Path, assignments: list[str] | No
             continue
         if assignments and name not in assignments:
             continue  # another assignment than the one asked for: not part of this grading
+        handed.append(name)
         sorter = _AssignmentSorter(course, name)
         found = {e.parts: e for e in intake_mod.walk(folder / name, limits, ledger, sorter, shown=(name,))}
         for parts, candidate in sorted(found.items()):
@@ -202,7 +204,7 @@ def student_submission(course: Course, folder: Path, assignments: list[str] | No
                 origins[exercise_id] = shown
     warnings, ignored, unlisted = ledger.result()
     return Submission(student, files, source=str(folder), warnings=warnings, ignored=ignored, unlisted=unlisted,
-                      origins=origins)
+                      origins=origins, assignments=tuple(handed))
 
 
 def load(path: Path, course: Course, limits=None, assignments: list[str] | None = None,
@@ -254,9 +256,11 @@ def _after(root: Path, assignments: list[str] | None, preloading: threading.Thre
     def write(course, grades) -> dict[str, Path]:
         if preloading is not None:
             preloading.join()
+        from ..grading.assignments import graded_assignments  # noqa: PLC0415
         from .gradebook import write_all  # noqa: PLC0415
 
-        return write_all(root, course, grades, assignments)
+        # `trous grade --devoir X` grades X only: nbgrader's other assignments are left as they are.
+        return write_all(root, course, grades, assignments or graded_assignments(course, grades))
     return write
 
 
