@@ -303,7 +303,7 @@ def _prepare(course: Course, options: GradeOptions, intake: intake_mod.Intake):
             sheet = moodle_mod.read_worksheet(options.worksheet)
             trip = moodle_mod.RoundTrip(intake.kind, intake.source, scope.assignments, sheet,
                                         moodle_mod.match(sheet, kept, intake.kind))
-        elif any(moodle_mod.participant_of(s, intake.kind) for s in kept):
+        elif any(moodle_mod.participant_of(s.student, intake.kind) for s in kept):
             trip = moodle_mod.RoundTrip(intake.kind, intake.source, scope.assignments)
         participants = None
         if options.participants is not None:

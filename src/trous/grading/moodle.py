@@ -353,12 +353,12 @@ def read_worksheet(path: str | Path, max_bytes: int = 32 << 20) -> Worksheet:
 
 
 # -- matching the archive's copies and the worksheet's rows --------------------------------------
-def participant_of(submission: Submission, kind: str) -> str | None:
-    """Moodle's N for a copy: its id in a Moodle archive, or the number in a folder named as Moodle
-    names them (an archive unpacked by hand)."""
+def participant_of(student: str, kind: str) -> str | None:
+    """Moodle's N for a copy (its student id): the id itself in a Moodle archive, or the number in a
+    folder named as Moodle names them (an archive unpacked by hand)."""
     if kind == "moodle":
-        return submission.student if submission.student.isdigit() else None
-    match = MOODLE.match(submission.student + ("" if submission.student.endswith("_") else "_"))
+        return student if student.isdigit() else None
+    match = MOODLE.match(student)
     return match["id"] if match else None
 
 
@@ -381,7 +381,7 @@ class Matching:
 def match(sheet: Worksheet, submissions: list[Submission], kind: str) -> Matching:
     by_number: dict[str, Submission] = {}
     for s in submissions:
-        number = participant_of(s, kind)
+        number = participant_of(s.student, kind)
         if number is not None:
             by_number[number] = s
     if not by_number:
@@ -653,7 +653,7 @@ def write_outputs(results_dir: Path, course, grades: list, names: dict[str, str]
 
     results_dir = Path(results_dir)
     paths: dict[str, Path] = {}
-    numbers = {g.student: participant_of(Submission(g.student, {}), trip.kind) for g in grades}
+    numbers = {g.student: participant_of(g.student, trip.kind) for g in grades}
     numbers = {s: n for s, n in numbers.items() if n is not None}
     if trip.worksheet is None and not numbers:
         for name in OWN_FILES:
@@ -763,7 +763,7 @@ def write_outputs(results_dir: Path, course, grades: list, names: dict[str, str]
         except MoodleError as exc:
             lines.append(f"retours Moodle non écrits : {exc}")
     else:
-        folders = {n: s + ("" if s.endswith("_") else "_") for s, n in numbers.items()}
+        folders = {n: s for s, n in numbers.items()}  # the folders are the copies' own names
     feedback = {folders[n]: pages[s] for s, n in numbers.items() if n in folders and s in pages}
     if feedback:
         paths["moodle_feedback"] = write(results_dir / FEEDBACK_ZIP, feedback_zip(feedback))
