@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .intake import MOODLE, IntakeLimits, _check_directory, _decode_name, safe_parts
-from .safetext import printable
+from .safetext import csv_cell, printable
 from .submissions import Submission
 from .wording import count, plural
 
@@ -459,7 +459,7 @@ def fill(sheet: Worksheet, values: dict[str, tuple[float, str]]) -> Filled:
                       _field(text, sheet.delimiter, sheet.quote_all)))
         if sheet.columns.comments is not None and sheet.columns.comments < len(cells):
             cell = cells[sheet.columns.comments]
-            edits.append((cell.start, cell.end, _field(_encodable(comment, sheet.encoding), sheet.delimiter,
+            edits.append((cell.start, cell.end, _field(_encodable(csv_cell(comment), sheet.encoding), sheet.delimiter,
                                                        sheet.quote_all)))
         written.append(row.participant)
         if row.locked:
@@ -487,8 +487,9 @@ def default_worksheets(rows: list[tuple[str, str, float, float, str]]) -> dict[s
                   language.modified_grade, language.comments[0]]
         lines = [",".join(_field(h, ",", False) for h in header)]
         for number, name, points, maximum, comment in rows:
-            values = [f"Participant {number}", name, grade_text(points, 2, language.decimal),
-                      grade_text(maximum, 2, language.decimal), "-", comment]
+            # The name comes from the archive's folder (the student's): never a formula in a spreadsheet.
+            values = [f"Participant {number}", csv_cell(name), grade_text(points, 2, language.decimal),
+                      grade_text(maximum, 2, language.decimal), "-", csv_cell(comment)]
             lines.append(",".join(_field(v, ",", False) for v in values))
         out[language.code] = b"\xef\xbb\xbf" + ("\n".join(lines) + "\n").encode("utf-8")
     return out
