@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import zipfile
 
 import pytest
@@ -178,7 +179,7 @@ def test_default_worksheets_have_moodle_s_headers_in_each_language():
         imported = import_worksheet(data, lang)
         assert imported[12].grade == 3.5 and imported[15].grade == 0.0
         assert imported[12].feedback == "Total 3,5/5. 01_toux : 3/3"
-        assert imported[12].modified == "-"  # as Moodle writes a grade never given
+        assert imported[12].modified == ""  # no date: as Moodle's « - » for a grade never given
         header = cells(data, "utf-8", ",")[0]
         assert header[0] == LANG[lang]["identifier"] and LANG[lang]["fullname"] in header
 
@@ -243,3 +244,182 @@ def test_gradebook_import_only_with_accounts_and_only_their_rows(tmp_path):
     assert float(rows[1][2]) == 2.0
     assert "useremail" in help_text and "  15" in help_text and "  40" in help_text
 
+
+
+# -- end to end: a Moodle archive and its worksheet, through `trous grade` ------------------------
+def _materials(course_dir):
+    from grading_support import make_classe
+
+    from trous.course import Course
+
+    return {m.exercise.id: m for m in make_classe().load_materials(Course.load(course_dir))}
+
+
+@pytest.fixture(scope="module")
+def moodle_class(tmp_path_factory):
+    """A course of two assignments (partie5: 01_toux and 02_places; lecon-attention: 06_moyenne), the
+    archive Moodle gives for partie5, and the worksheet of the same assignment, in French."""
+    from grading_support import mini_course, zip_of
+
+    base = tmp_path_factory.mktemp("moodle-e2e")
+    course_dir = mini_course(base / "cours", ("01_toux", "02_places", "06_moyenne"))
+    m = _materials(course_dir)
+    toux, places, moyenne = m["01_toux"], m["02_places"], m["06_moyenne"]
+    archive = base / "depot" / "Partie5.zip"
+    archive.parent.mkdir()
+    archive.write_bytes(zip_of({
+        # everything right, and exercise 6 of the next assignment worked on already
+        "Élodie Dupont-Lefèvre_12_assignsubmission_file_/exercises/01_toux.py": toux.perfect().encode(),
+        "Élodie Dupont-Lefèvre_12_assignsubmission_file_/exercises/02_places.py": places.perfect().encode(),
+        "Élodie Dupont-Lefèvre_12_assignsubmission_file_/exercises/06_moyenne.py": moyenne.perfect().encode(),
+        # one blank of 01_toux, under the name a browser gave a second download; no 02_places
+        "Bob Martin_15_assignsubmission_file_/01_toux (1).py": toux.fill({0: toux.answers[0]}).encode(),
+        # typed the work as online text: nothing graded
+        "Zoé « Zaza » Roux_21_assignsubmission_onlinetext_/onlinetext.html": b"<p>total = sum(e)</p>",
+        # not in the worksheet (enrolled after it was downloaded)
+        "Dan Lenoir_30_assignsubmission_file_/01_toux.py": toux.perfect().encode(),
+        "Dan Lenoir_30_assignsubmission_file_/02_places.py": places.perfect().encode(),
+    }))
+    sheet = base / "depot" / "Notes-Partie5.csv"
+    sheet.write_bytes(worksheet(CLASS, "fr"))
+    return base, course_dir, archive, sheet
+
+
+def _run_grade(course_dir, *args):
+    from grading_support import run_trous
+
+    return run_trous("-C", str(course_dir), "grade", *map(str, args), cwd=course_dir)
+
+
+def _results(folder) -> dict[str, dict]:
+    return {d["student"]: d for d in (json.loads(p.read_text(encoding="utf-8"))
+                                      for p in (folder / "results").glob("*.json"))}
+
+
+def test_e2e_worksheet_needs_one_assignment_and_is_refused_before_grading(moodle_class):
+    base, course_dir, archive, sheet = moodle_class
+    done = _run_grade(course_dir, archive, "--feuille", sheet)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "--devoir" in done.stdout and "partie5" in done.stdout and "lecon-attention" in done.stdout
+    assert not (base / "depot" / "Partie5-resultats").exists()  # refused before anything was written
+    typo = _run_grade(course_dir, archive, "--devoir", "partie6", "--feuille", sheet)
+    assert typo.returncode == 2 and "« partie5 »" in typo.stdout  # did you mean
+
+
+@pytest.fixture(scope="module")
+def graded_partie5(moodle_class):
+    base, course_dir, archive, sheet = moodle_class
+    before = sheet.read_bytes()
+    done = _run_grade(course_dir, archive, "--devoir", "partie5", "--feuille", sheet)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert sheet.read_bytes() == before  # the teacher's file is only read
+    return done, base / "depot" / "Partie5-resultats-partie5"
+
+
+def test_e2e_one_assignment_only_its_exercises_and_totals(graded_partie5):
+    done, results = graded_partie5
+    grades = _results(results)
+    assert sorted(grades) == ["12", "15", "21", "30"]
+    for data in grades.values():
+        assert [e["id"] for e in data["exercises"]] == ["01_toux", "02_places"]  # never 06_moyenne
+        assert data["max_score"] == 5
+    assert grades["12"]["score"] == grades["30"]["score"] == 5
+    assert grades["15"]["score"] == 1 and grades["21"]["score"] == 0
+    header = next(csv.reader(io.StringIO((results / "grades.csv").read_text(encoding="utf-8-sig"))))
+    assert header == ["etudiant", "nom", "01_toux", "02_places", "total", "total_max"]
+    elodie = (results / "retours" / "12.html").read_text(encoding="utf-8")
+    assert "06_moyenne" in elodie and "pas corrigé avec Partie 5" in elodie  # named, not graded
+    assert "La méthode la plus simple" not in elodie  # no section, no « fichier absent » for it
+    assert "/5" in done.stdout and "/8" not in done.stdout and "devoir corrigé : partie5" in done.stdout
+
+
+def test_e2e_filled_worksheet_is_what_moodle_imports(graded_partie5, moodle_class):
+    done, results = graded_partie5
+    _, _, _, sheet = moodle_class
+    grades = _results(results)
+    filled = (results / "moodle-feuille-remplie.csv").read_bytes()
+    imported = import_worksheet(filled, "fr")
+    original = import_worksheet(sheet.read_bytes(), "fr")
+    for number in (12, 15, 21):  # Moodle's maximum is 20, trous's total 5
+        assert imported[number].grade == pytest.approx(grades[str(number)]["score"] * 4)
+        assert imported[number].modified == original[number].modified  # the dates Moodle compares: as downloaded
+        assert imported[number].feedback.startswith("Total ")
+        assert "06_moyenne" not in imported[number].feedback  # never the other assignment's exercise
+    assert "fichier absent" not in imported[12].feedback
+    assert "02_places : 0/2 (fichier absent)" in imported[15].feedback and "soit 4/20" in imported[15].feedback
+    assert imported[17].grade is None and imported[17].feedback == ""  # sent nothing: untouched
+    # Said in the terminal: who is in one file and not the other.
+    out = " ".join(done.stdout.split())
+    assert "Participant 17 (Chloé N'Guyen)" in out and "Participant 30 (Dan Lenoir)" in out
+    assert "notes ramenées sur 20" in out and "Participant 21" in out  # locked in Moodle: said
+    assert not (results / "moodle.csv").exists()
+
+
+def test_e2e_feedback_zip_gives_each_participant_their_page(graded_partie5):
+    _, results = graded_partie5
+    data = (results / "moodle-retours.zip").read_bytes()
+    targets = feedback_targets(data, {12, 15, 21, 30})
+    assert sorted(p for p, _, _ in targets.values()) == [12, 15, 21, 30]
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        for entry, (number, _, name) in targets.items():
+            assert name == "retour.html"
+            assert z.read(entry) == (results / "retours" / f"{number}.html").read_bytes()
+    assert "Zoé « Zaza » Roux_21_assignsubmission_onlinetext_/retour.html" in targets
+    readme = (results / "moodle-lisezmoi.txt").read_text(encoding="utf-8")
+    assert "moodle-feuille-remplie.csv" in readme and "moodle-retours.zip" in readme
+
+
+def test_e2e_accounts_give_the_gradebook_import_and_scopes_stay_apart(graded_partie5, moodle_class):
+    done, results = graded_partie5
+    base, course_dir, archive, sheet = moodle_class
+    again = _run_grade(course_dir, archive, "--devoir", "partie5", "--feuille", sheet, "--participants", sheet)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "0 à corriger, 4 inchangées" in again.stdout
+    rows = list(csv.reader(io.StringIO((results / "moodle.csv").read_text(encoding="utf-8"), newline="")))
+    assert rows[0][:3] == ["Adresse de courriel", "Nom complet", "Partie 5 — Lire tout d'un coup (attention)"]
+    assert sorted(r[0] for r in rows[1:]) == ["bob@exemple.fr", "elodie@exemple.fr", "zoe@exemple.fr"]  # not Dan
+    assert "30" in (results / "moodle-import.txt").read_text(encoding="utf-8")
+    # The whole course into the same folder would mix two assignments' participant numbers: refused.
+    mixed = _run_grade(course_dir, archive, "--resultats", results)
+    assert mixed.returncode == 2 and "partie5" in mixed.stdout and "--resultats" in mixed.stdout
+
+
+def test_e2e_whole_course_run_one_total_per_assignment(moodle_class, tmp_path):
+    _, course_dir, archive, _ = moodle_class
+    results = tmp_path / "tout"
+    done = _run_grade(course_dir, archive, "--resultats", results)
+    assert done.returncode == 0, done.stdout + done.stderr
+    grades = _results(results)
+    assert [e["id"] for e in grades["12"]["exercises"]] == ["01_toux", "02_places", "06_moyenne"]
+    assert [e["id"] for e in grades["15"]["exercises"]] == ["01_toux", "02_places"]  # 06 not handed in: no zero
+    rows = list(csv.DictReader(io.StringIO((results / "grades.csv").read_text(encoding="utf-8-sig"), newline="")))
+    by = {r["etudiant"]: r for r in rows}
+    assert by["12"]["partie5"] == "5" and by["12"]["lecon-attention"] == by["12"]["lecon-attention_max"] == "3"
+    assert by["15"]["lecon-attention"] == "" and by["15"]["06_moyenne"] == ""
+    out = " ".join(done.stdout.split())
+    assert "devoirs corrigés : partie5" in out and "lecon-attention" in out and "non rendu" in out
+    # One grade per worksheet: several assignments give none, and say why.
+    assert not list(results.glob("moodle-feuille-*.csv")) and "--devoir partie5" in out
+
+
+def test_e2e_blind_marking_english_moodle_41(tmp_path):
+    from grading_support import mini_course, zip_of
+
+    course_dir = mini_course(tmp_path / "cours", ("01_toux",))
+    toux = _materials(course_dir)["01_toux"]
+    archive = tmp_path / "blind.zip"
+    archive.write_bytes(zip_of({  # Moodle >= 4.1: no « _ » after the plugin's name
+        "Participant_3_assignsubmission_file/01_toux.py": toux.perfect().encode(),
+        "Participant_4_assignsubmission_file/01_toux.py": toux.fill({1: toux.answers[1]}).encode(),
+    }))
+    people = [Participant(3, "", ""), Participant(4, "", ""), Participant(5, "", "", submitted=False)]
+    sheet = tmp_path / "worksheet.csv"
+    sheet.write_bytes(worksheet(people, "en", blind=True, maximum=3, delimiter=";", line_end="\r\n", bom=False))
+    done = _run_grade(course_dir, archive, "--devoir", "partie5", "--feuille", sheet, "--resultats", tmp_path / "res")
+    assert done.returncode == 0, done.stdout + done.stderr
+    grades = _results(tmp_path / "res")
+    imported = import_worksheet((tmp_path / "res" / "moodle-feuille-remplie.csv").read_bytes(), "en", delimiter=";")
+    assert imported[3].grade == grades["3"]["score"] == 3 and imported[4].grade == grades["4"]["score"] == 1
+    assert imported[5].grade is None
+    targets = feedback_targets((tmp_path / "res" / "moodle-retours.zip").read_bytes(), {3, 4})
+    assert sorted(p for p, _, _ in targets.values()) == [3, 4]

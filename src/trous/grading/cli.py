@@ -385,9 +385,10 @@ def _tables(course: Course, outcome: Outcome, console) -> list:
         shown = title + (f" ({part}/{parts})" if parts > 1 else "")
         t = Table(title=_escape(shown), box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False, collapse_padding=True)
         # Folder names and Moodle names are the students': wrapped (never cut), never read as markup.
-        t.add_column("étudiant", overflow="fold", max_width=28)
+        # On a narrow terminal they wrap sooner, leaving room for the grades.
+        t.add_column("étudiant", overflow="fold", max_width=min(28, max(10, console.width // 5)))
         if with_names:
-            t.add_column("nom", overflow="fold", max_width=24)
+            t.add_column("nom", overflow="fold", max_width=min(24, max(10, console.width // 5)))
         for column in columns:
             t.add_column(column.header, justify="right", no_wrap=True, style="bold" if column.bold else None)
         for row, grade in enumerate(outcome.grades):

@@ -19,8 +19,8 @@ back with that same N (facts in shared/REFERENCES.md, checked against Moodle's s
   or the reverse, is listed, never guessed; a worksheet whose names disagree with the archive's is
   refused (it comes from another assignment).
   Without the teacher's worksheet, `default_worksheets()` writes one in each language trous knows
-  (headers documented in the README); its « last modified (grade) » is « - », as Moodle writes it
-  for a grade never given.
+  (headers documented in the README); its « last modified (grade) » is empty, which Moodle reads as
+  no date, like the « - » it writes for a grade never given (a lone « - » is a formula to spreadsheets).
 - the **feedback files zip** (« Déposer plusieurs fichiers de feedback dans un fichier ZIP »): Moodle
   matches each path part `<name>_<N>_<plugin type>_<plugin>[_…]` to participant N. `feedback_zip()`
   puts each student's French feedback page in a folder named exactly as the archive's own folder.
@@ -489,7 +489,7 @@ def default_worksheets(rows: list[tuple[str, str, float, float, str]]) -> dict[s
         for number, name, points, maximum, comment in rows:
             # The name comes from the archive's folder (the student's): never a formula in a spreadsheet.
             values = [f"Participant {number}", csv_cell(name), grade_text(points, 2, language.decimal),
-                      grade_text(maximum, 2, language.decimal), "-", csv_cell(comment)]
+                      grade_text(maximum, 2, language.decimal), "", csv_cell(comment)]
             lines.append(",".join(_field(v, ",", False) for v in values))
         out[language.code] = b"\xef\xbb\xbf" + ("\n".join(lines) + "\n").encode("utf-8")
     return out
@@ -749,7 +749,7 @@ def write_outputs(results_dir: Path, course, grades: list, names: dict[str, str]
             f"   Sinon : {', '.join(f'{SHEET_DEFAULT.format(code=l.code)} (Moodle en {l.name})' for l in LANGUAGES)}",
             f"   — Moodle trouve les colonnes par leur titre dans la langue de son interface. La note maximale du",
             f"   devoir dans Moodle doit être {_number(total)} (les notes sont en points).",
-            "   La colonne de date vaut « - » : si Moodle a déjà une note pour un étudiant, coche à l'import la case",
+            "   La colonne de date est vide : si Moodle a déjà une note pour un étudiant, coche à l'import la case",
             "   qui autorise la mise à jour des notes modifiées plus récemment dans Moodle que dans la feuille.",
             "",
         ]
