@@ -720,8 +720,9 @@ def write_outputs(results_dir: Path, course, grades: list, names: dict[str, str]
             f"   Fichier : {SHEET_FILLED} (ta feuille {printable(sheet.path.name)}, remplie : seules les colonnes",
             f"   « {sheet.language.grade} » et « {sheet.columns.comments is not None and sheet.language.comments[0] or '—'} » "
             "des copies corrigées ont changé).",
-            "   Dans Moodle : le devoir › « Voir tous les travaux remis » › action « Importer la feuille d'évaluation »",
-            "   (« Upload grading worksheet »), avec Moodle dans la même langue qu'au téléchargement de la feuille",
+            "   Dans Moodle : la page des travaux remis du devoir › action « Upload grading worksheet » (en",
+            "   français, son nom dépend de la traduction : le dépôt de la feuille d'évaluation), avec Moodle",
+            "   dans la même langue qu'au téléchargement de la feuille",
             f"   ({sheet.language.name}), encodage {ENCODING_NAMES.get(sheet.encoding, sheet.encoding)}, séparateur "
             f"{DELIMITER_NAMES[sheet.delimiter]}.",
             "   Moodle ne remplace pas une note modifiée dans Moodle après le téléchargement de la feuille : pour la",
@@ -744,7 +745,7 @@ def write_outputs(results_dir: Path, course, grades: list, names: dict[str, str]
                      "téléchargée du devoir, que trous remplit sans rien changer d'autre")
         readme += [
             "1. Les notes et les commentaires : une feuille d'évaluation hors ligne écrite par trous.",
-            "   Mieux : télécharge la feuille du devoir dans Moodle (« Télécharger la feuille d'évaluation »), puis",
+            "   Mieux : télécharge la feuille du devoir dans Moodle (« Download grading worksheet »), puis",
             "   relance trous grade avec --feuille <ce fichier> : trous la remplit sans rien changer d'autre.",
             f"   Sinon : {', '.join(f'{SHEET_DEFAULT.format(code=l.code)} (Moodle en {l.name})' for l in LANGUAGES)}",
             f"   — Moodle trouve les colonnes par leur titre dans la langue de son interface. La note maximale du",
@@ -773,9 +774,9 @@ def write_outputs(results_dir: Path, course, grades: list, names: dict[str, str]
                      "l'archive)")
         readme += [
             f"{'2' if len(readme) > 2 else '1'}. Les pages de retour : {FEEDBACK_ZIP}.",
-            "   Dans Moodle : le devoir › « Voir tous les travaux remis » › action « Déposer plusieurs fichiers de",
-            "   feedback dans un fichier ZIP » (« Upload multiple feedback files in a zip ») ; il faut que le",
-            "   devoir ait les « Fichiers de feedback » activés. Chaque page va à l'étudiant du dossier qui la",
+            "   Dans Moodle : la page des travaux remis du devoir › action « Upload multiple feedback files in a",
+            "   zip » (le dépôt de plusieurs fichiers de feedback dans un ZIP) ; il faut que le devoir ait les",
+            "   fichiers de feedback activés. Chaque page va à l'étudiant du dossier qui la",
             f"   contient ({FEEDBACK_ZIP} reprend les noms de dossiers de l'archive de Moodle).",
             "",
         ]
