@@ -307,7 +307,7 @@ def read_worksheet(path: str | Path, max_bytes: int = 32 << 20) -> Worksheet:
         known = " ; ".join(f"{lang.name} : « {lang.identifier} », « {lang.grade} », « {lang.modified_grade} »"
                            for lang in LANGUAGES)
         raise MoodleError(f"{path} : pas une feuille d'évaluation de Moodle que trous sait lire (première ligne : "
-                          f"« {first} »). Attendu : la feuille « Télécharger la feuille d'évaluation » du devoir, "
+                          f"« {first} »). Attendu : la feuille « Download grading worksheet » du devoir, "
                           f"telle que Moodle la donne, avec ses en-têtes ({known}). Si ton Moodle parle une autre "
                           "langue, passe-le en français ou en anglais le temps de télécharger et de redéposer la feuille")
     delimiter, records, language, columns = found
