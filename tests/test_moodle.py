@@ -331,6 +331,8 @@ def test_e2e_one_assignment_only_its_exercises_and_totals(graded_partie5):
     assert "06_moyenne" in elodie and "pas corrigé avec Partie 5" in elodie  # named, not graded
     assert "La méthode la plus simple" not in elodie  # no section, no « fichier absent » for it
     assert "/5" in done.stdout and "/8" not in done.stdout and "devoir corrigé : partie5" in done.stdout
+    report = (results / "rapport.html").read_text(encoding="utf-8")
+    assert "devoir corrigé : Partie 5" in report and "06_moyenne" not in report.split("Élèves")[0]
 
 
 def test_e2e_filled_worksheet_is_what_moodle_imports(graded_partie5, moodle_class):

@@ -260,7 +260,7 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
         not_handed_in = {s: tuple(a for a in scope.assignments if a not in scope.per_copy[s]) for s in by_student}
         reports = write_all(results_dir, course, grades, gradebook, submissions=intake.submissions,
                             ignored=intake.ignored, notes=intake.warnings, participants=participants,
-                            round_trip=trip, not_handed_in=not_handed_in)
+                            round_trip=trip, not_handed_in=not_handed_in, scope_notes=_scope_notes(course, scope))
         assignments_mod.record_results(results_dir, scope)
         if intake.after is not None:
             reports.update(intake.after(course, grades))
@@ -268,6 +268,17 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
         return Outcome(intake, grades, graded, sorted(done), reports, gradebook.path, sandbox, timings, scope, trip)
     finally:
         gradebook.close()
+
+
+def _scope_notes(course: Course, scope: assignments_mod.Scope) -> list[str]:
+    """For the class report: the assignments graded, and why the others were not."""
+    titles = assignments_mod.titles(course)
+    how = "demandé avec --devoir" if scope.chosen else "rendu dans les copies"
+    notes = [f"{plural(len(scope.assignments), 'devoir corrigé', 'devoirs corrigés')} : "
+             f"{', '.join(titles.get(a, a) for a in scope.assignments)} ({how})"]
+    if not scope.chosen:
+        notes += [f"non corrigé : {titles.get(a, a)} — {why}" for a, why in scope.left_out]
+    return notes
 
 
 def _prepare(course: Course, options: GradeOptions, intake: intake_mod.Intake):

@@ -94,7 +94,8 @@ def _intake(copy: object | None) -> dict | None:
 def write_all(results_dir: Path, course: Course, grades: list[SubmissionGrade], gradebook=None, *,
               submissions: Iterable | None = None, ignored: Iterable = (),
               notes: Iterable[str] = (), participants=None, round_trip=None,
-              not_handed_in: dict[str, tuple[str, ...]] | None = None) -> dict[str, Path]:
+              not_handed_in: dict[str, tuple[str, ...]] | None = None,
+              scope_notes: Iterable[str] = ()) -> dict[str, Path]:
     """Write every report; return their paths by kind: "grades_csv", "moodle_csv", "moodle_help",
     "results" (folder), "schema", "feedback" (folder), "class_report".
 
@@ -107,6 +108,7 @@ def write_all(results_dir: Path, course: Course, grades: list[SubmissionGrade], 
     `participants` (moodle.Participants): the students' Moodle accounts; moodle.csv is written only then.
     `round_trip` (moodle.RoundTrip): the Moodle worksheet and feedback zip of a Moodle archive's run.
     `not_handed_in`: student → the run's assignments that copy did not hand in (said on its page).
+    `scope_notes`: which assignments the run graded, and why not the others (atop the class report).
     """
     results_dir = Path(results_dir)
     results_dir.mkdir(parents=True, exist_ok=True)
@@ -157,7 +159,7 @@ def write_all(results_dir: Path, course: Course, grades: list[SubmissionGrade], 
     label = str(getattr(gradebook, "path", "") or getattr(gradebook, "url", "") or "") if gradebook else ""
     links = {student: f"retours/{stem}.html" for student, stem in stems.items()}
     report = pages.class_report(env, course, grades, names, links, label, copies=copies, ignored=list(ignored),
-                                notes=list(notes))
+                                notes=list(notes), scope_notes=list(scope_notes))
     paths["class_report"] = _write(results_dir / "rapport.html", report.encode("utf-8"))
     if round_trip is not None:
         paths.update(moodle.write_outputs(results_dir, course, grades, names, rendered, round_trip, _write))
