@@ -119,6 +119,9 @@ def test_moodle_reads_back_the_grades_with_its_own_decimal_separator(tmp_path, l
     # The dates Moodle compares with its own grades are the downloaded ones.
     assert imported[15].modified == LANG[lang]["date"] and imported[12].modified == "-"
     assert filled.locked == ["21"]
+    # The grade 15 had in Moodle is replaced, and said so with both values as the worksheet writes them.
+    sep = "," if lang == "fr" else "."
+    assert filled.replaced == [("15", f"7{sep}00", f"13{sep}75")]
     # The test's reader can tell a wrong separator: in English, « 13,75 » is 1375.
     if lang == "en":
         assert unformat_float("13,75", "en") == 1375.0
@@ -354,6 +357,8 @@ def test_e2e_filled_worksheet_is_what_moodle_imports(graded_partie5, moodle_clas
     out = " ".join(done.stdout.split())
     assert "Participant 17 (Chloé N'Guyen)" in out and "Participant 30 (Dan Lenoir)" in out
     assert "notes ramenées sur 20" in out and "Participant 21" in out  # locked in Moodle: said
+    assert "Participant 15 (7,00 → 4,00)" in out  # the grade Moodle had: replaced, said with both
+    assert "Participant 15 (7,00 → 4,00)" in (results / "moodle-lisezmoi.txt").read_text(encoding="utf-8")
     assert not (results / "moodle.csv").exists()
 
 

@@ -442,19 +442,24 @@ class Filled:
     data: bytes
     written: list[str]  # participants whose grade (and comment) were written
     locked: list[str]  # written, but Moodle will keep its grade (« La note peut être modifiée : Non »)
+    replaced: list[tuple[str, str, str]] = field(default_factory=list)  # (N, grade found, grade written)
 
 
 def fill(sheet: Worksheet, values: dict[str, tuple[float, str]]) -> Filled:
     """The worksheet with, for each participant N of `values`, its grade (already on Moodle's scale)
     and its feedback comment written; every other byte as it was."""
     edits: list[tuple[int, int, str]] = []
-    written, locked = [], []
+    written, locked, replaced = [], [], []
     for row in sheet.rows:
         if row.participant is None or row.participant not in values:
             continue
         grade, comment = values[row.participant]
         cells = row.record.cells
         text = grade_text(grade, sheet.decimals, sheet.decimal)
+        # A grade already there (given in Moodle, or by an earlier run) is replaced, and said so.
+        before = cells[sheet.columns.grade].value.strip()
+        if before and before != text:
+            replaced.append((row.participant, before, text))
         edits.append((cells[sheet.columns.grade].start, cells[sheet.columns.grade].end,
                       _field(text, sheet.delimiter, sheet.quote_all)))
         if sheet.columns.comments is not None and sheet.columns.comments < len(cells):
@@ -467,7 +472,7 @@ def fill(sheet: Worksheet, values: dict[str, tuple[float, str]]) -> Filled:
     text = sheet.text
     for start, end, replacement in sorted(edits, reverse=True):
         text = text[:start] + replacement + text[end:]
-    return Filled(sheet.bom + text.encode(sheet.encoding), written, locked)
+    return Filled(sheet.bom + text.encode(sheet.encoding), written, locked, replaced)
 
 
 def scaled(points: float, total: float, maximum: float | None) -> float:
@@ -711,6 +716,10 @@ def write_outputs(results_dir: Path, course, grades: list, names: dict[str, str]
         if matching.unreadable:
             lines.append(f"{count(len(matching.unreadable), 'ligne')} de la feuille sans identifiant lisible (laissées "
                          "telles quelles) : " + _listed([f"ligne {r.record.line}" for r in matching.unreadable]))
+        if filled.replaced:
+            lines.append(f"{count(len(filled.replaced), 'note déjà présente', 'notes déjà présentes')} dans la feuille, "
+                         f"{plural(len(filled.replaced), 'remplacée', 'remplacées')} (ancienne → nouvelle) : "
+                         + _listed([f"Participant {n} ({printable(old)} → {new})" for n, old, new in filled.replaced]))
         if filled.locked:
             lines.append(f"{count(len(filled.locked), 'note verrouillée', 'notes verrouillées')} dans Moodle "
                          f"(« {sheet.language.can_change} » : {sheet.language.no}), Moodle ne les changera pas : "
