@@ -92,13 +92,34 @@ def grader_lines() -> dict[str, str]:
             if not (len(files) >= 2 and line in platform)}
 
 
+def answer_hints(course: Course) -> dict[str, str]:
+    """The hints that give the answer, {hint: "exercise/blank"}: by the course's convention the last
+    of several hints (the fill, or a multiple-choice answer spelt out), and any hint that writes out
+    the solution's fill."""
+    found = {}
+    for exercise in complete_exercises(course):
+        template = exercise.template_path.read_text(encoding="utf-8")
+        solution = exercise.solution_path.read_text(encoding="utf-8")
+        fills = blanks_mod.align(template, solution)
+        for fill, blank in zip(fills, exercise.blanks):
+            hints = blank.hints
+            squeezed = "".join(fill.text.split())
+            for i, hint in enumerate(hints):
+                whole = not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*|[0-9.]+", fill.text.strip())
+                if (i == len(hints) - 1 and len(hints) > 1) or (whole and squeezed in "".join(hint.split())):
+                    found[hint] = f"{exercise.id}/{blank.id}"
+    return found
+
+
 def without_hints(text: str, course: Course) -> str:
-    """course.yaml ships the progressive hints on purpose (`trous hint` works offline), and a last hint
-    may spell the answer out: those strings are not searched, the rest of the file is."""
+    """course.yaml ships the hints that do not give the answer (`trous hint` works offline): those
+    strings are not searched, the rest of the file is — answer-level hints included."""
+    answers = answer_hints(course)
     for exercise in course.exercises:
         for blank in exercise.blanks:
             for hint in blank.hints:
-                text = text.replace(hint, "")
+                if hint not in answers:
+                    text = text.replace(hint, "")
     return text
 
 
@@ -142,6 +163,29 @@ def test_no_solution_or_grader_inside(edition, course):
     for name in names:
         parts = re.split(r"[/!:]", name)
         assert "solutions" not in parts and "graders" not in parts, name
+
+
+def test_no_hint_that_gives_the_answer_is_readable_inside(edition, course):
+    answers = answer_hints(course)
+    # The issue's examples, and 12's multiple-choice answer spelt out: all held back.
+    for example in ("total = sum(e)", "w ** distance", "math.sqrt(d)"):
+        assert example in answers
+    assert course.exercise("12_autotest").blank("reponse_1").hints[-1] in answers
+    shipped = Course.load(edition)
+    kept = {h for e in shipped.exercises for b in e.blanks for h in b.hints}
+    assert not kept & set(answers), sorted(kept & set(answers))[:3]
+    # Nowhere else either (folder, zip, wheel), unless the course's public files show it anyway (one
+    # exercise's given code can be another's answer) or trous's own code happens to hold it.
+    public = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "exercises").glob("*.py"))
+    platform = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "src" / "trous").rglob("*.py"))
+    secret = {h: where for h, where in answers.items() if h not in public and h not in platform}
+    assert len(secret) >= len(answers) // 2  # the check below looks for something
+    leaks = [(where, name) for name, text in shipped_texts(edition).items() for h, where in secret.items() if h in text]
+    assert not leaks, leaks[:5]
+    # Every blank keeps at least its first hint readable, for the self-check's feedback.
+    for exercise in shipped.exercises:
+        for blank in exercise.blanks:
+            assert blank.hints and all(h.strip() for h in blank.hints)
 
 
 def test_zip_holds_the_folder(edition):
@@ -223,3 +267,28 @@ def test_a_copied_solution_passes(installed, course):
         target.write_bytes(original)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     assert exercise.id in result.stdout and "réussi" in result.stdout
+
+
+def test_trous_hint_gives_every_hint_offline_and_warns_before_the_answer(installed, course):
+    folder, python, env = installed
+    answers = answer_hints(course)
+    for exercise_id, blank_id in (("01_toux", "somme_exp"), ("12_autotest", "reponse_1"), ("05_qkv", "racine")):
+        blank = course.exercise(exercise_id).blank(blank_id)
+        number = course.exercise(exercise_id).blank_index(blank_id) + 1
+        outputs = []
+        for _ in range(len(blank.hints) + 1):
+            run = _run([folder.parent / ".venv-eleve" / "bin" / "trous", "hint", exercise_id, "--trou", str(number)],
+                       cwd=folder, env=env)
+            assert run.returncode == 0, run.stdout + run.stderr
+            outputs.append(run.stdout)
+        total = len(blank.hints)
+        for level, hint in enumerate(blank.hints):
+            out = outputs[level]
+            assert hint in out and f"indice {level + 1}/{total}" in out, (exercise_id, level, out)
+            gives = hint in answers
+            assert ("(la réponse)" in out) == gives
+            following = level + 1 < total and blank.hints[level + 1] in answers
+            assert ("l'indice suivant" in out and "donne la réponse" in out) == following, out
+        assert blank.hints[-1] in outputs[-1]  # past the last one, the last one again
+    state = (folder / ".trous" / "etat.json").read_text(encoding="utf-8")
+    assert "somme_exp" in state

@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import re
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -86,11 +87,22 @@ def test_prints_the_table_and_the_reports(graded):
     assert "bac à sable" in out
     for student in ("alice_parfaite", "oscar_menteur", "rose"):
         assert student in out
-    for name in ("grades.csv", "moodle.csv", "rapport.html"):
+    for name in ("grades.csv", "rapport.html"):
         assert str(results / name) in out
         assert (results / name).is_file()
+    # Folders named by the students: no Moodle account, no Moodle participant number, so nothing for
+    # Moodle (its gradebook import needs accounts: --participants).
+    assert not list(results.glob("moodle*"))
     rows = list(csv.reader(io.StringIO((results / "grades.csv").read_text(encoding="utf-8-sig"))))
     assert len(rows) == 1 + len(results_of(results))
+    # Every assignment the class handed in has its own total; a copy that did not hand one in has none.
+    course = Course.load(ROOT)
+    header = rows[0]
+    for assignment in course.spec.assignments:
+        assert assignment.id in header and f"{assignment.id}_max" in header
+    lea = next(r for r in rows if r[0] == "lea_vide")
+    assert lea[header.index("partie5")] == "0" and lea[header.index("a-la-main")] == ""
+    assert "non rendu" in out
 
 
 def test_nothing_of_the_graders_reaches_the_outputs(graded):
@@ -159,6 +171,11 @@ def test_moodle_archive_end_to_end(tmp_path):
     assert "Alice Martin" in (results / "grades.csv").read_text(encoding="utf-8-sig")
     bob = (results / "retours" / "102.html").read_text(encoding="utf-8")
     assert "chemin dangereux refusé" in bob
+    # Moodle's participants: its worksheets (French and English headers) and the feedback zip.
+    assert (results / "moodle-feuille-fr.csv").is_file() and (results / "moodle-feuille-en.csv").is_file()
+    with zipfile.ZipFile(results / "moodle-retours.zip") as feedback:
+        assert sorted(feedback.namelist()) == ["Alice Martin_101_assignsubmission_file_/retour.html",
+                                               "Bob Durand_102_assignsubmission_file_/retour.html"]
     assert not (tmp_path / "01_toux.py").exists() and not (tmp_path.parent / "01_toux.py").exists()
 
 

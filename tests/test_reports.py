@@ -114,11 +114,15 @@ def test_grades_csv_one_row_per_student_one_column_per_exercise(written, grades)
     text = written["grades_csv"].read_bytes().decode("utf-8-sig")
     rows = list(csv.DictReader(io.StringIO(text, newline="")))
     assert [r["etudiant"] for r in rows] == sorted(g.student for g in grades)
-    assert list(rows[0]) == ["etudiant", "nom", "01_somme", "02_poids", "total", "total_max"]
+    # Two assignments graded: one total per assignment, then the whole.
+    assert list(rows[0]) == ["etudiant", "nom", "01_somme", "02_poids", "partie1", "partie1_max", "partie2",
+                             "partie2_max", "total", "total_max"]
     by_student = {r["etudiant"].lstrip("'"): r for r in rows}
     for grade in grades:
         row = by_student[grade.student]
         assert float(row["01_somme"]) + float(row["02_poids"]) == pytest.approx(float(row["total"]))
+        assert float(row["partie1"]) == float(row["01_somme"]) and float(row["partie2"]) == float(row["02_poids"])
+        assert (float(row["partie1_max"]), float(row["partie2_max"])) == (3, 2.5)
         assert float(row["total"]) == pytest.approx(sum(b.score for e in grade.exercises for b in e.blanks))
         assert float(row["total_max"]) == 5.5
     assert by_student["alice"]["nom"] == "Alice Martin, dite « Al »"  # comma and accents survive quoting
@@ -128,25 +132,40 @@ def test_grades_csv_one_row_per_student_one_column_per_exercise(written, grades)
     assert "zoé, \"la\" =1+1" in by_student
 
 
-def test_moodle_csv_follows_the_grade_import_conventions(written, grades):
-    raw = written["moodle_csv"].read_bytes()
+def accounts(tmp_path, students, field="username"):
+    from trous.grading.moodle import Participants
+
+    return Participants(tmp_path / "classe.csv", field, {s: f"compte-{i}" for i, s in enumerate(students)})
+
+
+def test_moodle_csv_needs_the_students_accounts(written, grades, tmp_path, course):
+    # Without accounts no gradebook import: its rows could not be mapped to anyone.
+    assert "moodle_csv" not in written and not (written["grades_csv"].parent / "moodle.csv").exists()
+    out = tmp_path / "avec-comptes"
+    paths = reports.write_all(out, course, grades, participants=accounts(tmp_path, [g.student for g in grades[:3]]))
+    raw = paths["moodle_csv"].read_bytes()
     assert not raw.startswith(b"\xef\xbb\xbf")
     rows = list(csv.reader(io.StringIO(raw.decode("utf-8"), newline="")))
-    assert rows[0] == ["Identifiant", "Nom complet", "Partie 1, les bases", "Partie 2", "Total", "Commentaires"]
+    assert rows[0] == ["Nom d'utilisateur", "Nom complet", "Partie 1, les bases", "Partie 1, les bases — commentaire",
+                       "Partie 2", "Partie 2 — commentaire"]
     body = {r[0]: r for r in rows[1:]}
-    assert set(body) == {g.student for g in grades}  # identifiers untouched, even odd ones (no formula)
-    for grade in grades:
-        row = body[grade.student]
-        first, second = (float(v) for v in row[2:4])  # a dot as decimal separator, no unit
+    assert set(body) == {"compte-0", "compte-1", "compte-2"}  # the fourth copy has no account: left out
+    for i, grade in enumerate(grades[:3]):
+        row = body[f"compte-{i}"]
+        first, second = float(row[2]), float(row[4])  # a dot as decimal separator, no unit
         assert first == pytest.approx(grade.exercise("01_somme").score)
         assert second == pytest.approx(grade.exercise("02_poids").score)
-        assert float(row[4]) == pytest.approx(grade.score)
-    # The feedback Moodle shows holds only what trous writes: no student-controlled message.
-    assert all(SCRIPT not in r[5] and "onerror" not in r[5] and "ZeroDivision" not in r[5] for r in rows[1:])
-    assert "moyenne" in body["bob"][5]  # the blank to work on is named
-    help_text = written["moodle_help"].read_text(encoding="utf-8")
-    assert "« Identifiant »" in help_text and "useridnumber" in help_text
+        # The feedback Moodle shows holds only what trous writes: no student-controlled message.
+        for comment in (row[3], row[5]):
+            assert SCRIPT not in comment and "onerror" not in comment and "ZeroDivision" not in comment
+    assert "moyenne" in body["compte-1"][3] and "02_poids" not in body["compte-1"][3]  # each assignment its own
+    help_text = paths["moodle_help"].read_text(encoding="utf-8")
+    assert "« Nom d'utilisateur »" in help_text and "username" in help_text
     assert "note maximale : 3 points" in help_text and "note maximale : 2.5 points" in help_text
+    assert "1 copie sans compte Moodle" in help_text and grades[3].student.split(",")[0] in help_text
+    # A later run without accounts removes the import file it can no longer vouch for.
+    reports.write_all(out, course, grades)
+    assert not (out / "moodle.csv").exists() and not (out / "moodle-import.txt").exists()
 
 
 # -- results.json -------------------------------------------------------------------------------
@@ -263,14 +282,18 @@ def test_class_report_sorts_blanks_by_share_and_counts_every_student(written, gr
     rows = [(a["data-blank"], float(a["data-share"])) for t, a in page.tags if "data-blank" in a]
     assert rows == [("02_poids/max", 0.0), ("01_somme/moyenne", 0.25), ("02_poids/norme", 0.5),
                     ("02_poids/exp", 0.75), ("01_somme/total", 1.0)]
-    bars = [int(a["data-count"]) for t, a in page.tags if t == "rect" and "data-count" in a]
-    assert sum(bars) == len(grades)
-    # Totals 5, 3, 2 and 1 on a 5.5 scale (not whole): ten bins of 0.55.
-    assert bars == [0, 1, 0, 1, 0, 1, 0, 0, 0, 1]
+    # Two assignments: one histogram each. Partie 1 totals 3, 1, 1, 1 on 3 (whole points: one bar per
+    # point); Partie 2 totals 2, 2, 1, 0 on 2.5 (not whole: ten bins of 0.25).
+    bars: dict[str, list[int]] = {}
+    for t, a in page.tags:
+        if t == "rect" and "data-count" in a:
+            bars.setdefault(a["data-chart"], []).append(int(a["data-count"]))
+    assert bars == {"partie1": [0, 3, 0, 1], "partie2": [1, 0, 0, 0, 1, 0, 0, 0, 2, 0]}
     text = page.content
     assert f"Mallory {SCRIPT}" in text  # a hostile display name is text
-    assert "Moyenne 2,75" in text  # (5 + 3 + 2 + 1) / 4
-    links = [a["href"] for t, a in page.tags if t == "a"]
+    assert "moyenne 1,5 sur 3 points" in " ".join(text.split())  # (3 + 1 + 1 + 1) / 4
+    assert "moyenne 1,25 sur 2,5 points" in " ".join(text.split())  # (2 + 2 + 1 + 0) / 4
+    links = [a["href"] for t, a in page.tags if t == "a" and not a["href"].startswith("#")]
     assert sorted(links) == sorted(f"retours/{reports.file_stem(g.student)}.html" for g in grades)
     for link in links:
         assert (written["class_report"].parent / link).is_file()
@@ -321,7 +344,11 @@ def test_no_cell_of_any_csv_is_a_formula_or_a_control(tmp_path, course):
 
     grades = [submission(course, s, [PASSED, PASSED], [PASSED, FAILED, PASSED]) for s in HOSTILE_IDS]
     names = [Named(s, f"Nom {s}") for s in HOSTILE_IDS]
-    paths = reports.write_all(tmp_path / "out", course, grades, submissions=names)
+    from trous.grading.moodle import Participants
+
+    # The accounts file could hold hostile text too: each copy's account is its hostile id.
+    own = Participants(tmp_path / "classe.csv", "username", {s: s for s in HOSTILE_IDS})
+    paths = reports.write_all(tmp_path / "out", course, grades, submissions=names, participants=own)
     for key in ("grades_csv", "moodle_csv"):
         raw = paths[key].read_bytes().decode("utf-8-sig")
         assert "\x1b" not in raw and "\x9b" not in raw, key
@@ -567,12 +594,14 @@ def test_e2e_hostile_names_reach_no_terminal_or_csv_as_controls_or_formulas(mood
     done, results, _ = moodle_run
     assert "\x1b" not in done.stdout and "\x1b" not in done.stderr
     assert "=cmd|' -C calc'!A0 X" in done.stdout  # shown, cleaned
-    for name in ("grades.csv", "moodle.csv"):
+    assert not (results / "moodle.csv").exists()  # no account known: no gradebook import
+    # The hostile full name reaches the spreadsheet and Moodle's worksheets only as guarded text.
+    for name in ("grades.csv", "moodle-feuille-fr.csv", "moodle-feuille-en.csv"):
         raw = (results / name).read_text(encoding="utf-8-sig")
         assert "\x1b" not in raw
         cells = all_cells(raw)
-        assert "'=cmd|' -C calc'!A0 X" in cells
-        assert not [c for c in cells if is_formula(c)]
+        assert "'=cmd|' -C calc'!A0 X" in cells, name
+        assert not [c for c in cells if is_formula(c)], name
 
 
 def test_e2e_counts_agree_in_french(moodle_run, tmp_path):

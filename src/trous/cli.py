@@ -165,12 +165,17 @@ def cmd_hint(args) -> int:
             print(next_step(result))
             return EXIT_FAILED
         index = first.index
-    text, number, total = next_hint(exercise, index)
+    hint = next_hint(exercise, index)
     blank = exercise.blanks[index]
-    print(f"{exercise.id} — trou {index + 1} « {blank.id} » — indice {number}/{total} :")
-    print(f"  {text}")
-    if number < total:
-        print(f"  (relance « trous hint {exercise.id} --blank {index + 1} » pour l'indice suivant)")
+    label = " (la réponse)" if hint.gives_answer else ""
+    print(f"{exercise.id} — trou {index + 1} « {blank.id} » — indice {hint.number}/{hint.total}{label} :")
+    print(f"  {hint.text}")
+    again = f"trous hint {exercise.id} --trou {index + 1}"
+    if hint.next_gives_answer:
+        print(f"  Attention : l'indice suivant ({hint.number + 1}/{hint.total}) donne la réponse. Cherche encore un "
+              f"peu avec celui-ci ; si tu bloques, relance « {again} ».")
+    elif hint.number < hint.total:
+        print(f"  (relance « {again} » pour l'indice suivant)")
     return EXIT_OK
 
 

@@ -1,16 +1,21 @@
 """The student edition: what students receive when they work on files rather than notebooks.
 
     <dest>/course.yaml, exercises/ (templates and public checks), .trous/modeles/ (pristine copies,
-    so feedback can tell which blank is which after edits), .trous/wheels/trous-*.whl (the platform),
-    requirements.txt (its install command), pytest.ini, LISEZMOI.md — and a <dest>.zip of it all.
+    so feedback can tell which blank is which after edits), .trous/indices.json (the hints that give
+    the answer, masked), .trous/wheels/trous-*.whl (the platform), requirements.txt (its install
+    command), pytest.ini, LISEZMOI.md — and a <dest>.zip of it all.
 
-Nothing of solutions/ or graders/ goes in, and the wheel is built from the trous package alone.
+Nothing of solutions/ or graders/ goes in, and the wheel is built from the trous package alone. No
+answer is readable either: course.yaml keeps only the hints that do not give it, and those that do
+are held back in .trous/indices.json, masked, for `trous hint` to give one at a time
+(student/hints.py says which hints give the answer, and how they are stored).
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import shutil
 import zipfile
 from importlib import metadata
@@ -18,8 +23,11 @@ from pathlib import Path
 
 import trous
 
+import yaml
+
 from .course.definition import Course
 from .french import count
+from .student import hints as hints_mod
 
 FIXED_DATE = (2026, 1, 1, 0, 0, 0)
 LAB_REQUIREMENTS = "jupyterlab>=4.2,<5\njupytext>=1.16\nipywidgets>=8.1\nanywidget>=0.9\n"  # zip entries get a fixed date: same course, same bytes
@@ -55,7 +63,8 @@ dernière cellule vérifie tes trous. `explorateur.ipynb` contient l'explorateur
   (`pytest exercises/ --tout` : le détail de tous). Pour chaque trou : pas encore rempli, juste,
   faux (la valeur attendue et la tienne), ou « dépend de » un autre trou à corriger d'abord.
 - `trous list` affiche ta progression ; `trous check` détaille l'exercice en cours ;
-  `trous hint 01_toux` donne un indice (un de plus à chaque appel) ;
+  `trous hint 01_toux` donne un indice (un de plus à chaque appel ; il te prévient avant celui qui
+  donne la réponse) ;
   `trous watch` revérifie l'exercice à chaque enregistrement et passe au suivant quand il est réussi.
 - Ne modifie pas les fichiers `exercises/test_*.py` ni le dossier `.trous/` : ce sont les vérifications.
 
@@ -79,7 +88,7 @@ def build(course: Course, dest: str | Path, make_zip: bool = True) -> Path:
         shutil.rmtree(dest)
     (dest / "exercises").mkdir(parents=True)
     (dest / ".trous" / "modeles").mkdir(parents=True)
-    shutil.copyfile(course.root / "course.yaml", dest / "course.yaml")
+    write_course_yaml(course, dest)
     lines = []
     for exercise in course.exercises:
         template = exercise.template_path
@@ -99,6 +108,50 @@ def build(course: Course, dest: str | Path, make_zip: bool = True) -> Path:
         archive = dest.with_suffix(".zip")
         _zip_dir(dest, archive, prefix=dest.name)
     return dest
+
+
+HEADER = """\
+# Le cours, lu par trous. Les indices qui donnent la réponse ne sont pas ici : « trous hint » les donne,
+# un à la fois, quand les autres n'ont pas suffi (ils sont dans .trous/indices.json, illisibles).
+"""
+
+
+def pointer(exercise_id: str, index: int) -> str:
+    """The hint course.yaml shows for a blank whose every hint gives the answer."""
+    return (f"Les indices de ce trou donnent la réponse : lance « trous hint {exercise_id} --trou {index + 1} » "
+            "pour les voir un par un.")
+
+
+def split_hints(course: Course) -> dict[tuple[str, str], int]:
+    """(exercise, blank) → how many of its first hints stay readable: those before the first one that
+    gives the answer (student/hints.py), judged with the solutions."""
+    split = {}
+    for exercise in course.exercises:
+        fills = hints_mod.solution_fills(exercise)
+        for index, blank in enumerate(exercise.blanks):
+            levels = hints_mod.answer_levels(blank.hints, fills[index] if fills else None)
+            split[(exercise.id, blank.id)] = levels.index(True) if True in levels else len(levels)
+    return split
+
+
+def write_course_yaml(course: Course, dest: Path) -> None:
+    """The edition's course.yaml (the course's, each blank's answer-level hints held back) and
+    .trous/indices.json (those hints, masked)."""
+    split = split_hints(course)
+    data = course.spec.model_dump(mode="json", exclude_unset=True)
+    for assignment in data["assignments"]:
+        for exercise in assignment["exercises"]:
+            for index, blank in enumerate(exercise["blanks"]):
+                hints = [blank["hint"]] if isinstance(blank["hint"], str) else list(blank["hint"])
+                shown = split[(exercise["id"], blank["id"])]
+                blank["hint"] = hints[:shown] or [pointer(exercise["id"], index)]
+    text = HEADER + yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=120)
+    (dest / "course.yaml").write_text(text, encoding="utf-8")
+    document = hints_mod.held_document(course.id, course.exercises, split)
+    (dest / hints_mod.HELD_FILE).write_text(json.dumps(document, ensure_ascii=False, indent=1) + "\n",
+                                             encoding="utf-8")
+    # The edition is read by the same code as the course: refuse to ship one that would not load.
+    Course.load(dest)
 
 
 def _zip_dir(folder: Path, archive: Path, prefix: str) -> None:

@@ -21,12 +21,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..course.definition import Course
+from . import assignments as assignments_mod
 from . import intake as intake_mod
 from . import marker
+from . import moodle as moodle_mod
 from .engine import Grader, GraderError, fingerprint
 from .model import UNISOLATED, SubmissionGrade
 from .safetext import printable
-from .submissions import Submission
+from .submissions import IgnoredFile, Submission
 from .wording import count, plural
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -44,10 +46,14 @@ class GradeOptions:
     kind: str = "auto"
     scheduler: str = "local"
     address: str | None = None  # a distributed scheduler's address (tcp://host:8786), for "dask"
+    assignments: list[str] | None = None  # --devoir: grade these assignments only (else: read from the copies)
+    worksheet: Path | None = None  # --feuille: Moodle's offline grading worksheet of the same assignment
+    participants: Path | None = None  # --participants: each copy's Moodle account (username or email)
+    exercises: tuple[str, ...] | None = None  # set by grade_class: the exercises the run grades
 
     @property
     def results_dir(self) -> Path:
-        return self.results or default_results(self.source)
+        return self.results or default_results(self.source, self.assignments)
 
 
 @dataclass
@@ -69,17 +75,21 @@ class Outcome:
     gradebook: str
     sandbox: str = ""
     timings: dict[str, float] = field(default_factory=dict)
+    scope: assignments_mod.Scope | None = None
+    round_trip: moodle_mod.RoundTrip | None = None
 
 
-def default_results(source: Path) -> Path:
-    """Next to the input, named after it: `classe/` → `classe-resultats/`, `devoir.zip` → `devoir-resultats/`
-    (an input kind may keep its own place: an nbgrader course, its git-ignored `trous-resultats/`)."""
+def default_results(source: Path, assignments: list[str] | None = None) -> Path:
+    """Next to the input, named after it: `classe/` → `classe-resultats/`, `devoir.zip` → `devoir-resultats/`;
+    with --devoir, one folder per assignment: `classe-resultats-partie5/`. An input kind may keep its own
+    place: an nbgrader course, its git-ignored `trous-resultats/` (with --devoir, `trous-resultats/partie5/`)."""
+    suffix = "".join(f"-{a}" for a in sorted(dict.fromkeys(assignments or ())))
     carried = intake_mod.carried_results(source)
     if carried is not None:
-        return carried
+        return carried / suffix[1:] if suffix else carried
     source = Path(source).absolute()
     stem = source.name[:-4] if source.name.lower().endswith(".zip") else source.name
-    return source.parent / f"{stem or 'copies'}-resultats"
+    return source.parent / f"{stem or 'copies'}-resultats{suffix}"
 
 
 def check_results_place(source: Path, results: Path) -> None:
@@ -132,7 +142,7 @@ def local_scheduler(course: Course, submissions: list[Submission], options: Grad
         runner = pool.runners[0]
         kind = pool.kind
         hooks.sandbox(kind, runner.spec.description if runner.spec else kind)
-        grader = Grader(course, pool)
+        grader = Grader(course, pool, only=options.exercises)
         for grade in grader.grade_many((s.student, s.files) for s in submissions):
             grade.isolation = kind
             yield grade
@@ -181,6 +191,11 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
     hooks = hooks or Hooks()
     timings: dict[str, float] = {}
     check_results_place(options.source, options.results_dir)
+    try:
+        if options.assignments:  # a typo is said before anything else happens
+            assignments_mod.check_requested(course, options.assignments)
+    except assignments_mod.ScopeError as exc:
+        raise intake_mod.IntakeError(str(exc)) from None
     t = time.perf_counter()
     # First, before any copy is read: the isolation (a refusal stops everything here).
     requested = resolve_sandbox(options)
@@ -188,6 +203,8 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
     timings["bac à sable"] = time.perf_counter() - t
     t = time.perf_counter()
     intake = intake_mod.load(options.source, course, options.kind, results=options.results_dir)
+    scope, trip, participants = _prepare(course, options, intake)
+    options = dataclasses.replace(options, exercises=tuple(scope.exercises(course)))
     timings["lecture des copies"] = time.perf_counter() - t
     if options.scheduler not in SCHEDULERS:
         _load_plugins()  # called as a library (no `register`): the plugins' schedulers are not in yet
@@ -200,6 +217,7 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
     version = fingerprint(course)
     recorded = grading_version(version, requested)
     by_student = {s.student: s for s in intake.submissions}
+    graded_exercises = {s: scope.exercises(course, scope.per_copy[s]) for s in by_student}
     gradebook = Gradebook.open(options.gradebook, results_dir)
     try:
         t = time.perf_counter()
@@ -226,6 +244,8 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
                 if grade.unisolated and requested != UNISOLATED:  # a worker must never decide this alone
                     raise GraderError(f"{grade.student} : corrigée sans isolation alors que ce n'était pas demandé")
                 grade.grader_version = grading_version(grade.grader_version, grade.isolation)
+                # Only the assignments this copy hands in (a scheduler may grade the whole course).
+                grade = assignments_mod.restrict_grade(grade, graded_exercises.get(grade.student, []))
                 r = time.perf_counter()
                 # once: a grader sharing the gradebook may have recorded this copy meanwhile (--force: a new grading)
                 gradebook.record(run_id, by_student[grade.student], grade, once=not options.force)
@@ -243,14 +263,71 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
         t = time.perf_counter()
         if intake.settle is not None:
             grades = intake.settle(course, grades)
+        not_handed_in = {s: tuple(a for a in scope.assignments if a not in scope.per_copy[s]) for s in by_student}
         reports = write_all(results_dir, course, grades, gradebook, submissions=intake.submissions,
-                            ignored=intake.ignored, notes=intake.warnings)
+                            ignored=intake.ignored, notes=intake.warnings, participants=participants,
+                            round_trip=trip, not_handed_in=not_handed_in, scope_notes=_scope_notes(course, scope))
+        assignments_mod.record_results(results_dir, scope)
         if intake.after is not None:
             reports.update(intake.after(course, grades))
         timings["rapports"] = time.perf_counter() - t
-        return Outcome(intake, grades, graded, sorted(done), reports, gradebook.path, sandbox, timings)
+        return Outcome(intake, grades, graded, sorted(done), reports, gradebook.path, sandbox, timings, scope, trip)
     finally:
         gradebook.close()
+
+
+def _scope_notes(course: Course, scope: assignments_mod.Scope) -> list[str]:
+    """For the class report: the assignments graded, and why the others were not."""
+    titles = assignments_mod.titles(course)
+    how = "demandé avec --devoir" if scope.chosen else "rendu dans les copies"
+    notes = [f"{plural(len(scope.assignments), 'devoir corrigé', 'devoirs corrigés')} : "
+             f"{', '.join(titles.get(a, a) for a in scope.assignments)} ({how})"]
+    if not scope.chosen:
+        notes += [f"non corrigé : {titles.get(a, a)} — {why}" for a, why in scope.left_out]
+    return notes
+
+
+def _prepare(course: Course, options: GradeOptions, intake: intake_mod.Intake):
+    """Before any copy is graded: the run's assignments and each copy's, the results folder's own
+    assignment, the teacher's Moodle worksheet and the accounts file (each refused now, with why,
+    rather than after minutes of grading). Copies that hand in none of the run's assignments (an
+    nbgrader student without that assignment's folder) are listed with the input's entries."""
+    try:
+        scope = assignments_mod.resolve(course, intake.submissions, options.assignments)
+        if not scope.assignments:
+            raise intake_mod.IntakeError(f"{intake.source} : aucun devoir du cours dans ces copies")
+        titles = assignments_mod.titles(course)
+        kept = []
+        for submission in intake.submissions:
+            mine = scope.per_copy[submission.student]
+            if not mine:
+                asked = ", ".join(titles.get(a, a) for a in scope.assignments)
+                intake.ignored.append(IgnoredFile(printable(submission.student) + "/",
+                                                  f"ne rend pas {asked} : rien à corriger ici"))
+                continue
+            kept.append(assignments_mod.restrict_files(course, submission, mine))
+        if not kept:
+            raise intake_mod.IntakeError(f"{intake.source} : aucune copie pour "
+                                         f"{', '.join(titles.get(a, a) for a in scope.assignments)}")
+        intake.submissions = kept
+        assignments_mod.check_results(options.results_dir, scope)
+        trip = None
+        if options.worksheet is not None:
+            if len(scope.assignments) != 1:
+                raise intake_mod.IntakeError(
+                    "--feuille : une feuille d'évaluation de Moodle est celle d'un seul devoir ; précise lequel "
+                    f"avec --devoir (devoirs de ces copies : {', '.join(scope.assignments)})")
+            sheet = moodle_mod.read_worksheet(options.worksheet)
+            trip = moodle_mod.RoundTrip(intake.kind, intake.source, scope.assignments, sheet,
+                                        moodle_mod.match(sheet, kept, intake.kind))
+        elif any(moodle_mod.participant_of(s.student, intake.kind) for s in kept):
+            trip = moodle_mod.RoundTrip(intake.kind, intake.source, scope.assignments)
+        participants = None
+        if options.participants is not None:
+            participants = moodle_mod.read_participants(options.participants, [s.student for s in kept])
+        return scope, trip, participants
+    except (assignments_mod.ScopeError, moodle_mod.MoodleError) as exc:
+        raise intake_mod.IntakeError(str(exc)) from None
 
 
 # -- printing -------------------------------------------------------------------------------------
@@ -259,47 +336,118 @@ def _points(value: float) -> str:
     return ("0" if text in ("-0", "") else text).replace(".", ",")
 
 
-def _table(course: Course, outcome: Outcome):
+@dataclass
+class _Column:
+    header: str
+    cells: list[str]  # rich markup, one per grade
+    bold: bool = False
+
+
+def _columns(course: Course, outcome: Outcome) -> list[list[_Column]]:
+    """The table's columns, in blocks that stay together: one block per assignment (its exercises,
+    then its total when the run grades several), the total at the end of the last one."""
+    grades = outcome.grades
+    graded = {e.id for g in grades for e in g.exercises}
+    assignments = (outcome.scope.assignments if outcome.scope is not None
+                   else tuple(assignments_mod.graded_assignments(course, grades)))
+    several = len(assignments) > 1
+    blocks: list[list[_Column]] = []
+    for assignment in assignments:
+        exercises = [e for e in course.exercises if e.assignment.id == assignment and e.id in graded]
+        block = []
+        for exercise in exercises:
+            cells = []
+            for grade in grades:
+                e = next((x for x in grade.exercises if x.id == exercise.id), None)
+                if e is None:
+                    cells.append("[dim]—[/]")
+                    continue
+                colour = "green" if e.score >= e.max_score else ("red" if e.score == 0 else "yellow")
+                cells.append(f"[{colour}]{_points(e.score)}[/]")
+            block.append(_Column(f"{exercise.number}\n/{_points(exercise.points)}", cells))
+        if several and exercises:
+            maximum = sum(e.points for e in exercises)
+            cells = []
+            for grade in grades:
+                held = [x for x in grade.exercises if x.id in {e.id for e in exercises}]
+                cells.append(_points(sum(x.score for x in held)) if held else "[dim]non rendu[/]")
+            block.append(_Column(f"{_escape(assignment)}\n/{_points(maximum)}", cells, bold=True))
+        if block:
+            blocks.append(block)
+    if not several:
+        maximum = max((g.max_score for g in grades), default=sum(e.points for e in course.exercises))
+        total = _Column(f"total\n/{_points(maximum)}", [_points(g.score) for g in grades], bold=True)
+        if blocks:
+            blocks[-1].append(total)
+        else:
+            blocks.append([total])
+    return blocks
+
+
+def _tables(course: Course, outcome: Outcome, console) -> list:
+    """The grades as tables that fit the terminal: nothing is cut. Names wrap inside their column;
+    when the exercises do not fit side by side, they go in several tables (whole assignments
+    together when they fit), each repeating who the row is."""
     from rich import box  # noqa: PLC0415
+    from rich.measure import Measurement  # noqa: PLC0415
     from rich.table import Table  # noqa: PLC0415
 
     from ..french import count  # noqa: PLC0415
 
     names = {s.student: s.name for s in outcome.intake.submissions}
-    with_names = any(names.values())
-    exercises = course.exercises
-    # Compact: thirteen exercises and a name must fit in 80 columns.
-    table = Table(title=_escape(f"{course.title} — {count(len(outcome.grades), 'copie')}"), box=box.SIMPLE_HEAD,
-                  padding=(0, 1), pad_edge=False, collapse_padding=True)
-    width = min(28, max([len("étudiant")] + [len(printable(g.student)) for g in outcome.grades]))
-    table.add_column("étudiant", no_wrap=True, overflow="ellipsis", max_width=width)
-    if with_names:
-        table.add_column("nom", no_wrap=True, overflow="ellipsis", max_width=24)
-    for exercise in exercises:
-        table.add_column(f"{exercise.number}\n/{_points(exercise.points)}", justify="right", no_wrap=True)
-    total = sum(e.points for e in exercises)
-    table.add_column(f"total\n/{_points(total)}", justify="right", style="bold", no_wrap=True)
-    for grade in outcome.grades:
-        # Folder names and Moodle names are the students': never read them as rich markup.
-        row = [_escape(printable(grade.student))] + (
-            [_escape(printable(names.get(grade.student, "")))] if with_names else [])
-        scores = {e.id: e for e in grade.exercises}
-        for exercise in exercises:
-            e = scores.get(exercise.id)
-            if e is None:
-                row.append("")
-                continue
-            colour = "green" if e.score >= e.max_score else ("red" if e.score == 0 else "yellow")
-            row.append(f"[{colour}]{_points(e.score)}[/]")
-        row.append(_points(grade.score))
-        table.add_row(*row)
-    return table
+    with_names = any(names.get(g.student) for g in outcome.grades)
+    title = f"{course.title} — {count(len(outcome.grades), 'copie')}"
+
+    def table(columns: list[_Column], part: int, parts: int):
+        shown = title + (f" ({part}/{parts})" if parts > 1 else "")
+        t = Table(title=_escape(shown), box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False, collapse_padding=True)
+        # Folder names and Moodle names are the students': wrapped (never cut), never read as markup.
+        # On a narrow terminal they wrap sooner, leaving room for the grades.
+        t.add_column("étudiant", overflow="fold", max_width=min(28, max(10, console.width // 5)))
+        if with_names:
+            t.add_column("nom", overflow="fold", max_width=min(24, max(10, console.width // 5)))
+        for column in columns:
+            t.add_column(column.header, justify="right", no_wrap=True, style="bold" if column.bold else None)
+        for row, grade in enumerate(outcome.grades):
+            who = [_escape(printable(grade.student))]
+            if with_names:
+                who.append(_escape(printable(names.get(grade.student, ""))))
+            t.add_row(*who, *[c.cells[row] for c in columns])
+        return t
+
+    unbounded = console.options.update_width(1 << 20)  # the table's own width, not the terminal's
+
+    def fits(columns: list[_Column]) -> bool:
+        return Measurement.get(console, unbounded, table(columns, 1, 1)).maximum <= console.width
+
+    chunks: list[list[_Column]] = []
+    current: list[_Column] = []
+    for block in _columns(course, outcome):
+        if fits(current + block):
+            current = current + block
+            continue
+        if current:
+            chunks.append(current)
+            current = []
+        for column in block:  # a block too wide alone: as many of its columns per table as fit
+            if current and not fits(current + [column]):
+                chunks.append(current)
+                current = []
+            current.append(column)
+    if current or not chunks:
+        chunks.append(current)
+    return [table(c, i + 1, len(chunks)) for i, c in enumerate(chunks)]
 
 
 REPORT_LABELS = {
     "grades_csv": "notes (tableur)",
-    "moodle_csv": "import Moodle",
-    "moodle_help": "aide à l'import Moodle",
+    "moodle_sheet": "feuille Moodle remplie",
+    "moodle_sheet_fr": "feuille Moodle (français)",
+    "moodle_sheet_en": "feuille Moodle (anglais)",
+    "moodle_feedback": "retours pour Moodle (.zip)",
+    "moodle_readme": "renvoyer dans Moodle (aide)",
+    "moodle_csv": "import carnet Moodle",
+    "moodle_help": "aide à l'import du carnet",
     "results": "résultats JSON par étudiant",
     "feedback": "retours HTML par étudiant",
     "schema": "schéma JSON des résultats",
@@ -329,7 +477,9 @@ def cmd_grade(args) -> int:
         return EXIT_USAGE
     sandbox_mode = "sans-isolation" if args.sans_isolation else (args.bac_a_sable or "auto")
     options = GradeOptions(Path(args.copies), Path(args.resultats) if args.resultats else None, sandbox_mode,
-                           args.workers, args.gradebook, args.force, args.format, args.ordonnanceur)
+                           args.workers, args.gradebook, args.force, args.format, args.ordonnanceur,
+                           assignments=args.devoir or None, worksheet=Path(args.feuille) if args.feuille else None,
+                           participants=Path(args.participants) if args.participants else None)
     if args.scheduler and args.scheduler != "local":  # a Dask scheduler's address: grade on its cluster
         options.scheduler, options.address = "dask", args.scheduler
     progress = Progress(TextColumn("[bold]correction[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -394,8 +544,13 @@ def cmd_grade(args) -> int:
     finally:
         progress.stop()
     _print_intake(console, outcome)
-    console.print(_table(course, outcome))
+    _print_scope(console, course, outcome)
+    for table in _tables(course, outcome, console):
+        console.print(table)
     _print_copies(console, outcome)
+    if outcome.round_trip is not None:
+        for line in outcome.round_trip.lines:
+            console.print(_escape(f"Moodle : {line}"), soft_wrap=True)
     shown = outcome.gradebook if "://" in outcome.gradebook else _shown(Path(outcome.gradebook))
     console.print(f"carnet de notes : {_escape(shown)}", soft_wrap=True)
     unisolated = sum(1 for g in outcome.grades if g.unisolated)
@@ -412,6 +567,29 @@ def cmd_grade(args) -> int:
 
 
 SHOWN_ENTRIES, SHOWN_COPIES, SHOWN_GROUPS, SHOWN_NAMES = 30, 30, 4, 4
+
+
+def _print_scope(console, course: Course, outcome: Outcome) -> None:
+    """Which assignments this run grades, and why the others are not."""
+    scope = outcome.scope
+    if scope is None:
+        return
+    titles = assignments_mod.titles(course)
+    shown = ", ".join(f"{a} ({titles.get(a, a)})" for a in scope.assignments)
+    how = "demandé avec --devoir" if scope.chosen else "rendu dans les copies"
+    word = plural(len(scope.assignments), "devoir corrigé", "devoirs corrigés")
+    console.print(_escape(f"{word} : {shown} — {how}"), soft_wrap=True)
+    if scope.left_out and not scope.chosen:
+        reasons: dict[str, list[str]] = {}
+        for assignment, why in scope.left_out:
+            reasons.setdefault(why, []).append(assignment)
+        for why, ids in reasons.items():
+            console.print(f"[dim]{plural(len(ids), 'laissé', 'laissés')} de côté : {_escape(', '.join(ids))} — "
+                          f"{_escape(why)} (« --devoir » pour choisir)[/]", soft_wrap=True)
+    missing = sum(1 for s in scope.per_copy.values() if 0 < len(s) < len(scope.assignments))
+    if missing:
+        console.print(f"[dim]{count(missing, 'copie')} ne {plural(missing, 'rend', 'rendent')} pas tous ces devoirs : "
+                      "« non rendu » dans le tableau, jamais compté comme zéro[/]")
 
 
 def _print_intake(console, outcome: Outcome) -> None:
@@ -506,6 +684,17 @@ def register(sub) -> None:
     p.add_argument("--gradebook", "--carnet", dest="gradebook", metavar="URL",
                    help="base SQLAlchemy du carnet de notes (par défaut : sqlite:///<resultats>/gradebook.db)")
     p.add_argument("--force", action="store_true", help="tout recorriger, même les copies déjà notées")
+    p.add_argument("--devoir", metavar="DEVOIR", action="append",
+                   help="ne corriger que ce devoir du cours (son id dans course.yaml, ex. partie5 ; répétable) : "
+                        "notes, totaux, feuille Moodle, retours et rapport de ce devoir seul (par défaut : les "
+                        "devoirs rendus dans les copies, un total par devoir)")
+    p.add_argument("--feuille", metavar="FICHIER.csv",
+                   help="la feuille d'évaluation hors ligne téléchargée depuis le même devoir Moodle que l'archive : "
+                        "trous y écrit la note et le commentaire de chaque copie et ne change rien d'autre "
+                        "(résultat : moodle-feuille-remplie.csv, à redéposer dans Moodle)")
+    p.add_argument("--participants", metavar="FICHIER.csv",
+                   help="le compte Moodle de chaque copie (colonnes « etudiant » ou « Identifiant », et « username » "
+                        "ou « email ») : écrit moodle.csv pour l'import du carnet de notes, qui en a besoin")
     kinds = ", ".join(f"{k.name} ({k.description})" for k in intake_mod.KINDS.values())
     p.add_argument("--format", default="auto", choices=("auto", *intake_mod.KINDS),
                    help=f"nature de COPIES (par défaut : devinée) : {kinds}")

@@ -1,22 +1,25 @@
 """Grades as CSV: `grades.csv` for the teacher's spreadsheet, and a file Moodle's grade import takes.
 
 `grades.csv` (UTF-8 with a byte-order mark, so that a spreadsheet opened by double-click shows the
-accents): one row per student, `etudiant`, `nom`, one column per exercise (points), `total`,
-`total_max`. Numbers use a dot.
+accents): one row per student, `etudiant`, `nom`, one column per exercise graded (points); when the
+run grades several assignments, then one total per assignment (`<devoir>`, `<devoir>_max`, empty for
+a student who did not hand that assignment in); `total`, `total_max` (what the student was graded
+on). Numbers use a dot.
 
 `moodle.csv` (UTF-8, comma, no byte-order mark), for Moodle's *Notes › Importer › Fichier CSV*
-(Grades › Import › CSV file):
+(Grades › Import › CSV file), written only when the students' Moodle accounts are known
+(`--participants`: a username or an email address per copy). The folder numbers of Moodle's archive
+are participant numbers *inside one assignment*, which the gradebook import cannot map, and one
+unknown identifier stops the whole import: a copy without a known account is left out and named in
+`moodle-import.txt`. Columns:
 
-    Identifiant, Nom complet, <title of each assignment (devoir)>…, Total, Commentaires
+    Nom d'utilisateur | Adresse de courriel, Nom complet, <devoir>, <devoir> — commentaire, …
 
-On the import screen: *Identifier l'utilisateur par* — map `Identifiant` to the Moodle user field it
-holds (`username` when students are identified by their login, `useridnumber` for an ID number,
-`useremail` for an email address, `userid` for Moodle's internal number); `Nom complet` → ignorer;
-each assignment column → its Moodle grade item (or « nouvel élément d'évaluation »); `Total` → the
-item that stands for the whole course, if any, otherwise ignorer; `Commentaires` → « Feedback » of
-that same item. Grades are points: the Moodle item's maximum must equal the column's maximum (written
-in `moodle-import.txt` next to the file). Moodle aborts the whole import when one row names an
-unknown user, so the identifier must be a real Moodle account of the course.
+On the import screen: *Identifier l'utilisateur par* — map the first column to `username` or
+`useremail`; `Nom complet` → ignorer; each assignment column → its Moodle grade item, its comment
+column → « Feedback » of that item. Grades are points: the Moodle item's maximum must equal the
+column's maximum (written in `moodle-import.txt`). For one assignment, the offline grading worksheet
+(moodle.py) is the round trip that needs no account at all.
 
 The feedback column holds only what trous itself writes (exercise ids, blank ids, points): never a
 message that could carry text from the student's program.
@@ -94,12 +97,19 @@ def _render(rows: list[list[str]]) -> str:
 
 def grades_csv(course: Course, grades: list[SubmissionGrade], names: dict[str, str]) -> bytes:
     columns = exercise_columns(course, grades)
-    rows = [["etudiant", "nom", *[c.key for c in columns], "total", "total_max"]]
+    assignments = assignment_columns(course, columns)
+    per_assignment = assignments if len(assignments) > 1 else []
+    rows = [["etudiant", "nom", *[c.key for c in columns],
+             *[name for a, _ in per_assignment for name in (a.key, f"{a.key}_max")], "total", "total_max"]]
     for grade in sorted(grades, key=lambda g: g.student):
         by_id = {e.id: e for e in grade.exercises}
+        sums = []
+        for column, ids in per_assignment:
+            held = [by_id[i] for i in ids if i in by_id]
+            sums += ([number(sum(e.score for e in held)), number(sum(e.max_score for e in held))] if held else ["", ""])
         rows.append([grade.student, names.get(grade.student, ""),
                      *[number(by_id[c.key].score) if c.key in by_id else "" for c in columns],
-                     number(grade.score), number(grade.max_score)])
+                     *sums, number(grade.score), number(grade.max_score)])
     return b"\xef\xbb\xbf" + _render(rows).encode("utf-8")
 
 
@@ -108,9 +118,15 @@ def points(value: float) -> str:
     return format_number(round(value, 2), 2)
 
 
-def moodle_feedback(grade: SubmissionGrade) -> str:
+def moodle_feedback(grade: SubmissionGrade, exercise_ids: Iterable[str] | None = None,
+                    moodle_scale: tuple[float, float] | None = None) -> str:
+    """The comment Moodle shows with a grade: the total, each exercise's points and the blanks to
+    work on. `exercise_ids`: only those exercises (one assignment's); `moodle_scale`: (grade, maximum)
+    when the Moodle assignment counts on another maximum than trous's points."""
+    wanted = None if exercise_ids is None else set(exercise_ids)
+    exercises = [e for e in grade.exercises if wanted is None or e.id in wanted]
     parts = []
-    for e in grade.exercises:
+    for e in exercises:
         text = f"{e.id} : {points(e.score)}/{points(e.max_score)}"
         missed = [b.id for b in e.blanks if b.status != PASSED]
         if e.mode == "missing":
@@ -118,32 +134,49 @@ def moodle_feedback(grade: SubmissionGrade) -> str:
         elif missed and len(missed) < len(e.blanks):
             text += " (à revoir : " + ", ".join(missed) + ")"
         parts.append(text)
-    return (f"Total {points(grade.score)}/{points(grade.max_score)}. " + " ; ".join(parts)
-            + ". Le détail de chaque trou est dans ta page de retour.")
+    score, maximum = sum(e.score for e in exercises), sum(e.max_score for e in exercises)
+    total = f"Total {points(score)}/{points(maximum)}"
+    if moodle_scale is not None:
+        total += f" points, soit {points(moodle_scale[0])}/{points(moodle_scale[1])}"
+    return f"{total}. " + " ; ".join(parts) + ". Le détail de chaque trou est dans ta page de retour."
 
 
-def moodle_csv(course: Course, grades: list[SubmissionGrade], names: dict[str, str]) -> tuple[bytes, str]:
-    """The CSV, and the French help text naming which column to map to what (with the maxima)."""
+def moodle_csv(course: Course, grades: list[SubmissionGrade], names: dict[str, str],
+               participants=None) -> tuple[bytes, str] | None:
+    """The gradebook import and its French help (which column to map to what, with the maxima), or
+    None without `participants` (moodle.Participants: each copy's Moodle account)."""
+    if participants is None:
+        return None
     exercises = exercise_columns(course, grades)
     assignments = assignment_columns(course, exercises)
-    rows = [["Identifiant", "Nom complet", *[c.title for c, _ in assignments], "Total", "Commentaires"]]
+    from .moodle import IDENTITY_TITLES  # noqa: PLC0415
+
+    identity_title = IDENTITY_TITLES[participants.field]
+    rows = [[identity_title, "Nom complet",
+             *[title for c, _ in assignments for title in (c.title, f"{c.title} — commentaire")]]]
+    missing: list[str] = []
+    changed: list[str] = []
     for grade in sorted(grades, key=lambda g: g.student):
+        identity = participants.identity(grade.student)
+        if not identity:
+            missing.append(grade.student)
+            continue
+        if cell(identity) != identity:
+            changed.append(identity)
         by_id = {e.id: e for e in grade.exercises}
-        scores = [number(sum(by_id[i].score for i in ids if i in by_id)) for _, ids in assignments]
-        rows.append([grade.student, names.get(grade.student, ""), *scores, number(grade.score),
-                     moodle_feedback(grade)])
-    # Guarded like every cell, an identifier that looked like a formula no longer matches its account.
-    changed = [g.student for g in sorted(grades, key=lambda g: g.student) if cell(g.student) != g.student]
-    total = sum(c.max_score for c in exercises)
+        cells: list[str] = []
+        for _, ids in assignments:
+            held = [i for i in ids if i in by_id]
+            cells += ([number(sum(by_id[i].score for i in held)), moodle_feedback(grade, held)] if held else ["", ""])
+        rows.append([identity, names.get(grade.student, ""), *cells])
+    field = "username (nom d'utilisateur)" if participants.field == "username" else "useremail (adresse de courriel)"
     help_lines = [
         "Importer ces notes dans Moodle : Notes › Importer › Fichier CSV",
         "  fichier moodle.csv, encodage UTF-8, séparateur virgule.",
         "",
         "Identifier l'utilisateur par :",
-        "  « Identifiant » (du fichier) → le champ Moodle qui contient cet identifiant :",
-        "    username (nom d'utilisateur), useridnumber (numéro d'identification), useremail (adresse",
-        "    de courriel) ou userid (numéro interne). Une seule ligne inconnue de Moodle annule tout",
-        "    l'import : chaque identifiant doit être un compte inscrit au cours.",
+        f"  « {identity_title} » (du fichier) → {field}. Une seule ligne inconnue de Moodle annule tout",
+        f"  l'import : chaque ligne vient de {participants.path.name} et doit être un compte inscrit au cours.",
         "",
         "Correspondance des éléments d'évaluation :",
         "  « Nom complet » → ignorer",
@@ -151,21 +184,35 @@ def moodle_csv(course: Course, grades: list[SubmissionGrade], names: dict[str, s
     for column, _ in assignments:
         help_lines.append(f"  « {column.title} » → l'élément d'évaluation de ce devoir "
                           f"(note maximale : {number(column.max_score)} points)")
+        help_lines.append(f"  « {column.title} — commentaire » → « Feedback » de ce même élément")
     help_lines += [
-        f"  « Total » → l'élément qui représente tout le cours s'il existe (note maximale : {number(total)} "
-        "points), sinon ignorer",
-        "  « Commentaires » → « Feedback » (commentaire) de l'élément choisi pour le total ou le devoir",
         "",
         "Les notes sont en points : la note maximale de l'élément Moodle doit être celle indiquée ci-dessus.",
+        "Une case vide (devoir non rendu) ne change rien dans Moodle.",
         "",
     ]
+    if missing:
+        help_lines += [
+            f"{count(len(missing), 'copie')} sans compte Moodle dans {participants.path.name} : "
+            f"{plural(len(missing), 'absente', 'absentes')} de moodle.csv (à noter à la main, ou à ajouter au fichier) :",
+            *[f"  {cell(student)}" for student in missing[:50]],
+            *([f"  … et {len(missing) - 50} autres"] if len(missing) > 50 else []),
+            "",
+        ]
+    if participants.unmatched:
+        help_lines += [
+            f"{count(len(participants.unmatched), 'ligne')} de {participants.path.name} ne "
+            f"{plural(len(participants.unmatched), 'désigne', 'désignent')} aucune copie corrigée (pas de note) :",
+            *[f"  {cell(value)}" for value in participants.unmatched[:50]],
+            "",
+        ]
     if changed:
         help_lines += [
             f"Attention : {count(len(changed), 'identifiant')} "
-            f"{plural(len(changed), 'a été protégé', 'ont été protégés')} dans le fichier (caractères de contrôle retirés, apostrophe devant = + - @ pour qu'un tableur n'en fasse pas "
-            "une formule) : ces lignes ne correspondront à aucun compte Moodle, corrige-les ou retire-les "
-            "avant l'import :",
-            *[f"  {cell(student)}" for student in changed[:50]],
+            f"{plural(len(changed), 'a été protégé', 'ont été protégés')} dans le fichier (caractères de contrôle "
+            "retirés, apostrophe devant = + - @ pour qu'un tableur n'en fasse pas une formule) : ces lignes ne "
+            "correspondront à aucun compte Moodle, corrige-les ou retire-les avant l'import :",
+            *[f"  {cell(value)}" for value in changed[:50]],
             *([f"  … et {len(changed) - 50} autres"] if len(changed) > 50 else []),
             "",
         ]

@@ -901,9 +901,10 @@ def members(archive: zipfile.ZipFile, limits: IntakeLimits, budget: _Budget | No
     return out
 
 
-# Moodle: "<Full Name>_<participant id>_assignsubmission_<plugin>_" (one folder per student), or the same
-# prefix glued to each file name when « Télécharger les travaux dans des dossiers » is off.
-MOODLE = re.compile(r"^(?P<name>.+?)_(?P<id>\d+)_assignsubmission_(?P<plugin>[a-z]+)_(?P<rest>.*)$", re.DOTALL)
+# Moodle: "<Full Name>_<participant id>_assignsubmission_<plugin>_" (one folder per student; Moodle ≥ 4.1
+# may omit the last « _ »), or the same prefix glued to each file name when « Télécharger les travaux
+# dans des dossiers » is off.
+MOODLE = re.compile(r"^(?P<name>.+?)_(?P<id>\d+)_assignsubmission_(?P<plugin>[a-z]+)(?:_(?P<rest>.*))?$", re.DOTALL)
 MOODLE_PLUGINS = {"onlinetext": "texte en ligne", "comments": "commentaires"}
 
 

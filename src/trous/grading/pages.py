@@ -15,6 +15,7 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from ..course.definition import Course
+from . import assignments as assignments_mod
 from .exports import Column, exercise_columns
 from .model import ERROR, FAILED, MISSING, PASSED, UNFILLED, SubmissionGrade
 from .wording import plural
@@ -72,9 +73,11 @@ def ignored_groups(copy: object | None, exercise: str | None = None) -> list[Ign
 
 
 def feedback_page(env: Environment, course: Course, grade: SubmissionGrade, name: str = "",
-                  warnings: tuple[str, ...] = (), copy: object | None = None) -> str:
+                  warnings: tuple[str, ...] = (), copy: object | None = None,
+                  not_handed_in: tuple[str, ...] = ()) -> str:
     """`copy`: the `Submission` graded (optional): which file was graded for each exercise, and every
-    file of the copy that was not, with why."""
+    file of the copy that was not, with why. `not_handed_in`: the run's assignments this copy did not
+    hand in (not graded: said, never counted as zero)."""
     numbers = {e.id: e.number for e in course.exercises}
     titles = {e.id: {b.id: b.title for b in e.blanks} for e in course.exercises}
     origins = dict(getattr(copy, "origins", {}) or {})
@@ -84,7 +87,9 @@ def feedback_page(env: Environment, course: Course, grade: SubmissionGrade, name
     return env.get_template("feedback.html").render(
         course=course, grade=grade, name=name, warnings=list(warnings), numbers=numbers, blank_titles=titles,
         mode_note=MODE_NOTE, ratio=grade.score / grade.max_score if grade.max_score else 0.0,
-        origins=origins, expected=expected, ignored=ignored_groups(copy), not_taken=not_taken)
+        origins=origins, expected=expected, ignored=ignored_groups(copy), not_taken=not_taken,
+        totals=assignments_mod.totals(course, grade),
+        not_handed_in=[assignments_mod.titles(course).get(a, a) for a in not_handed_in])
 
 
 # -- the class report ----------------------------------------------------------------------------
@@ -208,23 +213,56 @@ def class_stats(course: Course, grades: list[SubmissionGrade]) -> tuple[list[Exe
     return exercise_stats, blank_stats
 
 
-def class_report(env: Environment, course: Course, grades: list[SubmissionGrade], names: dict[str, str],
-                 links: dict[str, str], gradebook_label: str = "", *, copies: dict[str, object] | None = None,
-                 ignored: list | None = None, notes: list[str] | None = None) -> str:
-    """`copies` (student → Submission): the files each copy held that were not graded; `ignored` and
-    `notes`: the input's entries that are no copy (with why), and notes about the input."""
-    grades = sorted(grades, key=lambda g: g.student)
-    scores = [g.score for g in grades]
-    max_score = max((g.max_score for g in grades), default=0.0)
-    exercise_stats, blank_stats = class_stats(course, grades)
-    summary = {
-        "count": len(grades),
+@dataclass
+class Section:
+    """One assignment of the class report: who handed it in, and how it went."""
+
+    id: str
+    title: str
+    summary: dict
+    chart: Histogram
+
+
+def summarise(scores: list[float], max_score: float) -> dict:
+    return {
+        "count": len(scores),
         "mean": statistics.fmean(scores) if scores else 0.0,
         "median": statistics.median(scores) if scores else 0.0,
         "low": min(scores, default=0.0),
         "high": max(scores, default=0.0),
         "max": max_score,
     }
+
+
+def sections(course: Course, grades: list[SubmissionGrade]) -> list[Section]:
+    """Per assignment graded: the totals of the copies that handed it in."""
+    per: dict[str, list[assignments_mod.Total]] = {}
+    for grade in grades:
+        for total in assignments_mod.totals(course, grade):
+            per.setdefault(total.assignment, []).append(total)
+    out = []
+    for assignment in assignments_mod.graded_assignments(course, grades):
+        items = per.get(assignment, [])
+        maximum = max((t.max_score for t in items), default=0.0)
+        scores = [t.score for t in items]
+        out.append(Section(assignment, items[0].title if items else assignment, summarise(scores, maximum),
+                           histogram(scores, maximum)))
+    return out
+
+
+def class_report(env: Environment, course: Course, grades: list[SubmissionGrade], names: dict[str, str],
+                 links: dict[str, str], gradebook_label: str = "", *, copies: dict[str, object] | None = None,
+                 ignored: list | None = None, notes: list[str] | None = None,
+                 scope_notes: list[str] | None = None) -> str:
+    """`copies` (student → Submission): the files each copy held that were not graded; `ignored` and
+    `notes`: the input's entries that are no copy (with why), and notes about the input."""
+    grades = sorted(grades, key=lambda g: g.student)
+    scores = [g.score for g in grades]
+    max_score = max((g.max_score for g in grades), default=0.0)
+    exercise_stats, blank_stats = class_stats(course, grades)
+    summary = summarise(scores, max_score)
+    parts = sections(course, grades)
+    totals = {g.student: {t.assignment: t for t in assignments_mod.totals(course, g)} for g in grades}
     versions = sorted({g.grader_version[:12] for g in grades})
     unisolated = [g.student for g in grades if g.unisolated]
     copies = copies or {}
@@ -234,4 +272,5 @@ def class_report(env: Environment, course: Course, grades: list[SubmissionGrade]
         chart=histogram(scores, max_score), exercises=exercise_stats, blanks=blank_stats,
         statuses=[PASSED, FAILED, UNFILLED, ERROR, MISSING], versions=versions, gradebook=gradebook_label,
         unisolated=unisolated, input_ignored=list(ignored or ()), input_notes=list(notes or ()), per_copy=per_copy,
-        notes_of={g.student: list(getattr(copies.get(g.student), "warnings", ()) or ()) for g in grades})
+        notes_of={g.student: list(getattr(copies.get(g.student), "warnings", ()) or ()) for g in grades},
+        sections=parts if len(parts) > 1 else [], totals=totals, scope_notes=list(scope_notes or ()))

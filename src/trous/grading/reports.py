@@ -1,8 +1,15 @@
 """Everything a grading run writes for people, from the grades alone.
 
-    <results_dir>/grades.csv             one row per student, one column per exercise, total
-    <results_dir>/moodle.csv             for Moodle's grade import (see exports.py for the mapping)
+    <results_dir>/grades.csv             one row per student, one column per exercise, one total per
+                                         assignment when the run grades several, total
+    <results_dir>/moodle.csv             for Moodle's grade import, only when the students' accounts are
+                                         known (--participants; see exports.py for the mapping)
     <results_dir>/moodle-import.txt      which column to map to what on Moodle's import screen
+    <results_dir>/moodle-feuille-*.csv   Moodle's offline grading worksheet: the teacher's own, filled
+                                         (--feuille), or trous's in each language (moodle.py)
+    <results_dir>/moodle-retours.zip     each feedback page in the archive's own folder name, for Moodle's
+                                         « plusieurs fichiers de feedback dans un ZIP »
+    <results_dir>/moodle-lisezmoi.txt    what to upload where in Moodle, and what did not match
     <results_dir>/results/<élève>.json   SubmissionGrade.to_json() (schema: results.schema.json)
     <results_dir>/results.schema.json    the JSON Schema of those files
     <results_dir>/retours/<élève>.html   the student's French feedback page
@@ -30,7 +37,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..course.definition import Course
-from . import exports, pages
+from . import exports, moodle, pages
 from .model import SubmissionGrade
 
 SCHEMA_FILE = Path(__file__).with_name("results.schema.json")
@@ -86,7 +93,9 @@ def _intake(copy: object | None) -> dict | None:
 
 def write_all(results_dir: Path, course: Course, grades: list[SubmissionGrade], gradebook=None, *,
               submissions: Iterable | None = None, ignored: Iterable = (),
-              notes: Iterable[str] = ()) -> dict[str, Path]:
+              notes: Iterable[str] = (), participants=None, round_trip=None,
+              not_handed_in: dict[str, tuple[str, ...]] | None = None,
+              scope_notes: Iterable[str] = ()) -> dict[str, Path]:
     """Write every report; return their paths by kind: "grades_csv", "moodle_csv", "moodle_help",
     "results" (folder), "schema", "feedback" (folder), "class_report".
 
@@ -96,6 +105,10 @@ def write_all(results_dir: Path, course: Course, grades: list[SubmissionGrade], 
     `ignored` and `notes`: the input's entries that are not a copy (`IgnoredFile`) and notes about the
     input, listed in the class report.
     `gradebook` (optional) is only named in the class report (its `path` or `url` attribute).
+    `participants` (moodle.Participants): the students' Moodle accounts; moodle.csv is written only then.
+    `round_trip` (moodle.RoundTrip): the Moodle worksheet and feedback zip of a Moodle archive's run.
+    `not_handed_in`: student → the run's assignments that copy did not hand in (said on its page).
+    `scope_notes`: which assignments the run graded, and why not the others (atop the class report).
     """
     results_dir = Path(results_dir)
     results_dir.mkdir(parents=True, exist_ok=True)
@@ -110,9 +123,14 @@ def write_all(results_dir: Path, course: Course, grades: list[SubmissionGrade], 
     paths = {
         "grades_csv": _write(results_dir / "grades.csv", exports.grades_csv(course, grades, names)),
     }
-    moodle, moodle_help = exports.moodle_csv(course, grades, names)
-    paths["moodle_csv"] = _write(results_dir / "moodle.csv", moodle)
-    paths["moodle_help"] = _write(results_dir / "moodle-import.txt", moodle_help.encode("utf-8"))
+    gradebook_import = exports.moodle_csv(course, grades, names, participants)
+    if gradebook_import is not None:
+        data, help_text = gradebook_import
+        paths["moodle_csv"] = _write(results_dir / "moodle.csv", data)
+        paths["moodle_help"] = _write(results_dir / "moodle-import.txt", help_text.encode("utf-8"))
+    else:  # no account known: a file Moodle's import would choke on is not left from an earlier run
+        for name in ("moodle.csv", "moodle-import.txt"):
+            (results_dir / name).unlink(missing_ok=True)
 
     results = results_dir / "results"
     for grade in grades:
@@ -127,10 +145,13 @@ def write_all(results_dir: Path, course: Course, grades: list[SubmissionGrade], 
 
     env = pages.environment()
     feedback = results_dir / "retours"
+    rendered: dict[str, bytes] = {}
     for grade in grades:
         html = pages.feedback_page(env, course, grade, names.get(grade.student, ""),
-                                   warnings.get(grade.student, ()), copies.get(grade.student))
-        _write(feedback / f"{stems[grade.student]}.html", html.encode("utf-8"))
+                                   warnings.get(grade.student, ()), copies.get(grade.student),
+                                   (not_handed_in or {}).get(grade.student, ()))
+        rendered[grade.student] = html.encode("utf-8")
+        _write(feedback / f"{stems[grade.student]}.html", rendered[grade.student])
     feedback.mkdir(exist_ok=True)
     _prune(feedback, {f"{s}.html" for s in stems.values()}, ".html")
     paths["feedback"] = feedback
@@ -138,8 +159,13 @@ def write_all(results_dir: Path, course: Course, grades: list[SubmissionGrade], 
     label = str(getattr(gradebook, "path", "") or getattr(gradebook, "url", "") or "") if gradebook else ""
     links = {student: f"retours/{stem}.html" for student, stem in stems.items()}
     report = pages.class_report(env, course, grades, names, links, label, copies=copies, ignored=list(ignored),
-                                notes=list(notes))
+                                notes=list(notes), scope_notes=list(scope_notes))
     paths["class_report"] = _write(results_dir / "rapport.html", report.encode("utf-8"))
+    if round_trip is not None:
+        paths.update(moodle.write_outputs(results_dir, course, grades, names, rendered, round_trip, _write))
+    else:
+        for name in moodle.OWN_FILES:
+            (results_dir / name).unlink(missing_ok=True)
     notice = isolation_notice(grades)
     if notice:
         paths["isolation_notice"] = _write(results_dir / ISOLATION_NOTICE, notice.encode("utf-8"))

@@ -34,6 +34,9 @@ class Submission:
     ignored: tuple[IgnoredFile, ...] = field(default_factory=tuple)  # files not graded, named
     unlisted: tuple[tuple[str, int], ...] = field(default_factory=tuple)  # (reason, files not named)
     origins: dict[str, str] = field(default_factory=dict)  # exercise id → the file graded for it
+    # The assignments this copy hands in, when its input says so (nbgrader's submitted/<student>/<devoir>/);
+    # None: read from the files it holds (grading/assignments.py).
+    assignments: tuple[str, ...] | None = None
 
     @property
     def digest(self) -> str:

@@ -148,6 +148,7 @@ def student_submission(course: Course, folder: Path, assignments: list[str] | No
     origins: dict[str, str] = {}
     ledger = intake_mod.Ledger(limits)
     known = {a.id for a in course.spec.assignments}
+    handed: list[str] = []  # the assignment folders read: what this student hands in
     try:
         listing = sorted(os.scandir(folder), key=lambda d: d.name)
     except OSError as exc:
@@ -169,6 +170,7 @@ def student_submission(course: Course, folder: Path, assignments: list[str] | No
             continue
         if assignments and name not in assignments:
             continue  # another assignment than the one asked for: not part of this grading
+        handed.append(name)
         sorter = _AssignmentSorter(course, name)
         found = {e.parts: e for e in intake_mod.walk(folder / name, limits, ledger, sorter, shown=(name,))}
         for parts, candidate in sorted(found.items()):
@@ -195,7 +197,7 @@ def student_submission(course: Course, folder: Path, assignments: list[str] | No
                 origins[exercise_id] = shown
     warnings, ignored, unlisted = ledger.result()
     return Submission(student, files, source=str(folder), warnings=warnings, ignored=ignored, unlisted=unlisted,
-                      origins=origins)
+                      origins=origins, assignments=tuple(handed))
 
 
 def load(path: Path, course: Course, limits=None, assignments: list[str] | None = None,
@@ -276,10 +278,12 @@ class Settle:
     def settle(self, course, grades):
         if self.preloading is not None:
             self.preloading.join()
+        from ..grading.assignments import graded_assignments  # noqa: PLC0415
         from .gradebook import write_all  # noqa: PLC0415
         from .overrides import apply, describe  # noqa: PLC0415
 
-        report = write_all(self.root, course, grades, self.assignments)
+        # `trous grade --devoir X` grades X only: nbgrader's other assignments are left as they are.
+        report = write_all(self.root, course, grades, self.assignments or graded_assignments(course, grades))
         changes = apply(grades, report.final)
         for line in describe(changes):
             print(line)
