@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -127,10 +128,11 @@ def test_nbgrader_gradebook_gets_only_the_assignments_graded(course, tmp_path, m
 
     seen = []
     # The boundary: nbgrader's gradebook writer (tested with real nbgrader in test_nbgrader_e2e).
-    monkeypatch.setattr(nb_gradebook, "write_all", lambda root, course, grades, chosen: seen.append(chosen) or {})
+    monkeypatch.setattr(nb_gradebook, "write_all", lambda root, course, grades, chosen:
+                        seen.append(chosen) or SimpleNamespace(final={}))
     grade = SubmissionGrade("alice", course.id, "v", [ExerciseGrade("01_toux", "t", 1, 3, "blanks", [])])
-    nb_intake._after(tmp_path, None)(course, [grade])
-    nb_intake._after(tmp_path, ["partie5"])(course, [grade])
+    nb_intake.Settle(tmp_path, None, None).settle(course, [grade])
+    nb_intake.Settle(tmp_path, ["partie5"], None).settle(course, [grade])
     assert seen == [["partie5"], ["partie5"]]
 
 
