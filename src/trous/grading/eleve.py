@@ -196,7 +196,7 @@ def failure(expr: str, variables: dict, result: UnitResult, probe: ProbeResult) 
     if result.status != "ok" and result.error is not None and error is not result.error:
         stopped_before = f" (le programme s'était arrêté avant : {_said(result.error)})"
     if error is not None and error.kind in RAISED:
-        return StudentError(f"{asked} : le code de l'élève lève {_said(error)}{stopped_before}", type=error.type,
+        return StudentError(f"{asked} : le programme lève {_said(error)}{stopped_before}", type=error.type,
                             message=error.message, kind=error.kind, line=error.line)
     if error is None:
         return StudentStopped(f"{asked} : pas de valeur ({result.status})", kind=result.status or "crash")

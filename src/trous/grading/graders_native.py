@@ -243,7 +243,7 @@ class Native:
 
 
 def _named(expect: Expect) -> str:
-    return f"{expect.expr!r}" + (f" (« {expect.label} »)" if expect.label else "")
+    return repr(expect.expr)  # the judge names it by its label already
 
 
 def _points(value: float) -> str:

@@ -309,9 +309,11 @@ def pytest_runtest_makereport(item, call):
 
 
 def _keep(item, report) -> None:
-    """Each item's outcome, by blank, for the summary."""
+    """Each grader item's outcome, by blank, for the summary (a public check's test is the student
+    plugin's to summarise, in `pytest exercises/`)."""
     key = _blank_key(item)
-    if key is None or _worker(item.config):
+    info = item.stash.get(_INFO, None)
+    if key is None or _worker(item.config) or (info is not None and not info.hidden):
         return
     said = None
     if report.when == "call":

@@ -127,7 +127,7 @@ class Runner:
             got, finished = self._attempt(sub)
             for local, result in got.items():
                 results[remaining[local]] = result
-            if finished and len(got) == len(remaining):
+            if len(got) == len(remaining):  # every unit has its result (the last one, maybe, a timeout)
                 break
             # The supervisor or the runner died: the first unit without a result is the culprit.
             lost = next(i for i in remaining if i not in results)
@@ -248,6 +248,7 @@ class Session:
         self.job_w = self.res_r = -1
         self.buffer = b""
         self.asked = 0
+        self.eof = False
         runner.start()
         assert runner.control is not None
         job_r, job_w = os.pipe()
@@ -305,10 +306,12 @@ class Session:
         deadline = time.monotonic() + allowed + START + probe_wall(self.limits) + 2 * GRACE + self.SLACK
         line = self._line(deadline)
         if line is None:
-            message = ("temps dépassé : le correcteur a dû être redémarré" if self.broken is None else self.broken)
-            status = TIMEOUT if self.broken is None else CRASH
+            if self.eof:  # the supervisor is gone (killed by the student's code?)
+                status, kind, message = CRASH, "crash", "le programme a interrompu le correcteur (processus de supervision tué)"
+            else:  # it did not answer within every clock it has: the runner is stuck
+                status, kind, message = TIMEOUT, "timeout", "temps dépassé : le correcteur a dû être redémarré"
             self._break(message)
-            return UnitResult.failed(status, "timeout" if status == TIMEOUT else "crash", message, 1)
+            return UnitResult.failed(status, kind, message, 1)
         message = _parse(line)
         if message is None or "status" not in message:
             self._break("le correcteur a reçu une réponse illisible")
@@ -326,7 +329,7 @@ class Session:
                 continue
             chunk = os.read(self.res_r, 1 << 20)
             if not chunk:
-                self.broken = self.broken or "le programme a interrompu le correcteur (processus de supervision tué)"
+                self.eof = True
                 return None
             self.buffer += chunk
         line, _, self.buffer = self.buffer.partition(b"\n")
