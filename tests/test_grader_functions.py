@@ -362,3 +362,62 @@ def test_the_grader_files_are_part_of_the_version(course_dir):
         assert fingerprint(Course.load(course_dir)) != before  # a fixture changed: grades must be redone
     finally:
         conftest.unlink()
+
+
+def test_fixtures_classes_and_tests_of_several_blanks_work_as_in_pytest(pool, tmp_path):
+    root = mini_course(tmp_path / "cours", ("01_toux",))
+    write(root, "graders/conftest.py", """
+import pytest
+
+
+@pytest.fixture
+def phrase():
+    return [[2, 0], [0, 2], [1, 1], [3, 3]]
+
+
+@pytest.fixture
+def poids(eleve, phrase):  # a fixture may ask the student's program too
+    return eleve("poids", x=phrase)
+""")
+    write(root, "graders/test_01_toux.py", HEADER + """
+@pytest.mark.trou("scores", "nouveau")
+def test_une_autre_phrase(eleve, phrase):
+    \"\"\"une autre phrase\"\"\"
+    assert len(eleve("scores", x=phrase)) == 4
+    assert len(eleve("nouveau", x=phrase)) == 2
+
+
+@pytest.mark.trou("somme_exp")
+class TestLesPoids:
+    def test_font_un(self, poids):
+        assert sum(poids) == pytest.approx(1)
+
+    def test_sont_positifs(self, poids):
+        assert min(poids) > 0
+""")
+    course = Course.load(root)
+    grader = Grader(course, pool)
+    try:
+        names = {b: [t.name for t in grader.tests.of("01_toux", b)] for b in ("somme_exp", "scores", "nouveau")}
+        assert names == {"somme_exp": ["test_font_un", "test_sont_positifs"],
+                         "scores": ["test_une_autre_phrase[scores]"], "nouveau": ["test_une_autre_phrase[nouveau]"]}
+        grader.compute_references()  # they all pass on the reference
+        seen = []
+        grader.observe = lambda student, outcome: seen.append((outcome.test.name, outcome.outcome, outcome.cause))
+        # A scores fill that breaks on four tokens: the « scores » run of the test fails; the
+        # « nouveau » run, on the program with only nouveau replaced (the reference's), passes.
+        grade = grader.grade("eleve", {"01_toux": splice(course, "01_toux", "scores",
+                                                        "sum(a * b for a, b in zip(t, toux)) if len(x) == 3 else 1 / 0")})
+        by_id = {b.id: b for b in grade.exercise("01_toux").blanks}
+        assert by_id["scores"].score == 0 and by_id["nouveau"].score == 1 and by_id["somme_exp"].score == 1
+        assert sorted(seen) == [("test_font_un", "passed", ""), ("test_sont_positifs", "passed", ""),
+                                ("test_une_autre_phrase[nouveau]", "passed", ""),
+                                ("test_une_autre_phrase[scores]", "failed", "student")]
+        # The student's error met in a fixture is the student's, not a bug of the grader.
+        wrong = grader.grade("eleve", {"01_toux": splice(course, "01_toux", "somme_exp",
+                                                        "sum(e) if len(e) != 4 else 1 / 0")})
+        result = next(b for b in wrong.exercise("01_toux").blanks if b.id == "somme_exp")
+        assert result.score == 0
+        assert ("test_font_un", "failed", "student") in seen
+    finally:
+        grader.close()

@@ -16,6 +16,12 @@ the result says whether it runs to its end.
 What feedback may show follows `checking.disclosure`: a hidden grader's expectation by its
 description only, no value computed on hidden inputs, and no exception message from a program that
 holds the reference (the message could carry what the reference computed).
+
+A grader's test functions (`@pytest.mark.trou`, testfunctions.py) are more expectations of their
+blank: after the blank's units, they run in a session on the same program, each test asking its
+questions one at a time from a worker process of their own, within the copy's budget. They are
+checked on the reference solution with the references; a test that fails on a copy through no fault
+of the copy's stops grading (`GraderError`) rather than give that copy a wrong grade.
 """
 
 from __future__ import annotations

@@ -181,12 +181,13 @@ def classify(excinfo, when: str) -> tuple[str, dict]:
     "stopped" (it gave no answer), "reading" (the test could not work with what came back), or
     "bug" (the test itself is broken, whatever the student wrote)."""
     exc = excinfo.value
-    if when != "call":
-        return "bug", {"type": type(exc).__name__}
+    # The student's code, whether a test or a fixture of the test's asked it.
     if isinstance(exc, StudentError):
         return "student", {"kind": exc.kind, "type": exc.type, "line": exc.line}
     if isinstance(exc, StudentStopped):
         return "stopped", {"kind": exc.kind, "message": exc.message, "line": exc.line}
+    if when != "call":  # a fixture, or a teardown, that fails by itself
+        return "bug", {"type": type(exc).__name__}
     if isinstance(exc, GraderMistake):
         return "bug", {"type": type(exc).__name__}
     if isinstance(exc, (AssertionError, pytest.fail.Exception)):

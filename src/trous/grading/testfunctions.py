@@ -208,7 +208,8 @@ class TestFunctions:
                     if left <= 0.05:
                         return UnitResult.failed(SKIPPED, "skipped", spent_message, 1)
                     started = time.monotonic()
-                    result = session.ask(expr, overrides=overrides, secret=test.hidden, fresh=fresh[0], wall=left)
+                    wall = left if left != float("inf") else None  # None: the unit's own limit
+                    result = session.ask(expr, overrides=overrides, secret=test.hidden, fresh=fresh[0], wall=wall)
                     clock.spend(time.monotonic() - started)
                     fresh[0] = False
                     return result
