@@ -421,3 +421,59 @@ class TestLesPoids:
         assert ("test_font_un", "failed", "student") in seen
     finally:
         grader.close()
+
+
+# Public checks on the course's own values only, and declarations that look at the course's own
+# sentence only: a `scores` written as a literal passes them all. Only the test function below tries
+# another sentence (issue 12: the doctor's mutant check covers test functions).
+PUBLIC_COURSE_VALUES_ONLY = """
+from trous.spec import blank, expect
+
+somme_exp = blank("somme_exp", expect("softmax([1, 1, 2])", [0.21, 0.21, 0.58], decimals=2))
+scores = blank("scores", expect("scores", [1, 1, 2]))
+nouveau = blank("nouveau", expect("nouveau", [0.79, 0.79], decimals=2))
+"""
+
+WEAK_GRADER = """
+import pytest
+
+from trous.spec import SOLUTION, blank, expect
+
+somme_exp = blank("somme_exp", expect("softmax([0.5, 2.0, -1.0])", SOLUTION))
+scores = blank("scores", expect("scores", SOLUTION))
+nouveau = blank("nouveau", expect("nouveau", SOLUTION))
+"""
+
+SCORES_TEST = '''
+
+@pytest.mark.trou("scores")
+def test_les_scores_d_une_autre_phrase(eleve):
+    """les scores d'une autre phrase"""
+    phrase = [[2, 1], [0, 3], [1, -1], [4, 0.5]]
+    attendu = [sum(a * b for a, b in zip(t, phrase[2])) for t in phrase]
+    assert eleve("scores", x=phrase, toux=phrase[2]) == pytest.approx(attendu)
+'''
+
+
+@pytest.mark.parametrize("with_test", [False, True], ids=["declarations-seules", "avec-fonction-de-test"])
+def test_the_doctors_mutants_go_through_test_functions(with_test, tmp_path):
+    from trous import doctor  # noqa: PLC0415
+
+    root = mini_course(tmp_path / "cours", ("01_toux",))
+    (root / "exercises" / "test_01_toux.py").write_text(PUBLIC_COURSE_VALUES_ONLY, encoding="utf-8")
+    (root / "graders" / "test_01_toux.py").write_text(WEAK_GRADER + (SCORES_TEST if with_test else ""),
+                                                      encoding="utf-8")
+    report = doctor.run(Course.load(root), only=["01_toux"])
+    found = [str(f) for f in report.findings]
+    survives = any("mutant survivant au trou « scores »" in f and "écrit en dur" in f for f in found)
+    tallies = {(t.blank, t.name): t for t in report.tests}
+    if not with_test:
+        assert survives, found  # the weak grader really is weak: the test below is what catches it
+        assert not tallies
+        return
+    assert not survives, found
+    tally = tallies[("scores", "test_les_scores_d_une_autre_phrase")]
+    assert tally.exercise == "01_toux" and 0 < tally.refused <= tally.mutants
+    # The author reads, per test function, how many mutants of its blank it refuses on its own.
+    row = next(line for line in report.lines() if line.endswith("test_les_scores_d_une_autre_phrase"))
+    assert f"{tally.refused}/{tally.mutants}" in row and "scores" in row
