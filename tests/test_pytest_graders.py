@@ -200,3 +200,39 @@ def test_le_nouveau_vecteur_du_cours(eleve):
     assert "assert [5.0, 5.0] == approx(" in out.replace("\n", " ") or "5.0" in out
     table = _table(out)
     assert table["01_toux"]["scores"] == "0/1" and table["01_toux"]["nouveau"] == "0/1"
+
+
+PUBLIC_TEST = '''
+
+import pytest
+
+
+@pytest.mark.trou("nouveau")
+def test_le_nouveau_vecteur_du_cours(eleve):
+    """le nouveau vecteur vaut [0,79 ; 0,79]"""
+    assert eleve("nouveau") == pytest.approx([0.79, 0.79], abs=0.005)
+'''
+
+
+def test_a_public_test_function_runs_in_pytest_exercises_on_the_students_own_file(tmp_path):
+    root = mini_course(tmp_path / "cours", ("01_toux",))
+    checks = root / "exercises" / "test_01_toux.py"
+    checks.write_text(checks.read_text(encoding="utf-8") + PUBLIC_TEST, encoding="utf-8")
+    own = root / "exercises" / "01_toux.py"
+    solution = (root / "solutions" / "01_toux.py").read_text(encoding="utf-8")
+
+    # The template as distributed: the blank is « à remplir », as its declarations are.
+    result = run_pytest(root, "exercises/", "-rs")
+    assert "FAILURES" not in result.stdout, result.stdout[-3000:]  # (pytest exercises/ exits 1: blanks to fill)
+    assert "trou « nouveau » (01_toux) pas encore rempli : à remplir" in result.stdout
+    assert "1 skipped" in result.stdout
+
+    own.write_text(solution, encoding="utf-8")
+    result = run_pytest(root, "exercises/")
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert "1 passed" in result.stdout
+
+    own.write_text(solution.replace("for j in range(2)]", "for j in range(2)][::-1] + [0]"), encoding="utf-8")
+    result = run_pytest(root, "exercises/")
+    assert result.returncode == 1
+    assert "trou « nouveau » (01_toux), vérification « le nouveau vecteur vaut [0,79 ; 0,79] »" in result.stdout

@@ -139,7 +139,15 @@ class Native:
             return program, f"exercises/{exercise.id}.py"
         if hidden:
             return read(exercise.solution_path).text, f"solutions/{exercise.id}.py"
-        return read(exercise.path).text, f"exercises/{exercise.id}.py"  # as pytest exercises/ runs it
+        # The student's own file, as pytest exercises/ runs it; a blank still ___ is « à remplir », as
+        # the self-check leaves its declarations unrun (a failure would only say the program stopped).
+        from ..course.submission import analyse_path  # noqa: PLC0415
+
+        analysis = analyse_path(exercise, exercise.path)
+        index = exercise.blank_index(blank_id)
+        if analysis.readable and analysis.aligned and not analysis.is_filled(index):
+            pytest.skip(f"trou « {blank_id} » ({exercise.id}) pas encore rempli : à remplir")
+        return read(exercise.path).text, f"exercises/{exercise.id}.py"
 
     # -- eleve --------------------------------------------------------------------------------
     def eleve(self, info: TestInfo, path: Path) -> Eleve:
