@@ -477,3 +477,39 @@ def test_the_doctors_mutants_go_through_test_functions(with_test, tmp_path):
     # The author reads, per test function, how many mutants of its blank it refuses on its own.
     row = next(line for line in report.lines() if line.endswith("test_les_scores_d_une_autre_phrase"))
     assert f"{tally.refused}/{tally.mutants}" in row and "scores" in row
+
+
+PUBLIC_SCORES_TEST = '''
+
+import pytest
+
+
+@pytest.mark.trou("scores")
+def test_les_scores_d_une_phrase_de_quatre_mots(eleve):
+    """les scores de « le chat dort bien » avec x = [[1, 2], [0, 1], [2, 1], [1, 1]]"""
+    phrase = [[1, 2], [0, 1], [2, 1], [1, 1]]
+    assert eleve("scores", x=phrase, toux=phrase[2]) == [4, 1, 5, 3]
+'''
+
+
+@pytest.mark.parametrize("with_test", [False, True], ids=["declarations-seules", "avec-fonction-de-test"])
+def test_a_public_test_function_counts_on_the_doctors_public_side(with_test, tmp_path):
+    """A hard-coded `scores` passes public declarations on the course's values only; a public test
+    function on another, shown, sentence refuses it: the doctor must count that refusal as public."""
+    from trous import doctor  # noqa: PLC0415
+
+    root = mini_course(tmp_path / "cours", ("01_toux",))
+    (root / "exercises" / "test_01_toux.py").write_text(PUBLIC_COURSE_VALUES_ONLY
+                                                        + (PUBLIC_SCORES_TEST if with_test else ""), encoding="utf-8")
+    report = doctor.run(Course.load(root), only=["01_toux"])
+    failing = [str(f) for f in report.findings if "passe les vérifications publiques" in f.message]
+    scores_escapes = {e.mutant.fill for e in report.escapes if e.blank_id == "scores"}
+    if not with_test:
+        assert any("« scores »" in f and "scores = [1, 1, 2]" in f for f in failing), failing
+        assert "scores = [1, 1, 2]" in scores_escapes
+    else:
+        assert not any("« scores »" in f for f in failing), failing
+        assert "scores = [1, 1, 2]" not in scores_escapes
+        assert any("« nouveau »" in f for f in failing), failing  # the other blanks' checks are still weak
+    tally = next(t for t in report.tallies if t.blank == "scores")
+    assert (tally.public == tally.mutants) if with_test else (tally.public < tally.mutants), tally

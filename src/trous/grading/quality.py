@@ -9,7 +9,7 @@ the grader module lists it in `EQUIVALENT_MUTANTS = {"blank_id": ["fill", …]}`
 saying why.
 
 Test functions (`@pytest.mark.trou`) are expectations like the others: grading runs them on each
-mutant. The doctor also counts, for each test function, how many mutants of its blank it refuses on
+mutant; a public one (exercises/test_*.py) that fails on a mutant counts as a public refusal in 4. The doctor also counts, for each test function, how many mutants of its blank it refuses on
 its own (`test_table`), so that an author sees which tests pull their weight; and a test function in
 graders/ that belongs to no exercise is an error (trous grade would never run it).
 
@@ -321,6 +321,9 @@ def check(course: Course, report, only: list[str] | None = None, mode: str = LIM
         by_id = {e.id: e for e in exercises}
         refused: set[int] = set()  # id() of the mutants that lose their blank's points
         tests: dict[str, TestTally] = {}
+        # id() of the mutants a public test function (exercises/test_*.py) refuses: grading runs those
+        # tests, not public_verdicts (declarations only), so they count on the public side from here.
+        refused_by_public_test: set[int] = set()
         lock = threading.Lock()
 
         def observe(student: str, outcome: Outcome) -> None:
@@ -330,6 +333,11 @@ def check(course: Course, report, only: list[str] | None = None, mode: str = LIM
             if by_id[mutant.exercise].blanks[mutant.blank].id != outcome.test.blank:
                 return  # a whole-file mutant also runs the other blanks' tests
             test = outcome.test
+            if not test.hidden:
+                if outcome.outcome == "failed":
+                    with lock:
+                        refused_by_public_test.add(id(mutant))
+                return
             with lock:
                 tally = tests.setdefault(test.nodeid, TestTally(test.exercise, test.blank, test.name))
                 tally.mutants += 1
@@ -375,8 +383,9 @@ def check(course: Course, report, only: list[str] | None = None, mode: str = LIM
             tally = tallies[(mutant.exercise, blank_id)]
             tally.mutants += 1
             tally.hidden += id(mutant) in refused
-            tally.public += not verdict.passed
-            if not verdict.passed:
+            passed = verdict.passed and id(mutant) not in refused_by_public_test
+            tally.public += not passed
+            if not passed:
                 continue
             path = f"exercises/test_{mutant.exercise}.py"
             if id(mutant) in refused:
