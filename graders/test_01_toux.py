@@ -5,6 +5,8 @@ solution de référence sur les mêmes entrées (SOLUTION). Les descriptions et 
 sont ce que l'élève lit : elles disent ce qui est vérifié, jamais les entrées.
 """
 
+import pytest
+
 from trous.spec import SOLUTION, blank, expect, variant
 
 AUTRES = [
@@ -35,3 +37,17 @@ EQUIVALENT_MUTANTS = {
     # poids has one weight per token, so len(poids) == len(x): the same sum.
     "nouveau": ["sum(poids[i] * x[i][j] for i in range(len(poids)))"],
 }
+
+
+# Une propriété plutôt qu'une valeur : pour tous ces scores, les poids font 1 et rangent les mots
+# comme leurs scores. Les paramètres ne sont jamais montrés à l'élève (seulement « cas 2 sur 3 »).
+@pytest.mark.trou("somme_exp")
+@pytest.mark.parametrize("scores", [[3.0, 1.0, 0.2], [0.5, -2.0, 4.0, 1.5], [-1.0, -3.0]])
+def test_les_poids_font_un_et_gardent_l_ordre(eleve, scores):
+    """les poids font 1 et gardent l'ordre des scores"""
+    poids = eleve.call("softmax", scores)
+    assert sum(poids) == pytest.approx(1)
+    rang = sorted(range(len(scores)), key=lambda i: scores[i])
+    assert [poids[i] for i in rang] == sorted(poids)
+    # Avec d'autres scores dans le programme, les poids calculés suivent (une variable remplacée).
+    assert eleve("sum(poids)", scores=scores) == pytest.approx(1)

@@ -5,7 +5,9 @@ seulement « Pas ») : la valeur attendue est celle que donne la solution de ré
 descriptions et les étiquettes disent ce qui est vérifié, jamais les entrées.
 """
 
-from trous.spec import SOLUTION, blank, expect, variant
+import pytest
+
+from trous.spec import SOLUTION, StudentError, blank, expect, variant
 
 AUTRES = [
     variant("un autre w", w="0.9"),
@@ -28,3 +30,15 @@ poids = blank(
            label="le poids de chaque mot de la phrase"),
     expect("[poids_de(m, proche) for m in proche]", SOLUTION, label="le poids de chaque mot de l'autre phrase"),
 )
+
+
+# Une déclaration ne sait dire que « cette expression vaut ceci » ; refuser une entrée impossible se
+# vérifie avec un test : le code de l'élève doit lever une erreur (n'importe laquelle), pas inventer
+# un poids. Une boucle sans fin n'est pas un refus (elle lève StudentStopped, pas StudentError).
+@pytest.mark.trou("poids")
+def test_un_mot_absent_n_a_pas_de_poids(eleve):
+    """un mot qui n'est pas dans la phrase n'a pas de poids : poids_de le refuse"""
+    with pytest.raises(StudentError):
+        eleve('poids_de("zèbre", phrase)')
+    with pytest.raises(StudentError):
+        eleve('poids_de("Pas", [])')

@@ -6,6 +6,9 @@ l'exercice 7, la stabilité numérique n'est pas notée ici (le décalage est du
 descriptions et les étiquettes disent ce qui est vérifié, jamais les entrées.
 """
 
+import numpy as np
+import pytest
+
 from trous.spec import SOLUTION, blank, expect, variant
 
 # Les scores de l'exercice sont une table à deux dimensions : sommer sur l'axe 1 ou sur le dernier
@@ -51,3 +54,15 @@ sans_masque = blank(
     "sans_masque",
     expect("sortie_libre", SOLUTION, variants=AUTRES, label="la sortie sans masque"),
 )
+
+
+# Des scores tirés au hasard, comparés à une softmax écrite ici avec NumPy : la graine est fixe, donc
+# les mêmes tirages (et la même note) à chaque correction.
+@pytest.mark.trou("normalisation")
+def test_softmax_sur_des_scores_tires_au_hasard(eleve):
+    """softmax sur des scores tirés au hasard : chaque ligne devient des poids positifs, de somme 1"""
+    rng = np.random.default_rng(2026)
+    for forme in [(3, 4), (6, 6), (1, 9), (5, 2)]:
+        s = rng.normal(scale=4.0, size=forme)
+        e = np.exp(s - np.max(s, axis=-1, keepdims=True))  # la référence, écrite ici
+        assert eleve.call("softmax", s) == pytest.approx(e / e.sum(axis=-1, keepdims=True), rel=1e-6, abs=1e-12)

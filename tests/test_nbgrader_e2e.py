@@ -128,6 +128,10 @@ def _students(course_dir: Path, marker: Path):
         "noyau_falsifie": ({}, [(answer, FAKE_KERNEL)], None, (0, 0, 0)),
         "curieux": ({0: S, 1: N, 2: N}, [(answer, _curious(course_dir, marker))], None, (1, 0, 0)),
         "saboteur": ({0: S, 1: S, 2: S}, [(answer, KILL_KERNEL)], None, (1, 1, 1)),
+        # Right wherever the declarations and the public checks look; wrong for two scores below 0,
+        # which only the hidden grader's test function (pytest, issue 12) tries: its point is lost
+        # under nbgrader autograde as under trous grade.
+        "propriete": ({0: "2 * sum(e) if len(e) == 2 and e[0] < 1 else sum(e)", 1: S, 2: S}, [], None, (0, 1, 1)),
     }
 
 

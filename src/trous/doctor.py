@@ -43,6 +43,7 @@ class Report:
     checked: list[str] = field(default_factory=list)
     escapes: list = field(default_factory=list)  # grading.quality.Escape: refused in secret, « juste » in public
     tallies: list = field(default_factory=list)  # grading.quality.Tally: each blank's mutants, per side
+    tests: list = field(default_factory=list)  # grading.quality.TestTally: mutants each test function refuses
 
     @property
     def ok(self) -> bool:
@@ -58,6 +59,10 @@ class Report:
             from .grading.quality import mutant_table  # noqa: PLC0415
 
             out += mutant_table(self.tallies, self.escapes)
+        if self.tests:
+            from .grading.quality import test_table  # noqa: PLC0415
+
+            out += test_table(self.tests)
         errors = sum(1 for f in self.findings if f.severity == "erreur")
         out.append(f"trous doctor : {len(self.checked)} exercices vérifiés, {errors} erreur(s), "
                    f"{len(self.findings) - errors} avertissement(s)")

@@ -1,10 +1,11 @@
 """The check language's stable import path for course files: `from trous.spec import blank, expect`.
 
-Public checks (exercises/test_*.py) and hidden graders (graders/test_*.py) import from here; the
-implementation lives in trous.course.spec.
+Public checks (exercises/test_*.py) and hidden graders (graders/test_*.py) import from here (the
+exceptions `eleve(...)` raises in a test function too); the implementation lives in trous.course.spec.
 """
 
-from .course.spec import SOLUTION, Check, Expect, Variant, blank, checks_in, expect, load_checks, load_module, variant
+from .course.spec import (SOLUTION, Check, Expect, GraderMistake, StudentError, StudentStopped, Variant, blank,
+                          checks_in, expect, load_checks, load_module, variant)
 
-__all__ = ["SOLUTION", "Check", "Expect", "Variant", "blank", "checks_in", "expect", "load_checks", "load_module",
-           "variant"]
+__all__ = ["SOLUTION", "Check", "Expect", "GraderMistake", "StudentError", "StudentStopped", "Variant", "blank",
+           "checks_in", "expect", "load_checks", "load_module", "variant"]

@@ -15,6 +15,21 @@ test item). It declares, per blank, what to evaluate in the student's program an
 Expressions run in the namespace the student's program leaves; values come back as JSON and are
 compared here, outside the student's process. A variant replaces the value of top-level
 assignments (`x = ...`) before the program runs.
+
+A grader (or a public check) may also hold plain pytest test functions, each tied to a blank by the
+`trou` marker; the `eleve` fixture evaluates an expression in the student's program and gives back
+its value as plain data (trous.grading.pytest_graders):
+
+    @pytest.mark.trou("somme_exp")
+    def test_les_poids_font_un(eleve):
+        '''les poids font 1 et gardent l'ordre des scores'''
+        poids = eleve("softmax([3.0, 1.0, 0.2])")
+        assert sum(poids) == pytest.approx(1)
+        assert poids[0] > poids[1] > poids[2]
+
+When the student's code raises, `eleve(...)` raises `StudentError` (its `type` names the exception),
+so a test can check that a function refuses bad input; when it cannot answer at all (a loop without
+end, a crash, the copy's time spent), `StudentStopped`, which such a check never takes for a refusal.
 """
 
 from __future__ import annotations
@@ -144,3 +159,34 @@ def load_module(path: str | Path, package: str = "trous_checks"):
 
 def load_checks(path: str | Path) -> list[Check]:
     return checks_in(vars(load_module(path)))
+
+
+# -- what `eleve(...)` raises in a test function ---------------------------------------------------
+class StudentError(Exception):
+    """The student's code raised while computing what a test asked: `type` is the exception's class
+    name (« ValueError »), `message` its text. A test may expect it:
+
+        with pytest.raises(StudentError) as erreur:
+            eleve("poids_de('zèbre')")
+        assert erreur.value.type == "ValueError"
+    """
+
+    def __init__(self, text: str, *, type: str = "", message: str = "", kind: str = "exception",
+                 line: int | None = None):
+        super().__init__(text)
+        self.type, self.message, self.kind, self.line = type, message, kind, line
+
+
+class StudentStopped(Exception):
+    """The student's code gave no answer: stopped for its time, a crash, its output or files, the
+    copy's time budget spent, or a program that does not run at all. Not a `StudentError`: a test
+    that expects a refusal never passes on a loop without end."""
+
+    def __init__(self, text: str, *, kind: str = "crash", message: str = "", line: int | None = None):
+        super().__init__(text)
+        self.kind, self.message, self.line = kind, message, line
+
+
+class GraderMistake(Exception):
+    """The test itself misuses `eleve` (not an expression, a variable that cannot be written in
+    Python…): a bug of the grader, never the student's fault."""

@@ -16,6 +16,12 @@ the result says whether it runs to its end.
 What feedback may show follows `checking.disclosure`: a hidden grader's expectation by its
 description only, no value computed on hidden inputs, and no exception message from a program that
 holds the reference (the message could carry what the reference computed).
+
+A grader's test functions (`@pytest.mark.trou`, testfunctions.py) are more expectations of their
+blank: after the blank's units, they run in a session on the same program, each test asking its
+questions one at a time from a worker process of their own, within the copy's budget. They are
+checked on the reference solution with the references; a test that fails on a copy through no fault
+of the copy's stops grading (`GraderError`) rather than give that copy a wrong grade.
 """
 
 from __future__ import annotations
@@ -40,9 +46,10 @@ from ..course.source import read
 from ..course.spec import Check, Expect, load_checks
 from ..course.submission import Analysis, analyse_bytes
 from ..runner.pool import RunnerPool
-from ..runner.protocol import OK, SKIPPED, ErrorInfo, Job, Limits, Probe, ProbeResult, Unit, UnitResult
+from ..runner.protocol import CRASH, OK, SKIPPED, TIMEOUT, ErrorInfo, Job, Limits, Probe, ProbeResult, Unit, UnitResult
 from ..student.checking import Verdict, _available, describe_error, disclosure, judge, limits_for
 from .model import ERROR, FAILED, MISSING, PASSED, UNFILLED, BlankGrade, ExerciseGrade, SubmissionGrade
+from .testfunctions import Clock, Outcome, TestFunction, TestFunctions
 
 WHOLE_FILE_NOTE = ("tu as modifié le code en dehors des trous : l'exercice est noté en exécutant ton fichier "
                    "entier (un trou faux peut alors en entraîner d'autres)")
@@ -54,6 +61,7 @@ COPY_WALL = 60.0  # seconds of wall time for a whole copy, unless course.yaml sa
 CACHE_BYTES = 16 * 1024 * 1024
 ANALYSES = 4096  # copies read against their template kept for reuse
 AS_IS = "fichiers"  # the process key of the student's own files, run as they are
+TEST_RESULTS = 16384  # outcomes of test functions on identical programs kept for reuse
 # What follows a right fill must give the reference's values; within these tolerances, since a
 # fill accepted by its own checks (within theirs) may differ from the reference's in the last digits.
 DOWNSTREAM_RTOL, DOWNSTREAM_ATOL = 1e-3, 1e-6
@@ -61,6 +69,10 @@ DOWNSTREAM_RTOL, DOWNSTREAM_ATOL = 1e-3, 1e-6
 
 class GraderError(Exception):
     """The course itself is broken (a solution that does not run, a grader that does not load)."""
+
+
+class _TestBug(Exception):
+    """A test function failed through no fault of the copy's (see testfunctions.py)."""
 
 
 def fingerprint(course: Course) -> str:
@@ -71,6 +83,10 @@ def fingerprint(course: Course) -> str:
         for path in (exercise.template_path, exercise.solution_path, exercise.checks_path, exercise.grader_path):
             digest.update(path.name.encode())
             digest.update(path.read_bytes() if path.exists() else b"<absent>")
+    for folder in ("graders", "exercises"):  # fixtures of the test functions
+        path = course.root / folder / "conftest.py"
+        if path.exists():
+            digest.update(f"{folder}/conftest.py".encode() + path.read_bytes())
     return digest.hexdigest()
 
 
@@ -120,11 +136,25 @@ class _Planned:
 
 
 @dataclass
+class _TestPlan:
+    """The test functions of one blank, run in a session on the program its units run."""
+
+    blank: int
+    program: str
+    filename: str
+    wall: float
+    group: str  # the process key of the blank's units: the tests run right after them
+    tests: list[TestFunction]
+    outcomes: list[Outcome] = field(default_factory=list)
+
+
+@dataclass
 class _ExercisePlan:
     exercise: Exercise
     analysis: Analysis
     mode: str
     units: list[int] = field(default_factory=list)  # positions in the job
+    tests: list[_TestPlan] = field(default_factory=list)
 
 
 class _Cache:
@@ -175,6 +205,10 @@ class Grader:
         self._plain_states: dict[tuple, bool] = {}
         self._analyses: OrderedDict[tuple, Analysis] = OrderedDict()
         self._cache_lock = threading.Lock()
+        self._broken: str | None = None  # why the references cannot be computed
+        # Told each test function's outcome on each copy (student, outcome): the doctor counts
+        # which mutants each test refuses.
+        self.observe: Callable[[str, Outcome], None] | None = None
         for exercise in self.exercises:
             self.checks[exercise.id] = self._load_checks(exercise, graders_dir_required)
             try:
@@ -187,10 +221,20 @@ class Grader:
                 raise GraderError(f"{exercise.solution_path} : ne correspond pas à l'exercice (lance trous doctor)")
             self.refs[exercise.id] = _Reference(solution, fills, [b.line for b in blanks_mod.find_blanks(template)],
                                                 _statements(solution, fills))
+        # Test functions: collected once by a pytest session of their own; one worker per grading thread.
+        self.tests = TestFunctions(course, self.exercises, pool.size if pool is not None else 1)
+        self._test_results: OrderedDict[str, list[Outcome]] = OrderedDict()
+        if self.tests.problems:
+            self.tests.close()
+            raise GraderError("\n".join(self.tests.problems))
         if pool is not None:
             from ..student.checking import preload_for  # noqa: PLC0415
 
             pool.want(preload_for(self.exercises, self.checks))
+
+    def close(self) -> None:
+        """Stop what the grader started besides its runners (the test functions' workers)."""
+        self.tests.close()
 
     @property
     def solutions(self) -> dict[str, str]:
@@ -267,6 +311,8 @@ class Grader:
         return Job(tuple(units), self.job_limits(), capture_output=False), keys
 
     def compute_references(self) -> None:
+        if self._broken is not None:
+            raise GraderError(self._broken)
         if self.states or self.pool is None:
             return
         job, keys = self.reference_job()
@@ -291,8 +337,35 @@ class Grader:
                     problems.append(f"{exercise_id} : la solution ne donne pas de valeur pour {key[1]!r}{shown} : "
                                     f"{error.message if error else result.status}")
                 self.references[(exercise_id, key)] = probe
+        if not problems and self.tests:
+            problems += self._reference_tests()
         if problems:
-            raise GraderError("\n".join(problems))
+            self._broken = "\n".join(problems)  # said again to whoever asks again: nothing is graded
+            raise GraderError(self._broken)
+
+    def _reference_tests(self) -> list[str]:
+        """Every test function on the reference solution: each must pass there (a grader gives the
+        solution all its points) and ask the program something (else it checks nothing)."""
+        problems = []
+        for exercise in self.exercises:
+            tests = [t for b in exercise.blanks for t in self.tests.of(exercise.id, b.id)]
+            if not tests:
+                continue
+            ref = self.refs[exercise.id]
+            wall = self.limits(exercise).wall
+            with self.pool.session(Unit(ref.solution, f"solutions/{exercise.id}.py", wall=wall),
+                                   self.job_limits()) as session:
+                outcomes = self.tests.run(tests, session, Clock(float("inf")), "")
+            for outcome in outcomes:
+                test = outcome.test
+                if outcome.outcome not in ("passed", "skipped"):
+                    detail = "\n".join("    " + line for line in outcome.detail.splitlines()[-25:])
+                    problems.append(f"{test.path}::{test.name} (trou « {test.blank} ») échoue sur la solution de "
+                                    f"référence : un correcteur donne tous ses points à la solution\n{detail}")
+                elif outcome.outcome == "passed" and outcome.asked == 0:
+                    problems.append(f"{test.path}::{test.name} (trou « {test.blank} ») ne demande rien au programme "
+                                    "(eleve n'y est jamais appelé) : il ne vérifie rien")
+        return problems
 
     # -- one submission ------------------------------------------------------------------------
     def plan(self, files: dict[str, bytes | None]) -> tuple[Job, list[_ExercisePlan], list[_Planned]]:
@@ -325,7 +398,7 @@ class Grader:
                 for index in range(len(exercise.blanks)):
                     if not analysis.is_filled(index):
                         continue
-                    program = blanks_mod.splice(ref.solution, ref.fills, {index: analysis.fill_text(index)})
+                    program = self._spliced(ref, analysis, index)
                     # One process per blank: it holds the solution's other fills, never this one's.
                     group = f"{exercise.id}/{index}"
                     for variant, expects in self._variants(exercise, [index]).items():
@@ -333,6 +406,9 @@ class Grader:
                         add(Unit(program, shown, tuple(_probe(e) for _, e in expects),
                                  overrides=variant, process=group, group=group, wall=wall, state=names),
                             _Planned(exercise, index, expects, variant), plan)
+                    tests = self.tests.of(exercise.id, exercise.blanks[index].id)
+                    if tests:
+                        plan.tests.append(_TestPlan(index, program, shown, wall, group, tests))
                 # The student's own files, run as they are: all in one process (one after the other,
                 # each in a fresh namespace), since they hold nothing but the student's own code.
                 as_is.append((Unit(analysis.source.text, shown, (), process=AS_IS, group=f"{exercise.id}/fichier",
@@ -348,11 +424,38 @@ class Grader:
                 add(Unit(analysis.source.text, shown, tuple(_probe(e) for _, e in expects),
                          overrides=variant, process=exercise.id, group=exercise.id, wall=wall),
                     _Planned(exercise, None, expects, variant, as_is=not variant), plan)
+            for index in filled:
+                tests = self.tests.of(exercise.id, exercise.blanks[index].id)
+                if tests:
+                    plan.tests.append(_TestPlan(index, analysis.source.text, shown, wall, exercise.id, tests))
             plans.append(plan)
         for unit, meta, plan in as_is:
             add(unit, meta, plan)
         job = Job(tuple(units), self.job_limits(), capture_output=False)
         return job, plans, planned
+
+    @staticmethod
+    def _spliced(ref: _Reference, analysis: Analysis, index: int) -> str:
+        return blanks_mod.splice(ref.solution, ref.fills, {index: analysis.fill_text(index)})
+
+    def blank_program(self, exercise: Exercise, data: bytes | None, index: int) -> tuple[str | None, str]:
+        """The program grading runs blank `index` of this file on: the solution with only that blank
+        replaced by the student's fill, or the whole file when code outside the blanks changed.
+        (None, why) when the blank is not run at all."""
+        analysis = self._analyse(exercise, data, f"exercises/{exercise.id}.py")
+        if data is None:
+            return None, "fichier absent de la copie"
+        if not analysis.readable:
+            return None, analysis.error or "fichier illisible"
+        if not analysis.source.text.strip():
+            return None, "fichier vide : rien à noter"
+        if not analysis.is_filled(index):
+            return None, "trou pas rempli (___)"
+        if analysis.aligned:
+            return self._spliced(self.refs[exercise.id], analysis, index), ""
+        if analysis.syntax is not None:
+            return None, f"erreur de syntaxe ligne {analysis.syntax.line} : {analysis.syntax.message}"
+        return analysis.source.text, ""
 
     def _analyse(self, exercise: Exercise, data: bytes | None, shown: str) -> Analysis:
         # Tokenizing is the costliest step here, and many copies hold the very same file.
@@ -373,7 +476,15 @@ class Grader:
                   results: list[UnitResult]) -> SubmissionGrade:
         grade = SubmissionGrade(student, self.course.id, self.version)
         for plan in plans:
-            grade.exercises.append(self._exercise_grade(plan, planned, results))
+            try:
+                grade.exercises.append(self._exercise_grade(plan, planned, results))
+                if self.observe is not None:
+                    for test_plan in plan.tests:
+                        for outcome in test_plan.outcomes:
+                            self.observe(student, outcome)
+            except _TestBug as bug:
+                # Whatever the student wrote, this test cannot grade it: no grade is better than a wrong one.
+                raise GraderError(f"bug du correcteur, sur la copie « {student} » : {bug}") from None
         return grade
 
     def _exercise_grade(self, plan: _ExercisePlan, planned: list[_Planned], results: list[UnitResult]) -> ExerciseGrade:
@@ -413,6 +524,14 @@ class Grader:
                         downstream = replace(downstream, reason="")
                     told.add(meta.blank)
                     verdicts.setdefault(meta.blank, []).append((None, downstream))
+        for test_plan in plan.tests:
+            line = (lambda n, i=test_plan.blank: analysis.line_of(i) if n else None) if spliced else (lambda n: n)
+            for outcome in test_plan.outcomes:
+                if outcome.outcome == "bug":
+                    raise _TestBug(outcome.problem())
+                verdict = outcome.verdict(line)
+                if verdict is not None:
+                    verdicts.setdefault(test_plan.blank, []).append((None, verdict))
         if plan.mode == "whole_file":
             grade.notes.append(WHOLE_FILE_NOTE)
         for i, blank in enumerate(exercise.blanks):
@@ -571,11 +690,12 @@ class Grader:
             raise GraderError("aucun exécuteur : créez le Grader avec un RunnerPool")
         self.compute_references()
         job, plans, planned = self.plan(files)
-        return self.interpret(student, plans, planned, self.run(job, planned))
+        return self.interpret(student, plans, planned, self.run(job, planned, plans))
 
-    def run(self, job: Job, planned: list[_Planned] | None = None) -> list[UnitResult]:
+    def run(self, job: Job, planned: list[_Planned] | None = None,
+            plans: list[_ExercisePlan] | None = None) -> list[UnitResult]:
         """Run a submission's units, one job per process key (a blank, or a whole file), within the
-        copy's time budget.
+        copy's time budget; after each blank's units, its test functions (`plans`), in a session.
 
         A job per blank means the process running a student's fill never holds the programs of the
         same exercise's other blanks, which contain the solution of this one. Programs are
@@ -587,43 +707,83 @@ class Grader:
         groups: dict[str, list[int]] = {}
         for i, unit in enumerate(job.units):
             groups.setdefault(unit.process, []).append(i)
-        spent = 0.0
+        tests: dict[str, list[_TestPlan]] = {}
+        for plan in plans or ():
+            for test_plan in plan.tests:
+                tests.setdefault(test_plan.group, []).append(test_plan)
+        clock = Clock(self.copy_wall)
         for process, positions in groups.items():
-            if process == AS_IS:
-                if planned is not None:
-                    positions = self._known_loops(positions, planned, results)
-                # Each file is its own program: one already run as it is (another student handed in
-                # the very same file) is not run again, even when the rest of the copy differs.
-                for i in list(positions):
-                    known = self._cache.get(_group_key((job.units[i],), job.limits))
-                    if known is not None:
-                        results[i] = known[0]
-                        positions.remove(i)
-                if not positions:
-                    continue
-            left = self.copy_wall - spent
-            if left <= 0.05:
-                for i in positions:
-                    results[i] = UnitResult.failed(
-                        SKIPPED, "skipped", f"non exécuté : le temps accordé à la copie ({_seconds(self.copy_wall)}) "
-                                            "est épuisé (boucles trop longues ailleurs ?)", len(job.units[i].probes))
-                continue
-            units = tuple(_within(job.units[i], left, job.limits) for i in positions)
-            key = _group_key(units, job.limits)
-            cached = self._cache.get(key)
-            if cached is None:
-                started = time.monotonic()
-                cached = self.pool.run(Job(units, job.limits, job.capture_output))
-                spent += time.monotonic() - started
-                if process == AS_IS:
-                    for unit, result in zip(units, cached):
-                        if result.status in ("ok", "error", "exit"):
-                            self._cache.put(_group_key((unit,), job.limits), [result])
-                elif all(r.status in ("ok", "error", "exit") for r in cached):
-                    self._cache.put(key, cached)
-            for i, result in zip(positions, cached):
-                results[i] = result
+            self._run_group(process, positions, job, planned, results, clock)
+            for test_plan in tests.pop(process, ()):
+                self._run_tests(test_plan, [results[i] for i in positions], job.limits, clock)
         return results  # type: ignore[return-value]
+
+    def _spent_message(self) -> str:
+        return (f"non exécuté : le temps accordé à la copie ({_seconds(self.copy_wall)}) est épuisé "
+                "(boucles trop longues ailleurs ?)")
+
+    def _run_group(self, process: str, positions: list[int], job: Job, planned: list[_Planned] | None,
+                   results: list, clock: Clock) -> None:
+        if process == AS_IS:
+            if planned is not None:
+                positions = self._known_loops(positions, planned, results)
+            # Each file is its own program: one already run as it is (another student handed in
+            # the very same file) is not run again, even when the rest of the copy differs.
+            for i in list(positions):
+                known = self._cache.get(_group_key((job.units[i],), job.limits))
+                if known is not None:
+                    results[i] = known[0]
+                    positions.remove(i)
+            if not positions:
+                return
+        left = clock.left()
+        if left <= 0.05:
+            for i in positions:
+                results[i] = UnitResult.failed(SKIPPED, "skipped", self._spent_message(), len(job.units[i].probes))
+            return
+        units = tuple(_within(job.units[i], left, job.limits) for i in positions)
+        key = _group_key(units, job.limits)
+        cached = self._cache.get(key)
+        if cached is None:
+            started = time.monotonic()
+            cached = self.pool.run(Job(units, job.limits, job.capture_output))
+            clock.spend(time.monotonic() - started)
+            if process == AS_IS:
+                for unit, result in zip(units, cached):
+                    if result.status in ("ok", "error", "exit"):
+                        self._cache.put(_group_key((unit,), job.limits), [result])
+            elif all(r.status in ("ok", "error", "exit") for r in cached):
+                self._cache.put(key, cached)
+        for i, result in zip(positions, cached):
+            results[i] = result
+
+    def _run_tests(self, plan: _TestPlan, unit_results: list[UnitResult], limits: Limits, clock: Clock) -> None:
+        """A blank's test functions, in a session on the program its units ran. Not when those units
+        found the program hanging or crashing: the tests would cost that time again for nothing."""
+        stopped = next((r for r in unit_results if r is not None and r.status in (TIMEOUT, CRASH, SKIPPED)), None)
+        if stopped is not None:
+            plan.outcomes = [Outcome.stopped(t, stopped.error) for t in plan.tests]
+            return
+        digest = hashlib.sha256(_digest(plan.program))
+        digest.update("\0".join((plan.filename, repr(plan.wall), repr(sorted(limits.__dict__.items())),
+                                  *(t.nodeid for t in plan.tests))).encode())
+        key = digest.hexdigest()
+        with self._cache_lock:
+            known = self._test_results.get(key)
+        if known is not None:
+            plan.outcomes = known
+            return
+        if clock.left() <= 0.05:
+            error = ErrorInfo("skipped", message=self._spent_message())
+            plan.outcomes = [Outcome.stopped(t, error) for t in plan.tests]
+            return
+        with self.pool.session(Unit(plan.program, plan.filename, wall=plan.wall), limits) as session:
+            plan.outcomes = self.tests.run(plan.tests, session, clock, self._spent_message())
+        if all(o.definitive for o in plan.outcomes):
+            with self._cache_lock:
+                self._test_results[key] = plan.outcomes
+                while len(self._test_results) > TEST_RESULTS:
+                    self._test_results.popitem(last=False)
 
     @staticmethod
     def _known_loops(positions: list[int], planned: list[_Planned], results: list) -> list[int]:

@@ -8,6 +8,11 @@ numbers as another kind of value) lose that blank's points. A mutant that keeps 
 the grader module lists it in `EQUIVALENT_MUTANTS = {"blank_id": ["fill", …]}` with a comment
 saying why.
 
+Test functions (`@pytest.mark.trou`) are expectations like the others: grading runs them on each
+mutant; a public one (exercises/test_*.py) that fails on a mutant counts as a public refusal in 4. The doctor also counts, for each test function, how many mutants of its blank it refuses on
+its own (`test_table`), so that an author sees which tests pull their weight; and a test function in
+graders/ that belongs to no exercise is an error (trous grade would never run it).
+
 4. Each mutant also goes through the blank's public checks, the way `pytest exercises/` runs them
 (the solution with only that blank changed). A mutant the hidden grader refuses but the public
 checks accept is an *escape*: the student reads « juste » and then loses the point. Every blank's
@@ -18,6 +23,7 @@ the public checks fails the course: they need other, shown inputs for that blank
 from __future__ import annotations
 
 import ast
+import threading
 from dataclasses import dataclass, replace
 
 from ..course import blanks as blanks_mod
@@ -31,6 +37,7 @@ from ..runner.sandbox import LIMITS
 from ..student.checking import PASSED, SKIPPED_CHECK, interpret, limits_for, prepare
 from . import mutants as mutants_mod
 from .engine import Grader, GraderError
+from .testfunctions import Outcome, has_tests
 
 KEEP = "__trous_keep__"
 PRELUDE = (f"__trous_seen__ = {{}}\n__trous_kind__ = {{}}\n"
@@ -83,6 +90,19 @@ class Tally:
     @property
     def row(self) -> tuple[str, str]:
         return (self.exercise, self.blank)
+
+
+@dataclass
+class TestTally:
+    """One test function: the mutants of its blank it ran on, and how many it refused."""
+
+    __test__ = False
+
+    exercise: str
+    blank: str
+    name: str
+    mutants: int = 0
+    refused: int = 0
 
 
 @dataclass
@@ -264,14 +284,22 @@ def check(course: Course, report, only: list[str] | None = None, mode: str = LIM
     missing = [e.id for e in course.exercises if (not only or e.id in only) and not e.grader_path.exists()]
     for exercise_id in missing:
         report.add(exercise_id, "pas de correcteur caché (graders/test_<id>.py)", f"graders/test_{exercise_id}.py")
+    for path in sorted((course.root / "graders").glob("test*.py")):
+        if course.exercise_for_path(path) is None and has_tests(path):
+            report.add("correcteurs", f"{path.name} a des fonctions de test mais n'est le correcteur d'aucun exercice "
+                                      "de course.yaml (attendu : graders/test_<exercice>.py) : trous grade ne les "
+                                      "lancerait jamais", f"graders/{path.name}")
     if not exercises:
         return []
     survivors: list[Survivor] = []
     with RunnerPool(mode=mode) as pool:
+        grader = None
         try:
             grader = Grader(course, pool, only=[e.id for e in exercises])
             grader.compute_references()
         except GraderError as exc:
+            if grader is not None:
+                grader.close()
             report.add("correcteurs", str(exc))
             return []
         batch: list[tuple[str, dict]] = []
@@ -292,6 +320,30 @@ def check(course: Course, report, only: list[str] | None = None, mode: str = LIM
         equivalents = {e.id: _equivalents(e) for e in exercises}
         by_id = {e.id: e for e in exercises}
         refused: set[int] = set()  # id() of the mutants that lose their blank's points
+        tests: dict[str, TestTally] = {}
+        # id() of the mutants a public test function (exercises/test_*.py) refuses: grading runs those
+        # tests, not public_verdicts (declarations only), so they count on the public side from here.
+        refused_by_public_test: set[int] = set()
+        lock = threading.Lock()
+
+        def observe(student: str, outcome: Outcome) -> None:
+            kind, mutant = plan[student]
+            if kind != "mutant" or not outcome.ran or outcome.outcome not in ("passed", "failed"):
+                return
+            if by_id[mutant.exercise].blanks[mutant.blank].id != outcome.test.blank:
+                return  # a whole-file mutant also runs the other blanks' tests
+            test = outcome.test
+            if not test.hidden:
+                if outcome.outcome == "failed":
+                    with lock:
+                        refused_by_public_test.add(id(mutant))
+                return
+            with lock:
+                tally = tests.setdefault(test.nodeid, TestTally(test.exercise, test.blank, test.name))
+                tally.mutants += 1
+                tally.refused += outcome.outcome == "failed"
+
+        grader.observe = observe
         for grade in grader.grade_many(batch):
             kind, mutant = plan[grade.student]
             exercise_id = grade.student.split(":")[1]
@@ -331,8 +383,9 @@ def check(course: Course, report, only: list[str] | None = None, mode: str = LIM
             tally = tallies[(mutant.exercise, blank_id)]
             tally.mutants += 1
             tally.hidden += id(mutant) in refused
-            tally.public += not verdict.passed
-            if not verdict.passed:
+            passed = verdict.passed and id(mutant) not in refused_by_public_test
+            tally.public += not passed
+            if not passed:
                 continue
             path = f"exercises/test_{mutant.exercise}.py"
             if id(mutant) in refused:
@@ -343,6 +396,8 @@ def check(course: Course, report, only: list[str] | None = None, mode: str = LIM
                                             "vérification sur d'autres entrées, montrées (variant(..., shown=True))",
                            path)
     report.tallies.extend(tallies.values())
+    report.tests.extend(tests.values())
+    grader.close()
     return survivors
 
 
@@ -385,4 +440,15 @@ def mutant_table(tallies: list[Tally], escapes: list[Escape]) -> list[str]:
             lines.append(f"      {mark} {escape.mutant.family}, {escape.mutant.label}{broken} : {escape.mutant.fill[:120]}")
     total = sum(len(found) for found in by_blank.values())
     lines.append(f"  {sum(t.mutants for t in tallies)} mutants, {total} refusé(s) en secret mais accepté(s) en public")
+    return lines
+
+
+def test_table(tests: list[TestTally]) -> list[str]:
+    """Per test function: the mutants of its blank it ran on, and how many it refuses on its own."""
+    if not tests:
+        return []
+    lines = ["Fonctions de test des correcteurs : mutants de leur trou que chacune refuse à elle seule :",
+             f"  {'exercice':<18} {'trou':<16} {'refusés':>9}  test"]
+    for tally in sorted(tests, key=lambda t: (t.exercise, t.blank, t.name)):
+        lines.append(f"  {tally.exercise:<18} {tally.blank:<16} {f'{tally.refused}/{tally.mutants}':>9}  {tally.name}")
     return lines

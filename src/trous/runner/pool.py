@@ -4,6 +4,10 @@ A `Runner` is one sandboxed zygote, used by one thread at a time. Whatever happe
 supervisor killed by the student's code, a runner frozen, a sandbox that dies), `Runner.run` returns
 one result per unit: units already reported keep their result, the unit in progress is marked as a
 crash, and the rest is run again in a fresh runner.
+
+`Runner.session(unit)` opens an interactive unit instead (see protocol.py and session.py): the
+caller asks one question at a time and gets each answer (a `UnitResult` with one probe) before
+asking the next; whatever happens inside, `Session.ask` answers, never raises.
 """
 
 from __future__ import annotations
@@ -19,10 +23,11 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 
 from . import sandbox as sandbox_mod
-from .supervisor import probe_wall
-from .protocol import CRASH, TIMEOUT, Job, UnitResult
+from .supervisor import GRACE, START, probe_wall
+from .protocol import CRASH, SESSION, TIMEOUT, Ask, Job, Limits, Unit, UnitResult, frame
 
 START_TIMEOUT = 120.0
 PIPE_ROOM = 60_000  # a pipe holds 64 KiB before a write blocks
@@ -122,7 +127,7 @@ class Runner:
             got, finished = self._attempt(sub)
             for local, result in got.items():
                 results[remaining[local]] = result
-            if finished and len(got) == len(remaining):
+            if len(got) == len(remaining):  # every unit has its result (the last one, maybe, a timeout)
                 break
             # The supervisor or the runner died: the first unit without a result is the culprit.
             lost = next(i for i in remaining if i not in results)
@@ -209,6 +214,15 @@ class Runner:
             writer.join(timeout=1)
         return results, finished
 
+    @contextmanager
+    def session(self, unit: Unit, limits: Limits | None = None) -> Iterator["Session"]:
+        """An interactive unit on `unit`'s program (its probes are ignored): ask, then ask again."""
+        session = Session(self, unit, limits or Limits())
+        try:
+            yield session
+        finally:
+            session.close()
+
     def _await_end(self, deadline: float) -> bool:
         assert self.control is not None
         self.control.settimeout(max(1.0, deadline - time.monotonic()))
@@ -221,6 +235,131 @@ class Runner:
         _, strays = struct.unpack("!ii", reply[1:])
         self.strays += strays
         return True
+
+
+class Session:
+    """The grader's end of a session: one question at a time, each answered before the next."""
+
+    SLACK = 5.0  # seconds past the supervisor's own clocks before the runner is deemed stuck
+
+    def __init__(self, runner: Runner, unit: Unit, limits: Limits):
+        self.runner, self.unit, self.limits = runner, unit, limits
+        self.broken: str | None = None  # why no question can be answered any more
+        self.job_w = self.res_r = -1
+        self.buffer = b""
+        self.asked = 0
+        self.eof = False
+        runner.start()
+        assert runner.control is not None
+        job_r, job_w = os.pipe()
+        res_r, res_w = os.pipe()
+        try:
+            socket.send_fds(runner.control, [b"J"], [job_r, res_w])
+        except OSError:
+            for fd in (job_r, job_w, res_r, res_w):
+                os.close(fd)
+            self._break("le correcteur n'a pas pu ouvrir la session")
+            return
+        os.close(job_r)
+        os.close(res_w)
+        self.job_w, self.res_r = job_w, res_r
+        header = {"unit": Unit(unit.source, unit.filename, (), (), unit.process, unit.group, unit.module_name,
+                               unit.wall).to_json(),
+                  "limits": limits.__dict__}
+        self._write(SESSION + frame(header))
+
+    def _write(self, data: bytes) -> None:
+        if self.broken:
+            return
+        try:
+            _write_all_open(self.job_w, data)
+        except OSError:
+            self._break("le programme a interrompu le correcteur (processus de supervision tué)")
+
+    def _break(self, why: str) -> None:
+        """The runner cannot go on: stop it (the next job starts a fresh one)."""
+        if self.broken is None:
+            self.broken = why
+            self.runner._stop_process()
+            self.runner.restarts += 1
+        for name in ("job_w", "res_r"):
+            fd = getattr(self, name)
+            if fd >= 0:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+                setattr(self, name, -1)
+
+    def ask(self, expr: str, *, setup: str | None = None, overrides: tuple[tuple[str, str], ...] = (),
+            secret: bool = False, fresh: bool = False, wall: float | None = None) -> UnitResult:
+        """The value of `expr` in the program run with `overrides` (a new run when they change, or
+        with `fresh`), as a `UnitResult` whose only probe is that value: the program's status and
+        error, and the probe's value or error."""
+        question = Ask(expr, setup, tuple(overrides), secret, fresh, wall)
+        self.asked += 1
+        self._write(frame(question.to_json()))
+        if self.broken:
+            return UnitResult.failed(CRASH, "crash", self.broken, 1)
+        unit_wall = self.unit.wall or self.limits.wall
+        allowed = min(unit_wall, wall) if wall is not None else unit_wall
+        deadline = time.monotonic() + allowed + START + probe_wall(self.limits) + 2 * GRACE + self.SLACK
+        line = self._line(deadline)
+        if line is None:
+            if self.eof:  # the supervisor is gone (killed by the student's code?)
+                status, kind, message = CRASH, "crash", "le programme a interrompu le correcteur (processus de supervision tué)"
+            else:  # it did not answer within every clock it has: the runner is stuck
+                status, kind, message = TIMEOUT, "timeout", "temps dépassé : le correcteur a dû être redémarré"
+            self._break(message)
+            return UnitResult.failed(status, kind, message, 1)
+        message = _parse(line)
+        if message is None or "status" not in message:
+            self._break("le correcteur a reçu une réponse illisible")
+            return UnitResult.failed(CRASH, "crash", self.broken or "", 1)
+        return UnitResult.from_json(message, 1, size=len(line))
+
+    def _line(self, deadline: float) -> bytes | None:
+        """The next line from the supervisor, or None (stuck past the deadline, or gone)."""
+        while b"\n" not in self.buffer:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or self.res_r < 0:
+                return None
+            ready, _, _ = select.select([self.res_r], [], [], remaining)
+            if not ready:
+                continue
+            chunk = os.read(self.res_r, 1 << 20)
+            if not chunk:
+                self.eof = True
+                return None
+            self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return line
+
+    def close(self) -> None:
+        """End the session: the supervisor stops the child and wipes its folder, the zygote sweeps."""
+        if self.broken:
+            return
+        os.close(self.job_w)
+        self.job_w = -1
+        deadline = time.monotonic() + 10.0 + GRACE
+        while True:
+            line = self._line(deadline)
+            if line is None:
+                break
+            message = _parse(line)
+            if message is not None and message.get("done") is True:
+                break
+        os.close(self.res_r)
+        self.res_r = -1
+        if not self.runner._await_end(deadline + self.SLACK):
+            self.runner._stop_process()
+            self.runner.restarts += 1
+
+
+def _write_all_open(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def _recv_exact(sock: socket.socket, n: int) -> bytes:
@@ -285,6 +424,16 @@ class RunnerPool:
         runner = self._take()
         try:
             return runner.run(job)
+        finally:
+            self._give(runner)
+
+    @contextmanager
+    def session(self, unit: Unit, limits: Limits | None = None) -> Iterator[Session]:
+        """A session on one of the pool's runners, held until the session ends."""
+        runner = self._take()
+        try:
+            with runner.session(unit, limits) as session:
+                yield session
         finally:
             self._give(runner)
 

@@ -6,11 +6,18 @@ assignments overridden (a hidden variant), followed by *probes*: expressions eva
 namespace the program left, whose values come back as JSON, and optionally by a *state*: the values
 of the program's top-level variables. Comparing those values with what is expected happens outside,
 in the grader, so nothing a student's object claims about itself counts.
+
+A *session* is an interactive unit: the grader opens it on one program, then asks probes one at a
+time (`Ask`), each answered before the next is sent, while the process keeps the program's
+namespace. A new set of overrides is a new run of the program; a public question after a secret
+one goes to a fresh process. The job's stream then starts with `SESSION`, a header frame, then one
+frame per question; answers come back as JSON lines, then {"done": true} once the stream closes.
 """
 
 from __future__ import annotations
 
 import json
+import struct
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -180,3 +187,39 @@ class UnitResult:
     def failed(cls, status: str, kind: str, message: str, n_probes: int) -> "UnitResult":
         return cls(status=status, error=ErrorInfo(kind=kind, message=message),
                    probes=tuple(ProbeResult(evaluated=False) for _ in range(n_probes)))
+
+
+# -- sessions --------------------------------------------------------------------------------------
+SESSION = b"S"  # first byte of a job's stream that opens a session (a batch job is JSON: it starts with "{")
+MAX_FRAME = 64 * 1024 * 1024  # a question that big is refused (its variables are written as Python text)
+
+
+def frame(data: dict) -> bytes:
+    payload = json.dumps(data).encode()
+    return struct.pack("!I", len(payload)) + payload
+
+
+@dataclass(frozen=True)
+class Ask:
+    """One question of a session: the value of `expr` in the program run with `overrides`."""
+
+    expr: str
+    setup: str | None = None
+    overrides: tuple[tuple[str, str], ...] = ()
+    # A hidden check's: once a process has been asked one, a public question goes to a fresh process,
+    # so that what a public answer shows can carry nothing a hidden question brought in.
+    secret: bool = False
+    fresh: bool = False  # run the program again even when the overrides are the current ones
+    wall: float | None = None  # at most this long for this question, program run included
+
+    def to_json(self) -> dict:
+        return {"expr": self.expr, "setup": self.setup, "overrides": [list(p) for p in self.overrides],
+                "secret": self.secret, "fresh": self.fresh, "wall": self.wall}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Ask":
+        wall = data.get("wall")
+        return cls(expr=str(data["expr"]), setup=None if data.get("setup") is None else str(data["setup"]),
+                   overrides=tuple((str(k), str(v)) for k, v in data.get("overrides", ())),
+                   secret=bool(data.get("secret")), fresh=bool(data.get("fresh")),
+                   wall=float(wall) if isinstance(wall, (int, float)) and not isinstance(wall, bool) else None)

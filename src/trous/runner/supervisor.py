@@ -30,7 +30,7 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, replace
 
-from .protocol import CRASH, ERROR, EXIT, OK, SKIPPED, TIMEOUT, Job, Limits, Unit
+from .protocol import CRASH, ERROR, EXIT, OK, SESSION, SKIPPED, TIMEOUT, Job, Limits, Unit
 
 MAX_EVENT_LINE = 32 * 1024 * 1024
 MAX_RESUMES = 4
@@ -321,37 +321,7 @@ class Supervisor:
         return {"line": line, "text": lines[line - 1].rstrip() if line <= len(lines) else None}
 
     def _message(self, reason: str, detail: dict) -> str:
-        limits = self.job.limits
-        if reason == "timeout":
-            seconds = detail.get("seconds", limits.wall)
-            where = f" à la ligne {detail['line']}" if detail.get("line") else ""
-            shown = f"{seconds:.1f}".rstrip("0").rstrip(".").replace(".", ",")
-            return f"temps dépassé : arrêté{where} après {shown} s (boucle sans fin ?)"
-        if reason == "output":
-            return f"sortie trop volumineuse : arrêté après {detail.get('bytes', 0) // 1024} Kio d'affichage"
-        if reason == "protocol":
-            return "le programme a perturbé le correcteur (message inattendu sur son canal)"
-        if reason == "channel":
-            return "le programme a fermé ou détourné le canal du correcteur"
-        if reason == "start":
-            return "le correcteur n'a pas pu lancer le programme"
-        code, cpu = detail.get("code"), detail.get("cpu")
-        if code is not None and code < 0:
-            name = _signal_name(-code)
-            if name == "SIGXCPU":
-                used = f"{cpu:.0f}" if cpu else "?"
-                if cpu is not None and cpu + 1 < limits.cpu:  # the program lowered its own limit
-                    return f"temps de calcul dépassé (SIGXCPU après {used} s de processeur)"
-                return f"temps de calcul dépassé : {used} s de processeur (limite {limits.cpu} s)"
-            if name == "SIGKILL":
-                spent = f" après {cpu:.1f} s de processeur".replace(".", ",") if cpu is not None else ""
-                return f"le programme a été tué (SIGKILL){spent}, par lui-même ou par le système"
-            if name == "SIGSEGV":
-                return "le programme a planté (SIGSEGV)"
-            return f"le programme a été arrêté par le signal {name}"
-        if code is not None:
-            return f"le programme s'est arrêté de lui-même avant la fin (code de sortie {code}, os._exit ?)"
-        return "le programme s'est arrêté brutalement avant la fin"
+        return stop_message(reason, detail, self.job.limits)
 
     # -- one child -----------------------------------------------------------------------------
     def _plan(self, batch: list[int], first_probe: int) -> list[tuple[int, bytes, bytes, bool]]:
@@ -659,6 +629,40 @@ class Supervisor:
                 state.output += chunk[:room]
 
 
+def stop_message(reason: str, detail: dict, limits: Limits) -> str:
+    """Why a run was stopped, in French."""
+    if reason == "timeout":
+        seconds = detail.get("seconds", limits.wall)
+        where = f" à la ligne {detail['line']}" if detail.get("line") else ""
+        shown = f"{seconds:.1f}".rstrip("0").rstrip(".").replace(".", ",")
+        return f"temps dépassé : arrêté{where} après {shown} s (boucle sans fin ?)"
+    if reason == "output":
+        return f"sortie trop volumineuse : arrêté après {detail.get('bytes', 0) // 1024} Kio d'affichage"
+    if reason == "protocol":
+        return "le programme a perturbé le correcteur (message inattendu sur son canal)"
+    if reason == "channel":
+        return "le programme a fermé ou détourné le canal du correcteur"
+    if reason == "start":
+        return "le correcteur n'a pas pu lancer le programme"
+    code, cpu = detail.get("code"), detail.get("cpu")
+    if code is not None and code < 0:
+        name = _signal_name(-code)
+        if name == "SIGXCPU":
+            used = f"{cpu:.0f}" if cpu else "?"
+            if cpu is not None and cpu + 1 < limits.cpu:  # the program lowered its own limit
+                return f"temps de calcul dépassé (SIGXCPU après {used} s de processeur)"
+            return f"temps de calcul dépassé : {used} s de processeur (limite {limits.cpu} s)"
+        if name == "SIGKILL":
+            spent = f" après {cpu:.1f} s de processeur".replace(".", ",") if cpu is not None else ""
+            return f"le programme a été tué (SIGKILL){spent}, par lui-même ou par le système"
+        if name == "SIGSEGV":
+            return "le programme a planté (SIGSEGV)"
+        return f"le programme a été arrêté par le signal {name}"
+    if code is not None:
+        return f"le programme s'est arrêté de lui-même avant la fin (code de sortie {code}, os._exit ?)"
+    return "le programme s'est arrêté brutalement avant la fin"
+
+
 class _Stop(Exception):
     def __init__(self, reason: str, detail: dict):
         super().__init__(reason)
@@ -684,6 +688,13 @@ def _parse(line: bytes) -> dict | None:
 
 def _check_and_wipe(workdir: str, limits: Limits) -> str | None:
     """Count what the code left behind, then remove it all (symlinks are removed, never followed)."""
+    violation = files_violation(workdir, limits)
+    wipe(workdir)
+    return violation
+
+
+def files_violation(workdir: str, limits: Limits) -> str | None:
+    """What the code wrote in its folder, when it is more than the bounds allow (links never followed)."""
     files, total = 0, 0
     for root, dirs, names in os.walk(workdir, followlinks=False):
         for name in names + dirs:
@@ -696,7 +707,14 @@ def _check_and_wipe(workdir: str, limits: Limits) -> str | None:
                 total += info.st_size
         if files > 10 * limits.files:
             break
+    if files > limits.files:
+        return f"trop de fichiers écrits ({files}, limite {limits.files})"
+    if total > limits.file_mb * 1024 * 1024 * 4:
+        return f"trop de données écrites sur le disque ({total // (1024 * 1024)} Mo)"
+    return None
 
+
+def wipe(workdir: str) -> None:
     def force(func, path, _exc):
         try:
             os.chmod(os.path.dirname(path), 0o700)
@@ -709,11 +727,6 @@ def _check_and_wipe(workdir: str, limits: Limits) -> str | None:
             pass
 
     shutil.rmtree(workdir, onerror=force)
-    if files > limits.files:
-        return f"trop de fichiers écrits ({files}, limite {limits.files})"
-    if total > limits.file_mb * 1024 * 1024 * 4:
-        return f"trop de données écrites sur le disque ({total // (1024 * 1024)} Mo)"
-    return None
 
 
 def _read_all(fd: int) -> bytes:
@@ -728,8 +741,9 @@ def _read_all(fd: int) -> bytes:
 
 
 def serve(sock: socket.socket, workroot: str) -> None:
-    """In a fork of the zygote: run each job it hands over (b"J" with the job's two pipe ends),
-    then say b"D". Returns when the zygote closes the line."""
+    """In a fork of the zygote: run each job it hands over (b"J" with the job's two pipe ends): a
+    batch of units, or a session (protocol.SESSION). Then say b"D". Returns when the zygote closes
+    the line."""
     forker = Forker(sock)
     while True:
         sock.settimeout(None)
@@ -748,9 +762,15 @@ def serve(sock: socket.socket, workroot: str) -> None:
             continue
         job_in, job_out = fds
         try:
-            job = Job.from_bytes(_read_all(job_in))
-            Supervisor(job, job_out, workroot, forker).run()
-        except (ValueError, KeyError, TypeError):
+            first = os.read(job_in, 1)
+            if first == SESSION:  # an interactive unit: questions keep coming until the stream closes
+                from .session import SessionSupervisor  # noqa: PLC0415
+
+                SessionSupervisor(job_in, job_out, workroot, forker).run()
+            else:
+                job = Job.from_bytes(first + _read_all(job_in))
+                Supervisor(job, job_out, workroot, forker).run()
+        except (ValueError, KeyError, TypeError, OSError):
             pass  # an unreadable job: the grader sees no results
         finally:
             try:

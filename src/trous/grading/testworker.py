@@ -1,0 +1,305 @@
+"""The graders' test functions, run for the grading engine in a pytest session of their own.
+
+The engine grades copies in several threads, and a pytest session is not made for threads. So each
+grading thread has a *worker*: a separate process of the teacher's own account (it runs the course's
+graders, never a student's code) where pytest collects the test functions once, with the course's
+fixtures, parametrization and assertion rewriting, then runs one test at a time when asked. When a
+test calls `eleve(...)`, the worker asks the grading thread, which asks the sandbox; the answer
+comes back as JSON data, rebuilt as plain values in the worker. The student's code never reaches
+the worker, and the worker never reaches the sandbox.
+
+Protocol (JSON lines; the worker's stdin and a copy of its stdout, pytest's own output going to stderr):
+    engine → worker   {"root": course root, "files": [test files]}       once, first
+    worker → engine   {"collected": {"items": [TestInfo…], "errors": [...]}}
+    engine → worker   {"run": nodeid}
+    worker → engine   {"ask": {"expr": ..., "overrides": [[name, text], ...]}}   zero or more times, each
+    engine → worker   {"result": {"status", "error", "probes": [...]}}       answered before the next
+    worker → engine   {"done": {"outcome": ..., "cause": ..., "info": ..., "detail": ..., "asked": n}}
+The worker ends when its stdin closes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import sys
+import threading
+import time
+import weakref
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+
+from ..runner.protocol import ErrorInfo, UnitResult
+
+START_TIMEOUT = 120.0
+
+
+class WorkerFailed(RuntimeError):
+    """The worker died, or a test of the teacher's kept it busy too long: a grader problem."""
+
+
+# -- in the worker ----------------------------------------------------------------------------------
+def result_json(result: UnitResult) -> dict:
+    def error(e: ErrorInfo | None):
+        return None if e is None else asdict(e)
+
+    return {"status": result.status, "error": error(result.error),
+            "probes": [({"value": p.value} if p.error is None else {"error": error(p.error)}) if p.evaluated else None
+                       for p in result.probes]}
+
+
+class Remote:
+    """The worker's answer to `eleve`: ask the engine, which asks the sandbox."""
+
+    worker = True
+
+    def __init__(self, serve: "Serve"):
+        self.serve = serve
+
+    def eleve(self, info, path):
+        from .eleve import Eleve  # noqa: PLC0415
+
+        def ask(expr: str, overrides) -> UnitResult:
+            self.serve.asked += 1
+            self.serve.send({"ask": {"expr": expr, "overrides": [list(p) for p in overrides]}})
+            reply = self.serve.receive()
+            if reply is None:  # the engine is gone: nothing left to do
+                os._exit(0)
+            return UnitResult.from_json(reply.get("result") or {}, 1)
+
+        return Eleve(ask, blank=info.blank or "")
+
+
+class Serve:
+    """The pytest plugin of the worker's session: collect, then run what the engine asks."""
+
+    def __init__(self, channel_in, channel_out):
+        self.channel_in, self.channel_out = channel_in, channel_out
+        self.errors: list[dict] = []
+        self.items: dict = {}
+        self.asked = 0
+
+    def send(self, message: dict) -> None:
+        self.channel_out.write((json.dumps(message) + "\n").encode())
+        self.channel_out.flush()
+
+    def receive(self) -> dict | None:
+        line = self.channel_in.readline()
+        return json.loads(line) if line else None
+
+    @pytest.hookimpl(tryfirst=True)  # before the graders plugin's own, which asks who answers eleve
+    def pytest_configure(self, config):
+        from .pytest_graders import set_backend  # noqa: PLC0415
+
+        set_backend(config, Remote(self))
+
+    def pytest_collectreport(self, report):
+        if report.failed:
+            self.errors.append({"nodeid": report.nodeid, "detail": report.longreprtext[-4000:]})
+
+    def pytest_collection_finish(self, session):
+        from .pytest_graders import _INFO  # noqa: PLC0415
+
+        self.items = {item.nodeid: item for item in session.items}
+        infos = [item.stash[_INFO].to_json() for item in session.items if _INFO in item.stash]
+        self.send({"collected": {"items": infos, "errors": self.errors}})
+
+    def pytest_runtestloop(self, session):
+        from _pytest.runner import runtestprotocol  # noqa: PLC0415 - to run one item on demand
+
+        while True:
+            request = self.receive()
+            if request is None:
+                return True
+            item = self.items.get(request.get("run"))
+            if item is None:
+                self.send({"done": {"outcome": "bug", "cause": "bug", "detail": "test introuvable"}})
+                continue
+            self.asked = 0
+            reports = runtestprotocol(item, log=False, nextitem=None)
+            self.send({"done": self.outcome(item, reports)})
+
+    def outcome(self, item, reports) -> dict:
+        from .pytest_graders import _CAUSE  # noqa: PLC0415
+
+        cause, info = item.stash.get(_CAUSE, ("", {}))
+        item.stash[_CAUSE] = ("", {})
+        failed = next((r for r in reports if r.failed), None)
+        if failed is not None:
+            outcome = "bug" if cause in ("bug", "") else "failed"
+            return {"outcome": outcome, "cause": cause or "bug", "info": info, "when": failed.when,
+                    "detail": failed.longreprtext[-6000:], "asked": self.asked}
+        if any(r.skipped for r in reports):
+            skipped = next(r for r in reports if r.skipped)
+            why = skipped.longrepr[2] if isinstance(skipped.longrepr, tuple) else str(skipped.longrepr)
+            return {"outcome": "skipped", "detail": str(why)[:500], "asked": self.asked}
+        return {"outcome": "passed", "asked": self.asked}
+
+
+def main() -> int:
+    # The protocol gets its own copy of stdout; whatever pytest or a test prints goes to stderr.
+    channel_out = os.fdopen(os.dup(1), "wb", buffering=0)
+    os.dup2(2, 1)
+    channel_in = sys.stdin.buffer
+    start = json.loads(channel_in.readline() or b"{}")
+    root = start.get("root") or "."
+    os.chdir(root)
+    plugin = Serve(channel_in, channel_out)
+    args = ["-p", "trous.grading.pytest_graders", "-p", "no:cacheprovider", "--import-mode=importlib",
+            "-c", os.devnull, "--rootdir", root, "--confcutdir", root, "-q", "-s", "--no-header",
+            "-W", "ignore::pytest.PytestAssertRewriteWarning", *start.get("files", [])]
+    return int(pytest.main(args, plugins=[plugin]))
+
+
+# -- in the engine ----------------------------------------------------------------------------------
+class Worker:
+    """The engine's end of one worker process."""
+
+    def __init__(self, root: Path, files: list[Path]):
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS")}
+        # Only trous's plugin: the worker's session must not depend on what else is installed here.
+        env.update(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", PYTHONDONTWRITEBYTECODE="1")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "trous.grading.testworker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=None if os.environ.get("TROUS_DEBUG") else subprocess.DEVNULL, env=env, cwd=str(root),
+            start_new_session=True)
+        self.buffer = b""
+        self._finalizer = weakref.finalize(self, _stop, self.process)
+        self._send({"root": str(root), "files": [str(f) for f in files]})
+        message = self._receive(time.monotonic() + START_TIMEOUT)
+        if message is None or "collected" not in message:
+            self.close()
+            raise WorkerFailed("le processus des tests des correcteurs n'a pas démarré (pytest ne collecte pas "
+                               "les correcteurs ; lancez « pytest graders/ » pour voir pourquoi)")
+        self.items: list[dict] = message["collected"].get("items", [])
+        self.errors: list[dict] = message["collected"].get("errors", [])
+
+    def _send(self, message: dict) -> None:
+        try:
+            self.process.stdin.write((json.dumps(message) + "\n").encode())
+            self.process.stdin.flush()
+        except (OSError, ValueError):
+            raise WorkerFailed("le processus des tests des correcteurs s'est arrêté") from None
+
+    def _receive(self, deadline: float) -> dict | None:
+        fd = self.process.stdout.fileno()
+        while b"\n" not in self.buffer:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            ready, _, _ = select.select([fd], [], [], remaining)
+            if not ready:
+                continue
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                return None
+            self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return None
+        return message if isinstance(message, dict) else None
+
+    def run(self, nodeid: str, ask: Callable[[str, tuple], UnitResult], patience: float) -> dict:
+        """Run one test; `ask` answers its questions. `patience`: seconds the test's own code may take
+        (the time spent answering its questions is not counted)."""
+        self._send({"run": nodeid})
+        deadline = time.monotonic() + patience
+        while True:
+            message = self._receive(deadline)
+            if message is None:
+                alive = self.process.poll() is None
+                self.close()
+                raise WorkerFailed(f"{nodeid} : le test ne rend pas la main après {patience:.0f} s" if alive
+                                   else f"{nodeid} : le processus des tests des correcteurs s'est arrêté")
+            if "ask" in message:
+                question = message["ask"]
+                started = time.monotonic()
+                overrides = tuple((str(k), str(v)) for k, v in question.get("overrides", ()))
+                result = ask(str(question.get("expr", "")), overrides)
+                self._send({"result": result_json(result)})
+                deadline += time.monotonic() - started
+                continue
+            if "done" in message:
+                return message["done"]
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def close(self) -> None:
+        self._finalizer()
+
+
+def _stop(process: subprocess.Popen) -> None:
+    try:
+        if process.stdin:
+            process.stdin.close()
+    except OSError:
+        pass
+    try:
+        process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    for stream in (process.stdout,):
+        try:
+            stream.close()
+        except (OSError, AttributeError):
+            pass
+
+
+class WorkerPool:
+    """One worker per grading thread at most; started when first needed, replaced when one dies."""
+
+    def __init__(self, root: Path, files: list[Path], size: int):
+        self.root, self.files, self.size = root, files, max(1, size)
+        self.free: list[Worker] = []
+        self.started = 0
+        self.lock = threading.Condition()
+
+    def take(self) -> Worker:
+        with self.lock:
+            while True:
+                while self.free and not self.free[-1].alive:
+                    self.free.pop().close()
+                    self.started -= 1
+                if self.free:
+                    return self.free.pop()
+                if self.started < self.size:
+                    self.started += 1
+                    break
+                self.lock.wait()
+        try:
+            return Worker(self.root, self.files)
+        except BaseException:
+            with self.lock:
+                self.started -= 1
+                self.lock.notify()
+            raise
+
+    def give(self, worker: Worker) -> None:
+        with self.lock:
+            if worker.alive:
+                self.free.append(worker)
+            else:
+                worker.close()
+                self.started -= 1
+            self.lock.notify()
+
+    def close(self) -> None:
+        with self.lock:
+            for worker in self.free:
+                worker.close()
+            self.free.clear()
+            self.started = 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

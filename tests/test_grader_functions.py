@@ -1,0 +1,515 @@
+"""Issue 12: plain pytest test functions in hidden graders, as `trous grade` grades with them.
+
+A small course cut from the real one (exercises 1 and 4), whose graders hold test functions next to
+declarations. Each copy below is the reference solution with one blank changed, graded by the real
+engine in the real sandbox; what a student reads is checked for what it must say and must not show.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+
+from grading_support import mini_course
+from trous.course import Course
+from trous.course import blanks as blanks_mod
+from trous.grading.engine import Grader, GraderError
+from trous.runner.pool import RunnerPool
+
+HEADER = "import math\n\nimport pytest\n\nfrom trous.spec import SOLUTION, StudentError, blank, expect, variant\n\n"
+
+GRADER_01 = HEADER + '''
+scores = blank("scores", expect("scores", SOLUTION, label="les scores"))
+nouveau = blank("nouveau", expect("nouveau", SOLUTION, label="le nouveau vecteur"))
+
+
+@pytest.mark.trou("somme_exp")
+@pytest.mark.parametrize("s", [[3.0, 1.0, 0.2], [0.5, -2.0, 4.0, 1.5]])
+def test_les_poids_font_un(eleve, s):
+    """les poids font 1 et gardent l'ordre des scores"""
+    poids = eleve.call("softmax", s)
+    assert sum(poids) == pytest.approx(1)
+    assert sorted(range(len(s)), key=lambda i: poids[i]) == sorted(range(len(s)), key=lambda i: s[i])
+
+
+@pytest.mark.trou("somme_exp")
+def test_les_poids_du_programme(eleve):
+    """les poids que calcule le programme"""
+    e = [math.exp(v) for v in (1, 1, 2)]
+    assert eleve("poids") == pytest.approx([v / sum(e) for v in e])
+
+
+@pytest.mark.trou("scores")
+def test_le_score_de_toux_est_le_plus_grand(eleve):
+    """le score de « toux » face à elle-même est le plus grand"""
+    scores = eleve("scores")
+    assert scores[2] >= max(scores[0], scores[1])
+'''
+
+GRADER_04 = HEADER + '''
+rnn = blank("rnn", expect("reste", SOLUTION, label="ce qui reste de « Pas »"))
+
+
+@pytest.mark.trou("poids")
+def test_un_mot_absent_est_refuse(eleve):
+    """un mot absent de la phrase est refusé"""
+    with pytest.raises(StudentError):
+        eleve('poids_de("zèbre", phrase)')
+'''
+
+HIDDEN_INPUTS = ("3.0", "0.2", "0.5", "-2.0", "1.5", "zèbre", "[3", "approx")
+# Conditions true inside softmax only for the hidden tests' scores (never for the public checks'
+# [1, 1, 2] and [4, 1, 5, 3]): a fill can then be wrong where the tests alone look.
+CASE_1 = "len(e) == 3 and e[0] > 20"  # [3.0, 1.0, 0.2]
+CASE_2 = "len(e) == 4 and e[0] < 2"  # [0.5, -2.0, 4.0, 1.5]
+
+
+def write(course: Path, relative: str, text: str) -> None:
+    (course / relative).write_text(text, encoding="utf-8")
+
+
+def splice(course: Course, exercise_id: str, blank_id: str, fill: str) -> bytes:
+    """The reference solution with one blank's fill replaced."""
+    exercise = course.exercise(exercise_id)
+    template = exercise.template_path.read_text(encoding="utf-8")
+    solution = exercise.solution_path.read_text(encoding="utf-8")
+    fills = blanks_mod.align(template, solution)
+    return blanks_mod.splice(solution, fills, {exercise.blank_index(blank_id): fill}).encode()
+
+
+@pytest.fixture(scope="module")
+def course_dir(tmp_path_factory) -> Path:
+    root = mini_course(tmp_path_factory.mktemp("cours") / "cours", ("01_toux", "04_distance"))
+    write(root, "graders/test_01_toux.py", GRADER_01)
+    write(root, "graders/test_04_distance.py", GRADER_04)
+    return root
+
+
+@pytest.fixture(scope="module")
+def pool():
+    with RunnerPool(2, mode="auto") as pool:
+        yield pool
+
+
+@pytest.fixture(scope="module")
+def grader(course_dir, pool):
+    grader = Grader(Course.load(course_dir), pool)
+    grader.compute_references()
+    yield grader
+    grader.close()
+
+
+def blank_grade(grader: Grader, files: dict[str, bytes], exercise_id: str, blank_id: str, student="eleve"):
+    grade = grader.grade(student, files)
+    return next(b for b in grade.exercise(exercise_id).blanks if b.id == blank_id)
+
+
+def test_the_reference_gets_every_point(grader, course_dir):
+    course = grader.course
+    files = {e.id: e.solution_path.read_bytes() for e in course.exercises}
+    grade = grader.grade("reference", files)
+    assert grade.score == grade.max_score == 5
+
+
+def test_a_fill_only_a_test_function_catches_loses_its_point(grader):
+    # Wrong on the second case of a parametrized test only: no declaration of this grader looks there.
+    fill = f"2 * sum(e) if {CASE_2} else sum(e)"
+    result = blank_grade(grader, {"01_toux": splice(grader.course, "01_toux", "somme_exp", fill)}, "01_toux",
+                         "somme_exp")
+    assert result.score == 0
+    assert "vérification cachée « les poids font 1 et gardent l'ordre des scores (cas 2 sur 2) » : ne passe pas" \
+        in result.message
+    # A hidden test is named by its docstring: neither its parameters nor what its asserts compared.
+    for hidden in HIDDEN_INPUTS:
+        assert hidden not in result.message
+
+
+def test_per_blank_isolation_holds_for_test_functions(grader):
+    # A wrong `scores` makes `poids` wrong in the student's own file; the test of `somme_exp` runs
+    # on the reference with only `somme_exp` replaced, so this copy's right somme_exp keeps its point.
+    files = {"01_toux": splice(grader.course, "01_toux", "scores", "sum(a + b for a, b in zip(t, toux))")}
+    grade = grader.grade("eleve", files).exercise("01_toux")
+    by_id = {b.id: b for b in grade.blanks}
+    assert by_id["somme_exp"].score == 1
+    assert by_id["scores"].score == 0
+
+
+def test_the_students_exception_is_named_by_its_type_only(grader):
+    fill = f"1 / (len(e) - 3) if {CASE_1} else sum(e)"
+    result = blank_grade(grader, {"01_toux": splice(grader.course, "01_toux", "somme_exp", fill)}, "01_toux",
+                         "somme_exp")
+    assert result.score == 0
+    assert "ton code lève ZeroDivisionError" in result.message
+    assert "division by zero" not in result.message  # a spliced program's messages are never shown
+
+
+def test_a_value_the_test_cannot_read_is_the_copys_failure(grader):
+    # A score that lies in its __eq__ comes back as its type name: the test's `>=` cannot compare it.
+    fill = "type('Menteur', (), {'__eq__': lambda s, o: True, '__ge__': lambda s, o: True})()"
+    seen = []
+    grader.observe = lambda student, outcome: seen.append(outcome)
+    try:
+        result = blank_grade(grader, {"01_toux": splice(grader.course, "01_toux", "scores", fill)}, "01_toux",
+                             "scores")
+    finally:
+        grader.observe = None
+    assert result.score == 0
+    [outcome] = [o for o in seen if o.test.blank == "scores"]
+    assert (outcome.outcome, outcome.cause) == ("failed", "reading")  # the student's, not a bug of the grader
+    assert outcome.verdict().reason == ("vérification cachée « le score de « toux » face à elle-même est le plus "
+                                        "grand » : ce que donne ton code ne permet pas de la vérifier (TypeError)")
+
+
+def test_a_hang_is_never_taken_for_a_refusal(grader):
+    fill = "e[mots.index(mot)] / sum(e) if mot in mots else [0 for _ in iter(int, 1)]"
+    result = blank_grade(grader, {"04_distance": splice(grader.course, "04_distance", "poids", fill)},
+                         "04_distance", "poids")
+    assert result.score == 0
+    assert "« un mot absent de la phrase est refusé »" in result.message and "temps dépassé" in result.message
+    refused = blank_grade(grader, {"04_distance": splice(grader.course, "04_distance", "poids",
+                                                         "e[mots.index(mot)] / sum(e) if mot in vec else 1 / 0")},
+                          "04_distance", "poids")
+    assert refused.score == 1  # another refusal (ZeroDivisionError) is a refusal too
+    invented = blank_grade(grader, {"04_distance": splice(grader.course, "04_distance", "poids",
+                                                          "e[mots.index(mot)] / sum(e) if mot in mots else 0.0")},
+                           "04_distance", "poids")
+    assert invented.score == 0 and "« un mot absent de la phrase est refusé » : ne passe pas" in invented.message
+
+
+def test_identical_programs_are_not_run_again(grader, monkeypatch):
+    sessions = []
+    original = grader.pool.session
+
+    def counting(*args, **kwargs):
+        sessions.append(args)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(grader.pool, "session", counting)
+    fill = "sum(e) * 1.0"
+    files = {"01_toux": splice(grader.course, "01_toux", "somme_exp", fill)}
+    first = grader.grade("a", files)
+    opened = len(sessions)
+    second = grader.grade("b", files)
+    assert opened >= 1 and len(sessions) == opened  # the second copy's test outcomes were known
+    assert first.score == second.score == 3
+
+
+def test_the_copys_budget_bounds_the_tests(course_dir, pool, tmp_path):
+    root = mini_course(tmp_path / "budget", ("01_toux",))
+    write(root, "graders/test_01_toux.py", GRADER_01)
+    data = yaml.safe_load((root / "course.yaml").read_text(encoding="utf-8"))
+    data["limits"] = {**(data.get("limits") or {}), "copy_wall": 2.5}
+    (root / "course.yaml").write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    course = Course.load(root)
+    grader = Grader(course, pool)
+    try:
+        # Hangs on the tests' inputs only: its declared units pass, each test waits for its clock.
+        fill = f"[0 for _ in iter(int, 1)] if ({CASE_1}) or ({CASE_2}) else sum(e)"
+        grade = grader.grade("lent", {"01_toux": splice(course, "01_toux", "somme_exp", fill)})
+        result = next(b for b in grade.exercise("01_toux").blanks if b.id == "somme_exp")
+        assert result.score == 0
+        assert "temps accordé à la copie" in result.message or "temps dépassé" in result.message
+        others = [b for b in grade.exercise("01_toux").blanks if b.id != "somme_exp"]
+        assert all(b.score == 1 or "temps accordé à la copie" in b.message for b in others)
+    finally:
+        grader.close()
+
+
+# -- graders that cannot grade are refused, before any copy ----------------------------------------
+BROKEN = {
+    "sans marqueur": ('''
+def test_sans_trou(eleve):
+    assert eleve("scores") == [1, 1, 2]
+''', "ce test ne dit pas quel trou il note : ajoutez @pytest.mark.trou"),
+    "trou inconnu": ('''
+@pytest.mark.trou("somme")
+def test_trou_inconnu(eleve):
+    assert eleve("scores") == [1, 1, 2]
+''', "le trou « somme » n'existe pas dans 01_toux"),
+    "points contraires": ('''
+@pytest.mark.trou("scores", points=2)
+def test_points(eleve):
+    assert eleve("scores") == [1, 1, 2]
+''', "points=2, mais course.yaml donne 1 point(s) au trou « scores »"),
+    "sans eleve": ('''
+@pytest.mark.trou("scores")
+def test_sans_eleve():
+    assert True
+''', "n'utilise pas la fixture eleve"),
+}
+
+
+@pytest.mark.parametrize("case", list(BROKEN))
+def test_a_test_function_grading_cannot_use_is_refused(case, pool, tmp_path):
+    body, said = BROKEN[case]
+    root = mini_course(tmp_path / "cours", ("01_toux",))
+    write(root, "graders/test_01_toux.py", (root / "graders/test_01_toux.py").read_text(encoding="utf-8")
+          + "\n\nimport pytest\n" + body)
+    with pytest.raises(GraderError) as refused:
+        Grader(Course.load(root), pool)
+    assert said in str(refused.value)
+    assert "graders/test_01_toux.py::" in str(refused.value)
+
+
+@pytest.mark.parametrize("body, said", [
+    ('''
+@pytest.mark.trou("scores")
+def test_faux_sur_la_reference(eleve):
+    assert eleve("scores") == [1, 1, 3]
+''', "échoue sur la solution de référence"),
+    ('''
+@pytest.mark.trou("scores")
+def test_ne_demande_rien(eleve):
+    if False:
+        eleve("scores")
+''', "ne demande rien au programme"),
+])
+def test_a_test_that_the_reference_does_not_pass_is_refused(body, said, pool, tmp_path):
+    root = mini_course(tmp_path / "cours", ("01_toux",))
+    write(root, "graders/test_01_toux.py", (root / "graders/test_01_toux.py").read_text(encoding="utf-8")
+          + "\n\nimport pytest\n" + body)
+    grader = Grader(Course.load(root), pool)
+    try:
+        with pytest.raises(GraderError) as refused:
+            grader.compute_references()
+        assert said in str(refused.value)
+        with pytest.raises(GraderError):  # and again, for whoever asks again: nothing is graded
+            grader.grade("eleve", {"01_toux": b"x = 1\n"})
+    finally:
+        grader.close()
+
+
+def test_a_bug_of_the_grader_on_one_copy_stops_grading_instead_of_failing_the_student(pool, tmp_path):
+    root = mini_course(tmp_path / "cours", ("01_toux",))
+    write(root, "graders/test_01_toux.py", (root / "graders/test_01_toux.py").read_text(encoding="utf-8") + '''
+
+import pytest
+
+
+@pytest.mark.trou("scores")
+def test_avec_une_branche_boguee(eleve):
+    """les scores"""
+    scores = eleve("scores")
+    if scores[0] > 100:
+        assert scores == reference_inconnue  # a name that exists nowhere: the grader's own bug
+    assert len(scores) == 3
+''')
+    course = Course.load(root)
+    grader = Grader(course, pool)
+    try:
+        grader.compute_references()  # the reference never takes that branch
+        with pytest.raises(GraderError) as stopped:
+            grader.grade("alice", {"01_toux": splice(course, "01_toux", "scores", "1000 + t[0]")})
+        message = str(stopped.value)
+        assert "bug du correcteur" in message and "alice" in message and "test_avec_une_branche_boguee" in message
+        assert "NameError" in message
+    finally:
+        grader.close()
+
+
+def test_public_test_functions_count_and_are_named_as_public(pool, tmp_path):
+    root = mini_course(tmp_path / "cours", ("01_toux",))
+    write(root, "exercises/test_01_toux.py", (root / "exercises/test_01_toux.py").read_text(encoding="utf-8") + '''
+
+import pytest
+
+
+@pytest.mark.trou("nouveau")
+def test_le_nouveau_vecteur_du_cours(eleve):
+    """le nouveau vecteur vaut [0,79 ; 0,79]"""
+    assert eleve("nouveau") == pytest.approx([0.79, 0.79], abs=0.005)
+''')
+    write(root, "graders/test_01_toux.py", GRADER_01 + '''
+
+@pytest.mark.trou("nouveau")
+def test_cache_du_nouveau_vecteur(eleve):
+    """le nouveau vecteur sur une autre phrase"""
+    assert len(eleve("nouveau", x=[[1, 0], [0, 1], [1, 1], [2, 2]])) == 2
+''')
+    course = Course.load(root)
+    grader = Grader(course, pool)
+    seen = []
+    grader.observe = lambda student, outcome: seen.append(outcome)
+    try:
+        tests = grader.tests.of("01_toux", "nouveau")
+        assert [t.hidden for t in tests] == [False, True]  # public tests run first, then hidden ones
+        grade = grader.grade("eleve", {"01_toux": splice(course, "01_toux", "nouveau", "0")})
+        assert next(b for b in grade.exercise("01_toux").blanks if b.id == "nouveau").score == 0
+        public = next(o for o in seen if not o.test.hidden)
+        assert public.verdict().reason == "vérification « le nouveau vecteur vaut [0,79 ; 0,79] » : ne passe pas"
+        assert next(o for o in seen if o.test.blank == "nouveau" and o.test.hidden).outcome == "passed"
+    finally:
+        grader.close()
+
+
+def test_the_grader_files_are_part_of_the_version(course_dir):
+    from trous.grading.engine import fingerprint
+
+    course = Course.load(course_dir)
+    before = fingerprint(course)
+    conftest = course_dir / "graders" / "conftest.py"
+    conftest.write_text(textwrap.dedent('''
+        import pytest
+
+        @pytest.fixture
+        def graine():
+            return 3
+    '''), encoding="utf-8")
+    try:
+        assert fingerprint(Course.load(course_dir)) != before  # a fixture changed: grades must be redone
+    finally:
+        conftest.unlink()
+
+
+def test_fixtures_classes_and_tests_of_several_blanks_work_as_in_pytest(pool, tmp_path):
+    root = mini_course(tmp_path / "cours", ("01_toux",))
+    write(root, "graders/conftest.py", """
+import pytest
+
+
+@pytest.fixture
+def phrase():
+    return [[2, 0], [0, 2], [1, 1], [3, 3]]
+
+
+@pytest.fixture
+def poids(eleve, phrase):  # a fixture may ask the student's program too
+    return eleve("poids", x=phrase)
+""")
+    write(root, "graders/test_01_toux.py", HEADER + """
+@pytest.mark.trou("scores", "nouveau")
+def test_une_autre_phrase(eleve, phrase):
+    \"\"\"une autre phrase\"\"\"
+    assert len(eleve("scores", x=phrase)) == 4
+    assert len(eleve("nouveau", x=phrase)) == 2
+
+
+@pytest.mark.trou("somme_exp")
+class TestLesPoids:
+    def test_font_un(self, poids):
+        assert sum(poids) == pytest.approx(1)
+
+    def test_sont_positifs(self, poids):
+        assert min(poids) > 0
+""")
+    course = Course.load(root)
+    grader = Grader(course, pool)
+    try:
+        names = {b: [t.name for t in grader.tests.of("01_toux", b)] for b in ("somme_exp", "scores", "nouveau")}
+        assert names == {"somme_exp": ["test_font_un", "test_sont_positifs"],
+                         "scores": ["test_une_autre_phrase[scores]"], "nouveau": ["test_une_autre_phrase[nouveau]"]}
+        grader.compute_references()  # they all pass on the reference
+        seen = []
+        grader.observe = lambda student, outcome: seen.append((outcome.test.name, outcome.outcome, outcome.cause))
+        # A scores fill that breaks on four tokens: the « scores » run of the test fails; the
+        # « nouveau » run, on the program with only nouveau replaced (the reference's), passes.
+        grade = grader.grade("eleve", {"01_toux": splice(course, "01_toux", "scores",
+                                                        "sum(a * b for a, b in zip(t, toux)) if len(x) == 3 else 1 / 0")})
+        by_id = {b.id: b for b in grade.exercise("01_toux").blanks}
+        assert by_id["scores"].score == 0 and by_id["nouveau"].score == 1 and by_id["somme_exp"].score == 1
+        assert sorted(seen) == [("test_font_un", "passed", ""), ("test_sont_positifs", "passed", ""),
+                                ("test_une_autre_phrase[nouveau]", "passed", ""),
+                                ("test_une_autre_phrase[scores]", "failed", "student")]
+        # The student's error met in a fixture is the student's, not a bug of the grader.
+        wrong = grader.grade("eleve", {"01_toux": splice(course, "01_toux", "somme_exp",
+                                                        "sum(e) if len(e) != 4 else 1 / 0")})
+        result = next(b for b in wrong.exercise("01_toux").blanks if b.id == "somme_exp")
+        assert result.score == 0
+        assert ("test_font_un", "failed", "student") in seen
+    finally:
+        grader.close()
+
+
+# Public checks on the course's own values only, and declarations that look at the course's own
+# sentence only: a `scores` written as a literal passes them all. Only the test function below tries
+# another sentence (issue 12: the doctor's mutant check covers test functions).
+PUBLIC_COURSE_VALUES_ONLY = """
+from trous.spec import blank, expect
+
+somme_exp = blank("somme_exp", expect("softmax([1, 1, 2])", [0.21, 0.21, 0.58], decimals=2))
+scores = blank("scores", expect("scores", [1, 1, 2]))
+nouveau = blank("nouveau", expect("nouveau", [0.79, 0.79], decimals=2))
+"""
+
+WEAK_GRADER = """
+import pytest
+
+from trous.spec import SOLUTION, blank, expect
+
+somme_exp = blank("somme_exp", expect("softmax([0.5, 2.0, -1.0])", SOLUTION))
+scores = blank("scores", expect("scores", SOLUTION))
+nouveau = blank("nouveau", expect("nouveau", SOLUTION))
+"""
+
+SCORES_TEST = '''
+
+@pytest.mark.trou("scores")
+def test_les_scores_d_une_autre_phrase(eleve):
+    """les scores d'une autre phrase"""
+    phrase = [[2, 1], [0, 3], [1, -1], [4, 0.5]]
+    attendu = [sum(a * b for a, b in zip(t, phrase[2])) for t in phrase]
+    assert eleve("scores", x=phrase, toux=phrase[2]) == pytest.approx(attendu)
+'''
+
+
+@pytest.mark.parametrize("with_test", [False, True], ids=["declarations-seules", "avec-fonction-de-test"])
+def test_the_doctors_mutants_go_through_test_functions(with_test, tmp_path):
+    from trous import doctor  # noqa: PLC0415
+
+    root = mini_course(tmp_path / "cours", ("01_toux",))
+    (root / "exercises" / "test_01_toux.py").write_text(PUBLIC_COURSE_VALUES_ONLY, encoding="utf-8")
+    (root / "graders" / "test_01_toux.py").write_text(WEAK_GRADER + (SCORES_TEST if with_test else ""),
+                                                      encoding="utf-8")
+    report = doctor.run(Course.load(root), only=["01_toux"])
+    found = [str(f) for f in report.findings]
+    survives = any("mutant survivant au trou « scores »" in f and "écrit en dur" in f for f in found)
+    tallies = {(t.blank, t.name): t for t in report.tests}
+    if not with_test:
+        assert survives, found  # the weak grader really is weak: the test below is what catches it
+        assert not tallies
+        return
+    assert not survives, found
+    tally = tallies[("scores", "test_les_scores_d_une_autre_phrase")]
+    assert tally.exercise == "01_toux" and 0 < tally.refused <= tally.mutants
+    # The author reads, per test function, how many mutants of its blank it refuses on its own.
+    row = next(line for line in report.lines() if line.endswith("test_les_scores_d_une_autre_phrase"))
+    assert f"{tally.refused}/{tally.mutants}" in row and "scores" in row
+
+
+PUBLIC_SCORES_TEST = '''
+
+import pytest
+
+
+@pytest.mark.trou("scores")
+def test_les_scores_d_une_phrase_de_quatre_mots(eleve):
+    """les scores de « le chat dort bien » avec x = [[1, 2], [0, 1], [2, 1], [1, 1]]"""
+    phrase = [[1, 2], [0, 1], [2, 1], [1, 1]]
+    assert eleve("scores", x=phrase, toux=phrase[2]) == [4, 1, 5, 3]
+'''
+
+
+@pytest.mark.parametrize("with_test", [False, True], ids=["declarations-seules", "avec-fonction-de-test"])
+def test_a_public_test_function_counts_on_the_doctors_public_side(with_test, tmp_path):
+    """A hard-coded `scores` passes public declarations on the course's values only; a public test
+    function on another, shown, sentence refuses it: the doctor must count that refusal as public."""
+    from trous import doctor  # noqa: PLC0415
+
+    root = mini_course(tmp_path / "cours", ("01_toux",))
+    (root / "exercises" / "test_01_toux.py").write_text(PUBLIC_COURSE_VALUES_ONLY
+                                                        + (PUBLIC_SCORES_TEST if with_test else ""), encoding="utf-8")
+    report = doctor.run(Course.load(root), only=["01_toux"])
+    failing = [str(f) for f in report.findings if "passe les vérifications publiques" in f.message]
+    scores_escapes = {e.mutant.fill for e in report.escapes if e.blank_id == "scores"}
+    if not with_test:
+        assert any("« scores »" in f and "scores = [1, 1, 2]" in f for f in failing), failing
+        assert "scores = [1, 1, 2]" in scores_escapes
+    else:
+        assert not any("« scores »" in f for f in failing), failing
+        assert "scores = [1, 1, 2]" not in scores_escapes
+        assert any("« nouveau »" in f for f in failing), failing  # the other blanks' checks are still weak
+    tally = next(t for t in report.tallies if t.blank == "scores")
+    assert (tally.public == tally.mutants) if with_test else (tally.public < tally.mutants), tally
