@@ -130,16 +130,23 @@ def build_wheel(out_dir: str | Path) -> Path:
     files[f"{dist}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: trous\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
     files[f"{dist}/entry_points.txt"] = (b"[console_scripts]\ntrous = trous.cli:main\n\n"
                                          b"[pytest11]\ntrous = trous.student.pytest_plugin\n")
+    return write_wheel(name, dist, files)
+
+
+def write_wheel(name: Path, dist: str, files: dict[str, bytes], compression: int = zipfile.ZIP_DEFLATED) -> Path:
+    """Write `files` (archive path → bytes) as the wheel `name`, with the RECORD of `dist` (its
+    .dist-info folder name) listing them; fixed dates, so the same files give the same bytes."""
+    files = {path: data for path, data in files.items() if path != f"{dist}/RECORD"}
     record = []
     for path, data in files.items():
         digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
         record.append(f"{path},sha256={digest},{len(data)}")
     record.append(f"{dist}/RECORD,,")
     files[f"{dist}/RECORD"] = ("\n".join(record) + "\n").encode()
-    with zipfile.ZipFile(name, "w", zipfile.ZIP_DEFLATED) as z:
+    with zipfile.ZipFile(name, "w", compression) as z:
         for path, data in files.items():
             info = zipfile.ZipInfo(path, FIXED_DATE)
-            info.compress_type = zipfile.ZIP_DEFLATED
+            info.compress_type = compression
             info.external_attr = 0o644 << 16
             z.writestr(info, data)
     return name
