@@ -92,7 +92,7 @@ def build(course: Course, dest: str | Path, make_zip: bool = True) -> Path:
     (dest / "requirements.txt").write_text(f"./.trous/wheels/{wheel.name}\n", encoding="utf-8")
     (dest / "requirements-lab.txt").write_text(f"-r requirements.txt\n{LAB_REQUIREMENTS}", encoding="utf-8")
     (dest / "pytest.ini").write_text("[pytest]\ntestpaths = exercises\n", encoding="utf-8")
-    (dest / ".gitignore").write_text(".venv/\n__pycache__/\n.trous/etat.json\n", encoding="utf-8")
+    (dest / ".gitignore").write_text(".venv/\n__pycache__/\n.trous/etat.json\n.trous/cours-valide.json\n", encoding="utf-8")
     (dest / "LISEZMOI.md").write_text(STUDENT_README.format(title=course.title, exercises="\n".join(lines)),
                                       encoding="utf-8")
     if make_zip:
