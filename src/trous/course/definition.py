@@ -265,9 +265,13 @@ class Course:
         raise KeyError(f"exercice « {key} » inconnu ; exercices : {ids}")
 
     def exercise_for_path(self, path: str | Path) -> Exercise | None:
-        p = Path(path).resolve()
+        return self._by_path.get(Path(path).resolve())
+
+    @cached_property
+    def _by_path(self) -> dict[Path, Exercise]:
+        # Resolved once: pytest asks for every file it collects, and each resolve() reads the disk.
+        found: dict[Path, Exercise] = {}
         for exercise in self.exercises:
-            if p in (exercise.path.resolve(), exercise.checks_path.resolve(), exercise.grader_path.resolve(),
-                     exercise.solution_path.resolve()):
-                return exercise
-        return None
+            for path in (exercise.path, exercise.checks_path, exercise.grader_path, exercise.solution_path):
+                found.setdefault(path.resolve(), exercise)
+        return found

@@ -1,0 +1,134 @@
+"""A self-check session (a pytest run, a `trous` command, a notebook kernel): one runner, the jobs
+sent ahead, the results kept.
+
+The runner (a zygote that imports numpy, runner/pool.py) can be launched before anything is asked
+of it (`launch`), so that it starts while pytest collects. Exercises can be sent ahead (`submit`):
+one thread, the only one that talks to the runner, runs their jobs one after the other while the
+caller interprets and reports those already done — the student's code and the verdicts then use
+both cores. `check` returns an exercise's verdicts, waiting for its job if it must.
+
+This module imports neither the runner nor the checking code until they are needed: the pytest
+plugin launches the runner first, and imports the rest while it starts.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
+
+
+def available(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def preload_for(exercises, checks: dict | None = None) -> tuple[str, ...]:
+    """Modules the course's programs import that are worth importing once in the runner: numpy, and
+    whatever an exercise or a check `requires` (torch when installed: seconds to import)."""
+    wanted = ["numpy"]
+    for exercise in exercises:
+        wanted += exercise.spec.requires
+        for check in (checks or {}).get(exercise.id, []):
+            wanted += check.requires
+    return tuple(m for m in dict.fromkeys(wanted) if available(m))
+
+
+class Checker:
+    """Self-checks for one session: one runner, one thread feeding it, results cached by exercise."""
+
+    def __init__(self, sandbox: str | None = None):
+        from ..runner.pool import Runner  # noqa: PLC0415
+
+        self.runner = Runner(sandbox or os.environ.get("TROUS_SANDBOX", "fallback"))
+        self.cache: dict = {}  # exercise id → ExerciseResult
+        self._pending: dict = {}  # exercise id → (analysis, context, Future of the unit results)
+        self._lane = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trous-autoverification")
+        self._lock = threading.Lock()
+        self._closed = False
+
+    # -- the runner, in the lane's thread only ---------------------------------------------------
+    def launch(self, exercises: Iterable) -> None:
+        """Start the runner now (without waiting for it), preloading what these exercises import."""
+        exercises = list(exercises)
+        self._lane.submit(self._launch, preload_for(exercises))
+
+    def _launch(self, modules: tuple[str, ...]) -> None:
+        if self.runner.process is None:
+            self.runner.want(modules)
+            self.runner.launch()
+
+    def _run(self, job, modules: tuple[str, ...]):
+        runner = self.runner
+        if runner.process is not None and not set(modules) <= set(runner.preload):
+            # A module a check needs (torch…) is installed but not preloaded: importing it once in a new
+            # zygote costs less than importing it in every run.
+            runner.close()
+        if runner.process is None:
+            runner.want(modules)
+        return runner.run(job)
+
+    # -- exercises ------------------------------------------------------------------------------
+    def submit(self, exercise) -> None:
+        """Read the student's file now and send its job to the runner, unless it is already known."""
+        from ..course.spec import load_checks  # noqa: PLC0415
+        from ..course.submission import analyse_path  # noqa: PLC0415
+        from .checking import prepare  # noqa: PLC0415
+
+        with self._lock:
+            if exercise.id in self.cache or exercise.id in self._pending or self._closed:
+                return
+            checks = load_checks(exercise.checks_path) if exercise.checks_path.exists() else []
+            analysis = analyse_path(exercise, exercise.path)
+            job, context = prepare(exercise, analysis, checks)
+            if context is None:  # nothing can run (unreadable file, syntax error): the verdicts are known
+                self.cache[exercise.id] = job
+                return
+            if job.units:
+                modules = preload_for(exercise.course.exercises, {exercise.id: checks})
+                results = self._lane.submit(self._run, job, modules)
+            else:
+                results = Future()
+                results.set_result([])
+            self._pending[exercise.id] = (analysis, context, results)
+
+    def check(self, exercise, refresh: bool = False):
+        """The verdicts for `exercise` (an ExerciseResult); `refresh`: read the file again."""
+        from .checking import interpret  # noqa: PLC0415
+
+        if self._closed:
+            raise RuntimeError("autovérification déjà fermée")
+        if refresh:
+            with self._lock:
+                self.cache.pop(exercise.id, None)
+                self._pending.pop(exercise.id, None)
+        if exercise.id not in self.cache:
+            self.submit(exercise)
+            with self._lock:
+                pending = self._pending.pop(exercise.id, None)
+            if pending is not None:
+                analysis, context, results = pending
+                self.cache[exercise.id] = interpret(exercise, analysis, context, results.result())
+        return self.cache[exercise.id]
+
+    def close(self) -> None:
+        """Stop at once: jobs not started are dropped, the one running ends with its runner."""
+        with self._lock:
+            self._closed = True
+            self._pending.clear()
+        self._lane.shutdown(wait=False, cancel_futures=True)
+        # A job sent ahead may be running (an endless loop takes its whole time limit): ended now, as
+        # close() would end it, but from this thread and without a new sandbox starting for its rest.
+        self.runner.interrupt()
+        self._lane.shutdown(wait=True)
+        self.runner.close()
+
+    def __enter__(self) -> "Checker":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

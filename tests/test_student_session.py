@@ -1,0 +1,118 @@
+"""The self-check session (student/session.py): a runner launched ahead, jobs sent ahead and run by
+one thread while verdicts are read, results never mixed between exercises, and a close that does
+not wait for a job nobody will read. Real runners, real student code.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from conftest import complete_exercises
+from student_support import copy_solution, solution_with
+from trous.course import Course
+from trous.runner.pool import Runner, RunnerError
+from trous.student.checking import FAILED, PASSED, UNFILLED
+from trous.student.session import Checker
+
+
+def _verdicts(result) -> list[tuple[str, str, tuple[str, ...]]]:
+    return [(b.spec.id, b.status, tuple(b.problems)) for b in result.blanks]
+
+
+def _mixed_copy(course, folder) -> None:
+    """Right, wrong, half-filled and untouched exercises, so that a result given to the wrong
+    exercise shows."""
+    exercises = complete_exercises(course)
+    for exercise in exercises[0::3]:
+        copy_solution(folder, exercise)
+    solution_with(folder, course.exercise("01_toux"), ("total = sum(e)", "total = sum(e) + 1"))
+
+
+def test_jobs_sent_ahead_give_the_verdicts_of_one_by_one(course, student_copy):
+    _mixed_copy(course, student_copy)
+    copy = Course.load(student_copy)
+    exercises = [copy.exercise(e.id) for e in complete_exercises(course)]
+    with Checker() as ahead:
+        ahead.launch(copy.exercises)
+        for exercise in exercises:
+            ahead.submit(exercise)
+        sent = {e.id: _verdicts(ahead.check(e)) for e in reversed(exercises)}  # read in another order
+    with Checker() as one_by_one:
+        alone = {e.id: _verdicts(one_by_one.check(e)) for e in exercises}
+    assert sent == alone
+    statuses = {status for verdicts in alone.values() for _, status, _ in verdicts}
+    assert {PASSED, FAILED, UNFILLED} <= statuses  # the copy really is mixed
+    assert [s for _, s, _ in alone["01_toux"]][0] == FAILED
+
+
+def test_refresh_reads_the_file_again(course, student_copy):
+    exercise = Course.load(student_copy).exercise("01_toux")
+    with Checker() as checker:
+        checker.submit(exercise)
+        assert not checker.check(exercise).passed
+        copy_solution(student_copy, course.exercise("01_toux"))
+        assert not checker.check(exercise).passed  # cached: the same session's verdict
+        assert checker.check(exercise, refresh=True).passed
+
+
+def test_a_check_requiring_a_module_gets_it_preloaded_even_when_launched_before(course, student_copy):
+    # The runner is launched before the checks are read; a module a check requires (torch, when
+    # installed) is then preloaded by a new zygote rather than imported by every run.
+    checks = student_copy / "exercises" / "test_01_toux.py"
+    text = checks.read_text(encoding="utf-8")
+    start = text.index("\nscores = blank(\n")
+    end = text.index("\n)\n", start)
+    checks.write_text(text[:end] + '\n    requires=["decimal"],' + text[end:], encoding="utf-8")
+    copy_solution(student_copy, course.exercise("01_toux"))
+    copy = Course.load(student_copy)
+    with Checker() as checker:
+        checker.launch(copy.exercises)
+        result = checker.check(copy.exercise("01_toux"))
+        assert "decimal" in checker.runner.preload
+    assert result.passed, _verdicts(result)
+
+
+def test_close_does_not_wait_for_a_job_sent_ahead(course, student_copy):
+    looping = course.exercise("01_toux")
+    solution_with(student_copy, looping, ("total = sum(e)", "total = sum(e)\n    while True:\n        pass"))
+    yaml = student_copy / "course.yaml"
+    text = yaml.read_text(encoding="utf-8")
+    where = text.index("        blanks:", text.index("- id: 01_toux"))
+    yaml.write_text(text[:where] + "        timeout: 60\n" + text[where:], encoding="utf-8")
+    exercise = Course.load(student_copy).exercise("01_toux")
+    assert exercise.spec.timeout == 60  # an endless loop would hold the runner for a minute
+    checker = Checker()
+    checker.submit(exercise)
+    _, _, results = checker._pending[exercise.id]
+    deadline = time.monotonic() + 60
+    while not (checker.runner.ready and results.running()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert results.running()
+    zygote = checker.runner.process.pid
+    started = time.monotonic()
+    checker.close()
+    assert time.monotonic() - started < 30, "close waited for the endless loop's time limit"
+    assert results.done()
+    with pytest.raises(ProcessLookupError):
+        os.kill(zygote, 0)
+    with pytest.raises(RuntimeError):
+        checker.check(exercise)
+
+
+def test_an_interrupted_runner_starts_no_other_sandbox(course, student_copy):
+    from trous.student.checking import prepare
+    from trous.course.submission import analyse_path
+
+    copy_solution(student_copy, course.exercise("01_toux"))
+    exercise = Course.load(student_copy).exercise("01_toux")
+    job, _ = prepare(exercise, analyse_path(exercise, exercise.path))
+    assert job.units
+    with Runner("fallback") as runner:
+        assert len(runner.run(job)) == len(job.units)
+        runner.interrupt()
+        with pytest.raises(RunnerError):
+            runner.run(job)
+        assert runner.process is None
