@@ -116,3 +116,27 @@ def test_an_interrupted_runner_starts_no_other_sandbox(course, student_copy):
         with pytest.raises(RunnerError):
             runner.run(job)
         assert runner.process is None
+
+
+@pytest.mark.parametrize("where, args, launched", [
+    ("copy", ["exercises"], True),
+    ("copy", ["exercises/01_toux.py"], True),
+    ("copy", ["exercises/01_toux.py::scores"], True),
+    ("copy", ["."], True),
+    ("exercises", ["01_toux.py"], True),
+    ("copy", [".trous"], False),
+    ("repo", ["tests"], False),
+    ("repo", ["tests/test_blame.py"], False),
+    ("tmp", ["."], False),
+])
+def test_the_runner_is_launched_early_only_for_runs_that_check_exercises(student_copy, tmp_path, where, args,
+                                                                         launched):
+    from types import SimpleNamespace
+
+    from conftest import ROOT
+    from trous.student.pytest_plugin import _courses_asked
+
+    folder = {"copy": student_copy, "exercises": student_copy / "exercises", "repo": ROOT, "tmp": tmp_path}[where]
+    config = SimpleNamespace(args=args, invocation_params=SimpleNamespace(dir=folder))
+    courses = _courses_asked(config)
+    assert [c.root for c in courses] == ([student_copy.resolve()] if launched else [])

@@ -122,7 +122,10 @@ def pytest_collection_finish(session):
     if exercises:
         checker = _checker(session.config)
         for exercise in exercises.values():  # in the order the items run: the first is ready first
-            checker.submit(exercise)
+            try:
+                checker.submit(exercise)
+            except Exception:  # noqa: BLE001 - not sent ahead: its items check it again, and say why
+                pass
 
 
 def pytest_pycollect_makemodule(module_path: Path, parent):

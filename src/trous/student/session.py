@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import queue
 import threading
 from collections.abc import Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 
 
 def available(module: str) -> bool:
@@ -38,29 +39,31 @@ def preload_for(exercises, checks: dict | None = None) -> tuple[str, ...]:
     return tuple(m for m in dict.fromkeys(wanted) if available(m))
 
 
-class Checker:
-    """Self-checks for one session: one runner, one thread feeding it, results cached by exercise."""
+class _Lane(threading.Thread):
+    """The thread that alone talks to the runner, taking jobs from the session's queue. The runner
+    is launched as the lane starts: it imports numpy while the caller goes on."""
 
-    def __init__(self, sandbox: str | None = None):
-        from ..runner.pool import Runner  # noqa: PLC0415
+    def __init__(self, runner, jobs: queue.SimpleQueue, modules: tuple[str, ...]):
+        super().__init__(name="trous-autoverification", daemon=True)
+        self.runner, self.jobs = runner, jobs
+        runner.want(modules)
 
-        self.runner = Runner(sandbox or os.environ.get("TROUS_SANDBOX", "fallback"))
-        self.cache: dict = {}  # exercise id → ExerciseResult
-        self._pending: dict = {}  # exercise id → (analysis, context, Future of the unit results)
-        self._lane = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trous-autoverification")
-        self._lock = threading.Lock()
-        self._closed = False
-
-    # -- the runner, in the lane's thread only ---------------------------------------------------
-    def launch(self, exercises: Iterable) -> None:
-        """Start the runner now (without waiting for it), preloading what these exercises import."""
-        exercises = list(exercises)
-        self._lane.submit(self._launch, preload_for(exercises))
-
-    def _launch(self, modules: tuple[str, ...]) -> None:
-        if self.runner.process is None:
-            self.runner.want(modules)
+    def run(self) -> None:
+        try:
             self.runner.launch()
+        except Exception:  # noqa: BLE001 - said by the first job, whose start() tries again
+            pass
+        while True:
+            item = self.jobs.get()
+            if item is None:
+                return
+            future, job, modules = item
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(self._run(job, modules))
+            except BaseException as exc:  # noqa: BLE001 - handed to whoever reads the verdicts
+                future.set_exception(exc)
 
     def _run(self, job, modules: tuple[str, ...]):
         runner = self.runner
@@ -72,13 +75,43 @@ class Checker:
             runner.want(modules)
         return runner.run(job)
 
+
+class Checker:
+    """Self-checks for one session: one runner fed by its lane, results cached by exercise.
+
+    One runner, not one per core: the runner's work already runs beside pytest's own (the verdicts,
+    the report), and a second zygote costs more CPU (its own numpy import) than it saves: measured
+    with benchmarks/pytest_exercises.py, the solved course took longer with two."""
+
+    def __init__(self, sandbox: str | None = None):
+        from ..runner.pool import Runner  # noqa: PLC0415
+
+        # A notebook's check cell runs its jobs on this runner itself, without the lane.
+        self.runner = Runner(sandbox or os.environ.get("TROUS_SANDBOX", "fallback"))
+        self.cache: dict = {}  # exercise id → ExerciseResult
+        self._pending: dict = {}  # exercise id → (analysis, context, Future of the unit results)
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._lane: _Lane | None = None
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def launch(self, exercises: Iterable) -> None:
+        """Start the runner now, without waiting for it, preloading what these exercises import."""
+        modules = preload_for(list(exercises))
+        with self._lock:
+            if self._lane is None and not self._closed:
+                self._lane = _Lane(self.runner, self._jobs, modules)
+                self._lane.start()
+
     # -- exercises ------------------------------------------------------------------------------
     def submit(self, exercise) -> None:
-        """Read the student's file now and send its job to the runner, unless it is already known."""
+        """Read the student's file now and send its job to a runner, unless it is already known."""
         from ..course.spec import load_checks  # noqa: PLC0415
         from ..course.submission import analyse_path  # noqa: PLC0415
         from .checking import prepare  # noqa: PLC0415
 
+        if self._lane is None:
+            self.launch(exercise.course.exercises)
         with self._lock:
             if exercise.id in self.cache or exercise.id in self._pending or self._closed:
                 return
@@ -88,11 +121,10 @@ class Checker:
             if context is None:  # nothing can run (unreadable file, syntax error): the verdicts are known
                 self.cache[exercise.id] = job
                 return
+            results: Future = Future()
             if job.units:
-                modules = preload_for(exercise.course.exercises, {exercise.id: checks})
-                results = self._lane.submit(self._run, job, modules)
+                self._jobs.put((results, job, preload_for(exercise.course.exercises, {exercise.id: checks})))
             else:
-                results = Future()
                 results.set_result([])
             self._pending[exercise.id] = (analysis, context, results)
 
@@ -120,11 +152,20 @@ class Checker:
         with self._lock:
             self._closed = True
             self._pending.clear()
-        self._lane.shutdown(wait=False, cancel_futures=True)
-        # A job sent ahead may be running (an endless loop takes its whole time limit): ended now, as
-        # close() would end it, but from this thread and without a new sandbox starting for its rest.
-        self.runner.interrupt()
-        self._lane.shutdown(wait=True)
+            lane = self._lane
+        while True:
+            try:
+                item = self._jobs.get_nowait()
+            except queue.Empty:
+                break
+            if item is not None:
+                item[0].cancel()
+        if lane is not None:
+            self._jobs.put(None)
+            # A job sent ahead may be running (an endless loop takes its whole time limit): ended now,
+            # from this thread, and no new sandbox starts for the rest of it.
+            self.runner.interrupt()
+            lane.join()
         self.runner.close()
 
     def __enter__(self) -> "Checker":
