@@ -28,6 +28,7 @@ _CHECKER = pytest.StashKey["Checker"]()
 _SEEN = pytest.StashKey[dict]()
 _COLLECTED = pytest.StashKey[bool]()
 _COURSES: dict[Path, Course | None] = {}
+_EXERCISES: dict[Path, Exercise | None] = {}
 UNKNOWN_BLANK = "trou inconnu"
 
 
@@ -69,6 +70,12 @@ def _course_in(folder: Path) -> Course | None:
 
 def _public_exercise(path: Path) -> Exercise | None:
     """The exercise whose public checks live at `path` (exercises/test_<id>.py), or whose file it is."""
+    if path not in _EXERCISES:  # asked for each check of each module: paths are resolved once
+        _EXERCISES[path] = _find_public_exercise(path)
+    return _EXERCISES[path]
+
+
+def _find_public_exercise(path: Path) -> Exercise | None:
     if path.parent.name != "exercises":
         return None
     course = _course_of(path)
@@ -155,11 +162,11 @@ class CheckModule(pytest.Module):
 def pytest_pycollect_makeitem(collector, name: str, obj):
     if not isinstance(obj, Check):
         return None
+    if collector.stash.get(_COLLECTED, False):
+        return []  # the first check of the module brought every blank's item
     exercise = _public_exercise(Path(collector.path))
     if exercise is None:
         return None
-    if collector.stash.get(_COLLECTED, False):
-        return []  # the first check of the module brought every blank's item
     collector.stash[_COLLECTED] = True
     checks = checks_in(vars(collector.obj))
     items = [BlankItem.from_parent(collector, name=blank.id, blank_id=blank.id, exercise=exercise)
