@@ -60,7 +60,7 @@ def run_as_a_student(source: str, tmp_path: Path) -> subprocess.CompletedProcess
 @pytest.fixture(scope="module")
 def grader():
     with RunnerPool(2, "auto") as pool:
-        yield Grader(COURSE, pool, only=sorted({r[0] for r in REPRODUCTIONS.values()} | {"05_qkv"}))
+        yield Grader(COURSE, pool, only=sorted({r[0] for r in REPRODUCTIONS.values()} | {"05_qkv", "09_racine_d"}))
 
 
 @pytest.mark.parametrize("case", REPRODUCTIONS, ids=list(REPRODUCTIONS))
@@ -122,3 +122,17 @@ def test_the_reference_itself_and_a_number_of_another_kind_that_nothing_minds(gr
     source = copy_with("05_qkv", {"nb_poids": "3.0 * len(W_q) * len(W_q[0])"})
     result = grader.grade("flottant", {"05_qkv": source.encode()}).exercise("05_qkv")
     assert result.score == result.max_score, [(b.id, b.message) for b in result.blanks]
+
+
+def test_a_stop_later_in_the_same_loop_costs_the_blank(grader):
+    """09: the blank's own values are complete, then the next line of the same loop breaks (on the
+    last turn). The program does not reach its end: the blank loses its point, and the message names
+    the line of the loop where it stopped."""
+    fill = "(scores.std(), d == D[-1] and globals().__setitem__('poids_max_moyen', None))[0]"
+    source = copy_with("09_racine_d", {"ecart_type": fill})
+    grade = grader.grade("boucle", {"09_racine_d": source.encode()})
+    blank = next(b for b in grade.exercise("09_racine_d").blanks if b.id == "ecart_type")
+    assert blank.status == FAILED, blank.message
+    assert "la suite du programme s'arrête" in blank.message and "TypeError" in blank.message, blank.message
+    assert "sans_echelle.append" in blank.message
+    assert grade.exercise("09_racine_d").run["ok"] is False

@@ -34,6 +34,7 @@ import trous
 
 from ..course import blanks as blanks_mod
 from ..course import compare
+from ..course import flow as flow_mod
 from ..course.definition import Course, Exercise
 from ..course.source import read
 from ..course.spec import Check, Expect, load_checks
@@ -48,7 +49,9 @@ WHOLE_FILE_NOTE = ("tu as modifié le code en dehors des trous : l'exercice est 
 HARD_CODED = ("réussit l'exemple du cours mais échoue sur d'autres entrées : le calcul doit marcher pour toutes les "
               "données (résultat écrit en dur ?)")
 COPY_WALL = 60.0  # seconds of wall time for a whole copy, unless course.yaml says otherwise
-CACHE_BYTES = 64 * 1024 * 1024  # results of identical programs kept for reuse (other students, resumes)
+# Results of identical programs kept for reuse (other students' same fills), counted in bytes on the
+# wire: once read, they take several times that, so this keeps the grader's own memory under 200 MiB.
+CACHE_BYTES = 16 * 1024 * 1024
 ANALYSES = 4096  # copies read against their template kept for reuse
 AS_IS = "fichiers"  # the process key of the student's own files, run as they are
 # What follows a right fill must give the reference's values; within these tolerances, since a
@@ -113,7 +116,6 @@ class _Planned:
     blank: int | None  # the blank graded by this unit (None: whole-file unit, or the file as is)
     expects: list[tuple[int, Expect]]  # (blank index, expectation) per probe
     variant: tuple = ()
-    program: str = ""  # the program run (per-blank units), to place its lines in the student's file
     as_is: bool = False  # the student's own file, run as it is on the course's inputs
 
 
@@ -330,7 +332,7 @@ class Grader:
                         names = tuple(self.states.get((exercise.id, variant), {}))
                         add(Unit(program, shown, tuple(_probe(e) for _, e in expects),
                                  overrides=variant, process=group, group=group, wall=wall, state=names),
-                            _Planned(exercise, index, expects, variant, program), plan)
+                            _Planned(exercise, index, expects, variant), plan)
                 # The student's own files, run as they are: all in one process (one after the other,
                 # each in a fresh namespace), since they hold nothing but the student's own code.
                 as_is.append((Unit(analysis.source.text, shown, (), process=AS_IS, group=f"{exercise.id}/fichier",
@@ -499,15 +501,19 @@ class Grader:
         but = "ton trou donne la bonne valeur, mais " if own_ok else ""
         if result.status != OK and error is not None and statement is not None:
             extra = blanks_mod.extra_lines(analysis.fill_text(index) or "") - blanks_mod.extra_lines(ref.fills[index].text)
-            running = error.statement or error.line
-            if running is not None and running > statement.last + extra:
-                where = self._student_line(exercise, analysis, meta, running)
+            running = error.statement or error.line  # the line the top-level flow was on
+            after = running is not None and running > statement.last + extra
+            # The program must reach its end: a stop costs the blank wherever it happens (in a loop, a
+            # later line may run before the blank's own line does again). Said once the blank's own
+            # expectations hold; otherwise they say what is wrong.
+            if after or own_ok:
+                where = self._student_line(exercise, analysis, meta, running) if running else None
                 # The exception's type only: its message could carry what the reference computed.
                 said = (f" — {error.type or 'erreur'}" if error.kind in ("exception", "memory", "exit")
                         else f" — {describe_error(error)}")
                 shown = f"\n  {where} | {analysis.source.line(where).strip()}" if where and analysis.source else ""
-                text = (f"{context}{but}la suite du programme s'arrête"
-                        f"{f' ligne {where}' if where else ''}{said}{shown}")
+                stops = "la suite du programme s'arrête" if after else "le programme s'arrête"
+                text = f"{context}{but}{stops}{f' ligne {where}' if where else ''}{said}{shown}"
                 return Verdict(False, text + (f"\n{kind}" if kind else ""), where)
         if result.status != OK or not isinstance(result.state, dict) or "$error" in result.state:
             return None  # the blank's own expectations already say why
@@ -659,26 +665,12 @@ class Grader:
 
 
 def _statements(solution: str, fills: list[blanks_mod.Fill]) -> list[_Statement | None]:
-    """For each blank, the top-level statement of the solution that holds it."""
-    try:
-        body = ast.parse(solution).body
-    except SyntaxError:
+    """For each blank, the statement of the solution that holds it and the top-level names it sets
+    (read from the data flow of the file, as the self-check reads it)."""
+    flow = flow_mod.analyse(solution, [(f.begin, f.stop) for f in fills])
+    if not flow.known or len(flow.blanks) != len(fills):
         return [None] * len(fills)
-    found: list[_Statement | None] = []
-    for fill in fills:
-        node = next((n for n in body if n.lineno <= fill.line <= (n.end_lineno or n.lineno)), None)
-        if node is None:
-            found.append(None)
-            continue
-        names = []
-        targets = (node.targets if isinstance(node, ast.Assign) else [node.target]
-                   if isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For)) else [])
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-            names.append(node.name)
-        for target in targets:
-            names += [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
-        found.append(_Statement(node.lineno, node.end_lineno or node.lineno, tuple(names)))
-    return found
+    return [_Statement(b.statement[0], b.statement[1], tuple(sorted(b.assigns | b.changes))) for b in flow.blanks]
 
 
 def _within(unit: Unit, left: float, limits: Limits) -> Unit:

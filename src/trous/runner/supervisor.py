@@ -406,8 +406,10 @@ class Supervisor:
         allowed = limits.wall
         buffer = bytearray()
         open_fds = {ev_r, out_r}
-        output_cap = limits.output_kb * 1024
-        hard_output_cap = max(16 * 1024 * 1024, 64 * output_cap)
+        # What the program prints is kept only when asked (the self-check shows it; grading does not,
+        # and keeps nothing it will not show); it is always counted, to stop a flood.
+        output_cap = limits.output_kb * 1024 if self.job.capture_output else 0
+        hard_output_cap = max(16 * 1024 * 1024, 64 * limits.output_kb * 1024)
         resumed = first_probe > 0
         interrupting = False  # time is up; the child was asked to stop the student's code
         where: dict | None = None
