@@ -140,3 +140,58 @@ def test_the_runner_is_launched_early_only_for_runs_that_check_exercises(student
     config = SimpleNamespace(args=args, invocation_params=SimpleNamespace(dir=folder))
     courses = _courses_asked(config)
     assert [c.root for c in courses] == ([student_copy.resolve()] if launched else [])
+
+
+@pytest.mark.parametrize("args, asked", [
+    (["exercises"], "all"),
+    (["."], "all"),
+    (["exercises/01_toux.py"], ["01_toux"]),
+    (["exercises/01_toux.py::scores"], ["01_toux"]),
+    (["exercises/test_01_toux.py"], ["01_toux"]),
+    (["exercises/01_toux.py", "exercises/06_moyenne.py", "exercises/01_toux.py"], ["01_toux", "06_moyenne"]),
+])
+def test_the_runner_is_launched_for_the_exercises_the_run_checks(student_copy, args, asked):
+    from types import SimpleNamespace
+
+    from trous.student.pytest_plugin import _exercises_asked
+
+    config = SimpleNamespace(args=args, invocation_params=SimpleNamespace(dir=student_copy))
+    every = [e.id for e in Course.load(student_copy).exercises]
+    assert [e.id for e in _exercises_asked(config)] == (every if asked == "all" else asked)
+
+
+def _names_numpy(exercise) -> bool:
+    return any("numpy" in p.read_text(encoding="utf-8") for p in (exercise.path, exercise.checks_path)
+               if p.exists())
+
+
+def test_numpy_is_preloaded_only_for_runs_of_exercises_that_name_it(course, student_copy):
+    copy = Course.load(student_copy)
+    without = [e for e in copy.exercises if not _names_numpy(e)]
+    using = [e for e in copy.exercises if _names_numpy(e)]
+    assert without and using  # the course has both kinds
+    with Checker() as checker:
+        checker.launch(without[:1])
+        assert "numpy" not in checker.runner.preload
+    with Checker() as checker:
+        checker.launch([without[0], using[0]])
+        assert "numpy" in checker.runner.preload
+    with Checker() as checker:  # the student's own mention of it is enough
+        without[0].path.write_text(without[0].path.read_text(encoding="utf-8") + "\n# numpy plus tard\n",
+                                   encoding="utf-8")
+        checker.launch(without[:1])
+        assert "numpy" in checker.runner.preload
+
+
+def test_a_program_importing_numpy_unannounced_still_runs_it_itself(course, student_copy):
+    # Not preloaded (nothing names it), numpy is imported by the student's own run, under its limits
+    # and its seccomp filter, and the verdicts are those of the plain solution.
+    exercise = course.exercise("01_toux")
+    solution_with(student_copy, exercise, ("total = sum(e)", "total = sum(e) + float(__import__('nu' + 'mpy').zeros(1)[0])"))
+    copy = Course.load(student_copy).exercise("01_toux")
+    assert "__import__('nu' + 'mpy')" in copy.path.read_text(encoding="utf-8") and not _names_numpy(copy)
+    with Checker() as checker:
+        checker.launch([copy])
+        result = checker.check(copy)
+        assert "numpy" not in checker.runner.preload
+    assert result.passed, _verdicts(result)

@@ -95,28 +95,40 @@ def _checker(config) -> "Checker":
     return config.stash[_CHECKER]
 
 
-def _courses_asked(config) -> list[Course]:
-    """The courses whose exercises this run will check, as far as its arguments tell: an argument
-    that is a course's folder, its exercises/ folder, or a file or folder inside exercises/."""
-    found = []
+def _exercises_asked(config) -> list[Exercise]:
+    """The exercises this run will check, as far as its arguments tell: all of a course's for its
+    folder, its exercises/ folder or a folder inside it; one for an exercise's file or its checks'."""
+    found: dict[tuple[Path, str], Exercise] = {}
     for arg in config.args:
         path = (config.invocation_params.dir / arg.split("::")[0]).resolve()
         folder = path if path.is_dir() else path.parent
         course = _course_in(folder)
-        if course is None or any(c.root == course.root for c in found):
+        if course is None:
             continue
         exercises = course.root / "exercises"
-        if path in (course.root, exercises) or exercises in path.parents:
-            found.append(course)
-    return found
+        if path in (course.root, exercises) or (path.is_dir() and exercises in path.parents):
+            chosen = course.exercises
+        elif exercises in path.parents:
+            one = _public_exercise(path)
+            chosen = [one] if one is not None else []
+        else:
+            continue
+        for exercise in chosen:
+            found.setdefault((course.root, exercise.id), exercise)
+    return list(found.values())
+
+
+def _courses_asked(config) -> list[Course]:
+    """The courses whose exercises this run will check."""
+    return list({e.course.root: e.course for e in _exercises_asked(config)}.values())
 
 
 def pytest_sessionstart(session):
     if session.config.option.collectonly:
         return
-    courses = _courses_asked(session.config)
-    if courses:  # the runner starts now, while pytest collects
-        _checker(session.config).launch(e for course in courses for e in course.exercises)
+    exercises = _exercises_asked(session.config)
+    if exercises:  # the runner starts now, while pytest collects, with what these exercises import
+        _checker(session.config).launch(exercises)
 
 
 def pytest_collection_finish(session):

@@ -28,10 +28,30 @@ def available(module: str) -> bool:
         return False
 
 
-def preload_for(exercises, checks: dict | None = None) -> tuple[str, ...]:
+COMMON = ("numpy",)  # what most courses' programs import: preloaded unless a run shows no use for it
+
+
+def mentions(exercise, module: str) -> bool:
+    """Whether the exercise's file (the student's copy) or its public checks name `module`: a program
+    that never names it does not import it (a comment naming it costs only a preload)."""
+    for path in (exercise.path, exercise.checks_path):
+        try:
+            if module in path.read_text(encoding="utf-8", errors="replace"):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def preload_for(exercises, checks: dict | None = None, *, as_needed: bool = False) -> tuple[str, ...]:
     """Modules the course's programs import that are worth importing once in the runner: numpy, and
-    whatever an exercise or a check `requires` (torch when installed: seconds to import)."""
-    wanted = ["numpy"]
+    whatever an exercise or a check `requires` (torch when installed: seconds to import).
+
+    `as_needed` (the self-check, often of one exercise): numpy only if one of these exercises names
+    it, so that a run of exercises that do not use it does not wait for its import (a tenth of a
+    second, on the way to the first verdict). A program that imports it anyway still can: its own
+    run imports it, under the same limits."""
+    wanted = [m for m in COMMON if not as_needed or any(mentions(e, m) for e in exercises)]
     for exercise in exercises:
         wanted += exercise.spec.requires
         for check in (checks or {}).get(exercise.id, []):
@@ -97,9 +117,11 @@ class Checker:
 
     def launch(self, exercises: Iterable) -> None:
         """Start the runner now, without waiting for it, preloading what these exercises import."""
-        modules = preload_for(list(exercises))
+        modules = preload_for(list(exercises), as_needed=True)
         with self._lock:
             if self._lane is None and not self._closed:
+                if self.runner.process is None:  # what these exercises need, rather than the runner's guess
+                    self.runner.preload = ()
                 self._lane = _Lane(self.runner, self._jobs, modules)
                 self._lane.start()
 
@@ -123,7 +145,7 @@ class Checker:
                 return
             results: Future = Future()
             if job.units:
-                self._jobs.put((results, job, preload_for(exercise.course.exercises, {exercise.id: checks})))
+                self._jobs.put((results, job, preload_for([exercise], {exercise.id: checks}, as_needed=True)))
             else:
                 results.set_result([])
             self._pending[exercise.id] = (analysis, context, results)
