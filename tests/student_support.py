@@ -6,9 +6,9 @@ import re
 import shutil
 from pathlib import Path
 
-from trous.student.pytest_plugin import CATEGORY
+from trous.student.pytest_plugin import categories
 
-WORDS = {word: status for status, (_category, _mark, word) in CATEGORY.items()}
+WORDS = {word: status for status, (_category, _mark, word) in categories().items()}
 
 
 def internal_traceback(output: str) -> bool:

@@ -101,7 +101,7 @@ def build(course: Course, dest: str | Path, make_zip: bool = True) -> Path:
     (dest / "requirements.txt").write_text(f"./.trous/wheels/{wheel.name}\n", encoding="utf-8")
     (dest / "requirements-lab.txt").write_text(f"-r requirements.txt\n{LAB_REQUIREMENTS}", encoding="utf-8")
     (dest / "pytest.ini").write_text("[pytest]\ntestpaths = exercises\n", encoding="utf-8")
-    (dest / ".gitignore").write_text(".venv/\n__pycache__/\n.trous/etat.json\n", encoding="utf-8")
+    (dest / ".gitignore").write_text(".venv/\n__pycache__/\n.trous/etat.json\n.trous/cours-valide.json\n", encoding="utf-8")
     (dest / "LISEZMOI.md").write_text(STUDENT_README.format(title=course.title, exercises="\n".join(lines)),
                                       encoding="utf-8")
     if make_zip:
@@ -183,16 +183,23 @@ def build_wheel(out_dir: str | Path) -> Path:
     files[f"{dist}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: trous\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
     files[f"{dist}/entry_points.txt"] = (b"[console_scripts]\ntrous = trous.cli:main\n\n"
                                          b"[pytest11]\ntrous = trous.student.pytest_plugin\n")
+    return write_wheel(name, dist, files)
+
+
+def write_wheel(name: Path, dist: str, files: dict[str, bytes], compression: int = zipfile.ZIP_DEFLATED) -> Path:
+    """Write `files` (archive path → bytes) as the wheel `name`, with the RECORD of `dist` (its
+    .dist-info folder name) listing them; fixed dates, so the same files give the same bytes."""
+    files = {path: data for path, data in files.items() if path != f"{dist}/RECORD"}
     record = []
     for path, data in files.items():
         digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
         record.append(f"{path},sha256={digest},{len(data)}")
     record.append(f"{dist}/RECORD,,")
     files[f"{dist}/RECORD"] = ("\n".join(record) + "\n").encode()
-    with zipfile.ZipFile(name, "w", zipfile.ZIP_DEFLATED) as z:
+    with zipfile.ZipFile(name, "w", compression) as z:
         for path, data in files.items():
             info = zipfile.ZipInfo(path, FIXED_DATE)
-            info.compress_type = zipfile.ZIP_DEFLATED
+            info.compress_type = compression
             info.external_attr = 0o644 << 16
             z.writestr(info, data)
     return name

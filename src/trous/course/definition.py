@@ -14,128 +14,12 @@ Every error names the file, the line, and what to write instead.
 
 from __future__ import annotations
 
-import difflib
-import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
-from typing import Literal
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
-
-from . import yamlpos
 
 COURSE_FILE = "course.yaml"
 TEMPLATES_DIR = Path(".trous") / "modeles"
-
-# What to write instead, by field name: shown with every error about that field.
-EXAMPLES = {
-    "id": "id: 01_toux   (exercice : deux chiffres, « _ », minuscules ; trou : minuscules et « _ »)",
-    "title": 'title: "L\'attention de « toux » à la main"',
-    "language": "language: fr",
-    "version": 'version: "2026.1"',
-    "file": "file: exercises/01_toux.py",
-    "source": 'source: "003 — À toi de coder : L\'attention de « toux » à la main"',
-    "timeout": "timeout: 8   (secondes, entre 1 et 60)",
-    "points": "points: 1   (nombre positif)",
-    "hint": 'hint: "Additionne toutes les valeurs de la liste e."',
-    "blanks": "blanks:\n  - id: somme_exp\n    points: 1\n    hint: \"…\"",
-    "exercises": "exercises:\n  - id: 01_toux\n    title: …\n    file: exercises/01_toux.py\n    blanks: …",
-    "assignments": "assignments:\n  - id: partie5\n    title: …\n    exercises: …",
-    "course": "course:\n  id: attention\n  title: …\n  language: fr",
-}
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class BlankSpec(_Strict):
-    id: str = Field(pattern=r"^[a-z][a-z0-9_]*$", max_length=40)
-    points: float = Field(default=1.0, gt=0, le=100)
-    hint: str | list[str]
-    title: str | None = None  # a few words naming what the blank computes (reports)
-
-    @field_validator("hint")
-    @classmethod
-    def _hint_not_empty(cls, value):
-        hints = [value] if isinstance(value, str) else value
-        if not hints or any(not h.strip() for h in hints):
-            raise ValueError("indice vide")
-        return value
-
-    @property
-    def hints(self) -> list[str]:
-        return [self.hint] if isinstance(self.hint, str) else list(self.hint)
-
-
-class LimitsSpec(_Strict):
-    wall: float | None = Field(default=None, gt=0, le=600)
-    cpu: int | None = Field(default=None, gt=0, le=3600)
-    memory_mb: int | None = Field(default=None, ge=64, le=16384)
-    processes: int | None = Field(default=None, ge=1, le=1024)
-    output_kb: int | None = Field(default=None, ge=1, le=65536)
-    file_mb: int | None = Field(default=None, ge=1, le=4096)
-    files: int | None = Field(default=None, ge=0, le=100000)
-    value_kb: int | None = Field(default=None, ge=1, le=65536)  # largest value a check reads back
-    # Seconds of wall time for a whole copy (every exercise): past it, the rest is not run.
-    copy_wall: float | None = Field(default=None, gt=0, le=3600)
-
-
-class ExerciseSpec(_Strict):
-    id: str = Field(pattern=r"^[0-9]{2}_[a-z0-9_]+$", max_length=60)
-    title: str = Field(min_length=1)
-    file: str
-    source: str = Field(min_length=1)
-    # Seconds for the program; its checks may use 2 s more, so an endless loop costs at most ~10 s.
-    timeout: float = Field(default=8.0, ge=1, le=60)
-    blanks: list[BlankSpec] = Field(min_length=1)
-    requires: list[str] = Field(default_factory=list)  # modules needed by the exercise (numpy…)
-
-    @model_validator(mode="after")
-    def _consistent(self):
-        expected = f"exercises/{self.id}.py"
-        if self.file != expected:
-            raise ValueError(f"file doit valoir « {expected} » (le nom du fichier est l'id de l'exercice)")
-        seen = set()
-        for blank in self.blanks:
-            if blank.id in seen:
-                raise ValueError(f"deux trous s'appellent « {blank.id} » : chaque id de trou est unique")
-            seen.add(blank.id)
-        return self
-
-
-class AssignmentSpec(_Strict):
-    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$", max_length=60)
-    title: str = Field(min_length=1)
-    source: str = Field(min_length=1)
-    exercises: list[ExerciseSpec] = Field(min_length=1)
-
-
-class CourseInfo(_Strict):
-    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
-    title: str = Field(min_length=1)
-    language: Literal["fr"] = "fr"
-    version: str = "1"
-
-
-class CourseSpec(_Strict):
-    course: CourseInfo
-    limits: LimitsSpec = Field(default_factory=LimitsSpec)
-    assignments: list[AssignmentSpec] = Field(min_length=1)
-
-    @model_validator(mode="after")
-    def _unique(self):
-        seen_ex, seen_as = set(), set()
-        for assignment in self.assignments:
-            if assignment.id in seen_as:
-                raise ValueError(f"deux devoirs s'appellent « {assignment.id} »")
-            seen_as.add(assignment.id)
-            for exercise in assignment.exercises:
-                if exercise.id in seen_ex:
-                    raise ValueError(f"deux exercices s'appellent « {exercise.id} »")
-                seen_ex.add(exercise.id)
-        return self
 
 
 class CourseError(Exception):
@@ -149,83 +33,104 @@ class CourseError(Exception):
         super().__init__(text)
 
 
-_FRENCH = [
-    (r"^Field required$", "champ obligatoire manquant"),
-    (r"^Extra inputs are not permitted$", "clé inconnue"),
-    (r"^Input should be a valid string$", "doit être un texte"),
-    (r"^Input should be a valid number.*$", "doit être un nombre"),
-    (r"^Input should be a valid integer.*$", "doit être un nombre entier"),
-    (r"^Input should be a valid list$", "doit être une liste (lignes commençant par « - »)"),
-    (r"^Input should be a valid dictionary.*$", "doit être un bloc « clé: valeur »"),
-    (r"^Input should be greater than (\S+)$", r"doit être plus grand que \1"),
-    (r"^Input should be greater than or equal to (\S+)$", r"doit être au moins \1"),
-    (r"^Input should be less than or equal to (\S+)$", r"doit être au plus \1"),
-    (r"^String should match pattern .*$", "forme invalide"),
-    (r"^String should have at least 1 character$", "ne doit pas être vide"),
-    (r"^List should have at least 1 item.*$", "la liste ne doit pas être vide"),
-    (r"^Input should be 'fr'$", "seule la langue « fr » est prise en charge"),
-    (r"^Value error, (.*)$", r"\1"),
-]
+# -- the course's records ------------------------------------------------------------------------
+# Plain frozen records, built from data that schema.py validated (pydantic, with French errors that
+# name the line): what the rest of trous reads. Building them needs neither pydantic nor YAML, so a
+# course already validated (cache.py) is read in a few milliseconds.
+class _Record:
+    _nested = {}  # field name → the record class of its value (or of each item of its list)
+
+    @classmethod
+    def from_data(cls, data: dict):
+        return cls(**{f.name: _build(cls._nested.get(f.name), data[f.name]) for f in fields(cls) if f.name in data})
+
+    def model_dump(self, *, mode: str = "python", exclude_none: bool = False) -> dict:
+        """As pydantic's: the record as plain data (every value here is already JSON's)."""
+        return {f.name: _dump(getattr(self, f.name), exclude_none) for f in fields(self)
+                if not (exclude_none and getattr(self, f.name) is None)}
 
 
-def _french(message: str) -> str:
-    for pattern, replacement in _FRENCH:
-        if re.match(pattern, message):
-            return re.sub(pattern, replacement, message)
-    return message
+def _build(record: type | None, value):
+    if record is None:
+        return list(value) if isinstance(value, list) else value
+    return [record.from_data(v) for v in value] if isinstance(value, list) else record.from_data(value)
 
 
-def _known_keys(model: type[BaseModel]) -> list[str]:
-    return list(model.model_fields)
+def _dump(value, exclude_none: bool):
+    if isinstance(value, _Record):
+        return value.model_dump(exclude_none=exclude_none)
+    if isinstance(value, list):
+        return [_dump(v, exclude_none) for v in value]
+    return value
 
 
-def _model_at(loc: tuple) -> type[BaseModel]:
-    """The model whose field list applies at an error location (for 'did you mean')."""
-    model: type[BaseModel] = CourseSpec
-    for part in loc[:-1]:
-        if isinstance(part, int):
-            continue
-        field = model.model_fields.get(part)
-        if field is None:
-            break
-        annotation = field.annotation
-        inner = getattr(annotation, "__args__", (annotation,))[0] if hasattr(annotation, "__args__") else annotation
-        if isinstance(inner, type) and issubclass(inner, BaseModel):
-            model = inner
-    return model
+@dataclass(frozen=True, kw_only=True)
+class BlankSpec(_Record):
+    id: str
+    points: float = 1.0
+    hint: str | list[str]
+    title: str | None = None  # a few words naming what the blank computes (reports)
+
+    @property
+    def hints(self) -> list[str]:
+        return [self.hint] if isinstance(self.hint, str) else list(self.hint)
+
+
+@dataclass(frozen=True, kw_only=True)
+class LimitsSpec(_Record):
+    wall: float | None = None
+    cpu: int | None = None
+    memory_mb: int | None = None
+    processes: int | None = None
+    output_kb: int | None = None
+    file_mb: int | None = None
+    files: int | None = None
+    value_kb: int | None = None  # largest value a check reads back
+    copy_wall: float | None = None  # seconds of wall time for a whole copy: past it, the rest is not run
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExerciseSpec(_Record):
+    id: str
+    title: str
+    file: str
+    source: str
+    timeout: float = 8.0  # seconds for the program; its checks may use 2 s more
+    blanks: list[BlankSpec]
+    requires: list[str] = field(default_factory=list)  # modules needed by the exercise (numpy…)
+    _nested = {"blanks": BlankSpec}
+
+
+@dataclass(frozen=True, kw_only=True)
+class AssignmentSpec(_Record):
+    id: str
+    title: str
+    source: str
+    exercises: list[ExerciseSpec]
+    _nested = {"exercises": ExerciseSpec}
+
+
+@dataclass(frozen=True, kw_only=True)
+class CourseInfo(_Record):
+    id: str
+    title: str
+    language: str = "fr"
+    version: str = "1"
+
+
+@dataclass(frozen=True, kw_only=True)
+class CourseSpec(_Record):
+    course: CourseInfo
+    limits: LimitsSpec = field(default_factory=LimitsSpec)
+    assignments: list[AssignmentSpec]
+    _nested = {"course": CourseInfo, "limits": LimitsSpec, "assignments": AssignmentSpec}
 
 
 def parse(text: str, path: str = COURSE_FILE) -> CourseSpec:
-    try:
-        data, lines = yamlpos.load(text, path)
-    except yamlpos.YamlError as exc:
-        raise CourseError(path, exc.line, exc.message) from None
-    if not isinstance(data, dict):
-        raise CourseError(path, 1, "le fichier doit être un bloc « clé: valeur » (course:, assignments:)",
-                          EXAMPLES["course"])
-    try:
-        return CourseSpec.model_validate(data)
-    except ValidationError as exc:
-        errors = exc.errors()
-        # A misspelt key also makes the right one "missing": name the typo, it is the real mistake.
-        error = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
-        loc = tuple(error["loc"])
-        field = next((p for p in reversed(loc) if isinstance(p, str)), "")
-        message = _french(error["msg"])
-        if error["type"] == "extra_forbidden":
-            model = _model_at(loc)
-            close = difflib.get_close_matches(str(loc[-1]), _known_keys(model), n=1)
-            message = f"clé inconnue « {loc[-1]} »" + (f" : vouliez-vous écrire « {close[0]} » ?" if close else "")
-            message += f" (clés possibles : {', '.join(_known_keys(model))})"
-            line = lines.get(loc + ("__key__",)) or yamlpos.line_of(lines, loc)
-            field = close[0] if close else field
-        elif error["type"] == "missing":
-            line = yamlpos.line_of(lines, loc[:-1])
-            message = f"« {loc[-1]} » manquant"
-        else:
-            line = yamlpos.line_of(lines, loc)
-        where = ".".join(str(p) for p in loc if not isinstance(p, int))
-        raise CourseError(path, line, f"{where} : {message}" if where else message, EXAMPLES.get(field)) from None
+    """The course `text` describes, validated (schema.py); a CourseError names the line otherwise."""
+    from .schema import validate  # noqa: PLC0415 - pydantic and YAML only when something is to validate
+
+    return CourseSpec.from_data(validate(text, path))
 
 
 @dataclass(frozen=True)
@@ -300,7 +205,13 @@ class Course:
             raise CourseError(str(path), None, "fichier introuvable : ce dossier n'est pas un cours trous") from None
         except UnicodeDecodeError:
             raise CourseError(str(path), None, "le fichier n'est pas en UTF-8") from None
-        return cls(root, parse(text, str(path)))
+        from . import cache  # noqa: PLC0415
+
+        spec = cache.read(root, text)
+        if spec is None:
+            spec = parse(text, str(path))
+            cache.write(root, text, spec)
+        return cls(root, spec)
 
     @classmethod
     def find(cls, start: str | Path = ".") -> "Course":
@@ -354,9 +265,13 @@ class Course:
         raise KeyError(f"exercice « {key} » inconnu ; exercices : {ids}")
 
     def exercise_for_path(self, path: str | Path) -> Exercise | None:
-        p = Path(path).resolve()
+        return self._by_path.get(Path(path).resolve())
+
+    @cached_property
+    def _by_path(self) -> dict[Path, Exercise]:
+        # Resolved once: pytest asks for every file it collects, and each resolve() reads the disk.
+        found: dict[Path, Exercise] = {}
         for exercise in self.exercises:
-            if p in (exercise.path.resolve(), exercise.checks_path.resolve(), exercise.grader_path.resolve(),
-                     exercise.solution_path.resolve()):
-                return exercise
-        return None
+            for path in (exercise.path, exercise.checks_path, exercise.grader_path, exercise.solution_path):
+                found.setdefault(path.resolve(), exercise)
+        return found

@@ -45,6 +45,8 @@ class Runner:
         self.spec: sandbox_mod.SandboxSpec | None = None
         self.process: subprocess.Popen | None = None
         self.control: socket.socket | None = None
+        self.ready = False  # the zygote said it is ready (b"R")
+        self.interrupted = False  # interrupt(): no sandbox is started any more
         self.restarts = 0
         self.strays = 0
 
@@ -59,10 +61,14 @@ class Runner:
             self.spec = sandbox_mod.build(self.mode, self.slot, self.preload, memory_mb=self.memory_mb)
         return self.spec.kind
 
-    def start(self) -> None:
+    def launch(self) -> None:
+        """Start the sandbox without waiting for it to be ready: it imports numpy while the caller
+        goes on (the self-check collects meanwhile); the first job waits for it (`start`)."""
         if self.process is not None and self.process.poll() is None:
             return
         self._stop_process()
+        if self.interrupted:
+            raise RunnerError("le correcteur a été arrêté")
         if self.spec is None or self.spec.cleanup:  # a limits-only runner gets a new private directory
             if self.spec is not None:
                 self.spec.release()
@@ -78,14 +84,36 @@ class Runner:
         finally:
             child.close()
         self.control = parent
+        self.ready = False
+
+    def start(self) -> None:
+        self.launch()
+        if self.ready:
+            return
+        parent = self.control
         parent.settimeout(START_TIMEOUT)
         try:
             ready = parent.recv(1)
         except OSError:
             ready = b""
-        if ready != b"R":
+        if ready != b"R" or self.interrupted:
             self._stop_process()
-            raise RunnerError(f"le bac à sable ({self.spec.kind}) n'a pas démarré")
+            raise RunnerError("le correcteur a été arrêté" if self.interrupted
+                              else f"le bac à sable ({self.spec.kind}) n'a pas démarré")
+        self.ready = True
+
+    def interrupt(self) -> None:
+        """From another thread: end the job in progress now (its sandbox is killed: its units not yet
+        reported end as crashes) and start no other sandbox (run() then fails with RunnerError).
+        close() still releases the rest."""
+        self.interrupted = True
+        self.ready = False
+        process = self.process
+        if process is not None and process.poll() is None:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
 
     def close(self) -> None:
         self._stop_process()
@@ -94,6 +122,7 @@ class Runner:
             self.spec = None
 
     def _stop_process(self) -> None:
+        self.ready = False
         if self.control is not None:
             try:
                 self.control.close()

@@ -5,7 +5,6 @@ blank that is not right yet, or not reached.
 
 from __future__ import annotations
 
-import importlib.util
 from dataclasses import dataclass, field
 
 from ..course import compare
@@ -15,6 +14,8 @@ from ..runner.protocol import CRASH, EXIT, SKIPPED, TIMEOUT, Job, Limits, Probe,
 from ..course.spec import Check, Expect, load_checks
 from ..course.submission import Analysis
 from . import blame, glosses
+from .session import Checker, preload_for  # noqa: F401 - where the self-check's users import them from
+from .session import available as _available
 
 PASSED, FAILED, UNFILLED, NOT_RUN, SKIPPED_CHECK = "passed", "failed", "unfilled", "not_run", "skipped"
 DEPENDS, SUSPECT = blame.DEPENDS, blame.SUSPECT  # neither right nor wrong yet; right so far but suspected
@@ -214,13 +215,6 @@ def _join(context: str, text: str) -> str:
 
 
 # -- the public self-check -----------------------------------------------------------------------
-def _available(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):
-        return False
-
-
 def plan_units(analysis: Analysis, checks: list[Check], text: str, process: str = "") -> tuple[list[Unit], list]:
     """One unit per distinct variant of the student's whole file; the plan maps each expectation
     to (unit position, probe position)."""
@@ -429,52 +423,3 @@ def _suspicion(exercise: Exercise, index: int, others: tuple[int, ...], evidence
     if others:
         lines.append(f"vérifie-le d'abord ; s'il est juste, c'est {whose} qu'il faut revoir")
     return lines
-
-
-def preload_for(exercises, checks: dict[str, list[Check]] | None = None) -> tuple[str, ...]:
-    """Modules the course's programs import that are worth importing once in the runner: numpy, and
-    whatever an exercise or a check `requires` (torch when installed: seconds to import)."""
-    wanted = ["numpy"]
-    for exercise in exercises:
-        wanted += exercise.spec.requires
-        for check in (checks or {}).get(exercise.id, []):
-            wanted += check.requires
-    return tuple(m for m in dict.fromkeys(wanted) if _available(m))
-
-
-class Checker:
-    """Self-checks for one session (a pytest run, a `trous` command): one runner, results cached."""
-
-    def __init__(self, sandbox: str | None = None):
-        import os  # noqa: PLC0415
-
-        from ..runner.pool import Runner  # noqa: PLC0415
-
-        self.runner = Runner(sandbox or os.environ.get("TROUS_SANDBOX", "fallback"))
-        self.cache: dict[str, ExerciseResult] = {}
-
-    def check(self, exercise: Exercise, refresh: bool = False) -> ExerciseResult:
-        from ..course.submission import analyse_path  # noqa: PLC0415
-
-        if refresh or exercise.id not in self.cache:
-            if self.runner.process is None:
-                self.runner.want(preload_for(exercise.course.exercises, {exercise.id: load_checks(exercise.checks_path)}
-                                             if exercise.checks_path.exists() else None))
-            analysis = analyse_path(exercise, exercise.path)
-            job, context = prepare(exercise, analysis)
-            if context is None:
-                result = job
-            else:
-                results = self.runner.run(job) if job.units else []
-                result = interpret(exercise, analysis, context, results)
-            self.cache[exercise.id] = result
-        return self.cache[exercise.id]
-
-    def close(self) -> None:
-        self.runner.close()
-
-    def __enter__(self) -> "Checker":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()

@@ -7,36 +7,48 @@ time); each item reports its blank in French, in categories of its own (« faux 
 « en attente »…) rather than pytest's FAILURES section, never a traceback of trous itself. At the
 end come the details of the first unfinished exercise only (all of them with `-v` or `--tout`) and
 the student's progress. Outside a course directory, the plugin does nothing.
+
+Speed (a student runs this after every change): the runner is launched as the session starts, for
+the exercises the arguments ask (numpy preloaded only if one of them names it), so that it starts
+while pytest collects; once collected, every exercise's job is sent ahead, and the runner works
+through them while the items report those already done (session.py). The checking code itself is
+imported only after the runner is launched. Measured by benchmarks/pytest_exercises.py.
 """
 
 from __future__ import annotations
 
+import gc
+from functools import lru_cache
 from pathlib import Path
 
 import pytest
 
 from ..course.definition import Course, CourseError, Exercise
 from ..course.spec import Check, checks_in
-from .checking import (DEPENDS, FAILED, NOT_RUN, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED, Checker,
-                       ExerciseResult)
-from .feedback import SYMBOL, exercise_line, exercise_report, next_step, progress_line
 
-_CHECKER = pytest.StashKey[Checker]()
+_CHECKER = pytest.StashKey["Checker"]()
 _SEEN = pytest.StashKey[dict]()
 _COLLECTED = pytest.StashKey[bool]()
 _COURSES: dict[Path, Course | None] = {}
-
-# (category, mark, word for -v) by blank status: pytest counts each category in its last line.
-CATEGORY = {
-    PASSED: ("✔", SYMBOL[PASSED], "JUSTE"),
-    SKIPPED_CHECK: ("sans vérification", SYMBOL[SKIPPED_CHECK], "SANS VÉRIFICATION"),
-    FAILED: ("faux", SYMBOL[FAILED], "FAUX"),
-    UNFILLED: ("à remplir", SYMBOL[UNFILLED], "À REMPLIR"),
-    DEPENDS: ("en attente", SYMBOL[DEPENDS], "EN ATTENTE"),
-    SUSPECT: ("à revoir", SYMBOL[SUSPECT], "À REVOIR"),
-    NOT_RUN: ("en erreur", SYMBOL[NOT_RUN], "EN ERREUR"),
-}
+_EXERCISES: dict[Path, Exercise | None] = {}
 UNKNOWN_BLANK = "trou inconnu"
+
+
+@lru_cache(maxsize=1)
+def categories() -> dict[str, tuple[str, str, str]]:
+    """(category, mark, word for -v) by blank status: pytest counts each category in its last line."""
+    from .checking import DEPENDS, FAILED, NOT_RUN, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED  # noqa: PLC0415
+    from .feedback import SYMBOL  # noqa: PLC0415
+
+    return {
+        PASSED: ("✔", SYMBOL[PASSED], "JUSTE"),
+        SKIPPED_CHECK: ("sans vérification", SYMBOL[SKIPPED_CHECK], "SANS VÉRIFICATION"),
+        FAILED: ("faux", SYMBOL[FAILED], "FAUX"),
+        UNFILLED: ("à remplir", SYMBOL[UNFILLED], "À REMPLIR"),
+        DEPENDS: ("en attente", SYMBOL[DEPENDS], "EN ATTENTE"),
+        SUSPECT: ("à revoir", SYMBOL[SUSPECT], "À REVOIR"),
+        NOT_RUN: ("en erreur", SYMBOL[NOT_RUN], "EN ERREUR"),
+    }
 
 
 def pytest_addoption(parser):
@@ -46,7 +58,10 @@ def pytest_addoption(parser):
 
 
 def _course_of(path: Path) -> Course | None:
-    folder = path.parent.resolve()
+    return _course_in(path.parent.resolve())
+
+
+def _course_in(folder: Path) -> Course | None:
     if folder not in _COURSES:
         try:
             _COURSES[folder] = Course.find(folder)
@@ -57,6 +72,12 @@ def _course_of(path: Path) -> Course | None:
 
 def _public_exercise(path: Path) -> Exercise | None:
     """The exercise whose public checks live at `path` (exercises/test_<id>.py), or whose file it is."""
+    if path not in _EXERCISES:  # asked for each check of each module: paths are resolved once
+        _EXERCISES[path] = _find_public_exercise(path)
+    return _EXERCISES[path]
+
+
+def _find_public_exercise(path: Path) -> Exercise | None:
     if path.parent.name != "exercises":
         return None
     course = _course_of(path)
@@ -66,6 +87,69 @@ def _public_exercise(path: Path) -> Exercise | None:
     if exercise is None or path.resolve() not in (exercise.checks_path.resolve(), exercise.path.resolve()):
         return None
     return exercise
+
+
+def _checker(config) -> "Checker":
+    if _CHECKER not in config.stash:
+        from .session import Checker  # noqa: PLC0415
+
+        config.stash[_CHECKER] = Checker()
+    return config.stash[_CHECKER]
+
+
+def _exercises_asked(config) -> list[Exercise]:
+    """The exercises this run will check, as far as its arguments tell: all of a course's for its
+    folder, its exercises/ folder or a folder inside it; one for an exercise's file or its checks'."""
+    found: dict[tuple[Path, str], Exercise] = {}
+    for arg in config.args:
+        path = (config.invocation_params.dir / arg.split("::")[0]).resolve()
+        folder = path if path.is_dir() else path.parent
+        course = _course_in(folder)
+        if course is None:
+            continue
+        exercises = course.root / "exercises"
+        if path in (course.root, exercises) or (path.is_dir() and exercises in path.parents):
+            chosen = course.exercises
+        elif exercises in path.parents:
+            one = _public_exercise(path)
+            chosen = [one] if one is not None else []
+        else:
+            continue
+        for exercise in chosen:
+            found.setdefault((course.root, exercise.id), exercise)
+    return list(found.values())
+
+
+def _courses_asked(config) -> list[Course]:
+    """The courses whose exercises this run will check."""
+    return list({e.course.root: e.course for e in _exercises_asked(config)}.values())
+
+
+def pytest_sessionstart(session):
+    if session.config.option.collectonly:
+        return
+    exercises = _exercises_asked(session.config)
+    if exercises:  # the runner starts now, while pytest collects, with what these exercises import
+        _checker(session.config).launch(exercises)
+
+
+def pytest_collection_finish(session):
+    if session.config.option.collectonly:
+        return
+    exercises = {}
+    for item in session.items:
+        if isinstance(item, BlankItem):
+            exercises.setdefault(item.exercise.id, item.exercise)
+    if exercises:
+        # What exists now (pytest, the checks, numpy) lives until the run ends: frozen, the collector
+        # no longer walks it again at each collection of the run nor at its end (a tenth of its CPU).
+        gc.freeze()
+        checker = _checker(session.config)
+        for exercise in exercises.values():  # in the order the items run: the first is ready first
+            try:
+                checker.submit(exercise)
+            except Exception:  # noqa: BLE001 - not sent ahead: its items check it again, and say why
+                pass
 
 
 def pytest_pycollect_makemodule(module_path: Path, parent):
@@ -95,11 +179,11 @@ class CheckModule(pytest.Module):
 def pytest_pycollect_makeitem(collector, name: str, obj):
     if not isinstance(obj, Check):
         return None
+    if collector.stash.get(_COLLECTED, False):
+        return []  # the first check of the module brought every blank's item
     exercise = _public_exercise(Path(collector.path))
     if exercise is None:
         return None
-    if collector.stash.get(_COLLECTED, False):
-        return []  # the first check of the module brought every blank's item
     collector.stash[_COLLECTED] = True
     checks = checks_in(vars(collector.obj))
     items = [BlankItem.from_parent(collector, name=blank.id, blank_id=blank.id, exercise=exercise)
@@ -129,19 +213,13 @@ class BlankItem(pytest.Item):
         # -k matches the exercise id and the blank id, whatever the file is called.
         self.extra_keyword_matches.update({exercise.id, blank_id})
 
-    def _checker(self) -> Checker:
-        stash = self.config.stash
-        if _CHECKER not in stash:
-            stash[_CHECKER] = Checker()
-        return stash[_CHECKER]
-
     def runtest(self) -> None:
         if self.blank_index is None:
             self.trous_status = UNKNOWN_BLANK
             raise BlankFailure(f"{self.exercise.checks_path.name} : le trou « {self.blank_id} » n'existe pas dans "
                                f"course.yaml (trous de {self.exercise.id} : "
                                f"{', '.join(b.id for b in self.exercise.blanks)})")
-        result = self._checker().check(self.exercise)
+        result = _checker(self.config).check(self.exercise)
         self.config.stash.setdefault(_SEEN, {})[self.exercise.id] = result
         blank = result.blanks[self.blank_index]
         self.trous_status = blank.status
@@ -173,9 +251,11 @@ def pytest_report_teststatus(report, config):
     status = getattr(report, "trous_status", None)
     if report.when != "call" or status is None:
         return None
+    from .checking import DEPENDS, PASSED, SKIPPED_CHECK, UNFILLED  # noqa: PLC0415
+
     if status == UNKNOWN_BLANK:
         return "trou inconnu", "E", ("TROU INCONNU", {"red": True})
-    category, mark, word = CATEGORY[status]
+    category, mark, word = categories()[status]
     color = {PASSED: "green", SKIPPED_CHECK: "green", UNFILLED: "yellow", DEPENDS: "cyan"}.get(status, "red")
     return category, mark, (word, {color: True})
 
@@ -185,10 +265,12 @@ def _details_wanted(config) -> bool:
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    seen: dict[str, ExerciseResult] = config.stash.get(_SEEN, {})
+    seen: dict = config.stash.get(_SEEN, {})
     unknown = terminalreporter.stats.get("trou inconnu", [])
     if not seen and not unknown:
         return
+    from .feedback import exercise_line, exercise_report, next_step, progress_line  # noqa: PLC0415
+
     everything = _details_wanted(config)
     results = sorted(seen.values(), key=lambda r: r.exercise.number)
     unfinished = [r for r in results if not r.passed]
