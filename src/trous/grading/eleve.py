@@ -15,16 +15,25 @@ a `GraderMistake`: the test cannot be run as written.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from typing import Any
 
 from ..course.spec import GraderMistake, StudentError, StudentStopped
 from ..runner.protocol import ErrorInfo, ProbeResult, UnitResult
 
-try:  # numpy is optional for the pure-Python courses
-    import numpy as _np
-except ImportError:  # pragma: no cover - exercised only without numpy
-    _np = None
+
+def _numpy(needed: bool = False):
+    """NumPy, imported only when a value needs it: this module is loaded by a pytest plugin in every
+    student's `pytest exercises/`, whose start must not pay for NumPy. An array given to `eleve` means
+    NumPy is already imported; optional for the pure-Python courses."""
+    if not needed:
+        return sys.modules.get("numpy")
+    try:
+        import numpy  # noqa: PLC0415
+    except ImportError:  # pragma: no cover - exercised only without numpy
+        return None
+    return numpy
 
 MAX_TEXT = 8 * 1024 * 1024  # the variables of one question, written as Python
 RAISED = ("exception", "exit", "memory")  # errors raised by the student's own code: a StudentError
@@ -88,6 +97,7 @@ def _expression(value: Any, name: str, depth: int) -> str:
     if kind in (set, frozenset):
         items = sorted((_expression(v, name, depth + 1) for v in value))
         return f"{kind.__name__}([{', '.join(items)}])"
+    _np = _numpy()
     if _np is not None:
         if kind is _np.ndarray and value.dtype.kind in "biufcU":
             # Through __import__: the program need not have imported numpy, nor under that name.
@@ -126,6 +136,7 @@ def _array(data: dict):
     shape = tuple(int(n) for n in data.get("s", ()) if isinstance(n, int) and not isinstance(n, bool))
     values = as_value(data.get("v"))
     kind = str(data.get("k", "O"))[:1]
+    _np = _numpy(needed=True)
     if _np is None:
         return values
     dtype = {"b": bool, "i": _np.int64, "u": _np.uint64, "f": _np.float64}.get(kind)
