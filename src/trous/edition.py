@@ -138,7 +138,8 @@ def write_course_yaml(course: Course, dest: Path) -> None:
     """The edition's course.yaml (the course's, each blank's answer-level hints held back) and
     .trous/indices.json (those hints, masked)."""
     split = split_hints(course)
-    data = course.spec.model_dump(mode="json", exclude_unset=True)
+    # The author's own text, as written (what was left to its default stays unwritten).
+    data = yaml.safe_load((course.root / "course.yaml").read_text(encoding="utf-8"))
     for assignment in data["assignments"]:
         for exercise in assignment["exercises"]:
             for index, blank in enumerate(exercise["blanks"]):

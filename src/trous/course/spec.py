@@ -20,12 +20,11 @@ A grader (or a public check) may also hold plain pytest test functions, each tie
 `trou` marker; the `eleve` fixture evaluates an expression in the student's program and gives back
 its value as plain data (trous.grading.pytest_graders):
 
-    @pytest.mark.trou("somme_exp")
-    def test_les_poids_font_un(eleve):
-        '''les poids font 1 et gardent l'ordre des scores'''
-        poids = eleve("softmax([3.0, 1.0, 0.2])")
-        assert sum(poids) == pytest.approx(1)
-        assert poids[0] > poids[1] > poids[2]
+    @pytest.mark.trou("somme_exp", points=1)
+    def test_deux_scores(eleve):
+        '''deux scores, deux poids dans le même ordre'''
+        a, b = eleve("softmax([2.5, -1.0])")
+        assert a + b == pytest.approx(1.0) and a > b
 
 When the student's code raises, `eleve(...)` raises `StudentError` (its `type` names the exception),
 so a test can check that a function refuses bad input; when it cannot answer at all (a loop without
