@@ -145,11 +145,13 @@ class TestFunctions:
 
     __test__ = False
 
-    def __init__(self, course: Course, exercises: list[Exercise], size: int = 1):
+    def __init__(self, course: Course, exercises: list[Exercise], size: int = 1, *, public_only: bool = False):
+        """`public_only`: the public checks' tests alone (the self-check: a student has no graders)."""
         self.by_blank: dict[tuple[str, str], list[TestFunction]] = {}
         self.problems: list[str] = []
         self.workers: WorkerPool | None = None
-        files = [p for e in exercises for p in (e.checks_path, e.grader_path) if p.exists() and has_tests(p)]
+        paths = (lambda e: (e.checks_path,)) if public_only else (lambda e: (e.checks_path, e.grader_path))
+        files = [p for e in exercises for p in paths(e) if p.exists() and has_tests(p)]
         if not files:
             return
         self.workers = WorkerPool(course.root, files, size)

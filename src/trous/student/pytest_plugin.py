@@ -93,7 +93,7 @@ def _checker(config) -> "Checker":
     if _CHECKER not in config.stash:
         from .session import Checker  # noqa: PLC0415
 
-        config.stash[_CHECKER] = Checker()
+        config.stash[_CHECKER] = Checker(public_tests=False)  # pytest runs them itself
     return config.stash[_CHECKER]
 
 

@@ -87,6 +87,8 @@ class _Lane(threading.Thread):
 
     def _run(self, job, modules: tuple[str, ...]):
         runner = self.runner
+        if callable(job):  # work that needs the runner to itself (a session), done in its turn
+            return job(runner)
         if runner.process is not None and not set(modules) <= set(runner.preload):
             # A module a check needs (torch…) is installed but not preloaded: importing it once in a new
             # zygote costs less than importing it in every run.
@@ -103,9 +105,12 @@ class Checker:
     the report), and a second zygote costs more CPU (its own numpy import) than it saves: measured
     with benchmarks/pytest_exercises.py, the solved course took longer with two."""
 
-    def __init__(self, sandbox: str | None = None):
+    def __init__(self, sandbox: str | None = None, *, public_tests: bool = True):
+        """`public_tests`: also run the public checks' test functions (testchecks.py); not under
+        `pytest exercises/`, where pytest runs them itself, as items of their own."""
         from ..runner.pool import Runner  # noqa: PLC0415
 
+        self.public_tests = public_tests
         # A notebook's check cell runs its jobs on this runner itself, without the lane.
         self.runner = Runner(sandbox or os.environ.get("TROUS_SANDBOX", "fallback"))
         self.cache: dict = {}  # exercise id → ExerciseResult
@@ -166,8 +171,20 @@ class Checker:
                 pending = self._pending.pop(exercise.id, None)
             if pending is not None:
                 analysis, context, results = pending
-                self.cache[exercise.id] = interpret(exercise, analysis, context, results.result())
+                result = interpret(exercise, analysis, context, results.result())
+                if self.public_tests:
+                    self._test_functions(exercise, analysis, result)
+                self.cache[exercise.id] = result
         return self.cache[exercise.id]
+
+    def _test_functions(self, exercise, analysis, result) -> None:
+        from . import testchecks  # noqa: PLC0415
+
+        if not testchecks.has_public_tests(exercise):
+            return
+        done: Future = Future()
+        self._jobs.put((done, lambda runner: testchecks.apply(runner, exercise, analysis, result), ()))
+        done.result()
 
     def close(self) -> None:
         """Stop at once: jobs not started are dropped, the one running ends with its runner."""

@@ -1,0 +1,102 @@
+"""Issue 12 with issue 9: a public check written as a test function (`@pytest.mark.trou` in
+exercises/test_*.py) counts in `trous check` as it counts in `pytest exercises/` and in the grade.
+
+Here only the test function looks beyond the course's own sentence: a `nouveau` hard-coded to the
+course's values passes every declaration, and must still be wrong in the self-check."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from grading_support import mini_course
+from trous.course import Course
+from trous.course import blanks as blanks_mod
+from trous.student.checking import FAILED, PASSED
+from trous.student.session import Checker
+
+PUBLIC = '''
+import pytest
+
+from trous.spec import blank, expect
+
+somme_exp = blank("somme_exp", expect("softmax([1, 1, 2])", [0.21, 0.21, 0.58], decimals=2))
+scores = blank("scores", expect("scores", [1, 1, 2]))
+nouveau = blank("nouveau", expect("nouveau", [0.79, 0.79], decimals=2))
+
+
+@pytest.mark.trou("nouveau")
+def test_nouveau_sur_quatre_tokens(eleve):
+    """le nouveau vecteur avec quatre tokens et des poids donnés"""
+    # By hand: 0.4 × [1, 2] + 0.3 × [0, 1] + 0.2 × [2, 1] + 0.1 × [1, 1] = [0.9, 1.4].
+    obtenu = eleve("nouveau", x=[[1, 2], [0, 1], [2, 1], [1, 1]], poids=[0.4, 0.3, 0.2, 0.1])
+    assert list(obtenu) == pytest.approx([0.9, 1.4])
+'''
+
+
+@pytest.fixture
+def course(tmp_path):
+    root = mini_course(tmp_path / "cours", ("01_toux",))
+    (root / "exercises" / "test_01_toux.py").write_text(PUBLIC, encoding="utf-8")
+    return Course.load(root)
+
+
+def student_file(course: Course, fill: str | None) -> None:
+    """The student's exercises/01_toux.py: the solution, with `nouveau` filled by `fill` if given."""
+    exercise = course.exercise("01_toux")
+    solution = exercise.solution_path.read_text(encoding="utf-8")
+    if fill is not None:
+        fills = blanks_mod.align(exercise.template_path.read_text(encoding="utf-8"), solution)
+        solution = blanks_mod.splice(solution, fills, {exercise.blank_index("nouveau"): fill})
+    exercise.path.write_text(solution, encoding="utf-8")
+
+
+def statuses(result) -> dict[str, str]:
+    return {b.spec.id: b.status for b in result.blanks}
+
+
+def test_a_fill_only_the_test_function_refuses_is_wrong_in_trous_check(course):
+    student_file(course, "0.79")
+    with Checker() as checker:
+        result = checker.check(course.exercise("01_toux"))
+    assert statuses(result) == {"somme_exp": PASSED, "scores": PASSED, "nouveau": FAILED}
+    nouveau = next(b for b in result.blanks if b.spec.id == "nouveau")
+    assert nouveau.problems == ["vérification « le nouveau vecteur avec quatre tokens et des poids donnés » : "
+                                "ne passe pas"]
+    assert not result.passed and result.first_to_fix is nouveau
+
+
+def test_the_solution_passes_its_test_functions(course):
+    student_file(course, None)
+    with Checker() as checker:
+        result = checker.check(course.exercise("01_toux"))
+    assert result.passed, [b.problems for b in result.blanks]
+
+
+def test_trous_check_says_it_on_the_command_line(course):
+    student_file(course, "0.79")
+    env = {**os.environ, "TROUS_SANDBOX": "limites"}
+    done = subprocess.run([sys.executable, "-m", "trous", "check", "01_toux"], cwd=course.root, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "le nouveau vecteur avec quatre tokens et des poids donnés" in done.stdout
+
+
+def test_a_broken_public_test_is_the_courses_fault_not_the_students(course):
+    (course.exercise("01_toux").checks_path).write_text(PUBLIC + '''
+
+@pytest.mark.trou("scores")
+def test_casse(eleve):
+    """une vérification cassée"""
+    eleve("scores")
+    nom_qui_n_existe_pas
+''', encoding="utf-8")
+    student_file(course, None)
+    with Checker() as checker:
+        result = checker.check(Course.load(course.root).exercise("01_toux"))
+    assert statuses(result)["scores"] == PASSED
+    assert any("erreur du cours, pas la tienne" in note and "une vérification cassée" in note
+               for note in result.notes), result.notes
