@@ -6,6 +6,7 @@ not wait for a job nobody will read. Real runners, real student code.
 from __future__ import annotations
 
 import os
+import re
 import time
 
 import pytest
@@ -80,8 +81,10 @@ def test_close_does_not_wait_for_a_job_sent_ahead(course, student_copy):
     solution_with(student_copy, looping, ("total = sum(e)", "total = sum(e)\n    while True:\n        pass"))
     yaml = student_copy / "course.yaml"
     text = yaml.read_text(encoding="utf-8")
-    where = text.index("        blanks:", text.index("- id: 01_toux"))
-    yaml.write_text(text[:where] + "        timeout: 60\n" + text[where:], encoding="utf-8")
+    # Beside the exercise's `blanks:` key, at its indentation (the edition writes its own YAML).
+    found = re.compile(r"^( *)blanks:", re.M).search(text, text.index("- id: 01_toux"))
+    where, indent = found.start(), found.group(1)
+    yaml.write_text(text[:where] + f"{indent}timeout: 60\n" + text[where:], encoding="utf-8")
     exercise = Course.load(student_copy).exercise("01_toux")
     assert exercise.spec.timeout == 60  # an endless loop would hold the runner for a minute
     checker = Checker()
