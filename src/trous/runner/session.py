@@ -29,7 +29,7 @@ from dataclasses import replace
 
 from .protocol import CRASH, ERROR, EXIT, MAX_FRAME, OK, SKIPPED, TIMEOUT, Ask, Limits, Unit
 from .supervisor import (GRACE, MAX_EVENT_LINE, MAX_RESUMES, PROBE_FLOOR, START, Forker, OverrideError,
-                         Supervisor, _error_with_text, _probe_code, _write_all, compile_unit, files_violation,
+                         Supervisor, _error_with_text, _parse, _probe_code, _write_all, compile_unit, files_violation,
                          probe_wall, stop_message, wipe)
 
 
@@ -346,13 +346,3 @@ class SessionSupervisor:
                 if event["ev"] != expected or event.get("i") != child.units or (j is not None and event.get("j") != j):
                     raise _Gone("protocol", {"phase": phase})
                 return event, interrupting, where
-
-
-def _parse(line: bytes) -> dict | None:
-    try:
-        event = json.loads(line)
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(event, dict) or not isinstance(event.get("ev"), str):
-        return None
-    return event
