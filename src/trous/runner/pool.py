@@ -178,10 +178,11 @@ class Runner:
         budget = sum((u.wall or job.limits.wall) + 2.0 + len(u.probes) * probe_wall(job.limits) for u in job.units)
         return time.monotonic() + budget + 10.0
 
-    def _attempt(self, job: Job) -> tuple[dict[int, UnitResult], bool]:
+    def open_channel(self) -> tuple[int, int] | None:
+        """A new job's pipes, their other ends handed to the zygote: (job writer, result reader), or
+        None when the zygote cannot take them."""
         self.start()
         assert self.control is not None
-        payload = job.to_bytes()
         job_r, job_w = os.pipe()
         res_r, res_w = os.pipe()
         try:
@@ -189,11 +190,19 @@ class Runner:
         except OSError:
             for fd in (job_r, job_w, res_r, res_w):
                 os.close(fd)
+            return None
+        os.close(job_r)
+        os.close(res_w)
+        return job_w, res_r
+
+    def _attempt(self, job: Job) -> tuple[dict[int, UnitResult], bool]:
+        payload = job.to_bytes()
+        channel = self.open_channel()
+        if channel is None:
             self._stop_process()
             self.restarts += 1
             return {}, False
-        os.close(job_r)
-        os.close(res_w)
+        job_w, res_r = channel
         if len(payload) <= PIPE_ROOM:  # fits in the pipe: no thread needed
             _write_all(job_w, payload)
             writer = None
@@ -278,20 +287,11 @@ class Session:
         self.buffer = b""
         self.asked = 0
         self.eof = False
-        runner.start()
-        assert runner.control is not None
-        job_r, job_w = os.pipe()
-        res_r, res_w = os.pipe()
-        try:
-            socket.send_fds(runner.control, [b"J"], [job_r, res_w])
-        except OSError:
-            for fd in (job_r, job_w, res_r, res_w):
-                os.close(fd)
+        channel = runner.open_channel()
+        if channel is None:
             self._break("le correcteur n'a pas pu ouvrir la session")
             return
-        os.close(job_r)
-        os.close(res_w)
-        self.job_w, self.res_r = job_w, res_r
+        self.job_w, self.res_r = channel
         header = {"unit": Unit(unit.source, unit.filename, (), (), unit.process, unit.group, unit.module_name,
                                unit.wall).to_json(),
                   "limits": limits.__dict__}
