@@ -252,6 +252,9 @@ def main(limits, confinement) -> None:
         sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8", errors="replace",
                                       line_buffering=False, write_through=False)
         sys.argv = ["programme.py"]
+        # The start is over: from here on the time is the student's (the supervisor's start allowance
+        # ends now, so an endless loop costs its wall time, not that plus the allowance).
+        emit({"ev": "ready"})
         serve()
         _flush()
     except BaseException as exc:  # noqa: BLE001 - our own failure: say so, never pass for the student's

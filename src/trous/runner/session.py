@@ -52,6 +52,7 @@ class _Child:
         self.key: tuple | None = None  # the overrides its namespace was built with
         self.program: tuple[str, dict | None] | None = None  # (status, error) of that run
         self.probes = 0  # probes asked of that namespace
+        self.ready = False  # it said its start is over (once, before any student code)
 
 
 class SessionSupervisor:
@@ -259,7 +260,7 @@ class SessionSupervisor:
         self._command(child, b"M", code)
         first = child.units == 1
         allowed = budget + (START if first else 0.0)
-        event, interrupted, where = self._await(child, "module", None, allowed, phase="program")
+        event, interrupted, where = self._await(child, "module", None, allowed, phase="program", once_ready=budget)
         if interrupted:
             child.program = (TIMEOUT, self._timed_out(budget, where, event.get("error")))
         else:
@@ -295,9 +296,12 @@ class SessionSupervisor:
         return {"kind": "timeout", "message": stop_message("timeout", {"seconds": seconds, "line": line}, self.limits),
                 **Supervisor._location(self.unit, line), "statement": where.get("statement")}
 
-    def _await(self, child: _Child, expected: str, j: int | None, allowed: float, phase: str):
+    def _await(self, child: _Child, expected: str, j: int | None, allowed: float, phase: str,
+               once_ready: float | None = None):
         """The child's answer to the command just sent: (event, interrupted, where it was stopped).
-        Past `allowed`, the student's code is interrupted; past the grace that follows, killed."""
+        Past `allowed`, the student's code is interrupted; past the grace that follows, killed.
+        `once_ready`: when the child says its start is over, the time left becomes this (the start
+        allowance in `allowed` is not the student's to spend)."""
         deadline = time.monotonic() + allowed
         interrupting, where = False, None
         hard_cap = max(16 * 1024 * 1024, 64 * self.limits.output_kb * 1024)
@@ -338,6 +342,13 @@ class SessionSupervisor:
                 event = _parse(line)
                 if event is None or event["ev"] == "internal":
                     raise _Gone("protocol", {"phase": phase})
+                if event["ev"] == "ready":
+                    if child.ready:
+                        raise _Gone("protocol", {"phase": phase})
+                    child.ready = True
+                    if once_ready is not None and not interrupting:
+                        deadline = min(deadline, time.monotonic() + once_ready)
+                    continue
                 if event["ev"] == "where":
                     if interrupting:
                         where = {k: event.get(k) for k in ("line", "statement")

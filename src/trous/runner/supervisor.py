@@ -384,6 +384,7 @@ class Supervisor:
         interrupting = False  # time is up; the child was asked to stop the student's code
         where: dict | None = None
         first_unit = True
+        child_started = False  # the child said its start is over (it says so once, before any student code)
 
         def send_next() -> None:
             """Send what may be sent now. Commands go several at a time, but never a new unit while
@@ -490,6 +491,17 @@ class Supervisor:
                             stopped = ("protocol", {})
                             break
                         kind = event["ev"]
+                        if kind == "ready":
+                            if child_started:
+                                stopped = ("protocol", {})
+                                break
+                            child_started = True
+                            if current is not None:  # the start allowance ends: the unit's wall runs from now
+                                wall = self.job.units[current].wall or limits.wall
+                                unit_deadline = min(unit_deadline, time.monotonic() + wall)
+                                if not interrupting and pending and pending[0][1] == "module":
+                                    deadline = unit_deadline
+                            continue
                         if kind == "where":
                             if interrupting:
                                 where = {k: event.get(k) for k in ("line", "statement")
