@@ -8,7 +8,7 @@ Generates a class (seeded: the same arguments give the same class) from the cour
 solutions (examples/make_classe.py), grades it with the `trous grade` machinery (intake, gradebook,
 sandboxed runners in parallel, reports) in a fresh results folder, and prints side by side: copies per
 second, seconds per student, and the peak memory of the whole process tree (this process, the
-bubblewrap sandboxes, their zygotes and every student process), sampled every 50 ms from /proc (more often, the sampling itself would take a visible share of the grader's CPU).
+bubblewrap sandboxes, their zygotes and every student process), sampled every 50 ms from /proc by a process of its own (more often, the sampling would take a visible share of the CPU).
 
 Targets (issue 3): under 0.1 s per student over the whole course on 2 cores, under 500 Mio peak.
 The mixture: strong, average and weak students (right, partly filled, wrong, unfilled, missing
@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
+import multiprocessing
 import os
 import pstats
 import random
@@ -29,7 +30,6 @@ import resource
 import shutil
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -164,59 +164,78 @@ def _memory_kib(pid: int) -> tuple[int, int]:
     return rss, pss
 
 
-class TreeMemory(threading.Thread):
+class TreeMemory:
     """Samples the summed RSS and PSS of this process and all its descendants, and the CPU time of
     the sandboxes: each runner's zygote reaps every process below it (it is their subreaper), so its
-    last-seen utime + stime + cutime + cstime covers all the student processes it ran."""
+    last-seen utime + stime + cutime + cstime covers all the student processes it ran.
+
+    It samples from a process of its own (forked before the grader starts its threads): as a thread
+    of this process, every sample would take the interpreter's lock from the grader's threads."""
 
     def __init__(self, interval: float = 0.05):
-        super().__init__(daemon=True)
         self.interval = interval
         self.peak_rss = self.peak_pss = 0
         self.peak_processes = 0
         self.samples = 0
         self.zygote_cpu: dict[int, float] = {}
-        self._commands: dict[int, bool] = {}
-        self._halt = threading.Event()
 
-    def _is_zygote(self, pid: int) -> bool:
+    def start(self) -> None:
+        context = multiprocessing.get_context("fork")
+        self._results, theirs = context.Pipe(duplex=False)
+        self._halt = context.Event()
+        self._process = context.Process(target=_sample, args=(os.getpid(), self.interval, self._halt, theirs),
+                                        daemon=True)
+        self._process.start()
+        theirs.close()
+
+    def stop(self) -> None:
+        self._halt.set()
+        (self.peak_rss, self.peak_pss, self.peak_processes, self.samples,
+         self.zygote_cpu) = self._results.recv()
+        self._process.join()
+
+
+def _sample(root: int, interval: float, halt, results) -> None:
+    me = os.getpid()  # the sampler itself is not part of what is measured
+    commands: dict[int, bool] = {}
+
+    def is_zygote(pid: int) -> bool:
         # Only a yes is remembered: the same pid is bubblewrap's child before it execs Python.
-        if not self._commands.get(pid):
+        if not commands.get(pid):
             try:
                 with open(f"/proc/{pid}/cmdline", "rb") as f:
                     argv = f.read().split(b"\0")
                 # bubblewrap's own command line holds the zygote's: only the Python process counts.
-                self._commands[pid] = b"trous.runner.zygote" in argv and b"bwrap" not in os.path.basename(argv[0])
+                commands[pid] = b"trous.runner.zygote" in argv and b"bwrap" not in os.path.basename(argv[0])
             except OSError:
                 return False
-        return self._commands[pid]
+        return commands[pid]
 
-    def run(self) -> None:
-        root = os.getpid()
-        while not self._halt.is_set():
-            tree, cpu = _processes()
-            pids, frontier = [root], [root]
-            while frontier:
-                for child in tree.get(frontier.pop(), []):
+    peak_rss = peak_pss = peak_processes = samples = 0
+    zygote_cpu: dict[int, float] = {}
+    while not halt.is_set():
+        tree, cpu = _processes()
+        pids, frontier = [root], [root]
+        while frontier:
+            for child in tree.get(frontier.pop(), []):
+                if child != me:
                     pids.append(child)
                     frontier.append(child)
-            rss = pss = 0
-            for pid in pids:
-                r, p = _memory_kib(pid)
-                rss, pss = rss + r, pss + p
-                if pid in cpu and self._is_zygote(pid):
-                    # The first zygote found is the one under bubblewrap's init, or the unisolated runner's own.
-                    parent_is_zygote = any(pid in tree.get(q, []) and self._is_zygote(q) for q in pids)
-                    if not parent_is_zygote:
-                        self.zygote_cpu[pid] = cpu[pid]
-            self.peak_rss, self.peak_pss = max(self.peak_rss, rss), max(self.peak_pss, pss)
-            self.peak_processes = max(self.peak_processes, len(pids))
-            self.samples += 1
-            self._halt.wait(self.interval)
-
-    def stop(self) -> None:
-        self._halt.set()
-        self.join()
+        rss = pss = 0
+        for pid in pids:
+            r, p = _memory_kib(pid)
+            rss, pss = rss + r, pss + p
+            if pid in cpu and is_zygote(pid):
+                # The first zygote found is the one under bubblewrap's init, or the unisolated runner's own.
+                parent_is_zygote = any(pid in tree.get(q, []) and is_zygote(q) for q in pids)
+                if not parent_is_zygote:
+                    zygote_cpu[pid] = cpu[pid]
+        peak_rss, peak_pss = max(peak_rss, rss), max(peak_pss, pss)
+        peak_processes = max(peak_processes, len(pids))
+        samples += 1
+        halt.wait(interval)
+    results.send((peak_rss, peak_pss, peak_processes, samples, zygote_cpu))
+    results.close()
 
 
 def _cpu(usage) -> float:
