@@ -139,6 +139,10 @@ def local_scheduler(course: Course, submissions: list[Submission], options: Grad
 
     with RunnerPool(options.workers or default_workers(), options.sandbox,
                     memory_mb=memory_bound(course) or None) as pool:
+        # Every sandbox starts now, at once (each imports NumPy, a fraction of a second): the first
+        # computes the references while the others get ready, instead of each starting at its first copy.
+        for runner in pool.runners:
+            runner.launch()
         runner = pool.runners[0]
         kind = pool.kind
         hooks.sandbox(kind, runner.spec.description if runner.spec else kind)
