@@ -513,3 +513,35 @@ def test_a_public_test_function_counts_on_the_doctors_public_side(with_test, tmp
         assert any("« nouveau »" in f for f in failing), failing  # the other blanks' checks are still weak
     tally = next(t for t in report.tallies if t.blank == "scores")
     assert (tally.public == tally.mutants) if with_test else (tally.public < tally.mutants), tally
+
+
+def test_grading_sandboxes_preload_what_a_check_requires_from_their_first_start(tmp_path, monkeypatch):
+    """`trous grade` launches its sandboxes before the Grader reads the checks: a module a check
+    requires (torch, when installed) must be in their preload from that first start, not only in a
+    zygote started later (every job would import it otherwise)."""
+    from trous.grading.cli import GradeOptions, grade_class
+    from trous.runner.pool import Runner
+
+    root = mini_course(tmp_path / "cours", ("01_toux",))
+    checks = root / "exercises" / "test_01_toux.py"
+    text = checks.read_text(encoding="utf-8")
+    start = text.index("\nscores = blank(\n")
+    end = text.index("\n)\n", start)
+    checks.write_text(text[:end] + '\n    requires=["decimal"],' + text[end:], encoding="utf-8")
+    copies = tmp_path / "copies" / "alice" / "exercises"
+    copies.mkdir(parents=True)
+    (copies / "01_toux.py").write_text((root / "solutions" / "01_toux.py").read_text(encoding="utf-8"),
+                                       encoding="utf-8")
+    launched: list[tuple[str, ...]] = []
+    launch = Runner.launch
+
+    def spied(self):
+        if self.process is None or self.process.poll() is not None:
+            launched.append(tuple(self.preload))
+        return launch(self)
+
+    monkeypatch.setattr(Runner, "launch", spied)
+    outcome = grade_class(Course.load(root), GradeOptions(tmp_path / "copies", tmp_path / "resultats", "auto", 2))
+    assert launched, "no sandbox was launched"
+    assert all("decimal" in preload for preload in launched), launched
+    assert outcome.grades[0].score == outcome.grades[0].max_score

@@ -25,7 +25,7 @@ from . import assignments as assignments_mod
 from . import intake as intake_mod
 from . import marker
 from . import moodle as moodle_mod
-from .engine import Grader, GraderError, fingerprint
+from .engine import Grader, GraderError, fingerprint, preloaded
 from .model import UNISOLATED, SubmissionGrade
 from .safetext import printable
 from .submissions import IgnoredFile, Submission
@@ -141,6 +141,8 @@ def local_scheduler(course: Course, submissions: list[Submission], options: Grad
                     memory_mb=memory_bound(course) or None) as pool:
         # Every sandbox starts now, at once (each imports NumPy, a fraction of a second): the first
         # computes the references while the others get ready, instead of each starting at its first copy.
+        # They preload what the course requires (torch…): wanted later, it would be imported by every job.
+        pool.want(preloaded(course, options.exercises))
         for runner in pool.runners:
             runner.launch()
         runner = pool.runners[0]

@@ -187,6 +187,23 @@ class _Cache:
                 self.used -= dropped
 
 
+def preloaded(course: Course, only: Iterable[str] | None = None) -> tuple[str, ...]:
+    """The modules a grading's sandboxes import once (numpy, whatever an exercise or a check
+    requires), for sandboxes launched before the Grader is made (cli.local_scheduler): a module
+    wanted after a sandbox started would be imported by every job instead."""
+    from ..student.checking import preload_for  # noqa: PLC0415
+
+    wanted = None if only is None else set(only)
+    exercises = [e for e in course.exercises if wanted is None or e.id in wanted]
+    checks: dict[str, list[Check]] = {}
+    for exercise in exercises:
+        try:
+            checks[exercise.id] = load_checks(exercise.checks_path)
+        except Exception:  # noqa: BLE001 - the Grader says what is wrong with them, with where
+            checks[exercise.id] = []
+    return preload_for(exercises, checks)
+
+
 class Grader:
     def __init__(self, course: Course, pool: RunnerPool | None = None, limits: Limits | None = None,
                  graders_dir_required: bool = True, only: Iterable[str] | None = None):
