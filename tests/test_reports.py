@@ -11,6 +11,7 @@ import io
 import json
 import re
 from html.parser import HTMLParser
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -228,6 +229,36 @@ def test_rewriting_is_deterministic_and_drops_students_no_longer_graded(tmp_path
     assert sorted(p.stem for p in paths["results"].glob("*.json")) == ["alice", "bob"]
     assert sorted(p.stem for p in paths["feedback"].glob("*.html")) == ["alice", "bob"]
     assert not list(out.rglob(".*tmp*"))
+
+
+def test_files_written_early_are_the_files_a_full_write_gives(tmp_path, course, grades):
+    """`trous grade` writes each student's JSON and page while the last copies are graded; a student
+    whose grade changed afterwards (recorded again, nbgrader's gradebook) is written again."""
+    subs = [Named("alice", "Alice Martin"), Named("bob", "Bob", ("archive : note",))]
+    full = tmp_path / "full"
+    reports.write_all(full, course, grades, submissions=subs)
+    expected = {p.relative_to(full): p.read_bytes() for p in full.rglob("*") if p.is_file()}
+
+    out = tmp_path / "out"
+    early = reports.StudentFiles(out, course, subs)
+    changed = submission(course, "alice", [FAILED, FAILED], [FAILED, FAILED, FAILED])
+    for grade in [changed, *grades[1:3]]:  # alice's grade is not her final one; zoé is not written early
+        early.write(grade)
+    stale = (out / "retours" / "alice.html").read_bytes()
+    writes = []
+    real_write = reports._write
+    reports._write = lambda path, data: writes.append(path.relative_to(out)) or real_write(path, data)
+    try:
+        reports.write_all(out, course, grades, submissions=subs, early=early)
+    finally:
+        reports._write = real_write
+    got = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert got == expected
+    assert got[Path("retours/alice.html")] != stale
+    per_student = sorted(str(p) for p in writes if p.parts[0] in ("results", "retours"))
+    zoe = reports.file_stem(grades[3].student)
+    assert per_student == sorted(["results/alice.json", "retours/alice.html",
+                                  f"results/{zoe}.json", f"retours/{zoe}.html"])
 
 
 # -- HTML ---------------------------------------------------------------------------------------

@@ -192,7 +192,7 @@ def resolve_sandbox(options: GradeOptions) -> str:
 def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = None) -> Outcome:
     """Intake, skip what is graded, grade the rest in parallel, record each student, write reports."""
     from .gradebook import Gradebook  # noqa: PLC0415  (SQLAlchemy: the grading extra)
-    from .reports import write_all  # noqa: PLC0415
+    from .reports import StudentFiles, write_all  # noqa: PLC0415
 
     hooks = hooks or Hooks()
     timings: dict[str, float] = {}
@@ -236,6 +236,14 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
         graded: list[str] = []
         sandbox = ""
         timings["carnet de notes"] = time.perf_counter() - t
+        not_handed_in = {s: tuple(a for a in scope.assignments if a not in scope.per_copy[s]) for s in by_student}
+        # Each student's own files (results JSON, feedback page) are written while the last copies are
+        # graded, on a runner's idle time, rather than all after the last one; not when nbgrader's
+        # gradebook may still change the grades (settle). Each file is complete or absent at any time.
+        early = StudentFiles(results_dir, course, intake.submissions, not_handed_in) if intake.settle is None else None
+        waiting: list[SubmissionGrade] = []
+        runners = options.workers or default_workers()
+        writing = 0.0
         if todo:
             t = time.perf_counter()
             recording = 0.0
@@ -258,7 +266,15 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
                 recording += time.perf_counter() - r
                 graded.append(grade.student)
                 hooks.graded(grade)
-            timings["correction"] = time.perf_counter() - t - recording
+                if early is not None:
+                    waiting.append(grade)
+                    if len(todo) - len(graded) < runners:  # fewer copies left than runners: one is idle
+                        w = time.perf_counter()
+                        for finished in waiting:
+                            early.write(finished)
+                        waiting.clear()
+                        writing += time.perf_counter() - w
+            timings["correction"] = time.perf_counter() - t - recording - writing
             timings["carnet de notes"] += recording
         gradebook.finish_run(run_id, len(graded), len(done))
         current = gradebook.current(by_student)
@@ -269,14 +285,14 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
         t = time.perf_counter()
         if intake.settle is not None:
             grades = intake.settle(course, grades)
-        not_handed_in = {s: tuple(a for a in scope.assignments if a not in scope.per_copy[s]) for s in by_student}
         reports = write_all(results_dir, course, grades, gradebook, submissions=intake.submissions,
                             ignored=intake.ignored, notes=intake.warnings, participants=participants,
-                            round_trip=trip, not_handed_in=not_handed_in, scope_notes=_scope_notes(course, scope))
+                            round_trip=trip, not_handed_in=not_handed_in, scope_notes=_scope_notes(course, scope),
+                            early=early)
         assignments_mod.record_results(results_dir, scope)
         if intake.after is not None:
             reports.update(intake.after(course, grades))
-        timings["rapports"] = time.perf_counter() - t
+        timings["rapports"] = time.perf_counter() - t + writing
         return Outcome(intake, grades, graded, sorted(done), reports, gradebook.path, sandbox, timings, scope, trip)
     finally:
         gradebook.close()

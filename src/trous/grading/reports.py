@@ -91,11 +91,58 @@ def _intake(copy: object | None) -> dict | None:
     return report() if callable(report) else None
 
 
+def _document_key(document: dict) -> str:
+    # Compact and sorted (the C encoder): two documents with the same content give the same key.
+    return json.dumps(document, ensure_ascii=False, sort_keys=True, allow_nan=False)
+
+
+class StudentFiles:
+    """A student's results JSON and feedback page, written as soon as the grade is known.
+
+    `trous grade` writes them while the class's last copies are still being graded (one endless loop
+    can keep a runner busy for seconds while the others have nothing left to do), instead of all
+    after the last copy. `write_all` then writes only what changed since (a grade recorded again, a
+    student graded later), so the files are the same bytes either way."""
+
+    def __init__(self, results_dir: Path, course: Course, submissions: Iterable | None = None,
+                 not_handed_in: dict[str, tuple[str, ...]] | None = None):
+        self.results_dir, self.course = Path(results_dir), course
+        self.names, self.warnings, self.copies = _identities(submissions)
+        self.not_handed_in = not_handed_in or {}
+        self.env = pages.environment()
+        self.written: dict[str, tuple[str, bytes]] = {}  # student → (document key, page bytes)
+
+    def document(self, grade: SubmissionGrade) -> dict:
+        return grade.to_json(intake=_intake(self.copies.get(grade.student)))
+
+    def write(self, grade: SubmissionGrade, stem: str | None = None, document: dict | None = None) -> bytes:
+        """Write both files of `grade`; return the page."""
+        stem = stem or file_stem(grade.student)
+        document = document if document is not None else self.document(grade)
+        data = json.dumps(document, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+        _write(self.results_dir / "results" / f"{stem}.json", data.encode("utf-8"))
+        html = pages.feedback_page(self.env, self.course, grade, self.names.get(grade.student, ""),
+                                   self.warnings.get(grade.student, ()), self.copies.get(grade.student),
+                                   self.not_handed_in.get(grade.student, ()))
+        page = html.encode("utf-8")
+        _write(self.results_dir / "retours" / f"{stem}.html", page)
+        self.written[grade.student] = (_document_key(document), page)
+        return page
+
+    def current(self, grade: SubmissionGrade, stem: str) -> bytes:
+        """The page of `grade`, its two files written unless they already hold this very grade."""
+        document = self.document(grade)
+        done = self.written.get(grade.student)
+        if done is not None and done[0] == _document_key(document):
+            return done[1]
+        return self.write(grade, stem, document)
+
+
 def write_all(results_dir: Path, course: Course, grades: list[SubmissionGrade], gradebook=None, *,
               submissions: Iterable | None = None, ignored: Iterable = (),
               notes: Iterable[str] = (), participants=None, round_trip=None,
               not_handed_in: dict[str, tuple[str, ...]] | None = None,
-              scope_notes: Iterable[str] = ()) -> dict[str, Path]:
+              scope_notes: Iterable[str] = (), early: StudentFiles | None = None) -> dict[str, Path]:
     """Write every report; return their paths by kind: "grades_csv", "moodle_csv", "moodle_help",
     "results" (folder), "schema", "feedback" (folder), "class_report".
 
@@ -109,6 +156,8 @@ def write_all(results_dir: Path, course: Course, grades: list[SubmissionGrade], 
     `round_trip` (moodle.RoundTrip): the Moodle worksheet and feedback zip of a Moodle archive's run.
     `not_handed_in`: student → the run's assignments that copy did not hand in (said on its page).
     `scope_notes`: which assignments the run graded, and why not the others (atop the class report).
+    `early`: the per-student files already written during the run, with the same `submissions` and
+    `not_handed_in` (only those whose grade changed since are written again).
     """
     results_dir = Path(results_dir)
     results_dir.mkdir(parents=True, exist_ok=True)
@@ -133,28 +182,19 @@ def write_all(results_dir: Path, course: Course, grades: list[SubmissionGrade], 
             (results_dir / name).unlink(missing_ok=True)
 
     results = results_dir / "results"
-    for grade in grades:
-        document = grade.to_json(intake=_intake(copies.get(grade.student)))
-        data = json.dumps(document, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
-        _write(results / f"{stems[grade.student]}.json", data.encode("utf-8"))
+    feedback = results_dir / "retours"
+    files = early or StudentFiles(results_dir, course, submissions, not_handed_in)
+    rendered = {grade.student: (files.current if early else files.write)(grade, stems[grade.student])
+                for grade in grades}
     results.mkdir(exist_ok=True)
     _prune(results, {f"{s}.json" for s in stems.values()}, ".json")
     paths["results"] = results
     paths["schema"] = results_dir / "results.schema.json"
     _write(paths["schema"], SCHEMA_FILE.read_bytes())
-
-    env = pages.environment()
-    feedback = results_dir / "retours"
-    rendered: dict[str, bytes] = {}
-    for grade in grades:
-        html = pages.feedback_page(env, course, grade, names.get(grade.student, ""),
-                                   warnings.get(grade.student, ()), copies.get(grade.student),
-                                   (not_handed_in or {}).get(grade.student, ()))
-        rendered[grade.student] = html.encode("utf-8")
-        _write(feedback / f"{stems[grade.student]}.html", rendered[grade.student])
     feedback.mkdir(exist_ok=True)
     _prune(feedback, {f"{s}.html" for s in stems.values()}, ".html")
     paths["feedback"] = feedback
+    env = files.env
 
     label = str(getattr(gradebook, "path", "") or getattr(gradebook, "url", "") or "") if gradebook else ""
     links = {student: f"retours/{stem}.html" for student, stem in stems.items()}
