@@ -277,7 +277,39 @@ def _add_optional(sub) -> None:
         register(sub)
 
 
+def _prestart(argv: list[str]) -> None:
+    """`trous grade` on an nbgrader course: nbgrader's gradebook is written by a process of its own
+    (nbgrader_course/writing.py), which first imports nbgrader, a second of CPU: started before
+    anything else, it is ready about when the first grades are."""
+    if argv[:1] != ["grade"] or any(a in ("-h", "--help") for a in argv):
+        return
+    try:
+        from .nbgrader_course import writing  # noqa: PLC0415
+    except ImportError:  # a student's install: no grading
+        return
+    for candidate in [a for a in argv[1:] if not a.startswith("-")] + ["."]:
+        path = Path(candidate)
+        root = path.parent if path.name == "submitted" else path
+        if writing.looks_like_course(root):
+            writing.prestart(root)
+            return
+
+
+def _release() -> None:
+    writing = sys.modules.get("trous.nbgrader_course.writing")
+    if writing is not None:
+        writing.release()
+
+
 def main(argv: list[str] | None = None) -> int:
+    try:
+        _prestart(sys.argv[1:] if argv is None else list(argv))
+        return _main(argv)
+    finally:
+        _release()
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

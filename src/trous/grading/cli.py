@@ -191,9 +191,6 @@ def resolve_sandbox(options: GradeOptions) -> str:
 # -- the whole run --------------------------------------------------------------------------------
 def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = None) -> Outcome:
     """Intake, skip what is graded, grade the rest in parallel, record each student, write reports."""
-    from .gradebook import Gradebook  # noqa: PLC0415  (SQLAlchemy: the grading extra)
-    from .reports import StudentFiles, write_all  # noqa: PLC0415
-
     hooks = hooks or Hooks()
     timings: dict[str, float] = {}
     check_results_place(options.source, options.results_dir)
@@ -209,6 +206,18 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
     timings["bac à sable"] = time.perf_counter() - t
     t = time.perf_counter()
     intake = intake_mod.load(options.source, course, options.kind, results=options.results_dir)
+    try:
+        return _graded(course, options, hooks, intake, requested, timings, t)
+    finally:
+        if intake.abandon is not None:  # stopped before the grades were settled (settle clears it)
+            intake.abandon()
+
+
+def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_mod.Intake, requested: str,
+            timings: dict[str, float], t: float) -> Outcome:
+    from .gradebook import Gradebook  # noqa: PLC0415  (SQLAlchemy: the grading extra)
+    from .reports import StudentFiles, write_all  # noqa: PLC0415
+
     scope, trip, participants = _prepare(course, options, intake)
     options = dataclasses.replace(options, exercises=tuple(scope.exercises(course)))
     timings["lecture des copies"] = time.perf_counter() - t
@@ -238,9 +247,10 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
         timings["carnet de notes"] = time.perf_counter() - t
         not_handed_in = {s: tuple(a for a in scope.assignments if a not in scope.per_copy[s]) for s in by_student}
         # Each student's own files (results JSON, feedback page) are written while the last copies are
-        # graded, on a runner's idle time, rather than all after the last one; not when nbgrader's
-        # gradebook may still change the grades (settle). Each file is complete or absent at any time.
-        early = StudentFiles(results_dir, course, intake.submissions, not_handed_in) if intake.settle is None else None
+        # graded, on a runner's idle time, rather than all after the last one; write_all writes again
+        # those whose grade changed since (formgrader's, through settle). Each file is complete or
+        # absent at any time.
+        early = StudentFiles(results_dir, course, intake.submissions, not_handed_in)
         waiting: list[SubmissionGrade] = []
         runners = options.workers or default_workers()
         writing = 0.0
@@ -264,16 +274,17 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
                 # once: a grader sharing the gradebook may have recorded this copy meanwhile (--force: a new grading)
                 gradebook.record(run_id, by_student[grade.student], grade, once=not options.force)
                 recording += time.perf_counter() - r
+                if intake.graded is not None:
+                    intake.graded(course, grade)
                 graded.append(grade.student)
                 hooks.graded(grade)
-                if early is not None:
-                    waiting.append(grade)
-                    if len(todo) - len(graded) < runners:  # fewer copies left than runners: one is idle
-                        w = time.perf_counter()
-                        for finished in waiting:
-                            early.write(finished)
-                        waiting.clear()
-                        writing += time.perf_counter() - w
+                waiting.append(grade)
+                if len(todo) - len(graded) < runners:  # fewer copies left than runners: one is idle
+                    w = time.perf_counter()
+                    for finished in waiting:
+                        early.write(finished)
+                    waiting.clear()
+                    writing += time.perf_counter() - w
             timings["correction"] = time.perf_counter() - t - recording - writing
             timings["carnet de notes"] += recording
         gradebook.finish_run(run_id, len(graded), len(done))
@@ -284,7 +295,8 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
         grades = [current[s.student] for s in intake.submissions]
         t = time.perf_counter()
         if intake.settle is not None:
-            grades = intake.settle(course, grades)
+            settle, intake.abandon = intake.settle, None
+            grades = settle(course, grades)
         reports = write_all(results_dir, course, grades, gradebook, submissions=intake.submissions,
                             ignored=intake.ignored, notes=intake.warnings, participants=participants,
                             round_trip=trip, not_handed_in=not_handed_in, scope_notes=_scope_notes(course, scope),

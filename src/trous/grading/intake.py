@@ -95,6 +95,10 @@ class Intake:
     # Called with (course, grades) before the reports are written; returns the grades they show (the
     # nbgrader kind writes nbgrader's gradebook there and takes back the grades changed in formgrader).
     settle: Callable[[Course, list], list] | None = None
+    # Called with (course, grade) as each grade is recorded, before `settle` (the nbgrader kind starts
+    # writing nbgrader's gradebook then); `abandon()` when the run stops before `settle`.
+    graded: Callable[[Course, object], None] | None = None
+    abandon: Callable[[], None] | None = None
 
 
 @dataclass(frozen=True)

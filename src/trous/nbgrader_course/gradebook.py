@@ -18,7 +18,7 @@ import gc
 import os
 import shutil
 import warnings
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from .session import Borrowed, Deferred, sa_warning, shared_gradebook  # isort: skip - before nbformat
@@ -31,24 +31,13 @@ from traitlets.config.loader import PyFileConfigLoader  # noqa: E402
 from traitlets.utils.importstring import import_item  # noqa: E402
 
 from ..course.definition import Course  # noqa: E402
-from ..french import count  # noqa: E402
 from ..grading.model import SubmissionGrade  # noqa: E402
 from . import answers  # noqa: E402
 from .cells import cell_map  # noqa: E402
 from .outcome import outputs_for  # noqa: E402
 from .overrides import Final  # noqa: E402
 from .preprocessors import TROUS_KEY, VerifyGrades, grade_cells  # noqa: E402
-
-@dataclass
-class WriteReport:
-    root: Path
-    written: list[tuple[str, str]] = field(default_factory=list)  # (student, assignment)
-    problems: list[str] = field(default_factory=list)
-    # (student, notebook) → what nbgrader's gradebook holds besides the autograder's scores: manual
-    # scores from formgrader, extra credit, late penalty (overrides.py applies them)
-    final: dict[tuple[str, str], Final] = field(default_factory=dict)
-    changes: list = field(default_factory=list)  # overrides.Change applied to the grades (trous nbgrader grade)
-
+from .writing import WriteReport, say  # noqa: E402, F401 - WriteReport: this module's result
 
 def load_config(root: Path) -> Config:
     config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
@@ -179,7 +168,7 @@ class Writer:
                                        f"le préparer ({type(exc).__name__}: {exc}) : à corriger à la main")
                 continue
             gradebook.db.really_commit()
-            report.final[(student, notebook.name)] = self._final(gradebook, notebook.name, assignment.name, student)
+            report.final[(student, notebook.name)] = self._final(self.borrowed, notebook.name, assignment.name, student)
             # The steps above validated every cell; nbformat.write would validate the whole notebook again.
             (dest / f"{notebook.name}.ipynb").write_text(nbformat.v4.nbjson.writes(nb) + "\n", encoding="utf-8")
         for folder, _, names in os.walk(dest):
@@ -188,20 +177,24 @@ class Writer:
         report.written.append((student, assignment.name))
 
 
-def write(root: Path, grades: list[SubmissionGrade], assignments: list[str] | None = None) -> WriteReport:
-    """Record `grades` (students of nbgrader's submitted/) in the nbgrader course at `root`."""
+def write(root: Path, grades: Iterable[SubmissionGrade], assignments: list[str] | None = None,
+          assignments_of: Callable[[SubmissionGrade], list[str] | None] | None = None) -> WriteReport:
+    """Record `grades` (students of nbgrader's submitted/) in the nbgrader course at `root`: of each
+    student's assignment folders, those in `assignments` (or `assignments_of(grade)`), all when None.
+    `grades` may be a stream (writing.py): each is written as it comes."""
     # Thousands of short-lived ORM and notebook objects: the cycle collector would walk them all
     # again and again (a sixth of the time); they are freed when the session closes.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _write(root, grades, assignments)
+        return _write(root, grades, assignments_of or (lambda grade: assignments))
     finally:
         if collecting:
             gc.enable()
 
 
-def _write(root: Path, grades: list[SubmissionGrade], assignments: list[str] | None) -> WriteReport:
+def _write(root: Path, grades: Iterable[SubmissionGrade],
+           assignments_of: Callable[[SubmissionGrade], list[str] | None]) -> WriteReport:
     from nbgrader.api import Gradebook, MissingEntry  # noqa: PLC0415
 
     writer = Writer(root)
@@ -220,6 +213,7 @@ def _write(root: Path, grades: list[SubmissionGrade], assignments: list[str] | N
             folder = submitted / grade.student
             if not folder.is_dir():
                 continue
+            assignments = assignments_of(grade)
             for entry in sorted(folder.iterdir()):
                 if not entry.is_dir() or entry.is_symlink() or (assignments and entry.name not in assignments):
                     continue
@@ -231,15 +225,12 @@ def _write(root: Path, grades: list[SubmissionGrade], assignments: list[str] | N
                     continue
                 writer.student(gradebook, assignment, grade.student, grade, report)
     report.problems = list(dict.fromkeys(report.problems))
+    report.written = list(dict.fromkeys(report.written))  # a stream may bring a student again
     return report
 
 
 def write_all(root: Path, course: Course, grades: list[SubmissionGrade],
               assignments: list[str] | None = None) -> WriteReport:
     """For `trous grade` on the nbgrader input kind (intake.Settle): write, and say so."""
-    report = write(root, grades, assignments)
-    for problem in report.problems:
-        print(f"nbgrader : {problem}")
-    print(f"carnet de notes nbgrader : {count(len(report.written), 'copie enregistrée', 'copies enregistrées')} "
-          f"dans {report.root / 'gradebook.db'}")
-    return report
+    return say(write(root, grades, assignments))
+

@@ -13,10 +13,11 @@ every other file of a student's folder is named in their feedback with why (a re
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import sqlite3
-import threading
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +29,8 @@ from ..grading.submissions import IgnoredFile, Submission
 from . import answers, standalone
 from .session import without_iri_grammars
 from .bundle import Bundle, of
+from . import writing
+from .writing import say
 
 MAX_NOTEBOOK = 32 * 1024 * 1024
 NAME = "nbgrader"
@@ -201,7 +204,9 @@ def student_submission(course: Course, folder: Path, assignments: list[str] | No
 
 
 def load(path: Path, course: Course, limits=None, assignments: list[str] | None = None,
-         students: list[str] | None = None) -> intake_mod.Intake:
+         students: list[str] | None = None, background: bool = False) -> intake_mod.Intake:
+    """The submitted notebooks. `background`: start writing nbgrader's gradebook in a process of its
+    own now (writing.py), each grade as the engine gives it (what `trous grade` does)."""
     found = layout(path)
     if found is None:
         raise intake_mod.IntakeError(f"{path} : pas un cours nbgrader (attendu : le dossier qui contient "
@@ -231,8 +236,9 @@ def load(path: Path, course: Course, limits=None, assignments: list[str] | None 
         result.submissions.append(dataclasses.replace(submission, name=name) if name else submission)
     if not result.submissions:
         result.warnings.append(f"{found.submitted} : aucune copie (lancez d'abord nbgrader collect)")
-    settle = Settle(found.root, assignments, _preload())
-    result.settle, result.after = settle.settle, settle.after
+    settle = Settle(found.root, assignments, writing.claim(found.root) if background else None)
+    result.settle, result.after, result.graded, result.abandon = settle.settle, settle.after, settle.graded, \
+        settle.abandon
     return result
 
 
@@ -253,41 +259,55 @@ def student_names(root: Path) -> dict[str, str]:
     return {sid: " ".join(n for n in (first, last) if n) for sid, first, last in rows if first or last}
 
 
-def _import_writer() -> None:
-    from . import gradebook  # noqa: F401, PLC0415
-    from nbgrader.converters import Autograde  # noqa: F401, PLC0415
-
-
-def _preload() -> threading.Thread:
-    """nbgrader takes seconds to import, about as long as grading a class: import it while the
-    sandboxes grade (they work in other processes), so that it is ready when the grades are."""
-    thread = threading.Thread(target=_import_writer, name="import-nbgrader", daemon=True)
-    thread.start()
-    return thread
-
-
 class Settle:
     """What `trous grade` does with nbgrader once the engine has graded: write nbgrader's gradebook
     and autograded/ (before trous's reports), take back the grades a teacher changed by hand in
     formgrader and nbgrader's late penalties (overrides.py: they win, and every report shows them),
-    then list nbgrader's files among the reports."""
+    then list nbgrader's files among the reports.
 
-    def __init__(self, root: Path, assignments: list[str] | None, preloading: threading.Thread | None):
-        self.root, self.assignments, self.preloading = root, assignments, preloading
+    With a `writer` (writing.py, started when the copies are read), each grade is written in a
+    process of its own as soon as it is recorded (`graded`); `settle` sends what is left (copies
+    graded by an earlier run, a grade that changed) and waits. Without one, or when that process
+    gives no report, `settle` writes everything here, as nbgrader's autograde would."""
 
-    def settle(self, course, grades):
-        if self.preloading is not None:
-            self.preloading.join()
+    def __init__(self, root: Path, assignments: list[str] | None, writer=None):
+        self.root, self.assignments, self.writer = root, assignments, writer
+
+    def _chosen(self, course, grades) -> list[str]:
         from ..grading.assignments import graded_assignments  # noqa: PLC0415
-        from .gradebook import write_all  # noqa: PLC0415
-        from .overrides import apply, describe  # noqa: PLC0415
 
         # `trous grade --devoir X` grades X only: nbgrader's other assignments are left as they are.
-        report = write_all(self.root, course, grades, self.assignments or graded_assignments(course, grades))
+        return self.assignments or graded_assignments(course, grades)
+
+    def graded(self, course, grade) -> None:
+        if self.writer is not None:
+            self.writer.send(grade, self._chosen(course, [grade]))
+
+    def settle(self, course, grades):
+        from .overrides import apply, describe  # noqa: PLC0415
+
+        report = None
+        if self.writer is not None:
+            for grade in grades:
+                self.graded(course, grade)
+            report = self.writer.finish()
+            if report is not None:
+                say(report)
+            else:
+                print("nbgrader : le processus d'écriture du carnet de notes n'a pas abouti "
+                      f"({self.writer.failure}) ; écriture reprise ici, pour toutes les copies", file=sys.stderr)
+        if report is None:
+            from .gradebook import write_all  # noqa: PLC0415
+
+            report = write_all(self.root, course, grades, self._chosen(course, grades))
         changes = apply(grades, report.final)
         for line in describe(changes):
             print(line)
         return grades
+
+    def abandon(self) -> None:
+        if self.writer is not None:
+            self.writer.abandon()
 
     def after(self, course, grades) -> dict[str, Path]:
         return {"nbgrader_gradebook": self.root / "gradebook.db", "nbgrader_autograded": self.root / "autograded"}
@@ -312,5 +332,5 @@ def results_place(path: Path) -> Path:
 
 intake_mod.register(intake_mod.Kind(
     NAME, "cours nbgrader : submitted/<élève>/<devoir>/<exercice>.ipynb, notes écrites aussi dans le carnet "
-          "de notes de nbgrader", lambda p: layout(Path(p)) is not None, load, course=carried_course,
+          "de notes de nbgrader", lambda p: layout(Path(p)) is not None, functools.partial(load, background=True), course=carried_course,
     results=results_place))

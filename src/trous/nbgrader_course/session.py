@@ -50,12 +50,20 @@ class Borrowed:
         (nbgrader runs one five-table join per cell); anything unusual goes to nbgrader's own."""
         key = (kind, notebook, assignment, student)
         if key not in self._rows:
-            submission = self._gradebook.find_submission_notebook(notebook, assignment, student)
+            submission = self.find_submission_notebook(notebook, assignment, student)
             self._rows[key] = {row.name: row for row in (submission.grades if kind == "grade" else submission.comments)}
         row = self._rows[key].get(cell)
         if row is None:
             return getattr(self._gradebook, f"find_{kind}")(cell, notebook, assignment, student)
         return row
+
+    def find_submission_notebook(self, notebook, assignment, student):
+        """The student's submitted notebook, looked up once per student (the grades, the comments, the
+        late penalty and the final scores all start from it: the same row, in the same session)."""
+        key = ("submission", notebook, assignment, student)
+        if key not in self._rows:
+            self._rows[key] = self._gradebook.find_submission_notebook(notebook, assignment, student)
+        return self._rows[key]
 
     def find_grade(self, cell, notebook, assignment, student):
         return self._row("grade", cell, notebook, assignment, student)
