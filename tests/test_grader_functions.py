@@ -8,11 +8,14 @@ engine in the real sandbox; what a student reads is checked for what it must say
 from __future__ import annotations
 
 import textwrap
+import threading
+import time
 from pathlib import Path
 
 import pytest
 import yaml
 
+from conftest import ROOT
 from grading_support import mini_course
 from trous.course import Course
 from trous.course import blanks as blanks_mod
@@ -545,3 +548,33 @@ def test_grading_sandboxes_preload_what_a_check_requires_from_their_first_start(
     assert launched, "no sandbox was launched"
     assert all("decimal" in preload for preload in launched), launched
     assert outcome.grades[0].score == outcome.grades[0].max_score
+
+
+def test_a_thread_without_a_free_worker_takes_the_first_one_given_back_while_another_starts():
+    """The graders' pytest workers: a grading thread never waits for a worker of its own to collect
+    when a busy one is given back first; the new one still starts (one at a time) and joins the pool."""
+    from trous.grading.testfunctions import has_tests
+    from trous.grading.testworker import WorkerFailed, WorkerPool
+
+    files = sorted(p for p in (ROOT / "graders").glob("test_*.py") if has_tests(p))
+    assert files
+    pool = WorkerPool(ROOT, files, size=3)
+    try:
+        first = pool.take()  # nothing free: the first start, waited for
+        got = []
+        taker = threading.Thread(target=lambda: got.append(pool.take()))
+        taker.start()
+        pool.give(first)  # given back at once: well before a second worker could have collected
+        taker.join(timeout=60)
+        assert got == [first]
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and (pool.starting or len(pool.free) < 1):
+            time.sleep(0.05)
+        assert len(pool.free) == 1 and pool.free[0] is not first and pool.free[0].alive  # the one it started
+        assert pool.started == 2
+        pool.give(first)
+    finally:
+        pool.close()
+    assert not first.alive
+    with pytest.raises(WorkerFailed):
+        pool.take()

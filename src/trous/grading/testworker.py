@@ -256,33 +256,61 @@ def _stop(process: subprocess.Popen) -> None:
 
 
 class WorkerPool:
-    """One worker per grading thread at most; started when first needed, replaced when one dies."""
+    """One worker per grading thread at most, replaced when one dies. A thread that finds no free
+    worker has one started (one start at a time: each collects the graders, a second of CPU that the
+    sandboxes need too) and takes whichever is free first, that new one or a busy one given back:
+    at the start of a run, the first copies share the first worker instead of each waiting for a
+    worker of its own to collect."""
 
     def __init__(self, root: Path, files: list[Path], size: int):
         self.root, self.files, self.size = root, files, max(1, size)
         self.free: list[Worker] = []
-        self.started = 0
+        self.started = 0  # workers alive or starting
+        self.starting = False
+        self.failure: WorkerFailed | None = None  # why the last start failed
         self.lock = threading.Condition()
+        self.closed = False
 
     def take(self) -> Worker:
         with self.lock:
             while True:
+                if self.closed:
+                    raise WorkerFailed("les tests des correcteurs sont arrêtés (correction interrompue)")
                 while self.free and not self.free[-1].alive:
                     self.free.pop().close()
                     self.started -= 1
                 if self.free:
                     return self.free.pop()
-                if self.started < self.size:
+                if self.started == 0 and self.failure is not None and not self.starting:
+                    failure, self.failure = self.failure, None
+                    raise failure
+                # After a failed start, the workers that run go on alone (a second failure would only
+                # cost time); with none left, the failure is said once, and the next take tries again.
+                if self.started < self.size and not self.starting and self.failure is None:
                     self.started += 1
-                    break
+                    self.starting = True
+                    threading.Thread(target=self._start_one, name="trous-test-worker-start", daemon=True).start()
                 self.lock.wait()
+
+    def _start_one(self) -> None:
         try:
-            return Worker(self.root, self.files)
-        except BaseException:
+            worker = Worker(self.root, self.files)
+        except BaseException as exc:  # noqa: BLE001 - said to the threads that wait for a worker
             with self.lock:
                 self.started -= 1
-                self.lock.notify()
-            raise
+                self.starting = False
+                self.failure = exc if isinstance(exc, WorkerFailed) else WorkerFailed(str(exc))
+                self.lock.notify_all()
+            return
+        with self.lock:
+            self.starting = False
+            self.failure = None
+            if self.closed:
+                self.started -= 1
+                worker.close()
+            else:
+                self.free.append(worker)
+            self.lock.notify_all()
 
     def give(self, worker: Worker) -> None:
         with self.lock:
@@ -291,14 +319,15 @@ class WorkerPool:
             else:
                 worker.close()
                 self.started -= 1
-            self.lock.notify()
+            self.lock.notify_all()
 
     def close(self) -> None:
         with self.lock:
+            self.closed = True
             for worker in self.free:
                 worker.close()
+            self.started -= len(self.free)
             self.free.clear()
-            self.started = 0
 
 
 if __name__ == "__main__":
