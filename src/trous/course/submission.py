@@ -69,14 +69,14 @@ def _template(path: str, mtime: float) -> tuple[str, list, list]:
 
 
 def template_of(exercise: Exercise) -> tuple[str, list[blanks_mod.Token]]:
-    path = exercise.template_path
-    text, toks, _ = _template(str(path), path.stat().st_mtime)
+    text, toks, _ = _template_of(exercise)
     return text, toks
 
 
-def _blank_offsets(exercise: Exercise) -> list[tuple[int, int]]:
+def _template_of(exercise: Exercise) -> tuple[str, list, list]:
+    """The template's text, tokens and blank offsets, read again when the file changes."""
     path = exercise.template_path
-    return _template(str(path), path.stat().st_mtime)[2]
+    return _template(str(path), path.stat().st_mtime)
 
 
 def analyse_bytes(exercise: Exercise, data: bytes | None, shown: str) -> Analysis:
@@ -111,8 +111,7 @@ def _display(path: str | Path) -> str:
 
 
 def analyse_source(exercise: Exercise, source: Source) -> Analysis:
-    template, template_tokens = template_of(exercise)
-    offsets = _blank_offsets(exercise)
+    template, template_tokens, offsets = _template_of(exercise)
     n_blanks = len(offsets)
     if n_blanks:
         # Most copies only changed the blanks: matching the text avoids tokenizing the whole file.
