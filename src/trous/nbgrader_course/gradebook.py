@@ -39,6 +39,7 @@ from .overrides import Final  # noqa: E402
 from .preprocessors import TROUS_KEY, VerifyGrades, grade_cells  # noqa: E402
 from .writing import WriteReport, say  # noqa: E402, F401 - WriteReport: this module's result
 
+
 def load_config(root: Path) -> Config:
     config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
     config.CourseDirectory.root = str(root)
@@ -233,4 +234,3 @@ def write_all(root: Path, course: Course, grades: list[SubmissionGrade],
               assignments: list[str] | None = None) -> WriteReport:
     """For `trous grade` on the nbgrader input kind (intake.Settle): write, and say so."""
     return say(write(root, grades, assignments))
-

@@ -13,7 +13,6 @@ a site that shows « NOM Prénom »).
 from __future__ import annotations
 
 import atexit
-import re
 
 from nbgrader.plugins.zipcollect import FileNameCollectorPlugin
 from traitlets import Bool, Unicode
