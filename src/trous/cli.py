@@ -287,7 +287,9 @@ def _prestart(argv: list[str]) -> None:
         from .nbgrader_course import writing  # noqa: PLC0415
     except ImportError:  # a student's install: no grading
         return
-    for candidate in [a for a in argv[1:] if not a.startswith("-")] + ["."]:
+    # The folder graded: a folder named on the command line (`trous grade COPIES`), else the current one.
+    folders = [a for a in argv[1:] if not a.startswith("-") and Path(a).is_dir()] or ["."]
+    for candidate in folders:
         path = Path(candidate)
         root = path.parent if path.name == "submitted" else path
         if writing.looks_like_course(root):
