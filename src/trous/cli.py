@@ -290,9 +290,8 @@ def _prestart(argv: list[str]) -> None:
     # The folder graded: a folder named on the command line (`trous grade COPIES`), else the current one.
     folders = [a for a in argv[1:] if not a.startswith("-") and Path(a).is_dir()] or ["."]
     for candidate in folders:
-        path = Path(candidate)
-        root = path.parent if path.name == "submitted" else path
-        if writing.looks_like_course(root):
+        root = writing.course_root(candidate)
+        if root is not None:
             writing.prestart(root)
             return
 

@@ -47,13 +47,8 @@ class Layout:
 
 
 def layout(path: Path) -> Layout | None:
-    path = Path(path)
-    root = path.parent if path.name == "submitted" else path
-    submitted = root / "submitted"
-    if submitted.is_dir() and not submitted.is_symlink() and (
-            (root / "nbgrader_config.py").is_file() or (root / "gradebook.db").is_file()):
-        return Layout(root)
-    return None
+    root = writing.course_root(path)
+    return Layout(root) if root is not None else None
 
 
 _bundles: dict[tuple, Bundle] = {}

@@ -118,13 +118,12 @@ class BackgroundWriter:
         """Have `grade` written (again, if it changed since it was sent)."""
         if self.process is None:
             return
-        document = grade.to_json()
-        text = json.dumps(document, sort_keys=True, allow_nan=False)
+        text = json.dumps(grade.to_json(), sort_keys=True, allow_nan=False)
         if self.sent.get(grade.student) == text:
             return
         self.sent[grade.student] = text
-        line = json.dumps({"grade": document, "assignments": list(assignments)}, allow_nan=False)
-        self._queue.put(line.encode("utf-8") + b"\n")
+        line = f'{{"grade": {text}, "assignments": {json.dumps(list(assignments))}}}\n'
+        self._queue.put(line.encode("utf-8"))
 
     def finish(self):
         """Wait for the writing to end: its WriteReport, or None when the process did not give one."""
@@ -144,7 +143,7 @@ class BackgroundWriter:
             self.failure = f"code de sortie {code}"
             return None
         try:
-            return _report_from_json(self.root, json.loads(data))
+            return _report_from_json(json.loads(data))
         except (ValueError, KeyError, TypeError):
             self.failure = "compte rendu illisible"
             return None
@@ -177,10 +176,17 @@ class BackgroundWriter:
 _early: BackgroundWriter | None = None
 
 
-def looks_like_course(path: Path) -> bool:
-    """intake.layout's test, cheap: an nbgrader course folder with its submitted/."""
-    return (path / "submitted").is_dir() and ((path / "nbgrader_config.py").is_file()
-                                              or (path / "gradebook.db").is_file())
+def course_root(path: Path | str) -> Path | None:
+    """The nbgrader course at `path`, or whose submitted/ `path` is: a folder with submitted/ (not a
+    link) and nbgrader_config.py or gradebook.db; None otherwise. intake.layout's test, here so that
+    `trous grade` can run it before importing anything."""
+    path = Path(path)
+    root = path.parent if path.name == "submitted" else path
+    submitted = root / "submitted"
+    if submitted.is_dir() and not submitted.is_symlink() and (
+            (root / "nbgrader_config.py").is_file() or (root / "gradebook.db").is_file()):
+        return root
+    return None
 
 
 def prestart(root: Path) -> None:
@@ -208,7 +214,7 @@ def release() -> None:
         found.abandon()
 
 
-def _report_from_json(root: Path, data: dict) -> WriteReport:
+def _report_from_json(data: dict) -> WriteReport:
     report = WriteReport(Path(data["root"]))
     report.written = [tuple(pair) for pair in data["written"]]
     report.problems = list(data["problems"])
