@@ -550,9 +550,10 @@ def test_grading_sandboxes_preload_what_a_check_requires_from_their_first_start(
     assert outcome.grades[0].score == outcome.grades[0].max_score
 
 
-def test_a_thread_without_a_free_worker_takes_the_first_one_given_back_while_another_starts():
-    """The graders' pytest workers: a grading thread never waits for a worker of its own to collect
-    when a busy one is given back first; the new one still starts (one at a time) and joins the pool."""
+def test_a_thread_without_a_free_worker_waits_for_one_given_back_then_has_one_started():
+    """The graders' pytest workers: a start collects the graders (a second of CPU), a test keeps a
+    worker for milliseconds. A grading thread that finds none free waits for a busy one to be given
+    back, as long as the last start took; only past that is another one started (rent or buy)."""
     from trous.grading.testfunctions import has_tests
     from trous.grading.testworker import WorkerFailed, WorkerPool
 
@@ -560,21 +561,86 @@ def test_a_thread_without_a_free_worker_takes_the_first_one_given_back_while_ano
     assert files
     pool = WorkerPool(ROOT, files, size=3)
     try:
-        first = pool.take()  # nothing free: the first start, waited for
+        first = pool.take()  # nothing at all: the first start, at once
+        assert pool.started == 1 and pool.start_seconds > 0  # measured
+
+        # Given back within the patience: taken again, and no second worker was started for it.
+        pool.start_seconds = 60.0
         got = []
         taker = threading.Thread(target=lambda: got.append(pool.take()))
         taker.start()
-        pool.give(first)  # given back at once: well before a second worker could have collected
+        time.sleep(0.5)
+        assert taker.is_alive() and not pool.starting and pool.started == 1
+        pool.give(first)
         taker.join(timeout=60)
-        assert got == [first]
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and (pool.starting or len(pool.free) < 1):
-            time.sleep(0.05)
-        assert len(pool.free) == 1 and pool.free[0] is not first and pool.free[0].alive  # the one it started
-        assert pool.started == 2
+        assert got == [first] and pool.started == 1
+
+        # Kept busy past the patience: a new worker is started, and the waiting thread gets it.
+        pool.start_seconds = 0.2
+        got.clear()
+        taker = threading.Thread(target=lambda: got.append(pool.take()))
+        taker.start()
+        taker.join(timeout=60)
+        assert len(got) == 1 and got[0] is not first and got[0].alive
+        assert pool.started == 2 and not pool.starting
+        pool.give(got[0])
         pool.give(first)
     finally:
         pool.close()
-    assert not first.alive
+    assert not first.alive and not got[0].alive
     with pytest.raises(WorkerFailed):
         pool.take()
+
+
+def test_a_worker_started_ahead_is_the_one_the_first_pool_on_the_same_graders_takes():
+    """`trous grade` starts collecting the graders before it reads the copies: the pool then takes
+    that very process instead of starting one; one started on other graders is never taken, and
+    is stopped by drop_ahead."""
+    from trous.grading import testworker
+    from trous.grading.testfunctions import test_files
+
+    course = Course.load(ROOT)
+    files = test_files(course.exercises)
+    fewer = test_files(course.exercises[:1])
+    assert files and fewer and fewer != files
+    testworker.start_ahead(ROOT, files)
+    testworker.start_ahead(ROOT, fewer)
+    testworker.start_ahead(ROOT, files)  # asked twice: still one
+    assert len(testworker._ahead) == 2
+    ahead = testworker._ahead[testworker._key(ROOT, files)].result(timeout=60)
+    other = testworker._ahead[testworker._key(ROOT, fewer)]
+    pool = testworker.WorkerPool(ROOT, list(files), size=2)
+    try:
+        taken = pool.take()
+        assert taken is ahead and taken.alive and taken.items  # collected, and not started again
+        assert pool.start_seconds == ahead.start_seconds > 0
+        testworker.drop_ahead()
+        assert not testworker._ahead
+        stopped = other.result(timeout=60)
+        deadline = time.monotonic() + 10
+        while stopped.alive and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not stopped.alive  # the one no pool took
+        assert taken.alive  # the taken one is the pool's
+        pool.give(taken)
+    finally:
+        pool.close()
+    assert not ahead.alive
+
+
+def test_a_start_ahead_that_failed_is_tried_again_by_the_pool_which_says_why(tmp_path):
+    from trous.grading import testworker
+
+    absent = tmp_path / "cours_absent"  # the worker runs in the course's folder: it cannot start
+    files = [absent / "graders" / "test_01.py"]
+    testworker.start_ahead(absent, files)
+    future = testworker._ahead[testworker._key(absent, files)]
+    with pytest.raises(FileNotFoundError):
+        future.result(timeout=60)
+    pool = testworker.WorkerPool(absent, files, size=1)
+    try:
+        with pytest.raises(testworker.WorkerFailed, match="cours_absent"):
+            pool.take()
+        assert not testworker._ahead and pool.started == 0
+    finally:
+        pool.close()

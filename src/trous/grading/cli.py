@@ -25,10 +25,12 @@ from . import assignments as assignments_mod
 from . import intake as intake_mod
 from . import marker
 from . import moodle as moodle_mod
+from . import testworker
 from .engine import Grader, GraderError, fingerprint, preloaded
 from .model import UNISOLATED, SubmissionGrade
 from .safetext import printable
 from .submissions import IgnoredFile, Submission
+from .testfunctions import test_files
 from .wording import count, plural
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -205,12 +207,17 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
     options = dataclasses.replace(options, sandbox=requested)
     timings["bac à sable"] = time.perf_counter() - t
     t = time.perf_counter()
-    intake = intake_mod.load(options.source, course, options.kind, results=options.results_dir)
+    if options.scheduler == "local":  # a cluster's workers collect the graders on their own machines
+        testworker.start_ahead(course.root, test_files(course.exercises))
     try:
-        return _graded(course, options, hooks, intake, requested, timings, t)
+        intake = intake_mod.load(options.source, course, options.kind, results=options.results_dir)
+        try:
+            return _graded(course, options, hooks, intake, requested, timings, t)
+        finally:
+            if intake.abandon is not None:  # stopped before the grades were settled (settle clears it)
+                intake.abandon()
     finally:
-        if intake.abandon is not None:  # stopped before the grades were settled (settle clears it)
-            intake.abandon()
+        testworker.drop_ahead()  # not taken: fewer exercises graded than the course has, or a refusal
 
 
 def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_mod.Intake, requested: str,

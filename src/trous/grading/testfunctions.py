@@ -140,6 +140,12 @@ class Clock:
         self.spent += seconds
 
 
+def test_files(exercises: list[Exercise], *, public_only: bool = False) -> list[Path]:
+    """The check modules of these exercises that hold test functions: what a worker collects."""
+    paths = (lambda e: (e.checks_path,)) if public_only else (lambda e: (e.checks_path, e.grader_path))
+    return [p for e in exercises for p in paths(e) if p.exists() and has_tests(p)]
+
+
 class TestFunctions:
     """A grader's test functions, found by a worker's pytest session; problems refuse the grader."""
 
@@ -150,8 +156,7 @@ class TestFunctions:
         self.by_blank: dict[tuple[str, str], list[TestFunction]] = {}
         self.problems: list[str] = []
         self.workers: WorkerPool | None = None
-        paths = (lambda e: (e.checks_path,)) if public_only else (lambda e: (e.checks_path, e.grader_path))
-        files = [p for e in exercises for p in paths(e) if p.exists() and has_tests(p)]
+        files = test_files(exercises, public_only=public_only)
         if not files:
             return
         self.workers = WorkerPool(course.root, files, size)

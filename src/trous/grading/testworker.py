@@ -29,6 +29,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import asdict
 from pathlib import Path
 
@@ -161,6 +162,7 @@ class Worker:
     """The engine's end of one worker process."""
 
     def __init__(self, root: Path, files: list[Path]):
+        started = time.monotonic()
         env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS")}
         # Only trous's plugin: the worker's session must not depend on what else is installed here.
         env.update(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", PYTHONDONTWRITEBYTECODE="1")
@@ -178,6 +180,7 @@ class Worker:
                                "les correcteurs ; lancez « pytest graders/ » pour voir pourquoi)")
         self.items: list[dict] = message["collected"].get("items", [])
         self.errors: list[dict] = message["collected"].get("errors", [])
+        self.start_seconds = time.monotonic() - started  # from its launch to its collection
 
     def _send(self, message: dict) -> None:
         try:
@@ -256,11 +259,15 @@ def _stop(process: subprocess.Popen) -> None:
 
 
 class WorkerPool:
-    """One worker per grading thread at most, replaced when one dies. A thread that finds no free
-    worker has one started (one start at a time: each collects the graders, a second of CPU that the
-    sandboxes need too) and takes whichever is free first, that new one or a busy one given back:
-    at the start of a run, the first copies share the first worker instead of each waiting for a
-    worker of its own to collect."""
+    """One worker per grading thread at most, replaced when one dies.
+
+    A start collects the graders: about a second of CPU, which the sandboxes need too, while a test
+    function keeps a worker for tens of milliseconds, and most copies need none (their programs'
+    outcomes are known from a copy graded before). So a thread that finds no free worker first
+    waits for a busy one to be given back, as long as the last start took (rent or buy: never more
+    than twice the cheaper choice's cost); past that, it has a worker started (one start at a time)
+    and takes whichever is free first, the new one or a busy one given back. With no worker at all,
+    the first start is immediate."""
 
     def __init__(self, root: Path, files: list[Path], size: int):
         self.root, self.files, self.size = root, files, max(1, size)
@@ -270,9 +277,11 @@ class WorkerPool:
         self.failure: WorkerFailed | None = None  # why the last start failed
         self.lock = threading.Condition()
         self.closed = False
+        self.start_seconds = 0.0  # how long the last successful start took: the patience of a take
 
     def take(self) -> Worker:
         with self.lock:
+            since = time.monotonic()
             while True:
                 if self.closed:
                     raise WorkerFailed("les tests des correcteurs sont arrêtés (correction interrompue)")
@@ -287,6 +296,11 @@ class WorkerPool:
                 # After a failed start, the workers that run go on alone (a second failure would only
                 # cost time); with none left, the failure is said once, and the next take tries again.
                 if self.started < self.size and not self.starting and self.failure is None:
+                    patience = self.start_seconds if self.started else 0.0
+                    waited = time.monotonic() - since
+                    if waited < patience:  # a busy one is likely given back before a new one collects
+                        self.lock.wait(patience - waited)
+                        continue
                     self.started += 1
                     self.starting = True
                     threading.Thread(target=self._start_one, name="trous-test-worker-start", daemon=True).start()
@@ -294,7 +308,7 @@ class WorkerPool:
 
     def _start_one(self) -> None:
         try:
-            worker = Worker(self.root, self.files)
+            worker = _claim(self.root, self.files) or Worker(self.root, self.files)
         except BaseException as exc:  # noqa: BLE001 - said to the threads that wait for a worker
             with self.lock:
                 self.started -= 1
@@ -305,6 +319,7 @@ class WorkerPool:
         with self.lock:
             self.starting = False
             self.failure = None
+            self.start_seconds = worker.start_seconds
             if self.closed:
                 self.started -= 1
                 worker.close()
@@ -328,6 +343,60 @@ class WorkerPool:
                 worker.close()
             self.started -= len(self.free)
             self.free.clear()
+
+
+# -- started ahead -----------------------------------------------------------------------------------
+# `trous grade` knows the course's graders before it reads a single copy: a worker started then
+# collects them (half a second of CPU) while the copies are read and the sandboxes start, instead of
+# after, when the grading waits for it. The first pool on the same graders takes it.
+_ahead: dict[tuple[str, tuple[str, ...]], Future] = {}
+_ahead_lock = threading.Lock()
+
+
+def _key(root: Path, files: list[Path]) -> tuple[str, tuple[str, ...]]:
+    return str(Path(root).resolve()), tuple(str(Path(f).resolve()) for f in files)
+
+
+def start_ahead(root: Path, files: list[Path]) -> None:
+    """Start collecting these graders now, in the background (nothing when there are none)."""
+    if not files:
+        return
+    key = _key(root, files)
+    with _ahead_lock:
+        if key in _ahead:
+            return
+        future: Future = Future()
+        _ahead[key] = future
+
+    def start() -> None:
+        try:
+            future.set_result(Worker(root, files))
+        except BaseException as exc:  # noqa: BLE001 - said again by the start that replaces it
+            future.set_exception(exc)
+
+    threading.Thread(target=start, name="trous-test-worker-ahead", daemon=True).start()
+
+
+def _claim(root: Path, files: list[Path]) -> Worker | None:
+    """The worker started ahead on these graders, once collected; None when there is none or its
+    start failed (a new start then fails the same way and says why)."""
+    with _ahead_lock:
+        future = _ahead.pop(_key(root, files), None)
+    if future is None:
+        return None
+    try:
+        return future.result()
+    except BaseException:  # noqa: BLE001
+        return None
+
+
+def drop_ahead() -> None:
+    """Stop the workers started ahead that no pool took (a run refused, or on fewer exercises)."""
+    with _ahead_lock:
+        futures = list(_ahead.values())
+        _ahead.clear()
+    for future in futures:
+        future.add_done_callback(lambda f: f.exception() is None and f.result().close())
 
 
 if __name__ == "__main__":
