@@ -8,7 +8,9 @@ Generates a class (seeded: the same arguments give the same class) from the cour
 solutions (examples/make_classe.py), grades it with the `trous grade` machinery (intake, gradebook,
 sandboxed runners in parallel, reports) in a fresh results folder, and prints side by side: copies per
 second, seconds per student, and the peak memory of the whole process tree (this process, the
-bubblewrap sandboxes, their zygotes and every student process), sampled every 50 ms from /proc by a process of its own (more often, the sampling would take a visible share of the CPU).
+bubblewrap sandboxes, their zygotes and every student process), sampled from /proc by a process of its
+own: RSS 4 times a second, PSS once a second (each PSS sample walks the page tables of the whole tree;
+more often, the sampling would take a visible share of the CPU it measures).
 
 Targets (issue 3): under 0.1 s per student over the whole course on 2 cores, under 500 Mio peak.
 The mixture: strong, average and weak students (right, partly filled, wrong, unfilled, missing
@@ -142,6 +144,18 @@ def _processes() -> tuple[dict[int, list[int]], dict[int, float]]:
     return tree, cpu
 
 
+PAGE_KIB = (os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096) // 1024
+
+
+def _rss_kib(pid: int) -> int:
+    """RSS alone, from the kernel's counters (statm): no walk through the page tables."""
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as f:
+            return int(f.read().split()[1]) * PAGE_KIB
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 def _memory_kib(pid: int) -> tuple[int, int]:
     """(RSS, PSS) in KiB; PSS shares the pages forked processes have in common instead of counting
     them once per process."""
@@ -172,14 +186,15 @@ class TreeMemory:
     It samples from a process of its own (forked before the grader starts its threads): as a thread
     of this process, every sample would take the interpreter's lock from the grader's threads.
 
-    A sample is not free either: it walks /proc and the page tables of every process of the tree
-    (smaps_rollup), on the same cores as the grading. At 20 samples a second that was about a tenth
-    of the machine's CPU during a run (a tenth of what is measured); a few a second find the same
-    peak, since the memory is held by long-lived processes (grader, zygotes, pytest workers). Its own
-    CPU time is reported, so that what it costs stays in sight."""
+    A sample is not free either: PSS walks the page tables of every process of the tree
+    (smaps_rollup, about 16 ms of CPU for the whole tree), on the same cores as the grading. At 20
+    samples a second that was about a tenth of the machine's CPU during a run (a tenth of what is
+    measured). The memory is held by long-lived processes (grader, zygotes, pytest workers): RSS,
+    read from the kernel's counters, is sampled `interval` apart, and PSS every `pss_every`th
+    sample. Its own CPU time is reported, so that what it costs stays in sight."""
 
-    def __init__(self, interval: float = 0.25):
-        self.interval = interval
+    def __init__(self, interval: float = 0.25, pss_every: int = 4):
+        self.interval, self.pss_every = interval, max(1, pss_every)
         self.peak_rss = self.peak_pss = 0
         self.peak_processes = 0
         self.samples = 0
@@ -190,8 +205,8 @@ class TreeMemory:
         context = multiprocessing.get_context("fork")
         self._results, theirs = context.Pipe(duplex=False)
         self._halt = context.Event()
-        self._process = context.Process(target=_sample, args=(os.getpid(), self.interval, self._halt, theirs),
-                                        daemon=True)
+        self._process = context.Process(target=_sample, args=(os.getpid(), self.interval, self.pss_every,
+                                                              self._halt, theirs), daemon=True)
         self._process.start()
         theirs.close()
 
@@ -202,7 +217,7 @@ class TreeMemory:
         self._process.join()
 
 
-def _sample(root: int, interval: float, halt, results) -> None:
+def _sample(root: int, interval: float, pss_every: int, halt, results) -> None:
     me = os.getpid()  # the sampler itself is not part of what is measured
     commands: dict[int, bool] = {}
 
@@ -229,8 +244,9 @@ def _sample(root: int, interval: float, halt, results) -> None:
                     pids.append(child)
                     frontier.append(child)
         rss = pss = 0
+        with_pss = samples % pss_every == 0
         for pid in pids:
-            r, p = _memory_kib(pid)
+            r, p = _memory_kib(pid) if with_pss else (_rss_kib(pid), 0)
             rss, pss = rss + r, pss + p
             if pid in cpu and is_zygote(pid):
                 # The first zygote found is the one under bubblewrap's init, or the unisolated runner's own.
@@ -260,7 +276,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profil", action="store_true", help="profil cProfile du processus principal")
     parser.add_argument("--garder", help="dossier où garder la classe et les résultats")
     parser.add_argument("--echantillons", type=float, default=4.0, metavar="PAR_SECONDE",
-                        help="échantillons de mémoire par seconde (défaut : 4)")
+                        help="échantillons de mémoire (RSS) par seconde (défaut : 4)")
+    parser.add_argument("--echantillons-pss", type=float, default=1.0, metavar="PAR_SECONDE",
+                        help="dont, avec la PSS (qui parcourt les tables de pages), par seconde (défaut : 1)")
     args = parser.parse_args(argv)
 
     course = Course.load(ROOT)
@@ -280,7 +298,8 @@ def main(argv: list[str] | None = None) -> int:
         first = []
         hooks = Hooks(sandbox=lambda kind, text: sandbox.append(kind),
                       graded=lambda grade: first.append(time.perf_counter()) if not first else None)
-        memory = TreeMemory(interval=1.0 / args.echantillons)
+        memory = TreeMemory(interval=1.0 / args.echantillons,
+                            pss_every=max(1, round(args.echantillons / args.echantillons_pss)))
         memory.start()
         profile = cProfile.Profile() if args.profil else None
         load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
@@ -316,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
             ("pic mémoire, arbre de processus (PSS)", f"{memory.peak_pss / 1024:.0f} Mio", "< 500 Mio"),
             ("pic mémoire, somme des RSS", f"{memory.peak_rss / 1024:.0f} Mio", ""),
             ("processus au plus", f"{memory.peak_processes}", ""),
-            ("mesure de la mémoire (hors arbre)", f"{memory.samples} éch., {memory.own_cpu:.2f} s CPU", ""),
+            ("mesure de la mémoire (hors arbre)", f"{memory.samples} éch. (PSS : 1 sur {memory.pss_every}), {memory.own_cpu:.2f} s CPU", ""),
             ("charge de la machine au départ", f"{load:.1f} (cœurs : {os.cpu_count()})", ""),
         ]
         width = max(len(r[0]) for r in rows)
