@@ -26,12 +26,12 @@ of the copy's stops grading (`GraderError`) rather than give that copy a wrong g
 
 from __future__ import annotations
 
-import ast
 import functools
 import hashlib
 import sys
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -157,6 +157,25 @@ class _ExercisePlan:
     tests: list[_TestPlan] = field(default_factory=list)
 
 
+class _Judged:
+    """What was already concluded from one result: the cache hands the very same UnitResult to every
+    copy whose program is the same (a right fill, written the same way by many students), and the
+    verdicts drawn from it (pure functions of it and of the grader's own checks) are then drawn once,
+    not once per copy. Keyed by the result's identity, forgotten with the result."""
+
+    def __init__(self):
+        self.tables: dict[int, tuple[weakref.ref, dict]] = {}
+
+    def of(self, result: UnitResult) -> dict:
+        key = id(result)
+        found = self.tables.get(key)
+        if found is not None and found[0]() is result:
+            return found[1]
+        table: dict = {}
+        self.tables[key] = (weakref.ref(result, lambda _, key=key: self.tables.pop(key, None)), table)
+        return table
+
+
 class _Cache:
     """Results of identical programs, bounded by the bytes they took on the wire."""
 
@@ -218,6 +237,7 @@ class Grader:
         self.references: dict[tuple, ProbeResult] = {}
         self.states: dict[tuple, dict] = {}  # (exercise id, variant) → the solution's top-level variables
         self._cache = _Cache(CACHE_BYTES)
+        self._judged = _Judged()
         self._by_variant: dict[tuple, dict] = {}
         self._plain_states: dict[tuple, bool] = {}
         self._analyses: OrderedDict[tuple, Analysis] = OrderedDict()
@@ -519,7 +539,8 @@ class Grader:
                 if meta.blank is None and not meta.expects:
                     continue
             own_ok = True
-            for (index, expect), probe in zip(meta.expects, result.probes):
+            judged = self._judged.of(result)
+            for j, ((index, expect), probe) in enumerate(zip(meta.expects, result.probes)):
                 if spliced:
                     result_view, probe_view = _remap(result, probe, analysis, index)
                 else:
@@ -531,7 +552,13 @@ class Grader:
                         raise GraderError(f"{exercise.id} : pas de valeur de référence pour {expect.expr!r}")
                     expected = reference.value
                 say = disclosure(expect, graded=True, own_file=not spliced and not meta.variant)
-                verdict = judge(expect, expected, result_view, probe_view, say=say)
+                # Drawn from the result alone (no line of this copy's own in it): the same for every copy.
+                key = (j, id(expect), say) if result_view is result and probe_view is probe else None
+                verdict = judged.get(key) if key is not None else None
+                if verdict is None:
+                    verdict = judge(expect, expected, result_view, probe_view, say=say)
+                    if key is not None:
+                        judged[key] = verdict
                 own_ok = own_ok and verdict.ok
                 verdicts.setdefault(index, []).append((expect, verdict))
             if spliced and meta.blank is not None:
@@ -630,8 +657,13 @@ class Grader:
         if meta.variant:
             variant = next((e.variant for _, e in meta.expects if e.variant), None)
             context = f"sur d'autres entrées ({variant.description}) : " if variant else "sur d'autres entrées : "
-        if result.status == OK and result.state == reference and self._plain_states[(exercise.id, meta.variant)]:
-            return None  # the usual case: the very variables of the reference
+        if result.status == OK and self._plain_states[(exercise.id, meta.variant)]:
+            judged = self._judged.of(result)
+            same = judged.get(("state", exercise.id, meta.variant))
+            if same is None:
+                same = judged[("state", exercise.id, meta.variant)] = result.state == reference
+            if same:
+                return None  # the usual case: the very variables of the reference
         kind = self._kind_gloss(statement, reference, result.state)
         error = result.error
         but = "ton trou donne la bonne valeur, mais " if own_ok else ""
@@ -867,13 +899,25 @@ def _short(text: str, n: int) -> str:
 
 def _group_key(units: tuple[Unit, ...], limits: Limits) -> str:
     """What decides a group's results: its programs, inputs, checks and bounds."""
-    digest = hashlib.sha256(repr(sorted(limits.__dict__.items())).encode())
+    digest = hashlib.sha256(_limits_text(limits))
     for unit in units:
         digest.update(_digest(unit.source))  # the variants of a blank share one program: hashed once
-        digest.update("\0".join((unit.filename, unit.module_name, repr(unit.wall), repr(unit.overrides),
-                                 repr(unit.state), *(f"{p.expr}\1{p.setup}\1{p.secret}" for p in unit.probes)))
-                      .encode())
+        digest.update(_unit_text(unit.filename, unit.module_name, unit.wall, unit.overrides, unit.state, unit.probes))
     return digest.hexdigest()
+
+
+# Every copy asks for the same bounds and, blank after blank, the same inputs and checks: their text
+# is written once (a key is computed for each group of each copy, some sixty a copy).
+@functools.lru_cache(maxsize=64)
+def _limits_text(limits: Limits) -> bytes:
+    return repr(sorted(limits.__dict__.items())).encode()
+
+
+@functools.lru_cache(maxsize=4096)
+def _unit_text(filename: str, module_name: str, wall: float | None, overrides: tuple, state: tuple | None,
+               probes: tuple[Probe, ...]) -> bytes:
+    return "\0".join((filename, module_name, repr(wall), repr(overrides), repr(state),
+                      *(f"{p.expr}\1{p.setup}\1{p.secret}" for p in probes))).encode()
 
 
 @functools.lru_cache(maxsize=1024)
