@@ -644,3 +644,46 @@ def test_a_start_ahead_that_failed_is_tried_again_by_the_pool_which_says_why(tmp
         assert not testworker._ahead and pool.started == 0
     finally:
         pool.close()
+
+
+def test_copies_graded_at_once_run_each_program_they_share_once():
+    """The first copies of a class all miss the grader's cache at once: a group of units another
+    thread is running is waited for, not run a second time; each copy still gets its whole grade."""
+    import collections
+
+    course = Course.load(ROOT)
+    only = ["02_places", "05_qkv"]
+    files = {e: (ROOT / "solutions" / f"{e}.py").read_bytes() for e in only}  # every blank right
+    runs: collections.Counter = collections.Counter()
+    grades = {}
+    with RunnerPool(2, mode="auto") as pool:
+        original = pool.run
+
+        def counting(job):
+            runs[tuple((u.source, u.overrides, u.wall, u.probes, u.state, u.process) for u in job.units)] += 1
+            return original(job)
+
+        pool.run = counting
+        grader = Grader(course, pool, only=only)
+        try:
+            grader.compute_references()
+            runs.clear()
+            start = threading.Barrier(3)
+
+            def grade(name: str) -> None:
+                start.wait()
+                grades[name] = grader.grade(name, files)
+
+            threads = [threading.Thread(target=grade, args=(name,)) for name in ("alice", "bob", "chloe")]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(timeout=300)
+        finally:
+            grader.close()
+    assert sorted(grades) == ["alice", "bob", "chloe"]
+    assert runs and max(runs.values()) == 1, [n for n in runs.values() if n > 1]
+    for grade in grades.values():
+        assert grade.score == grade.max_score > 0
+        assert [(b.id, b.status) for e in grade.exercises for b in e.blanks] == \
+            [(b.id, b.status) for e in grades["alice"].exercises for b in e.blanks]

@@ -238,6 +238,7 @@ class Grader:
         self.states: dict[tuple, dict] = {}  # (exercise id, variant) → the solution's top-level variables
         self._cache = _Cache(CACHE_BYTES)
         self._judged = _Judged()
+        self._running: dict[str, threading.Event] = {}  # groups being run, by key: set once done
         self._by_variant: dict[tuple, dict] = {}
         self._plain_states: dict[tuple, bool] = {}
         self._analyses: OrderedDict[tuple, Analysis] = OrderedDict()
@@ -355,7 +356,7 @@ class Grader:
         job, keys = self.reference_job()
         if not job.units:
             return
-        results = self.pool.run(job)
+        results = self._spread(job)
         problems = []
         for result, (exercise_id, variant, probe_keys) in zip(results, keys):
             shown = f" (variante {dict(variant)})" if variant else ""
@@ -379,6 +380,22 @@ class Grader:
         if problems:
             self._broken = "\n".join(problems)  # said again to whoever asks again: nothing is graded
             raise GraderError(self._broken)
+
+    def _spread(self, job: Job) -> list[UnitResult]:
+        """The job's processes (a unit group each) spread over the pool's runners and run at once,
+        as they wait idle at the start; the results in the job's order."""
+        groups: dict[str, list[int]] = {}
+        for i, unit in enumerate(job.units):
+            groups.setdefault(unit.process, []).append(i)
+        shares: list[list[int]] = [[] for _ in range(min(self.pool.size, len(groups)))]
+        for k, positions in enumerate(groups.values()):
+            shares[k % len(shares)].extend(positions)
+        results: list[UnitResult | None] = [None] * len(job.units)
+        parts = [Job(tuple(job.units[i] for i in share), job.limits, job.capture_output) for share in shares]
+        for n, got in self.pool.map(parts):
+            for i, result in zip(shares[n], got):
+                results[i] = result
+        return results  # type: ignore[return-value]
 
     def _reference_tests(self) -> list[str]:
         """Every test function on the reference solution: each must pass there (a grader gives the
@@ -793,16 +810,36 @@ class Grader:
         units = tuple(_within(job.units[i], left, job.limits) for i in positions)
         key = _group_key(units, job.limits)
         cached = self._cache.get(key)
-        if cached is None:
-            started = time.monotonic()
-            cached = self.pool.run(Job(units, job.limits, job.capture_output))
-            clock.spend(time.monotonic() - started)
-            if process == AS_IS:
-                for unit, result in zip(units, cached):
-                    if result.status in ("ok", "error", "exit"):
-                        self._cache.put(_group_key((unit,), job.limits), [result])
-            elif all(r.status in ("ok", "error", "exit") for r in cached):
-                self._cache.put(key, cached)
+        while cached is None:
+            # Another thread running this very group (the first copies of a class share most of
+            # their programs, and all miss the cache at once): its results, once they are in.
+            with self._cache_lock:
+                running = self._running.get(key)
+                if running is None:
+                    self._running[key] = threading.Event()
+            if running is not None:
+                running.wait()
+                # None when they were not kept (a timeout): run here. Files run as they are are kept each
+                # on its own (another copy may hand in one of them only).
+                if process == AS_IS:
+                    found = [self._cache.get(_group_key((unit,), job.limits)) for unit in units]
+                    cached = None if any(f is None for f in found) else [f[0] for f in found]
+                else:
+                    cached = self._cache.get(key)
+                continue
+            try:
+                started = time.monotonic()
+                cached = self.pool.run(Job(units, job.limits, job.capture_output))
+                clock.spend(time.monotonic() - started)
+                if process == AS_IS:
+                    for unit, result in zip(units, cached):
+                        if result.status in ("ok", "error", "exit"):
+                            self._cache.put(_group_key((unit,), job.limits), [result])
+                elif all(r.status in ("ok", "error", "exit") for r in cached):
+                    self._cache.put(key, cached)
+            finally:
+                with self._cache_lock:
+                    self._running.pop(key).set()
         for i, result in zip(positions, cached):
             results[i] = result
 
