@@ -253,13 +253,11 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
         sandbox = ""
         timings["carnet de notes"] = time.perf_counter() - t
         not_handed_in = {s: tuple(a for a in scope.assignments if a not in scope.per_copy[s]) for s in by_student}
-        # Each student's own files (results JSON, feedback page) are written while the last copies are
-        # graded, on a runner's idle time, rather than all after the last one; write_all writes again
-        # those whose grade changed since (formgrader's, through settle). Each file is complete or
-        # absent at any time.
+        # Each student's own files (results JSON, feedback page) are written as soon as the grade is
+        # recorded, while the other copies are graded, rather than all after the last one; write_all
+        # writes again those whose grade changed since (formgrader's, through settle). Each file is
+        # complete or absent at any time.
         early = StudentFiles(results_dir, course, intake.submissions, not_handed_in)
-        waiting: list[SubmissionGrade] = []
-        runners = options.workers or default_workers()
         writing = 0.0
         if todo:
             t = time.perf_counter()
@@ -285,13 +283,9 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
                     intake.graded(course, grade)
                 graded.append(grade.student)
                 hooks.graded(grade)
-                waiting.append(grade)
-                if len(todo) - len(graded) < runners:  # fewer copies left than runners: one is idle
-                    w = time.perf_counter()
-                    for finished in waiting:
-                        early.write(finished)
-                    waiting.clear()
-                    writing += time.perf_counter() - w
+                w = time.perf_counter()
+                early.write(grade)
+                writing += time.perf_counter() - w
             timings["correction"] = time.perf_counter() - t - recording - writing
             timings["carnet de notes"] += recording
         gradebook.finish_run(run_id, len(graded), len(done))

@@ -48,6 +48,7 @@ from ..course.submission import Analysis, analyse_bytes
 from ..runner.pool import RunnerPool
 from ..runner.protocol import CRASH, OK, SKIPPED, TIMEOUT, ErrorInfo, Job, Limits, Probe, ProbeResult, Unit, UnitResult
 from ..student.checking import Verdict, _available, describe_error, disclosure, judge, limits_for
+from . import order as order_mod
 from .model import ERROR, FAILED, MISSING, PASSED, UNFILLED, BlankGrade, ExerciseGrade, SubmissionGrade
 from .testfunctions import Clock, Outcome, TestFunction, TestFunctions
 
@@ -60,6 +61,10 @@ COPY_WALL = 60.0  # seconds of wall time for a whole copy, unless course.yaml sa
 # wire: once read, they take several times that, so this keeps the grader's own memory under 200 MiB.
 CACHE_BYTES = 16 * 1024 * 1024
 ANALYSES = 4096  # copies read against their template kept for reuse
+# The scan of a class (order.py) gives each file this long, plus this many times its reference's run:
+# a program that ends by then is not held up, one that may loop is found for the price of the floor.
+SCAN_FLOOR = 0.5
+SCAN_FACTOR = 10.0
 AS_IS = "fichiers"  # the process key of the student's own files, run as they are
 TEST_RESULTS = 16384  # outcomes of test functions on identical programs kept for reuse
 # What follows a right fill must give the reference's values; within these tolerances, since a
@@ -244,6 +249,10 @@ class Grader:
         self._analyses: OrderedDict[tuple, Analysis] = OrderedDict()
         self._cache_lock = threading.Lock()
         self._broken: str | None = None  # why the references cannot be computed
+        self._reference_seconds: dict[str, float] = {}  # exercise → its solution's longest run
+        # Results of files run as they are by scan(), until the copy's turn takes them (not in the
+        # cache, whose oldest entries make room for newer ones before the last copies' turns).
+        self._scanned: dict[str, UnitResult] = {}
         # Told each test function's outcome on each copy (student, outcome): the doctor counts
         # which mutants each test refuses.
         self.observe: Callable[[str, Outcome], None] | None = None
@@ -360,6 +369,7 @@ class Grader:
         problems = []
         for result, (exercise_id, variant, probe_keys) in zip(results, keys):
             shown = f" (variante {dict(variant)})" if variant else ""
+            self._reference_seconds[exercise_id] = max(self._reference_seconds.get(exercise_id, 0.0), result.seconds)
             if result.status != OK:
                 problems.append(f"{exercise_id} : la solution ne s'exécute pas jusqu'au bout{shown} : "
                                 f"{describe_error(result.error)}")
@@ -796,7 +806,14 @@ class Grader:
             # Each file is its own program: one already run as it is (another student handed in
             # the very same file) is not run again, even when the rest of the copy differs.
             for i in list(positions):
-                known = self._cache.get(_group_key((job.units[i],), job.limits))
+                key = _group_key((job.units[i],), job.limits)
+                known = self._cache.get(key)
+                if known is None:
+                    with self._cache_lock:
+                        scanned = self._scanned.pop(key, None)
+                    if scanned is not None:
+                        known = [scanned]
+                        self._cache.put(key, known)
                 if known is not None:
                     results[i] = known[0]
                     positions.remove(i)
@@ -886,28 +903,103 @@ class Grader:
                 keep.append(i)
         return keep
 
+    # -- the copy's files run as they are, ahead of its turn (order.py) --------------------------
+    def scan(self, files: dict[str, bytes | None]) -> bool:
+        """Run each file of the copy as it is, in one process, each within a few times what its
+        reference solution takes (SCAN_FLOOR + SCAN_FACTOR times, not when that is over half its
+        wall time): a result the full wall time would give too (it ended by itself) is kept for the
+        copy's turn, which finds it for the very unit it runs. True when a file ran past that time:
+        it may loop (or be slow), and its copy is better graded early."""
+        units: list[Unit] = []
+        reused: list[Unit] = []  # the unit grading runs, the same but for its full wall
+        whole: list[Unit] = []
+        for exercise in self.exercises:
+            data = files.get(exercise.id)
+            if data is None:
+                continue
+            shown = f"exercises/{exercise.id}.py"
+            analysis = self._analyse(exercise, data, shown)
+            if not analysis.readable or not analysis.source.text.strip():
+                continue
+            if not analysis.aligned and analysis.syntax is not None:
+                continue
+            wall = self.limits(exercise).wall
+            scan_wall = SCAN_FLOOR + SCAN_FACTOR * self._reference_seconds.get(exercise.id, 0.0)
+            if scan_wall > wall / 2:  # its reference is too slow to tell a loop early: left to its turn
+                continue
+            unit = Unit(analysis.source.text, shown, (), process=AS_IS, group=f"{exercise.id}/fichier", wall=wall)
+            scanned = replace(unit, wall=scan_wall)
+            if analysis.aligned:  # the very unit of the copy's own files (plan), in the same order
+                reused.append(unit)
+                units.append(scanned)
+            else:  # run whole with its checks when graded: scanned only to see whether it ends, and last
+                whole.append(scanned)
+        if not units and not whole:
+            return False
+        limits = self.job_limits()
+        results = self.pool.run(Job(tuple(units + whole), limits, capture_output=False))
+        for unit, result in zip(reused, results):
+            if result.status in (OK, "error", "exit"):  # it ended by itself: so it would have with more time
+                with self._cache_lock:
+                    self._scanned[_group_key((unit,), limits)] = result
+        return any(result.status == TIMEOUT for result in results)
+
     def grade_many(self, submissions: Iterable[tuple[str, dict[str, bytes | None]]],
                    on_done: Callable[[SubmissionGrade], None] | None = None) -> Iterator[SubmissionGrade]:
-        """Grade in parallel across the pool's runners; yields grades as they finish."""
-        from concurrent.futures import ThreadPoolExecutor, as_completed  # noqa: PLC0415
+        """Grade in parallel across the pool's runners; yields grades as they finish. More copies
+        than runners: the class is scanned first, and the copies that may loop graded first (order.py)."""
+        import queue  # noqa: PLC0415
 
         self.compute_references()
-        executor = ThreadPoolExecutor(max_workers=self.pool.size)
+        copies = list(submissions)
+        schedule = order_mod.Schedule(len(copies), scan=len(copies) > self.pool.size)
+        finished: queue.SimpleQueue = queue.SimpleQueue()  # (grade, None), (None, error), or None: a thread ended
+
+        def work() -> None:
+            try:
+                while (task := schedule.next()) is not None:
+                    kind, k = task
+                    student, files = copies[k]
+                    if kind == "scan":
+                        if self.scan(files):
+                            schedule.suspect(k)
+                    else:
+                        finished.put((self.grade(student, files), None))
+            except BaseException as exc:  # noqa: BLE001 - raised to the caller, which stops the rest
+                schedule.stop()
+                finished.put((None, exc))
+            finally:
+                finished.put(None)
+
+        threads = [threading.Thread(target=work, name=f"trous-grading-{i}", daemon=True)
+                   for i in range(min(self.pool.size, len(copies)))]
         # Grading threads mostly wait on pipes; a short switch interval lets the thread that records
         # grades (SQLite releases the lock on every statement) get it back without queuing 5 ms.
         interval = sys.getswitchinterval()
         sys.setswitchinterval(min(interval, 0.0005))
         try:
-            futures = [executor.submit(self.grade, student, files) for student, files in submissions]
-            for future in as_completed(futures):
-                grade = future.result()
+            for thread in threads:
+                thread.start()
+            running = len(threads)
+            while running:
+                item = finished.get()
+                if item is None:
+                    running -= 1
+                    continue
+                grade, error = item
+                if error is not None:
+                    raise error
                 if on_done:
                     on_done(grade)
                 yield grade
         finally:
-            # Interrupted (Ctrl+C, an error): do not grade the rest of the queue before returning.
-            executor.shutdown(wait=True, cancel_futures=True)
+            # Interrupted (Ctrl+C, an error): the threads end with the copy they are on, no other.
+            schedule.stop()
+            for thread in threads:
+                thread.join()
             sys.setswitchinterval(interval)
+            with self._cache_lock:
+                self._scanned.clear()  # what a copy did not take (its exercise looped in a blank's run)
 
 
 def _statements(solution: str, fills: list[blanks_mod.Fill]) -> list[_Statement | None]:
