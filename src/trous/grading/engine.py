@@ -66,6 +66,8 @@ ANALYSES = 4096  # copies read against their template kept for reuse
 SCAN_FLOOR = 0.5
 SCAN_FACTOR = 10.0
 AS_IS = "fichiers"  # the process key of the student's own files, run as they are
+# A unit that ended by itself: run again, it ends the same way (its result is kept for other copies).
+ENDED = (OK, "error", "exit")
 TEST_RESULTS = 16384  # outcomes of test functions on identical programs kept for reuse
 # What follows a right fill must give the reference's values; within these tolerances, since a
 # fill accepted by its own checks (within theirs) may differ from the reference's in the last digits.
@@ -806,16 +808,9 @@ class Grader:
             # Each file is its own program: one already run as it is (another student handed in
             # the very same file) is not run again, even when the rest of the copy differs.
             for i in list(positions):
-                key = _group_key((job.units[i],), job.limits)
-                known = self._cache.get(key)
-                if known is None:
-                    with self._cache_lock:
-                        scanned = self._scanned.pop(key, None)
-                    if scanned is not None:
-                        known = [scanned]
-                        self._cache.put(key, known)
+                known = self._file_result(job.units[i], job.limits)
                 if known is not None:
-                    results[i] = known[0]
+                    results[i] = known
                     positions.remove(i)
             if not positions:
                 return
@@ -839,8 +834,8 @@ class Grader:
                 # None when they were not kept (a timeout): run here. Files run as they are are kept each
                 # on its own (another copy may hand in one of them only).
                 if process == AS_IS:
-                    found = [self._cache.get(_group_key((unit,), job.limits)) for unit in units]
-                    cached = None if any(f is None for f in found) else [f[0] for f in found]
+                    found = [self._file_result(unit, job.limits) for unit in units]
+                    cached = None if any(f is None for f in found) else found
                 else:
                     cached = self._cache.get(key)
                 continue
@@ -850,15 +845,28 @@ class Grader:
                 clock.spend(time.monotonic() - started)
                 if process == AS_IS:
                     for unit, result in zip(units, cached):
-                        if result.status in ("ok", "error", "exit"):
+                        if result.status in ENDED:
                             self._cache.put(_group_key((unit,), job.limits), [result])
-                elif all(r.status in ("ok", "error", "exit") for r in cached):
+                elif all(r.status in ENDED for r in cached):
                     self._cache.put(key, cached)
             finally:
                 with self._cache_lock:
                     self._running.pop(key).set()
         for i, result in zip(positions, cached):
             results[i] = result
+
+    def _file_result(self, unit: Unit, limits: Limits) -> UnitResult | None:
+        """The result of a file run as it is, when known: kept for another copy's same file, or run
+        by scan() for this copy's turn (then taken, and kept like the others)."""
+        key = _group_key((unit,), limits)
+        known = self._cache.get(key)
+        if known is not None:
+            return known[0]
+        with self._cache_lock:
+            scanned = self._scanned.pop(key, None)
+        if scanned is not None:
+            self._cache.put(key, [scanned])
+        return scanned
 
     def _run_tests(self, plan: _TestPlan, unit_results: list[UnitResult], limits: Limits, clock: Clock) -> None:
         """A blank's test functions, in a session on the program its units ran. Not when those units
@@ -939,7 +947,7 @@ class Grader:
         limits = self.job_limits()
         results = self.pool.run(Job(tuple(units + whole), limits, capture_output=False))
         for unit, result in zip(reused, results):
-            if result.status in (OK, "error", "exit"):  # it ended by itself: so it would have with more time
+            if result.status in ENDED:  # so it would have with more time
                 with self._cache_lock:
                     self._scanned[_group_key((unit,), limits)] = result
         return any(result.status == TIMEOUT for result in results)
