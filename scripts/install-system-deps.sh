@@ -4,6 +4,7 @@
 #   util-linux  — setpriv, with which the isolation tests grade as an unprivileged user
 #   chromium    — the real browser of the JupyterLab tests (driven by Playwright, never downloaded)
 #   postgresql  — the shared gradebook tests (a throw-away server started by the tests)
+#   php-cli     — the tests' oracle for what Moodle's PHP (strtotime) reads in a grading worksheet
 # Installs only what is missing; needs root (or sudo) and Debian's package registry.
 set -euo pipefail
 
@@ -12,6 +13,7 @@ command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
 command -v setpriv >/dev/null 2>&1 || need+=(util-linux)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
+command -v php >/dev/null 2>&1 || need+=(php-cli)
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
