@@ -68,7 +68,7 @@ def worksheet(participants: list[Participant], lang: str, *, maximum: float = 20
     header += [s["modgrade"]] + ([s["comments"]] if comments else [])
     rows = [header]
     for p in participants:
-        row = [f"{s['hiddenuser']}{'' if s['hiddenuser'].endswith(' ') else ' '}{p.number}"]
+        row = [f"{s['hiddenuser']}{p.number}"]  # gradingtable.php col_recordid: hiddenuser . uniqueid
         row += [] if blind else [p.name, p.email]
         row += [s["submitted"] if p.submitted else s["nosubmission"],
                 "" if p.grade is None else format_float(p.grade, 2, lang), format_float(maximum, 2, lang),
@@ -140,4 +140,90 @@ def feedback_targets(data: bytes, participants: set[int]) -> dict[str, tuple[int
                 rest = info[4] if len(info) == 5 else ""
                 out[entry] = (int(info[1]), f"{info[2]}_{info[3]}", "/".join([rest, *parts]).strip("/"))
                 break
+    return out
+
+
+# -- the upload, as Moodle's process_import_grades does it ----------------------------------------
+PHP_STRTOTIME = r"""
+date_default_timezone_set('UTC');
+$out = [];
+foreach (json_decode(stream_get_contents(STDIN)) as $s) {
+    $t = strtotime($s);
+    $out[] = $t === false ? null : $t;
+}
+echo json_encode($out);
+"""
+
+
+def strtotime(texts: list[str]) -> list[int | None]:
+    """The real PHP's strtotime (server time zone UTC); None for false. php-cli comes from
+    scripts/install-system-deps.sh."""
+    import json
+    import shutil
+    import subprocess
+
+    import pytest
+
+    php = shutil.which("php")
+    if php is None:
+        pytest.fail("php introuvable : scripts/install-system-deps.sh installe php-cli (Debian), l'oracle de ces tests")
+    done = subprocess.run([php, "-r", PHP_STRTOTIME], input=json.dumps(texts), capture_output=True, text=True,
+                          timeout=120, check=True)
+    return json.loads(done.stdout)
+
+
+@dataclass
+class GradeRecord:
+    """A row of Moodle's assign_grades for one participant, with its feedback comment."""
+
+    grade: float  # -1: a record without a grade (created by a feedback-file upload, say)
+    timemodified: int
+    comment: str = ""
+
+
+def upload(data: bytes, lang: str, records: dict[int, GradeRecord], *, now: int, ignoremodified: bool = False,
+           locked: set[int] = frozenset(), maximum: float = 20.0, encoding: str = "utf-8",
+           delimiter: str = ",") -> dict[int, GradeRecord]:
+    """What Moodle's worksheet upload leaves in assign_grades: a port of process_import_grades
+    (mod/assign/feedback/offline/locallib.php), with the row's date read by the real PHP strtotime
+    as importgradeslib.php's next() does. `records`: the participants who have a grade record."""
+    rows = import_worksheet(data, lang, encoding=encoding, delimiter=delimiter)
+    numbers = sorted(rows)
+    times = dict(zip(numbers, strtotime([rows[n].modified for n in numbers])))
+    out = {n: GradeRecord(r.grade, r.timemodified, r.comment) for n, r in records.items()}
+    for number in numbers:
+        row = rows[number]
+        usergrade = records.get(number)
+        modified = times[number] or 0  # strtotime's false, counted as 0 by `$modified + 60`
+        stale = usergrade is not None and usergrade.timemodified > modified + 60
+        grade = row.grade
+        if usergrade is not None and grade is not None and usergrade.grade == grade:
+            skip = True  # grade not modified
+        elif grade is None or grade < 0:
+            skip = True  # no value
+        elif not ignoremodified and stale:
+            skip = True  # modified in Moodle more recently than the worksheet says
+        elif number in locked:
+            skip = True  # grading_disabled
+        else:
+            skip = grade > maximum  # out of range
+        if not skip:
+            record = out.setdefault(number, GradeRecord(-1, now))
+            record.grade, record.timemodified = grade, now
+        if (ignoremodified or not stale) and row.feedback is not None:
+            old = usergrade.comment if usergrade is not None else ""
+            if row.feedback != old:
+                out.setdefault(number, GradeRecord(-1, now)).comment = row.feedback
+    return out
+
+
+def zip_upload(data: bytes, records: dict[int, GradeRecord], participants: set[int],
+               submitted: dict[int, int]) -> dict[int, GradeRecord]:
+    """What Moodle's feedback-zip upload does to assign_grades (feedback/file/importziplib.php,
+    import_zip_files): `get_user_grade($userid, true)` for each participant a file goes to, which
+    creates a record without a grade, dated like the submission (locallib.php get_user_grade), where
+    there was none. `submitted`: participant → the submission's timemodified."""
+    out = {n: GradeRecord(r.grade, r.timemodified, r.comment) for n, r in records.items()}
+    for number, _, _ in feedback_targets(data, participants).values():
+        out.setdefault(number, GradeRecord(-1, submitted[number]))
     return out

@@ -14,9 +14,12 @@ import zipfile
 
 import pytest
 
-from moodle_support import LANG, Participant, feedback_targets, import_worksheet, unformat_float, worksheet
+from moodle_support import (LANG, GradeRecord, Participant, feedback_targets, import_worksheet, unformat_float, upload,
+                            worksheet, zip_upload)
 from trous.grading import moodle
 from trous.grading.model import FAILED, PASSED, BlankGrade, ExerciseGrade, SubmissionGrade
+from trous.grading.moodlefolders import Copies
+from trous.grading.moodlefolders import Participant as Participant_
 from trous.grading.submissions import Submission
 
 CLASS = [
@@ -31,6 +34,12 @@ def copies(*numbers: int, names: dict[int, str] | None = None) -> list[Submissio
     by_number = {p.number: p.name for p in CLASS}
     by_number.update(names or {})
     return [Submission(str(n), {}, name=by_number.get(n, f"Inconnu {n}")) for n in numbers]
+
+
+def of_archive(submissions: list[Submission]) -> Copies:
+    """The participants of those copies, as the intake of a Moodle archive records them."""
+    return Copies({s.student: Participant_(s.student, s.name, f"{s.name}_{s.student}_assignsubmission_file")
+                   for s in submissions if s.student.isdigit()})
 
 
 def write(tmp_path, data: bytes, name: str = "feuille.csv"):
@@ -68,7 +77,7 @@ def test_a_worksheet_moodle_would_refuse_is_refused_with_what_to_do(tmp_path):
 # -- filling it: only the grade and the comment change ---------------------------------------------
 def fill(tmp_path, data: bytes, numbers=(12, 15, 21), **kw):
     sheet = moodle.read_worksheet(write(tmp_path, data))
-    matching = moodle.match(sheet, copies(*numbers), "moodle")
+    matching = moodle.match(sheet, copies(*numbers), of_archive(copies(*numbers)))
     values = {n: (10.0 + int(n) / 4, f"Total pour {n} : 01_toux à revoir, « bien »") for n in matching.copies}
     return sheet, matching, moodle.fill(sheet, values)
 
@@ -96,7 +105,7 @@ def test_only_the_grade_and_the_comment_change(tmp_path, lang, encoding, delimit
     grade, comment = header.index(LANG[lang]["grade"]), header.index(LANG[lang]["comments"])
     assert after[0] == header and len(after) == len(before)
     for old, new in zip(before[1:], after[1:]):
-        number = int(old[0].split()[-1])
+        number = int(old[0][len(LANG[lang]["hiddenuser"]):])  # as Moodle strips its « Participant »
         changed = {i for i, (a, b) in enumerate(zip(old, new)) if a != b}
         if number == 17:  # sent nothing: the row is untouched, its grade stays empty
             assert new == old and new[grade] == ""
@@ -119,12 +128,62 @@ def test_moodle_reads_back_the_grades_with_its_own_decimal_separator(tmp_path, l
     # The dates Moodle compares with its own grades are the downloaded ones.
     assert imported[15].modified == LANG[lang]["date"] and imported[12].modified == "-"
     assert filled.locked == ["21"]
-    # The grade 15 had in Moodle is replaced, and said so with both values as the worksheet writes them.
+    # 15 had a grade in Moodle (its row is dated): said with both values as the worksheet writes them,
+    # and with what Moodle will do, which depends on whether PHP reads that date.
     sep = "," if lang == "fr" else "."
-    assert filled.replaced == [("15", f"7{sep}00", f"13{sep}75")]
+    assert [(e.participant, e.before, e.after) for e in filled.existing] == [("15", f"7{sep}00", f"13{sep}75")]
+    assert [e.participant for e in filled.kept_by_moodle()] == (["15"] if lang == "fr" else [])
+    assert [e.participant for e in filled.replaced()] == (["15"] if lang == "en" else [])
     # The test's reader can tell a wrong separator: in English, « 13,75 » is 1375.
     if lang == "en":
         assert unformat_float("13,75", "en") == 1375.0
+
+
+# -- what Moodle's upload really does with it (a port of process_import_grades, PHP's strtotime) ---
+DOWNLOADED = 1772445600  # 2 March 2026, 10:00 UTC: the date the worksheets of moodle_support carry for 15
+NOW = DOWNLOADED + 7 * 86400
+
+
+@pytest.mark.parametrize("lang", ["fr", "en"])
+def test_what_trous_says_of_existing_grades_is_what_moodle_does(tmp_path, lang):
+    _, _, filled = fill(tmp_path, worksheet(CLASS, lang))
+    before = {15: GradeRecord(7.0, DOWNLOADED + 25, "Bien vu")}  # graded in Moodle, within the downloaded minute
+    after = upload(filled.data, lang, before, now=NOW, locked={21})
+    skipped = {str(n) for n, r in before.items() if after[n].grade == r.grade and after[n].comment == r.comment}
+    # Moodle keeps exactly the rows trous says it will keep (a French date: strtotime cannot read it).
+    assert skipped == {e.participant for e in filled.kept_by_moodle()}
+    assert skipped == ({"15"} if lang == "fr" else set())
+    assert after[12].grade == 13.0 and after[12].comment.startswith("Total pour 12")  # no record: taken
+    assert after[21].grade == -1 and after[21].comment.startswith("Total pour 21")  # locked: comment only
+    # With the box trous names ticked, Moodle takes every row, in both languages.
+    ticked = upload(filled.data, lang, before, now=NOW, locked={21}, ignoremodified=True)
+    assert ticked[15].grade == 13.75 and ticked[15].comment.startswith("Total pour 15")
+    # A grade changed in Moodle after the download is kept even when Moodle reads the date.
+    changed = upload(filled.data, lang, {15: GradeRecord(9.0, DOWNLOADED + 3600)}, now=NOW)
+    assert changed[15].grade == 9.0
+
+
+@pytest.mark.parametrize("lang", ["fr", "en"])
+def test_the_feedback_zip_before_the_worksheet_makes_its_rows_stale(tmp_path, lang):
+    _, _, filled = fill(tmp_path, worksheet(CLASS, lang), numbers=(12,))
+    pages = moodle.feedback_zip({"Élodie Dupont-Lefèvre_12_assignsubmission_file": b"<p>12</p>"})
+    submitted = {12: DOWNLOADED - 86400}
+    zip_first = upload(filled.data, lang, zip_upload(pages, {}, {12, 15, 17, 21}, submitted), now=NOW)
+    assert zip_first[12].grade == -1 and zip_first[12].comment == ""  # the row was skipped whole
+    sheet_first = zip_upload(pages, upload(filled.data, lang, {}, now=NOW), {12, 15, 17, 21}, submitted)
+    assert sheet_first[12].grade == 13.0 and sheet_first[12].comment.startswith("Total pour 12")
+    lines = " ".join(moodle.existing_lines(filled, moodle.LANGUAGES[0 if lang == "fr" else 1], zip_too=True))
+    assert f"dépose la feuille avant {moodle.FEEDBACK_ZIP}" in lines
+
+
+def test_trous_s_own_worksheets_write_the_identifier_as_moodle_does():
+    files = moodle.default_worksheets([("1001", "Alice Martin", 4.0, 5.0, "Total 4/5")])
+    assert cells(files["fr"], "utf-8", ",")[1][0] == "Participant1001"  # hiddenuser « Participant » + N
+    assert cells(files["en"], "utf-8", ",")[1][0] == "Participant 1001"  # hiddenuser « Participant  » + N
+    # An empty date: PHP's strtotime gives false, so a participant with a grade record keeps it.
+    kept = upload(files["fr"], "fr", {1001: GradeRecord(2.0, DOWNLOADED)}, now=NOW)
+    assert kept[1001].grade == 2.0
+    assert upload(files["fr"], "fr", {1001: GradeRecord(2.0, DOWNLOADED)}, now=NOW, ignoremodified=True)[1001].grade == 4.0
 
 
 def test_blind_marking_worksheet_is_matched_by_number_only(tmp_path):
@@ -132,7 +191,7 @@ def test_blind_marking_worksheet_is_matched_by_number_only(tmp_path):
     sheet = moodle.read_worksheet(write(tmp_path, original))
     assert sheet.columns.full_name is None
     blind = [Submission(str(n), {}, name="Participant") for n in (12, 15)]
-    matching = moodle.match(sheet, blind, "moodle")
+    matching = moodle.match(sheet, blind, of_archive(blind))
     assert matching.copies == {"12": "12", "15": "15"}
     filled = moodle.fill(sheet, {"12": (4.5, "ok"), "15": (0.0, "ko")})
     imported = import_worksheet(filled.data, "en")
@@ -141,12 +200,14 @@ def test_blind_marking_worksheet_is_matched_by_number_only(tmp_path):
 
 def test_who_is_missing_on_either_side_is_listed_not_guessed(tmp_path):
     sheet = moodle.read_worksheet(write(tmp_path, worksheet(CLASS, "fr")))
-    matching = moodle.match(sheet, copies(12, 15, 99, names={99: "Dan Lenoir"}), "moodle")
+    class_ = copies(12, 15, 99, names={99: "Dan Lenoir"})
+    matching = moodle.match(sheet, class_, of_archive(class_))
     assert sorted(matching.copies) == ["12", "15"]
     assert [r.participant for r in matching.no_copy] == ["17", "21"]
     assert [s.student for s in matching.not_in_sheet] == ["99"]
     # Same number, another name: that row is not written.
-    other = moodle.match(sheet, copies(12, 15, names={15: "Robert Durand"}), "moodle")
+    renamed = copies(12, 15, names={15: "Robert Durand"})
+    other = moodle.match(sheet, renamed, of_archive(renamed))
     assert sorted(other.copies) == ["12"] and [(r.participant, s.name) for r, s in other.other_name] == [
         ("15", "Robert Durand")]
 
@@ -155,15 +216,16 @@ def test_a_worksheet_of_another_assignment_is_refused(tmp_path):
     sheet = moodle.read_worksheet(write(tmp_path, worksheet(CLASS, "fr")))
     strangers = copies(12, 15, names={12: "Anna Karenine", 15: "Ivan Ilitch"})
     with pytest.raises(moodle.MoodleError, match="même devoir"):
-        moodle.match(sheet, strangers, "moodle")
+        moodle.match(sheet, strangers, of_archive(strangers))
     with pytest.raises(moodle.MoodleError, match="numéro de participant"):
-        moodle.match(sheet, [Submission("alice", {})], "dossier")
+        moodle.match(sheet, [Submission("alice", {})], None)
 
 
 def test_moodle_names_are_compared_as_moodle_writes_folder_names(tmp_path):
     sheet = moodle.read_worksheet(write(tmp_path, worksheet(CLASS, "fr")))
     # The archive's folder name went through clean_filename: accents and punctuation may differ.
-    matching = moodle.match(sheet, copies(12, 21, names={12: "Elodie Dupont Lefevre", 21: "Zoé Zaza Roux"}), "moodle")
+    cleaned = copies(12, 21, names={12: "Elodie Dupont Lefevre", 21: "Zoé Zaza Roux"})
+    matching = moodle.match(sheet, cleaned, of_archive(cleaned))
     assert sorted(matching.copies) == ["12", "21"] and not matching.other_name
 
 
@@ -189,6 +251,11 @@ def test_default_worksheets_have_moodle_s_headers_in_each_language():
 
 # -- the feedback zip ----------------------------------------------------------------------------
 def test_feedback_zip_reaches_each_participant_through_the_archive_s_own_folders(tmp_path):
+    from grading_support import mini_course
+
+    from trous.course import Course
+    from trous.grading import intake
+
     archive = tmp_path / "devoir.zip"
     with zipfile.ZipFile(archive, "w") as z:
         z.writestr("Élodie Dupont_12_assignsubmission_file_/exercises/01_toux.py", b"x")
@@ -197,17 +264,25 @@ def test_feedback_zip_reaches_each_participant_through_the_archive_s_own_folders
         z.writestr("Participant_21_assignsubmission_file_/a.py", b"x")  # blind marking
         z.writestr("Dan_30_assignsubmission_onlinetext_/onlinetext.html", b"<p>")  # online text only
         z.writestr("Flat Student_33_assignsubmission_file_01_toux.py", b"x")  # not downloaded in folders
+        # an edited name: Moodle's importer would read 40 in it (the second « _ » field), not 41
+        z.writestr("Eve_40_assignsubmission_file_x_41_assignsubmission_file_/01_toux.py", b"x")
         z.writestr("__MACOSX/._x", b"")
-    folders = moodle.archive_folders(archive)
+    course = Course.load(mini_course(tmp_path / "cours", ("01_toux",)))
+    copies = intake.load(archive, course).moodle
+    folders = {n: moodle.feedback_folder(p) for n, p in copies.participants.items()}
     assert folders == {"12": "Élodie Dupont_12_assignsubmission_file_", "15": "Bob Martin_15_assignsubmission_file",
                        "21": "Participant_21_assignsubmission_file_", "30": "Dan_30_assignsubmission_onlinetext_",
-                       "33": "Flat Student_33_assignsubmission_file_"}
+                       "33": "Flat Student_33_assignsubmission_file_",
+                       "41": "Eve 40 assignsubmission file x_41_assignsubmission_file"}
     data = moodle.feedback_zip({folder: f"<p>{n}</p>".encode() for n, folder in folders.items()})
-    targets = feedback_targets(data, {12, 15, 21, 30, 33})
-    assert sorted((p, name) for p, _, name in targets.values()) == [(n, "retour.html") for n in (12, 15, 21, 30, 33)]
+    targets = feedback_targets(data, {12, 15, 21, 30, 33, 40, 41})
+    assert sorted((p, name) for p, _, name in targets.values()) == [(n, "retour.html") for n in (12, 15, 21, 30, 33, 41)]
     with zipfile.ZipFile(io.BytesIO(data)) as z:
         assert z.read("Élodie Dupont_12_assignsubmission_file_/retour.html") == b"<p>12</p>"
         assert all(not n.split("/")[-1].startswith((".", "~")) for n in z.namelist())
+        # each page reaches the participant it is for, as Moodle's importer reads the folder
+        for entry, (number, _, _) in targets.items():
+            assert z.read(entry) == f"<p>{number}</p>".encode()
 
 
 # -- accounts for the gradebook import -----------------------------------------------------------
@@ -357,8 +432,13 @@ def test_e2e_filled_worksheet_is_what_moodle_imports(graded_partie5, moodle_clas
     out = " ".join(done.stdout.split())
     assert "Participant 17 (Chloé N'Guyen)" in out and "Participant 30 (Dan Lenoir)" in out
     assert "notes ramenées sur 20" in out and "Participant 21" in out  # locked in Moodle: said
-    assert "Participant 15 (7,00 → 4,00)" in out  # the grade Moodle had: replaced, said with both
-    assert "Participant 15 (7,00 → 4,00)" in (results / "moodle-lisezmoi.txt").read_text(encoding="utf-8")
+    # The grade Moodle had: a French date PHP cannot read, so Moodle keeps it unless the box is ticked.
+    box = "« Autorise la modification de données modifiées plus récemment dans Moodle que dans le formulaire d'évaluation. »"
+    said = next(line for line in out.split("Moodle : ") if "Participant 15 (7,00 → 4,00)" in line)
+    assert "ignorera ces lignes, note ET commentaire" in said and box in said and "remplacée" not in said
+    readme = (results / "moodle-lisezmoi.txt").read_text(encoding="utf-8")
+    assert "Participant 15 (7,00 → 4,00)" in readme and "« Déposer un formulaire d'évaluation »" in readme
+    assert readme.index("moodle-feuille-remplie.csv") < readme.index("moodle-retours.zip, APRÈS la feuille")
     assert not (results / "moodle.csv").exists()
 
 

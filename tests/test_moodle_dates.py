@@ -11,24 +11,11 @@ from Python's own calendar, not from trous's tables.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import random
-import shutil
-import subprocess
 
-import pytest
+from moodle_support import strtotime
 
 from trous.grading import phpdate
-
-PHP = r"""
-date_default_timezone_set('UTC');
-$out = [];
-foreach (json_decode(stream_get_contents(STDIN)) as $s) {
-    $t = strtotime($s);
-    $out[] = $t === false ? null : $t;
-}
-echo json_encode($out);
-"""
 
 FRENCH_DAYS = ["lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche"]
 FRENCH_MONTHS = ["janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août", "septembre", "octobre",
@@ -36,15 +23,6 @@ FRENCH_MONTHS = ["janvier", "février", "mars", "avril", "mai", "juin", "juillet
 ENGLISH_DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 ENGLISH_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September",
                   "October", "November", "December"]
-
-
-def strtotime(texts: list[str]) -> list[int | None]:
-    php = shutil.which("php")
-    if php is None:
-        pytest.fail("php introuvable : scripts/install-system-deps.sh installe php-cli (Debian), l'oracle de ces tests")
-    done = subprocess.run([php, "-r", PHP], input=json.dumps(texts), capture_output=True, text=True, timeout=120,
-                          check=True)
-    return json.loads(done.stdout)
 
 
 def english(when: dt.datetime) -> str:

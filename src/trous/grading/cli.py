@@ -354,9 +354,9 @@ def _prepare(course: Course, options: GradeOptions, intake: intake_mod.Intake):
                     f"avec --devoir (devoirs de ces copies : {', '.join(scope.assignments)})")
             sheet = moodle_mod.read_worksheet(options.worksheet)
             trip = moodle_mod.RoundTrip(intake.kind, intake.source, scope.assignments, sheet,
-                                        moodle_mod.match(sheet, kept, intake.kind))
-        elif any(moodle_mod.participant_of(s.student, intake.kind) for s in kept):
-            trip = moodle_mod.RoundTrip(intake.kind, intake.source, scope.assignments)
+                                        moodle_mod.match(sheet, kept, intake.moodle), intake.moodle)
+        elif intake.moodle is not None and (intake.moodle.participants or intake.moodle.conflicts or intake.moodle.team):
+            trip = moodle_mod.RoundTrip(intake.kind, intake.source, scope.assignments, copies=intake.moodle)
         participants = None
         if options.participants is not None:
             participants = moodle_mod.read_participants(options.participants, [s.student for s in kept])

@@ -49,7 +49,7 @@ from pathlib import Path
 
 from ..course.definition import Course
 from ..course.submission import MAX_BYTES
-from . import marker, notebookfile
+from . import marker, moodlefolders, notebookfile
 from .filenames import Match, Matcher, is_other_archive, is_zip
 from .safetext import printable
 from .submissions import IgnoredFile, Submission
@@ -99,6 +99,9 @@ class Intake:
     # writing nbgrader's gradebook then); `abandon()` when the run stops before `settle`.
     graded: Callable[[Course, object], None] | None = None
     abandon: Callable[[], None] | None = None
+    # Which copies are which Moodle participants (a Moodle archive, its folders unpacked, an nbgrader
+    # course collected from one): what the worksheet and the feedback zip are written from.
+    moodle: "moodlefolders.Copies | None" = None
 
 
 @dataclass(frozen=True)
@@ -739,10 +742,25 @@ def load_folder(root: Path, course: Course, limits: IntakeLimits, results: Path 
     seen: set[str] = set()
     matcher = Matcher(e.id for e in course.exercises)
     sorter = Sorter(matcher)
+    # Moodle's archive unpacked by hand: its folders are grouped by participant as in the archive.
+    tops = {name: found for name, st in children if stat.S_ISDIR(st.st_mode)
+            and (found := moodlefolders.read(name, True)) is not None}
+    grouping = moodlefolders.group(tops, student_id) if tops else None
+    moodle: dict[str, tuple[list[Entry], Ledger, _Budget, str]] = {}
     for name, st in children:
         shown = _short(name)
         ledger = Ledger(limits)
         budget = _Budget(limits)
+        if grouping is not None and name in grouping.key and stat.S_ISDIR(st.st_mode) and name not in SKIPPED_DIRS \
+                and marker.check(root / name) != marker.OURS and (st.st_dev, st.st_ino) != ours:
+            entries, ledger, budget, first = moodle.setdefault(grouping.key[name], ([], ledger, budget, shown))
+            if grouping.plugins.get(name) != "file":
+                plugin = MOODLE_PLUGINS.get(grouping.plugins.get(name, ""), grouping.plugins.get(name, ""))
+                ledger.ignore(shown + "/", f"remise « {plugin} » de Moodle : seuls les fichiers déposés sont corrigés",
+                              ARCHIVE)
+                continue
+            entries += walk(root / name, limits, ledger, sorter)
+            continue
         if stat.S_ISLNK(st.st_mode):
             intake.ignored.append(IgnoredFile(shown, LINK_NEVER_FOLLOWED))
             continue
@@ -785,6 +803,22 @@ def load_folder(root: Path, course: Course, limits: IntakeLimits, results: Path 
             ledger.note(f"nom avec des caractères de contrôle : copie identifiée par « {student} »")
         intake.submissions.append(_submission(course, student, entries, ledger, limits, depth, str(root / shown),
                                               budget=budget, matcher=matcher))
+    if grouping is not None:
+        intake.moodle, intake.warnings = grouping.copies, intake.warnings + grouping.warnings
+        for key, (entries, ledger, budget, first) in moodle.items():
+            for note in grouping.notes.get(key, ()):
+                ledger.note(note)
+            name = grouping.names.get(key, "")
+            if key in seen:  # a plain folder already has that name: both kept apart, neither sent back to Moodle
+                grouping.copies.participants.pop(key, None)
+                intake.warnings.append(f"un dossier « {_short(key)} » et un dossier Moodle du même numéro : corrigés à "
+                                       "part, aucun renvoyé à Moodle sous ce numéro")
+                key = student_id(f"{first} (Moodle)")
+            seen.add(key)
+            intake.submissions.append(_submission(course, key, entries, ledger, limits, 0, str(root / first),
+                                                  name, budget=budget, matcher=matcher))
+        intake.submissions.sort(key=lambda s: (not s.student.isdigit(), len(s.student) if s.student.isdigit() else 0,
+                                               s.student))
     if not intake.submissions:
         listed = "".join(f"\n  {i.path} : {i.reason}" for i in intake.ignored[:10])
         raise IntakeError(f"{root} : aucun sous-dossier d'étudiant (attendu : {root.name}/<identifiant>/"
@@ -905,11 +939,30 @@ def members(archive: zipfile.ZipFile, limits: IntakeLimits, budget: _Budget | No
     return out
 
 
-# Moodle: "<Full Name>_<participant id>_assignsubmission_<plugin>_" (one folder per student; Moodle ≥ 4.1
-# may omit the last « _ »), or the same prefix glued to each file name when « Télécharger les travaux
-# dans des dossiers » is off.
-MOODLE = re.compile(r"^(?P<name>.+?)_(?P<id>\d+)_assignsubmission_(?P<plugin>[a-z]+)(?:_(?P<rest>.*))?$", re.DOTALL)
+# Moodle's folder names (moodlefolders.py): kept here under this name for the modules that read them.
+MOODLE = moodlefolders.FOLDER
 MOODLE_PLUGINS = {"onlinetext": "texte en ligne", "comments": "commentaires"}
+
+
+def _moodle_tops(entries: list[Entry]) -> dict[str, moodlefolders.Name | moodlefolders.Ambiguous]:
+    """Each top-level entry of the archive named as Moodle names them: a folder (it holds files) or,
+    with « download as folders » off, a file."""
+    folders = {e.parts[0] for e in entries if len(e.parts) > 1}
+    tops: dict[str, moodlefolders.Name | moodlefolders.Ambiguous] = {}
+    for entry in entries:
+        if not entry.parts or entry.parts[0] in tops:
+            continue
+        top = entry.parts[0]
+        found = moodlefolders.read(top, top in folders)
+        if found is not None:
+            tops[top] = found
+    return tops
+
+
+def _moodle_inner(entry: Entry, found: moodlefolders.Name) -> tuple[str, ...]:
+    if len(entry.parts) > 1:
+        return entry.parts[1:]
+    return (found.rest,) if found.rest else ()
 
 
 def load_zip(path: Path, course: Course, limits: IntakeLimits) -> Intake:
@@ -921,15 +974,24 @@ def load_zip(path: Path, course: Course, limits: IntakeLimits) -> Intake:
         raise IntakeError(f"{path} : archive .zip illisible ({_reason(exc)})") from None
     with archive:
         entries = members(archive, limits, None)
-        moodle = any(e.parts and MOODLE.match(e.parts[0]) for e in entries)
+        tops = _moodle_tops(entries)
+        moodle = bool(tops)
         intake = Intake("moodle" if moodle else "zip", path)
+        grouping = moodlefolders.group(tops, student_id) if moodle else None
         grouped: dict[str, tuple[str, list[Entry], Ledger, str]] = {}
         outside: set[tuple[str, str]] = set()
+        ambiguous = {a.top: a for a in grouping.ambiguous} if grouping else {}
         for entry in entries:
             top = entry.parts[0] if entry.parts else ""
-            match = MOODLE.match(top) if moodle else None
+            found = tops.get(top) if moodle else None
+            if top in ambiguous:
+                item = (_short(top), printable(ambiguous[top].reason))
+                if item not in outside:
+                    outside.add(item)
+                    intake.ignored.append(IgnoredFile(*item))
+                continue
             folder_only = entry.kind == SKIPPED and len(entry.parts) == 1
-            if not top or (moodle and not match) or folder_only or (
+            if not top or (moodle and found is None) or folder_only or (
                     not moodle and len(entry.parts) < 2 and entry.kind != REFUSED_KIND):
                 item = (_short(entry.path) + ("/" if entry.folder else ""),
                         printable(entry.note if entry.kind in (REFUSED_KIND, SKIPPED) else OUTSIDE))
@@ -937,15 +999,14 @@ def load_zip(path: Path, course: Course, limits: IntakeLimits) -> Intake:
                     outside.add(item)
                     intake.ignored.append(IgnoredFile(*item))
                 continue
-            if match:
-                key, name = match["id"], printable(match["name"]).strip()
-                inner = entry.parts[1:] if len(entry.parts) > 1 else ((match["rest"],) if match["rest"] else ())
+            if found is not None:
+                key, name, inner = grouping.key[top], grouping.names[grouping.key[top]], _moodle_inner(entry, found)
             else:
                 key, name, inner = student_id(top), "", entry.parts[1:]
-            _, found, ledger, _ = grouped.setdefault(key, (name, [], Ledger(limits), top))
+            _, held, ledger, _ = grouped.setdefault(key, (name, [], Ledger(limits), top))
             shown = entry.label or "/".join(inner)
-            if match and match["plugin"] != "file":
-                plugin = MOODLE_PLUGINS.get(match["plugin"], match["plugin"])
+            if found is not None and found.plugin != "file":
+                plugin = MOODLE_PLUGINS.get(found.plugin, found.plugin)
                 # Ranked with the files a teacher must see: a student who typed the work there has 0.
                 ledger.ignore(shown or top, f"remise « {plugin} » de Moodle : seuls les fichiers déposés sont corrigés",
                               ARCHIVE)
@@ -953,17 +1014,23 @@ def load_zip(path: Path, course: Course, limits: IntakeLimits) -> Intake:
             if entry.kind == REFUSED_KIND:
                 ledger.ignore(shown or "?", entry.note, REFUSED)
             elif inner:
-                found.append(Entry(inner, entry.kind, entry.size, entry.read, entry.note, entry.mtime, entry.label,
-                                   entry.folder))
+                held.append(Entry(inner, entry.kind, entry.size, entry.read, entry.note, entry.mtime, entry.label,
+                                  entry.folder))
         if not grouped:
             raise IntakeError(f"{path} : aucune copie d'étudiant dans l'archive (attendu : le .zip de Moodle, "
-                              "« <Nom>_<id>_assignsubmission_file_/… », ou un dossier par étudiant)")
+                              "« <Nom>_<id>_assignsubmission_file_/… », ou un dossier par étudiant)"
+                              + "".join(f"\n  {i.path} : {i.reason}" for i in intake.ignored[:10]))
+        if grouping is not None:
+            intake.moodle = grouping.copies
+            intake.warnings += grouping.warnings
         matcher = Matcher(e.id for e in course.exercises)
-        for key in sorted(grouped, key=lambda k: (not k.isdigit(), int(k) if k.isdigit() else 0, k)):
-            name, found, ledger, top = grouped[key]
+        for key in sorted(grouped, key=lambda k: (not k.isdigit(), len(k) if k.isdigit() else 0, k)):
+            name, held, ledger, top = grouped[key]
             if not moodle and key != top:
                 ledger.note(f"nom avec des caractères de contrôle : copie identifiée par « {key} »")
-            intake.submissions.append(_submission(course, key, found, ledger, limits, 1,
+            for note in (grouping.notes.get(key, ()) if grouping else ()):
+                ledger.note(note)
+            intake.submissions.append(_submission(course, key, held, ledger, limits, 1,
                                                   f"{path.name}:{_short(top)}", name, matcher=matcher))
         # Reading happened in _submission: every byte kept is in memory, the archive can close.
     return _finish(intake, limits)

@@ -39,7 +39,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .intake import MOODLE, IntakeLimits, _check_directory, _decode_name, safe_parts
+from . import phpdate
+from .intake import IntakeLimits, _check_directory, _decode_name, safe_parts
+from .moodlefolders import Copies, feedback_folder
 from .safetext import csv_cell, printable
 from .submissions import Submission
 from .wording import count, plural
@@ -49,13 +51,15 @@ class MoodleError(Exception):
     """A Moodle file cannot be used as it is (French message saying what to do)."""
 
 
-# -- the header texts of Moodle's worksheet, per interface language ------------------------------
+# -- the texts of Moodle's worksheet and upload pages, per interface language ---------------------
+# From Moodle's language packs (English: the strings in Moodle's own source; French: Moodle's French
+# pack, whose wording may shift a little between versions), by component and string name.
 @dataclass(frozen=True)
 class Language:
     code: str
     name: str  # French, for messages
     identifier: str  # mod_assign 'recordid'
-    hidden_user: str  # mod_assign 'hiddenuser': what precedes N in the identifier column
+    hidden_user: str  # mod_assign 'hiddenuser': what precedes N in the identifier cell (gradingtable.php col_recordid)
     full_name: str
     grade: str  # core 'grade' / 'gradenoun'
     max_grade: str  # mod_assign 'maxgrade'
@@ -66,15 +70,30 @@ class Language:
     no: str  # core 'no'
     decimal: str  # langconfig 'decsep'
     thousands: tuple[str, ...]  # langconfig 'thousandssep' (removed by unformat_float)
+    team: str  # mod_assign 'submissionteam': the worksheet's column when students hand in as groups
+    date_example: str  # userdate() with langconfig 'strftimedaydatetime', as that column shows a date
+    ignore_modified: str  # assignfeedback_offline 'ignoremodified': the box of the upload form
+    download_sheet: str  # assignfeedback_offline 'downloadgrades'
+    upload_sheet: str  # assignfeedback_offline 'uploadgrades'
+    upload_zip: str  # assignfeedback_file 'uploadzip'
+    download_all: str  # mod_assign 'downloadall'
 
 
 LANGUAGES = (
     Language("fr", "français", "Identifiant", "Participant", "Nom complet", "Note", "Note maximale", "Barème",
              "Dernière modification (note)", ("Feedback par commentaires", "Commentaires de feedback",
                                               "Commentaires feedback"),
-             "La note peut être modifiée", "Non", ",", ("\u00a0", "\u202f", " ")),
+             "La note peut être modifiée", "Non", ",", ("\u00a0", "\u202f", " "), "Groupe",
+             "mardi 1 décembre 2026, 09:15",
+             "Autorise la modification de données modifiées plus récemment dans Moodle que dans le formulaire "
+             "d'évaluation.", "Télécharger le formulaire d'évaluation", "Déposer un formulaire d'évaluation",
+             "Déposer plusieurs fichiers de feedback dans un ZIP", "Télécharger tous les travaux remis"),
     Language("en", "anglais", "Identifier", "Participant ", "Full name", "Grade", "Maximum grade", "Scale",
-             "Last modified (grade)", ("Feedback comments",), "Grade can be changed", "No", ".", (",",)),
+             "Last modified (grade)", ("Feedback comments",), "Grade can be changed", "No", ".", (",",), "Group",
+             "Tuesday, 1 December 2026, 9:15 AM",
+             "Allow updating records that have been modified more recently in Moodle than in the spreadsheet.",
+             "Download grading worksheet", "Upload grading worksheet", "Upload multiple feedback files in a zip",
+             "Download all submissions"),
 )
 DELIMITERS = (",", ";", "\t", ":")  # what Moodle's upload form offers: comma, semicolon, tab, colon
 DELIMITER_NAMES = {",": "virgule", ";": "point-virgule", "\t": "tabulation", ":": "deux-points"}
@@ -210,6 +229,7 @@ class Columns:
     scale: int | None
     comments: int | None
     can_change: int | None
+    team: int | None = None  # the « Group » column: an assignment handed in by groups
 
 
 @dataclass
@@ -219,6 +239,7 @@ class Row:
     name: str
     max_grade: float | None
     locked: bool  # « La note peut être modifiée : Non »
+    modified: str = ""  # the « last modified (grade) » cell as Moodle wrote it (« - »: no grade record)
 
 
 @dataclass
@@ -271,7 +292,7 @@ def _locate(records: list[Record]) -> tuple[Language, Columns] | None:
         return language, Columns(identifier, grade, -1 if modified is None else modified,
                                  _find(header, language.full_name), _find(header, language.max_grade),
                                  _find(header, language.scale), _find(header, *language.comments),
-                                 _find(header, language.can_change))
+                                 _find(header, language.can_change), _find(header, language.team))
     return None
 
 
@@ -342,7 +363,7 @@ def read_worksheet(path: str | Path, max_bytes: int = 32 << 20) -> Worksheet:
                     maximum = unformat_float(cell, language)
         locked = (columns.can_change is not None and columns.can_change < len(values)
                   and values[columns.can_change].strip() == language.no)
-        rows.append(Row(record, number, name, maximum, locked))
+        rows.append(Row(record, number, name, maximum, locked, values[columns.modified]))
     # The separator Moodle writes is the one it reads: the file tells it (« 20,00 »); else the language's.
     decimal = separators.pop() if len(separators) == 1 else language.decimal
     if decimal not in ".,":
@@ -353,15 +374,6 @@ def read_worksheet(path: str | Path, max_bytes: int = 32 << 20) -> Worksheet:
 
 
 # -- matching the archive's copies and the worksheet's rows --------------------------------------
-def participant_of(student: str, kind: str) -> str | None:
-    """Moodle's N for a copy (its student id): the id itself in a Moodle archive, or the number in a
-    folder named as Moodle names them (an archive unpacked by hand)."""
-    if kind == "moodle":
-        return student if student.isdigit() else None
-    match = MOODLE.match(student)
-    return match["id"] if match else None
-
-
 def _same_name(a: str, b: str) -> bool:
     def key(text: str) -> str:
         ascii_form = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
@@ -376,20 +388,29 @@ class Matching:
     not_in_sheet: list[Submission]  # copies of the archive without a row
     other_name: list[tuple[Row, Submission]]  # same N, another name: not written
     unreadable: list[Row]  # rows whose identifier Moodle could not read either
+    conflicts: list[tuple[Row, list[str]]] = field(default_factory=list)  # N claimed by several folders: not written
 
 
-def match(sheet: Worksheet, submissions: list[Submission], kind: str) -> Matching:
+def match(sheet: Worksheet, submissions: list[Submission], copies: Copies | None) -> Matching:
+    """The worksheet's rows and the run's copies, by participant number (`copies`: the intake's)."""
+    copies = copies or Copies()
+    if copies.team or sheet.columns.team is not None:
+        raise MoodleError(f"{sheet.path} : devoir remis en groupe (colonne « {sheet.language.team} » de la feuille, ou "
+                          "dossier « groupe par défaut » dans l'archive) : les dossiers de l'archive portent les numéros "
+                          "des groupes, la feuille ceux des participants, et trous ne sait pas les faire correspondre ; "
+                          "reporte les notes de grades.csv à la main")
     by_number: dict[str, Submission] = {}
     for s in submissions:
-        number = participant_of(s.student, kind)
+        number = copies.number(s.student)
         if number is not None:
             by_number[number] = s
-    if not by_number:
+    if not by_number and not copies.conflicts:
         raise MoodleError("--feuille : aucune copie ne porte de numéro de participant Moodle. La feuille d'évaluation "
                           "va avec l'archive « Télécharger tous les travaux remis » du même devoir (dossiers "
-                          "« Nom_N_assignsubmission_file_ »)")
+                          "« Nom_N_assignsubmission_file_ »), ou avec un cours nbgrader collecté par zip_collect de "
+                          "cette archive")
     rows = sheet.participants
-    copies, other, checked = {}, [], 0
+    matched, other, checked = {}, [], 0
     for number, row in rows.items():
         s = by_number.get(number)
         if s is None:
@@ -399,17 +420,18 @@ def match(sheet: Worksheet, submissions: list[Submission], kind: str) -> Matchin
             if not _same_name(row.name, s.name):
                 other.append((row, s))
                 continue
-        copies[number] = s.student
+        matched[number] = s.student
     if checked and len(other) == checked:
         shown = "; ".join(f"Participant {r.participant} : « {printable(r.name)} » dans la feuille, "
                           f"« {printable(s.name)} » dans l'archive" for r, s in other[:3])
         raise MoodleError(f"{sheet.path} : aucun nom de la feuille ne correspond à celui de l'archive pour le même "
                           f"numéro ({shown}…). Les numéros de participant changent d'un devoir à l'autre : la feuille "
                           "et l'archive doivent venir du même devoir")
-    no_copy = [r for n, r in rows.items() if n not in by_number]
-    not_in_sheet = [s for n, s in sorted(by_number.items(), key=lambda x: int(x[0])) if n not in rows]
+    conflicts = [(r, copies.conflicts[n]) for n, r in rows.items() if n in copies.conflicts]
+    no_copy = [r for n, r in rows.items() if n not in by_number and n not in copies.conflicts]
+    not_in_sheet = [s for n, s in sorted(by_number.items(), key=lambda x: (len(x[0]), x[0])) if n not in rows]
     unreadable = [r for r in sheet.rows if r.participant is None]
-    return Matching(copies, no_copy, not_in_sheet, other, unreadable)
+    return Matching(matched, no_copy, not_in_sheet, other, unreadable, conflicts)
 
 
 # -- writing grades --------------------------------------------------------------------------------
@@ -437,29 +459,55 @@ def _encodable(text: str, encoding: str) -> str:
         return "".join(out)
 
 
+@dataclass(frozen=True)
+class Existing:
+    """A row trous wrote whose participant already has a grade record in Moodle (its « last modified
+    (grade) » cell holds a date: Moodle writes one whenever the record exists, and « - » otherwise)."""
+
+    participant: str
+    before: str  # the grade cell as downloaded (empty: a record without a grade, e.g. feedback files only)
+    after: str  # the grade written
+    date: str  # the date cell
+    readable: bool | None  # phpdate.reads: can Moodle's strtotime read that date?
+
+
 @dataclass
 class Filled:
     data: bytes
     written: list[str]  # participants whose grade (and comment) were written
     locked: list[str]  # written, but Moodle will keep its grade (« La note peut être modifiée : Non »)
-    replaced: list[tuple[str, str, str]] = field(default_factory=list)  # (N, grade found, grade written)
+    existing: list[Existing] = field(default_factory=list)
+
+    def kept_by_moodle(self) -> list[Existing]:
+        """Rows Moodle skips whole (grade and comment) unless the box that ignores dates is ticked:
+        strtotime cannot read their date, which counts as 0, older than any grade record."""
+        return [e for e in self.existing if e.readable is False]
+
+    def replaced(self) -> list[Existing]:
+        """Rows whose date Moodle reads: their grade replaces Moodle's unless it changed in Moodle
+        more than a minute after the worksheet was downloaded."""
+        return [e for e in self.existing if e.readable]
+
+    def unsure(self) -> list[Existing]:
+        return [e for e in self.existing if e.readable is None]
 
 
 def fill(sheet: Worksheet, values: dict[str, tuple[float, str]]) -> Filled:
     """The worksheet with, for each participant N of `values`, its grade (already on Moodle's scale)
     and its feedback comment written; every other byte as it was."""
     edits: list[tuple[int, int, str]] = []
-    written, locked, replaced = [], [], []
+    written, locked, existing = [], [], []
     for row in sheet.rows:
         if row.participant is None or row.participant not in values:
             continue
         grade, comment = values[row.participant]
         cells = row.record.cells
         text = grade_text(grade, sheet.decimals, sheet.decimal)
-        # A grade already there (given in Moodle, or by an earlier run) is replaced, and said so.
-        before = cells[sheet.columns.grade].value.strip()
-        if before and before != text:
-            replaced.append((row.participant, before, text))
+        # A grade record already in Moodle: whether Moodle takes this row depends on its date (write_outputs says).
+        date = row.modified.strip()
+        if date and date != "-":
+            existing.append(Existing(row.participant, cells[sheet.columns.grade].value.strip(), text, date,
+                                     phpdate.reads(row.modified).readable))
         edits.append((cells[sheet.columns.grade].start, cells[sheet.columns.grade].end,
                       _field(text, sheet.delimiter, sheet.quote_all)))
         if sheet.columns.comments is not None and sheet.columns.comments < len(cells):
@@ -472,7 +520,7 @@ def fill(sheet: Worksheet, values: dict[str, tuple[float, str]]) -> Filled:
     text = sheet.text
     for start, end, replacement in sorted(edits, reverse=True):
         text = text[:start] + replacement + text[end:]
-    return Filled(sheet.bom + text.encode(sheet.encoding), written, locked, replaced)
+    return Filled(sheet.bom + text.encode(sheet.encoding), written, locked, existing)
 
 
 def scaled(points: float, total: float, maximum: float | None) -> float:
@@ -493,7 +541,8 @@ def default_worksheets(rows: list[tuple[str, str, float, float, str]]) -> dict[s
         lines = [",".join(_field(h, ",", False) for h in header)]
         for number, name, points, maximum, comment in rows:
             # The name comes from the archive's folder (the student's): never a formula in a spreadsheet.
-            values = [f"Participant {number}", csv_cell(name), grade_text(points, 2, language.decimal),
+            # The identifier exactly as Moodle writes it in that language: « Participant12 », « Participant 12 ».
+            values = [f"{language.hidden_user}{number}", csv_cell(name), grade_text(points, 2, language.decimal),
                       grade_text(maximum, 2, language.decimal), "", csv_cell(comment)]
             lines.append(",".join(_field(v, ",", False) for v in values))
         out[language.code] = b"\xef\xbb\xbf" + ("\n".join(lines) + "\n").encode("utf-8")
@@ -502,32 +551,6 @@ def default_worksheets(rows: list[tuple[str, str, float, float, str]]) -> dict[s
 
 # -- the feedback files zip -----------------------------------------------------------------------
 FIXED_DATE = (2026, 1, 1, 0, 0, 0)
-
-
-def archive_folders(path: Path, limits: IntakeLimits | None = None) -> dict[str, str]:
-    """Participant N → the archive's own folder name for that participant (the file plugin's when the
-    participant also has an online text): what Moodle matches feedback files to."""
-    limits = limits or IntakeLimits()
-    found: dict[str, tuple[int, str]] = {}
-    try:
-        with open(path, "rb") as handle:
-            _check_directory(handle, limits)
-        with zipfile.ZipFile(path) as archive:
-            for info in archive.infolist():
-                parts = safe_parts(_decode_name(info))
-                if not parts:
-                    continue
-                top = parts[0]
-                m = MOODLE.match(top)
-                if not m:
-                    continue
-                prefix = top[: len(top) - len(m["rest"])] if m["rest"] else top
-                rank = 0 if m["plugin"] == "file" else 1
-                if m["id"] not in found or rank < found[m["id"]][0]:
-                    found[m["id"]] = (rank, prefix)
-    except (OSError, zipfile.BadZipFile, ValueError) as exc:
-        raise MoodleError(f"{path} : archive illisible ({exc})") from None
-    return {number: prefix for number, (_, prefix) in found.items()}
 
 
 FEEDBACK_FILE = "retour.html"
@@ -625,14 +648,15 @@ SHOWN = 20  # names listed per kind of problem
 
 @dataclass
 class RoundTrip:
-    """What a run knows for Moodle: its input, the teacher's worksheet (read and matched before any
-    copy was graded) and the run's assignments."""
+    """What a run knows for Moodle: its input, which copy is which participant, the teacher's
+    worksheet (read and matched before any copy was graded) and the run's assignments."""
 
-    kind: str  # the intake kind (« moodle » for Moodle's archive)
+    kind: str  # the intake kind
     source: Path
     assignments: tuple[str, ...]
     worksheet: Worksheet | None = None
     matching: Matching | None = None
+    copies: Copies | None = None
     lines: list[str] = field(default_factory=list)  # what the terminal says about it, once written
 
 
@@ -651,6 +675,43 @@ def _listed(items: list[str]) -> str:
     return shown + (f" … et {len(items) - SHOWN} autres" if len(items) > SHOWN else "")
 
 
+def _change(e: Existing) -> str:
+    return f"Participant {e.participant} ({printable(e.before) or 'sans note'} → {e.after})"
+
+
+def existing_lines(filled: Filled, language: Language, zip_too: bool) -> list[str]:
+    """What Moodle's upload (feedback/offline/locallib.php, process_import_grades) will do with the
+    rows of participants who already have a grade record, in the words of the teacher's Moodle."""
+    box = f"« {language.ignore_modified} »"
+    lines = []
+    kept = filled.kept_by_moodle()
+    if kept:
+        lines.append(
+            f"{count(len(kept), 'participant a', 'participants ont')} déjà une note (ou un retour) dans Moodle : "
+            f"leur date « {language.modified_grade} » est écrite comme « {printable(kept[0].date)} », que Moodle "
+            "ne sait pas relire (PHP strtotime) : au dépôt, Moodle ignorera ces lignes, note ET commentaire, et gardera "
+            f"ce qu'il a, sauf si tu coches {box} : " + _listed([_change(e) for e in kept]))
+    replaced = filled.replaced()
+    if replaced:
+        lines.append(
+            f"{count(len(replaced), 'note déjà dans Moodle sera remplacée', 'notes déjà dans Moodle seront remplacées')}"
+            f" (Moodle relit leur date) : " + _listed([_change(e) for e in replaced]) + " ; sauf une note modifiée "
+            "dans Moodle depuis le téléchargement de la feuille : Moodle ignore alors sa ligne (note et commentaire), "
+            f"à moins de cocher {box}")
+    unsure = filled.unsure()
+    if unsure:
+        lines.append(
+            f"{count(len(unsure), 'participant a', 'participants ont')} déjà une note dans Moodle et une date réécrite "
+            f"(par un tableur ?) sous une forme dont trous ne sait pas si Moodle la relit (« {printable(unsure[0].date)} ») : "
+            f"s'il ne la relit pas, il ignorera ces lignes (note et commentaire) ; pour être sûr, coche {box} : "
+            + _listed([_change(e) for e in unsure]))
+    if zip_too and filled.written:
+        lines.append(f"dépose la feuille avant {FEEDBACK_ZIP} : le dépôt des retours crée une note (vide) dans Moodle "
+                     "pour chaque participant qui n'en a pas encore, plus récente que la date de sa ligne (« - »), et "
+                     f"Moodle ignorerait ensuite ces lignes de la feuille, note et commentaire, sauf avec {box}")
+    return lines
+
+
 def write_outputs(results_dir: Path, course, grades: list, names: dict[str, str], pages: dict[str, bytes],
                   trip: RoundTrip, write) -> dict[str, Path]:
     """The worksheet (filled, or trous's own), the feedback zip and the French instructions; `write`
@@ -659,9 +720,9 @@ def write_outputs(results_dir: Path, course, grades: list, names: dict[str, str]
 
     results_dir = Path(results_dir)
     paths: dict[str, Path] = {}
-    numbers = {g.student: participant_of(g.student, trip.kind) for g in grades}
-    numbers = {s: n for s, n in numbers.items() if n is not None}
-    if trip.worksheet is None and not numbers:
+    copies = trip.copies or Copies()
+    numbers = {g.student: n for g in grades if (n := copies.number(g.student)) is not None}
+    if trip.worksheet is None and not numbers and not copies.conflicts and not copies.team:
         for name in OWN_FILES:
             (results_dir / name).unlink(missing_ok=True)
         return paths
@@ -672,9 +733,16 @@ def write_outputs(results_dir: Path, course, grades: list, names: dict[str, str]
     readme: list[str] = [f"Renvoyer les notes et les retours dans Moodle — {course.title}", ""]
     lines: list[str] = []
     written_files: set[str] = set()
+    steps: list[list[str]] = []
+    feedback = {} if copies.team else {feedback_folder(copies.participants[s]): pages[s] for s in numbers if s in pages}
+    zip_too = bool(feedback)
 
-    if trip.worksheet is not None and trip.matching is not None:
+    if copies.team:
+        lines.append("devoir remis en groupe : pas de feuille d'évaluation ni d'archive des retours pour Moodle, dont "
+                     "les numéros de dossiers sont ceux des groupes ; reporte les notes de grades.csv à la main")
+    elif trip.worksheet is not None and trip.matching is not None:
         sheet, matching = trip.worksheet, trip.matching
+        language = sheet.language
         maximum = sheet.max_grade
         by_student = {g.student: g for g in grades}
         values = {}
@@ -698,17 +766,23 @@ def write_outputs(results_dir: Path, course, grades: list, names: dict[str, str]
             lines.append("la feuille ne dit pas la note maximale du devoir : notes écrites en points, sur "
                          f"{_number(total)} ; vérifie la note maximale du devoir dans Moodle")
         if sheet.columns.comments is None:
-            lines.append(f"la feuille n'a pas de colonne « {sheet.language.comments[0]} » : notes seules, sans "
+            lines.append(f"la feuille n'a pas de colonne « {language.comments[0]} » : notes seules, sans "
                          "commentaire (active les commentaires de feedback dans les réglages du devoir, puis "
                          "retélécharge la feuille)")
+        lines += existing_lines(filled, language, zip_too)
         if matching.no_copy:
             lines.append(f"{count(len(matching.no_copy), 'participant')} de la feuille sans copie dans l'archive "
                          f"(note laissée telle quelle) : {_listed([_who(r.participant, r.name) for r in matching.no_copy])}")
+        if matching.conflicts:
+            lines.append(f"{count(len(matching.conflicts), 'participant')} de la feuille dont le numéro est porté par "
+                         "plusieurs dossiers de l'archive (ligne laissée telle quelle, note à reporter à la main) : "
+                         + _listed([f"{_who(r.participant, r.name)} : " + ", ".join(f"« {printable(f)} »" for f in folders)
+                                    for r, folders in matching.conflicts]))
         if matching.not_in_sheet:
             lines.append(f"{count(len(matching.not_in_sheet), 'copie')} de l'archive "
                          f"{plural(len(matching.not_in_sheet), 'absente', 'absentes')} de la feuille (note à reporter "
                          "à la main, ou feuille d'un autre groupe ?) : "
-                         + _listed([_who(s.student, s.name) for s in matching.not_in_sheet]))
+                         + _listed([_who(copies.number(s.student) or s.student, s.name) for s in matching.not_in_sheet]))
         if matching.other_name:
             lines.append(f"{count(len(matching.other_name), 'numéro')} dont le nom diffère entre la feuille et l'archive "
                          "(note non écrite) : " + _listed([f"Participant {r.participant} : « {printable(r.name)} » / "
@@ -716,32 +790,25 @@ def write_outputs(results_dir: Path, course, grades: list, names: dict[str, str]
         if matching.unreadable:
             lines.append(f"{count(len(matching.unreadable), 'ligne')} de la feuille sans identifiant lisible (laissées "
                          "telles quelles) : " + _listed([f"ligne {r.record.line}" for r in matching.unreadable]))
-        if filled.replaced:
-            lines.append(f"{count(len(filled.replaced), 'note déjà présente', 'notes déjà présentes')} dans la feuille, "
-                         f"{plural(len(filled.replaced), 'remplacée', 'remplacées')} (ancienne → nouvelle) : "
-                         + _listed([f"Participant {n} ({printable(old)} → {new})" for n, old, new in filled.replaced]))
         if filled.locked:
             lines.append(f"{count(len(filled.locked), 'note verrouillée', 'notes verrouillées')} dans Moodle "
-                         f"(« {sheet.language.can_change} » : {sheet.language.no}), Moodle ne les changera pas : "
+                         f"(« {language.can_change} » : {language.no}), Moodle n'en changera pas la note : "
                          + _listed([f"Participant {n}" for n in filled.locked]))
-        readme += [
-            "1. Les notes et les commentaires : la feuille d'évaluation hors ligne.",
-            f"   Fichier : {SHEET_FILLED} (ta feuille {printable(sheet.path.name)}, remplie : seules les colonnes",
-            f"   « {sheet.language.grade} » et « {sheet.columns.comments is not None and sheet.language.comments[0] or '—'} » "
-            "des copies corrigées ont changé).",
-            "   Dans Moodle : la page des travaux remis du devoir › action « Upload grading worksheet » (en",
-            "   français, son nom dépend de la traduction : le dépôt de la feuille d'évaluation), avec Moodle",
-            "   dans la même langue qu'au téléchargement de la feuille",
-            f"   ({sheet.language.name}), encodage {ENCODING_NAMES.get(sheet.encoding, sheet.encoding)}, séparateur "
-            f"{DELIMITER_NAMES[sheet.delimiter]}.",
-            "   Moodle ne remplace pas une note modifiée dans Moodle après le téléchargement de la feuille : pour la",
-            "   remplacer quand même, coche la case qui autorise la mise à jour des notes modifiées plus récemment",
-            "   dans Moodle que dans la feuille.",
-            "",
-        ]
+        steps.append([
+            f"Les notes et les commentaires : {SHEET_FILLED} (ta feuille {printable(sheet.path.name)}, remplie : seules",
+            f"   les colonnes « {language.grade} » et « {sheet.columns.comments is not None and language.comments[0] or '—'} »"
+            " des copies corrigées ont changé).",
+            f"   Dans Moodle ({language.name}, la langue de la feuille) : la page des travaux remis du devoir ›",
+            f"   « {language.upload_sheet} », encodage {ENCODING_NAMES.get(sheet.encoding, sheet.encoding)}, "
+            f"séparateur {DELIMITER_NAMES[sheet.delimiter]}.",
+            f"   La case « {language.ignore_modified} »",
+            "   fait prendre à Moodle toutes les lignes ; sans elle, Moodle ignore (note et commentaire) celles dont la",
+            "   note a changé dans Moodle depuis le téléchargement, et toutes celles dont il ne relit pas la date",
+            "   (voir plus bas ce que trous a remarqué).",
+        ])
     elif numbers and single:
         rows = []
-        for grade in sorted(grades, key=lambda g: int(numbers.get(g.student, "0") or 0)):
+        for grade in sorted(grades, key=lambda g: (len(numbers.get(g.student, "")), numbers.get(g.student, ""))):
             if grade.student in numbers:
                 rows.append((numbers[grade.student], names.get(grade.student, ""), grade.score, total,
                              moodle_feedback(grade)))
@@ -752,43 +819,51 @@ def write_outputs(results_dir: Path, course, grades: list, names: dict[str, str]
         lines.append(f"feuilles d'évaluation Moodle : {', '.join(SHEET_DEFAULT.format(code=l.code) for l in LANGUAGES)} "
                      f"(en-têtes en {', '.join(l.name for l in LANGUAGES)}) ; mieux : « --feuille » avec la feuille "
                      "téléchargée du devoir, que trous remplit sans rien changer d'autre")
-        readme += [
-            "1. Les notes et les commentaires : une feuille d'évaluation hors ligne écrite par trous.",
-            "   Mieux : télécharge la feuille du devoir dans Moodle (« Download grading worksheet »), puis",
-            "   relance trous grade avec --feuille <ce fichier> : trous la remplit sans rien changer d'autre.",
+        lines.append("leur colonne de date est vide, ce que Moodle lit comme « aucune date » : au dépôt, il ignorera "
+                     "(note et commentaire) la ligne de chaque participant qui a déjà une note ou un retour dans "
+                     "Moodle, sauf si tu coches " + " / ".join(f"« {l.ignore_modified} » (Moodle en {l.name})"
+                                                               for l in LANGUAGES))
+        steps.append([
+            "Les notes et les commentaires : une feuille d'évaluation hors ligne écrite par trous.",
+            f"   Mieux : télécharge la feuille du devoir dans Moodle (« {LANGUAGES[0].download_sheet} » en français,",
+            f"   « {LANGUAGES[1].download_sheet} » en anglais), puis relance trous grade avec --feuille <ce fichier> :",
+            "   trous la remplit sans rien changer d'autre.",
             f"   Sinon : {', '.join(f'{SHEET_DEFAULT.format(code=l.code)} (Moodle en {l.name})' for l in LANGUAGES)}",
-            f"   — Moodle trouve les colonnes par leur titre dans la langue de son interface. La note maximale du",
-            f"   devoir dans Moodle doit être {_number(total)} (les notes sont en points).",
-            "   La colonne de date est vide : si Moodle a déjà une note pour un étudiant, coche à l'import la case",
-            "   qui autorise la mise à jour des notes modifiées plus récemment dans Moodle que dans la feuille.",
-            "",
-        ]
+            "   — Moodle trouve les colonnes par leur titre dans la langue de son interface. La note maximale du",
+            f"   devoir dans Moodle doit être {_number(total)} (les notes sont en points). Dans Moodle : la page des",
+            "   travaux remis du devoir › " + " / ".join(f"« {l.upload_sheet} »" for l in LANGUAGES) + ".",
+            "   La colonne de date est vide : si Moodle a déjà une note (ou un retour) pour un participant, il ignore",
+            "   sa ligne, note et commentaire, sauf si tu coches la case",
+            *[f"   « {l.ignore_modified} » (Moodle en {l.name})" for l in LANGUAGES],
+        ])
     elif numbers:
         lines.append("plusieurs devoirs corrigés ensemble : pas de feuille d'évaluation Moodle (une feuille = un "
                      "devoir) ; relance avec --devoir " + " ou --devoir ".join(trip.assignments))
+    if copies.conflicts and not (trip.worksheet is not None and trip.matching and trip.matching.conflicts):
+        lines.append(f"{count(len(copies.conflicts), 'numéro')} de participant porté par plusieurs dossiers de "
+                     "l'archive : aucune note ni aucun retour écrit pour Moodle sous ce numéro (à reporter à la main) : "
+                     + _listed([f"Participant {n} : " + ", ".join(f"« {printable(f)} »" for f in folders)
+                                for n, folders in sorted(copies.conflicts.items())]))
 
-    folders: dict[str, str] = {}
-    if trip.kind == "moodle":
-        try:
-            folders = archive_folders(trip.source)
-        except MoodleError as exc:
-            lines.append(f"retours Moodle non écrits : {exc}")
-    else:
-        folders = {n: s for s, n in numbers.items()}  # the folders are the copies' own names
-    feedback = {folders[n]: pages[s] for s, n in numbers.items() if n in folders and s in pages}
     if feedback:
         paths["moodle_feedback"] = write(results_dir / FEEDBACK_ZIP, feedback_zip(feedback))
         written_files.add(FEEDBACK_ZIP)
-        lines.append(f"retours pour Moodle : {FEEDBACK_ZIP} ({count(len(feedback), 'page')}, une par dossier de "
-                     "l'archive)")
-        readme += [
-            f"{'2' if len(readme) > 2 else '1'}. Les pages de retour : {FEEDBACK_ZIP}.",
-            "   Dans Moodle : la page des travaux remis du devoir › action « Upload multiple feedback files in a",
-            "   zip » (le dépôt de plusieurs fichiers de feedback dans un ZIP) ; il faut que le devoir ait les",
-            "   fichiers de feedback activés. Chaque page va à l'étudiant du dossier qui la",
-            f"   contient ({FEEDBACK_ZIP} reprend les noms de dossiers de l'archive de Moodle).",
-            "",
-        ]
+        lines.append(f"retours pour Moodle : {FEEDBACK_ZIP} ({count(len(feedback), 'page')}, une par participant, dans "
+                     "le dossier de l'archive qui est le sien)")
+        language = trip.worksheet.language if trip.worksheet is not None else None
+        action = (f"« {language.upload_zip} »" if language else
+                  " / ".join(f"« {l.upload_zip} »" for l in LANGUAGES))
+        steps.append([
+            f"Les pages de retour : {FEEDBACK_ZIP}" + (", APRÈS la feuille." if steps else "."),
+            f"   Dans Moodle : la page des travaux remis du devoir › {action} ;",
+            "   il faut que le devoir ait les fichiers de feedback activés. Chaque page va à l'étudiant dont le",
+            "   numéro de participant est dans le nom de son dossier (celui de l'archive de Moodle).",
+            *(["   Dans cet ordre : déposer les retours crée dans Moodle une note (vide) pour chaque participant",
+               "   qui n'en avait pas, plus récente que sa ligne de la feuille, et Moodle ignorerait alors cette",
+               "   ligne (note et commentaire) sauf avec la case ci-dessus cochée."] if steps else []),
+        ])
+    for i, step in enumerate(steps, 1):
+        readme += [f"{i}. {step[0]}", *step[1:], ""]
     if single:
         readme.insert(1, f"Devoir : {titles.get(trip.assignments[0], trip.assignments[0])} "
                          f"({_number(total)} points)")
