@@ -8,6 +8,7 @@ source); the files trous writes are read back with Moodle's rules, not with trou
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import zipfile
@@ -510,3 +511,126 @@ def test_e2e_blind_marking_english_moodle_41(tmp_path):
     assert imported[5].grade is None
     targets = feedback_targets((tmp_path / "res" / "moodle-retours.zip").read_bytes(), {3, 4})
     assert sorted(p for p, _, _ in targets.values()) == [3, 4]
+
+
+# -- whose folder is whose: issue 20's archives, through `trous grade` ------------------------------
+@pytest.fixture(scope="module")
+def one_exercise(tmp_path_factory):
+    from grading_support import mini_course
+
+    base = tmp_path_factory.mktemp("moodle-identites")
+    course_dir = mini_course(base / "cours", ("01_toux",))
+    return base, course_dir, _materials(course_dir)["01_toux"]
+
+
+def _archive(path, files: dict[str, str]):
+    from grading_support import zip_of
+
+    path.write_bytes(zip_of({name: text.encode() for name, text in files.items()}))
+    return path
+
+
+def _sheet(path, people, lang="fr"):
+    path.write_bytes(worksheet(people, lang, maximum=3))
+    return path
+
+
+def test_e2e_a_folder_carrying_another_number_is_read_at_moodle_s_place(one_exercise):
+    base, course_dir, toux = one_exercise
+    archive = _archive(base / "mallory.zip", {
+        "Alice Martin_1001_assignsubmission_file_/01_toux.py": toux.perfect(),
+        "Mallory_1001_assignsubmission_file_x_1005_assignsubmission_file_/01_toux.py": toux.fill({0: toux.answers[0]}),
+    })
+    sheet = _sheet(base / "mallory.csv", [Participant(1001, "Alice Martin", "a@x.fr"),
+                                          Participant(1005, "Mallory", "m@x.fr")])
+    done = _run_grade(course_dir, archive, "--feuille", sheet, "--resultats", base / "res-mallory")
+    assert done.returncode == 0, done.stdout + done.stderr
+    grades = _results(base / "res-mallory")
+    assert sorted(grades) == ["1001", "1005"]
+    assert grades["1001"]["score"] == grades["1001"]["max_score"] == 3  # Alice keeps every point
+    assert grades["1005"]["score"] == 1
+    out = " ".join(done.stdout.split())
+    assert "porte aussi le numéro 1001" in out
+    imported = import_worksheet((base / "res-mallory" / "moodle-feuille-remplie.csv").read_bytes(), "fr")
+    assert imported[1001].grade == 3
+    # The sheet's name for 1005 is not the edited folder's: not written, and said (never guessed).
+    assert imported[1005].grade is None and "Participant 1005 : « Mallory » / « Mallory_1001_" in out
+    # Moodle's importer reads the second « _ » field: the original folder would give Mallory's page to
+    # Alice; trous's zip names a folder Moodle reads as 1005.
+    targets = feedback_targets((base / "res-mallory" / "moodle-retours.zip").read_bytes(), {1001, 1005})
+    pages = {number: entry for entry, (number, _, _) in targets.items()}
+    assert sorted(pages) == [1001, 1005]
+    with zipfile.ZipFile(base / "res-mallory" / "moodle-retours.zip") as z:
+        assert z.read(pages[1005]) == (base / "res-mallory" / "retours" / "1005.html").read_bytes()
+        assert z.read(pages[1001]) == (base / "res-mallory" / "retours" / "1001.html").read_bytes()
+
+
+def test_e2e_two_folders_for_one_number_are_never_merged(one_exercise):
+    base, course_dir, toux = one_exercise
+    alice, mallory = "Alice Martin_1001_assignsubmission_file_", "Mallory_1001_assignsubmission_file"
+    archive = _archive(base / "doublon.zip", {
+        f"{alice}/01_toux.py": toux.perfect(),
+        f"{mallory}/01_toux.py": toux.fill({}),
+        "Bob_1002_assignsubmission_file_/01_toux.py": toux.perfect(),
+    })
+    sheet = _sheet(base / "doublon.csv", [Participant(1001, "Alice Martin", "a@x.fr"), Participant(1002, "Bob", "b@x.fr")])
+    done = _run_grade(course_dir, archive, "--feuille", sheet, "--resultats", base / "res-doublon")
+    assert done.returncode == 0, done.stdout + done.stderr
+    grades = _results(base / "res-doublon")
+    assert sorted(grades) == sorted([alice, mallory, "1002"])  # each folder graded on its own, none as 1001
+    assert grades[alice]["score"] == 3 and grades[mallory]["score"] == 0
+    out = " ".join(done.stdout.split())
+    assert f"participant 1001 : 2 dossiers de l'archive portent ce numéro (« {alice} », « {mallory} »)" in out
+    report = (base / "res-doublon" / "rapport.html").read_text(encoding="utf-8")
+    assert "participant 1001 : 2 dossiers" in " ".join(report.split())
+    imported = import_worksheet((base / "res-doublon" / "moodle-feuille-remplie.csv").read_bytes(), "fr")
+    assert imported[1001].grade is None and imported[1001].feedback == ""  # neither written in the other's place
+    assert imported[1002].grade == 3
+    readme = " ".join((base / "res-doublon" / "moodle-lisezmoi.txt").read_text(encoding="utf-8").split())
+    assert "Participant 1001 (Alice Martin) : « " in readme and mallory in readme
+    targets = feedback_targets((base / "res-doublon" / "moodle-retours.zip").read_bytes(), {1001, 1002})
+    assert sorted(p for p, _, _ in targets.values()) == [1002]  # no page goes to 1001
+    # Alice's own page does not name Mallory.
+    page = html.unescape(next((base / "res-doublon" / "retours").glob("Alice*.html")).read_text(encoding="utf-8"))
+    assert "Mallory" not in page and "aussi celui d'un autre dossier" in page
+
+
+def test_e2e_every_entry_is_graded_or_listed_and_lookalikes_are_flagged(one_exercise):
+    base, course_dir, toux = one_exercise
+    archive = _archive(base / "sosies.zip", {
+        "Alice Martin_1001_assignsubmission_file_/01_toux.py": toux.perfect(),
+        "\u0410lice Martin_1002_assignsubmission_file_/01_toux.py": toux.fill({}),  # Cyrillic А
+        "Alice\u200b Martin_1003_assignsubmission_file_/01_toux.py": toux.fill({}),  # zero-width space
+        # « download as folders » off, a name readable as 7's or as 8's file: nobody's
+        "Eve_7_assignsubmission_file_Fred_8_assignsubmission_file_01_toux.py": toux.perfect(),
+        "Groupe par défaut_assignsubmission_file_/01_toux.py": toux.perfect(),  # a team's default group
+    })
+    done = _run_grade(course_dir, archive, "--resultats", base / "res-sosies")
+    assert done.returncode == 0, done.stdout + done.stderr
+    grades = _results(base / "res-sosies")
+    assert {"1001", "1002", "1003", "Groupe par défaut"} == set(grades)
+    out = " ".join(done.stdout.split())
+    assert "Eve_7_assignsubmission_file_Fred_8_assignsubmission_file_01_toux.py : nom de fichier lisible comme " \
+           "celui de plusieurs participants (7, 8)" in out
+    assert "noms qui se ressemblent" in out and "U+0410" in out and "U+200B" in out and "cyrillique" in out
+    report = " ".join((base / "res-sosies" / "rapport.html").read_text(encoding="utf-8").split())
+    assert "noms qui se ressemblent" in report and "plusieurs participants (7, 8)" in report
+    # A team archive: its numbers are groups', nothing is written for Moodle under them.
+    assert "devoir en groupe" in out and not (base / "res-sosies" / "moodle-retours.zip").exists()
+    assert not list((base / "res-sosies").glob("moodle-feuille-*.csv"))
+
+
+def test_e2e_ids_that_differ_by_case_never_share_a_file(one_exercise):
+    base, course_dir, toux = one_exercise
+    classe = base / "casse"
+    for student, text in (("alice", toux.perfect()), ("Alice", toux.fill({})), ("ALICE", toux.fill({0: toux.answers[0]}))):
+        (classe / student / "exercises").mkdir(parents=True)
+        (classe / student / "exercises" / "01_toux.py").write_text(text, encoding="utf-8")
+    done = _run_grade(course_dir, classe, "--resultats", base / "res-casse")
+    assert done.returncode == 0, done.stdout + done.stderr
+    for folder, suffix in (("results", ".json"), ("retours", ".html")):
+        names = [p.name for p in (base / "res-casse" / folder).glob(f"*{suffix}")]
+        assert len(names) == 3 and len({n.casefold() for n in names}) == 3, names
+    grades = _results(base / "res-casse")
+    assert (grades["alice"]["score"], grades["Alice"]["score"], grades["ALICE"]["score"]) == (3, 0, 1)
+    assert "noms qui se ressemblent (majuscules et minuscules)" in " ".join(done.stdout.split())

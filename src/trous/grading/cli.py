@@ -25,6 +25,7 @@ from . import assignments as assignments_mod
 from . import intake as intake_mod
 from . import marker
 from . import moodle as moodle_mod
+from .lookalike import lookalikes
 from . import testworker
 from .engine import Grader, GraderError, fingerprint, preloaded
 from .model import UNISOLATED, SubmissionGrade
@@ -345,6 +346,7 @@ def _prepare(course: Course, options: GradeOptions, intake: intake_mod.Intake):
             raise intake_mod.IntakeError(f"{intake.source} : aucune copie pour "
                                          f"{', '.join(titles.get(a, a) for a in scope.assignments)}")
         intake.submissions = kept
+        intake.warnings += lookalikes((s.student, s.name or s.student) for s in kept)
         assignments_mod.check_results(options.results_dir, scope)
         trip = None
         if options.worksheet is not None:

@@ -175,8 +175,10 @@ def group(tops: dict[str, Name | Ambiguous], student_id) -> Grouping:
         for top, f in entries:
             key = student_id(f.prefix)
             out.key[top], out.names[key] = key, f.name
-            note = (f"le participant {n} a {len(folders)} dossiers dans l'archive ({listed}) : cette copie est celle "
-                    f"du dossier « {_shown(f.prefix)} » seul, corrigée à part, et pas renvoyée à Moodle")
+            # On the student's own page: no other student's name.
+            note = (f"le numéro de participant {n} de ce dossier est aussi celui d'un autre dossier de l'archive : "
+                    f"copie corrigée à part, sous le nom de son dossier « {_shown(f.prefix)} » ; sa note n'est pas "
+                    "renvoyée à Moodle (l'enseignant la reporte à la main)")
             if note not in out.notes.get(key, []):
                 out.notes.setdefault(key, []).append(note)
     if out.copies.team:

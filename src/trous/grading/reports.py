@@ -18,8 +18,9 @@
                                          only while some current grade was given without isolation
                                          (--sans-isolation): who, and what it means; every page says it too
 
-`<élève>` is `file_stem(student)`: the student id when it is a plain file name, else a cleaned
-form with a short hash, so that a hostile folder name can never write elsewhere or collide.
+`<élève>` is the student's stem (`file_stems`): the student id when it is a plain file name, else a
+cleaned form with a short hash, so that a hostile folder name can never write elsewhere, and two
+students never share a file, not even on a case-insensitive disk (« Alice » and « alice »).
 
 Every file is written to a temporary name and then renamed, so a run killed at any moment leaves
 each file either as it was or complete; the same grades always give the same bytes (no dates).
@@ -45,12 +46,40 @@ ISOLATION_NOTICE = "AVERTISSEMENT-sans-isolation.txt"
 RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)), *(f"lpt{i}" for i in range(1, 10))}
 
 
-def file_stem(student: str) -> str:
+def _cleaned(student: str) -> str:
     ascii_form = unicodedata.normalize("NFKD", student).encode("ascii", "ignore").decode()
-    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", ascii_form).strip("._-")[:80] or "eleve"
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", ascii_form).strip("._-")[:80] or "eleve"
+
+
+def _digest(student: str, length: int = 8) -> str:
+    return hashlib.sha256(student.encode("utf-8", "surrogatepass")).hexdigest()[:length]
+
+
+def file_stem(student: str) -> str:
+    cleaned = _cleaned(student)
     if cleaned != student or cleaned.lower().split(".")[0] in RESERVED:
-        cleaned += "-" + hashlib.sha256(student.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+        cleaned += "-" + _digest(student)
     return cleaned
+
+
+def file_stems(students: Iterable[str]) -> dict[str, str]:
+    """Each student's stem, two never the same on a case-insensitive disk (macOS, Windows): ids that
+    differ only by case (« Alice », « alice ») or clean to one name each get their own hash, longer
+    while two still meet (a crafted hash), and a counter at the very end."""
+    students = list(dict.fromkeys(students))
+    stems = {s: file_stem(s) for s in students}
+    for length in (8, 16, 64, None):
+        seen: dict[str, list[str]] = {}
+        for student, stem in stems.items():
+            seen.setdefault(stem.casefold(), []).append(student)
+        clashes = [group for group in seen.values() if len(group) > 1]
+        if not clashes:
+            return stems
+        for group in clashes:
+            for i, student in enumerate(group):
+                stems[student] = (f"{_cleaned(student)}-{_digest(student, length)}" if length
+                                  else f"{_cleaned(student)}-{_digest(student, 64)}-{i}")
+    return stems
 
 
 def _write(path: Path, data: bytes) -> Path:
@@ -111,13 +140,14 @@ class StudentFiles:
         self.not_handed_in = not_handed_in or {}
         self.env = pages.environment()
         self.written: dict[str, tuple[str, bytes]] = {}  # student → (document key, page bytes)
+        self.stems = file_stems(self.copies)  # fixed for the whole class before the first file is written
 
     def document(self, grade: SubmissionGrade) -> dict:
         return grade.to_json(intake=_intake(self.copies.get(grade.student)))
 
     def write(self, grade: SubmissionGrade, stem: str | None = None, document: dict | None = None) -> bytes:
         """Write both files of `grade`; return the page."""
-        stem = stem or file_stem(grade.student)
+        stem = stem or self.stems.get(grade.student) or file_stem(grade.student)
         document = document if document is not None else self.document(grade)
         data = json.dumps(document, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
         _write(self.results_dir / "results" / f"{stem}.json", data.encode("utf-8"))
@@ -162,12 +192,13 @@ def write_all(results_dir: Path, course: Course, grades: list[SubmissionGrade], 
     results_dir = Path(results_dir)
     results_dir.mkdir(parents=True, exist_ok=True)
     names, warnings, copies = _identities(submissions)
-    stems: dict[str, str] = {}
-    for grade in grades:
-        stem = file_stem(grade.student)
-        if grade.student in stems or stem in stems.values():
-            raise ValueError(f"deux copies portent le même identifiant « {grade.student} »")
-        stems[grade.student] = stem
+    students = [grade.student for grade in grades]
+    if len(set(students)) != len(students):
+        twice = next(s for s in students if students.count(s) > 1)
+        raise ValueError(f"deux copies portent le même identifiant « {twice} »")
+    files = early or StudentFiles(results_dir, course, submissions, not_handed_in)
+    known = files.stems if set(students) <= set(files.stems) else file_stems([*files.stems, *students])
+    stems = {student: known[student] for student in students}
 
     paths = {
         "grades_csv": _write(results_dir / "grades.csv", exports.grades_csv(course, grades, names)),
@@ -183,7 +214,6 @@ def write_all(results_dir: Path, course: Course, grades: list[SubmissionGrade], 
 
     results = results_dir / "results"
     feedback = results_dir / "retours"
-    files = early or StudentFiles(results_dir, course, submissions, not_handed_in)
     rendered = {grade.student: (files.current if early else files.write)(grade, stems[grade.student])
                 for grade in grades}
     results.mkdir(exist_ok=True)
