@@ -364,7 +364,8 @@ def results_of(results: Path) -> dict[str, dict]:
 
 def csv_totals(results: Path) -> dict[str, float]:
     rows = list(csv.DictReader(io.StringIO((results / "grades.csv").read_text(encoding="utf-8-sig"))))
-    return {row["etudiant"]: float(row["total"].replace(",", ".")) for row in rows}
+    key = next(k for k in rows[0] if k == "total" or k.startswith("total_sur_"))  # one assignment, or several
+    return {row["etudiant"]: float(row[key].replace(",", ".")) for row in rows}
 
 
 def gradebook_scores(results: Path) -> dict[str, float]:

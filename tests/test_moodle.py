@@ -484,6 +484,11 @@ def test_e2e_whole_course_run_one_total_per_assignment(moodle_class, tmp_path):
     by = {r["etudiant"]: r for r in rows}
     assert by["12"]["partie5"] == "5" and by["12"]["lecon-attention"] == by["12"]["lecon-attention_max"] == "3"
     assert by["15"]["lecon-attention"] == "" and by["15"]["06_moyenne"] == ""
+    # One overall column, on one scale for everyone (8 = 5 + 3): sorting by it compares like with like.
+    assert list(rows[0])[-2:] == ["total_sur_8", "devoirs_rendus_sur_2"] and "total" not in rows[0]
+    assert (by["12"]["total_sur_8"], by["12"]["devoirs_rendus_sur_2"]) == ("8", "2")
+    assert (by["15"]["total_sur_8"], by["15"]["devoirs_rendus_sur_2"]) == ("1", "1")
+    assert sorted(by, key=lambda s: -float(by[s]["total_sur_8"]))[0] == "12"
     out = " ".join(done.stdout.split())
     assert "devoirs corrigés : partie5" in out and "lecon-attention" in out and "non rendu" in out
     # One grade per worksheet: several assignments give none, and say why.
@@ -511,6 +516,11 @@ def test_e2e_blind_marking_english_moodle_41(tmp_path):
     assert imported[5].grade is None
     targets = feedback_targets((tmp_path / "res" / "moodle-retours.zip").read_bytes(), {3, 4})
     assert sorted(p for p, _, _ in targets.values()) == [3, 4]
+    # Blind marking: no name anywhere rather than « Participant » repeated on every row.
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "res" / "grades.csv").read_text(encoding="utf-8-sig"))))
+    assert [(r["etudiant"], r["nom"]) for r in rows] == [("3", ""), ("4", "")]
+    header = next(line for line in done.stdout.splitlines() if "étudiant" in line)
+    assert "nom" not in header.split()  # the terminal's table has no name column to fill with it
 
 
 # -- whose folder is whose: issue 20's archives, through `trous grade` ------------------------------

@@ -473,6 +473,40 @@ def test_release_feedback_reaches_every_exchange_student_and_names_the_moodle_on
         assert str(page) in line and "Moodle" in line
 
 
+def test_the_moodle_students_get_their_worksheet_and_feedback_zip_from_trous_grade(workflow, tmp_path):
+    """zip_collect's students are Moodle participants: `trous grade .` writes what Moodle takes back,
+    as for the archive graded directly, and release_feedback's message names what is really there."""
+    from moodle_support import Participant, feedback_targets, import_worksheet, worksheet
+
+    copy_dir = workflow["copy_dir"]
+    results = copy_dir / "trous-resultats"
+    grades = {d["student"]: d for d in (json.loads(p.read_text(encoding="utf-8")) for p in (results / "results").glob("*.json"))}
+    data = (results / "moodle-retours.zip").read_bytes()
+    targets = feedback_targets(data, {4711, 4712})
+    assert sorted(p for p, _, _ in targets.values()) == [4711, 4712]  # Moodle's importer reads both numbers
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        for entry, (number, _, _) in targets.items():
+            assert z.read(entry) == (results / "retours" / f"{number}.html").read_bytes()
+    assert len(targets) == 2  # only the Moodle students: the exchange ones are not Moodle participants
+    # release_feedback (run on the course before trous grade) promised that file, in that folder.
+    said = workflow["release_feedback"].stdout + workflow["release_feedback"].stderr
+    line = next(ln for ln in said.splitlines() if "retour de 4711 non publié" in ln)
+    promised = Path(re.search(r"écrit (\S+moodle-retours\.zip)", line).group(1))
+    assert promised == workflow["course_dir"] / "trous-resultats" / "moodle-retours.zip"
+    assert (copy_dir / promised.relative_to(workflow["course_dir"])).is_file()
+    # With the assignment's worksheet: filled for them, as Moodle's importer reads it back.
+    sheet = tmp_path / "Notes-partie5.csv"
+    people = [Participant(4711, "Camille Durand", "c@x.fr"), Participant(4712, "Léo Martin", "l@x.fr"),
+              Participant(4713, "Absente", "a@x.fr", submitted=False)]
+    sheet.write_bytes(worksheet(people, "fr", maximum=3))
+    done = run_trous(copy_dir, "grade", ".", "--feuille", str(sheet), timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    imported = import_worksheet((results / "moodle-feuille-remplie.csv").read_bytes(), "fr")
+    assert imported[4711].grade == grades["4711"]["score"] and imported[4712].grade == grades["4712"]["score"]
+    assert imported[4713].grade is None
+    assert "aucune copie ne porte" not in done.stdout
+
+
 def test_zip_collect_carries_moodle_names_into_nbgrader_gradebook(workflow):
     from nbgrader.api import Gradebook
 

@@ -115,19 +115,19 @@ def test_grades_csv_one_row_per_student_one_column_per_exercise(written, grades)
     text = written["grades_csv"].read_bytes().decode("utf-8-sig")
     rows = list(csv.DictReader(io.StringIO(text, newline="")))
     assert [r["etudiant"] for r in rows] == sorted(g.student for g in grades)
-    # Two assignments graded: one total per assignment, then the whole.
+    # Two assignments graded: one total per assignment, then one total on one scale for everyone.
     assert list(rows[0]) == ["etudiant", "nom", "01_somme", "02_poids", "partie1", "partie1_max", "partie2",
-                             "partie2_max", "total", "total_max"]
+                             "partie2_max", "total_sur_5.5", "devoirs_rendus_sur_2"]
     by_student = {r["etudiant"].lstrip("'"): r for r in rows}
     for grade in grades:
         row = by_student[grade.student]
-        assert float(row["01_somme"]) + float(row["02_poids"]) == pytest.approx(float(row["total"]))
+        assert float(row["01_somme"]) + float(row["02_poids"]) == pytest.approx(float(row["total_sur_5.5"]))
         assert float(row["partie1"]) == float(row["01_somme"]) and float(row["partie2"]) == float(row["02_poids"])
         assert (float(row["partie1_max"]), float(row["partie2_max"])) == (3, 2.5)
-        assert float(row["total"]) == pytest.approx(sum(b.score for e in grade.exercises for b in e.blanks))
-        assert float(row["total_max"]) == 5.5
+        assert float(row["total_sur_5.5"]) == pytest.approx(sum(b.score for e in grade.exercises for b in e.blanks))
+        assert row["devoirs_rendus_sur_2"] == "2"
     assert by_student["alice"]["nom"] == "Alice Martin, dite « Al »"  # comma and accents survive quoting
-    assert by_student["alice"]["total"] == "5"
+    assert by_student["alice"]["total_sur_5.5"] == "5"
     # A cell a spreadsheet would run as a formula is defused; the id with quotes and comma survives.
     assert by_student["bob"]["nom"] == "'=HYPERLINK(\"http://x\")"
     assert "zoé, \"la\" =1+1" in by_student

@@ -1,10 +1,12 @@
 """Grades as CSV: `grades.csv` for the teacher's spreadsheet, and a file Moodle's grade import takes.
 
 `grades.csv` (UTF-8 with a byte-order mark, so that a spreadsheet opened by double-click shows the
-accents): one row per student, `etudiant`, `nom`, one column per exercise graded (points); when the
-run grades several assignments, then one total per assignment (`<devoir>`, `<devoir>_max`, empty for
-a student who did not hand that assignment in); `total`, `total_max` (what the student was graded
-on). Numbers use a dot.
+accents): one row per student, `etudiant`, `nom` (empty under Moodle's blind marking), one column per
+exercise graded (points). One assignment: `total`, `total_max` (the same maximum for everyone). Several:
+one total per assignment (`<devoir>`, `<devoir>_max`, empty for a student who did not hand it in),
+then `total_sur_<M>` (points over all the run's assignments, one not handed in counting 0: one scale
+for everyone, so that sorting by it compares like with like) and `devoirs_rendus_sur_<n>` (how many of
+the n assignments the student handed in). Numbers use a dot.
 
 `moodle.csv` (UTF-8, comma, no byte-order mark), for Moodle's *Notes › Importer › Fichier CSV*
 (Grades › Import › CSV file), written only when the students' Moodle accounts are known
@@ -98,18 +100,34 @@ def _render(rows: list[list[str]]) -> str:
 def grades_csv(course: Course, grades: list[SubmissionGrade], names: dict[str, str]) -> bytes:
     columns = exercise_columns(course, grades)
     assignments = assignment_columns(course, columns)
-    per_assignment = assignments if len(assignments) > 1 else []
+    if len(assignments) <= 1:
+        # One assignment: every student is graded on all of it (a missing file counts 0), one scale.
+        rows = [["etudiant", "nom", *[c.key for c in columns], "total", "total_max"]]
+        for grade in sorted(grades, key=lambda g: g.student):
+            by_id = {e.id: e for e in grade.exercises}
+            rows.append([grade.student, names.get(grade.student, ""),
+                         *[number(by_id[c.key].score) if c.key in by_id else "" for c in columns],
+                         number(grade.score), number(grade.max_score)])
+        return b"\xef\xbb\xbf" + _render(rows).encode("utf-8")
+    # Several: each assignment's points on its own scale (empty when not handed in), then one total on
+    # the same scale for everyone, the column saying it: all the run's assignments, one not handed in
+    # counting 0 (a student's own total would be on 20 beside another's 46, and sort wrong).
+    maximum = sum(a.max_score for a, _ in assignments)
     rows = [["etudiant", "nom", *[c.key for c in columns],
-             *[name for a, _ in per_assignment for name in (a.key, f"{a.key}_max")], "total", "total_max"]]
+             *[name for a, _ in assignments for name in (a.key, f"{a.key}_max")],
+             f"total_sur_{number(maximum)}", f"devoirs_rendus_sur_{len(assignments)}"]]
     for grade in sorted(grades, key=lambda g: g.student):
         by_id = {e.id: e for e in grade.exercises}
-        sums = []
-        for column, ids in per_assignment:
+        sums, total, handed = [], 0.0, 0
+        for _, ids in assignments:
             held = [by_id[i] for i in ids if i in by_id]
+            if held:
+                handed += 1
+                total += sum(e.score for e in held)
             sums += ([number(sum(e.score for e in held)), number(sum(e.max_score for e in held))] if held else ["", ""])
         rows.append([grade.student, names.get(grade.student, ""),
                      *[number(by_id[c.key].score) if c.key in by_id else "" for c in columns],
-                     *sums, number(grade.score), number(grade.max_score)])
+                     *sums, number(total), str(handed)])
     return b"\xef\xbb\xbf" + _render(rows).encode("utf-8")
 
 

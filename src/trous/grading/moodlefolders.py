@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from .safetext import printable
 
 _PLUGIN = r"assignsubmission_(?P<plugin>[a-z][a-z0-9]*)"
+BLIND = "Participant"  # mod_assign 'participant' (English and French): the full name under blind marking
 FOLDER = re.compile(rf"(?P<name>.*)_(?P<id>\d+)_{_PLUGIN}_?", re.DOTALL)
 TEAM_DEFAULT = re.compile(rf"(?P<name>[^_]*)_{_PLUGIN}_?", re.DOTALL)
 _FLAT = re.compile(rf"_(?P<id>\d+)_{_PLUGIN}_")
@@ -122,6 +123,7 @@ class Grouping:
     copies: Copies = field(default_factory=Copies)
     warnings: list[str] = field(default_factory=list)  # about the whole archive
     plugins: dict[str, str] = field(default_factory=dict)  # top → its plugin
+    blind: bool = False  # blind marking: the folders carry no names
 
 
 def _shown(top: str) -> str:
@@ -157,8 +159,11 @@ def group(tops: dict[str, Name | Ambiguous], student_id) -> Grouping:
             for top, _ in entries:
                 out.key[top] = n
             folder = next((f.prefix for _, f in entries if f.plugin == "file"), first.prefix)
-            out.names[n] = first.name
-            out.copies.participants[n] = Participant(n, first.name, folder)
+            # Under blind marking every name is the word « Participant »: no name, rather than one repeated.
+            name = "" if first.name == BLIND else first.name
+            out.blind |= not name and first.name == BLIND
+            out.names[n] = name
+            out.copies.participants[n] = Participant(n, name, folder)
             for f in {f.prefix: f for _, f in entries if f.others}.values():
                 out.notes.setdefault(n, []).append(
                     f"le nom du dossier « {_shown(f.prefix)} » porte aussi le numéro {', '.join(f.others)} (Moodle "
@@ -174,7 +179,7 @@ def group(tops: dict[str, Name | Ambiguous], student_id) -> Grouping:
                             f"à Moodle pour le participant {n} (vérifie l'archive et reporte la note à la main)")
         for top, f in entries:
             key = student_id(f.prefix)
-            out.key[top], out.names[key] = key, f.name
+            out.key[top], out.names[key] = key, "" if f.name == BLIND else f.name
             # On the student's own page: no other student's name.
             note = (f"le numéro de participant {n} de ce dossier est aussi celui d'un autre dossier de l'archive : "
                     f"copie corrigée à part, sous le nom de son dossier « {_shown(f.prefix)} » ; sa note n'est pas "

@@ -7,7 +7,8 @@ neither: the release stops at the first such student with `FileNotFoundError: �
 the students after it get nothing. Such a student can never fetch from the exchange anyway (they
 hold no secret). Here each feedback folder is released on its own: exchange students get theirs as
 nbgrader gives it, and a student without a secret is named with where their page is, to hand back
-through Moodle (`trous grade`'s feedback archive, or the HTML file itself). A folder that fails for
+through Moodle: `trous grade .` writes the feedback zip Moodle takes (and the worksheet, with
+--feuille) for the students zip_collect took from a Moodle archive (nbgrader_course/intake.py). A folder that fails for
 another reason is reported and does not stop the others.
 """
 
@@ -20,6 +21,9 @@ import shutil
 
 from nbgrader.exchange.default.release_feedback import ExchangeReleaseFeedback
 from nbgrader.utils import notebook_hash
+
+from ..grading.moodle import FEEDBACK_ZIP, SHEET_FILLED
+from .standalone import RESULTS
 
 SECRET, TIMESTAMP = "submission_secret.txt", "timestamp.txt"
 
@@ -54,8 +58,10 @@ class ReleaseFeedback(ExchangeReleaseFeedback):
         for student_id, pages in outside.items():
             self.log.warning(
                 "retour de %s non publié dans l'échange : sa copie n'y est pas passée (zip_collect, Moodle), il ne "
-                "pourrait pas l'y chercher ; rendez-lui %s (par Moodle : l'archive des retours de trous grade)",
-                student_id, ", ".join(pages))
+                "pourrait pas l'y chercher ; rendez-lui %s, ou par Moodle : « trous grade . » écrit %s, où sa page "
+                "est dans le dossier de son numéro de participant (à déposer dans le devoir Moodle ; avec la feuille "
+                "d'évaluation du devoir, « trous grade . --feuille <feuille> » écrit aussi %s, à déposer avant)",
+                student_id, ", ".join(pages), os.path.join(self.coursedir.root, RESULTS, FEEDBACK_ZIP), SHEET_FILLED)
         self.log.info("%d retour(s) publié(s) dans l'échange, %d élève(s) à qui le rendre par Moodle%s", released,
                       len(outside), f", {len(failed)} échec(s)" if failed else "")
         if failed:

@@ -231,10 +231,62 @@ def load(path: Path, course: Course, limits=None, assignments: list[str] | None 
         result.submissions.append(dataclasses.replace(submission, name=name) if name else submission)
     if not result.submissions:
         result.warnings.append(f"{found.submitted} : aucune copie (lancez d'abord nbgrader collect)")
+    result.moodle, moodle_notes = moodle_copies(found.root, [s.student for s in result.submissions], assignments)
+    result.warnings += moodle_notes
     settle = Settle(found.root, assignments, writing.claim(found.root) if background else None)
     result.settle, result.after, result.graded, result.abandon = settle.settle, settle.after, settle.graded, \
         settle.abandon
     return result
+
+
+MAX_EXTRACTED = 20_000  # entries walked under downloaded/<assignment>/extracted/ (a class is far below)
+
+
+def moodle_copies(root: Path, students: list[str], assignments: list[str] | None = None):
+    """The Moodle participants among the course's students: those `nbgrader zip_collect` took from a
+    Moodle archive, whose student id is the participant number (zipcollect.py). Read from what
+    zip_collect leaves in `downloaded/<assignment>/extracted/` (the archive's folders, as Moodle named
+    them), with the same rules as an archive graded directly (grading/moodlefolders.py); (None, [])
+    when no Moodle folder is there. Returns (Copies, notes for the teacher)."""
+    from ..grading import moodlefolders  # noqa: PLC0415
+
+    downloaded = root / "downloaded"
+    if not downloaded.is_dir() or downloaded.is_symlink():
+        return None, []
+    tops: dict[str, moodlefolders.Name | moodlefolders.Ambiguous] = {}
+    seen = 0
+    for assignment in sorted(p.name for p in downloaded.iterdir() if p.is_dir() and not p.is_symlink()):
+        if assignments and assignment not in assignments:
+            continue
+        pending = [downloaded / assignment / "extracted"]
+        while pending and seen < MAX_EXTRACTED:
+            folder = pending.pop()
+            try:
+                entries = list(os.scandir(folder))
+            except OSError:
+                continue
+            for entry in entries:
+                seen += 1
+                if not entry.is_dir(follow_symlinks=False):
+                    continue
+                found = moodlefolders.read(entry.name, True)
+                if found is not None:
+                    tops.setdefault(entry.name, found)
+                else:
+                    pending.append(Path(entry.path))
+    if not tops:
+        return None, []
+    grouping = moodlefolders.group(tops, intake_mod.student_id)
+    copies = moodlefolders.Copies(team=grouping.copies.team)
+    for student in students:
+        if not student.isdigit():
+            continue
+        number = moodlefolders.number(student)  # zip_collect keeps the digits as written
+        if number in grouping.copies.conflicts:
+            copies.conflicts[number] = grouping.copies.conflicts[number]
+        elif number in grouping.copies.participants:
+            copies.participants[student] = grouping.copies.participants[number]
+    return copies, grouping.warnings
 
 
 def student_names(root: Path) -> dict[str, str]:
