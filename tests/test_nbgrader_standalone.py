@@ -262,3 +262,40 @@ def test_nothing_changed_in_formgrader_changes_nothing():
 def test_moodle_s_full_name_is_split_as_the_site_shows_it(full, shown_first, shown_last_first):
     assert split_name(full) == shown_first  # (first name, last name), Moodle showing « Prénom Nom »
     assert split_name(full, last_name_first=True) == shown_last_first  # a site showing « NOM Prénom »
+
+
+def test_zip_collect_reads_each_owner_where_moodle_writes_it(built):
+    """The real `nbgrader zip_collect` with trous's collector: a folder a student made inside their own
+    submission hands in for nobody else, two folders claiming one number are not merged into one
+    student, and no layout of a student's files can stop the collection of the class."""
+    import zipfile
+
+    from nbgrader_support import nbgrader
+
+    def notebook(marker: str) -> str:
+        return json.dumps({"cells": [{"cell_type": "markdown", "metadata": {}, "source": marker}], "metadata": {},
+                           "nbformat": 4, "nbformat_minor": 5})
+
+    archive = built / "downloaded" / "partie5" / "archive"
+    archive.mkdir(parents=True)
+    with zipfile.ZipFile(archive / "moodle.zip", "w") as z:
+        z.writestr("Camille Durand_4711_assignsubmission_file_/01_toux.ipynb", notebook("camille"))
+        z.writestr("Camille Durand_4711_assignsubmission_file_/Léo Martin_4712_assignsubmission_file_/01_toux.ipynb",
+                   notebook("camille-pour-leo"))
+        z.writestr("Léo Martin_4712_assignsubmission_file/01_toux.ipynb", notebook("leo"))  # Moodle >= 4.1
+        z.writestr("Eve_4713_assignsubmission_file_/01_toux.ipynb", notebook("eve"))
+        z.writestr("Zed_4713_assignsubmission_file_/01_toux.ipynb", notebook("zed"))
+        z.writestr("Nina_4714_assignsubmission_file_/tp/01_toux.ipynb", notebook("nina"))  # in a folder of hers
+        z.writestr("Nina_4714_assignsubmission_file_/tp2/01_toux.ipynb", notebook("nina-bis"))
+    done = nbgrader(built, "zip_collect", "partie5")
+    said = done.stdout + done.stderr
+    assert done.returncode == 0, said[-3000:]
+    submitted = built / "submitted"
+    assert sorted(p.name for p in submitted.iterdir()) == ["4711", "4712", "4714"]
+
+    def text(student: str) -> str:
+        return (submitted / student / "partie5" / "01_toux.ipynb").read_text(encoding="utf-8")
+
+    assert '"camille"' in text("4711") and '"leo"' in text("4712")  # Léo's own, never Camille's
+    assert '"nina"' in text("4714")
+    assert "participant 4713 : 2 dossiers" in said and "Eve_4713" in said and "Zed_4713" in said
