@@ -1,29 +1,36 @@
 """Grades and feedback back into Moodle, the way Moodle takes them: one assignment at a time.
 
 Moodle's « Télécharger tous les travaux remis » archive names each folder
-`<Nom complet>_<N>_assignsubmission_<plugin>_`, where N is the participant's number *inside that
-assignment* (« Participant N » under blind marking): no username, no email. Two Moodle files come
-back with that same N (facts in shared/REFERENCES.md, checked against Moodle's source):
+`<Nom complet>_<N>_assignsubmission_<plugin>`, where N is the participant's number *inside that
+assignment*: no username, no email. Which copy is which participant is read by moodlefolders.py
+(for an archive, its folders unpacked, or an nbgrader course collected from one). Two Moodle files
+come back with that same N (checked against Moodle's source):
 
-- the **offline grading worksheet** (« Feuille d'évaluation hors ligne »), which the teacher downloads
-  from the same assignment and uploads back. Moodle finds its columns by their exact header text in
-  the interface's language (identifier, grade, « last modified (grade) », feedback comments), strips
-  the word « Participant » before N, reads the grade with the language's decimal separator
-  (`unformat_float`: in English « 7,5 » would read 75), and keeps a grade only when the row's
-  « last modified (grade) » is not older than the grade already in Moodle.
-  `fill()` therefore writes into the teacher's own file and changes nothing else: every row, every
-  column, the headers, the dates, the encoding, the byte-order mark, the separator, the quoting and
-  the line ends stay as downloaded (the file is edited field by field, never re-serialised); only
-  the grade and the feedback-comment fields of the rows trous graded are replaced. Rows of students
-  who sent nothing keep their empty grade. A participant of the archive missing from the worksheet,
-  or the reverse, is listed, never guessed; a worksheet whose names disagree with the archive's is
-  refused (it comes from another assignment).
-  Without the teacher's worksheet, `default_worksheets()` writes one in each language trous knows
-  (headers documented in the README); its « last modified (grade) » is empty, which Moodle reads as
-  no date, like the « - » it writes for a grade never given (a lone « - » is a formula to spreadsheets).
-- the **feedback files zip** (« Déposer plusieurs fichiers de feedback dans un fichier ZIP »): Moodle
-  matches each path part `<name>_<N>_<plugin type>_<plugin>[_…]` to participant N. `feedback_zip()`
-  puts each student's French feedback page in a folder named exactly as the archive's own folder.
+- the **offline grading worksheet** (« Formulaire d'évaluation hors ligne »), which the teacher
+  downloads from the same assignment and uploads back. Moodle finds its columns by their exact header
+  text in the interface's language (identifier, grade, « last modified (grade) », feedback comments),
+  strips the word « Participant » before N, reads the grade with the language's decimal separator
+  (`unformat_float`: in English « 7,5 » would read 75), and skips a row, grade and comment, when the
+  grade record it holds was modified more than a minute after the row's date as PHP's strtotime
+  reads it, unless the box that ignores dates is ticked (feedback/offline/locallib.php,
+  process_import_grades). A French date is not read (phpdate.py): `existing_lines()` says, per
+  participant who already has a grade record, what Moodle will do, in the labels of that language.
+  `fill()` writes into the teacher's own file and changes nothing else: every row, every column, the
+  headers, the dates, the encoding, the byte-order mark, the separator, the quoting and the line ends
+  stay as downloaded (the file is edited field by field, never re-serialised); only the grade and the
+  feedback-comment fields of the rows trous graded are replaced. Rows of students who sent nothing
+  keep their empty grade. A participant of the archive missing from the worksheet, or the reverse, is
+  listed, never guessed; a worksheet whose names disagree with the archive's is refused (it comes
+  from another assignment).
+  Without the teacher's worksheet, `default_worksheets()` writes one in each language trous knows,
+  the identifier as Moodle writes it there (`Participant1001`, `Participant 1001`); its « last
+  modified (grade) » is empty (a lone « - » is a formula to spreadsheets), which strtotime does not read.
+- the **feedback files zip** (« Déposer plusieurs fichiers de feedback dans un ZIP »): Moodle's
+  importer reads N as the second `_`-separated field of a path part (feedback/file/importziplib.php).
+  `feedback_zip()` puts each student's French feedback page in the archive's own folder when Moodle
+  reads that participant's number in it (moodlefolders.feedback_folder). Uploading it creates a grade
+  record for each participant who had none, which makes their worksheet rows stale: the worksheet goes
+  first.
 
 The gradebook import (moodle.csv, exports.py) needs a real account identifier: `read_participants()`
 reads it from a CSV the teacher gives (username or email), or the import file is not written.
