@@ -644,3 +644,25 @@ def test_e2e_ids_that_differ_by_case_never_share_a_file(one_exercise):
     grades = _results(base / "res-casse")
     assert (grades["alice"]["score"], grades["Alice"]["score"], grades["ALICE"]["score"]) == (3, 0, 1)
     assert "noms qui se ressemblent (majuscules et minuscules)" in " ".join(done.stdout.split())
+
+
+def test_e2e_an_archive_unpacked_by_hand_is_read_as_the_archive(one_exercise, tmp_path):
+    base, course_dir, toux = one_exercise
+    folder = tmp_path / "Partie5"
+    files = {
+        "Élodie Dupont_12_assignsubmission_file/exercises/01_toux.py": toux.perfect(),
+        "Élodie Dupont_12_assignsubmission_onlinetext/onlinetext.html": "<p>voir le fichier</p>",
+        "Bob_15_assignsubmission_file_/01_toux.py": toux.fill({}),
+    }
+    for name, text in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text, encoding="utf-8")
+    done = _run_grade(course_dir, folder, "--resultats", tmp_path / "res")
+    assert done.returncode == 0, done.stdout + done.stderr
+    grades = _results(tmp_path / "res")
+    assert sorted(grades) == ["12", "15"] and grades["12"]["score"] == 3  # one copy per participant
+    notes = " ".join(i["reason"] for i in grades["12"]["intake"]["ignored"])
+    assert "remise « texte en ligne » de Moodle" in notes
+    targets = feedback_targets((tmp_path / "res" / "moodle-retours.zip").read_bytes(), {12, 15})
+    assert sorted(p for p, _, _ in targets.values()) == [12, 15]
+    assert cells((tmp_path / "res" / "moodle-feuille-fr.csv").read_bytes(), "utf-8", ",")[1][0] == "Participant12"
