@@ -704,7 +704,8 @@ def existing_lines(filled: Filled, language: Language, zip_too: bool) -> list[st
             f"{count(len(replaced), 'note déjà dans Moodle sera remplacée', 'notes déjà dans Moodle seront remplacées')}"
             f" (Moodle relit leur date) : " + _listed([_change(e) for e in replaced]) + " ; sauf une note modifiée "
             "dans Moodle depuis le téléchargement de la feuille : Moodle ignore alors sa ligne (note et commentaire), "
-            f"à moins de cocher {box}")
+            f"à moins de cocher {box} (de même pour toutes si le fuseau horaire de ton profil Moodle est en retard "
+            "sur celui du serveur : Moodle écrit la date à ton heure et la relit à celle du serveur)")
     unsure = filled.unsure()
     if unsure:
         lines.append(
