@@ -47,7 +47,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import phpdate
-from .intake import IntakeLimits, _check_directory, _decode_name, safe_parts
 from .moodlefolders import Copies, feedback_folder
 from .safetext import csv_cell, printable
 from .submissions import Submission
