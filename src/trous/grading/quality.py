@@ -23,6 +23,7 @@ the public checks fails the course: they need other, shown inputs for that blank
 from __future__ import annotations
 
 import ast
+import math
 import threading
 from dataclasses import dataclass, replace
 
@@ -36,6 +37,7 @@ from ..runner.protocol import OK, Job, Probe, Unit, UnitResult
 from ..runner.sandbox import LIMITS
 from ..student.checking import PASSED, SKIPPED_CHECK, interpret, limits_for, prepare
 from . import mutants as mutants_mod
+from . import observe
 from .engine import Grader, GraderError
 from .testfunctions import Outcome, has_tests
 
@@ -47,7 +49,7 @@ PRELUDE = (f"__trous_seen__ = {{}}\n__trous_kind__ = {{}}\n"
            f"        __trous_kind__[k] = (type(v).__module__, type(v).__name__)\n"
            f"    return v\n")
 KIND_OF = "(type({0}).__module__, type({0}).__name__)"
-FAILING_FAMILIES = (mutants_mod.HARD_CODED, mutants_mod.OFF_BY_ONE)
+MAIN_WALL = 3.0  # seconds for the solution's own printout (an exercise may time things in its __main__)
 
 
 @dataclass
@@ -59,10 +61,11 @@ class Mutant:
     text: str  # the whole file graded
     whole_file: bool = False
     public_text: str = ""  # the file the public checks run: the solution with only this blank changed
+    kind: str = ""  # its family (mutants.FAMILIES)
 
     @property
     def family(self) -> str:
-        return mutants_mod.family(self.label)
+        return self.kind or mutants_mod.family(self.label)
 
 
 @dataclass
@@ -115,7 +118,8 @@ class Escape:
 
     @property
     def failing(self) -> bool:
-        return self.mutant.family in FAILING_FAMILIES
+        """Every escape fails the course: « juste » in public must mean the point, whatever the mistake."""
+        return True
 
 
 def _statement_spans(solution: str) -> list[tuple[int, int, str]]:
@@ -159,39 +163,109 @@ def _seen_values(exercise: Exercise, solution: str, fills, pool: RunnerPool) -> 
     return seen, kinds, values
 
 
-def generate(exercise: Exercise, solution: str, fills, pool: RunnerPool) -> list[Mutant]:
+def _printing_job(exercise: Exercise, solution: str, fills) -> Job:
+    """The solution run as a student runs the file (`python exercises/….py`, `__main__` blocks
+    included, within a few seconds), and as the checks run it: what a student may copy from. Run as
+    `__main__` only when a blank's statement may be pasted and there is such a block (an exercise
+    may time things there)."""
+    units = [Unit(solution, f"solutions/{exercise.id}.py", group="plain")]
+    if _statement_spans_with_blanks(solution, fills) and "__main__" in solution:
+        units.append(Unit(solution, f"solutions/{exercise.id}.py", module_name="__main__",
+                          wall=min(MAIN_WALL, limits_for(exercise).wall), group="main"))
+    return Job(tuple(units), limits_for(exercise), capture_output=True)
+
+
+def _printed(results: list[UnitResult]) -> str:
+    if len(results) > 1 and results[1].status == OK:
+        return results[1].output
+    return results[0].output
+
+
+def _statement_spans_with_blanks(solution: str, fills) -> bool:
+    try:
+        spans = _statement_spans(solution)
+    except SyntaxError:
+        return False
+    return any(first <= f.line <= last for first, last, _ in spans for f in fills)
+
+
+def printed_output(exercise: Exercise, solution: str, fills, pool: RunnerPool) -> str:
+    """What the solution prints (see `_printing_job`)."""
+    return _printed(pool.run(_printing_job(exercise, solution, fills)))
+
+
+def generate(exercise: Exercise, solution: str, fills, pool: RunnerPool, observations=None,
+             output: str | None = None) -> list[Mutant]:
+    """Every mutant of every blank of the exercise. `observations` (observe.py): what each fill's
+    sub-expressions are on each check, computed here when not given; `output`: what the solution
+    prints (for the « sortie collée » mutants), likewise."""
+    if observations is None:
+        observations = observe.observe(exercise, solution, fills, pool)
+    if output is None:
+        output = printed_output(exercise, solution, fills, pool)
     seen, kinds, statements = _seen_values(exercise, solution, fills, pool)
     lines = solution.split("\n")
     found: list[Mutant] = []
     for fill in fills:
         others = {f.index: blanks_mod.BLANK for f in fills if f.index != fill.index}
-        candidates = mutants_mod.mutants(fill.text)
+        candidates = list(mutants_mod.mutants(fill.text, observations.facts(fill.index)))
+        candidates += example_values(fill, observations)
         kind = kinds.get(fill.index)
         if fill.index in seen:
             text = mutants_mod.literal(seen[fill.index], array=mutants_mod.is_array(kind))
             if text:
-                candidates.append((mutants_mod.HARD_CODED_LABELS[0], text))
+                candidates.insert(0, mutants_mod.Candidate(mutants_mod.HARD_CODED_LABELS[0], text,
+                                                           mutants_mod.HARD_CODED))
         candidates += mutants_mod.kind_mutants(fill.text, kind)
         done = {_normal(fill.text)}  # the right answer written another way (a letter, -inf…) is no mutant
-        for label, text in candidates:
+        for label, text, family in candidates:
             if _normal(text) in done:
                 continue
             done.add(_normal(text))
             program = blanks_mod.splice(solution, fills, {**others, fill.index: text})
             public = blanks_mod.splice(solution, fills, {fill.index: text})
-            found.append(Mutant(exercise.id, fill.index, label, text, program, public_text=public))
+            found.append(Mutant(exercise.id, fill.index, label, text, program, public_text=public, kind=family))
         if fill.index in statements:
             first, last, name, value, kind = statements[fill.index]
+            array = mutants_mod.is_array(kind)
             written = set()
-            for label, shown in zip(mutants_mod.HARD_CODED_LABELS[1:], (value, mutants_mod.rounded(value))):
-                text = mutants_mod.literal(shown, array=mutants_mod.is_array(kind))
-                if not text or text in written:
-                    continue  # integers rounded are the same statement
-                written.add(text)
+            shown = [(mutants_mod.HARD_CODED_LABELS[1], mutants_mod.HARD_CODED, mutants_mod.literal(value, array=array))]
+            shown += [("sortie du programme collée", mutants_mod.PASTED, text)
+                      for text in mutants_mod.pasted(output, value, array=array)]
+            shown.append((mutants_mod.HARD_CODED_LABELS[2], mutants_mod.HARD_CODED,
+                          mutants_mod.literal(mutants_mod.rounded(value), array=array)))
+            for label, family, text in shown:
+                if not text or _normal(text) in written:
+                    continue  # integers rounded are the same statement, and so is a value printed whole
+                written.add(_normal(text))
                 program = "\n".join(lines[:first - 1] + [f"{name} = {text}"] + lines[last:])
                 found.append(Mutant(exercise.id, fill.index, label, f"{name} = {text}", program, whole_file=True,
-                                    public_text=program))
+                                    public_text=program, kind=family))
     return found
+
+
+def example_values(fill, observations) -> list:
+    """The fill with one of its sub-expressions replaced by the value it has on the course's inputs
+    (`len(v)` by 2, `math.sqrt(d)` by 2.0 and by 2.83…): the sizes and numbers a student reads off the
+    example and writes out."""
+    out = []
+    for node in observations.nodes.get(fill.index, []):
+        literal = observations.example_literal(node.key, fill.index)
+        if literal is None or _normal(literal) == _normal(node.text):
+            continue
+        texts = [literal]
+        try:
+            number = float(literal)
+        except ValueError:
+            number = None
+        if number is not None and math.isfinite(number) and round(number, 2) != number:
+            texts.append(repr(round(number, 2)))
+        for text in texts:
+            mutated = observe.replace_node(fill.text, node.k, text)
+            if mutated is not None:
+                shown = node.text if len(node.text) <= 40 else node.text[:37] + "…"
+                out.append(mutants_mod.Candidate(f"{shown} → {text}", mutated, mutants_mod.EXAMPLE))
+    return out
 
 
 def _equivalents(exercise: Exercise) -> dict[str, set[str]]:
@@ -305,14 +379,20 @@ def check(course: Course, report, only: list[str] | None = None, mode: str = LIM
         batch: list[tuple[str, dict]] = []
         plan: dict[str, tuple[str, Mutant | None]] = {}
         generated: list[Mutant] = []
+        seen = _observations(exercises, grader, pool)
         for exercise in exercises:
             solution = read(exercise.solution_path).text
             fills = grader.solution_fills[exercise.id]
+            observations, output = seen[exercise.id]
+            for index, blank in enumerate(exercise.blanks):
+                found = observe.gaps(observations, index)
+                if found:
+                    report.add(exercise.id, observe.coverage_message(blank.id, found), f"exercises/test_{exercise.id}.py")
             batch.append((f"solution:{exercise.id}", {exercise.id: solution.encode()}))
             plan[f"solution:{exercise.id}"] = ("solution", None)
             batch.append((f"modele:{exercise.id}", {exercise.id: exercise.template_path.read_bytes()}))
             plan[f"modele:{exercise.id}"] = ("template", None)
-            for n, mutant in enumerate(generate(exercise, solution, fills, pool)):
+            for n, mutant in enumerate(generate(exercise, solution, fills, pool, observations, output)):
                 key = f"mutant:{exercise.id}:{n}"
                 batch.append((key, {exercise.id: mutant.text.encode()}))
                 plan[key] = ("mutant", mutant)
@@ -326,7 +406,7 @@ def check(course: Course, report, only: list[str] | None = None, mode: str = LIM
         refused_by_public_test: set[int] = set()
         lock = threading.Lock()
 
-        def observe(student: str, outcome: Outcome) -> None:
+        def on_test(student: str, outcome: Outcome) -> None:
             kind, mutant = plan[student]
             if kind != "mutant" or not outcome.ran or outcome.outcome not in ("passed", "failed"):
                 return
@@ -343,7 +423,7 @@ def check(course: Course, report, only: list[str] | None = None, mode: str = LIM
                 tally.mutants += 1
                 tally.refused += outcome.outcome == "failed"
 
-        grader.observe = observe
+        grader.observe = on_test
         for grade in grader.grade_many(batch):
             kind, mutant = plan[grade.student]
             exercise_id = grade.student.split(":")[1]
@@ -390,15 +470,38 @@ def check(course: Course, report, only: list[str] | None = None, mode: str = LIM
             path = f"exercises/test_{mutant.exercise}.py"
             if id(mutant) in refused:
                 report.escapes.append(Escape(mutant, blank_id, verdict.broken))
-            if mutant.family in FAILING_FAMILIES:
-                report.add(mutant.exercise, f"un mutant {mutant.family} passe les vérifications publiques du trou "
-                                            f"« {blank_id} » ({mutant.label}) : {mutant.fill[:160]} — ajoutez une "
-                                            "vérification sur d'autres entrées, montrées (variant(..., shown=True))",
-                           path)
+            if id(mutant) in refused:
+                report.add(mutant.exercise, f"un mutant « {mutant.family} » passe les vérifications publiques du trou "
+                                            f"« {blank_id} » ({mutant.label}) : {mutant.fill[:160]} — le correcteur "
+                                            "caché le refuse : l'élève lirait « juste » puis perdrait le point ; "
+                                            "ajoutez une vérification sur d'autres entrées, montrées "
+                                            "(variant(..., shown=True))", path)
     report.tallies.extend(tallies.values())
     report.tests.extend(tests.values())
     grader.close()
     return survivors
+
+
+def _observations(exercises: list[Exercise], grader: Grader, pool: RunnerPool) -> dict[str, tuple]:
+    """Per exercise: what its fills' sub-expressions are on every check (observe.py), and what its
+    solution prints. The checks' runs go to the pool together; the test functions' after."""
+    plans = []
+    for exercise in exercises:
+        solution = grader.solutions[exercise.id]
+        plans.append(observe.plan(exercise, solution, grader.solution_fills[exercise.id],
+                                  grader.checks[exercise.id], limits_for(exercise)))
+    jobs = [p.job for p in plans] + [_printing_job(e, grader.solutions[e.id], grader.solution_fills[e.id])
+                                     for e in exercises]
+    results: list = [None] * len(jobs)
+    for position, unit_results in pool.map(jobs):
+        results[position] = unit_results
+    out = {}
+    for n, (exercise, found) in enumerate(zip(exercises, plans)):
+        observations = observe.read(found, results[n])
+        tests = [t for b in exercise.blanks for t in grader.tests.of(exercise.id, b.id)]
+        observe.observe_tests(found, tests, grader.tests, pool, observations, limits_for(exercise))
+        out[exercise.id] = (observations, _printed(results[len(plans) + n]))
+    return out
 
 
 def kind_blind(label: str) -> bool:
@@ -428,7 +531,7 @@ def mutant_table(tallies: list[Tally], escapes: list[Escape]) -> list[str]:
     for escape in escapes:
         by_blank.setdefault((escape.mutant.exercise, escape.blank_id), []).append(escape)
     lines = ["Mutants générés, trou par trou : refusés par le correcteur caché, par les vérifications publiques,",
-             "et refusés en secret mais « justes » en public (✘ : écrit en dur ou décalé de un, le cours échoue) :",
+             "et refusés en secret mais « justes » en public (✘ : le cours échoue) :",
              f"  {'exercice':<18} {'trou':<16} {'mutants':>7} {'caché':>6} {'public':>6} {'passent en public':>18}"]
     for tally in tallies:
         found = by_blank.get(tally.row, [])
@@ -436,7 +539,7 @@ def mutant_table(tallies: list[Tally], escapes: list[Escape]) -> list[str]:
                      f"{len(found):>18}")
         for escape in found:
             broken = f" (casse la suite : {escape.broken})" if escape.broken else ""
-            mark = "✘" if escape.failing else "·"
+            mark = "✘"
             lines.append(f"      {mark} {escape.mutant.family}, {escape.mutant.label}{broken} : {escape.mutant.fill[:120]}")
     total = sum(len(found) for found in by_blank.values())
     lines.append(f"  {sum(t.mutants for t in tallies)} mutants, {total} refusé(s) en secret mais accepté(s) en public")
