@@ -1,7 +1,7 @@
 """Vérifications publiques de l'exercice 6 (lance `pytest exercises/ -k moyenne`).
 
-Sur T = 5 (le cours), puis sur une autre longueur, montrée (T = 4) : les matrices attendues ont été
-écrites à la main. Ce sont des tableaux NumPy, comme ceux que construit le cours : une liste de listes
+Sur T = 5 (le cours), puis sur une autre longueur, montrée (T = 4), et sur des vecteurs à 3 composantes :
+les matrices attendues ont été écrites à la main. Ce sont des tableaux NumPy, comme ceux que construit le cours : une liste de listes
 des mêmes nombres ne suffit pas (la suite du programme s'en sert comme d'un tableau).
 """
 
@@ -49,6 +49,11 @@ poids = blank(
            message="Pour T = 4 aussi, la ligne i est divisée par sa somme, i + 1."),
 )
 
+# Cinq vecteurs à 3 composantes, 0 à 14 ligne par ligne : x[i] = [3i, 3i + 1, 3i + 2].
+TROIS_COMPOSANTES = variant("des vecteurs à 3 composantes", shown=True, x="np.arange(15.0).reshape(T, 3)")
+# À la main : la moyenne de x[0] à x[i] est [3i/2, 3i/2 + 1, 3i/2 + 2].
+MOYENNES_TROIS = [[0, 1, 2], [1.5, 2.5, 3.5], [3, 4, 5], [4.5, 5.5, 6.5], [6, 7, 8]]
+
 sortie = blank(
     "sortie",
     expect("list(sortie.shape)", [5, 4], message="Un résultat par caractère : 5 vecteurs à 4 composantes."),
@@ -60,4 +65,7 @@ sortie = blank(
     expect("sortie[3] - x.mean(axis=0)", [0, 0, 0, 0], atol=1e-9, variant=QUATRE,
            label="sortie[3] − la moyenne des quatre vecteurs x",
            message="La dernière position voit les quatre caractères : son résultat est leur moyenne."),
+    expect("sortie", np.array(MOYENNES_TROIS), variant=TROIS_COMPOSANTES,
+           message="Avec des vecteurs à 3 composantes, chaque résultat a 3 composantes : la moyenne des vecteurs "
+                   "jusqu'à sa position."),
 )

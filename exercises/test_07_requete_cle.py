@@ -1,7 +1,7 @@
 """Vérifications publiques de l'exercice 7 (lance `pytest exercises/ -k requete`).
 
 Sur les vecteurs de la leçon, puis avec d'autres requêtes, montrées : q_guang = [2, 0] et
-q_lieu = [0, 2], deux fois plus « longues ». Les valeurs attendues ont été calculées à part
+q_lieu = [0, 2], deux fois plus « longues » ; puis avec quatre autres clés et des requêtes à 3 composantes. Les valeurs attendues ont été calculées à part
 (formule NumPy en commentaire), écrites à quatre décimales et comparées à 0,001 près. Ce sont des
 tableaux NumPy, comme ceux que construit le cours : une liste des mêmes nombres ne suffit pas.
 
@@ -17,6 +17,11 @@ from trous.spec import blank, expect, variant
 AUTRES_REQUETES = variant("d'autres requêtes", shown=True, q_guang="np.array([2.0, 0.0])",
                           q_lieu="np.array([0.0, 2.0])")
 
+# Quatre clés à 3 composantes : k @ q_guang = [1, 4, 3, 2] et k @ q_lieu = [2, 0, 1, 3] (à la main).
+AUTRES_CLES = variant("quatre clés et des requêtes à 3 composantes", shown=True,
+                      k="np.array([[1.0, 0.0, 2.0], [0.0, 2.0, 0.0], [1.0, 1.0, 1.0], [0.0, 1.0, 3.0]])",
+                      q_guang="np.array([1.0, 2.0, 0.0])", q_lieu="np.array([0.0, 0.0, 1.0])")
+
 normalise = blank(
     "normalise",
     expect("softmax(np.array([0.1, 0.0, 0.9, 1.0, 0.8]))", [0.12, 0.11, 0.26, 0.29, 0.23], decimals=2,
@@ -26,6 +31,12 @@ normalise = blank(
     # NumPy : e = np.exp([0.2, 0, 1.8, 2, 1.6]); e / e.sum()
     expect("poids", np.array([0.0593, 0.0485, 0.2935, 0.3585, 0.2403]), atol=1e-3, variant=AUTRES_REQUETES,
            message="Les scores 0,2 ; 0 ; 1,8 ; 2 ; 1,6 : chaque exponentielle divisée par leur total."),
+    # NumPy : e = np.exp([0, 1, 2]); e / e.sum()
+    expect("softmax(np.array([0.0, 1.0, 2.0]))", np.array([0.0900, 0.2447, 0.6652]), atol=1e-3,
+           message="Trois scores : chaque exponentielle divisée par le total des trois."),
+    # NumPy : e = np.exp([1, 4, 3, 2]); e / e.sum()
+    expect("poids", np.array([0.0321, 0.6439, 0.2369, 0.0871]), atol=1e-3, variant=AUTRES_CLES,
+           message="Quatre scores 1 ; 4 ; 3 ; 2 : chaque exponentielle divisée par le total des quatre."),
 )
 
 scores = blank(
@@ -36,6 +47,9 @@ scores = blank(
     expect("scores", np.array([0.2, 0.0, 1.8, 2.0, 1.6]), variant=AUTRES_REQUETES,
            message="Avec la requête [2, 0], le score de la clé [a, b] est 2 × a + 0 × b : "
                    "le produit scalaire de chaque clé avec q_guang, quelle que soit q_guang."),
+    # À la main : [1, 2, 0] · [a, b, c] = a + 2b.
+    expect("scores", np.array([1.0, 4.0, 3.0, 2.0]), variant=AUTRES_CLES,
+           message="Quatre clés à 3 composantes et q_guang = [1, 2, 0] : un score par clé, a + 2 × b + 0 × c."),
 )
 
 concentre = blank(
@@ -45,6 +59,9 @@ concentre = blank(
     # NumPy : e = np.exp(5 * np.array([0.2, 0, 1.8, 2, 1.6])); e / e.sum()
     expect("poids_x5", np.array([0.0001, 0.0000, 0.2447, 0.6652, 0.0900]), atol=1e-3, variant=AUTRES_REQUETES,
            message="Les scores 0,2 ; 0 ; 1,8 ; 2 ; 1,6, multipliés par 5, puis softmax."),
+    # NumPy : e = np.exp(5 * np.array([1, 4, 3, 2])); e / e.sum()
+    expect("poids_x5", np.array([0.0000, 0.9933, 0.0067, 0.0000]), atol=1e-3, variant=AUTRES_CLES,
+           message="Les scores 1 ; 4 ; 3 ; 2, multipliés par 5, puis softmax."),
 )
 
 requete_lieu = blank(
@@ -55,4 +72,7 @@ requete_lieu = blank(
     expect("poids_lieu", np.array([0.3527, 0.4308, 0.0712, 0.0583, 0.0870]), atol=1e-3, variant=AUTRES_REQUETES,
            message="Avec la requête q_lieu = [0, 2], les scores valent 1,8 ; 2 ; 0,2 ; 0 ; 0,4 : "
                    "softmax des scores de q_lieu, quelle que soit q_lieu."),
+    # NumPy : e = np.exp(k @ [0, 0, 1]) = np.exp([2, 0, 1, 3]); e / e.sum()
+    expect("poids_lieu", np.array([0.2369, 0.0321, 0.0871, 0.6439]), atol=1e-3, variant=AUTRES_CLES,
+           message="Quatre clés à 3 composantes et q_lieu = [0, 0, 1] : les scores valent 2 ; 0 ; 1 ; 3."),
 )

@@ -8,12 +8,16 @@ Une toute petite expérience, montrée (D = [4], n = 2, T = 3, même graine 0), 
 exactes : elles ont été calculées à part avec NumPy (mêmes tirages, rng = np.random.default_rng(0),
 q puis k de forme (2, 3, 4) ; s = np.einsum("sid,sjd->sij", q, k)), écrites à quatre décimales.
 Sur 18 produits scalaires, l'écart type mesuré (1,52) s'éloigne de √4 = 2 : diviser par √d ou par
-l'écart type mesuré n'est plus la même chose.
+l'écart type mesuré n'est plus la même chose. Une dernière expérience, montrée, remplace le tirage par
+des vecteurs dont toutes les composantes valent 1 : tous les scores valent 4, leur écart type est 0.
 """
 
 from trous.spec import blank, expect, variant
 
 PETITE = variant("une toute petite expérience, D = [4], n = 2, T = 3", shown=True, D="[4]", n="2", T="3")
+# Un « tirage » où toutes les composantes de q et k valent 1 : chaque produit scalaire vaut d = 4.
+UNS = variant("des q et k dont toutes les composantes valent 1, D = [4], n = 2, T = 3", shown=True,
+              D="[4]", n="2", T="3", rng="__import__('types').SimpleNamespace(standard_normal=np.ones)")
 
 max_moyen = blank(
     "max_moyen",
@@ -26,6 +30,15 @@ max_moyen = blank(
            1 / 2, atol=1e-9, label="poids_max_moyen sur un tableau à trois dimensions (2, 2, 3)",
            message="Trois dimensions : les lignes courent toujours le long de la dernière (axis=-1) ; quatre lignes, "
                    "plus grands poids 1/3, 1, 1/3, 1/3, en moyenne 1/2."),
+    # À la main : trois lignes [0 ; 100] (plus grand poids 1), [0 ; 0] (1/2), [100 ; 0] (1) : en moyenne 5/6.
+    expect("poids_max_moyen(np.array([[0.0, 100.0], [0.0, 0.0], [100.0, 0.0]]))", 5 / 6, atol=1e-9,
+           label="poids_max_moyen sur un tableau de 3 lignes de 2 scores",
+           message="Trois lignes de deux scores : plus grands poids 1, 1/2 et 1, en moyenne 5/6 ; le calcul ne "
+                   "suppose ni 2 lignes ni 3 scores par ligne."),
+    # À la main : deux lignes [0 ; 100] (plus grand poids 1) et [0 ; 0] (1/2), rangées en (2, 1, 2) : en moyenne 3/4.
+    expect("poids_max_moyen(np.array([[[0.0, 100.0]], [[0.0, 0.0]]]))", 3 / 4, atol=1e-9,
+           label="poids_max_moyen sur un tableau à trois dimensions (2, 1, 2)",
+           message="Deux séquences d'une ligne de deux scores : plus grands poids 1 et 1/2, en moyenne 3/4."),
     expect("sans_echelle", [0.6550], atol=1e-3, variant=PETITE,
            message="Sur la petite expérience : le plus grand poids de chaque ligne des scores, en moyenne."),
 )
@@ -50,6 +63,10 @@ ecart_type = blank(
     # 1,5212 ; l'écart type « corrigé » (ddof=1), 1,5654, est accepté aussi (5 % près).
     expect("ecarts_types", [1.5212], rtol=0.05, variant=PETITE,
            message="L'écart type mesuré de ces 18 produits scalaires, qui n'est pas exactement √d."),
+    # À la main : les 18 scores valent 4, leur moyenne aussi : l'écart type est 0.
+    expect("ecarts_types", [0.0], atol=1e-9, variant=UNS,
+           message="Tous les produits scalaires valent 4 : ils ne s'écartent pas de leur moyenne, l'écart type est 0. "
+                   "L'écart type retire la moyenne avant d'élever au carré (sans cela on obtiendrait 4)."),
 )
 
 echelle = blank(

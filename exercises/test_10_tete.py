@@ -2,8 +2,8 @@
 
 Les sorties sont comparées à une tête de référence écrite autrement (position par position, avec des
 boucles), et à `scaled_dot_product_attention` de PyTorch quand PyTorch est installé. Chaque trou est
-vérifié sur T = 5 (le cours), puis sur une autre longueur, montrée (T = 4) ; les formes et le masque
-attendus ont été écrits à la main.
+vérifié sur T = 5 (le cours), puis sur une autre longueur, montrée (T = 4), et sur d'autres tailles
+(T = 3, d_model = 6, d_head = 2) ; les formes et le masque attendus ont été écrits à la main.
 
 PyTorch met plusieurs secondes à se charger, plus que le temps laissé à une vérification : les
 vérifications PyTorch le chargent donc pendant le programme, dont le temps est plus large, en
@@ -15,6 +15,8 @@ import numpy as np
 from trous.spec import blank, expect, variant
 
 QUATRE = variant("quatre caractères, T = 4", shown=True, T="4")
+AUTRES_TAILLES = variant("d'autres tailles, T = 3, d_model = 6, d_head = 2", shown=True, T="3", d_model="6",
+                         d_head="2")
 AVEC_TORCH = variant("PyTorch chargé avant le programme", shown=True, graine='(__import__("torch"), 0)[1]')
 
 REFERENCE = '''
@@ -60,6 +62,11 @@ qkv = blank(
            atol=1e-9, setup=REFERENCE, label="plus grand écart entre (q, k, v) et x multiplié par (W_q, W_k, W_v)"),
     expect("[q.shape, k.shape, v.shape]", [[4, 8], [4, 8], [4, 8]], variant=QUATRE,
            message="Pour T = 4, q, k et v ont 4 lignes."),
+    expect("[q.shape, k.shape, v.shape]", [[3, 2], [3, 2], [3, 2]], variant=AUTRES_TAILLES,
+           message="Pour T = 3 et d_head = 2, q, k et v ont 3 lignes et 2 colonnes."),
+    expect("max(_ecart(a, _np.einsum('td,dh->th', x, W)) for a, W in ((q, W_q), (k, W_k), (v, W_v)))", 0.0,
+           atol=1e-9, setup=REFERENCE, variant=AUTRES_TAILLES,
+           label="plus grand écart entre (q, k, v) et x multiplié par (W_q, W_k, W_v)"),
 )
 
 scores = blank(
@@ -70,6 +77,10 @@ scores = blank(
     expect("scores.shape", [4, 4], variant=QUATRE, message="Pour T = 4, une table 4×4."),
     expect("_ecart(scores, [[_np.dot(a, b) / _math.sqrt(d_head) for b in k] for a in q])", 0.0, atol=1e-9,
            setup=REFERENCE, variant=QUATRE, label="plus grand écart entre scores et les q·k divisés par √d_head"),
+    expect("scores.shape", [3, 3], variant=AUTRES_TAILLES, message="Pour T = 3, une table 3×3."),
+    expect("_ecart(scores, [[_np.dot(a, b) / _math.sqrt(d_head) for b in k] for a in q])", 0.0, atol=1e-9,
+           setup=REFERENCE, variant=AUTRES_TAILLES, label="plus grand écart entre scores et les q·k divisés par √d_head",
+           message="Pour d_head = 2, on divise par √2 : la racine de d_head, quelle qu'elle soit."),
 )
 
 masque = blank(
@@ -99,6 +110,9 @@ sortie = blank(
     expect("sortie.shape", [4, 8], variant=QUATRE),
     expect("_ecart(sortie, _reference(x, W_q, W_k, W_v, causal=True))", 0.0, atol=1e-6, setup=REFERENCE,
            variant=QUATRE, label="plus grand écart entre sortie et la tête de référence"),
+    expect("sortie.shape", [3, 2], variant=AUTRES_TAILLES),
+    expect("_ecart(sortie, _reference(x, W_q, W_k, W_v, causal=True))", 0.0, atol=1e-6, setup=REFERENCE,
+           variant=AUTRES_TAILLES, label="plus grand écart entre sortie et la tête de référence"),
 )
 
 sortie_torch = blank(
@@ -118,6 +132,9 @@ sans_masque = blank(
     expect("sortie_libre.shape", [4, 8], variant=QUATRE),
     expect("_ecart(sortie_libre, _reference(x, W_q, W_k, W_v, causal=False))", 0.0, atol=1e-6, setup=REFERENCE,
            variant=QUATRE, label="plus grand écart entre sortie_libre et la tête de référence sans masque"),
+    expect("sortie_libre.shape", [3, 2], variant=AUTRES_TAILLES),
+    expect("_ecart(sortie_libre, _reference(x, W_q, W_k, W_v, causal=False))", 0.0, atol=1e-6, setup=REFERENCE,
+           variant=AUTRES_TAILLES, label="plus grand écart entre sortie_libre et la tête de référence sans masque"),
 )
 
 sans_masque_torch = blank(

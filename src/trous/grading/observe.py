@@ -36,7 +36,7 @@ from ..runner.protocol import Job, Probe, Unit
 # Features of a value whose every public value must differ somewhere when a hidden one differs.
 PROPERTIES = ("toutes égales", "moyenne nulle", "carrée", "symétrique")
 PROGRAM = "programme"  # the tag of what the program itself evaluates, before any check's expression
-MAX_SHOWN_ITEMS = 5
+MAX_SHOWN_ITEMS = 4
 
 # Runs in the student's process, before the solution: each instrumented sub-expression goes through
 # __trous_obs__, which records the features of its value (at most 256 evaluations per sub-expression
@@ -121,7 +121,7 @@ def __trous_runtime__():
             return tuple(out)
         if t is range:
             r = repr(v).replace("range(0, ", "range(")
-            return (("valeur", r), ("longueur", len(v)), ("littéral", r))
+            return (("valeur", r), ("littéral", r))
         if np is not None and t is np.ndarray:
             if v.dtype.kind not in "biuf" or v.size > 5_000_000:
                 return None
@@ -146,12 +146,12 @@ def __trous_runtime__():
         if t in (list, tuple):
             r = repr(v) if len(v) <= 2000 else None
             key = r if r is not None and len(r) <= 120 else "#" + digest((r or "%d:%r" % (len(v), v[:50])).encode("utf-8", "replace"))
-            out = [("valeur", key), ("longueur", len(v))]
+            out = [("valeur", key), ("dimension 0", len(v))]
             shaped = nested(v)
             if shaped is not None:
                 shape, flat = shaped
                 out.append(("dimensions", len(shape)))
-                out += [("dimension %d" % i, n) for i, n in enumerate(shape)]
+                out += [("dimension %d" % i, n) for i, n in enumerate(shape) if i]
                 props(flat, shape, out)
                 if len(shape) == 1 and len(v) <= 4 and r is not None and all(scalar(x) and scalar(x)[1] for x in v):
                     out.append(("littéral", r))
@@ -569,14 +569,14 @@ class Gap:
             if public and hidden:
                 return f"{expr} vaut {public} dans toutes les vérifications publiques, {hidden} dans {self.world.what}"
             return f"{expr} a la même valeur dans toutes les vérifications publiques, une autre dans {self.world.what}"
-        if self.feature == "longueur":
+        if self.feature in ("longueur", "dimension 0"):
             return f"len({expr}) vaut {self.public} dans toutes les vérifications publiques, {self.hidden} dans " \
                    f"{self.world.what}"
         if self.feature == "dimensions":
             return f"{expr} a {self.public} dimension(s) dans toutes les vérifications publiques, {self.hidden} dans " \
                    f"{self.world.what}"
         axis = self.feature.split()[-1]
-        return f"{expr} a une taille {self.public} selon l'axe {axis} dans toutes les vérifications publiques, " \
+        return f"la taille de {expr} selon l'axe {axis} vaut {self.public} dans toutes les vérifications publiques, " \
                f"{self.hidden} dans {self.world.what}"
 
 
