@@ -6,6 +6,8 @@ scores dont le plus grand n'est pas le premier. Les valeurs attendues ont été 
 (NumPy, formule en commentaire), écrites à quatre décimales et comparées à 0,001 près.
 """
 
+import math
+
 from trous.spec import blank, expect, variant
 
 # Scores q · k : 1, 2, 4, 4, divisés par √3 ; la 3e et la 4e clé sont à égalité.
@@ -59,7 +61,7 @@ sortie = blank(
 )
 
 # Des scores donnés, petits : multiplier par dix (et pas par un autre nombre) se voit sur les poids.
-PETITS_SCORES = variant("des scores donnés", shown=True, scores="[0.1, 0.0, -0.1]")
+PETITS_SCORES = variant("des scores donnés", shown=True, scores="[0.1234, 0.0, -0.1]")
 
 x10 = blank(
     "x10",
@@ -70,10 +72,12 @@ x10 = blank(
     # NumPy : softmax de 10 × les scores ci-dessus.
     expect("weights_x10", [0.0, 0.0, 0.5, 0.5], atol=1e-3, variant=AUTRES,
            message="Quatre scores, chacun multiplié par dix : les deux maxima, à égalité, se partagent tout."),
-    # À la main : softmax([1, 0, −1]) = [e, 1, 1/e] / (e + 1 + 1/e).
-    expect("weights_x10", [0.6652, 0.2447, 0.0900], atol=1e-3, variant=PETITS_SCORES,
-           message="Les scores 0,1 ; 0 ; −0,1 multipliés par dix donnent 1 ; 0 ; −1, puis softmax : "
-                   "[e ; 1 ; 1/e] / (e + 1 + 1/e)."),
+    # À la main : softmax([1,234, 0, −1]) = [e^1,234 ; 1 ; 1/e] / (e^1,234 + 1 + 1/e).
+    expect("weights_x10", [math.exp(1.234) / (math.exp(1.234) + 1 + math.exp(-1)),
+                           1 / (math.exp(1.234) + 1 + math.exp(-1)),
+                           math.exp(-1) / (math.exp(1.234) + 1 + math.exp(-1))], atol=1e-6, variant=PETITS_SCORES,
+           message="Les scores 0,1234 ; 0 ; −0,1 multipliés par dix donnent 1,234 ; 0 ; −1, puis softmax : "
+                   "[e^1,234 ; 1 ; 1/e] / (e^1,234 + 1 + 1/e), sans arrondir les scores."),
 )
 
 valeurs = blank(

@@ -10,9 +10,9 @@ from trous.spec import SOLUTION, blank, expect, variant
 # Un produit scalaire n'existe que si q et k ont autant de composantes : len(k) vaut toujours len(q).
 EQUIVALENT_MUTANTS = {
     "scores": ["sum((a * b for a, b in zip(q, k))) / sqrt(len(k))"],
-    # Any shift leaves the softmax unchanged; int(max) is within 1 of the max, so no exponential
+    # Any shift leaves the softmax unchanged; int(max) or max rounded is within 1 of the max, so no exponential
     # overflows either (each is at most e¹).
-    "shift": ["int(max(scores))"],
+    "shift": ["int(max(scores))", "round(max(scores), 2)"],
 }
 
 AUTRES = [

@@ -44,6 +44,7 @@ class Report:
     escapes: list = field(default_factory=list)  # grading.quality.Escape: refused in secret, « juste » in public
     tallies: list = field(default_factory=list)  # grading.quality.Tally: each blank's mutants, per side
     tests: list = field(default_factory=list)  # grading.quality.TestTally: mutants each test function refuses
+    families: list = field(default_factory=list)  # grading.quality.FamilyTally: each family of mistakes
 
     @property
     def ok(self) -> bool:
@@ -59,6 +60,10 @@ class Report:
             from .grading.quality import mutant_table  # noqa: PLC0415
 
             out += mutant_table(self.tallies, self.escapes)
+        if self.families:
+            from .grading.quality import family_table  # noqa: PLC0415
+
+            out += family_table(self.families)
         if self.tests:
             from .grading.quality import test_table  # noqa: PLC0415
 

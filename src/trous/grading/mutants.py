@@ -436,6 +436,28 @@ def kind_mutants(fill: str, kind: tuple[str, str] | None) -> list[Candidate]:
     return []
 
 
+def rounded_fills(fill: str, kind: tuple[str, str] | None, value) -> list[Candidate]:
+    """The fill rounded as the example prints it (2 decimals): right on an example checked to 2
+    decimals, wrong everywhere else."""
+    from ..course.compare import decode  # noqa: PLC0415
+
+    from ..course.compare import Array  # noqa: PLC0415
+
+    text = fill.strip()
+    plain = decode(value, arrays=True)
+    numbers = plain.values if isinstance(plain, Array) else plain
+    if numbers is None or rounded(numbers) == numbers:
+        return []  # already as the example shows it: no one rounds that
+    label = "arrondi à 2 décimales"
+    if is_float(kind) and isinstance(plain, float):
+        return [Candidate(label, f"round({text}, 2)", PASTED)]
+    if is_array(kind):
+        return [Candidate(label, f"__import__('numpy').round({text}, 2)", PASTED)]
+    if isinstance(plain, list) and plain and all(isinstance(x, float) for x in plain):
+        return [Candidate(label, f"[round(x, 2) for x in {text}]", PASTED)]
+    return []
+
+
 def rounded(value, decimals: int = 2):
     from ..course.compare import decode  # noqa: PLC0415
 

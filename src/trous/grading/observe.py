@@ -35,6 +35,7 @@ from ..runner.protocol import Job, Probe, Unit
 
 # Features of a value whose every public value must differ somewhere when a hidden one differs.
 PROPERTIES = ("toutes égales", "moyenne nulle", "carrée", "symétrique")
+BOUNDS = 64  # sizes up to this are ones a student may write out as a bound
 PROGRAM = "programme"  # the tag of what the program itself evaluates, before any check's expression
 MAX_SHOWN_ITEMS = 4
 
@@ -126,7 +127,7 @@ def __trous_runtime__():
             if v.dtype.kind not in "biuf" or v.size > 5_000_000:
                 return None
             out = [("valeur", "%s%s#%s" % (v.dtype.str, v.shape, digest(np.ascontiguousarray(v).tobytes()))),
-                   ("dimensions", v.ndim)]
+                   ("nature", "tableau NumPy"), ("dimensions", v.ndim)]
             out += [("dimension %d" % i, n) for i, n in enumerate(v.shape)]
             if v.size >= 2:
                 flat = v.ravel()
@@ -146,7 +147,7 @@ def __trous_runtime__():
         if t in (list, tuple):
             r = repr(v) if len(v) <= 2000 else None
             key = r if r is not None and len(r) <= 120 else "#" + digest((r or "%d:%r" % (len(v), v[:50])).encode("utf-8", "replace"))
-            out = [("valeur", key), ("dimension 0", len(v))]
+            out = [("valeur", key), ("nature", "liste" if t is list else "n-uplet"), ("dimension 0", len(v))]
             shaped = nested(v)
             if shaped is not None:
                 shape, flat = shaped
@@ -249,6 +250,7 @@ class Node:
     k: int
     text: str  # the sub-expression, as the solution writes it (unparsed)
     size: int  # number of AST nodes in it: the smallest are named first
+    index: int | None = None  # it is read as node[index], with an integer written out
 
 
 def _parse(fill: str) -> ast.Expression | None:
@@ -262,7 +264,9 @@ def nodes_of(fill: str, blank: int) -> list[Node]:
     tree = _parse(fill)
     if tree is None:
         return []
-    return [Node(f"{blank}:{k}", blank, k, ast.unparse(n), sum(1 for _ in ast.walk(n)))
+    indexed = {id(n.value): n.slice.value for n in ast.walk(tree) if isinstance(n, ast.Subscript)
+               and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, int)}
+    return [Node(f"{blank}:{k}", blank, k, ast.unparse(n), sum(1 for _ in ast.walk(n)), indexed.get(id(n)))
             for k, n in enumerate(_eligible(tree))]
 
 
@@ -348,6 +352,10 @@ class Observations:
         if len(values.get("valeur", ())) == 1 and len(values.get("littéral", ())) == 1:
             return next(iter(values["littéral"]))
         return None
+
+    def sizes(self, key: str, feature: str) -> set:
+        """The sizes a sub-expression has when the program runs on the course's inputs."""
+        return {dict(obs).get(feature) for obs in self.example.get(key, [])} - {None}
 
     def facts(self, blank: int) -> dict[int, dict[str, set]]:
         """Everything seen of each sub-expression of the blank, on the course's inputs and in every
@@ -554,12 +562,20 @@ class Gap:
 
     node: Node
     feature: str
-    public: object  # the one value the public checks see
+    public: object  # the one value the public checks see (`larger`: the largest)
     hidden: object
     world: World
+    larger: bool = False  # a size larger than every public one: a bound written out would pass them
 
     def said(self) -> str:
         expr = self.node.text if len(self.node.text) <= 60 else self.node.text[:57] + "…"
+        if self.larger:
+            axis = int(self.feature.split()[-1])
+            size = f"len({expr})" if axis == 0 else f"la taille de {expr} selon l'axe {axis}"
+            bound = f"({expr})[{', '.join([':'] * axis + [f':{self.public}'])}]"
+            return f"{size} vaut {self.public} dans l'exemple et jamais plus dans les vérifications publiques, " \
+                   f"{self.hidden} dans {self.world.what} (la taille de l'exemple écrite comme borne, {bound}, " \
+                   f"y passerait)"
         if self.feature in PROPERTIES:
             what = {"toutes égales": "a toutes ses valeurs égales", "moyenne nulle": "a une moyenne nulle",
                     "carrée": "est une matrice carrée", "symétrique": "est une matrice symétrique"}[self.feature]
@@ -572,12 +588,19 @@ class Gap:
         if self.feature in ("longueur", "dimension 0"):
             return f"len({expr}) vaut {self.public} dans toutes les vérifications publiques, {self.hidden} dans " \
                    f"{self.world.what}"
+        if self.feature == "nature":
+            return f"{expr} est un(e) {self.public} dans toutes les vérifications publiques, un(e) {self.hidden} dans " \
+                   f"{self.world.what}"
         if self.feature == "dimensions":
             return f"{expr} a {self.public} dimension(s) dans toutes les vérifications publiques, {self.hidden} dans " \
                    f"{self.world.what}"
         axis = self.feature.split()[-1]
         return f"la taille de {expr} selon l'axe {axis} vaut {self.public} dans toutes les vérifications publiques, " \
                f"{self.hidden} dans {self.world.what}"
+
+
+def _ints(values) -> bool:
+    return all(isinstance(v, int) and not isinstance(v, bool) for v in values)
 
 
 def _shown(value) -> str | None:
@@ -614,6 +637,13 @@ def gaps(observations: Observations, blank: int) -> list[Gap]:
                 elif len(shown) == 1 and values - shown:
                     (one,) = shown
                     found[where] = Gap(nodes[key], name, one, sorted(values - shown, key=repr)[0], world)
+                elif name.startswith("dimension "):
+                    # Sizes vary, but none is larger than the example's: the example's size written as a
+                    # bound (x[:, :4]) passes every public check, and not a hidden one that is larger.
+                    example = observations.sizes(key, name)
+                    if example and max(example) <= BOUNDS and _ints(values) and max(values) > max(example) \
+                            and max(shown) <= max(example):
+                        found[where] = Gap(nodes[key], name, max(example), max(values), world, larger=True)
     return sorted(found.values(), key=lambda g: (g.node.size, g.node.k, g.feature))
 
 

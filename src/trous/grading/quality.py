@@ -96,6 +96,17 @@ class Tally:
 
 
 @dataclass
+class FamilyTally:
+    """One family's mutants over the course: how many, how many each side refuses, how many escape."""
+
+    family: str
+    mutants: int = 0
+    hidden: int = 0
+    public: int = 0
+    escapes: int = 0
+
+
+@dataclass
 class TestTally:
     """One test function: the mutants of its blank it ran on, and how many it refused."""
 
@@ -217,6 +228,8 @@ def generate(exercise: Exercise, solution: str, fills, pool: RunnerPool, observa
                 candidates.insert(0, mutants_mod.Candidate(mutants_mod.HARD_CODED_LABELS[0], text,
                                                            mutants_mod.HARD_CODED))
         candidates += mutants_mod.kind_mutants(fill.text, kind)
+        if fill.index in seen:
+            candidates += mutants_mod.rounded_fills(fill.text, kind, seen[fill.index])
         done = {_normal(fill.text)}  # the right answer written another way (a letter, -inf…) is no mutant
         for label, text, family in candidates:
             if _normal(text) in done:
@@ -244,15 +257,48 @@ def generate(exercise: Exercise, solution: str, fills, pool: RunnerPool, observa
     return found
 
 
+def _truncated(fill, node, observations) -> list:
+    """A name read by the fill cut to the example's size (`x[:, :4]`): the example's size written as a
+    bound, right on every input no larger than the example."""
+    if not node.text.isidentifier():
+        return []
+    seen = observations.example.get(node.key) or []
+    if len(seen) != 1:
+        return []
+    features = dict(seen[0])
+    everywhere = observations.facts(fill.index).get(node.k, {})
+    out = []
+    for axis in (0, 1):
+        size = features.get(f"dimension {axis}")
+        if not isinstance(size, int) or size < 2 or size > observe.BOUNDS:
+            continue
+        if not any(isinstance(n, int) and n > size for n in everywhere.get(f"dimension {axis}", ())):
+            continue  # no check has it larger: the cut is the fill itself on every input the course has
+        if axis == 0 and node.index is not None and 0 <= node.index < size:
+            continue  # W[:2][0] is W[0]
+        if axis == 1 and features.get("nature") != "tableau NumPy":
+            continue  # a list of lists has no [:, :n]
+        cut = f"{node.text}[{', '.join([':'] * axis + [f':{size}'])}]"
+        mutated = observe.replace_node(fill.text, node.k, cut)
+        if mutated is not None:
+            out.append(mutants_mod.Candidate(f"{node.text} coupé à la taille de l'exemple ({cut})", mutated,
+                                             mutants_mod.EXAMPLE))
+    return out
+
+
 def example_values(fill, observations) -> list:
     """The fill with one of its sub-expressions replaced by the value it has on the course's inputs
     (`len(v)` by 2, `math.sqrt(d)` by 2.0 and by 2.83…): the sizes and numbers a student reads off the
     example and writes out."""
     out = []
+    facts = observations.facts(fill.index)
     for node in observations.nodes.get(fill.index, []):
+        out += _truncated(fill, node, observations)
         literal = observations.example_literal(node.key, fill.index)
         if literal is None or _normal(literal) == _normal(node.text):
             continue
+        if len(facts.get(node.k, {}).get("valeur", ())) <= 1:
+            continue  # the same on every check: written out, it is the fill itself on every input the course has
         texts = [literal]
         try:
             number = float(literal)
@@ -458,17 +504,21 @@ def check(course: Course, report, only: list[str] | None = None, mode: str = LIM
         judged = [m for m in generated if _normal(m.fill) not in
                   equivalents[m.exercise].get(by_id[m.exercise].blanks[m.blank].id, set())]
         tallies = {(e.id, b.id): Tally(e.id, b.id) for e in exercises for b in e.blanks}
+        families = {f: FamilyTally(f) for f in mutants_mod.FAMILIES}
         for mutant, verdict in zip(judged, public_verdicts(course, judged, pool)):
             blank_id = by_id[mutant.exercise].blanks[mutant.blank].id
             tally = tallies[(mutant.exercise, blank_id)]
-            tally.mutants += 1
-            tally.hidden += id(mutant) in refused
+            family = families.setdefault(mutant.family, FamilyTally(mutant.family))
             passed = verdict.passed and id(mutant) not in refused_by_public_test
-            tally.public += not passed
+            for t in (tally, family):
+                t.mutants += 1
+                t.hidden += id(mutant) in refused
+                t.public += not passed
             if not passed:
                 continue
             path = f"exercises/test_{mutant.exercise}.py"
             if id(mutant) in refused:
+                family.escapes += 1
                 report.escapes.append(Escape(mutant, blank_id, verdict.broken))
             if id(mutant) in refused:
                 report.add(mutant.exercise, f"un mutant « {mutant.family} » passe les vérifications publiques du trou "
@@ -477,6 +527,7 @@ def check(course: Course, report, only: list[str] | None = None, mode: str = LIM
                                             "ajoutez une vérification sur d'autres entrées, montrées "
                                             "(variant(..., shown=True))", path)
     report.tallies.extend(tallies.values())
+    report.families.extend(f for f in families.values() if f.mutants)
     report.tests.extend(tests.values())
     grader.close()
     return survivors
@@ -543,6 +594,17 @@ def mutant_table(tallies: list[Tally], escapes: list[Escape]) -> list[str]:
             lines.append(f"      {mark} {escape.mutant.family}, {escape.mutant.label}{broken} : {escape.mutant.fill[:120]}")
     total = sum(len(found) for found in by_blank.values())
     lines.append(f"  {sum(t.mutants for t in tallies)} mutants, {total} refusé(s) en secret mais accepté(s) en public")
+    return lines
+
+
+def family_table(families: list[FamilyTally]) -> list[str]:
+    """Per family of mistakes: the generated mutants, how many each side refuses, how many escape."""
+    if not families:
+        return []
+    lines = ["Mutants par famille d'erreurs :",
+             f"  {'famille':<24} {'mutants':>7} {'caché':>6} {'public':>6} {'passent en public':>18}"]
+    for f in families:
+        lines.append(f"  {f.family:<24} {f.mutants:>7} {f.hidden:>6} {f.public:>6} {f.escapes:>18}")
     return lines
 
 
