@@ -38,11 +38,12 @@ max_moyen = blank(
            label="poids_max_moyen sur un tableau de 3 lignes de 2 scores",
            message="Trois lignes de deux scores : plus grands poids 1, 1/2 et 1, en moyenne 5/6 ; le calcul ne "
                    "suppose ni 2 lignes ni 3 scores par ligne."),
-    # À la main : six lignes de six scores nuls, donc des poids de 1/6 chacun : en moyenne 1/6.
-    expect("poids_max_moyen(np.zeros((1, 6, 6)))", 1 / 6, atol=1e-9,
-           label="poids_max_moyen sur un tableau de zéros de forme (1, 6, 6)",
-           message="Six scores égaux par ligne : chaque poids vaut 1/6, le plus grand aussi ; le calcul ne suppose "
-                   "pas 5 positions."),
+    # À la main : six lignes de six scores, cinq avec un score 100 (en 2e, 3e… 6e position : plus grand poids 1),
+    # une de zéros (1/6) : en moyenne (5 + 1/6) / 6 = 31/36.
+    expect("poids_max_moyen(np.concatenate([100 * np.eye(6)[1:], np.zeros((1, 6))])[None])", 31 / 36, atol=1e-9,
+           label="poids_max_moyen sur un tableau (1, 6, 6) : cinq lignes avec un score 100, une ligne de zéros",
+           message="Six lignes de six scores : plus grands poids 1, 1, 1, 1, 1 et 1/6, en moyenne 31/36 ; le calcul "
+                   "ne suppose ni 5 lignes ni 5 positions."),
     # À la main : deux lignes [0 ; 100] (plus grand poids 1) et [0 ; 0] (1/2), rangées en (2, 1, 2) : en moyenne 3/4.
     expect("poids_max_moyen(np.array([[[0.0, 100.0]], [[0.0, 0.0]]]))", 3 / 4, atol=1e-9,
            label="poids_max_moyen sur un tableau à trois dimensions (2, 1, 2)",

@@ -35,6 +35,10 @@ shift = blank(
     expect("softmax([0.0, 1000.0, 999.0])", [0.0, 0.7311, 0.2689], atol=1e-3,
            message="Le plus grand score n'est pas toujours le premier : c'est le maximum des scores qu'il faut "
                    "retirer, sinon exp(1000 − 0) déborde."),
+    # À la main : exp(0 − 1000), exp(1 − 1000), exp(2 − 1000) valent 0 à 10⁻⁴³⁰ près : [0, 0, 0, 1].
+    expect("softmax([0.0, 1.0, 2.0, 1000.0])", [0.0, 0.0, 0.0, 1.0], atol=1e-9,
+           message="Quatre scores, le plus grand en dernier : le maximum se cherche parmi tous les scores "
+                   "(sinon exp(1000 − 2) déborde)."),
     # NumPy : e = np.exp(s - s.max()); e / e.sum(), avec s les scores ci-dessus.
     expect("weights", [0.0710, 0.1265, 0.4013, 0.4013], atol=1e-3, variant=AUTRES),
 )

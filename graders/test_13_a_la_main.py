@@ -34,6 +34,7 @@ shift = blank(
     expect("softmax([0.5, 0.25])", SOLUTION, label="softmax de deux petits scores"),
     expect("softmax([-1000.0, 0.0, 1000.0])", SOLUTION, label="softmax de très grands et très petits scores"),
     expect("softmax([800.0, 0.0, 799.0])", SOLUTION, label="softmax d'autres grands scores"),
+    expect("softmax([0.0, -5.0, 3.0, 1000.0, 2.0])", SOLUTION, label="softmax de grands scores, le plus grand vers la fin"),
     expect("weights", SOLUTION, variants=AUTRES, label="les poids"),
 )
 

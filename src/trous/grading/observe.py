@@ -182,8 +182,9 @@ def __trous_runtime__():
 
     def dump():
         import json
-        return json.dumps({t: {k: [list(map(list, f)) for f in e[1]] for k, e in nodes.items()}
+        text = json.dumps({t: {k: [list(map(list, f)) for f in e[1]] for k, e in nodes.items()}
                            for t, nodes in log.items()})
+        return [text[i:i + 10000] for i in range(0, len(text), 10000)]  # a probe's strings are cut at 20 000
 
     return obs, tag, dump
 
@@ -336,6 +337,7 @@ class Observations:
     nodes: dict[int, list[Node]]  # blank index → its sub-expressions
     worlds: dict[int, list[World]]  # blank index → its checks
     example: dict[str, list[tuple]] = field(default_factory=dict)  # node key → feature tuples, course's inputs
+    lost: list[str] = field(default_factory=list)  # checks whose observations did not come back (why)
 
     def example_literal(self, key: str, blank: int) -> str | None:
         """The one value a sub-expression takes on the course's inputs, written as Python: when the
@@ -374,13 +376,14 @@ class Observations:
         return out
 
 
-def _decode(dumped) -> dict[str, dict[str, list[tuple]]]:
-    if not isinstance(dumped, str):
-        return {}
+def _decode(dumped) -> dict[str, dict[str, list[tuple]]] | None:
+    """The runtime's log, or None when it did not come back whole."""
+    if not isinstance(dumped, list) or not all(isinstance(part, str) for part in dumped):
+        return None
     try:
-        raw = json.loads(dumped)
+        raw = json.loads("".join(dumped))
     except ValueError:
-        return {}
+        return None
     return {tag: {key: [tuple((str(f[0]), _hashable(f[1])) for f in obs) for obs in observations]
                   for key, observations in nodes.items()} for tag, nodes in raw.items()}
 
@@ -476,7 +479,13 @@ def read(plan: Plan, results) -> Observations:
                                 {i: [] for i in range(len(plan.exercise.blanks))})
     for unit, result, unit_tags in zip(plan.job.units, results, plan.tags):
         last = result.probes[-1] if result.probes else None
-        dumped = _decode(last.value) if last is not None and last.error is None and last.evaluated else {}
+        dumped = _decode(last.value) if last is not None and last.error is None and last.evaluated else None
+        if dumped is None:
+            where = ", ".join(f"{n} = …" for n, _ in unit.overrides) or "les entrées du cours"
+            why = (result.error.message or result.error.kind) if result.error else \
+                (last.error.message if last is not None and last.error else "réponse incomplète")
+            observations.lost.append(f"{where} : {why}"[:200])
+            dumped = {}
         if not unit.overrides:
             observations.example = dict(dumped.get(PROGRAM, {}))
         worlds: dict[tuple, World] = {}
@@ -515,6 +524,7 @@ class _Recorder:
         self.dumps: list[tuple[int, dict, str]] = []  # (run number, dump, the question's tag)
         self.run = 0
         self.last: tuple | None = None
+        self.lost = False  # a question's observations did not come back
 
     def ask(self, expr: str, *, setup=None, overrides=(), secret=False, fresh=False, wall=None):
         key = tuple(overrides)
@@ -527,7 +537,9 @@ class _Recorder:
         dumped = self.session.ask("__trous_dump__()", overrides=key, secret=secret, wall=wall)
         probe = dumped.probes[0] if dumped.probes else None
         value = probe.value if probe is not None and probe.error is None and probe.evaluated else None
-        self.dumps.append((self.run, _decode(value), tag))
+        self.dumps.append((self.run, _decode(value) or {}, tag))
+        if _decode(value) is None:
+            self.lost = True
         return answer
 
 
@@ -551,6 +563,8 @@ def observe_tests(found: Plan, tests, grader_tests, pool, observations: Observat
         world = World(test.hidden, f"la {kind} « {test.description} »")
         for _, dumped, tag in recorder.dumps:
             _add(world, dumped, tag, index)
+        if recorder.lost:
+            observations.lost.append(f"{test.name} : réponse incomplète")
         observations.worlds[index].append(world)
 
 

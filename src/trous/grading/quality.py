@@ -262,13 +262,15 @@ def _truncated(fill, node, observations) -> list:
     bound, right on every input no larger than the example."""
     if not node.text.isidentifier():
         return []
-    seen = observations.example.get(node.key) or []
-    if len(seen) != 1:
-        return []
-    features = dict(seen[0])
+    seen = [dict(obs) for obs in observations.example.get(node.key) or []]
+    # The sizes it always has on the course's inputs (its values may differ: the rows of a loop).
+    features = {name: seen[0][name] for name in seen[0] if name.startswith(("dimension", "nature"))
+                and all(obs.get(name) == seen[0][name] for obs in seen)} if seen else {}
     everywhere = observations.facts(fill.index).get(node.k, {})
     out = []
-    for axis in (0, 1):
+    ndim = features.get("dimensions")
+    last = ndim - 1 if isinstance(ndim, int) and ndim > 2 else None
+    for axis in (0, 1) + ((last,) if last else ()):
         size = features.get(f"dimension {axis}")
         if not isinstance(size, int) or size < 2 or size > observe.BOUNDS:
             continue
@@ -278,7 +280,7 @@ def _truncated(fill, node, observations) -> list:
             continue  # W[:2][0] is W[0]
         if axis == 1 and features.get("nature") != "tableau NumPy":
             continue  # a list of lists has no [:, :n]
-        cut = f"{node.text}[{', '.join([':'] * axis + [f':{size}'])}]"
+        cut = f"{node.text}[..., :{size}]" if axis == last else f"{node.text}[{', '.join([':'] * axis + [f':{size}'])}]"
         mutated = observe.replace_node(fill.text, node.k, cut)
         if mutated is not None:
             out.append(mutants_mod.Candidate(f"{node.text} coupé à la taille de l'exemple ({cut})", mutated,
@@ -430,10 +432,18 @@ def check(course: Course, report, only: list[str] | None = None, mode: str = LIM
             solution = read(exercise.solution_path).text
             fills = grader.solution_fills[exercise.id]
             observations, output = seen[exercise.id]
-            for index, blank in enumerate(exercise.blanks):
-                found = observe.gaps(observations, index)
-                if found:
-                    report.add(exercise.id, observe.coverage_message(blank.id, found), f"exercises/test_{exercise.id}.py")
+            if observations.lost:
+                # Without every check's observations, a gap could be one the doctor did not see filled.
+                report.add(exercise.id, "ce que lisent les trous n'a pas pu être observé sur toutes les vérifications "
+                                        f"({' ; '.join(observations.lost[:3])}) : la couverture des tailles et des "
+                                        "valeurs par les vérifications publiques n'est pas vérifiée",
+                           f"solutions/{exercise.id}.py", severity="avertissement")
+            else:
+                for index, blank in enumerate(exercise.blanks):
+                    found = observe.gaps(observations, index)
+                    if found:
+                        report.add(exercise.id, observe.coverage_message(blank.id, found),
+                                   f"exercises/test_{exercise.id}.py")
             batch.append((f"solution:{exercise.id}", {exercise.id: solution.encode()}))
             plan[f"solution:{exercise.id}"] = ("solution", None)
             batch.append((f"modele:{exercise.id}", {exercise.id: exercise.template_path.read_bytes()}))
