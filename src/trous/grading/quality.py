@@ -363,14 +363,41 @@ def _broken(mutant: Mutant, analysis, result: UnitResult) -> str | None:
 
 
 def public_verdicts(course: Course, mutants: list[Mutant], pool: RunnerPool) -> list[PublicVerdict]:
-    """Does each mutant pass its blank's public checks? Batched into jobs run in parallel on the pool."""
+    """Does each mutant pass its blank's public checks? First on the course's own inputs alone, which
+    refuse most mutants at the cost of one run each; the others then on all their checks. Batched
+    into jobs run in parallel on the pool."""
     checks = {e.id: load_checks(e.checks_path) for e in course.exercises
               if e.id in {m.exercise for m in mutants} and e.checks_path.exists()}
+    own = {exercise_id: _on_own_inputs(found) for exercise_id, found in checks.items()}
+    first = _run_public(course, mutants, own, pool)
+    again = [n for n, (mutant, verdict) in enumerate(zip(mutants, first))
+             if verdict is None or verdict.passed]
+    second = _run_public(course, [mutants[n] for n in again], checks, pool)
+    verdicts = [v if v is not None else PublicVerdict(False) for v in first]
+    for n, verdict in zip(again, second):
+        verdicts[n] = verdict if verdict is not None else PublicVerdict(False)
+    return verdicts
+
+
+def _on_own_inputs(checks: list[Check]) -> list[Check]:
+    """The expectations of these checks on the course's own inputs (no variant)."""
+    kept = [replace(c, expects=tuple(e for e in c.expects if e.variant is None)) for c in checks]
+    return [c for c in kept if c.expects]
+
+
+def _run_public(course: Course, mutants: list[Mutant], checks: dict[str, list[Check]], pool: RunnerPool
+                ) -> list[PublicVerdict | None]:
+    """Each mutant through `checks` of its blank (None: its blank has none of them)."""
     planned = []
     batches: list[tuple[list[Unit], object]] = []  # (units, limits) of each job
     for n, mutant in enumerate(mutants):
         exercise = course.exercise(mutant.exercise)
-        units, context, analysis, plain = _public_units(exercise, mutant, checks.get(exercise.id, []), f"m{n}")
+        blank_id = exercise.blanks[mutant.blank].id
+        mine = [c for c in checks.get(exercise.id, []) if c.blank == blank_id]
+        if not mine:
+            planned.append("none")
+            continue
+        units, context, analysis, plain = _public_units(exercise, mutant, mine, f"m{n}")
         if units is None:
             planned.append(None)
             continue
@@ -384,8 +411,11 @@ def public_verdicts(course: Course, mutants: list[Mutant], pool: RunnerPool) -> 
     results: list[list[UnitResult]] = [[] for _ in jobs]
     for position, unit_results in pool.map(jobs):
         results[position] = unit_results
-    verdicts = []
+    verdicts: list[PublicVerdict | None] = []
     for mutant, plan in zip(mutants, planned):
+        if plan == "none":
+            verdicts.append(None)
+            continue
         if plan is None:
             verdicts.append(PublicVerdict(False))
             continue
