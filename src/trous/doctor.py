@@ -6,7 +6,8 @@ nothing else changed (token alignment); every blank has a hint and a public chec
 passes every public check; and each public check really depends on its blank (the solution with
 that one blank put back to `___` fails it); and, for the hidden graders, that every expectation has a
 label and no hidden variant's description shows its inputs (the only texts of a grader a student reads).
-Grader checks — mutants, hidden and public — are added by `trous.grading.quality`.
+Grader checks — what each blank reads in each check, mutants, hidden and public — are added by
+`trous.grading.quality`.
 """
 
 from __future__ import annotations

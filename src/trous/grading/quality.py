@@ -1,23 +1,26 @@
 """Is each hidden grader good enough, and do the public checks agree with it? (part of `trous doctor`)
 
-1. the reference solutions get full marks; 2. the shipped exercises get zero; 3. for each blank,
-generated wrong fills (mutants.py: one change in the solution's fill, the value the blank takes
-hard-coded in the blank, the statement's result hard-coded in place of the statement, the same
-numbers as another kind of value) lose that blank's points. A mutant that keeps its points
-*survives*: either the grader misses a mistake, or the mutant is equivalent to the solution — then
-the grader module lists it in `EQUIVALENT_MUTANTS = {"blank_id": ["fill", …]}` with a comment
-saying why.
+0. each fill's sub-expressions are observed on every check (observe.py): a blank fails the course
+when a hidden check varies what it reads (a size, a value, a property) and none of its public checks
+does; 1. the reference solutions get full marks; 2. the shipped exercises get zero; 3. for each
+blank, generated wrong fills (mutants.py, by family: one change in the solution's fill; one of its
+sub-expressions replaced by its value on the course's inputs, or a name cut to the example's size;
+the blank's or the statement's value written out, or as the program prints it; the same numbers as
+another kind of value) lose that blank's points. A mutant that keeps its points *survives*: either
+the grader misses a mistake, or the mutant is equivalent to the solution — then the grader module
+lists it in `EQUIVALENT_MUTANTS = {"blank_id": ["fill", …]}` with a comment saying why.
 
 Test functions (`@pytest.mark.trou`) are expectations like the others: grading runs them on each
-mutant; a public one (exercises/test_*.py) that fails on a mutant counts as a public refusal in 4. The doctor also counts, for each test function, how many mutants of its blank it refuses on
-its own (`test_table`), so that an author sees which tests pull their weight; and a test function in
+mutant; a public one (exercises/test_*.py) that fails on a mutant counts as a public refusal in 4.
+The doctor also counts, for each test function, how many mutants of its blank it refuses on its own
+(`test_table`), so that an author sees which tests pull their weight; and a test function in
 graders/ that belongs to no exercise is an error (trous grade would never run it).
 
 4. Each mutant also goes through the blank's public checks, the way `pytest exercises/` runs them
 (the solution with only that blank changed). A mutant the hidden grader refuses but the public
 checks accept is an *escape*: the student reads « juste » and then loses the point. Every blank's
-counts and its escapes make a table (`mutant_table`); a hard-coded or off-by-one mutant that passes
-the public checks fails the course: they need other, shown inputs for that blank.
+and every family's counts, and the escapes, make tables (`mutant_table`, `family_table`); any escape
+fails the course: its blank needs other, shown inputs.
 """
 
 from __future__ import annotations
