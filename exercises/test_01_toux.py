@@ -14,7 +14,7 @@ QUATRE_TOKENS = variant("quatre tokens", shown=True, x="[[1, 2], [0, 1], [2, 1],
 QUATRE_SCORES = variant("quatre scores", shown=True, scores="[4, 1, 5, 3]")
 # Les mêmes quatre tokens, avec des poids donnés : le nouveau vecteur ne dépend plus que de son trou.
 POIDS_DONNES = variant("quatre tokens et des poids donnés", shown=True, x="[[1, 2], [0, 1], [2, 1], [1, 1]]",
-                       poids="[0.4, 0.3, 0.2, 0.1]")
+                       poids="[0.125, 0.375, 0.25, 0.25]")
 
 somme_exp = blank(
     "somme_exp",
@@ -39,8 +39,8 @@ scores = blank(
 nouveau = blank(
     "nouveau",
     expect("nouveau", [0.79, 0.79], decimals=2),
-    # À la main : 0,4 × [1, 2] + 0,3 × [0, 1] + 0,2 × [2, 1] + 0,1 × [1, 1] = [0,9 ; 1,4].
-    expect("nouveau", [0.9, 1.4], variant=POIDS_DONNES,
+    # À la main : 0,125 × [1, 2] + 0,375 × [0, 1] + 0,25 × [2, 1] + 0,25 × [1, 1] = [0,875 ; 1,125].
+    expect("nouveau", [0.875, 1.125], variant=POIDS_DONNES,
            message="Composante j : la somme, sur les quatre tokens, de poids[i] × x[i][j] : "
-                   "0,4 × 1 + 0,3 × 0 + 0,2 × 2 + 0,1 × 1 = 0,9 pour j = 0."),
+                   "0,125 × 1 + 0,375 × 0 + 0,25 × 2 + 0,25 × 1 = 0,875 pour j = 0 (sans arrondi)."),
 )

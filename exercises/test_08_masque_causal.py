@@ -1,6 +1,6 @@
 """Vérifications publiques de l'exercice 8 (lance `pytest exercises/ -k masque_causal`).
 
-Sur T = 5 et d = 8 (le cours), puis sur d'autres tailles, montrées (T = 4 caractères, d = 2) : les
+Sur T = 5 et d = 8 (le cours), puis sur d'autres tailles, montrées (T = 4 et d = 2, T = 6 et d = 12) : les
 tableaux attendus ont été écrits à la main (le masque : un tableau NumPy de booléens, comme celui que
 construit le cours). La règle de l'exercice 3 vaut ici : un score masqué vaut
 −∞ (-np.inf), jamais un grand nombre négatif, et son poids exactement 0.
@@ -18,6 +18,10 @@ TRIANGLE_4 = [[True, False, False, False],
               [True, True, False, False],
               [True, True, True, False],
               [True, True, True, True]]
+# Plus grand que le cours : rien ne doit s'arrêter à T = 5 ni à d = 8.
+PLUS_GRAND = variant("de plus grandes tailles, T = 6 et d = 12", shown=True, T="6", d="12")
+# À la main : vrai pour j ≤ i.
+TRIANGLE_6 = [[j <= i for j in range(6)] for i in range(6)]
 
 scores = blank(
     "scores",
@@ -30,6 +34,10 @@ scores = blank(
     expect("float(scores[1, 3] - q[1] @ k[3] / math.sqrt(d))", 0.0, atol=1e-9, variant=AUTRES_TAILLES,
            label="scores[1, 3] − q[1]·k[3] / √d",
            message="Pour d = 2, on divise par √2 : la racine de la dimension d, quelle qu'elle soit."),
+    expect("list(scores.shape)", [6, 6], variant=PLUS_GRAND, message="Pour T = 6, une table 6×6."),
+    expect("float(scores[5, 4] - q[5] @ k[4] / math.sqrt(d))", 0.0, atol=1e-9, variant=PLUS_GRAND,
+           label="scores[5, 4] − q[5]·k[4] / √d",
+           message="Pour d = 12, le produit scalaire porte sur les 12 composantes, divisé par √12."),
 )
 
 masque = blank(
@@ -38,6 +46,8 @@ masque = blank(
            message="La position i voit les positions 0 à i : vrai sur la diagonale et en dessous, faux au-dessus."),
     expect("masque", np.array(TRIANGLE_4), variant=AUTRES_TAILLES,
            message="Pour T = 4, un masque 4×4 : sa taille vient de T."),
+    expect("masque", np.array(TRIANGLE_6), variant=PLUS_GRAND,
+           message="Pour T = 6, un masque 6×6 : sa taille vient de T."),
 )
 
 scores_masques = blank(
@@ -59,4 +69,10 @@ scores_masques = blank(
     expect("np.isneginf(scores_masques)", [[not v for v in ligne] for ligne in TRIANGLE_4],
            label="scores_masques vaut −∞ ?", variant=AUTRES_TAILLES,
            message="Pour T = 4 aussi : −∞ exactement là où masque est faux, le score ailleurs."),
+    # À la main : −∞ exactement au-dessus de la diagonale d'une table 6×6.
+    expect("np.isneginf(scores_masques)", [[not v for v in ligne] for ligne in TRIANGLE_6],
+           label="scores_masques vaut −∞ ?", variant=PLUS_GRAND,
+           message="Pour T = 6 aussi : −∞ exactement là où masque est faux."),
+    expect("np.tril(scores_masques) - np.tril(scores)", [[0.0] * 6 for _ in range(6)], rtol=0.0, atol=0.0,
+           label="scores_masques − scores, sur la diagonale et en dessous", variant=PLUS_GRAND),
 )

@@ -6,6 +6,8 @@ scores dont le plus grand n'est pas le premier. Les valeurs attendues ont été 
 (NumPy, formule en commentaire), écrites à quatre décimales et comparées à 0,001 près.
 """
 
+import math
+
 from trous.spec import blank, expect, variant
 
 # Scores q · k : 1, 2, 4, 4, divisés par √3 ; la 3e et la 4e clé sont à égalité.
@@ -33,6 +35,10 @@ shift = blank(
     expect("softmax([0.0, 1000.0, 999.0])", [0.0, 0.7311, 0.2689], atol=1e-3,
            message="Le plus grand score n'est pas toujours le premier : c'est le maximum des scores qu'il faut "
                    "retirer, sinon exp(1000 − 0) déborde."),
+    # À la main : exp(0 − 1000), exp(1 − 1000), exp(2 − 1000) valent 0 à 10⁻⁴³⁰ près : [0, 0, 0, 1].
+    expect("softmax([0.0, 1.0, 2.0, 1000.0])", [0.0, 0.0, 0.0, 1.0], atol=1e-9,
+           message="Quatre scores, le plus grand en dernier : le maximum se cherche parmi tous les scores "
+                   "(sinon exp(1000 − 2) déborde)."),
     # NumPy : e = np.exp(s - s.max()); e / e.sum(), avec s les scores ci-dessus.
     expect("weights", [0.0710, 0.1265, 0.4013, 0.4013], atol=1e-3, variant=AUTRES),
 )
@@ -59,7 +65,7 @@ sortie = blank(
 )
 
 # Des scores donnés, petits : multiplier par dix (et pas par un autre nombre) se voit sur les poids.
-PETITS_SCORES = variant("des scores donnés", shown=True, scores="[0.1, 0.0, -0.1]")
+PETITS_SCORES = variant("des scores donnés", shown=True, scores="[0.1234, 0.0, -0.1]")
 
 x10 = blank(
     "x10",
@@ -70,10 +76,12 @@ x10 = blank(
     # NumPy : softmax de 10 × les scores ci-dessus.
     expect("weights_x10", [0.0, 0.0, 0.5, 0.5], atol=1e-3, variant=AUTRES,
            message="Quatre scores, chacun multiplié par dix : les deux maxima, à égalité, se partagent tout."),
-    # À la main : softmax([1, 0, −1]) = [e, 1, 1/e] / (e + 1 + 1/e).
-    expect("weights_x10", [0.6652, 0.2447, 0.0900], atol=1e-3, variant=PETITS_SCORES,
-           message="Les scores 0,1 ; 0 ; −0,1 multipliés par dix donnent 1 ; 0 ; −1, puis softmax : "
-                   "[e ; 1 ; 1/e] / (e + 1 + 1/e)."),
+    # À la main : softmax([1,234, 0, −1]) = [e^1,234 ; 1 ; 1/e] / (e^1,234 + 1 + 1/e).
+    expect("weights_x10", [math.exp(1.234) / (math.exp(1.234) + 1 + math.exp(-1)),
+                           1 / (math.exp(1.234) + 1 + math.exp(-1)),
+                           math.exp(-1) / (math.exp(1.234) + 1 + math.exp(-1))], atol=1e-6, variant=PETITS_SCORES,
+           message="Les scores 0,1234 ; 0 ; −0,1 multipliés par dix donnent 1,234 ; 0 ; −1, puis softmax : "
+                   "[e^1,234 ; 1 ; 1/e] / (e^1,234 + 1 + 1/e), sans arrondir les scores."),
 )
 
 valeurs = blank(

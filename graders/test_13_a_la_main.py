@@ -10,9 +10,9 @@ from trous.spec import SOLUTION, blank, expect, variant
 # Un produit scalaire n'existe que si q et k ont autant de composantes : len(k) vaut toujours len(q).
 EQUIVALENT_MUTANTS = {
     "scores": ["sum((a * b for a, b in zip(q, k))) / sqrt(len(k))"],
-    # Any shift leaves the softmax unchanged; int(max) is within 1 of the max, so no exponential
+    # Any shift leaves the softmax unchanged; int(max) or max rounded is within 1 of the max, so no exponential
     # overflows either (each is at most e¹).
-    "shift": ["int(max(scores))"],
+    "shift": ["int(max(scores))", "round(max(scores), 2)"],
 }
 
 AUTRES = [
@@ -34,6 +34,7 @@ shift = blank(
     expect("softmax([0.5, 0.25])", SOLUTION, label="softmax de deux petits scores"),
     expect("softmax([-1000.0, 0.0, 1000.0])", SOLUTION, label="softmax de très grands et très petits scores"),
     expect("softmax([800.0, 0.0, 799.0])", SOLUTION, label="softmax d'autres grands scores"),
+    expect("softmax([0.0, -5.0, 3.0, 1000.0, 2.0])", SOLUTION, label="softmax de grands scores, le plus grand vers la fin"),
     expect("weights", SOLUTION, variants=AUTRES, label="les poids"),
 )
 

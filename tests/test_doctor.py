@@ -141,8 +141,9 @@ def test_public_checks_on_the_course_values_only_fail_the_course(broken):
     assert "✘ écrit en dur, résultat écrit en dur : scores = [1, 1, 2]" in table
 
 
-def test_other_escapes_are_listed_without_failing_the_course(broken):
-    """A mutant of another family that only the hidden grader refuses is reported, not fatal."""
+def test_a_formula_that_coincides_on_the_shown_inputs_fails_the_course(broken):
+    """Whatever its family, a mutant the hidden grader refuses but the public checks accept fails the
+    course: here a name swapped, right on shown inputs where every token equals « toux »."""
     checks = broken / "exercises" / "test_01_toux.py"
     # Only the course's example for `scores`, but the shown variants kept for the other blanks,
     # and one shown variant whose tokens are all equal to « toux »: hard-coding still fails it…
@@ -153,9 +154,10 @@ def test_other_escapes_are_listed_without_failing_the_course(broken):
     report = doctor.run(Course.load(broken), only=["01_toux"])
     escapes = [e for e in report.escapes if e.blank_id == "scores"]
     # …but swapping `toux` for `t` gives the same products on these inputs: refused by the grader only.
-    assert any(e.mutant.fill == "sum((a * b for a, b in zip(t, t)))" and not e.failing for e in escapes), escapes
-    assert not any("« scores »" in f.message and "passe les vérifications publiques" in f.message
-                   for f in report.findings), [str(f) for f in report.findings]
+    assert any(e.mutant.fill == "sum((a * b for a, b in zip(t, t)))" and e.failing for e in escapes), escapes
+    assert not report.ok
+    assert any("« scores »" in f.message and "passe les vérifications publiques" in f.message
+               and "zip(t, t)" in f.message for f in report.findings), [str(f) for f in report.findings]
 
 
 def test_generated_mutants_of_the_new_kinds(course_root_pool):

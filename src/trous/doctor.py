@@ -6,7 +6,8 @@ nothing else changed (token alignment); every blank has a hint and a public chec
 passes every public check; and each public check really depends on its blank (the solution with
 that one blank put back to `___` fails it); and, for the hidden graders, that every expectation has a
 label and no hidden variant's description shows its inputs (the only texts of a grader a student reads).
-Grader checks — mutants, hidden and public — are added by `trous.grading.quality`.
+Grader checks — what each blank reads in each check, mutants, hidden and public — are added by
+`trous.grading.quality`.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ class Report:
     escapes: list = field(default_factory=list)  # grading.quality.Escape: refused in secret, « juste » in public
     tallies: list = field(default_factory=list)  # grading.quality.Tally: each blank's mutants, per side
     tests: list = field(default_factory=list)  # grading.quality.TestTally: mutants each test function refuses
+    families: list = field(default_factory=list)  # grading.quality.FamilyTally: each family of mistakes
 
     @property
     def ok(self) -> bool:
@@ -59,6 +61,10 @@ class Report:
             from .grading.quality import mutant_table  # noqa: PLC0415
 
             out += mutant_table(self.tallies, self.escapes)
+        if self.families:
+            from .grading.quality import family_table  # noqa: PLC0415
+
+            out += family_table(self.families)
         if self.tests:
             from .grading.quality import test_table  # noqa: PLC0415
 

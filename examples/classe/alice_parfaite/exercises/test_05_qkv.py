@@ -1,8 +1,8 @@
 """Vérifications publiques de l'exercice 5 (lance `pytest exercises/ -k 05_qkv`).
 
 Les valeurs attendues ont été calculées une fois, indépendamment (NumPy), à partir de x, W_q, W_k, W_v :
-celles du cours, puis d'autres entrées, montrées (quatre tokens ; q, k, v à 3 composantes), écrites à
-quatre décimales et comparées à 0,001 près.
+celles du cours, puis d'autres entrées, montrées (quatre tokens ; q, k, v à 3 composantes ; des embeddings
+à 3 composantes), écrites à quatre décimales et comparées à 0,001 près.
 """
 
 from trous.spec import blank, expect, variant
@@ -11,6 +11,11 @@ from trous.spec import blank, expect, variant
 AUTRES = variant("quatre tokens ; q, k et v à 3 composantes", shown=True,
                  x="[[1, 0], [0, 1], [1, 1], [2, 1]]",
                  W_q="[[1, 0, 1], [0, 1, 1]]", W_k="[[1, 1, 0], [0, 1, 1]]", W_v="[[2, 0, 1], [0, 1, 1]]")
+
+# x à 3 composantes, W_q, W_k, W_v de 3 lignes et 2 colonnes : v et chaque ligne de W ont 3 composantes, d = 2.
+TROIS = variant("des embeddings à 3 composantes ; q, k et v à 2 composantes", shown=True,
+                x="[[1, 0, 1], [0, 1, 0], [1, 1, 2]]",
+                W_q="[[1, 0], [0, 1], [1, 1]]", W_k="[[1, 1], [0, 1], [1, 0]]", W_v="[[2, 0], [0, 1], [1, 1]]")
 
 couche = blank(
     "couche",
@@ -25,6 +30,13 @@ couche = blank(
            label="[Q, K, V]",
            message="Avec W à 3 colonnes, chaque requête, clé ou valeur a 3 composantes : "
                    "composante j = somme des v[i] × W[i][j]."),
+    # À la main (NumPy : x @ W_q, x @ W_k, x @ W_v) : « toux » [1, 1, 2] fois W_q = [1 + 2, 1 + 2] = [3, 3].
+    expect("[Q, K, V]", [[[2, 1], [0, 1], [3, 3]],
+                         [[2, 1], [0, 1], [3, 2]],
+                         [[3, 1], [0, 1], [4, 3]]], variant=TROIS,
+           label="[Q, K, V]",
+           message="Avec des embeddings à 3 composantes, la somme porte sur les 3 composantes de v : "
+                   "i va de 0 à len(v) − 1, pas de 0 à 1."),
 )
 
 nb_poids = blank(
@@ -34,6 +46,10 @@ nb_poids = blank(
     expect("nb_poids", 18, variant=AUTRES,
            message="Avec des matrices de 2 lignes et 3 colonnes : 3 × 2 × 3 = 18. Le nombre se calcule à partir "
                    "des formes de W_q, W_k, W_v."),
+    # À la main : 3 matrices de 3 × 2.
+    expect("nb_poids", 18, variant=TROIS,
+           message="Avec des matrices de 3 lignes et 2 colonnes : 3 × 3 × 2 = 18. Le nombre de lignes vient lui "
+                   "aussi de la forme de W_q (len(W_q)), pas de l'exemple."),
 )
 
 racine = blank(

@@ -2,8 +2,8 @@
 
 Les sorties sont comparées à une tête de référence écrite autrement (position par position, avec des
 boucles), et à `scaled_dot_product_attention` de PyTorch quand PyTorch est installé. Chaque trou est
-vérifié sur T = 5 (le cours), puis sur une autre longueur, montrée (T = 4) ; les formes et le masque
-attendus ont été écrits à la main.
+vérifié sur T = 5 (le cours), puis sur une autre longueur, montrée (T = 4), et sur d'autres tailles
+(T = 6, d_model = 6, d_head = 2) ; les formes et le masque attendus ont été écrits à la main.
 
 PyTorch met plusieurs secondes à se charger, plus que le temps laissé à une vérification : les
 vérifications PyTorch le chargent donc pendant le programme, dont le temps est plus large, en
@@ -15,6 +15,10 @@ import numpy as np
 from trous.spec import blank, expect, variant
 
 QUATRE = variant("quatre caractères, T = 4", shown=True, T="4")
+AUTRES_TAILLES = variant("d'autres tailles, T = 6, d_model = 6, d_head = 2", shown=True, T="6", d_model="6",
+                         d_head="2")
+# À la main : vrai pour j ≤ i.
+MASQUE_6 = np.array([[j <= i for j in range(6)] for i in range(6)])
 AVEC_TORCH = variant("PyTorch chargé avant le programme", shown=True, graine='(__import__("torch"), 0)[1]')
 
 REFERENCE = '''
@@ -50,6 +54,8 @@ normalisation = blank(
            message="Chaque ligne est divisée par sa propre somme : chaque ligne de poids fait 1."),
     expect("poids.sum(axis=-1)", [1.0] * 4, label="somme de chaque ligne de poids", variant=QUATRE,
            message="Pour T = 4 aussi, chaque ligne de poids fait 1."),
+    expect("poids.sum(axis=-1)", [1.0] * 6, label="somme de chaque ligne de poids", variant=AUTRES_TAILLES,
+           message="Pour T = 6 aussi, chaque ligne de poids fait 1."),
 )
 
 qkv = blank(
@@ -60,6 +66,11 @@ qkv = blank(
            atol=1e-9, setup=REFERENCE, label="plus grand écart entre (q, k, v) et x multiplié par (W_q, W_k, W_v)"),
     expect("[q.shape, k.shape, v.shape]", [[4, 8], [4, 8], [4, 8]], variant=QUATRE,
            message="Pour T = 4, q, k et v ont 4 lignes."),
+    expect("[q.shape, k.shape, v.shape]", [[6, 2], [6, 2], [6, 2]], variant=AUTRES_TAILLES,
+           message="Pour T = 6 et d_head = 2, q, k et v ont 6 lignes et 2 colonnes."),
+    expect("max(_ecart(a, _np.einsum('td,dh->th', x, W)) for a, W in ((q, W_q), (k, W_k), (v, W_v)))", 0.0,
+           atol=1e-9, setup=REFERENCE, variant=AUTRES_TAILLES,
+           label="plus grand écart entre (q, k, v) et x multiplié par (W_q, W_k, W_v)"),
 )
 
 scores = blank(
@@ -70,6 +81,10 @@ scores = blank(
     expect("scores.shape", [4, 4], variant=QUATRE, message="Pour T = 4, une table 4×4."),
     expect("_ecart(scores, [[_np.dot(a, b) / _math.sqrt(d_head) for b in k] for a in q])", 0.0, atol=1e-9,
            setup=REFERENCE, variant=QUATRE, label="plus grand écart entre scores et les q·k divisés par √d_head"),
+    expect("scores.shape", [6, 6], variant=AUTRES_TAILLES, message="Pour T = 6, une table 6×6."),
+    expect("_ecart(scores, [[_np.dot(a, b) / _math.sqrt(d_head) for b in k] for a in q])", 0.0, atol=1e-9,
+           setup=REFERENCE, variant=AUTRES_TAILLES, label="plus grand écart entre scores et les q·k divisés par √d_head",
+           message="Pour d_head = 2, on divise par √2 : la racine de d_head, quelle qu'elle soit."),
 )
 
 masque = blank(
@@ -87,6 +102,7 @@ masque = blank(
             [True, True, True, False],
             [True, True, True, True]]), variant=QUATRE,
            message="Pour T = 4, un masque 4×4 : sa taille vient de T."),
+    expect("masque", MASQUE_6, variant=AUTRES_TAILLES, message="Pour T = 6, un masque 6×6 : sa taille vient de T."),
 )
 
 sortie = blank(
@@ -99,6 +115,9 @@ sortie = blank(
     expect("sortie.shape", [4, 8], variant=QUATRE),
     expect("_ecart(sortie, _reference(x, W_q, W_k, W_v, causal=True))", 0.0, atol=1e-6, setup=REFERENCE,
            variant=QUATRE, label="plus grand écart entre sortie et la tête de référence"),
+    expect("sortie.shape", [6, 2], variant=AUTRES_TAILLES),
+    expect("_ecart(sortie, _reference(x, W_q, W_k, W_v, causal=True))", 0.0, atol=1e-6, setup=REFERENCE,
+           variant=AUTRES_TAILLES, label="plus grand écart entre sortie et la tête de référence"),
 )
 
 sortie_torch = blank(
@@ -118,6 +137,9 @@ sans_masque = blank(
     expect("sortie_libre.shape", [4, 8], variant=QUATRE),
     expect("_ecart(sortie_libre, _reference(x, W_q, W_k, W_v, causal=False))", 0.0, atol=1e-6, setup=REFERENCE,
            variant=QUATRE, label="plus grand écart entre sortie_libre et la tête de référence sans masque"),
+    expect("sortie_libre.shape", [6, 2], variant=AUTRES_TAILLES),
+    expect("_ecart(sortie_libre, _reference(x, W_q, W_k, W_v, causal=False))", 0.0, atol=1e-6, setup=REFERENCE,
+           variant=AUTRES_TAILLES, label="plus grand écart entre sortie_libre et la tête de référence sans masque"),
 )
 
 sans_masque_torch = blank(

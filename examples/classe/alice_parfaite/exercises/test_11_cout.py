@@ -36,6 +36,10 @@ pente = blank(
     expect("pente([1000, 2000, 4000], [0.01, 0.02, 0.04])", 1.0,
            message="Des durées proportionnelles à T donnent une pente de 1."),
     # À la main : 0,5 × (T / 10)², T = 10, 30, 90 : une loi en T², la pente vaut 2.
+    # À la main : des durées T³ (1, 8, 64, 512 pour T = 1, 2, 4, 8) : une pente de 3, sur quatre longueurs.
+    expect("pente([1, 2, 4, 8], [1, 8, 64, 512])", 3.0,
+           message="Sur quatre longueurs, des durées qui croissent comme T³ donnent une pente de 3 : la pente se "
+                   "calcule sur toutes les longueurs données, pas seulement trois."),
     expect("pente([10, 30, 90], [0.5, 4.5, 40.5])", 2.0,
            message="Quand T triple, des durées multipliées par 9 croissent aussi comme T² : la pente vaut 2 "
                    "(la pente de la droite des (log T, log durée), pas le logarithme d'un rapport)."),

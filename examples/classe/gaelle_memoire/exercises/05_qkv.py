@@ -24,7 +24,8 @@
 #
 # Attendu : les scores [[1, 0, 1], [0, 1, 1], [1, 1, 2]], les poids de « toux » [0.21, 0.21, 0.58],
 # et 24 poids appris. Vérifie avec `pytest exercises/ -k 05_qkv` : les vérifications essaient aussi
-# d'autres entrées, montrées (un 4e token, des matrices à 3 colonnes) ; rien ne doit supposer 3 tokens ou d = 4.
+# d'autres entrées, montrées (un 4e token, des matrices à 3 colonnes, des embeddings à 3 composantes) ;
+# rien ne doit supposer 3 tokens, des embeddings à 2 composantes ou d = 4.
 
 # %%
 import math

@@ -21,7 +21,8 @@
 #
 # Attendu : `q`, `k`, `v` et `sortie` de forme (5, 8) ; chaque ligne de `poids` fait 1, avec des zéros
 # au-dessus de la diagonale. Vérifie avec `pytest exercises/ -k 10_tete` : les vérifications essaient
-# aussi une autre longueur (T = 4), le calcul ne doit pas supposer T = 5. Si PyTorch est installé, les
+# aussi une autre longueur (T = 4) et d'autres tailles (T = 6, d_model = 6, d_head = 2) : le calcul ne
+# doit supposer ni T = 5, ni d_model = 16, ni d_head = 8. Si PyTorch est installé, les
 # vérifications comparent aussi tes deux sorties à son `scaled_dot_product_attention`
 # (`is_causal=True` puis `False`) ; lance le fichier (`python exercises/10_tete.py`) pour voir l'écart.
 

@@ -29,8 +29,9 @@
 # de la 3e position (« 明 ») est la moyenne des trois premiers vecteurs.
 #
 # **À toi de coder** avec NumPy : complète les trois trous `___`. Vérifie avec
-# `pytest exercises/ -k moyenne` (pour T = 5, puis pour une autre longueur, T = 4 : la taille vient de T),
-# ou lance `python exercises/06_moyenne.py` pour voir la matrice.
+# `pytest exercises/ -k moyenne` (pour T = 5, puis pour d'autres longueurs, T = 4 et T = 6, et des
+# vecteurs à 5 composantes : les tailles viennent de T et de x), ou lance `python exercises/06_moyenne.py`
+# pour voir la matrice.
 
 # %%
 import numpy as np
