@@ -19,7 +19,9 @@ from .session import available as _available
 
 PASSED, FAILED, UNFILLED, NOT_RUN, SKIPPED_CHECK = "passed", "failed", "unfilled", "not_run", "skipped"
 DEPENDS, SUSPECT = blame.DEPENDS, blame.SUSPECT  # neither right nor wrong yet; right so far but suspected
-TO_FIX = (UNFILLED, FAILED, SUSPECT, NOT_RUN)  # what a student works on; a dependent blank waits
+NOT_REACHED = blame.NOT_REACHED  # neither: the program stops before its checks, on another blank
+TO_FIX = (UNFILLED, FAILED, SUSPECT, NOT_RUN)  # what a student works on; a waiting blank waits
+WAITING = (DEPENDS, NOT_REACHED)
 
 
 @dataclass
@@ -29,8 +31,8 @@ class BlankResult:
     status: str
     line: int | None = None
     problems: list[str] = field(default_factory=list)  # French, one line each
-    causes: tuple[int, ...] = ()  # DEPENDS: the blanks it waits for; SUSPECT: those whose checks fail
-    details: list[str] = field(default_factory=list)  # DEPENDS: its own failures, while it waits
+    causes: tuple[int, ...] = ()  # WAITING: the blanks it waits for; SUSPECT: those whose checks fail
+    details: list[str] = field(default_factory=list)  # WAITING: its own failures, while it waits
 
     @property
     def passed(self) -> bool:
@@ -290,12 +292,32 @@ def _caret(text: str, column: int) -> str:
     return "\n" + " " * (column - 1) + "^"
 
 
-def flow_of(analysis: Analysis) -> flow_mod.Flow:
-    """The data flow of the copy as it is (its fills read names too). A copy whose code changed
-    outside the blanks has no known flow: every expectation then speaks for its own blank alone."""
+def flow_of(analysis: Analysis, overridden=()) -> flow_mod.Flow:
+    """The data flow of the copy as it is (its fills read names too), its `overridden` top-level
+    variables given values of their own (a variant's). A copy whose code changed outside the blanks
+    has no known flow: every expectation then speaks for its own blank alone."""
     if analysis.source is None or analysis.fills is None:
         return flow_mod.Flow("", [], None)
-    return flow_mod.analyse(analysis.source.text, [(f.begin, f.stop) for f in analysis.fills])
+    return flow_mod.analyse(analysis.source.text, [(f.begin, f.stop) for f in analysis.fills], overridden)
+
+
+def never_computed(flow: flow_mod.Flow, expect: Expect, unit: UnitResult) -> bool:
+    """The program stopped before its end, and the expectation reads a variable the statement it
+    stopped at (or a later one) was still to assign: what it read there is an older value, or none."""
+    if unit.status == "ok" or unit.error is None:
+        return False
+    unfinished = flow.unfinished(unit.error.statement or unit.error.line)
+    reads = flow.reads(expect.expr, expect.setup)
+    return bool(unfinished and reads and unfinished & reads)
+
+
+def _not_computed(expect: Expect, unit: UnitResult) -> Verdict:
+    error = unit.error
+    if _is_blank_name_error(error):
+        said = f"le programme s'arrête ligne {error.line} sur un trou pas encore rempli (___)"
+    else:
+        said = describe_error(error)
+    return Verdict(False, _join(variant_context(expect), "non vérifié : " + said), error.line)
 
 
 def _failure_line(unit: UnitResult, probe: ProbeResult, stop_line: int | None) -> int | None:
@@ -338,13 +360,20 @@ def interpret(exercise: Exercise, analysis: Analysis, context, results: list[Uni
     for check, expect, u, p in plan:
         unit, index = results[u], _index(exercise, check)
         probe = unit.probes[p]
-        verdict = judge(expect, expect.expected, unit, probe, say=disclosure(expect, graded=False, own_file=True))
-        depends = frozenset(i for i in flow.depends(expect.expr, expect.setup) if i < count) - {index}
-        values = frozenset(i for i in flow.value_depends(expect.expr, expect.setup) if i < count)
-        line = None if verdict.ok else _failure_line(unit, probe, stop_line)
+        # Each run's own flow: a variant's values cut the blanks that computed them.
+        run_flow = flow_of(analysis, [name for name, _ in expect.variant.key]) if expect.variant else flow
+        stale = probe.evaluated and never_computed(run_flow, expect, unit)
+        if stale:
+            verdict = _not_computed(expect, unit)
+        else:
+            verdict = judge(expect, expect.expected, unit, probe, say=disclosure(expect, graded=False, own_file=True))
+        depends = frozenset(i for i in run_flow.depends(expect.expr, expect.setup) if i < count) - {index}
+        values = frozenset(i for i in run_flow.value_depends(expect.expr, expect.setup) if i < count)
+        line = None if verdict.ok else (unit.error.line if stale else _failure_line(unit, probe, stop_line))
         stopped = not verdict.ok and unit.status != "ok" and (
-            not probe.evaluated or (probe.error is not None and probe.error.type == "NameError"))
-        outcome = blame.Outcome(index, verdict.ok, depends, line, values, _has_numbers(expect.expected), stopped)
+            stale or not probe.evaluated or (probe.error is not None and probe.error.type == "NameError"))
+        outcome = blame.Outcome(index, verdict.ok, depends, line, values, _has_numbers(expect.expected), stopped,
+                                unit=u, flow=run_flow)
         outcomes.append(outcome)
         if not verdict.ok:
             reasons[id(outcome)] = verdict.reason
@@ -363,6 +392,9 @@ def interpret(exercise: Exercise, analysis: Analysis, context, results: list[Uni
             blanks.append(BlankResult(i, spec, FAILED, line, failures))
         elif decision.status == DEPENDS:
             blanks.append(BlankResult(i, spec, DEPENDS, line, [_waiting(exercise, decisions, decision.causes)],
+                                      causes=decision.causes, details=failures))
+        elif decision.status == NOT_REACHED:
+            blanks.append(BlankResult(i, spec, NOT_REACHED, line, [_unreached(exercise, decisions, decision.causes)],
                                       causes=decision.causes, details=failures))
         elif decision.status == SUSPECT:
             evidence = list(dict.fromkeys(reasons[id(o)] for o in decision.evidence))
@@ -397,7 +429,8 @@ def _said_once(result: ExerciseResult) -> None:
     the same error names it in a few words instead of repeating it (with its line, its gloss)."""
     said = result.problem
     line = result.problem_line
-    short = f"même problème que le programme, ligne {line}" if line else "même problème que le programme"
+    short = (f"le programme s'arrête ligne {line}, sur l'erreur ci-dessus" if line
+             else "le programme s'arrête sur l'erreur ci-dessus")
     for blank in result.blanks:
         blank.problems = list(dict.fromkeys(p.replace(said, short) for p in blank.problems))
         blank.details = list(dict.fromkeys(p.replace(said, short) for p in blank.details))
@@ -414,6 +447,17 @@ def _waiting(exercise: Exercise, decisions, causes: tuple[int, ...]) -> str:
         return (f"ses vérifications passent par le résultat de {states[0]} : "
                 f"{verb} d'abord « {exercise.blanks[causes[0]].id} », puis revérifie")
     return f"ses vérifications passent par les résultats de {', '.join(states)} : commence par eux, puis revérifie"
+
+
+def _unreached(exercise: Exercise, decisions, causes: tuple[int, ...]) -> str:
+    """Why a blank whose checks read no other blank's result is not checked yet: the program stops
+    before them, on those blanks."""
+    states = [f"« {exercise.blanks[c].id} » ({_STATE.get(decisions[c].status, 'pas encore juste')})" for c in causes]
+    first = exercise.blanks[causes[0]].id if causes else ""
+    verb = {UNFILLED: "remplis", SUSPECT: "revois"}.get(decisions[causes[0]].status, "corrige") if causes else ""
+    where = f", sur {', '.join(states)}" if states else ""
+    then = f" : {verb} d'abord « {first} », puis revérifie" if causes else ""
+    return f"ses vérifications ne lisent le résultat d'aucun autre trou, mais le programme s'arrête avant{where}{then}"
 
 
 def _suspicion(exercise: Exercise, index: int, others: tuple[int, ...], evidence: list[str]) -> list[str]:

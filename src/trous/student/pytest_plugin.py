@@ -37,7 +37,7 @@ UNKNOWN_BLANK = "trou inconnu"
 @lru_cache(maxsize=1)
 def categories() -> dict[str, tuple[str, str, str]]:
     """(category, mark, word for -v) by blank status: pytest counts each category in its last line."""
-    from .checking import DEPENDS, FAILED, NOT_RUN, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED  # noqa: PLC0415
+    from .checking import DEPENDS, FAILED, NOT_REACHED, NOT_RUN, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED  # noqa: PLC0415
     from .feedback import SYMBOL  # noqa: PLC0415
 
     return {
@@ -46,6 +46,7 @@ def categories() -> dict[str, tuple[str, str, str]]:
         FAILED: ("faux", SYMBOL[FAILED], "FAUX"),
         UNFILLED: ("à remplir", SYMBOL[UNFILLED], "À REMPLIR"),
         DEPENDS: ("en attente", SYMBOL[DEPENDS], "EN ATTENTE"),
+        NOT_REACHED: ("en attente", SYMBOL[NOT_REACHED], "PAS ENCORE VÉRIFIÉ"),
         SUSPECT: ("à revoir", SYMBOL[SUSPECT], "À REVOIR"),
         NOT_RUN: ("en erreur", SYMBOL[NOT_RUN], "EN ERREUR"),
     }
@@ -251,12 +252,12 @@ def pytest_report_teststatus(report, config):
     status = getattr(report, "trous_status", None)
     if report.when != "call" or status is None:
         return None
-    from .checking import DEPENDS, PASSED, SKIPPED_CHECK, UNFILLED  # noqa: PLC0415
+    from .checking import DEPENDS, NOT_REACHED, PASSED, SKIPPED_CHECK, UNFILLED  # noqa: PLC0415
 
     if status == UNKNOWN_BLANK:
         return "trou inconnu", "E", ("TROU INCONNU", {"red": True})
     category, mark, word = categories()[status]
-    color = {PASSED: "green", SKIPPED_CHECK: "green", UNFILLED: "yellow", DEPENDS: "cyan"}.get(status, "red")
+    color = {PASSED: "green", SKIPPED_CHECK: "green", UNFILLED: "yellow", DEPENDS: "cyan", NOT_REACHED: "cyan"}.get(status, "red")
     return category, mark, (word, {color: True})
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..grading.testfunctions import Clock, TestFunctions, has_tests
 from ..runner.protocol import Unit
-from .checking import DEPENDS, FAILED, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED, BlankResult, limits_for
+from .checking import FAILED, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED, WAITING, BlankResult, limits_for
 
 COURSE_FAULT = "une vérification de l'exercice ne fonctionne pas (erreur du cours, pas la tienne) : {what}"
 
@@ -55,5 +55,5 @@ def _fail(blank: BlankResult, verdict) -> None:
         blank.line = verdict.line or blank.line
     elif blank.status == FAILED:
         blank.problems.append(verdict.reason)
-    elif blank.status == DEPENDS:
+    elif blank.status in WAITING:
         blank.details.append(verdict.reason)
