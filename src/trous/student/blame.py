@@ -61,6 +61,7 @@ class Outcome:
     stopped: bool = False  # never computed: the program stopped (at `line`) before getting there
     unit: int = 0  # the run it was evaluated in: the same inputs as the other outcomes of that run
     flow: FlowLike | None = None  # the flow of that run's program (a variant cuts what it replaces)
+    check: str = ""  # what it evaluates: the same check on other inputs has the same text
 
 
 @dataclass
@@ -93,34 +94,56 @@ def vouched(outcome: Outcome, passing: list[Outcome]) -> frozenset[int]:
     return frozenset(cleared & outcome.depends)
 
 
-def wrong_values(outcomes: list[Outcome]) -> set[tuple[int, int]]:
-    """(blank, run) where a check that reads the value the blank's statement computed failed: that
-    value may be wrong there (a check of a function on inputs of its own says nothing of it)."""
-    return {(o.blank, o.unit) for o in outcomes if not o.ok and o.blank in o.values}
+class Doubts:
+    """Where the value a blank's statement computes may be wrong: a check of its own that reads that
+    value failed (a check of a function on inputs of its own says nothing of it). On other inputs,
+    its value is vouched for only by the same checks passing there."""
+
+    def __init__(self, outcomes: list[Outcome]):
+        self.failed: dict[int, set[str]] = {}
+        self.units: set[tuple[int, int]] = set()
+        self.passed: dict[tuple[int, int], set[str]] = {}
+        for o in outcomes:
+            if o.blank not in o.values:
+                continue
+            if o.ok:
+                self.passed.setdefault((o.blank, o.unit), set()).add(o.check)
+            else:
+                self.failed.setdefault(o.blank, set()).add(o.check)
+                self.units.add((o.blank, o.unit))
+
+    def doubted(self, blank: int) -> bool:
+        return blank in self.failed
+
+    def right_on(self, blank: int, unit: int) -> bool:
+        """Can its value on these inputs be trusted? Its checks that fail elsewhere pass here."""
+        if blank not in self.failed:
+            return True
+        return (blank, unit) not in self.units and self.failed[blank] <= self.passed.get((blank, unit), set())
 
 
-def right_here(outcome: Outcome, passing: list[Outcome], doubtful: set[tuple[int, int]]) -> frozenset[int]:
+def right_here(outcome: Outcome, passing: list[Outcome], doubts: Doubts) -> frozenset[int]:
     """Blanks a failing outcome cannot blame: on the same inputs, their results reached a check that
-    passes, on numbers, without the outcome's own blank — and no check there doubts their value."""
+    passes, on numbers, without the outcome's own blank — and their value there is not in doubt."""
     cleared: set[int] = set()
     for other in passing:
         if (other.unit == outcome.unit and other.numbers and other.blank != outcome.blank
                 and outcome.blank not in other.depends):
             cleared |= other.values
-    return frozenset(b for b in cleared if (b, outcome.unit) not in doubtful)
+    return frozenset(b for b in cleared if doubts.right_on(b, outcome.unit))
 
 
-def _narrowed(outcome: Outcome, flow: FlowLike, passing: list[Outcome], doubtful: set[tuple[int, int]]) -> frozenset[int]:
+def _narrowed(outcome: Outcome, flow: FlowLike, passing: list[Outcome], doubts: Doubts) -> frozenset[int]:
     found = suspects(outcome, flow)
-    return (found - right_here(outcome, passing, doubtful)) or found
+    return (found - right_here(outcome, passing, doubts)) or found
 
 
 def decide(count: int, unfilled: Iterable[int], outcomes: list[Outcome], flow: FlowLike) -> list[Decision]:
     unfilled = set(unfilled)
     failing = [o for o in outcomes if not o.ok and o.blank not in unfilled]
     passing = [o for o in outcomes if o.ok]
-    doubtful = wrong_values(outcomes)
-    suspected = {id(o): _narrowed(o, flow, passing, doubtful) for o in failing}
+    doubts = Doubts(outcomes)
+    suspected = {id(o): _narrowed(o, flow, passing, doubts) for o in failing}
     has_failure = {o.blank for o in failing}
     bad: dict[int, str] = {i: UNFILLED for i in unfilled}
     for outcome in failing:
@@ -144,7 +167,7 @@ def decide(count: int, unfilled: Iterable[int], outcomes: list[Outcome], flow: F
             bad[culprit] = FAILED if culprit in has_failure else SUSPECT
             evidence[culprit] = picks[culprit]
     # Blanks wrong on the values the program computes: a check that passes through one proves little.
-    wrong = {i for i, status in bad.items() if status != UNFILLED and any(b == i for b, _ in doubtful)}
+    wrong = {i for i, status in bad.items() if status != UNFILLED and doubts.doubted(i)}
     decisions = []
     for index in range(count):
         mine = [o for o in outcomes if o.blank == index]
@@ -158,12 +181,12 @@ def decide(count: int, unfilled: Iterable[int], outcomes: list[Outcome], flow: F
         elif not mine:
             decisions.append(Decision(None))
         else:
-            decisions.append(_waiting_or_right(index, mine, outcomes, suspected, bad, wrong))
+            decisions.append(_waiting_or_right(index, mine, suspected, bad, wrong, doubts))
     return decisions
 
 
-def _waiting_or_right(index: int, mine: list[Outcome], outcomes: list[Outcome], suspected: dict,
-                      bad: dict[int, str], wrong: set[int]) -> Decision:
+def _waiting_or_right(index: int, mine: list[Outcome], suspected: dict, bad: dict[int, str], wrong: set[int],
+                      doubts: Doubts) -> Decision:
     """A blank not itself to blame: right if all its checks passed on their own; else it waits for
     the blanks its failures (or its passes through a wrong result) come from."""
     data: set[int] = set()
@@ -174,7 +197,7 @@ def _waiting_or_right(index: int, mine: list[Outcome], outcomes: list[Outcome], 
             data |= causes & o.depends
             reach |= causes - o.depends
         else:
-            data |= {b for b in o.depends & wrong if b != index and not _right_on(b, o.unit, outcomes)}
+            data |= {b for b in o.depends & wrong if b != index and not doubts.right_on(b, o.unit)}
     if data:
         return Decision(DEPENDS, tuple(sorted(data | reach)))
     if reach:
@@ -182,9 +205,3 @@ def _waiting_or_right(index: int, mine: list[Outcome], outcomes: list[Outcome], 
     if all(o.ok for o in mine):
         return Decision(PASSED)
     return Decision(DEPENDS, ())
-
-
-def _right_on(blank: int, unit: int, outcomes: list[Outcome]) -> bool:
-    """Did every check of `blank` run on the same inputs as `unit` pass (at least one did)?"""
-    here = [o for o in outcomes if o.blank == blank and o.unit == unit]
-    return bool(here) and all(o.ok for o in here)

@@ -196,10 +196,18 @@ def judge(expect: Expect, expected, unit: UnitResult, probe: ProbeResult, *, say
         detail = "" if compare.has_text(obtained) else f" — {mismatch.reason}"
         text = (f"{name} : attendu {compare.format_value(expected, expect.decimals)}, "
                 f"obtenu {compare.describe_type(obtained)}{where}{detail}")
+    elif mismatch.structural and compare.same_values(expected, probe.value):
+        # The right numbers in another kind of value: said so, without writing them twice.
+        where = f" (élément {mismatch.where})" if mismatch.where else ""
+        text = f"{name}{where} : les bonnes valeurs, mais {mismatch.reason}"
+        gloss = glosses.kind_gloss(compare.decode(expected, arrays=True), compare.decode(probe.value, arrays=True))
+        if gloss:
+            text += f"\npiste : {gloss}"
+        return Verdict(False, _join(context, text), kind="structure")
     else:
         where = f" (élément {mismatch.where})" if mismatch.where else ""
-        shown_expected = compare.format_value(expected, expect.decimals)
-        shown_obtained = compare.format_value(probe.value, expect.decimals)
+        shown_expected = compare.format_value(expected, expect.decimals, precise=mismatch.precise)
+        shown_obtained = compare.format_value(probe.value, expect.decimals, precise=mismatch.precise)
         # "attendu 2, obtenu 3 — 3 au lieu de 2" says it twice: the reason only when it adds something.
         restated = not mismatch.where and mismatch.reason == f"{shown_obtained} au lieu de {shown_expected}"
         reason = "" if restated else f" — {mismatch.reason}"
@@ -357,6 +365,7 @@ def interpret(exercise: Exercise, analysis: Analysis, context, results: list[Uni
     stop_line = next((r.error.line for r in results if r.status in (TIMEOUT, CRASH) and r.error is not None), None)
     outcomes: list[blame.Outcome] = []
     reasons: dict[int, str] = {}  # id(outcome) → why it failed
+    failed: list[tuple[blame.Outcome, Expect]] = []
     for check, expect, u, p in plan:
         unit, index = results[u], _index(exercise, check)
         probe = unit.probes[p]
@@ -373,10 +382,12 @@ def interpret(exercise: Exercise, analysis: Analysis, context, results: list[Uni
         stopped = not verdict.ok and unit.status != "ok" and (
             stale or not probe.evaluated or (probe.error is not None and probe.error.type == "NameError"))
         outcome = blame.Outcome(index, verdict.ok, depends, line, values, _has_numbers(expect.expected), stopped,
-                                unit=u, flow=run_flow)
+                                unit=u, flow=run_flow, check=f"{expect.setup or ''}\n{expect.expr}")
         outcomes.append(outcome)
         if not verdict.ok:
             reasons[id(outcome)] = verdict.reason
+            failed.append((outcome, expect))
+    _said_on_the_example(failed, reasons)
     unfilled = [i for i in range(count) if not analysis.is_filled(i)]
     decisions = blame.decide(count, unfilled, outcomes, flow)
     checked = {_index(exercise, c) for c in checks}
@@ -385,7 +396,7 @@ def interpret(exercise: Exercise, analysis: Analysis, context, results: list[Uni
     for i, spec in enumerate(exercise.blanks):
         line = analysis.line_of(i)
         decision = decisions[i]
-        failures = list(dict.fromkeys(reasons[id(o)] for o in outcomes if o.blank == i and not o.ok))
+        failures = _glossed_once(list(dict.fromkeys(reasons[id(o)] for o in outcomes if o.blank == i and not o.ok)))
         if decision.status == UNFILLED:
             blanks.append(BlankResult(i, spec, UNFILLED, line))
         elif decision.status == FAILED:
@@ -422,6 +433,34 @@ def interpret(exercise: Exercise, analysis: Analysis, context, results: list[Uni
         result.problem, result.problem_line = describe_error(first.error), first.error.line
         _said_once(result)
     return result
+
+
+def _glossed_once(failures: list[str]) -> list[str]:
+    """The same « piste : … » under several failures of a blank is given under the first one only."""
+    seen: set[str] = set()
+    out = []
+    for failure in failures:
+        lines = []
+        for line in failure.split("\n"):
+            if line.startswith("piste : "):
+                if line in seen:
+                    continue
+                seen.add(line)
+            lines.append(line)
+        out.append("\n".join(lines))
+    return out
+
+
+def _said_on_the_example(failed: list, reasons: dict[int, str]) -> None:
+    """A check that fails on the course's own inputs says why, with its author's words; the same
+    check failing on other inputs then shows its values without repeating words written for another
+    mistake (« la taille vient de T, elle n'est pas écrite en dur » is not what a `>` for `>=` did)."""
+    on_example = {(o.blank, e.setup, e.expr) for o, e in failed if e.variant is None}
+    for outcome, expect in failed:
+        tail = f"\n{expect.message}" if expect.message else ""
+        if (expect.variant is not None and tail and (outcome.blank, expect.setup, expect.expr) in on_example
+                and reasons[id(outcome)].endswith(tail)):
+            reasons[id(outcome)] = reasons[id(outcome)][:-len(tail)]
 
 
 def _said_once(result: ExerciseResult) -> None:
