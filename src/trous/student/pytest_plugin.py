@@ -126,7 +126,62 @@ def _courses_asked(config) -> list[Course]:
     return list({e.course.root: e.course for e in _exercises_asked(config)}.values())
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config):
+    """On a course, the run opens with a French title instead of pytest's English header (its
+    platform, rootdir and plugins lines), and says in French what it collected."""
+    reporter = config.pluginmanager.getplugin("terminalreporter")
+    if reporter is None or type(reporter) is not _TerminalReporter() or not _exercises_asked(config):
+        return
+    reporter.__class__ = _course_reporter()
+
+
+def _TerminalReporter():
+    from _pytest.terminal import TerminalReporter  # noqa: PLC0415
+
+    return TerminalReporter
+
+
+@lru_cache(maxsize=1)
+def _course_reporter():
+    """pytest's own terminal reporter (its hooks stay registered as they were), speaking French in
+    the two places a course run does not need pytest's words: the header and the collection line."""
+
+    class CourseReporter(_TerminalReporter()):
+        @property
+        def showheader(self) -> bool:
+            return False  # pytest_sessionstart below writes the course's title instead
+
+        def report_collect(self, final: bool = False) -> None:
+            if not final or self.config.option.verbose < 0:
+                return
+            from ..french import count  # noqa: PLC0415
+
+            items = list(getattr(self._session, "items", None) or [])
+            blanks = [i for i in items if isinstance(i, BlankItem)]
+            exercises = {i.exercise.id for i in blanks}
+            line = f"{count(len(exercises), 'exercice')}, {count(len(blanks), 'trou')} à vérifier"
+            if len(items) > len(blanks):
+                line += f" (et {count(len(items) - len(blanks), 'autre test')})"
+            deselected = len(self.stats.get("deselected", []))
+            if deselected:
+                line += f" ; {count(deselected, 'autre')} laissé{'s' if deselected > 1 else ''} de côté (-k)"
+            errors = len(self.stats.get("error", []))
+            if errors:
+                line += f" ; {count(errors, 'erreur')} en lisant les vérifications"
+            if self.isatty():
+                self.rewrite(line, bold=True, erase=True)
+                self.write("\n")
+            else:
+                self.write_line(line)
+
+    return CourseReporter
+
+
 def pytest_sessionstart(session):
+    reporter = session.config.pluginmanager.getplugin("terminalreporter")
+    if reporter is not None and type(reporter) is _course_reporter() and reporter.verbosity >= 0:
+        reporter.write_sep("=", "trous : vérification de tes exercices", bold=True)
     if session.config.option.collectonly:
         return
     exercises = _exercises_asked(session.config)
