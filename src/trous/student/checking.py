@@ -396,7 +396,7 @@ def interpret(exercise: Exercise, analysis: Analysis, context, results: list[Uni
     for i, spec in enumerate(exercise.blanks):
         line = analysis.line_of(i)
         decision = decisions[i]
-        failures = _glossed_once(list(dict.fromkeys(reasons[id(o)] for o in outcomes if o.blank == i and not o.ok)))
+        failures = list(dict.fromkeys(reasons[id(o)] for o in outcomes if o.blank == i and not o.ok))
         if decision.status == UNFILLED:
             blanks.append(BlankResult(i, spec, UNFILLED, line))
         elif decision.status == FAILED:
@@ -432,6 +432,8 @@ def interpret(exercise: Exercise, analysis: Analysis, context, results: list[Uni
     if stopped and not all(b.passed or b.status == UNFILLED for b in blanks):
         result.problem, result.problem_line = describe_error(first.error), first.error.line
         _said_once(result)
+    for blank in blanks:
+        blank.problems, blank.details = _glossed_once(blank.problems), _glossed_once(blank.details)
     return result
 
 

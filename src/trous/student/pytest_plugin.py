@@ -94,7 +94,9 @@ def _checker(config) -> "Checker":
     if _CHECKER not in config.stash:
         from .session import Checker  # noqa: PLC0415
 
-        config.stash[_CHECKER] = Checker(public_tests=False)  # pytest runs them itself
+        # The public checks' test functions count in their blank's verdict, as in `trous check`:
+        # run by the checker, on the student's file, not as items of their own (below).
+        config.stash[_CHECKER] = Checker(public_tests=True)
     return config.stash[_CHECKER]
 
 
@@ -187,6 +189,20 @@ def pytest_sessionstart(session):
     exercises = _exercises_asked(session.config)
     if exercises:  # the runner starts now, while pytest collects, with what these exercises import
         _checker(session.config).launch(exercises)
+
+
+def _public_test(item) -> bool:
+    """A test function of an exercise's public checks (collected in its CheckModule)."""
+    return not isinstance(item, BlankItem) and isinstance(item.getparent(pytest.Module), CheckModule)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(session, config, items):
+    """A blank is « juste » only if its public test functions pass too: they are part of its item's
+    verdict (student/testchecks.py), never an item beside a blank already marked ✔."""
+    kept = [item for item in items if not _public_test(item)]
+    if len(kept) != len(items):
+        items[:] = kept
 
 
 def pytest_collection_finish(session):
