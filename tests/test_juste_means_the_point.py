@@ -54,6 +54,11 @@ MISTAKES = {
     # 13: a shift that is not the maximum, and a dimension written in
     "shift_premier": ("13_a_la_main", ("shift = max(scores)", "shift = scores[0]"),
                       ("/ sqrt(len(q)) for k in keys]", "/ sqrt(2) for k in keys]")),
+    # 01: a formula that gives the course's value on its example only (a `>` that should be `>=`
+    # compares to nothing here), and the same value written in
+    "formule_qui_coincide": ("01_toux", ("sum(poids[i] * x[i][j] for i in range(len(x)))",
+                                         "sum(poids[i] * x[i][j] for i in range(len(x)) if poids[i] > 0.2)")),
+    "valeur_ecrite": ("01_toux", ("sum(poids[i] * x[i][j] for i in range(len(x)))", "[0.79, 0.79][j]")),
     # 13: the second experiment's weights written in
     "weights_2_en_dur": ("13_a_la_main", ("/ sqrt(len(q)) for k in keys]", "/ sqrt(2) for k in keys]"),
                          ("weights_2 = softmax(scores_de(q, keys))", "weights_2 = [0.401, 0.198, 0.401]")),
@@ -150,3 +155,86 @@ def test_a_list_of_the_right_numbers_is_told_its_kind_not_a_size_written_in(chec
 def seen_of(checked, name):
     seen, _ = checked
     return seen[name]
+
+
+# -- another author's course: a value its checks accept, but the rest of the program cannot use -----
+COURSE = """\
+course: {id: essai, title: "Un cours d'essai", language: fr, version: "1"}
+assignments:
+  - id: devoir
+    title: Devoir
+    source: essai
+    exercises:
+      - id: 01_moyenne
+        title: La moyenne
+        file: exercises/01_moyenne.py
+        source: essai
+        blanks:
+          - {id: carre, points: 1, hint: ["Le carré de chaque élément.", "[v * v for v in x]"]}
+          - {id: total, points: 1, hint: ["Additionne les éléments de x.", "sum(x)"]}
+"""
+TEMPLATE = """\
+# %% [markdown]
+# # Exercice 1 — La moyenne
+
+# %%
+x = [1, 2, 3]
+carres = ___
+total = ___
+moyenne = total / len(x)
+"""
+PUBLIC = """\
+from trous.spec import blank, expect, variant
+
+QUATRE = variant("quatre nombres", shown=True, x="[1, 2, 3, 4]")
+carre = blank("carre", expect("carres", [1, 4, 9]), expect("carres", [1, 4, 9, 16], variant=QUATRE))
+total = blank("total", expect("int(total)", 6), expect("int(total)", 10, variant=QUATRE))
+"""
+HIDDEN = """\
+from trous.spec import SOLUTION, blank, expect, variant
+
+AUTRES = [variant("d'autres nombres", x="[2, 5]")]
+carre = blank("carre", expect("carres", SOLUTION, variants=AUTRES, label="les carrés"))
+total = blank("total", expect("total", SOLUTION, variants=AUTRES, label="le total"))
+"""
+
+
+def test_a_blank_whose_result_stops_the_rest_of_the_program_is_not_right(tmp_path):
+    """`total = str(sum(x))` passes its checks (`int(total)`), then `total / len(x)` stops the program:
+    graded, the rest of the program must run with it (0 point); in the self-check it is « à revoir »."""
+    root = tmp_path / "cours"
+    for name, text in {"course.yaml": COURSE, "exercises/01_moyenne.py": TEMPLATE,
+                       "exercises/test_01_moyenne.py": PUBLIC, "graders/test_01_moyenne.py": HIDDEN,
+                       "solutions/01_moyenne.py": TEMPLATE.replace("carres = ___", "carres = [v * v for v in x]")
+                       .replace("total = ___", "total = sum(x)")}.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    edition = tmp_path / "edition"
+    assert run_trous(root, "edition", str(edition), "--sans-zip").returncode == 0
+    copy = (root / "solutions" / "01_moyenne.py").read_text(encoding="utf-8").replace("sum(x)", "str(sum(x))")
+    (edition / "exercises" / "01_moyenne.py").write_text(copy, encoding="utf-8")
+    out = run_pytest(edition, "exercises/", "-v").stdout
+    assert "exercises/01_moyenne.py::carre JUSTE" in out and "exercises/01_moyenne.py::total À REVOIR" in out, out
+    assert "le programme s'arrête ligne 8 (l'erreur ci-dessus)" in out and "Bravo" not in out
+    copies = tmp_path / "copies" / "eve" / "exercises"
+    copies.mkdir(parents=True)
+    (copies / "01_moyenne.py").write_text(copy, encoding="utf-8")
+    results = tmp_path / "resultats"
+    done = run_trous(root, "grade", str(copies.parent.parent), "--resultats", str(results))
+    assert done.returncode in (0, 1), done.stdout[-2000:] + done.stderr[-2000:]
+    blanks = {b["id"]: b["score"] for e in json.loads((results / "results" / "eve.json").read_text())["exercises"]
+              for b in e["blanks"]}
+    assert blanks == {"carre": 1.0, "total": 0.0}
+
+
+def test_only_a_value_written_in_is_called_written_in(checked):
+    """The grade's « écrit en dur ? » is for a fill that gives other inputs the value it gave the
+    course's; a formula that coincides with the right one on the example only is told to work for
+    all inputs, without that word."""
+    _, grades = checked
+    formula = grades["formule_qui_coincide"][("01_toux", "nouveau")]
+    written = grades["valeur_ecrite"][("01_toux", "nouveau")]
+    assert formula["score"] == 0 and written["score"] == 0
+    assert formula["message"].startswith("réussit l'exemple du cours mais échoue sur d'autres entrées")
+    assert "en dur" not in formula["message"], formula["message"]
+    assert "écrit en dur" in written["message"], written["message"]

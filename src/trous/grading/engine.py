@@ -26,6 +26,8 @@ of the copy's stops grading (`GraderError`) rather than give that copy a wrong g
 
 from __future__ import annotations
 
+import ast
+
 import functools
 import hashlib
 import sys
@@ -632,8 +634,10 @@ class Grader:
                     e is not None and e.variant is not None and v.kind == "value" for e, v in failures):
                 # Written in, it gives on other inputs what it gave on the course's; a formula that only
                 # coincides there (a `>` for `>=`) gives something else: it is not called « écrit en dur ».
-                unmoved = any(e is not None and e.variant is not None and _unmoved(seen, i, e) for e, _ in failures)
-                message = (HARD_CODED if unmoved else ONLY_EXAMPLE) + "\n" + message
+                known = [u for u in (_unmoved(seen, i, e) for e, _ in failures if e is not None and e.variant is not None)
+                         if u is not None]
+                written_in = any(known) if known else not _reads_data(analysis, i)
+                message = (HARD_CODED if written_in else ONLY_EXAMPLE) + "\n" + message
             grade.blanks.append(BlankGrade(blank.id, i + 1, 0.0, blank.points, FAILED, message, line,
                                            blank.hints[0]))
         grade.score = round(sum(b.score for b in grade.blanks), 6)
@@ -1070,12 +1074,34 @@ def _digest(source: str) -> bytes:
     return hashlib.sha256(source.encode()).digest()
 
 
-def _unmoved(seen: dict, blank: int, expect: Expect) -> bool:
-    """Did the check give on the variant's inputs the very value it gave on the course's? (True when
-    either is unknown: then nothing tells a value written in from a formula.)"""
+def _unmoved(seen: dict, blank: int, expect: Expect) -> bool | None:
+    """Did the check give on the variant's inputs the very value it gave on the course's? None when
+    either is unknown (no check of the same expression on the course's inputs)."""
     key = (blank, expect.setup, expect.expr)
     here, there = seen.get((*key, expect.variant.key), seen), seen.get((*key, ()), seen)
-    return here is seen or there is seen or here == there
+    return None if here is seen or there is seen else here == there
+
+
+def _reads_data(analysis: Analysis, index: int) -> bool:
+    """Does the fill read a variable of the program (not only literals, builtins, modules and the
+    file's functions)? What is written in reads none."""
+    import builtins  # noqa: PLC0415
+
+    try:
+        fill = ast.parse((analysis.fill_text(index) or "").strip(), mode="eval")
+        tree = ast.parse(analysis.source.text) if analysis.source else None
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return True
+    given = set(dir(builtins))
+    for node in tree.body if tree else ():
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            given |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            given.add(node.name)
+    bound = {n.id for n in ast.walk(fill) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    bound |= {a.arg for n in ast.walk(fill) if isinstance(n, ast.Lambda) for a in n.args.args}
+    return any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in given | bound
+               for n in ast.walk(fill))
 
 
 def _remap(result: UnitResult, probe: ProbeResult, analysis: Analysis, index: int):

@@ -393,6 +393,8 @@ def interpret(exercise: Exercise, analysis: Analysis, context, results: list[Uni
             failed.append((outcome, expect))
     _said_on_the_example(failed, reasons)
     decisions = blame.decide(count, unfilled, outcomes, flow)
+    variants = {u: expect.variant for _, expect, u, _ in plan}
+    stops = _unexplained_stops(results, variants, outcomes, decisions, flow)
     checked = {_index(exercise, c) for c in checks}
     skipped = {_index(exercise, c) for c in checks if c not in runnable}
     blanks = []
@@ -414,6 +416,8 @@ def interpret(exercise: Exercise, analysis: Analysis, context, results: list[Uni
             evidence = list(dict.fromkeys(reasons[id(o)] for o in decision.evidence))
             blanks.append(BlankResult(i, spec, SUSPECT, line, _suspicion(exercise, i, decision.causes, evidence),
                                       causes=decision.causes))
+        elif decision.status == PASSED and i in stops:
+            blanks.append(BlankResult(i, spec, SUSPECT, line, [stops[i]]))
         elif decision.status == PASSED:
             blanks.append(BlankResult(i, spec, PASSED, line))
         elif i in skipped:
@@ -438,6 +442,35 @@ def interpret(exercise: Exercise, analysis: Analysis, context, results: list[Uni
     for blank in blanks:
         blank.problems, blank.details = _glossed_once(blank.problems), _glossed_once(blank.details)
     return result
+
+
+def _unexplained_stops(results: list[UnitResult], variants: dict, outcomes: list, decisions, flow) -> dict[int, str]:
+    """The program stops (not on an unfilled blank) at a line that no wrong blank explains: the blanks
+    whose results reach that line are not right yet, whatever their own checks say — graded, the
+    rest of the program must run to its end with them. {blank: why}, for blanks otherwise right."""
+    flows = {o.unit: o.flow for o in outcomes if o.flow is not None}
+    bad = {i for i, d in enumerate(decisions) if d.status in (FAILED, SUSPECT, UNFILLED)}
+    found: dict[int, str] = {}
+    for u, unit in enumerate(results):
+        error = unit.error
+        if (unit.status == "ok" or error is None or error.line is None or error.kind == "override"
+                or _is_blank_name_error(error)):
+            continue
+        reaching = {i for i in flows.get(u, flow).could_stop(error.line) if i < len(decisions)}
+        if not reaching or reaching & bad:
+            continue  # nothing of the blanks reaches it, or a wrong blank explains it
+        variant = variants.get(u)
+        if u == 0 and variant is None:  # the course's own inputs: the error is said once, above the blanks
+            said = f"le programme s'arrête ligne {error.line} (l'erreur ci-dessus)"
+        else:
+            context = f"sur d'autres entrées ({variant.description}), " if variant is not None else ""
+            said = f"{context}le programme s'arrête ligne {error.line} — {describe_error(error)}\n"
+        for i in sorted(reaching):
+            if decisions[i].status == PASSED and i not in found:
+                found[i] = (f"ses vérifications passent, mais {said.rstrip()}" + ("\n" if said.endswith("\n") else ", ")
+                            + "et le résultat de ce trou arrive à cette ligne : vérifie-le d'abord (sa nature, sa "
+                            "taille…), le programme doit aller jusqu'au bout avec lui")
+    return found
 
 
 def _glossed_once(failures: list[str]) -> list[str]:
