@@ -146,8 +146,8 @@ def _compare(exp, obt, rtol, atol, where, decimals) -> Mismatch | None:
         if _close(float(exp), float(obt), rtol, atol):
             return None
         precise = distinct_precision(exp, obt, decimals)
-        return Mismatch(where, f"{format_number(obt, decimals, precise)} au lieu de {format_number(exp, decimals, precise)}",
-                        precise=precise)
+        shown = (format_number(obt, decimals, precise), format_number(exp, decimals, precise))
+        return Mismatch(where, f"{shown[0]} au lieu de {shown[1]}", precise=precise)
     if isinstance(exp, complex):
         if isinstance(obt, complex) and _close(exp.real, obt.real, rtol, atol) and _close(exp.imag, obt.imag, rtol, atol):
             return None

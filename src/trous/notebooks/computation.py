@@ -1,8 +1,9 @@
 """Every number the attention explorer shows, computed by the course's functions.
 
 `attention(X, i)` of exercise 2 (the student's own file, see definitions.locate) computes the
-scores of token i (its own dot product), calls `softmax` on them and returns the weighted sum. We run that very function with `softmax` rebound,
-in its own namespace, to a wrapper that records the scores it receives, applies the explorer's
+scores of token i (its own dot product), calls `softmax` on them and returns the weighted sum. We
+run that very function with `softmax` rebound, in its own namespace, to a wrapper that records the
+scores it receives, applies the explorer's
 options the way the course says (divide by √d, then −∞ for masked tokens, before the softmax), and
 calls the course's `softmax`. So the scores, the weights and the new vector all come from the
 exercise's code; only the exponentials shown step by step are `math.exp` of the scores (the
