@@ -634,8 +634,8 @@ class Grader:
                     e is not None and e.variant is not None and v.kind == "value" for e, v in failures):
                 # Written in, it gives on other inputs what it gave on the course's; a formula that only
                 # coincides there (a `>` for `>=`) gives something else: it is not called « écrit en dur ».
-                moved = (_unmoved(seen, i, e) for e, _ in failures if e is not None and e.variant is not None)
-                known = [u for u in moved if u is not None]
+                unmoved = (_unmoved(seen, i, e) for e, _ in failures if e is not None and e.variant is not None)
+                known = [u for u in unmoved if u is not None]
                 written_in = any(known) if known else not _reads_data(analysis, i)
                 message = (HARD_CODED if written_in else ONLY_EXAMPLE) + "\n" + message
             grade.blanks.append(BlankGrade(blank.id, i + 1, 0.0, blank.points, FAILED, message, line,
