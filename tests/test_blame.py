@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from trous.course import flow
 from trous.course.blanks import align
-from trous.student.blame import DEPENDS, FAILED, PASSED, SUSPECT, UNFILLED, Outcome, decide
+from trous.student.blame import DEPENDS, FAILED, NOT_REACHED, PASSED, SUSPECT, UNFILLED, Outcome, decide
 
 # 0: shift, 1: normalisation (in softmax), 2: mix (its own function), 3: scores, 4: weights (calls softmax)
 PROGRAM = '''\
@@ -41,7 +41,7 @@ def statuses(decisions):
     return [d.status for d in decisions]
 
 
-def test_a_check_on_its_blank_alone_decides_and_users_wait():
+def test_a_blank_whose_check_goes_through_a_wrong_blank_waits_even_if_its_own_check_passes():
     f = program_flow(COPY)
     outcomes = [expectation(f, 0, True, "softmax([1000, 0])"),  # passes through both blanks of softmax
                 expectation(f, 1, True, "softmax([1, 1])"),
@@ -50,9 +50,11 @@ def test_a_check_on_its_blank_alone_decides_and_users_wait():
                 expectation(f, 3, False, "scores"),
                 expectation(f, 4, False, "weights")]
     decisions = decide(5, [], outcomes, f)
-    assert statuses(decisions) == [PASSED, PASSED, PASSED, FAILED, DEPENDS]
+    assert statuses(decisions) == [PASSED, PASSED, DEPENDS, FAILED, DEPENDS]
     assert decisions[4].causes == (3,)  # weights waits for scores
-    # mix has a check of its own that passes: it decides; the failure of `output` is scores's
+    # mix's check of its own passes, but its check of `output` could not run on a right `scores`:
+    # it is not right (✔) yet, it waits for scores
+    assert decisions[2].causes == (3,)
 
 
 def test_two_blanks_of_one_function_the_later_one_is_blamed():
@@ -159,7 +161,9 @@ def test_a_failure_a_wrong_blank_explains_is_not_weighed_against_its_own_blank()
                 expectation(f, 4, False, "out")]
     assert f.value_depends("weights[0] * 2") == {0, 1, 2}
     decisions = decide(5, [], outcomes, f)
-    assert statuses(decisions) == [PASSED, None, FAILED, None, DEPENDS] and decisions[4].causes == (2,)
+    assert statuses(decisions) == [DEPENDS, None, FAILED, None, DEPENDS] and decisions[4].causes == (2,)
+    # shift's only check passed through a wrong `scores`: that proves little, it waits too
+    assert decisions[0].causes == (2,)
 
 
 def test_a_check_that_only_says_true_or_false_clears_nothing():
@@ -169,7 +173,8 @@ def test_a_check_that_only_says_true_or_false_clears_nothing():
                 expectation(f, 3, True, "out != weights", numbers=False),  # true for many wrong values
                 expectation(f, 2, False, "hot")]
     decisions = decide(4, [], outcomes, f)
-    assert statuses(decisions) == [DEPENDS, FAILED, DEPENDS, PASSED]
+    # mix passes, but through the wrong normalisation: it waits for it
+    assert statuses(decisions) == [DEPENDS, FAILED, DEPENDS, DEPENDS]
     outcomes[2] = expectation(f, 3, True, "out")  # the same check on numbers would clear softmax
     assert statuses(decide(4, [], outcomes, f))[2] == FAILED
 
@@ -182,7 +187,14 @@ def test_a_value_never_computed_is_blamed_on_what_stopped_the_program():
     # xp is wrong and makes attention raise; `autre` (from xp2) is then never computed
     outcomes = [expectation(f, 0, False, "xp"), expectation(f, 1, True, "xp2"),
                 Outcome(1, False, f.depends("autre") - {1}, inside, f.value_depends("autre"), True, stopped=True)]
-    assert statuses(decide(2, [], outcomes, f)) == [FAILED, PASSED]  # xp2's own check decides
+    # xp2's own check passes, but its check of `autre` never ran: xp2 is not right yet; that check
+    # reads no result of xp (the program stopped on xp before it): it is not reached, it does not depend
+    decisions = decide(2, [], outcomes, f)
+    assert statuses(decisions) == [FAILED, NOT_REACHED] and decisions[1].causes == (0,)
     without_own = [outcomes[0], outcomes[2]]
     decisions = decide(2, [], without_own, f)
+    assert statuses(decisions) == [FAILED, NOT_REACHED] and decisions[1].causes == (0,)
+    # a value that does read xp's result depends on it
+    through = [outcomes[0], Outcome(1, False, frozenset({0}), inside, frozenset({0, 1}), True, stopped=True)]
+    decisions = decide(2, [], through, f)
     assert statuses(decisions) == [FAILED, DEPENDS] and decisions[1].causes == (0,)

@@ -248,7 +248,8 @@ def test_explorer_in_jupyterlab(page, lab):
     expect(toux).to_have_class(re.compile("tx-selected"))
     shot(page, "02_explorateur_toux", explorer)
 
-    # The padding mask: the last token becomes <rempl> ([0 ; 0]) and gets weight exactly 0
+    # The padding mask: the last token becomes <rempl> ([0 ; 0]) and gets weight exactly 0; the scores
+    # column shows what the softmax receives, −∞ for the <rempl>
     page.get_by_label("Masque de remplissage").check()
     expect(row(page, "<rempl>")).to_have_count(1)
     for label in ("fièvre", "sans", "<rempl>"):
@@ -258,17 +259,26 @@ def test_explorer_in_jupyterlab(page, lab):
     row(page, "fièvre").click()  # the course's example: scores 1, 0, 0 and mask 1, 1, 0 → [0,73 ; 0,27 ; 0]
     expect(explorer.locator(".tx-steps[data-steps-for='0']")).to_contain_text("« <rempl> » : −∞")
     expect_text(row(page, "fièvre").locator(".tx-weights"), "0,73 ; 0,27 ; 0")
+    expect_text(row(page, "fièvre").locator(".tx-scores"), "1 ; 0 ; −∞")
+    expect(explorer.locator(".tx-scores-heading")).to_contain_text("−∞ pour les <rempl>")
     shot(page, "03_explorateur_masque", explorer)
 
-    # Without the mask, the <rempl> keeps a big weight: exp(0) = 1
+    # Turned off, the mask gives back the token it made <rempl>
     page.get_by_label("Masque de remplissage").uncheck()
+    expect(row(page, "toux")).to_have_count(1)
+    expect(row(page, "<rempl>")).to_have_count(0)
+    expect(page.get_by_label("toux composante 1")).to_be_enabled()
+    expect(page.get_by_label("nom du token 3")).to_have_value("toux")
+    expect_text(row(page, "fièvre").locator(".tx-scores"), "1 ; 0 ; 1")
+
+    # A <rempl> without the mask keeps a big weight: exp(0) = 1
+    page.get_by_label("toux devient <rempl>").check()
     unmasked = softmax([1, 0, 0])
     expect_text(row(page, "fièvre").locator(".tx-weights"), " ; ".join(fr(w) for w in unmasked))
     expect(page.get_by_label("toux composante 1")).to_be_disabled()  # a <rempl> is [0 ; 0], not editable
     page.get_by_label("toux devient <rempl>").uncheck()
     expect(row(page, "toux")).to_have_count(1)
     expect(page.get_by_label("toux composante 1")).to_be_enabled()
-    expect(page.get_by_label("nom du token 3")).to_have_value("toux")
 
     # Place vectors [1 ; 0], [0 ; 0], [0 ; 1]: « toux » becomes [1 ; 2] and reads [1 ; 1,86]
     page.get_by_label("Vecteurs de place").check()
@@ -278,11 +288,13 @@ def test_explorer_in_jupyterlab(page, lab):
     expect(explorer.locator(".tx-steps[data-steps-for='2']")).to_contain_text("[1 ; 1] + place [0 ; 1] = [1 ; 2]")
     shot(page, "04_explorateur_places", explorer)
 
-    # Division by √d (d = 2) before the softmax
+    # Division by √d (d = 2) before the softmax: the scores column shows the scores divided
     page.get_by_label("Division par √d").check()
     expect(explorer.locator(".tx-steps")).to_contain_text(f"Division par √d = √2 ≈ {fr(math.sqrt(2))}")
     scaled = softmax([s / math.sqrt(2) for s in (2, 2, 5)])
     expect_text(toux.locator(".tx-weights"), " ; ".join(fr(w) for w in scaled))
+    expect_text(toux.locator(".tx-scores"), " ; ".join(fr(s / math.sqrt(2)) for s in (2, 2, 5)))
+    expect(explorer.locator(".tx-scores-heading")).to_contain_text("scores ÷ √2")
     page.get_by_label("Division par √d").uncheck()
     page.get_by_label("Vecteurs de place").uncheck()
 
@@ -313,8 +325,50 @@ def test_explorer_in_jupyterlab(page, lab):
     expect(rnn.locator(".tx-share")).to_have_text("0")
     expect(rnn.locator(".tx-weight")).to_have_text("0,13")
 
+    # The caption names the student's exercises/02_places.py, and it is that file the explorer reads:
+    # softmax with powers of 2 there, and « toux » reads [1, 1, 2] → 2, 2, 4 over 8
+    source = explorer.locator(".tx-source")
+    expect(source).to_contain_text("exercises/02_places.py")
+    own = lab.root / "exercises" / "02_places.py"
+    text = own.read_text(encoding="utf-8")
+    try:
+        own.write_text(text.replace("e = [math.exp(v) for v in s]", "e = [2 ** v for v in s]"), encoding="utf-8")
+        component.fill("1")  # any control: the explorer computes again, with the file as it is now
+        component.press("Tab")
+        expect_text(row(page, "toux").locator(".tx-weights"), "0,25 ; 0,25 ; 0,5")
+        expect(source).not_to_contain_text("modèle")
+        own.write_text(text.replace("def softmax(s):", "def softmax(s:"), encoding="utf-8")
+        page.get_by_label("Vecteurs de place").check()
+        page.get_by_label("Vecteurs de place").uncheck()
+        expect(source).to_contain_text("celles du modèle de l'exercice 2")  # and says why it does
+        expect_text(row(page, "toux").locator(".tx-weights"), "0,21 ; 0,21 ; 0,58")
+        shot(page, "05b_explorateur_fichier_casse", explorer)
+    finally:
+        own.write_text(text, encoding="utf-8")
+
 
 # -- an exercise notebook --------------------------------------------------------------------------
+def test_run_all_on_a_fresh_exercise_notebook_ends_in_the_french_verdict(page, lab):
+    """A student opens a notebook nobody touched and clicks « Run All »: each cell that stops on a blank
+    says so in French, on its line, and the run goes on to the check cell: the verdict of `pytest
+    exercises/`, every blank to fill. No English NameError, no traceback."""
+    from playwright.sync_api import expect
+
+    open_notebook(page, lab, "exercises/06_moyenne.ipynb")
+    run_all(page)
+    check = page.locator(".jp-Notebook .jp-Cell").last
+    report = check.locator(".trous-check")
+    expect(report).to_contain_text("06_moyenne — La méthode la plus simple : la moyenne : 0/3 trous justes")
+    for blank in ("triangle", "poids", "sortie"):
+        expect(report.locator(f"li[data-blank='{blank}']")).to_have_attribute("data-status", "unfilled")
+    code = page.locator(".jp-Notebook .jp-Cell").nth(2)
+    expect(code.locator(".jp-OutputArea")).to_contain_text("✘ trou pas encore rempli (___) à la ligne 8 de sa cellule")
+    shot(page, "06a_tout_executer", page.locator(".jp-Notebook"))
+    text = page.locator(".jp-Notebook").inner_text()
+    assert "name '___'" not in text and "Traceback" not in text, text[-3000:]
+
+
+
 def select_fill(page, cell, line_text: str, fill_length: int) -> None:
     """Put the cursor at the end of the line showing `line_text` and select its last characters."""
     line = cell.locator(".cm-line", has_text=line_text)

@@ -243,7 +243,8 @@ def test_pytest_reports_the_unfilled_blanks(installed, course):
     out = result.stdout
     assert result.returncode == 1, out[-3000:] + result.stderr[-2000:]
     # One item per blank, all to fill; the details are the first exercise's.
-    assert f"collected {total} items" in out and f"{total} à remplir" in out
+    assert f"{len(shipped)} exercices, {total} trous à vérifier" in out and f"{total} à remplir" in out
+    assert "test session starts" not in out  # French from the first line
     assert all(f"« {b.id} » : pas encore rempli" in out for b in shipped[0].blanks)
     everything = _run([python, "-m", "pytest", "-p", "no:cacheprovider", "exercises/", "--tout"], cwd=folder, env=env)
     assert everything.stdout.count("pas encore rempli (___)") == total

@@ -197,6 +197,8 @@ def test_check_cell_says_when_the_preparation_did_not_run(edition, monkeypatch):
 
     class FakeShell:
         user_ns: dict = {}
+        ast_transformers: list = []
+        custom: tuple = ()
 
         class events:  # noqa: N801
             registered: list = []
@@ -205,10 +207,16 @@ def test_check_cell_says_when_the_preparation_did_not_run(edition, monkeypatch):
             def register(cls, name, fn):
                 cls.registered.append(name)
 
+        @classmethod
+        def set_custom_exc(cls, types, handler):
+            cls.custom = types
+
     monkeypatch.setattr("IPython.get_ipython", lambda: FakeShell)
     report = check("01_toux", str(edition / "exercises" / "01_toux.ipynb"), course=Course.load(edition))
     assert any("préparation" in n for n in report.notes())
-    assert FakeShell.events.registered == ["pre_run_cell", "pre_run_cell"]
+    # what ran is remembered; `___` is guarded (said in French); a NameError is said in French
+    assert FakeShell.events.registered == ["pre_run_cell", "pre_run_cell", "pre_run_cell"]
+    assert len(FakeShell.ast_transformers) == 1 and FakeShell.custom == (NameError,)
 
 
 def test_snapshot_is_the_py_a_save_would_write(edition):
@@ -234,28 +242,44 @@ def test_definitions_come_from_exercise_2_and_refuse_blanks(course, tmp_path):
         definitions.load(path, ("absente",))
 
 
-def test_the_explorer_computes_with_the_course_code_not_its_own(edition):
-    """Change softmax in exercise 2 (here: powers of 2 instead of e) and the explorer follows."""
-    template = edition / ".trous" / "modeles" / "02_places.py"
-    text = template.read_text(encoding="utf-8")
+def test_the_explorer_computes_with_the_students_code_not_its_own(edition):
+    """Change softmax in the student's exercise 2 (here: powers of 2 instead of e): the explorer follows."""
+    own = edition / "exercises" / "02_places.py"
+    text = own.read_text(encoding="utf-8")
     assert "e = [math.exp(v) for v in s]" in text
-    template.write_text(text.replace("e = [math.exp(v) for v in s]", "e = [2 ** v for v in s]"), encoding="utf-8")
+    own.write_text(text.replace("e = [math.exp(v) for v in s]", "e = [2 ** v for v in s]"), encoding="utf-8")
     attention = Attention.from_course(Course.load(edition))
     row = attention.row([[1, 0], [0, 1], [1, 1]], 2)
     assert row.weights == [0.25, 0.25, 0.5]  # 2¹, 2¹, 2² over 8
-    assert row.new == [0.75, 0.75]
+    assert row.new == [0.75, 0.75] and attention.fallback is None
 
 
-def test_the_explorer_names_the_file_the_student_sees(notebooks_edition):
-    """The footer names the file the intro names (exercises/02_places.py), not the pristine copy the
-    functions are read from in an edition (.trous/modeles/)."""
+def test_the_explorer_names_the_file_it_reads(notebooks_edition):
+    """The footer names the file the intro names (exercises/02_places.py), which is the file the
+    functions are read from; when that file no longer gives them, the pristine copy's, and why."""
     from trous.notebooks.explorer import Explorer
 
-    widget = Explorer(Course.load(notebooks_edition))
+    course = Course.load(notebooks_edition)
+    widget = Explorer(course)
     intro = re.findall(r"exercises/\w+\.py", nbbuild.EXPLORER_TEXT)
     assert intro and all(path in widget.source for path in intro), (intro, widget.source)
     assert ".trous" not in widget.source and "modeles" not in widget.source
-    assert Attention.from_course(Course.load(notebooks_edition)).source.parent.name == "modeles"
+    assert Attention.from_course(course).source == course.exercise("02_places").path
+    own = course.exercise("02_places").path
+    text = own.read_text(encoding="utf-8")
+    try:
+        own.write_text(text.replace("def softmax(s):", "def softmax(s:"), encoding="utf-8")
+        widget.selected = 2  # any control: the explorer looks at the file again
+        assert "celles du modèle de l'exercice 2" in widget.source and "SyntaxError" in widget.source
+        assert widget.view["rows"][2]["weights"] == ["0,21", "0,21", "0,58"]  # the pristine copy's
+        own.write_text(text.replace("e = [math.exp(v) for v in s]", "e = [2 ** v for v in s]"), encoding="utf-8")
+        widget.selected = 1
+        assert "modèle" not in widget.source and widget.view["rows"][2]["weights"] == ["0,25", "0,25", "0,5"]
+        own.write_text(text.replace("def softmax(s):", "def softmax(s):\n    return 1 / 0"), encoding="utf-8")
+        widget.selected = 0
+        assert widget.view["error"].startswith("le calcul s'arrête dans softmax ou attention (02_places.py)")
+    finally:
+        own.write_text(text, encoding="utf-8")
 
 
 # -- the explorer's numbers: the course's ------------------------------------------------------------------
@@ -334,6 +358,18 @@ def test_explorer_widget_recomputes_when_a_control_changes(course):
     widget.mask = True  # no padding yet: the last token becomes <rempl>
     assert widget.padding == [False, False, True]
     assert [r["weights"][-1] for r in widget.view["rows"]] == ["0", "0", "0"]
+    assert widget.view["rows"][0]["scores"] == ["1", "0", "−∞"]  # what the softmax receives
+    widget.mask = False  # the token the mask made <rempl> comes back
+    assert widget.padding == [False, False, False] and widget.view["labels"][-1] == "toux"
+    widget.scale = True  # the scores column shows the scores divided by √2
+    assert widget.view["rows"][2]["scores"] == ["0,71", "0,71", "1,41"]
+    assert widget.view["scores_heading"].startswith("scores ÷ √2")
+    widget.scale = False
+    widget.padding = [True, False, False]
+    widget.mask = True
+    widget.mask = False  # a <rempl> the student chose stays
+    assert widget.padding == [True, False, False]
+    widget.padding = [False, False, False]
     widget.vectors = [[100, 0], [0, 1], [1, 1]]  # kept within ±10: exp() must not overflow
     assert widget.view["error"] is None and widget.view["rows"][0]["input"] == "[10 ; 0]"
     widget.w = 0.9

@@ -10,6 +10,7 @@ import nbformat
 import pytest
 
 from conftest import ROOT, run_trous
+from trous.course import Course
 
 pytestmark = pytest.mark.slow
 
@@ -52,9 +53,11 @@ def test_exercise_notebook_in_a_kernel(edition, tmp_path):
 
     done = execute(path, path.parent)
     ran = next(c for c in done.cells if "total = sum(e)" in c.source)
-    # IPython names its third-to-last output `___`: the preparation removes it, so an unfilled
-    # blank fails here with NameError, as in the .py, instead of being ''.
-    assert "NameError: name '___' is not defined" in text_of(ran), text_of(ran)
+    # IPython names its third-to-last output `___`: the preparation guards it, so an unfilled blank
+    # fails here on its own line, in French, without a traceback, instead of being ''.
+    said = "\n".join(line for o in ran.outputs for line in o.get("traceback", []))
+    assert "✘ trou pas encore rempli (___) à la ligne 13 de sa cellule" in said, said
+    assert "scores = [___ for t in x]" in said and "Traceback" not in said and "NameError" not in said
     report = text_of(done.cells[-1])
     assert "trou 1/3 « somme_exp » (ligne 9 de la cellule 3) : juste" in report, report
     assert "trou 2/3 « scores » (ligne 13 de la cellule 3) : pas encore rempli (___)" in report
@@ -68,3 +71,25 @@ def test_explorer_notebook_in_a_kernel(edition):
     assert not [o for o in outputs if o.get("output_type") == "error"], outputs
     views = [o for o in outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
     assert len(views) == 1
+
+
+@pytest.mark.parametrize("exercise_id", ["01_toux", "06_moyenne"])
+def test_a_fresh_notebook_run_all_ends_in_the_french_verdict(edition, tmp_path, exercise_id):
+    """« Run All » on a notebook nobody touched, as nbclient runs it without allowing errors (as
+    JupyterLab does): the cells that stop on a blank say so in French, and the run goes on to the
+    check cell, whose verdict is `pytest exercises/`'s."""
+    from nbclient import NotebookClient
+
+    folder = tmp_path / "cours"
+    shutil.copytree(edition, folder)
+    path = folder / "exercises" / f"{exercise_id}.ipynb"
+    notebook = nbformat.read(path, as_version=4)
+    NotebookClient(notebook, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+                   ).execute()  # raises if a cell fails that is not allowed to
+    errors = [line for c in notebook.cells for o in c.get("outputs", []) for line in o.get("traceback", [])]
+    assert errors and all("Traceback" not in line and "name '___'" not in line for line in errors), errors
+    assert any("✘ trou pas encore rempli (___)" in line for line in errors)
+    report = text_of(notebook.cells[-1]).strip()
+    blanks = Course.load(folder).exercise(exercise_id).blanks
+    assert report.startswith(f"{exercise_id} — ") and f"0/{len(blanks)} trous justes" in report, report
+    assert all(f"« {b.id} »" in report and "pas encore rempli (___)" in report for b in blanks)

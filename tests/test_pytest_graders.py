@@ -215,6 +215,8 @@ def test_le_nouveau_vecteur_du_cours(eleve):
 
 
 def test_a_public_test_function_runs_in_pytest_exercises_on_the_students_own_file(tmp_path):
+    """Run on the student's own file, and part of its blank's verdict (never an item of its own
+    beside a blank already marked ✔)."""
     root = mini_course(tmp_path / "cours", ("01_toux",))
     checks = root / "exercises" / "test_01_toux.py"
     checks.write_text(checks.read_text(encoding="utf-8") + PUBLIC_TEST, encoding="utf-8")
@@ -222,17 +224,18 @@ def test_a_public_test_function_runs_in_pytest_exercises_on_the_students_own_fil
     solution = (root / "solutions" / "01_toux.py").read_text(encoding="utf-8")
 
     # The template as distributed: the blank is « à remplir », as its declarations are.
-    result = run_pytest(root, "exercises/", "-rs")
+    result = run_pytest(root, "exercises/", "-v")
     assert "FAILURES" not in result.stdout, result.stdout[-3000:]  # (pytest exercises/ exits 1: blanks to fill)
-    assert "trou « nouveau » (01_toux) pas encore rempli : à remplir" in result.stdout
-    assert "1 skipped" in result.stdout
+    assert "exercises/01_toux.py::nouveau À REMPLIR" in result.stdout
+    assert "test_le_nouveau_vecteur_du_cours" not in result.stdout
 
     own.write_text(solution, encoding="utf-8")
     result = run_pytest(root, "exercises/")
     assert result.returncode == 0, result.stdout[-3000:]
-    assert "1 passed" in result.stdout
+    assert "Bravo : tout est juste." in result.stdout
 
     own.write_text(solution.replace("for j in range(2)]", "for j in range(2)][::-1] + [0]"), encoding="utf-8")
-    result = run_pytest(root, "exercises/")
+    result = run_pytest(root, "exercises/", "-v")
     assert result.returncode == 1
-    assert "trou « nouveau » (01_toux), vérification « le nouveau vecteur vaut [0,79 ; 0,79] »" in result.stdout
+    assert "exercises/01_toux.py::nouveau FAUX" in result.stdout
+    assert "vérification « le nouveau vecteur vaut [0,79 ; 0,79] » : ne passe pas" in result.stdout

@@ -41,9 +41,11 @@ def test_13_a_wrong_normalisation_fails_alone(course, student_copy):
     out = run_pytest(student_copy, "exercises/13_a_la_main.py", "-v").stdout
     found = statuses(out, exercise)
     assert found["normalisation"] == "failed"
-    assert found["scores"] == "passed" and found["sortie"] == "passed"
-    for blank in ("shift", "x10", "valeurs"):  # their checks go through softmax's normalisation
-        assert found[blank] in ("depends", "passed"), (blank, found)
+    assert found["scores"] == "passed"
+    # Their checks go through softmax's normalisation: right or not, they are not « juste » yet
+    # (sortie's own melange(...) check passes, but its check of `output` could not tell).
+    for blank in ("shift", "x10", "valeurs", "sortie"):
+        assert found[blank] == "depends", (blank, found)
     assert "« shift » : dépend de « normalisation »" in out
     hint = run_trous(student_copy, "hint", "13_a_la_main")
     assert "« normalisation »" in hint.stdout and exercise.blank("normalisation").hints[0] in hint.stdout
@@ -77,7 +79,7 @@ def test_a_program_that_stops_on_a_blank_makes_the_later_ones_wait(course, stude
     assert statuses(out, exercise) == {"somme_exp": "passed", "scores": "failed", "nouveau": "depends"}
     line = next(i for i, ln in enumerate(text.splitlines(), 1) if "sum(t * toux)" in ln)
     assert out.count("TypeError: can't multiply sequence by non-int of type 'list'") == 1  # said once
-    assert f"non vérifié : même problème que le programme, ligne {line}" in out
+    assert f"non vérifié : le programme s'arrête ligne {line}, sur l'erreur ci-dessus" in out
 
 
 def test_watch_points_at_the_blank_that_is_actually_wrong(course, student_copy):

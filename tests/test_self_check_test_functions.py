@@ -100,3 +100,22 @@ def test_casse(eleve):
     assert statuses(result)["scores"] == PASSED
     assert any("erreur du cours, pas la tienne" in note and "une vérification cassée" in note
                for note in result.notes), result.notes
+
+
+def test_pytest_exercises_counts_the_test_function_in_its_blank(course):
+    """`pytest exercises/` does not mark « nouveau » ✔ beside a failing test of its own: the test is
+    part of the blank's verdict, as in `trous check` and in the grade."""
+    student_file(course, "0.79")
+    env = {**os.environ, "TROUS_SANDBOX": "limites", "PYTHONDONTWRITEBYTECODE": "1"}
+    env.pop("PYTEST_ADDOPTS", None)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "exercises/", "-v"],
+                          cwd=course.root, env=env, capture_output=True, text=True, timeout=300)
+    out = done.stdout
+    assert done.returncode == 1, out + done.stderr
+    assert "exercises/01_toux.py::nouveau FAUX" in out and "Bravo" not in out
+    assert "vérification « le nouveau vecteur avec quatre tokens et des poids donnés » : ne passe pas" in out
+    assert "test_nouveau_sur_quatre_tokens" not in out  # not an item of its own beside the blank
+    student_file(course, None)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "exercises/"],
+                          cwd=course.root, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "Bravo : tout est juste." in done.stdout, done.stdout

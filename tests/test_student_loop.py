@@ -14,8 +14,11 @@ def test_shipped_exercises_first_run_is_calm(course, student_copy):
     result = run_pytest(student_copy, "exercises/")
     out = result.stdout
     assert result.returncode == 1
+    # French from its first line: the course's title, not pytest's header (platform, rootdir, plugins).
+    assert out.splitlines()[0].strip("= ") == "trous : vérification de tes exercices", out[:500]
+    assert "test session starts" not in out and "platform " not in out and "rootdir" not in out
     # As many items as blanks (10's PyTorch checks included), each one to fill.
-    assert f"collected {total} items" in out and f"{total} à remplir" in out
+    assert f"{len(exercises)} exercices, {total} trous à vérifier" in out and f"{total} à remplir" in out
     # One line per exercise, under the student's own file, one mark per blank.
     for exercise in exercises:
         assert progress_marks(out, exercise) == "…" * len(exercise.blanks)

@@ -144,7 +144,14 @@ def cmd_hint(args) -> int:
     from .student.hints import next_hint  # noqa: PLC0415
 
     course = _course(args)
-    exercise = course.exercise(args.exercice)
+    if args.exercice:
+        exercise = course.exercise(args.exercice)
+    else:  # as `trous check`: the first exercise not yet passed
+        with Checker() as checker:
+            exercise = _current(course, checker)
+        if exercise is None:
+            print("Tous les exercices sont réussis : plus besoin d'indice. Bravo !")
+            return EXIT_OK
     if args.blank is not None:
         try:
             index = exercise.blank_index(exercise.blank(args.blank).id)
@@ -236,7 +243,26 @@ def cmd_edition(args) -> int:
     return EXIT_OK
 
 
-def build_parser() -> argparse.ArgumentParser:
+def in_student_edition(argv: list[str], here: Path | None = None) -> bool:
+    """Is the course this command runs on (-C, else the current folder's) a student edition? Its
+    students are shown their own commands only."""
+    from .course.definition import COURSE_FILE, TEMPLATES_DIR  # noqa: PLC0415
+
+    folder = here or Path.cwd()
+    for i, arg in enumerate(argv):
+        if arg in ("-C", "--cours") and i + 1 < len(argv):
+            folder = Path(argv[i + 1])
+        elif arg.startswith("--cours="):
+            folder = Path(arg.split("=", 1)[1])
+    folder = folder.resolve()
+    for candidate in [folder, *folder.parents]:
+        if (candidate / COURSE_FILE).is_file():
+            return (candidate / TEMPLATES_DIR).is_dir()
+    return False
+
+
+def build_parser(student: bool = False) -> argparse.ArgumentParser:
+    """`student`: the commands of a student edition only (no doctor, edition, grade, nbgrader)."""
     parser = FrenchParser(prog="trous", description="Exercices Python à trous, corrigés automatiquement.")
     parser.add_argument("-C", "--cours", help="dossier du cours (par défaut : celui qui contient course.yaml)")
     sub = parser.add_subparsers(dest="command", metavar="COMMANDE")
@@ -246,8 +272,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("check", help="vérifier un exercice (par défaut : le premier pas encore réussi)")
     p.add_argument("exercice", nargs="?", help="id, numéro ou partie du nom (ex. 3, masque)")
     p.set_defaults(func=cmd_check)
-    p = sub.add_parser("hint", help="un indice de plus pour un trou")
-    p.add_argument("exercice", help="id, numéro ou partie du nom (ex. 3, masque)")
+    p = sub.add_parser("hint", help="un indice de plus pour un trou (par défaut : de l'exercice en cours)")
+    p.add_argument("exercice", nargs="?", help="id, numéro ou partie du nom (ex. 3, masque ; par défaut : le premier "
+                                               "pas encore réussi)")
     p.add_argument("--blank", "--trou", dest="blank", metavar="TROU", help="numéro ou id du trou (par défaut : le premier à remplir ou à corriger)")
     p.set_defaults(func=cmd_hint)
     p = sub.add_parser("watch", help="revérifier à chaque enregistrement, puis passer au suivant")
@@ -255,6 +282,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--interval", type=float, default=0.5, metavar="SECONDES", help="secondes entre deux regards au fichier")
     p.add_argument("--polling", action="store_true", help="n'utiliser que la scrutation (WSL, lecteurs réseau)")
     p.set_defaults(func=cmd_watch)
+    if student:
+        _add_optional(sub, ("trous.notebooks.cli",))
+        return parser
     p = sub.add_parser("doctor", help="(auteurs) le cours, les solutions et les vérifications s'accordent-ils ?")
     p.add_argument("exercice", nargs="*", help="les exercices à examiner (par défaut : tous)")
     p.add_argument("--sans-correcteurs", action="store_true", help="ne pas examiner graders/")
@@ -267,9 +297,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_optional(sub) -> None:
+def _add_optional(sub, modules=("trous.grading.cli", "trous.nbgrader_course.cli", "trous.notebooks.cli")) -> None:
     """Subcommands whose modules may be absent in a student's install (grading, nbgrader…)."""
-    for module in ("trous.grading.cli", "trous.nbgrader_course.cli", "trous.notebooks.cli"):
+    for module in modules:
         try:
             register = __import__(module, fromlist=["register"]).register
         except ImportError:
@@ -311,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
-    parser = build_parser()
+    parser = build_parser(student=in_student_edition(sys.argv[1:] if argv is None else list(argv)))
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

@@ -61,10 +61,11 @@ dernière cellule vérifie tes trous. `explorateur.ipynb` contient l'explorateur
 - Vérifie-toi : `pytest exercises/` (tout) ou `pytest exercises/ -k toux` (un exercice) : une ligne
   par exercice, un signe par trou, puis le détail du premier exercice pas encore réussi
   (`pytest exercises/ --tout` : le détail de tous). Pour chaque trou : pas encore rempli, juste,
-  faux (la valeur attendue et la tienne), ou « dépend de » un autre trou à corriger d'abord.
+  faux (la valeur attendue et la tienne), ou en attente d'un autre trou à corriger d'abord (il « dépend
+  de » son résultat, ou le programme s'arrête sur lui avant d'arriver au tien).
 - `trous list` affiche ta progression ; `trous check` détaille l'exercice en cours ;
-  `trous hint 01_toux` donne un indice (un de plus à chaque appel ; il te prévient avant celui qui
-  donne la réponse) ;
+  `trous hint` donne un indice pour l'exercice en cours (`trous hint 01_toux` pour un autre ; un de
+  plus à chaque appel ; il te prévient avant celui qui donne la réponse) ;
   `trous watch` revérifie l'exercice à chaque enregistrement et passe au suivant quand il est réussi.
 - Ne modifie pas les fichiers `exercises/test_*.py` ni le dossier `.trous/` : ce sont les vérifications.
 

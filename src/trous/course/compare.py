@@ -102,6 +102,7 @@ class Mismatch:
     where: str  # "" for the whole value, "[2]", "[1][0]", "['clé']"
     reason: str  # French
     structural: bool = False  # about kinds, shapes or lengths only: it shows no value
+    precise: int | None = None  # digits that tell the two numbers apart, when the usual ones do not
 
 
 def tolerances(decimals: int | None, rtol: float | None, atol: float | None) -> tuple[float, float]:
@@ -144,7 +145,9 @@ def _compare(exp, obt, rtol, atol, where, decimals) -> Mismatch | None:
             return Mismatch(where, f"{describe_type(obt)} au lieu d'un nombre", True)
         if _close(float(exp), float(obt), rtol, atol):
             return None
-        return Mismatch(where, f"{format_value(obt, decimals)} au lieu de {format_value(exp, decimals)}")
+        precise = distinct_precision(exp, obt, decimals)
+        shown = (format_number(obt, decimals, precise), format_number(exp, decimals, precise))
+        return Mismatch(where, f"{shown[0]} au lieu de {shown[1]}", precise=precise)
     if isinstance(exp, complex):
         if isinstance(obt, complex) and _close(exp.real, obt.real, rtol, atol) and _close(exp.imag, obt.imag, rtol, atol):
             return None
@@ -245,6 +248,14 @@ def _instead_of(description: str) -> str:
     return "au lieu de " + description
 
 
+def same_values(expected: Any, obtained: Any) -> bool:
+    """The same numbers, whatever their kind (a list of lists holding an array's values)."""
+    try:
+        return _compare(decode(expected), decode(obtained), DEFAULT_RTOL, DEFAULT_ATOL, "", None) is None
+    except (TypeError, ValueError, RecursionError):
+        return False
+
+
 def same_shape(expected: Any, obtained: Any) -> bool:
     """Numbers where numbers are expected, lists of the same lengths, all the way down."""
     expected, obtained = decode(expected), decode(obtained)
@@ -309,8 +320,27 @@ def _scientific(x: float, digits: int = 3) -> str:
     return f"{mantissa} × 10{power}".replace(".", ",").replace("-", "−")
 
 
-def format_number(x: float, decimals: int | None = None) -> str:
-    """A number as the course writes it: decimal comma, true minus sign, powers of ten when huge or tiny."""
+def distinct_precision(expected: float, obtained: float, decimals: int | None = None) -> int | None:
+    """None when the course's usual writing already tells the two numbers apart; else the fewest
+    digits (decimals, or significant digits in powers of ten) that do: « 1,00002 au lieu de 1 »,
+    never « 1 au lieu de 1 »."""
+    if format_number(obtained, decimals) != format_number(expected, decimals):
+        return None
+    for digits in range((4 if decimals is None else decimals) + 1, 18):
+        if format_number(obtained, decimals, digits) != format_number(expected, decimals, digits):
+            return digits
+    return 17
+
+
+def format_number(x: float, decimals: int | None = None, precise: int | None = None) -> str:
+    """A number as the course writes it: decimal comma, true minus sign, powers of ten when huge or tiny.
+    `precise`: that many decimals (significant digits in powers of ten), to show a difference."""
+    if precise is not None and _is_number(x) and math.isfinite(x):
+        x = float(x)
+        if x != 0 and (abs(x) >= LARGE or abs(x) < SMALL):
+            return _scientific(x, precise)
+        text = f"{x:.{precise}f}".rstrip("0").rstrip(".")
+        return ("0" if text in ("-0", "") else text).replace(".", ",").replace("-", "−")
     if isinstance(x, bool):
         return "True" if x else "False"
     if isinstance(x, int):
@@ -347,27 +377,28 @@ def _count(value: Any) -> int:
     return 1
 
 
-def format_value(value: Any, decimals: int | None = None, _depth: int = 0) -> str:
+def format_value(value: Any, decimals: int | None = None, _depth: int = 0, precise: int | None = None) -> str:
     """The course's notation: [0,79 ; 0,79], numbers with a decimal comma. A table up to 5 × 5 is
-    written whole; anything bigger is cut after MAX_SHOWN values with « … », and its size said."""
+    written whole; anything bigger is cut after MAX_SHOWN values with « … », and its size said.
+    `precise`: digits enough to show the difference a mismatch reports (Mismatch.precise)."""
     value = decode(value) if _depth == 0 else value
     shape = _shape(value) if isinstance(value, list) else None
     small_table = shape is not None and len(shape) <= 2 and _count(value) <= SMALL_TABLE
     left = [_count(value) if small_table else MAX_SHOWN]
-    text = _format(value, decimals, left)
+    text = _format(value, decimals, left, precise)
     if left[0] < 0:
         text += f" ({_dimensions(shape)} valeurs)" if shape and len(shape) >= 2 else f" ({count(len(value), 'élément')})"
     return text
 
 
-def _format(value: Any, decimals: int | None, left: list[int]) -> str:
+def _format(value: Any, decimals: int | None, left: list[int], precise: int | None = None) -> str:
     if isinstance(value, Opaque):
         return f"<objet {value.type_name}>"
     if value is None:
         return "None"
     if isinstance(value, bool) or _is_number(value):
         left[0] -= 1
-        return format_number(value, decimals)
+        return format_number(value, decimals, precise)
     if isinstance(value, complex):
         left[0] -= 1
         return f"{format_number(value.real, decimals)} + {format_number(value.imag, decimals)}i"
@@ -382,7 +413,7 @@ def _format(value: Any, decimals: int | None, left: list[int]) -> str:
                 items.append("…")
                 left[0] = -1
                 break
-            items.append(_format(item, decimals, left))
+            items.append(_format(item, decimals, left, precise))
         return "[" + " ; ".join(items) + "]"
     if isinstance(value, dict):
         items = []
@@ -391,6 +422,6 @@ def _format(value: Any, decimals: int | None, left: list[int]) -> str:
                 items.append("…")
                 left[0] = -1
                 break
-            items.append(f"{key} : {_format(item, decimals, left)}")
+            items.append(f"{key} : {_format(item, decimals, left, precise)}")
         return "{" + " ; ".join(items) + "}"
     return repr(value)

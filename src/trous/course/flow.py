@@ -15,6 +15,12 @@ runs in a check, is left out.
 
 Blanks are given as character spans of the text: the `___` tokens of a template, or the fills of a
 student's copy (what they wrote reads names too: `scores / math.sqrt(d)` depends on `scores`).
+
+A check's variant replaces top-level assignments (`scores = [4, 1, 5, 3]`): the flow of the program
+it runs is read with those assignments cut (`overridden`), so that `poids` no longer depends on the
+blank of `scores` there. And when a run stopped at some top-level statement, `unfinished` names what
+that statement and the following ones were still to assign: a value read from them was never
+computed (it is an older one, or none).
 """
 
 from __future__ import annotations
@@ -280,7 +286,9 @@ class _Positions:
 
 # -- the analysis ----------------------------------------------------------------------------------
 class _Analysis:
-    def __init__(self, tree: ast.Module, text: str, spans: Sequence[tuple[int, int]]):
+    def __init__(self, tree: ast.Module, text: str, spans: Sequence[tuple[int, int]],
+                 overridden: frozenset[str] = EMPTY):
+        self.overridden = overridden  # top-level variables whose assignment a variant replaces
         self.positions = _Positions(text)
         self.spans = list(spans)
         self.module = _Scope("")
@@ -342,7 +350,16 @@ class _Analysis:
         for node in body:
             if top and _is_main_guard(node):
                 continue
+            if top and _assigned_name(node) in self.overridden:
+                self.replaced(node, scope, control)
+                continue
             self.statement(node, scope, control)
+
+    def replaced(self, node: ast.stmt, scope: _Scope, control: frozenset[int]) -> None:
+        """A top-level assignment whose value a variant replaces by a value of its own: it reads
+        nothing of the file, and its blanks do not run."""
+        self.statements.append(_Statement(node.lineno, node.end_lineno or node.lineno, scope.name, control))
+        self.bind(scope, [_assigned_name(node)], control)
 
     def record(self, node: ast.AST, part: ast.AST | None, scope: _Scope, reads_from: list, control: frozenset[int],
                binds: set[str], changes: set[str]) -> frozenset[int]:
@@ -568,6 +585,44 @@ class Flow:
         values = analysis.resolve(analysis.atoms_of(reads - probed, scope))
         return everything, values
 
+    def reads(self, expression: str, setup: str | None = None) -> frozenset[str] | None:
+        """The top-level names `expression` reads (after `setup`), through the file's functions it
+        calls too (their bodies read globals when they run). None when it cannot be read."""
+        if self._analysis is None:
+            return None
+        try:
+            node = ast.parse(expression.strip(), mode="eval")
+            helpers = ast.parse(setup) if setup else None
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        names = set(_loads(node))
+        if helpers is not None:
+            names |= _free_names(helpers) | _loads(*helpers.body)
+        functions = {n.name: n for n in self._analysis.tree.body
+                     if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+        todo = list(names)
+        while todo:
+            found = functions.get(todo.pop())
+            if found is not None:
+                for name in _free_names(found) - names:
+                    names.add(name)
+                    todo.append(name)
+        return frozenset(names)
+
+    def unfinished(self, line: int | None) -> frozenset[str] | None:
+        """The top-level names the statement at `line` and the ones after it assign or change: what a
+        run that stopped there had not yet computed. None when no top-level statement is there."""
+        if self._analysis is None or line is None:
+            return None
+        body = [n for n in self._analysis.tree.body if not _is_main_guard(n)]
+        start = next((k for k, n in enumerate(body) if n.lineno <= line <= (n.end_lineno or n.lineno)), None)
+        if start is None:
+            return None
+        names: set[str] = set()
+        for node in body[start:]:
+            names |= _stored(node)
+        return frozenset(names)
+
     def reaching(self, line: int) -> tuple[str, frozenset[int]] | None:
         """(scope, blanks) for the statement at `line`: the blanks whose results can reach it, its
         own included. None when no statement of the file is there."""
@@ -629,6 +684,46 @@ class Flow:
                                             for other in group if other != b)]
 
 
+def _stored(node: ast.AST) -> set[str]:
+    """Names a top-level statement binds or changes in place (not the locals of a def it holds)."""
+    found: set[str] = set()
+    todo = [node]
+    while todo:
+        current = todo.pop()
+        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(current.name)
+            todo.extend(current.decorator_list)
+            continue
+        if isinstance(current, ast.Lambda):
+            continue
+        if isinstance(current, ast.comprehension):  # its targets are its own
+            todo.extend([current.iter, *current.ifs])
+            continue
+        if isinstance(current, ast.Name) and isinstance(current.ctx, (ast.Store, ast.Del)):
+            found.add(current.id)
+        elif isinstance(current, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+            for target in getattr(current, "targets", None) or [current.target]:
+                found |= _changed_roots(target)
+        elif (isinstance(current, ast.Expr) and isinstance(current.value, ast.Call)
+              and isinstance(current.value.func, ast.Attribute)):
+            root = _root_name(current.value.func.value)
+            if root:
+                found.add(root)  # x.append(…) on a line of its own: x changes
+        elif isinstance(current, (ast.Import, ast.ImportFrom)):
+            found |= {(a.asname or a.name).split(".")[0] for a in current.names if a.name != "*"}
+        todo.extend(ast.iter_child_nodes(current))
+    return found
+
+
+def _assigned_name(node: ast.stmt) -> str | None:
+    """`x` for a top-level `x = …` (or `x: t = …`): what a variant can replace (runner/supervisor.py)."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+        return node.targets[0].id
+    if isinstance(node, ast.AnnAssign) and node.value is not None and isinstance(node.target, ast.Name):
+        return node.target.id
+    return None
+
+
 def _top_statement(tree: ast.Module, positions: _Positions, offset: int) -> ast.stmt | None:
     for node in tree.body:
         begin, end = positions.span(node)
@@ -638,12 +733,12 @@ def _top_statement(tree: ast.Module, positions: _Positions, offset: int) -> ast.
 
 
 @lru_cache(maxsize=128)
-def _build(text: str, spans: tuple[tuple[int, int], ...]) -> Flow:
+def _build(text: str, spans: tuple[tuple[int, int], ...], overridden: frozenset[str] = EMPTY) -> Flow:
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return Flow(text, spans, None)
-    analysis = _Analysis(tree, text, spans)
+    analysis = _Analysis(tree, text, spans, overridden)
     try:
         analysis.run()
     except RecursionError:
@@ -651,11 +746,12 @@ def _build(text: str, spans: tuple[tuple[int, int], ...]) -> Flow:
     return Flow(text, spans, analysis)
 
 
-def analyse(text: str, spans: Sequence[tuple[int, int]] | None = None) -> Flow:
-    """The flow of `text`, whose blanks are at `spans` (character offsets); by default its `___`."""
+def analyse(text: str, spans: Sequence[tuple[int, int]] | None = None, overridden: Iterable[str] = ()) -> Flow:
+    """The flow of `text`, whose blanks are at `spans` (character offsets); by default its `___`.
+    `overridden`: the top-level variables a variant gives values of its own."""
     if spans is None:
         try:
             spans = [(t.begin, t.stop) for t in tokens(text) if t.is_blank]
         except TokenizeError:
             return Flow(text, [], None)
-    return _build(text, tuple((int(a), int(b)) for a, b in spans))
+    return _build(text, tuple((int(a), int(b)) for a, b in spans), frozenset(overridden))

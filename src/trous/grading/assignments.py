@@ -9,9 +9,11 @@ A course has several assignments, released one at a time; a Moodle archive or an
   assignments never handed out, which must not count as « fichier absent » or « pas rempli »).
 
 Within the run, each copy is graded on the assignments it hands in: the ones its input names, or
-the ones it holds at least one file of (a copy with nothing of any is graded on all of them: it was
-sent, empty). An assignment a copy does not hand in is not graded for it — no zero, no
-« fichier absent »: an empty cell, as in Moodle for a student who sent nothing.
+the ones it holds at least one worked file of — an assignment whose files are all untouched
+templates is not handed in (a copy with nothing worked at all is graded on the assignments it
+holds files of, else on all of them: it was sent, empty). An assignment a copy does not hand in is
+not graded for it — no zero, no « fichier absent »: « non rendu », an empty cell, as in Moodle
+for a student who sent nothing.
 
 A copy is graded with only its assignments' files (`restrict_files`): its digest, which the
 gradebook uses to skip what it already graded, changes with the set of exercises graded, so a
@@ -138,19 +140,25 @@ def resolve(course: Course, submissions: list[Submission], requested: list[str] 
         why = ("aucune copie ne le contient" if explicit else
                "aucune copie n'y a rien écrit (seulement des modèles non remplis, ou rien)")
         scope = Scope(chosen, False, tuple((a, why) for a in known if a not in handed))
-    per_copy = {s.student: copy_assignments(course, s, scope.assignments) for s in submissions}
+    templates = Templates(course)
+    per_copy = {s.student: copy_assignments(course, s, scope.assignments, templates) for s in submissions}
     return dataclasses.replace(scope, per_copy=per_copy)
 
 
-def copy_assignments(course: Course, submission: Submission, assignments: tuple[str, ...]) -> tuple[str, ...]:
+def copy_assignments(course: Course, submission: Submission, assignments: tuple[str, ...],
+                     templates: Templates | None = None) -> tuple[str, ...]:
     """The run's assignments this copy hands in (see the module's doc); () when the input says it
     hands in none of them."""
     if submission.assignments is not None:
         return tuple(a for a in assignments if a in submission.assignments)
     owner = of_exercise(course)
+    templates = templates or Templates(course)
+    worked = {owner.get(e) for e, data in submission.files.items() if templates.worked(e, data)}
+    mine = tuple(a for a in assignments if a in worked)
+    if mine:
+        return mine
     held = {owner.get(e) for e, data in submission.files.items() if data is not None}
-    mine = tuple(a for a in assignments if a in held)
-    return mine or assignments
+    return tuple(a for a in assignments if a in held) or assignments
 
 
 def restrict_files(course: Course, submission: Submission, assignments: tuple[str, ...]) -> Submission:

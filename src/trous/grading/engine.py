@@ -26,6 +26,8 @@ of the copy's stops grading (`GraderError`) rather than give that copy a wrong g
 
 from __future__ import annotations
 
+import ast
+
 import functools
 import hashlib
 import sys
@@ -56,6 +58,8 @@ WHOLE_FILE_NOTE = ("tu as modifié le code en dehors des trous : l'exercice est 
                    "entier (un trou faux peut alors en entraîner d'autres)")
 HARD_CODED = ("réussit l'exemple du cours mais échoue sur d'autres entrées : le calcul doit marcher pour toutes les "
               "données (résultat écrit en dur ?)")
+ONLY_EXAMPLE = ("réussit l'exemple du cours mais échoue sur d'autres entrées : le calcul doit marcher pour toutes "
+                "les données")
 COPY_WALL = 60.0  # seconds of wall time for a whole copy, unless course.yaml says otherwise
 # Results of identical programs kept for reuse (other students' same fills), counted in bytes on the
 # wire: once read, they take several times that, so this keeps the grader's own memory under 200 MiB.
@@ -559,6 +563,7 @@ class Grader:
         if plan.mode in ("missing", "unreadable", "syntax", "empty"):
             return self._unrunnable(grade, plan)
         verdicts: dict[int, list[tuple[Expect | None, object]]] = {}
+        seen: dict[tuple, object] = {}  # (blank, check, variant) → the value it obtained
         told: set[int] = set()  # blanks whose downstream problem is already said
         spliced = plan.mode == "blanks"
         for position in plan.units:
@@ -590,6 +595,8 @@ class Grader:
                         judged[key] = verdict
                 own_ok = own_ok and verdict.ok
                 verdicts.setdefault(index, []).append((expect, verdict))
+                if probe.evaluated and probe.error is None:
+                    seen[(index, expect.setup, expect.expr, expect.variant.key if expect.variant else ())] = probe.value
             if spliced and meta.blank is not None:
                 downstream = self._downstream(exercise, analysis, meta, result, own_ok)
                 if downstream is not None:
@@ -625,7 +632,12 @@ class Grader:
             # written by hand (not when the trouble is a kind or shape, which the other messages say).
             if example_ok and not any(v.kind == "structure" for _, v in failures) and any(
                     e is not None and e.variant is not None and v.kind == "value" for e, v in failures):
-                message = HARD_CODED + "\n" + message
+                # Written in, it gives on other inputs what it gave on the course's; a formula that only
+                # coincides there (a `>` for `>=`) gives something else: it is not called « écrit en dur ».
+                unmoved = (_unmoved(seen, i, e) for e, _ in failures if e is not None and e.variant is not None)
+                known = [u for u in unmoved if u is not None]
+                written_in = any(known) if known else not _reads_data(analysis, i)
+                message = (HARD_CODED if written_in else ONLY_EXAMPLE) + "\n" + message
             grade.blanks.append(BlankGrade(blank.id, i + 1, 0.0, blank.points, FAILED, message, line,
                                            blank.hints[0]))
         grade.score = round(sum(b.score for b in grade.blanks), 6)
@@ -1060,6 +1072,36 @@ def _unit_text(filename: str, module_name: str, wall: float | None, overrides: t
 @functools.lru_cache(maxsize=1024)
 def _digest(source: str) -> bytes:
     return hashlib.sha256(source.encode()).digest()
+
+
+def _unmoved(seen: dict, blank: int, expect: Expect) -> bool | None:
+    """Did the check give on the variant's inputs the very value it gave on the course's? None when
+    either is unknown (no check of the same expression on the course's inputs)."""
+    key = (blank, expect.setup, expect.expr)
+    here, there = seen.get((*key, expect.variant.key), seen), seen.get((*key, ()), seen)
+    return None if here is seen or there is seen else here == there
+
+
+def _reads_data(analysis: Analysis, index: int) -> bool:
+    """Does the fill read a variable of the program (not only literals, builtins, modules and the
+    file's functions)? What is written in reads none."""
+    import builtins  # noqa: PLC0415
+
+    try:
+        fill = ast.parse((analysis.fill_text(index) or "").strip(), mode="eval")
+        tree = ast.parse(analysis.source.text) if analysis.source else None
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return True
+    given = set(dir(builtins))
+    for node in tree.body if tree else ():
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            given |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            given.add(node.name)
+    bound = {n.id for n in ast.walk(fill) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    bound |= {a.arg for n in ast.walk(fill) if isinstance(n, ast.Lambda) for a in n.args.args}
+    return any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in given | bound
+               for n in ast.walk(fill))
 
 
 def _remap(result: UnitResult, probe: ProbeResult, analysis: Analysis, index: int):

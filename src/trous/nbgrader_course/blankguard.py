@@ -17,6 +17,7 @@ BLANK = "___"  # course.blanks.BLANK, without importing the course package (pyda
 
 MODULE = __name__
 _installed: set[int] = set()
+_note: list[str] = []  # a line said after the message, where the notebook has more to say (notebooks/)
 
 
 class TrouPasRempli(Exception):
@@ -30,7 +31,8 @@ def blank_not_filled(line: int, code: str) -> None:
     """Called where the code reads a `___` (the transformer put the call there)."""
     where = f"à la ligne {line} de sa cellule" + (" :\n    " + code.strip() if code.strip() else "")
     raise TrouPasRempli(f"✘ trou pas encore rempli (___) {where}\n"
-                        "  Remplace ___ par une expression Python, puis exécute la cellule de nouveau (Maj+Entrée).")
+                        "  Remplace ___ par une expression Python, puis exécute la cellule de nouveau (Maj+Entrée)."
+                        + "".join(f"\n  {n}" for n in _note))
 
 
 class BlankGuard(ast.NodeTransformer):
@@ -52,7 +54,9 @@ class BlankGuard(ast.NodeTransformer):
         return ast.fix_missing_locations(ast.copy_location(call, node))
 
 
-def install(ipython) -> None:
+def install(ipython, note: str | None = None) -> None:
+    if note and note not in _note:
+        _note.append(note)
     if ipython is None or id(ipython) in _installed:
         return
     guard = BlankGuard()

@@ -199,11 +199,11 @@ def verifier_trou(exercise_id: str, blank_id: str) -> None:
     if blank.passed:
         print(f"✔ {report.title(blank)} — vérification publique (exemples de l'énoncé)")
         return
-    from ..student.checking import DEPENDS, UNFILLED  # noqa: PLC0415
+    from ..student.checking import UNFILLED, WAITING  # noqa: PLC0415
     from ..student.feedback import hint_text, wants_hint  # noqa: PLC0415
 
     lines = [f"note : {n}" for n in report.notes()]
-    if result.problem and blank.status not in (UNFILLED, DEPENDS):
+    if result.problem and blank.status not in (UNFILLED, *WAITING):
         lines.append(report.problem())
     lines.append(f"✘ {report.title(blank)}")
     lines += ["    " + line for line in report.blank_lines(blank)]

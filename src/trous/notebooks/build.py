@@ -10,6 +10,9 @@ alignment ignores comments, so pytest, `trous check` and grading see the same pr
 - a check cell at the end (`check("01_toux")`).
 
 Pairing (`ipynb,py:percent`) makes every save in JupyterLab write the `.py` as well.
+
+The exercise's own code cells carry JupyterLab's `raises-exception` tag: a cell that stops on an
+unfilled blank does not stop « Run All », which goes on to the check cell and its French verdict.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from ..course.definition import TEMPLATES_DIR, Course, Exercise
 PAIRING = {"formats": "ipynb,py:percent", "notebook_metadata_filter": "-all"}
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 EXPLORER = "explorateur.ipynb"
+GOES_ON = "raises-exception"  # JupyterLab (and nbclient) run the next cells when such a cell fails
 NEEDED = ("jupyterlab", "jupytext", "ipykernel", "ipywidgets", "anywidget")
 INSTALL = 'python -m pip install "jupyterlab>=4.2,<5" "jupytext>=1.16" "ipywidgets>=8.1" "anywidget>=0.9"'
 
@@ -85,6 +89,9 @@ def exercise_notebook(exercise: Exercise):
 
     notebook = jupytext.read(exercise.path, fmt=PY_FORMAT)
     notebook.cells = [c for c in notebook.cells if not is_ours(c)]  # a .py saved from a notebook has them
+    for cell in notebook.cells:
+        if cell.cell_type == "code" and GOES_ON not in cell.metadata.get("tags", []):
+            _tagged(cell, GOES_ON)
     setup = _tagged(nbformat.v4.new_code_cell(SETUP, metadata={"active": "ipynb"}), "trous-preparation")
     first_code = next((i for i, c in enumerate(notebook.cells) if c.cell_type == "code"), len(notebook.cells))
     notebook.cells.insert(first_code, setup)

@@ -1,8 +1,9 @@
 """Every number the attention explorer shows, computed by the course's functions.
 
-`attention(X, i)` of exercise 2 computes the scores of token i (its own dot product), calls
-`softmax` on them and returns the weighted sum. We run that very function with `softmax` rebound,
-in its own namespace, to a wrapper that records the scores it receives, applies the explorer's
+`attention(X, i)` of exercise 2 (the student's own file, see definitions.locate) computes the
+scores of token i (its own dot product), calls `softmax` on them and returns the weighted sum. We
+run that very function with `softmax` rebound, in its own namespace, to a wrapper that records the
+scores it receives, applies the explorer's
 options the way the course says (divide by √d, then −∞ for masked tokens, before the softmax), and
 calls the course's `softmax`. So the scores, the weights and the new vector all come from the
 exercise's code; only the exponentials shown step by step are `math.exp` of the scores (the
@@ -45,8 +46,9 @@ class Row:
 class Attention:
     """The course's `attention`, with its call to `softmax` observed and, when asked, adjusted."""
 
-    def __init__(self, softmax, attention, namespace: dict, source: Path | None = None):
+    def __init__(self, softmax, attention, namespace: dict, source: Path | None = None, fallback: str | None = None):
         self.softmax, self.attention, self.source = softmax, attention, source
+        self.fallback = fallback  # why the student's own file was not used, when it was not
         self._namespace = namespace
         self._adjust = None
         self._calls: list[tuple[list[float], list[float], list[float]]] = []
@@ -54,9 +56,16 @@ class Attention:
 
     @classmethod
     def from_course(cls, course: Course) -> "Attention":
-        path = definitions.find(course, ("softmax", "attention"))
-        found = definitions.load(path, ("softmax", "attention"))
-        return cls(found["softmax"], found["attention"], found["__namespace__"], path)
+        path, found, why = definitions.locate(course, ("softmax", "attention"))
+        return cls(found["softmax"], found["attention"], found["__namespace__"], path, why)
+
+    def stamp(self) -> tuple | None:
+        """When its file last changed: the explorer reads the functions again after an edit."""
+        try:
+            info = self.source.stat() if self.source else None
+        except OSError:
+            return None
+        return (info.st_mtime_ns, info.st_size) if info else None
 
     def _observed_softmax(self, scores):
         scores = [float(s) for s in scores]
@@ -77,10 +86,16 @@ class Attention:
         self._adjust, self._calls = adjust, []
         try:
             new = [float(v) for v in self.attention(X, i)]
-        except ZeroDivisionError:
+        except ZeroDivisionError as exc:
+            if len(masked) < len(X):
+                raise self._failed(exc) from None
             raise ComputationError("tous les tokens sont masqués : la somme des exponentielles vaut 0") from None
         except OverflowError:
             raise ComputationError("exponentielle trop grande : choisis des composantes plus petites") from None
+        except ComputationError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the student's own functions may fail: said, not raised
+            raise self._failed(exc) from None
         finally:
             self._adjust = None
         if len(self._calls) != 1:
@@ -88,6 +103,10 @@ class Attention:
         scores, used, weights = self._calls[0]
         exps = [math.exp(s) for s in used]
         return Row(i, list(X[i]), scores, used, exps, sum(exps), weights, new)
+
+    def _failed(self, exc: Exception) -> ComputationError:
+        where = self.source.name if self.source else "le cours"
+        return ComputationError(f"le calcul s'arrête dans softmax ou attention ({where}) : {type(exc).__name__} : {exc}")
 
     def weights(self, X: list[list[float]], i: int) -> list[float]:
         return self.row(X, i).weights

@@ -6,6 +6,10 @@ and the place vectors `places`; exercise 4 gives the RNN sentence `phrase` and i
 We parse the file, keep the module's imports and the requested top-level `def` and `name = …`
 statements, refuse any of them that still contains a `___`, and run just those, in file order, in a
 fresh namespace. Nothing else of the file runs (its other lines hold the student's blanks).
+
+In a student edition they are read from the student's own file (what the explorer's caption names,
+and what the student may change), and from the pristine copy only when that file no longer gives
+them (a blank or an error there), which the caption then says.
 """
 
 from __future__ import annotations
@@ -68,6 +72,25 @@ def load(path: Path, names: Iterable[str]) -> dict:
     # Compiled under the exercise's own file name: a traceback points at the course's line.
     exec(compile(ast.Module(body=body, type_ignores=[]), str(path), "exec"), namespace)  # noqa: S102
     return {n: namespace[n] for n in names} | {"__namespace__": namespace}
+
+
+def locate(course: Course, names: Iterable[str]) -> tuple[Path, dict, str | None]:
+    """(path, loaded definitions, why not the student's) for the first exercise whose template
+    defines every name without a blank: the student's own file (exercises/, what they see and may
+    change) when it still defines them and they load; else its pristine copy, and why."""
+    names = list(names)
+    template = find(course, names)
+    exercise = next(e for e in course.exercises if e.template_path == template)
+    own = exercise.path
+    why = None
+    if own.resolve() != template.resolve() and own.exists():
+        try:
+            return own, load(own, names), None
+        except DefinitionError as exc:
+            why = str(exc).split(" : ", 1)[-1]
+        except Exception as exc:  # noqa: BLE001 - the student's file: any error is theirs, said in French
+            why = f"{type(exc).__name__} : {exc}"
+    return template, load(template, names), why
 
 
 def find(course: Course, names: Iterable[str]) -> Path:

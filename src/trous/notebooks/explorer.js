@@ -103,7 +103,7 @@ function table(model, view) {
   return h("table", { class: "tx-table" },
     h("thead", {}, h("tr", {},
       h("th", {}, "token"), h("th", {}, "vecteur utilisé"),
-      h("th", {}, "scores (" + labels.join(", ") + ")"),
+      h("th", { class: "tx-scores-heading" }, view.scores_heading || "scores (" + labels.join(", ") + ")"),
       h("th", {}, "poids"), h("th", {}, "nouveau vecteur"))),
     h("tbody", {}, ...view.rows.map((row, i) =>
       h("tr", { class: "tx-row" + (i === selected ? " tx-selected" : ""), "data-row": i,
@@ -204,12 +204,13 @@ function render({ model, el }) {
   const steps = h("div", { class: "tx-steps-box" });
   const rnn = rnnPanel(model);
   const error = h("div", { class: "tx-error", hidden: true });
+  const source = h("div", { class: "tx-source" }, model.get("source"));
+  model.on("change:source", () => { source.textContent = model.get("source"); });
   el.append(
     h("div", { class: "tx-intro" },
       "Édite les trois tokens, clique sur une ligne pour voir son calcul. ",
       "Active les vecteurs de place, la division par √d, puis le masque."),
-    tokenEditor(model), toggles(model), error, main, steps, rnn.box,
-    h("div", { class: "tx-source" }, model.get("source")));
+    tokenEditor(model), toggles(model), error, main, steps, rnn.box, source);
   function draw() {
     const view = model.get("view") || {};
     error.hidden = !view.error;

@@ -9,15 +9,15 @@ import html
 import re
 from typing import TYPE_CHECKING
 
-from ..student.checking import (DEPENDS, FAILED, NOT_RUN, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED, BlankResult,
-                                ExerciseResult)
+from ..student.checking import (DEPENDS, FAILED, NOT_REACHED, NOT_RUN, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED,
+                                BlankResult, ExerciseResult)
 from ..student.feedback import SYMBOL, hint_text, next_step, status_text, wants_hint
 
 if TYPE_CHECKING:  # jupytext, which snapshot.py imports, is not needed to render (nbgrader's check cell)
     from .snapshot import Snapshot
 
 COLORS = {PASSED: "#15803d", FAILED: "#b91c1c", UNFILLED: "#a16207", NOT_RUN: "#6b7280", SKIPPED_CHECK: "#6b7280",
-          DEPENDS: "#0e7490", SUSPECT: "#c2410c"}
+          DEPENDS: "#0e7490", NOT_REACHED: "#0e7490", SUSPECT: "#c2410c"}
 # JupyterLab breaks output lines anywhere (word-break: break-all), cutting « 0,21 » into « 0, » and
 # « 21 »: our blocks break between words only, and a word longer than the line may still wrap.
 WRAP = "white-space:pre-wrap;word-break:normal;overflow-wrap:break-word"

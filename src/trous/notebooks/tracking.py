@@ -7,8 +7,12 @@ so the check can take, for each cell, whichever is newer — the code last run, 
 
 Also, IPython keeps its third-to-last output in a variable named `___`, the very name of a blank:
 an unfilled blank would then silently be '' (and fail far away, "must be real number, not str").
-Before each cell we remove that variable, so an unfilled blank raises NameError on its own line,
-as it does when the .py runs.
+The nbgrader notebooks' blank guard (nbgrader_course/blankguard.py) turns every `___` a cell reads
+into a French « trou pas encore rempli » at that very line, without a traceback (IPython's shows,
+for a blank in a comprehension, a frame at the wrong line). A NameError that follows from a cell
+stopped earlier is said in French too, with its line. The exercise's code cells are tagged
+`raises-exception` (notebooks/build.py): « Run All » goes on to the check cell, whose French verdict
+is the same as `pytest exercises/`.
 """
 
 from __future__ import annotations
@@ -16,7 +20,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+import traceback
+
 from ..course.blanks import BLANK
+
+STILL_CHECKED = "La vérification, en bas du notebook, dit où en sont tous tes trous."
 
 
 @dataclass(frozen=True)
@@ -45,7 +53,26 @@ def install(ipython) -> None:
     forget_blank_marker(None)
     ipython.events.register("pre_run_cell", _record)
     ipython.events.register("pre_run_cell", forget_blank_marker)
+    from ..nbgrader_course import blankguard  # noqa: PLC0415 - the same guard as nbgrader's notebooks
+
+    blankguard.install(ipython, note=STILL_CHECKED)
+    ipython.set_custom_exc((NameError,), calm_name_error)
     _INSTALLED.add(id(ipython))
+
+
+def calm_name_error(shell, etype, value, tb, tb_offset=None) -> list[str]:
+    """A NameError in an exercise notebook, in French: the name, the line, what usually causes it."""
+    frames = traceback.extract_tb(tb)
+    last = frames[-1] if frames else None
+    where = f", ligne {last.lineno} de sa cellule :\n    {last.line.strip()}" if last and last.line else ""
+    name = getattr(value, "name", None)
+    lines = [f"✘ NameError: {value}{where}"]
+    if name:
+        lines.append(f"  piste : « {name} » n'existe pas encore ici : une cellule du dessus s'est-elle arrêtée avant "
+                     "de le définir, ou n'a-t-elle pas été exécutée ? Sinon, une faute de frappe (majuscules comprises) ?")
+    lines.append(f"  {STILL_CHECKED}")
+    shell._showtraceback(etype, value, lines)  # IPython leaves it to the handler to show (ipykernel: an error output)
+    return lines
 
 
 def installed() -> bool:

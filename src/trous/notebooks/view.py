@@ -14,6 +14,8 @@ def number(x: float, decimals: int = 2) -> str:
     """As the course writes numbers: 0,21 ; 1 ; 1,86 ; −∞."""
     if math.isinf(x):
         return "−∞" if x < 0 else "+∞"
+    if math.isnan(x):
+        return "nan"  # a student's softmax may give it
     # Half up, as by hand (0,125 → 0,13), from the shortest decimal that reads back as x.
     r = Decimal(repr(float(x))).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
     if r == 0:
@@ -87,6 +89,12 @@ def steps(s: Sentence, row: Row, scale: bool) -> dict:
     return {"token": labels[i], "index": i, "parts": parts, "result": vector(row.new)}
 
 
+def scores_heading(d: int, masked: bool, labels: list[str]) -> str:
+    """The scores column's heading: what its numbers are, as the toggles make them."""
+    what = "scores" + (f" ÷ √{d}" if d else "") + (" (−∞ pour les <rempl>)" if masked else "")
+    return f"{what} : {', '.join(labels)}"
+
+
 def build(settings: Settings, attention: Attention, places: list[list[float]],
           rnn: tuple[list[str], dict] | None) -> dict:
     view: dict = {"error": None, "rnn_error": None, "d": 2}
@@ -100,9 +108,11 @@ def build(settings: Settings, attention: Attention, places: list[list[float]],
                        "place": vector(s.place_vectors[k]) if s.place_vectors else None,
                        "masked": k in s.masked}
                       for k, (lab, e, x) in enumerate(zip(s.labels, s.embeddings, s.inputs))]
+    # The scores column shows what the softmax receives: divided by √d, −∞ where masked, when asked.
     view["rows"] = [{"label": s.labels[r.index], "input": vector(s.inputs[r.index]),
-                     "scores": [number(v) for v in r.scores], "weights": [number(v) for v in r.weights],
+                     "scores": [number(v) for v in r.used], "weights": [number(v) for v in r.weights],
                      "new": vector(r.new)} for r in rows]
+    view["scores_heading"] = scores_heading(settings.scale and view["d"], bool(s.masked), s.labels)
     view["matrix"] = [[w for w in r.weights] for r in rows]
     view["matrix_text"] = [[number(w) for w in r.weights] for r in rows]
     view["labels"] = s.labels

@@ -19,7 +19,9 @@ from .session import available as _available
 
 PASSED, FAILED, UNFILLED, NOT_RUN, SKIPPED_CHECK = "passed", "failed", "unfilled", "not_run", "skipped"
 DEPENDS, SUSPECT = blame.DEPENDS, blame.SUSPECT  # neither right nor wrong yet; right so far but suspected
-TO_FIX = (UNFILLED, FAILED, SUSPECT, NOT_RUN)  # what a student works on; a dependent blank waits
+NOT_REACHED = blame.NOT_REACHED  # neither: the program stops before its checks, on another blank
+TO_FIX = (UNFILLED, FAILED, SUSPECT, NOT_RUN)  # what a student works on; a waiting blank waits
+WAITING = (DEPENDS, NOT_REACHED)
 
 
 @dataclass
@@ -29,8 +31,8 @@ class BlankResult:
     status: str
     line: int | None = None
     problems: list[str] = field(default_factory=list)  # French, one line each
-    causes: tuple[int, ...] = ()  # DEPENDS: the blanks it waits for; SUSPECT: those whose checks fail
-    details: list[str] = field(default_factory=list)  # DEPENDS: its own failures, while it waits
+    causes: tuple[int, ...] = ()  # WAITING: the blanks it waits for; SUSPECT: those whose checks fail
+    details: list[str] = field(default_factory=list)  # WAITING: its own failures, while it waits
 
     @property
     def passed(self) -> bool:
@@ -194,10 +196,18 @@ def judge(expect: Expect, expected, unit: UnitResult, probe: ProbeResult, *, say
         detail = "" if compare.has_text(obtained) else f" — {mismatch.reason}"
         text = (f"{name} : attendu {compare.format_value(expected, expect.decimals)}, "
                 f"obtenu {compare.describe_type(obtained)}{where}{detail}")
+    elif mismatch.structural and compare.same_values(expected, probe.value):
+        # The right numbers in another kind of value: said so, without writing them twice.
+        where = f" (élément {mismatch.where})" if mismatch.where else ""
+        text = f"{name}{where} : les bonnes valeurs, mais {mismatch.reason}"
+        gloss = glosses.kind_gloss(compare.decode(expected, arrays=True), compare.decode(probe.value, arrays=True))
+        if gloss:
+            text += f"\npiste : {gloss}"
+        return Verdict(False, _join(context, text), kind="structure")
     else:
         where = f" (élément {mismatch.where})" if mismatch.where else ""
-        shown_expected = compare.format_value(expected, expect.decimals)
-        shown_obtained = compare.format_value(probe.value, expect.decimals)
+        shown_expected = compare.format_value(expected, expect.decimals, precise=mismatch.precise)
+        shown_obtained = compare.format_value(probe.value, expect.decimals, precise=mismatch.precise)
         # "attendu 2, obtenu 3 — 3 au lieu de 2" says it twice: the reason only when it adds something.
         restated = not mismatch.where and mismatch.reason == f"{shown_obtained} au lieu de {shown_expected}"
         reason = "" if restated else f" — {mismatch.reason}"
@@ -290,12 +300,32 @@ def _caret(text: str, column: int) -> str:
     return "\n" + " " * (column - 1) + "^"
 
 
-def flow_of(analysis: Analysis) -> flow_mod.Flow:
-    """The data flow of the copy as it is (its fills read names too). A copy whose code changed
-    outside the blanks has no known flow: every expectation then speaks for its own blank alone."""
+def flow_of(analysis: Analysis, overridden=()) -> flow_mod.Flow:
+    """The data flow of the copy as it is (its fills read names too), its `overridden` top-level
+    variables given values of their own (a variant's). A copy whose code changed outside the blanks
+    has no known flow: every expectation then speaks for its own blank alone."""
     if analysis.source is None or analysis.fills is None:
         return flow_mod.Flow("", [], None)
-    return flow_mod.analyse(analysis.source.text, [(f.begin, f.stop) for f in analysis.fills])
+    return flow_mod.analyse(analysis.source.text, [(f.begin, f.stop) for f in analysis.fills], overridden)
+
+
+def never_computed(flow: flow_mod.Flow, expect: Expect, unit: UnitResult) -> bool:
+    """The program stopped before its end, and the expectation reads a variable the statement it
+    stopped at (or a later one) was still to assign: what it read there is an older value, or none."""
+    if unit.status == "ok" or unit.error is None:
+        return False
+    unfinished = flow.unfinished(unit.error.statement or unit.error.line)
+    reads = flow.reads(expect.expr, expect.setup)
+    return bool(unfinished and reads and unfinished & reads)
+
+
+def _not_computed(expect: Expect, unit: UnitResult) -> Verdict:
+    error = unit.error
+    if _is_blank_name_error(error):
+        said = f"le programme s'arrête ligne {error.line} sur un trou pas encore rempli (___)"
+    else:
+        said = describe_error(error)
+    return Verdict(False, _join(variant_context(expect), "non vérifié : " + said), error.line)
 
 
 def _failure_line(unit: UnitResult, probe: ProbeResult, stop_line: int | None) -> int | None:
@@ -335,21 +365,36 @@ def interpret(exercise: Exercise, analysis: Analysis, context, results: list[Uni
     stop_line = next((r.error.line for r in results if r.status in (TIMEOUT, CRASH) and r.error is not None), None)
     outcomes: list[blame.Outcome] = []
     reasons: dict[int, str] = {}  # id(outcome) → why it failed
-    for check, expect, u, p in plan:
+    failed: list[tuple[blame.Outcome, Expect]] = []
+    unfilled = [i for i in range(count) if not analysis.is_filled(i)]
+    said = lambda expect, unit, probe: judge(expect, expect.expected, unit, probe,  # noqa: E731
+                                             say=disclosure(expect, graded=False, own_file=True))
+    first: dict[int, Verdict] = {}
+    if not unfilled and all(r.status == "ok" for r in results):  # the usual run of a solved exercise
+        first = {k: said(expect, results[u], results[u].probes[p]) for k, (_, expect, u, p) in enumerate(plan)}
+    trouble = len(first) < len(plan) or not all(v.ok for v in first.values())  # blame is needed
+    for k, (check, expect, u, p) in enumerate(plan):
         unit, index = results[u], _index(exercise, check)
         probe = unit.probes[p]
-        verdict = judge(expect, expect.expected, unit, probe, say=disclosure(expect, graded=False, own_file=True))
-        depends = frozenset(i for i in flow.depends(expect.expr, expect.setup) if i < count) - {index}
-        values = frozenset(i for i in flow.value_depends(expect.expr, expect.setup) if i < count)
-        line = None if verdict.ok else _failure_line(unit, probe, stop_line)
+        # Each run's own flow: a variant's values cut the blanks that computed them.
+        run_flow = flow_of(analysis, [name for name, _ in expect.variant.key]) if expect.variant and trouble else flow
+        stale = probe.evaluated and never_computed(run_flow, expect, unit)
+        verdict = _not_computed(expect, unit) if stale else first.get(k) or said(expect, unit, probe)
+        depends = frozenset(i for i in run_flow.depends(expect.expr, expect.setup) if i < count) - {index}
+        values = frozenset(i for i in run_flow.value_depends(expect.expr, expect.setup) if i < count)
+        line = None if verdict.ok else (unit.error.line if stale else _failure_line(unit, probe, stop_line))
         stopped = not verdict.ok and unit.status != "ok" and (
-            not probe.evaluated or (probe.error is not None and probe.error.type == "NameError"))
-        outcome = blame.Outcome(index, verdict.ok, depends, line, values, _has_numbers(expect.expected), stopped)
+            stale or not probe.evaluated or (probe.error is not None and probe.error.type == "NameError"))
+        outcome = blame.Outcome(index, verdict.ok, depends, line, values, _has_numbers(expect.expected), stopped,
+                                unit=u, flow=run_flow, check=f"{expect.setup or ''}\n{expect.expr}")
         outcomes.append(outcome)
         if not verdict.ok:
             reasons[id(outcome)] = verdict.reason
-    unfilled = [i for i in range(count) if not analysis.is_filled(i)]
+            failed.append((outcome, expect))
+    _said_on_the_example(failed, reasons)
     decisions = blame.decide(count, unfilled, outcomes, flow)
+    variants = {u: expect.variant for _, expect, u, _ in plan}
+    stops = _unexplained_stops(results, variants, outcomes, decisions, flow)
     checked = {_index(exercise, c) for c in checks}
     skipped = {_index(exercise, c) for c in checks if c not in runnable}
     blanks = []
@@ -364,10 +409,15 @@ def interpret(exercise: Exercise, analysis: Analysis, context, results: list[Uni
         elif decision.status == DEPENDS:
             blanks.append(BlankResult(i, spec, DEPENDS, line, [_waiting(exercise, decisions, decision.causes)],
                                       causes=decision.causes, details=failures))
+        elif decision.status == NOT_REACHED:
+            blanks.append(BlankResult(i, spec, NOT_REACHED, line, [_unreached(exercise, decisions, decision.causes)],
+                                      causes=decision.causes, details=failures))
         elif decision.status == SUSPECT:
             evidence = list(dict.fromkeys(reasons[id(o)] for o in decision.evidence))
             blanks.append(BlankResult(i, spec, SUSPECT, line, _suspicion(exercise, i, decision.causes, evidence),
                                       causes=decision.causes))
+        elif decision.status == PASSED and i in stops:
+            blanks.append(BlankResult(i, spec, SUSPECT, line, [stops[i]]))
         elif decision.status == PASSED:
             blanks.append(BlankResult(i, spec, PASSED, line))
         elif i in skipped:
@@ -389,7 +439,66 @@ def interpret(exercise: Exercise, analysis: Analysis, context, results: list[Uni
     if stopped and not all(b.passed or b.status == UNFILLED for b in blanks):
         result.problem, result.problem_line = describe_error(first.error), first.error.line
         _said_once(result)
+    for blank in blanks:
+        blank.problems, blank.details = _glossed_once(blank.problems), _glossed_once(blank.details)
     return result
+
+
+def _unexplained_stops(results: list[UnitResult], variants: dict, outcomes: list, decisions, flow) -> dict[int, str]:
+    """The program stops (not on an unfilled blank) at a line that no wrong blank explains: the blanks
+    whose results reach that line are not right yet, whatever their own checks say — graded, the
+    rest of the program must run to its end with them. {blank: why}, for blanks otherwise right."""
+    flows = {o.unit: o.flow for o in outcomes if o.flow is not None}
+    bad = {i for i, d in enumerate(decisions) if d.status in (FAILED, SUSPECT, UNFILLED)}
+    found: dict[int, str] = {}
+    for u, unit in enumerate(results):
+        error = unit.error
+        if (unit.status == "ok" or error is None or error.line is None or error.kind == "override"
+                or _is_blank_name_error(error)):
+            continue
+        reaching = {i for i in flows.get(u, flow).could_stop(error.line) if i < len(decisions)}
+        if not reaching or reaching & bad:
+            continue  # nothing of the blanks reaches it, or a wrong blank explains it
+        variant = variants.get(u)
+        if u == 0 and variant is None:  # the course's own inputs: the error is said once, above the blanks
+            said = f"le programme s'arrête ligne {error.line} (l'erreur ci-dessus)"
+        else:
+            context = f"sur d'autres entrées ({variant.description}), " if variant is not None else ""
+            said = f"{context}le programme s'arrête ligne {error.line} — {describe_error(error)}\n"
+        for i in sorted(reaching):
+            if decisions[i].status == PASSED and i not in found:
+                found[i] = (f"ses vérifications passent, mais {said.rstrip()}" + ("\n" if said.endswith("\n") else ", ")
+                            + "et le résultat de ce trou arrive à cette ligne : vérifie-le d'abord (sa nature, sa "
+                            "taille…), le programme doit aller jusqu'au bout avec lui")
+    return found
+
+
+def _glossed_once(failures: list[str]) -> list[str]:
+    """The same « piste : … » under several failures of a blank is given under the first one only."""
+    seen: set[str] = set()
+    out = []
+    for failure in failures:
+        lines = []
+        for line in failure.split("\n"):
+            if line.startswith("piste : "):
+                if line in seen:
+                    continue
+                seen.add(line)
+            lines.append(line)
+        out.append("\n".join(lines))
+    return out
+
+
+def _said_on_the_example(failed: list, reasons: dict[int, str]) -> None:
+    """A check that fails on the course's own inputs says why, with its author's words; the same
+    check failing on other inputs then shows its values without repeating words written for another
+    mistake (« la taille vient de T, elle n'est pas écrite en dur » is not what a `>` for `>=` did)."""
+    on_example = {(o.blank, e.setup, e.expr) for o, e in failed if e.variant is None}
+    for outcome, expect in failed:
+        tail = f"\n{expect.message}" if expect.message else ""
+        if (expect.variant is not None and tail and (outcome.blank, expect.setup, expect.expr) in on_example
+                and reasons[id(outcome)].endswith(tail)):
+            reasons[id(outcome)] = reasons[id(outcome)][:-len(tail)]
 
 
 def _said_once(result: ExerciseResult) -> None:
@@ -397,7 +506,8 @@ def _said_once(result: ExerciseResult) -> None:
     the same error names it in a few words instead of repeating it (with its line, its gloss)."""
     said = result.problem
     line = result.problem_line
-    short = f"même problème que le programme, ligne {line}" if line else "même problème que le programme"
+    short = (f"le programme s'arrête ligne {line}, sur l'erreur ci-dessus" if line
+             else "le programme s'arrête sur l'erreur ci-dessus")
     for blank in result.blanks:
         blank.problems = list(dict.fromkeys(p.replace(said, short) for p in blank.problems))
         blank.details = list(dict.fromkeys(p.replace(said, short) for p in blank.details))
@@ -414,6 +524,17 @@ def _waiting(exercise: Exercise, decisions, causes: tuple[int, ...]) -> str:
         return (f"ses vérifications passent par le résultat de {states[0]} : "
                 f"{verb} d'abord « {exercise.blanks[causes[0]].id} », puis revérifie")
     return f"ses vérifications passent par les résultats de {', '.join(states)} : commence par eux, puis revérifie"
+
+
+def _unreached(exercise: Exercise, decisions, causes: tuple[int, ...]) -> str:
+    """Why a blank whose checks read no other blank's result is not checked yet: the program stops
+    before them, on those blanks."""
+    states = [f"« {exercise.blanks[c].id} » ({_STATE.get(decisions[c].status, 'pas encore juste')})" for c in causes]
+    first = exercise.blanks[causes[0]].id if causes else ""
+    verb = {UNFILLED: "remplis", SUSPECT: "revois"}.get(decisions[causes[0]].status, "corrige") if causes else ""
+    where = f", sur {', '.join(states)}" if states else ""
+    then = f" : {verb} d'abord « {first} », puis revérifie" if causes else ""
+    return f"ses vérifications ne lisent le résultat d'aucun autre trou, mais le programme s'arrête avant{where}{then}"
 
 
 def _suspicion(exercise: Exercise, index: int, others: tuple[int, ...], evidence: list[str]) -> list[str]:

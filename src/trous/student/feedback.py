@@ -3,10 +3,11 @@ renderers build on the same pieces."""
 
 from __future__ import annotations
 
-from .checking import (DEPENDS, FAILED, NOT_RUN, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED, BlankResult,
-                       ExerciseResult)
+from .checking import (DEPENDS, FAILED, NOT_REACHED, NOT_RUN, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED, WAITING,
+                       BlankResult, ExerciseResult)
 
-SYMBOL = {PASSED: "✔", FAILED: "✘", UNFILLED: "…", NOT_RUN: "?", SKIPPED_CHECK: "–", DEPENDS: "○", SUSPECT: "!"}
+SYMBOL = {PASSED: "✔", FAILED: "✘", UNFILLED: "…", NOT_RUN: "?", SKIPPED_CHECK: "–", DEPENDS: "○", NOT_REACHED: "○",
+          SUSPECT: "!"}
 STATUS = {
     PASSED: "juste",
     FAILED: "faux",
@@ -14,6 +15,7 @@ STATUS = {
     NOT_RUN: "non vérifié",
     SKIPPED_CHECK: "vérification sautée",
     DEPENDS: "dépend d'un autre trou",
+    NOT_REACHED: "pas encore vérifié (le programme s'arrête avant)",
     SUSPECT: "à revoir",
 }
 
@@ -22,6 +24,9 @@ def status_text(result: ExerciseResult, blank: BlankResult) -> str:
     """« juste », « faux »…, and for a blank that waits: « dépend de « racine » »."""
     if blank.status == DEPENDS and blank.causes:
         return "dépend de " + ", ".join(f"« {result.blanks[c].spec.id} »" for c in blank.causes)
+    if blank.status == NOT_REACHED and blank.causes:
+        causes = ", ".join(f"« {result.blanks[c].spec.id} »" for c in blank.causes)
+        return f"pas encore vérifié (le programme s'arrête avant, sur {causes})"
     return STATUS[blank.status]
 
 
@@ -50,7 +55,7 @@ def blank_report(result: ExerciseResult, blank: BlankResult, *, with_problem: bo
         first, *rest = problem.split("\n")
         lines.append(f"    {first}")
         lines += [f"    {r}" for r in rest]
-    if with_problem and result.problem and blank.status not in (UNFILLED, DEPENDS):
+    if with_problem and result.problem and blank.status not in (UNFILLED, *WAITING):
         lines.append("")
         lines += ["    " + ln for ln in problem_report(result).split("\n")]
     if wants_hint(blank):

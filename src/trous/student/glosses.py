@@ -82,15 +82,47 @@ def error_gloss(type_name: str, message: str) -> str | None:
                     "égales, ou égales à 1 sur un axe. Un axe oublié (keepdims=True) ? une transposée (.T) ? "
                     "ou fallait-il un produit matriciel (@) ?")
         if "mismatch in its core dimension" in message or "not aligned" in message:
-            sizes = re.findall(r"size (\d+) is different from (\d+)", message) or re.findall(
-                r"(\d+) \(dim \d+\) != (\d+)", message)
-            detail = f" (ici {sizes[0][0]} et {sizes[0][1]})" if sizes else ""
-            return ("produit matriciel @ impossible : le nombre de colonnes à gauche doit égaler le nombre de "
-                    f"lignes à droite{detail}. Une transposée (.T) de trop ou en moins ?")
+            return _matmul(message)
+        return None
+    if type_name == "NameError":
+        found = re.match(r"name '(\w+)' is not defined", message)
+        if found and found.group(1) == "___":
+            return "un trou pas encore rempli : remplace ___ par une expression Python."
+        if found:
+            return (f"« {found.group(1)} » n'existe pas à cet endroit du programme : une faute de frappe (majuscules "
+                    "comprises) ? une variable définie plus bas, ou seulement à l'intérieur d'une autre fonction ?")
+        return None
+    if type_name == "IndexError":
+        found = re.match(r"index (-?\d+) is out of bounds for axis (\d+) with size (\d+)", message)
+        if found:
+            index, axis, size = found.groups()
+            return (f"l'indice {index} sort du tableau : sur l'axe {axis}, il n'a que {size} éléments, d'indices 0 à "
+                    f"{int(size) - 1}. Une taille écrite en dur, ou un axe confondu avec un autre ?")
+        found = re.match(r"(list|tuple|string) index out of range", message)
+        if found:
+            what = {"list": "la liste", "tuple": "le tuple", "string": "le texte"}[found.group(1)]
+            return (f"un indice qui sort de {what}, trop court pour lui : le premier élément est [0], le dernier "
+                    "[len(…) - 1]. Une longueur écrite en dur, ou un indice décalé de un ?")
         return None
     if type_name == "ZeroDivisionError":
         return "une division par zéro : le dénominateur vaut 0 (une somme vide ? une division entière // ?)."
     return None
+
+
+def _matmul(message: str) -> str:
+    """@ between shapes that do not fit: NumPy names the right operand's rows first (matmul), or the
+    left operand's columns first (dot)."""
+    detail = ""
+    found = re.search(r"operand 1 has a mismatch in its core dimension 0.*size (\d+) is different from (\d+)", message)
+    if found:
+        rows, columns = found.groups()
+        detail = f" (ici {columns} colonnes à gauche, {rows} lignes à droite)"
+    found = re.search(r"(\d+) \(dim \d+\) != (\d+) \(dim \d+\)", message)
+    if found:
+        columns, rows = found.groups()
+        detail = f" (ici {columns} colonnes à gauche, {rows} lignes à droite)"
+    return ("produit matriciel @ impossible : le nombre de colonnes à gauche doit égaler le nombre de "
+            f"lignes à droite{detail}. Une transposée (.T) de trop ou en moins ?")
 
 
 def _leaves(value: Any) -> list:
@@ -104,6 +136,16 @@ def _leaves(value: Any) -> list:
 
 def _is_number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def kind_gloss(expected: Any, obtained: Any) -> str | None:
+    """The right numbers, but not the kind of value the course builds (both decoded with arrays)."""
+    from ..course.compare import Array  # noqa: PLC0415
+
+    if isinstance(expected, Array) and isinstance(obtained, list):
+        return ("le cours construit ici un tableau NumPy, pas une liste Python : fais-en un tableau (np.array(…)) "
+                "ou construis-le directement avec NumPy ; la suite du programme s'en sert comme d'un tableau.")
+    return None
 
 
 def value_gloss(expected: Any, obtained: Any) -> str | None:

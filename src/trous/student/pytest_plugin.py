@@ -37,7 +37,7 @@ UNKNOWN_BLANK = "trou inconnu"
 @lru_cache(maxsize=1)
 def categories() -> dict[str, tuple[str, str, str]]:
     """(category, mark, word for -v) by blank status: pytest counts each category in its last line."""
-    from .checking import DEPENDS, FAILED, NOT_RUN, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED  # noqa: PLC0415
+    from .checking import DEPENDS, FAILED, NOT_REACHED, NOT_RUN, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED  # noqa: PLC0415
     from .feedback import SYMBOL  # noqa: PLC0415
 
     return {
@@ -46,6 +46,7 @@ def categories() -> dict[str, tuple[str, str, str]]:
         FAILED: ("faux", SYMBOL[FAILED], "FAUX"),
         UNFILLED: ("à remplir", SYMBOL[UNFILLED], "À REMPLIR"),
         DEPENDS: ("en attente", SYMBOL[DEPENDS], "EN ATTENTE"),
+        NOT_REACHED: ("en attente", SYMBOL[NOT_REACHED], "PAS ENCORE VÉRIFIÉ"),
         SUSPECT: ("à revoir", SYMBOL[SUSPECT], "À REVOIR"),
         NOT_RUN: ("en erreur", SYMBOL[NOT_RUN], "EN ERREUR"),
     }
@@ -93,7 +94,9 @@ def _checker(config) -> "Checker":
     if _CHECKER not in config.stash:
         from .session import Checker  # noqa: PLC0415
 
-        config.stash[_CHECKER] = Checker(public_tests=False)  # pytest runs them itself
+        # The public checks' test functions count in their blank's verdict, as in `trous check`:
+        # run by the checker, on the student's file, not as items of their own (below).
+        config.stash[_CHECKER] = Checker(public_tests=True)
     return config.stash[_CHECKER]
 
 
@@ -125,12 +128,81 @@ def _courses_asked(config) -> list[Course]:
     return list({e.course.root: e.course for e in _exercises_asked(config)}.values())
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config):
+    """On a course, the run opens with a French title instead of pytest's English header (its
+    platform, rootdir and plugins lines), and says in French what it collected."""
+    reporter = config.pluginmanager.getplugin("terminalreporter")
+    if reporter is None or type(reporter) is not _TerminalReporter() or not _exercises_asked(config):
+        return
+    reporter.__class__ = _course_reporter()
+
+
+def _TerminalReporter():
+    from _pytest.terminal import TerminalReporter  # noqa: PLC0415
+
+    return TerminalReporter
+
+
+@lru_cache(maxsize=1)
+def _course_reporter():
+    """pytest's own terminal reporter (its hooks stay registered as they were), speaking French in
+    the two places a course run does not need pytest's words: the header and the collection line."""
+
+    class CourseReporter(_TerminalReporter()):
+        @property
+        def showheader(self) -> bool:
+            return False  # pytest_sessionstart below writes the course's title instead
+
+        def report_collect(self, final: bool = False) -> None:
+            if not final or self.config.option.verbose < 0:
+                return
+            from ..french import count  # noqa: PLC0415
+
+            items = list(getattr(self._session, "items", None) or [])
+            blanks = [i for i in items if isinstance(i, BlankItem)]
+            exercises = {i.exercise.id for i in blanks}
+            line = f"{count(len(exercises), 'exercice')}, {count(len(blanks), 'trou')} à vérifier"
+            if len(items) > len(blanks):
+                line += f" (et {count(len(items) - len(blanks), 'autre test')})"
+            deselected = len(self.stats.get("deselected", []))
+            if deselected:
+                line += f" ; {count(deselected, 'autre')} laissé{'s' if deselected > 1 else ''} de côté (-k)"
+            errors = len(self.stats.get("error", []))
+            if errors:
+                line += f" ; {count(errors, 'erreur')} en lisant les vérifications"
+            if self.isatty():
+                self.rewrite(line, bold=True, erase=True)
+                self.write("\n")
+            else:
+                self.write_line(line)
+
+    return CourseReporter
+
+
 def pytest_sessionstart(session):
+    reporter = session.config.pluginmanager.getplugin("terminalreporter")
+    if reporter is not None and type(reporter) is _course_reporter() and reporter.verbosity >= 0:
+        reporter.write_sep("=", "trous : vérification de tes exercices", bold=True)
     if session.config.option.collectonly:
         return
     exercises = _exercises_asked(session.config)
     if exercises:  # the runner starts now, while pytest collects, with what these exercises import
         _checker(session.config).launch(exercises)
+
+
+def _public_test(item) -> bool:
+    """A test function of an exercise's public checks (collected in its CheckModule)."""
+    return not isinstance(item, BlankItem) and isinstance(item.getparent(pytest.Module), CheckModule)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(session, config, items):
+    """A blank is « juste » only if its public test functions pass too: they are part of its item's
+    verdict (student/testchecks.py), never an item beside a blank already marked ✔."""
+    kept = [item for item in items if not _public_test(item)]
+    if len(kept) != len(items):
+        items[:] = kept
 
 
 def pytest_collection_finish(session):
@@ -251,12 +323,12 @@ def pytest_report_teststatus(report, config):
     status = getattr(report, "trous_status", None)
     if report.when != "call" or status is None:
         return None
-    from .checking import DEPENDS, PASSED, SKIPPED_CHECK, UNFILLED  # noqa: PLC0415
+    from .checking import DEPENDS, NOT_REACHED, PASSED, SKIPPED_CHECK, UNFILLED  # noqa: PLC0415
 
     if status == UNKNOWN_BLANK:
         return "trou inconnu", "E", ("TROU INCONNU", {"red": True})
     category, mark, word = categories()[status]
-    color = {PASSED: "green", SKIPPED_CHECK: "green", UNFILLED: "yellow", DEPENDS: "cyan"}.get(status, "red")
+    color = {PASSED: "green", SKIPPED_CHECK: "green", UNFILLED: "yellow", DEPENDS: "cyan", NOT_REACHED: "cyan"}.get(status, "red")
     return category, mark, (word, {color: True})
 
 

@@ -106,8 +106,8 @@ class Checker:
     with benchmarks/pytest_exercises.py, the solved course took longer with two."""
 
     def __init__(self, sandbox: str | None = None, *, public_tests: bool = True):
-        """`public_tests`: also run the public checks' test functions (testchecks.py); not under
-        `pytest exercises/`, where pytest runs them itself, as items of their own."""
+        """`public_tests`: also run the public checks' test functions (testchecks.py), whose failures
+        make their blank wrong (under `pytest exercises/` too: they are not items of their own)."""
         from ..runner.pool import Runner  # noqa: PLC0415
 
         self.public_tests = public_tests

@@ -1,9 +1,10 @@
 """The public checks' test functions (`@pytest.mark.trou` in exercises/test_*.py) in the self-check of
 `trous check`, `hint`, `watch` and the notebooks' check cell.
 
-`pytest exercises/` runs these tests itself (as items of their own), and grading counts them as
-expectations of their blank; without this, `trous check` would call « juste » a blank that only a
-test function refuses, and the three verdicts would disagree. They run as `pytest exercises/` runs
+Grading counts these tests as expectations of their blank; so do `trous check` and `pytest
+exercises/` (which does not run them as items of their own, beside a blank already marked ✔):
+without this, the self-check would call « juste » a blank that only a test function refuses, and
+the verdicts would disagree. They run as `pytest exercises/` runs
 them: in a session on the student's own file, under the self-check's limits. A failing test makes its
 blank wrong; a blank that only waits for another keeps the failure among its details; a test that is
 itself broken is the course's fault, said as such, never the student's.
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 from ..grading.testfunctions import Clock, TestFunctions, has_tests
 from ..runner.protocol import Unit
-from .checking import DEPENDS, FAILED, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED, BlankResult, limits_for
+from .checking import FAILED, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED, WAITING, BlankResult, limits_for
 
 COURSE_FAULT = "une vérification de l'exercice ne fonctionne pas (erreur du cours, pas la tienne) : {what}"
 
@@ -55,5 +56,5 @@ def _fail(blank: BlankResult, verdict) -> None:
         blank.line = verdict.line or blank.line
     elif blank.status == FAILED:
         blank.problems.append(verdict.reason)
-    elif blank.status == DEPENDS:
+    elif blank.status in WAITING:
         blank.details.append(verdict.reason)

@@ -1,5 +1,5 @@
 # %% [markdown]
-# # Exercice 13 — L'attention d'un Transformer, calculée à la main
+# # Exercice 13 — Une requête, trois clés, trois valeurs
 #
 # *D'après « L'attention d'un Transformer, calculée à la main », sections « Du score à un mélange » et
 # « Une implémentation assez petite pour être inspectée ».*
