@@ -11,6 +11,10 @@ from __future__ import annotations
 from ..grading.model import ERROR, FAILED, MISSING, PASSED, UNFILLED, BlankGrade, ExerciseGrade
 
 ERROR_NAME = "TrouFaux"
+# The errors SandboxedExecute gives a cell the kernel did not finish (kernel.py): such a grade cell
+# holds no verdict of the kernel's, and VerifyGrades writes the engine's in it.
+KERNEL_DIED, NOT_RUN_NAME, TIMEOUT_NAME = "NoyauArrete", "NonExecutee", "TempsEcoule"
+KERNEL_MARKS = (KERNEL_DIED, NOT_RUN_NAME, TIMEOUT_NAME)
 UNISOLATED_NOTE = ("⚠ corrigé SANS ISOLATION (--sans-isolation) : ce code a tourné sous le compte du correcteur, "
                    "sans bac à sable ; cette note ne vaut que pour du code de confiance")
 STATUS = {PASSED: "juste", FAILED: "faux", UNFILLED: "pas rempli (___)", ERROR: "non noté (erreur)",

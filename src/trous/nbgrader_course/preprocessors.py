@@ -14,6 +14,8 @@
   grade cell the student got with its hidden tests stripped (as released) is restored without the
   warning « Attribute 'checksum' … has changed! » that nbgrader prints for every hidden-test cell of
   every student (95 lines for one assignment of five students); any other change is still reported.
+  A cell pasted twice (DeduplicateIds empties the copy's nbgrader metadata) no longer makes nbgrader
+  drop the assignment.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from . import answers
 from .bundle import Bundle, hidden_calls
 from .cells import cell_map
 from .notebooks import HIDDEN_BEGIN, HIDDEN_END
+from .outcome import KERNEL_MARKS
 
 TROUS_KEY = "trous"
 
@@ -69,6 +72,12 @@ def grade_cells(nb) -> dict[str, list[tuple[object, str, Bundle]]]:
     return found
 
 
+def _kernel_finished(cell) -> bool:
+    """False when SandboxedExecute marked the cell as not run to its end (kernel stopped, time out):
+    its outputs then say nothing of the blank, and the engine's verdict replaces them."""
+    return not any(o.get("output_type") == "error" and o.get("ename") in KERNEL_MARKS for o in cell.get("outputs", []))
+
+
 class VerifyGrades(NbGraderPreprocessor):
     enabled = Bool(True, help="Recorriger chaque trou hors du noyau (recommandé).").tag(config=True)
     sandbox = Unicode("auto", help="Bac à sable du moteur : auto (bubblewrap, sinon les espaces de noms du noyau, "
@@ -92,6 +101,7 @@ class VerifyGrades(NbGraderPreprocessor):
                 if replaced:
                     self.log.warning("%s, trou %s : le noyau dit %s, le moteur de trous %s : la sortie de la "
                                      "cellule est remplacée", exercise_id, blank_id, kernel_score, score)
+                if replaced or not _kernel_finished(cell):
                     cell.outputs = outputs
                 cell.metadata[TROUS_KEY] = {"noyau": kernel_score, "moteur": score, "remplace": replaced}
         return nb, resources
@@ -115,6 +125,12 @@ class RestoreCells(OverwriteCells):
         return self._released[source]
 
     def preprocess_cell(self, cell, resources, cell_index):
+        if "nbgrader" in cell.metadata and not cell.metadata["nbgrader"]:
+            # A copy of a cell DeduplicateIds emptied (the student pasted an answer cell twice):
+            # OverwriteCells' add_missing_task_cells would stop on it (KeyError: 'grade_id') and nbgrader
+            # drop the student's assignment. It is a plain cell now.
+            del cell.metadata["nbgrader"]
+            return cell, resources
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
         if grade_id is not None and utils.is_grade(cell) and cell.cell_type == "code":
             try:
