@@ -87,9 +87,11 @@ c.Autograde.autograde_preprocessors = [
 c.OverwriteCells.add_missing_cells = True
 c.Execute.timeout = 120
 
-# Retours aux élèves : sans le code des tests cachés.
+# Retours aux élèves : sans le code des tests cachés ; une note changée dans formgrader y est dite à côté de
+# celle de la correction automatique.
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
+    "trous.nbgrader_course.preprocessors.TeacherGrades",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
     "trous.nbgrader_course.preprocessors.HideHiddenTests",
 ]

@@ -8,6 +8,8 @@
   what the engine says. Student code owns the kernel and could fake any cell's output; it cannot
   change what this process computes from the notebook's answer cells and the hidden tests that
   nbgrader restored from the gradebook.
+- `TeacherGrades` (generate_feedback, after GetGrades): a grade changed in formgrader is said in the
+  grade cell's verdict, beside the engine's, instead of contradicting nbgrader's « Score ».
 - `HideHiddenTests` (generate_feedback): nbgrader shows hidden tests in feedback; this removes the
   hidden-test blocks from every cell, and any output that quotes hidden material.
 - `RestoreCells` (autograde's sanitizing, in place of OverwriteCells): nbgrader's own, except that a
@@ -34,7 +36,7 @@ from . import answers
 from .bundle import Bundle, hidden_calls
 from .cells import cell_map
 from .notebooks import HIDDEN_BEGIN, HIDDEN_END
-from .outcome import KERNEL_MARKS
+from .outcome import KERNEL_MARKS, teacher_outputs
 
 TROUS_KEY = "trous"
 
@@ -144,6 +146,37 @@ class RestoreCells(OverwriteCells):
 
 
 # -- feedback ------------------------------------------------------------------------------------
+class TeacherGrades(Preprocessor):
+    """generate_feedback, after GetGrades: a grade cell whose grade a teacher changed in formgrader
+    (manual score, extra credit) keeps the engine's explanation, but its verdict line says both grades,
+    so that it agrees with the « Score » nbgrader prints above it."""
+
+    enabled = Bool(True).tag(config=True)
+
+    def preprocess(self, nb, resources):
+        from nbgrader.api import Gradebook  # noqa: PLC0415
+
+        info = resources["nbgrader"]
+        self._where = (info["notebook"], info["assignment"], info["student"])
+        with Gradebook(info["db_url"]) as self._gradebook:
+            return super().preprocess(nb, resources)
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        if cell.cell_type != "code" or not utils.is_grade(cell):
+            return cell, resources
+        try:
+            grade = self._gradebook.find_grade(cell.metadata["nbgrader"]["grade_id"], *self._where)
+        except Exception:  # noqa: BLE001 - MissingEntry: GetGrades has already said so
+            return cell, resources
+        auto, manual, extra = grade.auto_score, grade.manual_score, grade.extra_credit or 0.0
+        if auto is None or ((manual is None or manual == auto) and not extra):
+            return cell, resources
+        final = (manual if manual is not None else auto) + extra
+        cell.outputs = [nbformat.from_dict(o) for o in
+                        teacher_outputs(cell.outputs, auto, final, grade.max_score, extra)]
+        return cell, resources
+
+
 def strip_hidden(source: str) -> str:
     lines, inside, kept = source.split("\n"), False, []
     for line in lines:
