@@ -27,7 +27,10 @@ from ..course.definition import Course, Exercise
 from . import standalone
 from .notebooks import notebook_bytes, source_notebook
 
-DEFAULT_EXCHANGE = "/srv/nbgrader/exchange"
+# nbgrader's own default (nbgrader/exchange/default/exchange.py): what a student's `nbgrader
+# fetch_assignment` uses without any configuration of their own.
+DEFAULT_EXCHANGE = "/usr/local/share/nbgrader/exchange"
+STUDENTS_CONFIG = "/etc/jupyter/nbgrader_config.py"  # read by every account's nbgrader (jupyter's config path)
 
 CONFIG = '''\
 """Configuration nbgrader du cours « {title} » ({course_id}).
@@ -44,6 +47,7 @@ ICI = os.path.dirname(os.path.abspath(__file__))
 c.CourseDirectory.root = ICI
 c.CourseDirectory.course_id = {course_id!r}
 c.CourseDirectory.db_url = "sqlite:///" + os.path.join(ICI, "gradebook.db")
+# L'échange : {exchange_note}
 c.Exchange.root = os.environ.get("TROUS_NBGRADER_ECHANGE", {exchange!r})
 
 # Distribution : les élèves voient les trous ___ de exercises/, pas « YOUR CODE HERE ».
@@ -146,8 +150,20 @@ def buildable(exercise: Exercise) -> str | None:
     return None
 
 
+def students_setting(exchange: str) -> str | None:
+    """What students must set when the exchange is not nbgrader's default (French), or None."""
+    if exchange == DEFAULT_EXCHANGE:
+        return None
+    return (f"les élèves doivent avoir « c.Exchange.root = {exchange!r} » dans {STUDENTS_CONFIG} (pour tous les "
+            "comptes) ou dans leur ~/.jupyter/nbgrader_config.py, sinon nbgrader fetch_assignment cherche "
+            f"{DEFAULT_EXCHANGE}")
+
+
 def config_text(course: Course, exchange: str = DEFAULT_EXCHANGE) -> str:
-    return CONFIG.format(title=course.title, course_id=course.id, exchange=exchange)
+    note = students_setting(exchange) or ("celui de nbgrader par défaut : les élèves n'ont rien à régler (il doit "
+                                          "exister, inscriptible par tous : mkdir -p ... && chmod ugo+rw ...)")
+    return CONFIG.format(title=course.title, course_id=course.id, exchange=exchange,
+                         exchange_note=note.replace("\n", " "))
 
 
 def gitignore_text(existing: str | None) -> str:
