@@ -319,6 +319,8 @@ TIMED_OUT = ("cette cellule s'exécutait encore après {seconds} s, la limite de
              "interrompue, et la suite du carnet exécutée")
 NOT_RERUN = (NOT_RUN_NAME, "cellule non exécutée dans le noyau : une cellule plus haut a dépassé sa limite de temps, "
              "et cette cellule relancerait le même programme ; ce qu'elle vérifie est corrigé hors du noyau")
+LATE = ("les sorties de cette cellule n'avaient pas fini d'arriver {seconds} s après sa fin : le noyau a été "
+        "arrêté, les cellules suivantes n'ont pas été exécutées ; chaque trou est noté quand même, hors du noyau")
 STUCK = ("cette cellule s'exécutait encore après {seconds} s, la limite de temps {whose}, et le noyau n'a pas "
          "répondu à l'interruption : il a été arrêté, les cellules suivantes n'ont pas été exécutées ; chaque trou "
          "est noté quand même, hors du noyau")
@@ -332,7 +334,7 @@ class SandboxedExecute(Execute):
     """nbgrader's Execute, whose kernel starts inside bubblewrap.
 
     A cell a student's code runs in (any cell but the grade cells and the check cell, which run
-    trous's engine under its own bounds) may run for the exercise's `timeout` (course.yaml, read
+    trous's engine under its own bounds, and the preparation cell) may run for the exercise's `timeout` (course.yaml, read
     from the hidden bundle nbgrader restored), or `Execute.timeout` if shorter; past it, the kernel
     is interrupted as nbgrader's own is, and the cell ends with a French error. A kernel killed by
     the student's code (`os._exit`, a crash), or one that does not come back from the interrupt
@@ -347,6 +349,7 @@ class SandboxedExecute(Execute):
         super().__init__(*args, **kwargs)
         self._dead = False
         self._timed_out = False
+        self._interrupted = None  # the cell nbclient last interrupted
         self._exercise_timeout: float | None = None
 
     @staticmethod
@@ -354,20 +357,30 @@ class SandboxedExecute(Execute):
         cell.outputs = list(cell.get("outputs", [])) + [
             nbformat.v4.new_output("error", ename=name, evalue=message, traceback=[f"{name}: {message}"])]
 
-    def _runs_engine(self, cell) -> bool:
+    @staticmethod
+    def _runs_engine(cell) -> bool:
+        """A grade cell or the check cell: trous's engine runs there, under its own bounds."""
         meta = cell.get("metadata") or {}
         return bool((meta.get("nbgrader") or {}).get("grade")) or (
             isinstance(meta.get("trous"), dict) and "verification" in meta["trous"])
 
+    def _student_cell(self, cell) -> bool:
+        """A cell the exercise's time limit applies to: any but the engine's and the locked
+        preparation cell (it loads trous's extension: no student code; nbgrader restored it)."""
+        if self._runs_engine(cell):
+            return False
+        locked = ((cell.get("metadata") or {}).get("nbgrader") or {}).get("locked")
+        return not (locked and "%load_ext trous.nbgrader_course" in cell.get("source", ""))
+
     def _get_timeout(self, cell):
         timeout = super()._get_timeout(cell)
         limit = self._exercise_timeout
-        if cell is None or limit is None or self._runs_engine(cell):
+        if cell is None or limit is None or not self._student_cell(cell):
             return timeout
         return limit if timeout is None or limit < timeout else timeout
 
     def _whose(self, cell, seconds) -> str:
-        if cell is not None and self._exercise_timeout is not None and not self._runs_engine(cell) \
+        if cell is not None and self._exercise_timeout is not None and self._student_cell(cell) \
                 and seconds == self._exercise_timeout:
             return "de l'exercice"
         return "des cellules (Execute.timeout)"
@@ -379,6 +392,7 @@ class SandboxedExecute(Execute):
             text = TIMED_OUT.format(seconds=_seconds(timeout), whose=self._whose(cell, timeout))
             reply["content"].update(ename=TIMEOUT_NAME, evalue=text, traceback=[f"{TIMEOUT_NAME}: {text}"])
         self._timed_out = True
+        self._interrupted = cell
         return reply
 
     def _verified(self) -> bool:
@@ -403,22 +417,25 @@ class SandboxedExecute(Execute):
             self.log.warning("le noyau s'est arrêté dans la cellule %s : la suite n'est pas exécutée", index)
             return cell, resources
         except CellTimeoutError:
-            # No reply even after the interrupt (SIGINT ignored, a loop in C code…): nbclient would
-            # raise, and nbgrader drop the assignment.
+            # No end of the cell's outputs, after an interrupt (SIGINT ignored…) or after its reply:
+            # nbclient raises, and nbgrader would drop the assignment.
             self._dead = True
             if isinstance(self.km, SandboxedKernelManager):
                 self.km.kill_now()
-            seconds = self._get_timeout(cell)
-            self._error(cell, TIMEOUT_NAME, STUCK.format(seconds=_seconds(seconds or 0),
-                                                         whose=self._whose(cell, seconds)))
-            self.log.warning("cellule %s : le noyau ne répond plus après l'interruption ; arrêté, la suite n'est "
-                             "pas exécutée", index)
+            if self._interrupted is cell:
+                seconds = self._get_timeout(cell)
+                text = STUCK.format(seconds=_seconds(seconds or 0), whose=self._whose(cell, seconds))
+            else:
+                text = LATE.format(seconds=_seconds(self.iopub_timeout))
+            self._error(cell, TIMEOUT_NAME, text)
+            self.log.warning("cellule %s : le noyau ne répond plus ; arrêté, la suite n'est pas exécutée", index)
             return cell, resources
 
     def preprocess(self, nb, resources=None, km=None):
         from .preprocessors import grade_cells  # noqa: PLC0415
 
         self._dead = self._timed_out = False
+        self._interrupted = None
         limits = [b.exercise.get("timeout") for entries in grade_cells(nb).values() for _, _, b in entries]
         limits = [float(t) for t in limits if isinstance(t, (int, float)) and t > 0]
         self._exercise_timeout = max(limits) if limits else None
