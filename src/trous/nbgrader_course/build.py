@@ -70,9 +70,11 @@ c.GenerateAssignment.preprocessors = [
 # autres copies), puis chaque trou est recorrigé hors du noyau par le moteur de trous, que le code
 # de l'élève ne peut pas falsifier.
 # (nbgrader's sanitizing, except that a grade cell received without its hidden tests, as released, is
-# restored without a warning: nbgrader prints one per hidden-test cell and per student.)
+# restored without a warning: nbgrader prints one per hidden-test cell and per student; and a notebook
+# whose nbgrader metadata a student damaged is still graded, never dropped.)
 c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.ClearOutput",
+    "trous.nbgrader_course.preprocessors.RepairCells",
     "nbgrader.preprocessors.DeduplicateIds",
     "nbgrader.preprocessors.OverwriteKernelspec",
     "trous.nbgrader_course.preprocessors.RestoreCells",

@@ -1,8 +1,9 @@
 """What a student changed in a notebook's locked cells, said as a note of the copy.
 
-nbgrader's autograde restores every locked cell (OverwriteCells: text, type, points) and says so
-only in the teacher's log (« Attribute 'checksum' … has changed! »). The grade never depends on those
-cells (the engine grades the answer cells inside the released exercise), but the student and the
+nbgrader's autograde restores every locked cell (OverwriteCells: text, type, points; RestoreCells:
+whether it is graded) and says so only in the teacher's log (« Attribute 'checksum' … has changed! »);
+of an answer cell, it restores the type and whether it is graded. The grade never depends on any of
+it (the engine grades the answer cells' text inside the released exercise), but the student and the
 teacher should know: `trous grade` names each change in the copy's notes (terminal, page, JSON).
 The cells are read as nbgrader reads them: of cells sharing a grade_id, the last one counts
 (DeduplicateIds); a locked cell is unchanged when it holds the source's text or the released one
@@ -22,9 +23,12 @@ RESTORED = "rétablie telle que distribuée, la note n'en dépend pas (nbgrader 
 
 @dataclass(frozen=True)
 class LockedCell:
+    """A cell of the source notebook that has a grade_id (locked or not, despite the name)."""
+
     cell_type: str
     texts: tuple[str, ...]  # the source notebook's text, and the released one
     points: float | None  # a grade cell's points
+    locked: bool = True
 
 
 def _text(cell: dict) -> str:
@@ -54,7 +58,7 @@ _cache: dict[tuple, dict[str, LockedCell]] = {}
 
 
 def source_cells(path: Path) -> dict[str, LockedCell]:
-    """grade_id → the locked cells of a source notebook ({} when it cannot be read)."""
+    """grade_id → the nbgrader cells of a source notebook ({} when it cannot be read)."""
     try:
         info = path.stat()
         key = (str(path), info.st_mtime_ns, info.st_size)
@@ -63,10 +67,11 @@ def source_cells(path: Path) -> dict[str, LockedCell]:
             found = {}
             for cell in cells if isinstance(cells, list) else []:
                 meta = _meta(cell) if isinstance(cell, dict) else {}
-                if meta.get("locked") and isinstance(meta.get("grade_id"), str):
+                if isinstance(meta.get("grade_id"), str) and any(meta.get(f) for f in ("grade", "solution", "locked")):
                     text = _text(cell)
                     points = float(meta["points"]) if meta.get("grade") and "points" in meta else None
-                    found[meta["grade_id"]] = LockedCell(cell.get("cell_type", ""), (text, released(text)), points)
+                    found[meta["grade_id"]] = LockedCell(cell.get("cell_type", ""), (text, released(text)), points,
+                                                         bool(meta.get("locked")))
             _cache[key] = found
         return _cache[key]
     except (OSError, ValueError, AttributeError, TypeError):
@@ -104,14 +109,18 @@ def changes(cells: list[dict], locked: dict[str, LockedCell], shown: str) -> lis
                 notes.append(f"{shown} : cellule verrouillée {grade_id} supprimée : {RESTORED}")
             continue
         meta, what = _meta(cell), []
-        if _text(cell) not in expected.texts:
+        if expected.locked and _text(cell) not in expected.texts:
             what.append("texte")
         if cell.get("cell_type") != expected.cell_type:
             what.append("type de cellule")
         if expected.points is not None and _points(meta.get("points")) != expected.points:
             what.append(f"points ({meta.get('points')!s:.20} au lieu de {expected.points:g})")
-        if not meta.get("locked") or bool(meta.get("grade")) != (expected.points is not None) or meta.get("solution"):
+        if bool(meta.get("grade")) != (expected.points is not None) or bool(meta.get("locked")) != expected.locked \
+                or (expected.locked and meta.get("solution")):
             what.append("réglages nbgrader")
-        if what:
+        if what and expected.locked:
             notes.append(f"{shown} : cellule verrouillée {grade_id} modifiée ({', '.join(what)}) : {RESTORED}")
+        elif what:
+            notes.append(f"{shown} : cellule de réponse {grade_id} : {', '.join(what)} modifié(s), rétabli(s) comme "
+                         "distribué ; la réponse est notée telle quelle (nbgrader fait de même)")
     return notes

@@ -12,6 +12,8 @@
   grade cell's verdict, beside the engine's, instead of contradicting nbgrader's « Score ».
 - `HideHiddenTests` (generate_feedback): nbgrader shows hidden tests in feedback; this removes the
   hidden-test blocks from every cell, and any output that quotes hidden material.
+- `RepairCells` (first of autograde's sanitizing): nbgrader metadata a student's notebook carries in
+  a shape nbgrader's own steps stop on (nbgrader would drop the submission) is made readable.
 - `RestoreCells` (autograde's sanitizing, in place of OverwriteCells): nbgrader's own, except that a
   grade cell the student got with its hidden tests stripped (as released) is restored without the
   warning « Attribute 'checksum' … has changed! » that nbgrader prints for every hidden-test cell of
@@ -23,6 +25,7 @@
 from __future__ import annotations
 
 import functools
+import math
 
 import nbformat
 
@@ -110,9 +113,51 @@ class VerifyGrades(NbGraderPreprocessor):
 
 
 # -- autograde's sanitizing -----------------------------------------------------------------------
+FLAGS = ("grade", "solution", "locked", "task")
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+class RepairCells(NbGraderPreprocessor):
+    """First of autograde's sanitizing (after ClearOutput): nbgrader metadata a student's notebook
+    can carry but nbgrader's own steps stop on (and nbgrader then drops the whole submission) is put
+    in the shape they expect. Metadata that is not a mapping, or names no usable grade_id, is
+    removed: the cell is a plain cell, as if pasted from elsewhere (a grade cell is then added back
+    from the gradebook). Flags that are not booleans take their truth value (what trous reads too),
+    missing ones are false, points that are not a number are 0 (RestoreCells gives a grade cell its
+    gradebook's points), the schema version is nbgrader's. Each repair is logged."""
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        if "nbgrader" not in cell.metadata:
+            return cell, resources
+        meta = cell.metadata["nbgrader"]
+        grade_id = meta.get("grade_id") if isinstance(meta, dict) else None
+        if not isinstance(meta, dict) or (any(meta.get(f) for f in FLAGS) and not (
+                isinstance(grade_id, str) and grade_id)):
+            what = f"grade_id {grade_id!r:.40}" if isinstance(meta, dict) else f"{type(meta).__name__} {meta!r:.40}"
+            self.log.warning("cellule n° %s : métadonnées nbgrader illisibles (%s), retirées", cell_index + 1, what)
+            del cell.metadata["nbgrader"]
+            return cell, resources
+        for flag in FLAGS:
+            if not isinstance(meta.get(flag, False), bool):
+                self.log.warning("cellule %s : « %s » de nbgrader vaut %.40r, lu %s", grade_id, flag, meta[flag],
+                                 bool(meta[flag]))
+            meta[flag] = bool(meta.get(flag, False))
+        if "points" in meta and not _number(meta["points"]):
+            self.log.warning("cellule %s : points illisibles (%.40r)", grade_id, meta["points"])
+            meta["points"] = 0.0
+        if meta.get("grade") and "points" not in meta:
+            meta["points"] = 0.0
+        meta["schema_version"] = 3
+        return cell, resources
+
+
 class RestoreCells(OverwriteCells):
     """OverwriteCells, quiet about the one change every student's notebook has: its grade cells
-    without their hidden tests, as the release gave them."""
+    without their hidden tests, as the release gave them. Also restores what OverwriteCells leaves
+    and then stops on: whether a cell is graded (and its points), and a locked cell's flags."""
 
     _released: dict[str, str] = {}
 
@@ -126,6 +171,31 @@ class RestoreCells(OverwriteCells):
             self._released[source] = cell.source
         return self._released[source]
 
+    def _restore_flags(self, cell, stored) -> None:
+        """The cell's role is the teacher's: graded or not (with the gradebook's points when they
+        are not a number), and for a locked cell, not an answer. Without it,
+        OverwriteCells asks the gradebook for a graded cell that is not one (MissingEntry), or
+        finds the checksums inconsistent, and nbgrader drops the submission."""
+        from nbgrader.api import MissingEntry  # noqa: PLC0415
+
+        meta, grade_id = cell.metadata["nbgrader"], cell.metadata["nbgrader"]["grade_id"]
+        try:
+            points = float(self.gradebook.find_graded_cell(grade_id, self.notebook_id, self.assignment_id).max_score)
+        except MissingEntry:
+            points = None
+        expected = {"grade": points is not None}
+        if stored.locked:
+            expected["solution"] = False
+        for flag, value in expected.items():
+            if bool(meta.get(flag)) != value:
+                self.report_change(grade_id, flag, value, meta.get(flag))
+                meta[flag] = value
+        if points is None:
+            meta.pop("points", None)
+        elif not _number(meta.get("points")):  # a number is OverwriteCells' to check and restore
+            self.report_change(grade_id, "points", points, meta.get("points"))
+            meta["points"] = points
+
     def preprocess_cell(self, cell, resources, cell_index):
         if "nbgrader" in cell.metadata and not cell.metadata["nbgrader"]:
             # A copy of a cell DeduplicateIds emptied (the student pasted an answer cell twice):
@@ -134,14 +204,17 @@ class RestoreCells(OverwriteCells):
             del cell.metadata["nbgrader"]
             return cell, resources
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if grade_id is not None and utils.is_grade(cell) and cell.cell_type == "code":
+        stored = None
+        if grade_id is not None:
             try:
                 stored = self.gradebook.find_source_cell(grade_id, self.notebook_id, self.assignment_id)
             except Exception:  # noqa: BLE001 - MissingEntry and friends: nbgrader's own path reports them
                 stored = None
-            if stored is not None and stored.locked and stored.source != cell.source \
-                    and self._as_released(stored.source) == cell.source:
-                cell.source = stored.source  # what nbgrader would do, after its warning
+        if stored is not None:
+            self._restore_flags(cell, stored)
+        if stored is not None and utils.is_grade(cell) and cell.cell_type == "code" and stored.locked \
+                and stored.source != cell.source and self._as_released(stored.source) == cell.source:
+            cell.source = stored.source  # what nbgrader would do, after its warning
         return super().preprocess_cell(cell, resources, cell_index)
 
 
