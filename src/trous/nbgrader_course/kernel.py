@@ -45,8 +45,8 @@ from nbgrader.preprocessors import Execute
 from traitlets import Bool, Integer, Unicode
 
 from ..runner import sandbox as sandbox_mod
-from .outcome import KERNEL_DIED, NOT_RUN_NAME, TIMEOUT_NAME
 from ..runner import uids
+from .outcome import KERNEL_DIED, NOT_RUN_NAME, TIMEOUT_NAME
 
 COPY_LIMIT = 256 * 1024 * 1024
 FILES_LIMIT = 10_000
@@ -334,9 +334,10 @@ class SandboxedExecute(Execute):
     """nbgrader's Execute, whose kernel starts inside bubblewrap.
 
     A cell a student's code runs in (any cell but the grade cells and the check cell, which run
-    trous's engine under its own bounds, and the preparation cell) may run for the exercise's `timeout` (course.yaml, read
-    from the hidden bundle nbgrader restored), or `Execute.timeout` if shorter; past it, the kernel
-    is interrupted as nbgrader's own is, and the cell ends with a French error. A kernel killed by
+    trous's engine under its own bounds, and the preparation cell) may run for the exercise's
+    `timeout` (course.yaml, read from the hidden bundle nbgrader restored), or `Execute.timeout` if
+    shorter; past it, the kernel is interrupted as nbgrader's own is, and the cell ends with a French
+    error. A kernel killed by
     the student's code (`os._exit`, a crash), or one that does not come back from the interrupt
     (stopped then), would make plain nbgrader drop the student's whole assignment: here the cells
     left get an error output instead, and VerifyGrades, which does not need the kernel, gives each
