@@ -42,7 +42,7 @@ S, N = SOLUTION, None
 
 
 def _read_cell(nb, suffix):
-    return next(c for c in nb.cells if (grade_id(c) or "").endswith(suffix))
+    return next(c for c in nb.cells if (grade_id(c) or "") == EXERCISE + suffix)
 
 
 def _tamper_cells(nb):
@@ -66,6 +66,30 @@ sys.modules["trous.nbgrader_course.incell"] = faux
 """
 
 KILL_KERNEL = "import os\nos._exit(0)"
+
+
+def _before_poids(code: str):
+    """An edit putting `code` in the answer cell, right before `poids = softmax(scores)`."""
+    def edit(nb):
+        cell = _read_cell(nb, "-reponse-1")
+        assert "poids = softmax(scores)" in cell.source
+        cell.source = cell.source.replace("poids = softmax(scores)", code + "\npoids = softmax(scores)")
+    return edit
+
+
+LOOP = "while True:\n    pass"
+DEAF_LOOP = "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass"  # ignores the interrupt
+MEMORY = "tas = []\nwhile True:\n    tas.append(bytearray(64 * 1024 * 1024))"
+
+
+def _pasted_twice(nb):
+    """The answer cell copied below itself (JupyterLab keeps the metadata), the first copy then broken."""
+    import copy
+
+    cells = nb.cells
+    i = next(i for i, c in enumerate(cells) if grade_id(c) == f"{EXERCISE}-reponse-1")
+    cells.insert(i + 1, copy.deepcopy(cells[i]))
+    cells[i].source = cells[i].source.replace("sum(e)", "len(e)")
 
 
 def _curious(course_dir: Path, marker: Path) -> str:
@@ -132,6 +156,16 @@ def _students(course_dir: Path, marker: Path):
         # which only the hidden grader's test function (pytest, issue 12) tries: its point is lost
         # under nbgrader autograde as under trous grade.
         "propriete": ({0: "2 * sum(e) if len(e) == 2 and e[0] < 1 else sum(e)", 1: S, 2: S}, [], None, (0, 1, 1)),
+        # Issue 21, part 1: what stopped nbgrader from grading a student at all. A program that never
+        # gets past its loop, or ends before `poids` (os._exit), gives no value to check; one that
+        # stops on an error (raised, or memory exhausted) still has `scores`, computed before it.
+        "boucle": ({0: S, 1: S, 2: S}, [], _before_poids(LOOP), (0, 0, 0)),
+        "sourd": ({0: S, 1: S, 2: S}, [], _before_poids(DEAF_LOOP), (0, 0, 0)),
+        "sortie": ({0: S, 1: S, 2: S}, [], _before_poids(KILL_KERNEL), (0, 0, 0)),
+        "plante": ({0: S, 1: S, 2: S}, [], _before_poids("raise RuntimeError('boum')"), (0, 1, 0)),
+        "memoire": ({0: S, 1: S, 2: S}, [], _before_poids(MEMORY), (0, 1, 0)),
+        # the last copy of a cell counts, as in nbgrader (DeduplicateIds) and in the kernel
+        "double": ({0: S, 1: S, 2: S}, [], _pasted_twice, (1, 1, 1)),
     }
 
 
@@ -253,6 +287,7 @@ def _workflow(tmp_path_factory):
     _set_manual(copy_dir, "partiel", f"{EXERCISE}-trou-scores", 1.0)
     log["trous_regrade"] = run_trous(copy_dir, "grade", ".", timeout=600)
     log["trous_export_after_override"] = nbgrader(copy_dir, "export")
+    log["feedback_after_override"] = nbgrader(copy_dir, "generate_feedback", ASSIGNMENT, "--force")
     return log
 
 
@@ -293,7 +328,7 @@ def _ok(result) -> bool:
 def test_every_step_of_the_workflow_succeeds(workflow):
     for step in ("generate", "release", "collect", "zip_collect", "autograde", "feedback", "release_feedback",
                  "export", "trous_grade", "trous_feedback", "trous_export", "trous_nbgrader_grade", "trous_regrade",
-                 "trous_export_after_override"):
+                 "trous_export_after_override", "feedback_after_override"):
         result = workflow[step]
         detail = (result.get("error") or result.get("log", "")) if isinstance(result, dict) \
             else result.stdout + result.stderr
@@ -370,7 +405,7 @@ def test_formgrader_sees_trous_grades_as_it_sees_nbgrader_s(workflow):
 
 def test_the_kernel_computes_what_the_engine_computes_unless_the_student_faked_it(workflow):
     """VerifyGrades recorded, per grade cell, the kernel's score and the engine's: they differ only
-    where the student's code rewrote the kernel or killed it."""
+    where the student's code rewrote the kernel, killed it, or left it without memory."""
     for student in _expected():
         nb = nbformat.read(workflow["course_dir"] / "autograded" / student / ASSIGNMENT / f"{EXERCISE}.ipynb", 4)
         marks = {grade_id(c): c.metadata["trous"] for c in nb.cells if "moteur" in c.metadata.get("trous", {})}
@@ -381,6 +416,9 @@ def test_the_kernel_computes_what_the_engine_computes_unless_the_student_faked_i
             assert all(m["noyau"] == 1 and m["moteur"] == 0 for m in marks.values())
         elif student == "saboteur":
             assert replaced == set(marks)  # nothing ran after os._exit; the engine grades the answers
+        elif student == "memoire":
+            # the kernel's memory stays full (`tas`): its own grading fails there, the engine's does not
+            assert all(marks[gid]["noyau"] == 0 < marks[gid]["moteur"] for gid in replaced), marks
         else:
             assert replaced == set(), student
 
@@ -586,3 +624,75 @@ def test_the_notebook_speaks_of_its_cells_to_students(workflow):
     text = "\n".join("\n".join(o.get("traceback", [])) + o.get("text", "")
                      for o in _read_cell(nb, "-trou-scores").outputs)
     assert "cellule de réponse 1" in text and "exercises/" not in text
+
+
+# -- issue 21: what used to cost a student their whole assignment, and what a teacher must be told ------
+def _cell_outputs(workflow, student: str, suffix: str) -> list[dict]:
+    nb = nbformat.read(workflow["course_dir"] / "autograded" / student / ASSIGNMENT / f"{EXERCISE}.ipynb", 4)
+    return list(_read_cell(nb, suffix).outputs)
+
+
+def _errors(outputs) -> dict[str, str]:
+    return {o.get("ename"): o.get("evalue", "") for o in outputs if o.get("output_type") == "error"}
+
+
+def test_a_loop_or_a_dying_kernel_costs_its_cell_never_the_submission(workflow, course):
+    said = workflow["autograde"].stdout + workflow["autograde"].stderr
+    assert "Removing failed assignment" not in said and "There was an error processing" not in said, said[-3000:]
+    limit = f"{course.exercise(EXERCISE).spec.timeout:g}".replace(".", ",")  # course.yaml's, not Execute.timeout (90)
+    interrupted = _errors(_cell_outputs(workflow, "boucle", "-reponse-1"))
+    assert "KeyboardInterrupt" in interrupted  # the kernel was interrupted, as nbgrader's own is
+    assert f"après {limit} s, la limite de temps de l'exercice : elle a été interrompue" in interrupted["TempsEcoule"]
+    deaf = _errors(_cell_outputs(workflow, "sourd", "-reponse-1"))["TempsEcoule"]
+    assert f"après {limit} s" in deaf and "n'a pas répondu à l'interruption : il a été arrêté" in deaf
+    assert "NoyauArrete" in _errors(_cell_outputs(workflow, "sortie", "-reponse-1"))
+    assert "NonExecutee" in _errors(_cell_outputs(workflow, "sourd", "-verification-publique"))
+    for student in ("boucle", "sourd", "sortie", "memoire", "plante"):
+        for blank in BLANKS:  # each blank's cell says why, in the engine's words, never « not run »
+            outputs = _cell_outputs(workflow, student, f"-trou-{blank}")
+            verdicts = [o for o in outputs if o.get("ename") == "TrouFaux" or o.get("text", "").startswith("✔ trou")]
+            assert len(verdicts) == len(outputs) == 1, (student, blank, outputs)
+
+
+def _nbgrader_flagged(log: str) -> dict[str, set[str]]:
+    """student → the cells nbgrader's autograde log says a student changed (read from its warnings,
+    each under the « Sanitizing …/submitted/<student>/… » line it follows)."""
+    flagged: dict[str, set[str]] = {}
+    student = None
+    for line in log.splitlines():
+        found = re.search(r"Sanitizing .*/submitted/([^/]+)/", line)
+        if found:
+            student = found.group(1)
+            flagged.setdefault(student, set())
+            continue
+        cell = re.search(r"Attribute '\w+' for cell (\S+) has changed|Cell with id '([^']+)' exists multiple times"
+                         r"|Missing grade cell (\S+) encountered", line)
+        if cell and student:
+            flagged[student].add(next(g for g in cell.groups() if g))
+    return flagged
+
+
+def test_trous_grade_names_every_locked_cell_nbgrader_restores(workflow):
+    results = workflow["copy_dir"] / "trous-resultats"
+    nbgrader_says = _nbgrader_flagged(workflow["autograde"].stdout + workflow["autograde"].stderr)
+    assert nbgrader_says["triche_points"] == {f"{EXERCISE}-verification-publique", f"{EXERCISE}-trou-nouveau"}
+    assert nbgrader_says["double"] == {f"{EXERCISE}-reponse-1"}
+    for student in _expected():
+        notes = json.loads((results / "results" / f"{student}.json").read_text())["intake"]["notes"]
+        named = {m.group(1) for n in notes for m in [re.search(r"cellule (?:verrouillée )?(\S+) (?:modifiée|supprimée|"
+                                                                r"présente)", n)] if m}
+        assert named == nbgrader_says.get(student, set()), (student, notes)
+    notes = json.loads((results / "results" / "triche_points.json").read_text())["intake"]["notes"]
+    assert any(f"{EXERCISE}-trou-nouveau modifiée (texte, points (100 au lieu de 1))" in n for n in notes), notes
+    assert all("la note n'en dépend pas" in n for n in notes)
+    page = next((results / "retours").glob("triche_points*"))
+    assert f"cellule verrouillée {EXERCISE}-trou-nouveau modifiée" in _visible_text(page)
+    assert f"cellule verrouillée {EXERCISE}-trou-nouveau modifiée" in workflow["trous_grade"].stdout
+
+
+def test_feedback_after_a_formgrader_override_does_not_contradict_its_score(workflow):
+    page = _visible_text(workflow["copy_dir"] / "feedback" / "partiel" / ASSIGNMENT / f"{EXERCISE}.html")
+    assert re.search(r"« scores » \([^)]*\) : faux à la correction automatique \(0 sur 1 point\) — note donnée par "
+                     r"l'enseignant : 1 sur 1 point", page), page[:3000]
+    assert not re.search(r"« scores » \([^)]*\) : faux — 0 sur 1 point", page)
+    assert re.search(r"« nouveau » [^\n]*: pas rempli \(___\) — 0 sur 1 point", page)  # not overridden: as it was

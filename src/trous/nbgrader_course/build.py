@@ -27,7 +27,10 @@ from ..course.definition import Course, Exercise
 from . import standalone
 from .notebooks import notebook_bytes, source_notebook
 
-DEFAULT_EXCHANGE = "/srv/nbgrader/exchange"
+# nbgrader's own default (nbgrader/exchange/default/exchange.py): what a student's `nbgrader
+# fetch_assignment` uses without any configuration of their own.
+DEFAULT_EXCHANGE = "/usr/local/share/nbgrader/exchange"
+STUDENTS_CONFIG = "/etc/jupyter/nbgrader_config.py"  # read by every account's nbgrader (jupyter's config path)
 
 CONFIG = '''\
 """Configuration nbgrader du cours « {title} » ({course_id}).
@@ -44,6 +47,7 @@ ICI = os.path.dirname(os.path.abspath(__file__))
 c.CourseDirectory.root = ICI
 c.CourseDirectory.course_id = {course_id!r}
 c.CourseDirectory.db_url = "sqlite:///" + os.path.join(ICI, "gradebook.db")
+# L'échange : {exchange_note}
 c.Exchange.root = os.environ.get("TROUS_NBGRADER_ECHANGE", {exchange!r})
 
 # Distribution : les élèves voient les trous ___ de exercises/, pas « YOUR CODE HERE ».
@@ -66,9 +70,11 @@ c.GenerateAssignment.preprocessors = [
 # autres copies), puis chaque trou est recorrigé hors du noyau par le moteur de trous, que le code
 # de l'élève ne peut pas falsifier.
 # (nbgrader's sanitizing, except that a grade cell received without its hidden tests, as released, is
-# restored without a warning: nbgrader prints one per hidden-test cell and per student.)
+# restored without a warning: nbgrader prints one per hidden-test cell and per student; and a notebook
+# whose nbgrader metadata a student damaged is still graded, never dropped.)
 c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.ClearOutput",
+    "trous.nbgrader_course.preprocessors.RepairCells",
     "nbgrader.preprocessors.DeduplicateIds",
     "nbgrader.preprocessors.OverwriteKernelspec",
     "trous.nbgrader_course.preprocessors.RestoreCells",
@@ -87,9 +93,11 @@ c.Autograde.autograde_preprocessors = [
 c.OverwriteCells.add_missing_cells = True
 c.Execute.timeout = 120
 
-# Retours aux élèves : sans le code des tests cachés.
+# Retours aux élèves : sans le code des tests cachés ; une note changée dans formgrader y est dite à côté de
+# celle de la correction automatique.
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
+    "trous.nbgrader_course.preprocessors.TeacherGrades",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
     "trous.nbgrader_course.preprocessors.HideHiddenTests",
 ]
@@ -144,8 +152,20 @@ def buildable(exercise: Exercise) -> str | None:
     return None
 
 
+def students_setting(exchange: str) -> str | None:
+    """What students must set when the exchange is not nbgrader's default (French), or None."""
+    if exchange == DEFAULT_EXCHANGE:
+        return None
+    return (f"les élèves doivent avoir « c.Exchange.root = {exchange!r} » dans {STUDENTS_CONFIG} (pour tous les "
+            "comptes) ou dans leur ~/.jupyter/nbgrader_config.py, sinon nbgrader fetch_assignment cherche "
+            f"{DEFAULT_EXCHANGE}")
+
+
 def config_text(course: Course, exchange: str = DEFAULT_EXCHANGE) -> str:
-    return CONFIG.format(title=course.title, course_id=course.id, exchange=exchange)
+    note = students_setting(exchange) or ("celui de nbgrader par défaut : les élèves n'ont rien à régler (il doit "
+                                          "exister, inscriptible par tous : mkdir -p ... && chmod ugo+rw ...)")
+    return CONFIG.format(title=course.title, course_id=course.id, exchange=exchange,
+                         exchange_note=note.replace("\n", " "))
 
 
 def gitignore_text(existing: str | None) -> str:

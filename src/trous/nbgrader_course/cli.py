@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 # Kept here rather than imported from .build: `trous --help` must not load jupytext and nbformat.
-DEFAULT_EXCHANGE = "/srv/nbgrader/exchange"
+DEFAULT_EXCHANGE = "/usr/local/share/nbgrader/exchange"  # nbgrader's: students need no configuration
 
 
 def _course(args):
@@ -40,6 +41,14 @@ def cmd_build(args) -> int:
         print(f"  écrasé (--force) : {rel}, modifié depuis la dernière construction")
     for note in report.notes:
         print(f"  remarque : {note}")
+    from .build import students_setting  # noqa: PLC0415
+
+    exchange_note = students_setting(args.echange)
+    if exchange_note:
+        print(f"  échange {args.echange} : {exchange_note}")
+    elif not os.access(args.echange, os.W_OK | os.X_OK):
+        print(f"  échange {args.echange} (celui de nbgrader, les élèves n'ont rien à régler) : à créer, inscriptible "
+              f"par tous, avant release_assignment : sudo mkdir -p {args.echange} && sudo chmod ugo+rw {args.echange}")
     print(f"ensuite : cd {report.root} && nbgrader generate_assignment <devoir> && nbgrader release_assignment <devoir>")
     return 0
 

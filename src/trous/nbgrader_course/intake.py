@@ -26,7 +26,7 @@ from ..grading import intake as intake_mod
 from ..grading.filenames import Matcher
 from ..grading.safetext import printable
 from ..grading.submissions import IgnoredFile, Submission
-from . import answers, standalone
+from . import answers, locked, standalone
 from .session import without_iri_grammars
 from .bundle import Bundle, of
 from . import writing
@@ -92,6 +92,9 @@ def notebook_exercise(exercise: Exercise, data: bytes, shown: str, notes: list[s
     missing = [c.grade_id for c in bundle.cells if c.grade_id not in found]
     if missing:
         notes.append(f"{shown} : cellule(s) de réponse supprimée(s) : {', '.join(missing)}")
+    if root is not None:
+        source = root / "source" / exercise.assignment.id / f"{exercise.id}.ipynb"
+        notes.extend(locked.changes(cells, locked.source_cells(source), shown))
     return answers.exercise_text(bundle, found).encode("utf-8", "surrogatepass")
 
 

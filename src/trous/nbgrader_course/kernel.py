@@ -12,6 +12,13 @@ nbgrader_config.py names this preprocessor). The kernel then sees:
   unprivileged user id of its own with process, memory and file-size bounds.
 It never sees source/, the gradebook, the exchange, or another student's folder.
 
+An interrupt (nbclient sends one when a cell runs past its time limit) goes to the kernel's own
+process group, as for nbgrader's plain kernel: sent to the group jupyter_client knows, bubblewrap's,
+SIGINT would kill bubblewrap, hence the kernel, and nbgrader would then drop the student's whole
+assignment. `SandboxedExecute` gives each cell its time limit (the exercise's `timeout` for the cells
+a student's code runs in), says in French why a cell was stopped, and when a kernel does not come
+back from an interrupt or dies, stops it and goes on: the submission is always graded.
+
 Without bubblewrap the kernel does not start (auto and bwrap): `nbgrader autograde` would run every
 student's notebook with the grader's rights. `sandbox = "none"` starts it as nbgrader does, when asked
 for explicitly, never as root, with a warning. (`trous grade` on nbgrader's submitted/ needs no kernel
@@ -24,6 +31,7 @@ import functools
 import json
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -32,12 +40,13 @@ from pathlib import Path
 
 import nbformat
 from jupyter_client.manager import AsyncKernelManager
-from nbclient.exceptions import DeadKernelError
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbgrader.preprocessors import Execute
 from traitlets import Bool, Integer, Unicode
 
 from ..runner import sandbox as sandbox_mod
 from ..runner import uids
+from .outcome import KERNEL_DIED, NOT_RUN_NAME, TIMEOUT_NAME
 
 COPY_LIMIT = 256 * 1024 * 1024
 FILES_LIMIT = 10_000
@@ -234,33 +243,172 @@ class SandboxedKernelManager(AsyncKernelManager):
     # (after a kernel that died, only it): this class's must run.
     cleanup_resources = _async_cleanup_resources
 
+    def kernel_pid(self) -> int | None:
+        """The kernel's pid: bubblewrap (the process jupyter_client started) → bubblewrap's init in the
+        new pid namespace → the kernel, the first process that init started (pid 2 inside)."""
+        process = getattr(self.provisioner, "process", None)
+        if process is None:
+            return None
+        inner = [pid for pid in _children(process.pid) if _inner_pid(pid) == 1]
+        found = [pid for parent in inner for pid in _children(parent) if _inner_pid(pid) == 2]
+        return found[0] if found else None
 
-DEAD = ("NoyauArrete", "le noyau s'est arrêté pendant cette cellule (os._exit, plantage ou mémoire épuisée) : "
-        "les cellules suivantes n'ont pas été exécutées")
-NOT_RUN = ("NonExecutee", "cellule non exécutée : le noyau s'était arrêté plus haut")
+    async def _async_signal_kernel(self, signum: int) -> None:
+        pid = self.kernel_pid() if self._isolated and signum == signal.SIGINT and self.has_kernel else None
+        if pid is None:
+            return await super()._async_signal_kernel(signum)
+        try:
+            os.killpg(pid, signum)  # kernel_entry made the kernel lead its group
+        except OSError:
+            try:
+                os.kill(pid, signum)
+            except OSError:
+                pass  # gone already: nbclient sees a dead kernel
+
+    signal_kernel = _async_signal_kernel
+
+    def kill_now(self) -> None:
+        """Every process of the kernel's sandbox, at once (a kernel that did not come back from an
+        interrupt: nbclient would otherwise wait for it)."""
+        process = getattr(self.provisioner, "process", None)
+        if process is None:
+            return
+        try:
+            os.killpg(os.getpgid(process.pid), signal.SIGKILL)
+        except OSError:
+            try:
+                process.kill()
+            except OSError:
+                pass
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(p) for p in f.read().split()]
+    except (OSError, ValueError):
+        pass
+    found = []  # without CONFIG_PROC_CHILDREN: every process's parent
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat") as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        found.append(int(name))
+            except (OSError, ValueError, IndexError):
+                continue
+    return found
+
+
+def _inner_pid(pid: int) -> int | None:
+    """The pid of `pid` in its own (innermost) pid namespace."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("NSpid:"):
+                    return int(line.split()[-1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+DEAD = (KERNEL_DIED, "le noyau s'est arrêté pendant cette cellule (os._exit, plantage ou mémoire épuisée) : "
+        "les cellules suivantes n'ont pas été exécutées ; chaque trou est noté quand même, hors du noyau")
+NOT_RUN = (NOT_RUN_NAME, "cellule non exécutée : le noyau s'était arrêté plus haut")
+TIMED_OUT = ("cette cellule s'exécutait encore après {seconds} s, la limite de temps {whose} : elle a été "
+             "interrompue, et la suite du carnet exécutée")
+NOT_RERUN = (NOT_RUN_NAME, "cellule non exécutée dans le noyau : une cellule plus haut a dépassé sa limite de temps, "
+             "et cette cellule relancerait le même programme ; ce qu'elle vérifie est corrigé hors du noyau")
+LATE = ("les sorties de cette cellule n'avaient pas fini d'arriver {seconds} s après sa fin : le noyau a été "
+        "arrêté, les cellules suivantes n'ont pas été exécutées ; chaque trou est noté quand même, hors du noyau")
+STUCK = ("cette cellule s'exécutait encore après {seconds} s, la limite de temps {whose}, et le noyau n'a pas "
+         "répondu à l'interruption : il a été arrêté, les cellules suivantes n'ont pas été exécutées ; chaque trou "
+         "est noté quand même, hors du noyau")
+
+
+def _seconds(value: float) -> str:
+    return f"{value:g}".replace(".", ",")
 
 
 class SandboxedExecute(Execute):
     """nbgrader's Execute, whose kernel starts inside bubblewrap.
 
-    A kernel killed by the student's code (`os._exit`) makes plain nbgrader drop the student's whole
-    assignment; here the cells left get an error output instead, and VerifyGrades, which does not
-    need the kernel, gives each blank the engine's grade."""
+    A cell a student's code runs in (any cell but the grade cells and the check cell, which run
+    trous's engine under its own bounds, and the preparation cell) may run for the exercise's
+    `timeout` (course.yaml, read from the hidden bundle nbgrader restored), or `Execute.timeout` if
+    shorter; past it, the kernel is interrupted as nbgrader's own is, and the cell ends with a French
+    error. A kernel killed by
+    the student's code (`os._exit`, a crash), or one that does not come back from the interrupt
+    (stopped then), would make plain nbgrader drop the student's whole assignment: here the cells
+    left get an error output instead, and VerifyGrades, which does not need the kernel, gives each
+    blank the engine's grade. After a cell ran out of time, the grade cells and the check cell are not
+    run in the kernel when VerifyGrades follows: they would run the same program again, up to its
+    time limit each, for a verdict VerifyGrades computes anyway."""
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
         super().__init__(*args, **kwargs)
         self._dead = False
+        self._timed_out = False
+        self._interrupted = None  # the cell nbclient last interrupted
+        self._exercise_timeout: float | None = None
 
     @staticmethod
     def _error(cell, name: str, message: str) -> None:
         cell.outputs = list(cell.get("outputs", [])) + [
             nbformat.v4.new_output("error", ename=name, evalue=message, traceback=[f"{name}: {message}"])]
 
+    @staticmethod
+    def _runs_engine(cell) -> bool:
+        """A grade cell or the check cell: trous's engine runs there, under its own bounds."""
+        meta = cell.get("metadata") or {}
+        return bool((meta.get("nbgrader") or {}).get("grade")) or (
+            isinstance(meta.get("trous"), dict) and "verification" in meta["trous"])
+
+    def _student_cell(self, cell) -> bool:
+        """A cell the exercise's time limit applies to: any but the engine's and the locked
+        preparation cell (it loads trous's extension: no student code; nbgrader restored it)."""
+        if self._runs_engine(cell):
+            return False
+        locked = ((cell.get("metadata") or {}).get("nbgrader") or {}).get("locked")
+        return not (locked and "%load_ext trous.nbgrader_course" in cell.get("source", ""))
+
+    def _get_timeout(self, cell):
+        timeout = super()._get_timeout(cell)
+        limit = self._exercise_timeout
+        if cell is None or limit is None or not self._student_cell(cell):
+            return timeout
+        return limit if timeout is None or limit < timeout else timeout
+
+    def _whose(self, cell, seconds) -> str:
+        if cell is not None and self._exercise_timeout is not None and self._student_cell(cell) \
+                and seconds == self._exercise_timeout:
+            return "de l'exercice"
+        return "des cellules (Execute.timeout)"
+
+    async def _async_handle_timeout(self, timeout, cell=None):
+        self.log.warning("cellule arrêtée au bout de %s s (temps écoulé) : interruption du noyau", _seconds(timeout))
+        reply = await super()._async_handle_timeout(timeout, cell)
+        if reply is not None:
+            text = TIMED_OUT.format(seconds=_seconds(timeout), whose=self._whose(cell, timeout))
+            reply["content"].update(ename=TIMEOUT_NAME, evalue=text, traceback=[f"{TIMEOUT_NAME}: {text}"])
+        self._timed_out = True
+        self._interrupted = cell
+        return reply
+
+    def _verified(self) -> bool:
+        """VerifyGrades runs after this preprocessor (nbconvert's exporter is our parent)."""
+        from .preprocessors import VerifyGrades  # noqa: PLC0415
+
+        return any(isinstance(p, VerifyGrades) and p.enabled for p in getattr(self.parent, "_preprocessors", []))
+
     def preprocess_cell(self, cell, resources, index):
         if self._dead:
             if cell.cell_type == "code" and cell.source.strip():
                 self._error(cell, *NOT_RUN)
+            return cell, resources
+        if self._timed_out and cell.cell_type == "code" and self._runs_engine(cell) and self._verified():
+            self._error(cell, *NOT_RERUN)
             return cell, resources
         try:
             return super().preprocess_cell(cell, resources, index)
@@ -269,7 +417,27 @@ class SandboxedExecute(Execute):
             self._error(cell, *DEAD)
             self.log.warning("le noyau s'est arrêté dans la cellule %s : la suite n'est pas exécutée", index)
             return cell, resources
+        except CellTimeoutError:
+            # No end of the cell's outputs, after an interrupt (SIGINT ignored…) or after its reply:
+            # nbclient raises, and nbgrader would drop the assignment.
+            self._dead = True
+            if isinstance(self.km, SandboxedKernelManager):
+                self.km.kill_now()
+            if self._interrupted is cell:
+                seconds = self._get_timeout(cell)
+                text = STUCK.format(seconds=_seconds(seconds or 0), whose=self._whose(cell, seconds))
+            else:
+                text = LATE.format(seconds=_seconds(self.iopub_timeout))
+            self._error(cell, TIMEOUT_NAME, text)
+            self.log.warning("cellule %s : le noyau ne répond plus ; arrêté, la suite n'est pas exécutée", index)
+            return cell, resources
 
     def preprocess(self, nb, resources=None, km=None):
-        self._dead = False
+        from .preprocessors import grade_cells  # noqa: PLC0415
+
+        self._dead = self._timed_out = False
+        self._interrupted = None
+        limits = [b.exercise.get("timeout") for entries in grade_cells(nb).values() for _, _, b in entries]
+        limits = [float(t) for t in limits if isinstance(t, (int, float)) and t > 0]
+        self._exercise_timeout = max(limits) if limits else None
         return super().preprocess(nb, resources, km)

@@ -2,7 +2,9 @@
 
     python -m trous.nbgrader_course.kernel_entry CONFIG -- python -m ipykernel_launcher -f … [args]
 
-It sets the bounds, then, when started as root, binds the kernel's sockets under the kernel's user id
+It leads a process group of its own (as a kernel jupyter_client starts directly does), so that an
+interrupt sent to that group reaches the kernel and what it started, and never bubblewrap's own
+processes, which SIGINT would kill. It sets the bounds, then, when started as root, binds the kernel's sockets under the kernel's user id
 while keeping root as saved id, takes write access to the socket directory away (it owns it; the
 kernel's user only had it through the group), and drops root for good before the kernel starts
 running cells. Any other kernel command is simply executed after the drop.
@@ -38,6 +40,7 @@ def main(argv: list[str]) -> None:
     if separator != "--" or not kernel:
         raise SystemExit("usage : kernel_entry CONFIG -- KERNEL ARGV")
     settings = json.loads(config)
+    os.setpgid(0, 0)  # SandboxedKernelManager interrupts this group (kernel.py)
     _limit(resource.RLIMIT_CORE, 0)
     _limit(resource.RLIMIT_AS, int(settings["memory_mb"]) * 1024 * 1024)
     _limit(resource.RLIMIT_FSIZE, int(settings["file_mb"]) * 1024 * 1024)

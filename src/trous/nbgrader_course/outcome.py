@@ -11,6 +11,10 @@ from __future__ import annotations
 from ..grading.model import ERROR, FAILED, MISSING, PASSED, UNFILLED, BlankGrade, ExerciseGrade
 
 ERROR_NAME = "TrouFaux"
+# The errors SandboxedExecute gives a cell the kernel did not finish (kernel.py): such a grade cell
+# holds no verdict of the kernel's, and VerifyGrades writes the engine's in it.
+KERNEL_DIED, NOT_RUN_NAME, TIMEOUT_NAME = "NoyauArrete", "NonExecutee", "TempsEcoule"
+KERNEL_MARKS = (KERNEL_DIED, NOT_RUN_NAME, TIMEOUT_NAME)
 UNISOLATED_NOTE = ("⚠ corrigé SANS ISOLATION (--sans-isolation) : ce code a tourné sous le compte du correcteur, "
                    "sans bac à sable ; cette note ne vaut que pour du code de confiance")
 STATUS = {PASSED: "juste", FAILED: "faux", UNFILLED: "pas rempli (___)", ERROR: "non noté (erreur)",
@@ -70,3 +74,42 @@ class TrouFaux(Exception):
 
     def _render_traceback_(self) -> list[str]:
         return str(self).split("\n")
+
+
+def _verdict_line(text: str, auto: float, final: float, max_score: float, extra: float) -> str:
+    """The first line of a blank's verdict, once a teacher changed its grade: what the engine gave,
+    then what counts (nbgrader's « Score » above the cell)."""
+    head, sep, _ = text.partition(" — ")
+    if not sep:
+        return text
+    number = lambda v: f"{v:g}".replace(".", ",")  # noqa: E731
+    out_of = f"sur {_points(max_score)}"
+    given = final - extra
+    line = f"{head} à la correction automatique ({number(auto)} {out_of}) — "
+    if given != auto:
+        line += f"note donnée par l'enseignant : {number(given)} {out_of}"
+        if extra:
+            line += f", plus un bonus de {_points(extra)} : {number(final)} {out_of}"
+    else:
+        line += f"plus un bonus de {_points(extra)} donné par l'enseignant : {number(final)} {out_of}"
+    return line
+
+
+def teacher_outputs(outputs: list, auto: float, final: float, max_score: float, extra: float = 0.0) -> list:
+    """A grade cell's verdict outputs (outputs_for's, or the kernel's own), with their first line
+    saying the teacher's grade beside the engine's: feedback never shows « faux — 0 sur 1 point »
+    under « Score: 1.0 / 1.0 »."""
+    changed = []
+    for output in outputs:
+        output = dict(output)
+        if output.get("output_type") == "error" and output.get("ename") == ERROR_NAME:
+            lines = str(output.get("evalue", "")).split("\n")
+            lines[0] = _verdict_line(lines[0], auto, final, max_score, extra)
+            output["evalue"] = "\n".join(lines)
+            output["traceback"] = lines
+        elif output.get("output_type") == "stream" and str(output.get("text", "")).startswith("✔ trou"):
+            lines = str(output["text"]).split("\n")
+            lines[0] = _verdict_line(lines[0], auto, final, max_score, extra)
+            output["text"] = "\n".join(lines)
+        changed.append(output)
+    return changed

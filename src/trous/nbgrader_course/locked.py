@@ -1,0 +1,126 @@
+"""What a student changed in a notebook's locked cells, said as a note of the copy.
+
+nbgrader's autograde restores every locked cell (OverwriteCells: text, type, points; RestoreCells:
+whether it is graded) and says so only in the teacher's log (« Attribute 'checksum' … has changed! »);
+of an answer cell, it restores the type and whether it is graded. The grade never depends on any of
+it (the engine grades the answer cells' text inside the released exercise), but the student and the
+teacher should know: `trous grade` names each change in the copy's notes (terminal, page, JSON).
+The cells are read as nbgrader reads them: of cells sharing a grade_id, the last one counts
+(DeduplicateIds); a locked cell is unchanged when it holds the source's text or the released one
+(hidden tests removed).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+# nbgrader's ClearHiddenTests delimiters (found anywhere in a line); notebooks.py writes them after « ### »
+HIDDEN_BEGIN, HIDDEN_END = "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"
+RESTORED = "rétablie telle que distribuée, la note n'en dépend pas (nbgrader la rétablit aussi)"
+
+
+@dataclass(frozen=True)
+class LockedCell:
+    """A cell of the source notebook that has a grade_id (locked or not, despite the name)."""
+
+    cell_type: str
+    texts: tuple[str, ...]  # the source notebook's text, and the released one
+    points: float | None  # a grade cell's points
+    locked: bool = True
+
+
+def _text(cell: dict) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
+def _meta(cell: dict) -> dict:
+    meta = (cell.get("metadata") or {}).get("nbgrader") if isinstance(cell.get("metadata"), dict) else None
+    return meta if isinstance(meta, dict) else {}
+
+
+def released(text: str) -> str:
+    """nbgrader's ClearHiddenTests: the lines from BEGIN to END HIDDEN TESTS removed."""
+    kept, inside = [], False
+    for line in text.split("\n"):
+        if HIDDEN_BEGIN in line:
+            inside = True
+        elif HIDDEN_END in line:
+            inside = False
+        elif not inside:
+            kept.append(line)
+    return "\n".join(kept)
+
+
+_cache: dict[tuple, dict[str, LockedCell]] = {}
+
+
+def source_cells(path: Path) -> dict[str, LockedCell]:
+    """grade_id → the nbgrader cells of a source notebook ({} when it cannot be read)."""
+    try:
+        info = path.stat()
+        key = (str(path), info.st_mtime_ns, info.st_size)
+        if key not in _cache:
+            cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
+            found = {}
+            for cell in cells if isinstance(cells, list) else []:
+                meta = _meta(cell) if isinstance(cell, dict) else {}
+                if isinstance(meta.get("grade_id"), str) and any(meta.get(f) for f in ("grade", "solution", "locked")):
+                    text = _text(cell)
+                    points = float(meta["points"]) if meta.get("grade") and "points" in meta else None
+                    found[meta["grade_id"]] = LockedCell(cell.get("cell_type", ""), (text, released(text)), points,
+                                                         bool(meta.get("locked")))
+            _cache[key] = found
+        return _cache[key]
+    except (OSError, ValueError, AttributeError, TypeError):
+        return {}
+
+
+def _points(value) -> float | None:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def changes(cells: list[dict], locked: dict[str, LockedCell], shown: str) -> list[str]:
+    """French notes on the locked cells of a submitted notebook (`cells`, as read) that differ from
+    the source's, deleted grade cells, and nbgrader cells present more than once."""
+    kept: dict[str, dict] = {}
+    copies: dict[str, int] = {}
+    for cell in reversed(cells):
+        meta = _meta(cell)
+        grade_id = meta.get("grade_id")
+        if not isinstance(grade_id, str) or not (meta.get("grade") or meta.get("solution") or meta.get("locked")):
+            continue
+        copies[grade_id] = copies.get(grade_id, 0) + 1
+        kept.setdefault(grade_id, cell)
+    notes = []
+    for grade_id, n in copies.items():
+        if n > 1:
+            notes.append(f"{shown} : cellule {grade_id} présente {n} fois : seule la dernière compte (nbgrader ne "
+                         "garde qu'elle)")
+    for grade_id, expected in locked.items():
+        cell = kept.get(grade_id)
+        if cell is None:
+            if expected.points is not None:
+                notes.append(f"{shown} : cellule verrouillée {grade_id} supprimée : {RESTORED}")
+            continue
+        meta, what = _meta(cell), []
+        if expected.locked and _text(cell) not in expected.texts:
+            what.append("texte")
+        if cell.get("cell_type") != expected.cell_type:
+            what.append("type de cellule")
+        if expected.points is not None and _points(meta.get("points")) != expected.points:
+            what.append(f"points ({meta.get('points')!s:.20} au lieu de {expected.points:g})")
+        if bool(meta.get("grade")) != (expected.points is not None) or bool(meta.get("locked")) != expected.locked \
+                or (expected.locked and meta.get("solution")):
+            what.append("réglages nbgrader")
+        if what and expected.locked:
+            notes.append(f"{shown} : cellule verrouillée {grade_id} modifiée ({', '.join(what)}) : {RESTORED}")
+        elif what:
+            notes.append(f"{shown} : cellule de réponse {grade_id} : {', '.join(what)} modifié(s), rétabli(s) comme "
+                         "distribué ; la réponse est notée telle quelle (nbgrader fait de même)")
+    return notes
