@@ -20,6 +20,7 @@ from grading_support import mini_course
 from trous.course import Course
 from trous.course import blanks as blanks_mod
 from trous.grading.engine import Grader, GraderError
+from trous.grading.model import FAILED
 from trous.runner.pool import RunnerPool
 
 HEADER = "import math\n\nimport pytest\n\nfrom trous.spec import SOLUTION, StudentError, blank, expect, variant\n\n"
@@ -285,7 +286,9 @@ def test_a_test_that_the_reference_does_not_pass_is_refused(body, said, pool, tm
         grader.close()
 
 
-def test_a_bug_of_the_grader_on_one_copy_stops_grading_instead_of_failing_the_student(pool, tmp_path):
+def test_a_test_that_errs_only_on_one_copys_values_costs_that_copy_the_test_and_tells_the_teacher(pool, tmp_path):
+    # The test passes on the reference (checked before any copy): whatever it does on a copy, it does
+    # on that copy's values. The copy loses the test, the class goes on, the teacher is told.
     root = mini_course(tmp_path / "cours", ("01_toux",))
     write(root, "graders/test_01_toux.py", (root / "graders/test_01_toux.py").read_text(encoding="utf-8") + '''
 
@@ -304,13 +307,16 @@ def test_avec_une_branche_boguee(eleve):
     grader = Grader(course, pool)
     try:
         grader.compute_references()  # the reference never takes that branch
-        with pytest.raises(GraderError) as stopped:
-            grader.grade("alice", {"01_toux": splice(course, "01_toux", "scores", "1000 + t[0]")})
-        message = str(stopped.value)
-        assert "bug du correcteur" in message and "alice" in message and "test_avec_une_branche_boguee" in message
-        assert "NameError" in message
+        odd = grader.grade("alice", {"01_toux": splice(course, "01_toux", "scores", "1000 + t[0]")})
+        honest = grader.grade("bruno", {"01_toux": course.exercise("01_toux").solution_path.read_bytes()})
     finally:
         grader.close()
+    scores = next(b for b in odd.exercise("01_toux").blanks if b.id == "scores")
+    assert scores.status == FAILED, scores.message
+    assert "NameError" not in scores.message and "reference_inconnue" not in scores.message  # the test's, not hers
+    assert len(odd.incidents) == 1, odd.incidents
+    assert "test_avec_une_branche_boguee" in odd.incidents[0] and "NameError" in odd.incidents[0], odd.incidents
+    assert honest.score == honest.max_score and not honest.incidents
 
 
 def test_public_test_functions_count_and_are_named_as_public(pool, tmp_path):

@@ -20,8 +20,10 @@ holds the reference (the message could carry what the reference computed).
 A grader's test functions (`@pytest.mark.trou`, testfunctions.py) are more expectations of their
 blank: after the blank's units, they run in a session on the same program, each test asking its
 questions one at a time from a worker process of their own, within the copy's budget. They are
-checked on the reference solution with the references; a test that fails on a copy through no fault
-of the copy's stops grading (`GraderError`) rather than give that copy a wrong grade.
+checked on the reference solution with the references, and a test that fails there stops grading
+(`GraderError`): the course is at fault. Past that check, whatever a test does on a copy (its own
+error, its time or memory run out, its worker killed) is that copy's failure of that test, and the
+class goes on; the teacher reads it among the grade's `incidents`.
 """
 
 from __future__ import annotations
@@ -76,10 +78,6 @@ DOWNSTREAM_RTOL, DOWNSTREAM_ATOL = 1e-3, 1e-6
 
 class GraderError(Exception):
     """The course itself is broken (a solution that does not run, a grader that does not load)."""
-
-
-class _TestBug(Exception):
-    """A test function failed through no fault of the copy's (see testfunctions.py)."""
 
 
 def fingerprint(course: Course) -> str:
@@ -421,7 +419,8 @@ class Grader:
             wall = self.limits(exercise).wall
             with self.pool.session(Unit(ref.solution, f"solutions/{exercise.id}.py", wall=wall),
                                    self.job_limits()) as session:
-                outcomes = self.tests.run(tests, session, Clock(float("inf")), "")
+                outcomes = self.tests.run(tests, session, Clock(float("inf")), "", reference=True,
+                                          value_kb=self.job_limits().value_kb)
             for outcome in outcomes:
                 test = outcome.test
                 if outcome.outcome not in ("passed", "skipped"):
@@ -542,15 +541,14 @@ class Grader:
                   results: list[UnitResult]) -> SubmissionGrade:
         grade = SubmissionGrade(student, self.course.id, self.version)
         for plan in plans:
-            try:
-                grade.exercises.append(self._exercise_grade(plan, planned, results))
-                if self.observe is not None:
-                    for test_plan in plan.tests:
-                        for outcome in test_plan.outcomes:
-                            self.observe(student, outcome)
-            except _TestBug as bug:
-                # Whatever the student wrote, this test cannot grade it: no grade is better than a wrong one.
-                raise GraderError(f"bug du correcteur, sur la copie « {student} » : {bug}") from None
+            grade.exercises.append(self._exercise_grade(plan, planned, results))
+            for test_plan in plan.tests:
+                for outcome in test_plan.outcomes:
+                    if self.observe is not None:
+                        self.observe(student, outcome)
+                    incident = outcome.incident()
+                    if incident is not None:  # the test passes on the reference: this copy's values did it
+                        grade.incidents.append(f"{plan.exercise.id} : {incident}")
         return grade
 
     def _exercise_grade(self, plan: _ExercisePlan, planned: list[_Planned], results: list[UnitResult]) -> ExerciseGrade:
@@ -600,8 +598,6 @@ class Grader:
         for test_plan in plan.tests:
             line = (lambda n, i=test_plan.blank: analysis.line_of(i) if n else None) if spliced else (lambda n: n)
             for outcome in test_plan.outcomes:
-                if outcome.outcome == "bug":
-                    raise _TestBug(outcome.problem())
                 verdict = outcome.verdict(line)
                 if verdict is not None:
                     verdicts.setdefault(test_plan.blank, []).append((None, verdict))
@@ -663,7 +659,7 @@ class Grader:
         error = result.error
         line = error.line if error else None
         text = analysis.source.line(line).strip() if (line and analysis.source) else None
-        if error is not None and error.kind in ("exception", "syntax", "memory") and error.type:
+        if error is not None and error.kind in ("exception", "syntax") and error.type:
             said = f"{error.type}: {error.message}" if error.message else error.type
         else:
             said = describe_error(error)
@@ -706,8 +702,8 @@ class Grader:
             if after or own_ok:
                 where = self._student_line(exercise, analysis, meta, running) if running else None
                 # The exception's type only: its message could carry what the reference computed.
-                said = (f" — {error.type or 'erreur'}" if error.kind in ("exception", "memory", "exit")
-                        else f" — {describe_error(error)}")
+                said = (f" — {error.type or 'erreur'}" if error.kind in ("exception", "exit")
+                        else f" — {describe_error(error, message=error.kind != 'memory')}")
                 shown = f"\n  {where} | {analysis.source.line(where).strip()}" if where and analysis.source else ""
                 stops = "la suite du programme s'arrête" if after else "le programme s'arrête"
                 text = f"{context}{but}{stops}{f' ligne {where}' if where else ''}{said}{shown}"
@@ -889,7 +885,7 @@ class Grader:
             plan.outcomes = [Outcome.stopped(t, error) for t in plan.tests]
             return
         with self.pool.session(Unit(plan.program, plan.filename, wall=plan.wall), limits) as session:
-            plan.outcomes = self.tests.run(plan.tests, session, clock, self._spent_message())
+            plan.outcomes = self.tests.run(plan.tests, session, clock, self._spent_message(), value_kb=limits.value_kb)
         if all(o.definitive for o in plan.outcomes):
             with self._cache_lock:
                 self._test_results[key] = plan.outcomes

@@ -26,6 +26,7 @@ from ..runner import sandbox as sandbox_mod
 from ..runner.pool import RunnerPool
 from ..runner.protocol import Job, Limits, Probe, Unit
 from ..student.checking import OPEN, judge, limits_for
+from .bounded import CpuBudget
 from .eleve import Eleve
 from .pytest_graders import TestInfo, role
 
@@ -161,8 +162,9 @@ class Native:
 
         def ask(expr: str, overrides):
             # Each test starts from a fresh run of the program: no test sees what another one did.
-            session = self._session(course, program, filename, limits)
-            result = session.ask(expr, overrides=overrides, secret=info.hidden, fresh=first[0])
+            with CpuBudget.held():  # the sandbox's time, and this process's reading of its answer
+                session = self._session(course, program, filename, limits)
+                result = session.ask(expr, overrides=overrides, secret=info.hidden, fresh=first[0])
             first[0] = False
             return result
 
