@@ -76,6 +76,12 @@ TEST_RESULTS = 16384  # outcomes of test functions on identical programs kept fo
 DOWNSTREAM_RTOL, DOWNSTREAM_ATOL = 1e-3, 1e-6
 
 
+# Why a program's variables could not be read, as a blank's remark says it (never the sandbox's text).
+STATE_UNREAD = {"timeout": " (temps dépassé en les lisant)", "too_big": " (trop volumineuses pour être vérifiées)",
+                "invalid": " (refusées par le correcteur : le programme a modifié ce qu'il envoie ?)",
+                "exception": " (une erreur s'est produite en les lisant)", "files": ""}
+
+
 class GraderError(Exception):
     """The course itself is broken (a solution that does not run, a grader that does not load)."""
 
@@ -708,8 +714,14 @@ class Grader:
                 stops = "la suite du programme s'arrête" if after else "le programme s'arrête"
                 text = f"{context}{but}{stops}{f' ligne {where}' if where else ''}{said}{shown}"
                 return Verdict(False, text + (f"\n{kind}" if kind else ""), where)
-        if result.status != OK or not isinstance(result.state, dict) or "$error" in result.state:
+        if result.status != OK:
             return None  # the blank's own expectations already say why
+        if not isinstance(result.state, dict) or "$error" in result.state:
+            # What the program left cannot be compared: no credit for what could not be checked. The
+            # words are the grader's (the sandbox's could carry what a hidden run read).
+            why = STATE_UNREAD.get(((result.state or {}).get("$error") or {}).get("kind"), "")
+            return Verdict(False, f"{context}{but}les variables que laisse le programme n'ont pas pu être comparées "
+                                  f"à celles de la solution{why}", kind="error")
         own = set(statement.names) if statement is not None else set()
         for name, expected in reference.items():
             obtained = result.state.get(name, {"$missing": True})

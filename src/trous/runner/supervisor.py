@@ -20,6 +20,7 @@ import functools
 import json
 import marshal
 import os
+import re
 import select
 import shutil
 import signal
@@ -551,7 +552,8 @@ class Supervisor:
                             elif isinstance(result.get("value"), dict):
                                 state.state = result["value"]
                             else:
-                                state.state = {"$error": result.get("error") or {"kind": "protocol"}}
+                                state.state = {"$error": _error_with_text(state.unit, result.get("error"), self)
+                                               or {"kind": "protocol"}}
                         elif kind == "end":
                             if not resumed:
                                 self._drain(out_r, state, output_cap)
@@ -725,11 +727,27 @@ class _Stop(Exception):
         self.reason, self.detail = reason, detail
 
 
+# What a child reports of an error of the student's code. Messages of the other kinds (a timeout, a
+# crash…) are shown whatever a check discloses, so their text is the supervisor's own, never the
+# child's: a child that wrote one could carry into a page what a hidden run read.
+CHILD_KINDS = ("syntax", "exception", "memory", "exit", "too_big")
+TOO_BIG_SAID = re.compile(r"plus de 200 000 éléments|\d{1,9} Kio, limite \d{1,9} Kio")
+
+
 def _error_with_text(unit: Unit, error, supervisor: Supervisor) -> dict | None:
-    """The child reports lines only; the text of a line comes from the source, which it never had."""
+    """The child reports lines only; the text of a line comes from the source, which it never had.
+    A kind the child does not report is its code's exception; a too_big its own words only."""
     if not isinstance(error, dict):
         return None
-    return {**{k: v for k, v in error.items() if k != "text"}, **supervisor._location(unit, error.get("line"))}
+    error = {k: v for k, v in error.items() if k != "text"}
+    kind = error.get("kind")
+    if kind not in CHILD_KINDS:
+        error.update(kind="exception", message="")
+        if not (isinstance(error.get("type"), str) and error["type"]):
+            error["type"] = "Exception"
+    elif kind == "too_big" and not (isinstance(error.get("message"), str) and TOO_BIG_SAID.fullmatch(error["message"])):
+        error["message"] = ""
+    return {**error, **supervisor._location(unit, error.get("line"))}
 
 
 def _parse(line: bytes) -> dict | None:

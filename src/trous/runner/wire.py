@@ -255,7 +255,7 @@ class _Walk:
         for n in shape:
             size *= n
             if size > self.bounds.items:
-                raise WireError(f"tableau de plus de {self.bounds.items:,} éléments".replace(",", " "), "too_big")
+                raise WireError(f"tableau annoncé de plus de {self.bounds.items:,} éléments".replace(",", " "), "too_big")
         # The values must be nested exactly as the shape says: rows of the announced lengths.
         level = [a["v"]]
         for n in shape:
