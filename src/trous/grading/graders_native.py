@@ -170,6 +170,23 @@ class Native:
 
         return Eleve(ask, blank=info.blank or "")
 
+    def cpu_budget(self, course: Course, info: TestInfo) -> float:
+        """CPU seconds this test may use on the copy: what `trous grade` gives it (a few times what
+        it used on the reference, measured by the engine's own run of every test there)."""
+        from .engine import GraderError  # noqa: PLC0415
+        from .testfunctions import PATIENCE  # noqa: PLC0415
+
+        try:
+            grader = self._grader(course)
+            if not grader.states:  # the first time: the runner the references need must be free
+                self._close_session()
+            grader.compute_references()
+        except GraderError:
+            return PATIENCE  # said at the end, with the points
+        test = next((t for tests in grader.tests.by_blank.values() for t in tests
+                     if t.path == info.path and t.name == info.name), None)
+        return grader.tests.cpu_budget(test) if test is not None else PATIENCE
+
     # -- declarations -------------------------------------------------------------------------
     def declaration(self, exercise: Exercise, check: Check) -> list[str]:
         """What fails among the declaration's expectations (French, everything shown: the author reads it)."""

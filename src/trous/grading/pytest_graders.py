@@ -316,7 +316,9 @@ def pytest_runtest_call(item):
 
     found = role(Path(item.path))
     memory = memory_bound([found[1]]) if found is not None and found[1] is not None else None
-    with bounded.memory(memory), bounded.CpuBudget(PATIENCE):
+    backend = _backend(item.config)
+    cpu = backend.cpu_budget(found[0], info) if found is not None and hasattr(backend, "cpu_budget") else PATIENCE
+    with bounded.memory(memory), bounded.CpuBudget(cpu):
         return (yield)
 
 

@@ -285,7 +285,7 @@ class TestFunctions:
                     self.workers.give(worker)  # dead or killed: the pool replaces it
                     worker = None
                     done = ({"outcome": "bug", "cause": "bug", "detail": str(exc)} if reference else
-                            {"outcome": "failed", "cause": "overrun", "info": {"kind": "worker", "message": str(exc)},
+                            {"outcome": "failed", "cause": "overrun", "info": {"kind": "worker", "message": exc.why},
                              "detail": str(exc)})
                 if done.get("cause") == "overrun" and isinstance(done.get("info"), dict) and "seconds" not in done["info"]:
                     done["info"]["seconds"] = cpu

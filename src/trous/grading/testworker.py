@@ -52,7 +52,12 @@ MAX_LINE = 64 << 20
 
 
 class WorkerFailed(RuntimeError):
-    """The worker died, or a test of the teacher's kept it busy too long: a grader problem."""
+    """The worker died, or a test of the teacher's kept it busy too long: on the reference, a
+    problem of the grader's; on a copy, that copy's failure of the test (testfunctions.py)."""
+
+    def __init__(self, message: str, why: str = ""):
+        super().__init__(message)
+        self.why = why or message  # without the test's name
 
 
 # -- in the worker ----------------------------------------------------------------------------------
@@ -197,6 +202,7 @@ class Worker:
             start_new_session=True)
         self.lines = wire.Lines(MAX_LINE)
         self.garbled = False  # it wrote a line that is not a message
+        self.eof = False  # its output closed: it is ending
         self._finalizer = weakref.finalize(self, _stop, self.process)
         self._send({"root": str(root), "files": [str(f) for f in files], "memory_mb": memory_mb})
         message = self._receive(time.monotonic() + START_TIMEOUT)
@@ -226,6 +232,7 @@ class Worker:
                 continue
             chunk = os.read(fd, 1 << 20)
             if not chunk:
+                self.eof = True
                 return None
             self.lines.feed(chunk)
         try:
@@ -244,6 +251,11 @@ class Worker:
         while True:
             message = self._receive(deadline)
             if message is None:
+                if self.eof:  # it is ending: let it be reaped, to say how
+                    try:
+                        self.process.wait(timeout=2)
+                    except subprocess.TimeoutExpired:
+                        pass
                 alive = self.process.poll() is None
                 if self.lines.overflow or self.garbled:
                     why = "le processus des tests des correcteurs a écrit une ligne illisible ou démesurée"
@@ -252,11 +264,12 @@ class Worker:
                 else:
                     code = self.process.returncode
                     why = "le processus des tests des correcteurs s'est arrêté" + (
-                        f" (signal {-code})" if code is not None and code < 0 else "")
+                        f" (signal {-code})" if code is not None and code < 0 else
+                        f" (code de sortie {code})" if code else "")
                 if alive:  # stuck in a test, or past its bounds: it is not given its five seconds to end
                     self.process.kill()
                 self.close()
-                raise WorkerFailed(f"{nodeid} : {why}")
+                raise WorkerFailed(f"{nodeid} : {why}", why)
             if "ask" in message:
                 question = message["ask"]
                 started = time.monotonic()
