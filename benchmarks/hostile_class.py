@@ -11,8 +11,10 @@ processes signalled, values far too large to check…), plus the sample class of
 in the same run and must come out exactly as when graded alone.
 
 Printed side by side: wall time of the whole run, seconds per copy, the longest copy, peak memory of
-the grader's own process (RSS, sampled) and of the whole process tree. Targets: the hostile class
-under 5 minutes on 2 cores; `--gros 200` under 1 GiB for the grader's process.
+the grader's own process (RSS, sampled), of the largest of the teacher's processes (the grader or a
+graders' test worker: what a forged answer would make grow) and of the whole process tree (RSS and
+PSS). Targets: the hostile class under 5 minutes on 2 cores, no process of the teacher's over 500 MiB;
+`--gros 200` under 1 GiB for the grader's process.
 """
 
 from __future__ import annotations
@@ -63,6 +65,12 @@ IN_EVERY_BLANK = {
     "geant": ("rend des tableaux de 300 000 nombres", lambda a: "__import__('numpy').arange(300_000.0)"),
     "exfiltre": ("lève une erreur qui porte toutes ses variables", lambda a:
                  "(_ for _ in ()).throw(ValueError(repr(globals())))"),
+    # Issue 20: the child's answer replaced by a description of arrays of ten million objects.
+    "reponse_forgee": ("fait répondre au processus des valeurs forgées (forme de 10 millions)", lambda a: _after(
+        "__import__('sys').modules['trous.runner.child'].__dict__.__setitem__('_probe', lambda setup, expr, ns, "
+        "limit: {'value': [{'$nd': {'k': 'O', 's': [10_000_000], 'v': []}}] * 150})", a)),
+    "garde_memoire": ("juste, mais garde 300 Mio au premier niveau", lambda a: _after(
+        "globals().__setitem__('reserve', bytearray(300 * 2**20))", a)),
 }
 
 
@@ -174,6 +182,8 @@ def main(argv: list[str] | None = None) -> int:
                 ("durée totale", f"{wall:.1f} s", "< 300 s" if not args.gros else ""),
                 ("secondes par copie", f"{wall / n:.2f} s", ""),
                 ("pic mémoire du correcteur (RSS)", f"{own.peak / 1024:.0f} Mio", "< 1024 Mio" if args.gros else ""),
+                ("plus gros processus de l'enseignant (RSS)", f"{tree.peak_teacher / 1024:.0f} Mio", "< 500 Mio"),
+                ("pic mémoire, arbre de processus (RSS)", f"{tree.peak_rss / 1024:.0f} Mio", ""),
                 ("pic mémoire, arbre de processus (PSS)", f"{tree.peak_pss / 1024:.0f} Mio", ""),
                 ("processus au plus", str(tree.peak_processes), "")]
         width = max(len(r[0]) for r in rows)

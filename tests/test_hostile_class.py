@@ -181,3 +181,13 @@ def test_a_right_copy_that_keeps_a_large_value_keeps_every_point(tmp_path):
     somme = grades["dort"]["exercises"][0]["blanks"][0]
     assert somme["status"] == "failed" and "attendait" in somme["message"], somme["message"]
     assert "boucle sans fin" not in somme["message"], somme["message"]
+
+
+def test_the_teacher_is_told_which_copies_tampered_with_the_grader(forged_class):
+    done, _, _, results, _ = forged_class
+    report = (results / "rapport.html").read_text(encoding="utf-8")
+    listed = report.split('id="a-verifier"', 1)[1].split("</div>", 1)[0] if 'id="a-verifier"' in report else ""
+    for name in FORGERS:
+        assert f"« {name} »" in listed, name
+    assert "honnete" not in listed
+    assert "à vérifier" in done.stdout and "réponse du bac à sable refusée" in done.stdout, done.stdout[-3000:]

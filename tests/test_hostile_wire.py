@@ -73,7 +73,7 @@ def run_forged(tmp_path: Path, lines: list[bytes], endless: bool = False) -> tup
 
 # -- values that parse, but that no encoder within bounds writes: that probe's error ------------------
 VALUES = {
-    "the issue's shape bomb": (SHAPE_BOMB, "too_big", "tableau annoncé de plus de 400 000 éléments"),
+    "the issue's shape bomb": (SHAPE_BOMB, "invalid", "tableau annoncé de plus de 400 000 éléments"),
     "a shape that is not its values": ({"$nd": {"k": "f", "s": [3, 3], "v": [1.0, 2.0, 3.0]}}, "invalid",
                                        "forme ne correspond pas"),
     "numbers that are not numbers": ({"$nd": {"k": "f", "s": [2], "v": ["a", "b"]}}, "invalid", "autre chose que des nombres"),
@@ -81,8 +81,8 @@ VALUES = {
     "a shape that is no shape": ({"$nd": {"k": "f", "s": [-1], "v": []}}, "invalid", "forme illisible"),
     "a summary outside a state": ({"$nd": {"k": "f", "s": [5000], "sum": {"n": 5000}}}, "invalid", "résumé"),
     "deep nesting": (json.loads("[" * 300 + "]" * 300), "invalid", "imbriquée"),
-    "a huge text": ("x" * 3_000_000, "too_big", "texte de plus de 20 001 caractères"),
-    "too many items": ([0] * 500_000, "too_big", "plus de 400 000 éléments"),
+    "a huge text": ("x" * 3_000_000, "invalid", "texte de plus de 20 001 caractères"),
+    "too many items": ([0] * 500_000, "invalid", "plus de 400 000 éléments"),
     "a tag that lies": ({"$float": "1e308"}, "invalid", "nombre étiqueté"),
     "a complex that is not one": ({"$complex": [1, "a"]}, "invalid", "complexe"),
     "a missing mark outside a state": ({"$missing": True}, "invalid", "étiquetée"),
@@ -179,7 +179,7 @@ def test_a_session_answer_is_read_under_the_same_bounds(tmp_path):
             bomb, fine, garbled = session.ask("a"), session.ask("b"), session.ask("c")
     finally:
         runner.close()
-    assert bomb.probes[0].error.kind == "too_big" and "annoncé" in bomb.probes[0].error.message
+    assert bomb.probes[0].error.kind == "invalid" and "annoncé" in bomb.probes[0].error.message
     assert fine.probes[0].value == [1.0, 2.0]
     assert garbled.status == CRASH and "UTF-8 invalide" in garbled.error.message
 

@@ -79,8 +79,9 @@ class Outcome:
     timings: dict[str, float] = field(default_factory=dict)
     scope: assignments_mod.Scope | None = None
     round_trip: moodle_mod.RoundTrip | None = None
-    # For the teacher: graders' tests that behaved on a copy otherwise than on the reference (each
-    # costs that copy the test; the run went on). Said in the terminal and the class report.
+    # For the teacher: graders' tests that behaved on a copy otherwise than on the reference, copies
+    # that tampered with what the sandbox sends (each costs only that copy; the run went on). Said
+    # in the terminal and the class report.
     incidents: list[str] = field(default_factory=list)
 
 
@@ -612,14 +613,14 @@ SHOWN_ENTRIES, SHOWN_COPIES, SHOWN_GROUPS, SHOWN_NAMES = 30, 30, 4, 4
 
 
 def _print_incidents(console, outcome: Outcome) -> None:
-    """Graders' tests that did not behave on a copy as on the reference: the run went on, the copy
-    lost the test; the teacher should look (the class report lists them all)."""
+    """What the teacher should look at: graders' tests that did not behave on a copy as on the
+    reference, copies that tampered with what the sandbox sends. The run went on, each copy lost only
+    what it did; the class report lists them all."""
     if not outcome.incidents:
         return
     n = len(outcome.incidents)
-    console.print(f"[yellow]à vérifier[/] : {count(n, 'test des correcteurs', 'tests des correcteurs')} {plural(n, 'a', 'ont')} réagi sur une "
-                  "copie autrement que sur la solution (compté faux pour cette copie, la correction a continué) :",
-                  soft_wrap=True)
+    console.print(f"[yellow]à vérifier[/] : {count(n, 'remarque')} pour l'enseignant (chacune ne compte que contre sa "
+                  "copie ; la correction a continué) :", soft_wrap=True)
     for incident in outcome.incidents[:SHOWN_COPIES]:
         console.print("  " + _escape(printable(incident)), soft_wrap=True)
     if n > SHOWN_COPIES:

@@ -78,7 +78,7 @@ DOWNSTREAM_RTOL, DOWNSTREAM_ATOL = 1e-3, 1e-6
 
 # Why a program's variables could not be read, as a blank's remark says it (never the sandbox's text).
 STATE_UNREAD = {"timeout": " (temps dépassé en les lisant)", "too_big": " (trop volumineuses pour être vérifiées)",
-                "invalid": " (refusées par le correcteur : le programme a modifié ce qu'il envoie ?)",
+                "invalid": " (refusées par le correcteur : le programme a modifié ce qu'il lui envoie ?)",
                 "exception": " (une erreur s'est produite en les lisant)", "files": ""}
 
 
@@ -548,6 +548,10 @@ class Grader:
         grade = SubmissionGrade(student, self.course.id, self.version)
         for plan in plans:
             grade.exercises.append(self._exercise_grade(plan, planned, results))
+            tampered = next(filter(None, (_tampered(results[i]) for i in plan.units)), None)
+            if tampered is not None:
+                grade.incidents.append(f"{plan.exercise.id} : réponse du bac à sable refusée ({tampered}) — aucun "
+                                       "programme ne l'écrit sans toucher au correcteur : la copie l'a sans doute modifié")
             for test_plan in plan.tests:
                 for outcome in test_plan.outcomes:
                     if self.observe is not None:
@@ -1025,6 +1029,18 @@ def _statements(solution: str, fills: list[blanks_mod.Fill]) -> list[_Statement 
     if not flow.known or len(flow.blanks) != len(fills):
         return [None] * len(fills)
     return [_Statement(b.statement[0], b.statement[1], tuple(sorted(b.assigns | b.changes))) for b in flow.blanks]
+
+
+def _tampered(result: UnitResult) -> str | None:
+    """Why a unit's result shows the sandbox's answer was forged (runner/wire.py refused it, or the
+    channel carried what no child writes), else None."""
+    errors = [result.error, *(p.error for p in result.probes)]
+    if isinstance(result.state, dict) and isinstance(result.state.get("$error"), dict):
+        errors.append(ErrorInfo(str(result.state["$error"].get("kind")), message=str(result.state["$error"].get("message"))))
+    for error in errors:
+        if error is not None and error.kind in ("invalid", "protocol"):
+            return error.message
+    return None
 
 
 def _within(unit: Unit, left: float, limits: Limits) -> Unit:

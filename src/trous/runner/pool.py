@@ -12,7 +12,6 @@ asking the next; whatever happens inside, `Session.ask` answers, never raises.
 
 from __future__ import annotations
 
-import json
 import os
 import select
 import signal

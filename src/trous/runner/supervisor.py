@@ -729,22 +729,21 @@ class _Stop(Exception):
 
 # What a child reports of an error of the student's code. Messages of the other kinds (a timeout, a
 # crash…) are shown whatever a check discloses, so their text is the supervisor's own, never the
-# child's: a child that wrote one could carry into a page what a hidden run read.
+# child's: a child that wrote one could carry into a page what a hidden run read. (A timeout the
+# supervisor did not ask for is the student's code raising the child's own interruption.)
 CHILD_KINDS = ("syntax", "exception", "memory", "exit", "too_big")
 TOO_BIG_SAID = re.compile(r"plus de 200 000 éléments|\d{1,9} Kio, limite \d{1,9} Kio")
 
 
 def _error_with_text(unit: Unit, error, supervisor: Supervisor) -> dict | None:
     """The child reports lines only; the text of a line comes from the source, which it never had.
-    A kind the child does not report is its code's exception; a too_big its own words only."""
+    A kind the child does not report is a message no child writes; a too_big, its own words only."""
     if not isinstance(error, dict):
         return None
     error = {k: v for k, v in error.items() if k != "text"}
     kind = error.get("kind")
-    if kind not in CHILD_KINDS:
-        error.update(kind="exception", message="")
-        if not (isinstance(error.get("type"), str) and error["type"]):
-            error["type"] = "Exception"
+    if kind not in CHILD_KINDS:  # no child writes that: its channel was written to by other code
+        return {"kind": "protocol", "message": stop_message("protocol", {}, Limits())}
     elif kind == "too_big" and not (isinstance(error.get("message"), str) and TOO_BIG_SAID.fullmatch(error["message"])):
         error["message"] = ""
     return {**error, **supervisor._location(unit, error.get("line"))}

@@ -23,7 +23,6 @@ what a hidden run computed into it.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 
 from .encode import MAX_DEPTH, MAX_ITEMS, MAX_STR
@@ -39,11 +38,15 @@ MAX_SUMMARISED = 1 << 48  # elements a state summary may describe (it carries no
 
 
 class WireError(ValueError):
-    """Data from a sandbox that is out of bounds or malformed; the text is French and names no data."""
+    """Data from a sandbox that is out of bounds or malformed; the text is French and names no data.
+    No encoder within the copy's bounds writes such data (it cuts, refuses and tags by itself): it
+    was forged, and its error's kind says so ("invalid")."""
 
-    def __init__(self, reason: str, kind: str = "invalid"):
+    kind = "invalid"
+
+    def __init__(self, reason: str):
         super().__init__(reason)
-        self.reason, self.kind = reason, kind  # kind: "invalid", or "too_big" for a size
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -69,8 +72,9 @@ class Bounds:
 
 # -- lines -------------------------------------------------------------------------------------
 class Lines:
-    """Lines read from a stream, each at most `limit` bytes: past it, the line is cut off and its
-    bytes are dropped as they come (`overflow` says so), so that a line without end costs nothing."""
+    """Lines read from a stream, each at most `limit` bytes. A line past it is never handed out: its
+    bytes are dropped as they come, and `overflow` says the stream is not to be believed any more
+    (nor are the lines after it), so that a line without end costs nothing."""
 
     def __init__(self, limit: int):
         self.limit = limit
@@ -109,7 +113,7 @@ class Lines:
 def parse_line(line: bytes, limit: int) -> dict:
     """One JSON object from a line of at most `limit` bytes, strictly (WireError otherwise)."""
     if len(line) > limit:
-        raise WireError(f"réponse trop longue (plus de {limit // 1024} Kio)", "too_big")
+        raise WireError(f"réponse trop longue (plus de {limit // 1024} Kio)")
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError:
@@ -146,14 +150,14 @@ class _Walk:
     def spend(self, n: int) -> None:
         self.items -= n
         if self.items < 0:
-            raise WireError(f"plus de {self.bounds.items:,} éléments".replace(",", " "), "too_big")
+            raise WireError(f"plus de {self.bounds.items:,} éléments".replace(",", " "))
 
     def string(self, s: str) -> None:
         if len(s) > self.bounds.text:
-            raise WireError(f"texte de plus de {self.bounds.text:,} caractères".replace(",", " "), "too_big")
+            raise WireError(f"texte de plus de {self.bounds.text:,} caractères".replace(",", " "))
         self.text -= len(s)
         if self.text < 0:
-            raise WireError(f"textes de plus de {self.bounds.value_bytes // 1024} Kio en tout", "too_big")
+            raise WireError(f"textes de plus de {self.bounds.value_bytes // 1024} Kio en tout")
         if not s.isascii():
             try:
                 s.encode("utf-8")
@@ -228,7 +232,8 @@ class _Walk:
             return False
         return True
 
-    def number(self, x) -> bool:
+    @staticmethod
+    def number(x) -> bool:
         """A number as the encoder writes one (finite, or tagged)."""
         t = type(x)
         if t is int or t is bool:
@@ -237,53 +242,67 @@ class _Walk:
             return x not in (_INF, _NINF)
         return t is dict and len(x) == 1 and x.get("$float") in FLOAT_TAGS
 
+    @classmethod
+    def numbers(cls, items: list) -> bool:
+        """Every item a number as the encoder writes one: by type at C speed, one by one only
+        for the tagged ones."""
+        kinds = set(map(type, items))
+        if kinds <= _NUMBERS:
+            return not (float in kinds and (_INF in items or _NINF in items))
+        if not kinds <= _NUMBERS | {dict}:
+            return False
+        return all(cls.number(x) for x in items)
+
     def array(self, a: dict, depth: int, stack: list) -> None:
-        keys = set(a)
         kind, shape = a.get("k"), a.get("s")
-        if not ({"k", "s"} <= keys <= {"k", "s", "v", "sum"}) or len(keys & {"v", "sum"}) != 1:
+        if len(a) != 3 or ("v" in a) == ("sum" in a) or kind is None or shape is None:
             raise WireError("tableau mal décrit")
-        if kind not in ARRAY_KINDS or type(kind) is not str:
+        if type(kind) is not str or kind not in ARRAY_KINDS:
             raise WireError("tableau mal décrit (type d'éléments inconnu)")
-        if (type(shape) is not list or len(shape) > MAX_NDIM
-                or not all(type(n) is int and n >= 0 for n in shape)):
+        if type(shape) is not list or len(shape) > MAX_NDIM:
             raise WireError("tableau mal décrit (forme illisible)")
-        self.spend(len(shape))
-        if "sum" in keys:
-            self.summary(a["sum"], shape, kind)
-            return
         size = 1
         for n in shape:
+            if type(n) is not int or n < 0:
+                raise WireError("tableau mal décrit (forme illisible)")
             size *= n
-            if size > self.bounds.items:
-                raise WireError(f"tableau annoncé de plus de {self.bounds.items:,} éléments".replace(",", " "), "too_big")
+            if size > MAX_SUMMARISED:
+                raise WireError("tableau mal décrit (forme démesurée)")
+        if "sum" in a:
+            self.summary(a["sum"], size, kind)
+            return
+        if size > self.bounds.items:
+            raise WireError(f"tableau annoncé de plus de {self.bounds.items:,} éléments".replace(",", " "))
+        if len(shape) + depth >= self.bounds.depth:
+            raise WireError(f"valeur imbriquée sur plus de {self.bounds.depth} niveaux")
         # The values must be nested exactly as the shape says: rows of the announced lengths.
         level = [a["v"]]
+        rows = 0
         for n in shape:
-            self.spend(len(level))
-            following = []
+            rows += len(level)
+            following: list = []
             for row in level:
                 if type(row) is not list or len(row) != n:
                     raise WireError("tableau mal décrit (sa forme ne correspond pas à ses valeurs)")
-                following.extend(row)
+                following += row
             level = following
-        if len(shape) + depth >= self.bounds.depth:
-            raise WireError(f"valeur imbriquée sur plus de {self.bounds.depth} niveaux")
         if kind == "O":
+            self.spend(rows)
             stack.extend((x, depth + len(shape) + 1) for x in level)
             return
-        self.spend(len(level))
-        if not all(self.number(x) for x in level):
+        self.spend(rows + len(level))
+        if not self.numbers(level):
             raise WireError("tableau de nombres qui contient autre chose que des nombres")
 
-    def summary(self, numbers, shape: list, kind: str) -> None:
+    def summary(self, numbers, size: int, kind: str) -> None:
         """A state's summary of a large numeric array (encode.summary): a few numbers, no values."""
         if not self.state or kind == "O" or type(numbers) is not dict or not set(numbers) <= SUMMARY_KEYS:
             raise WireError("résumé de tableau mal formé")
-        if math.prod(shape) > MAX_SUMMARISED:
+        if size > MAX_SUMMARISED:
             raise WireError("résumé de tableau mal formé (forme démesurée)")
         for key, x in numbers.items():
             if key in ("at", "sample"):
-                if type(x) is not list or len(x) > 64 or not all(self.number(v) for v in x):
+                if type(x) is not list or len(x) > 64 or not self.numbers(x):
                     raise WireError("résumé de tableau mal formé")
                 self.spend(len(x))
             elif not self.number(x):
