@@ -9,7 +9,10 @@ nothing it has not been asked to run yet.
 It reads the child's events and output, and stops the child when a unit or a probe outlives its
 time. A probe that hangs or crashes costs only that probe: the unit is run again in a new child
 from the next probe on. A program that hangs or crashes costs its unit and the later units of its
-group. Results go to the parent as JSON lines, one per unit, then {"done": true}.
+group. A unit that kept memory past its end (its child says how much) has the next one run in a
+new child, so that each unit has its whole memory bound. Results go to the parent as JSON lines,
+one per unit, then {"done": true}; the parent reads them under bounds of its own (wire.py), since
+what the child sent is in them.
 """
 
 from __future__ import annotations
