@@ -17,9 +17,9 @@ Commands arrive on fd 0 as frames: one type byte, a 4-byte big-endian length, th
 Each unit starts from the memory state the first one had: at its end, its namespace is emptied and
 what still refers to itself (a function and its globals, a class and its methods) is collected, so
 that the memory bound is each run's, not what the previous runs of the same process left of it.
-The end event says how much more the process maps than when it started ("kept", MiB): past a few
-percent of the bound (something held outside the namespace), the supervisor runs the next unit in a
-fresh child instead.
+The end event says how much more the process maps than when it started ("kept", MiB; modules a unit
+imports stay, as in any process that runs it, and are not counted): past a few percent of the bound
+(something held outside the namespace), the supervisor runs the next unit in a fresh child instead.
 """
 
 from __future__ import annotations
@@ -40,7 +40,10 @@ _write = os.write
 _dumps = json.JSONEncoder(allow_nan=False, ensure_ascii=False, separators=(",", ":")).encode
 _owner = {"pid": None}  # the process that speaks for the runner; a fork of it must stay silent
 _current = {"index": -1, "filename": "", "running": False, "cpu": 0.0}  # cpu: when the command began
-_memory = {"start": 0}  # bytes mapped once confined, before any student code
+# MiB mapped once confined, before any student code; the floor a unit's end is measured from (the
+# modules a unit imported stay, as they would in any process that ran it: they raise the floor);
+# the modules loaded when the unit began.
+_memory = {"start": 0, "floor": 0, "modules": 0}
 
 
 class TimeoutInterrupt(BaseException):
@@ -96,7 +99,7 @@ def describe(exc: BaseException, filename: str) -> dict:
         kind, message = "syntax", exc.msg or "syntaxe invalide"
     elif isinstance(exc, MemoryError):
         # What the program held when it asked for more: the grader says it with the bound.
-        kind, message = "memory", str(max(0, _mapped_mib() - _memory["start"] // (1 << 20)))
+        kind, message = "memory", str(max(0, _mapped_mib() - _memory["start"]))
     elif isinstance(exc, SystemExit):
         kind, message = "exit", _exit_code(exc)
     else:
@@ -217,6 +220,7 @@ def serve() -> None:
             if namespace:  # a session's new run of the program: the previous one's is let go first
                 namespace = _forget(namespace)
             header = json.loads(payload)
+            _memory["modules"] = len(sys.modules)
             index, limit = int(header["i"]), int(header.get("value_limit", limit))
             _current.update(index=index, filename=str(header["filename"]))
             namespace = {"__name__": str(header.get("module_name", "__trous__")), "__file__": _current["filename"],
@@ -243,7 +247,7 @@ def serve() -> None:
         elif kind == b"E":
             _flush()
             namespace = _forget(namespace)
-            emit({"ev": "end", "i": index, "kept": _mapped_mib() - _memory["start"] // (1 << 20)})
+            emit({"ev": "end", "i": index, "kept": _kept()})
         del payload
 
 
@@ -256,6 +260,15 @@ def _forget(namespace: dict) -> dict:
         pass
     gc.collect()
     return {}
+
+
+def _kept() -> int:
+    """MiB the process maps past its floor once the unit's namespace is gone: what the unit kept
+    elsewhere (in builtins, a module). A unit that imported modules raises the floor instead."""
+    now = _mapped_mib()
+    if len(sys.modules) > _memory["modules"]:
+        _memory["floor"] = max(_memory["floor"], now)
+    return now - _memory["floor"]
 
 
 def _mapped_mib() -> int:
@@ -283,7 +296,7 @@ def main(limits, confinement) -> None:
     status = 0
     try:
         apply(limits, confinement)
-        _memory["start"] = _mapped_mib() << 20
+        _memory["start"] = _memory["floor"] = _mapped_mib()
         sys.stdin = open(os.devnull)  # noqa: SIM115
         sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", errors="replace",
                                       line_buffering=False, write_through=False)
