@@ -259,3 +259,37 @@ def test_the_decoders_rebuild_from_the_values_never_from_the_claimed_shape():
     assert as_value({"$nd": {"k": "O", "s": [2, 2], "v": [[1, "a"], [None, 2.5]]}}).tolist() == [[1, "a"], [None, 2.5]]
     decode(answer, arrays=True)  # the comparison keeps the shape as data, and builds nothing from it
     assert time.process_time() - started < 2 and peak_rss_mib() - before < 50
+
+
+def test_no_forgery_of_any_shape_escapes_as_an_exception():
+    # Random data built from the tags' own pieces: whatever it is, the reading ends in a value or an
+    # error of that probe, and what it lets through the decoders rebuild without an exception.
+    import random
+
+    from trous.course.compare import decode
+    from trous.grading.eleve import as_value
+
+    rng = random.Random(20)
+    tags = ["$nd", "$float", "$type", "$complex", "$missing", "$error", "k", "s", "v", "sum", "n", "at", "sample"]
+
+    def anything(depth: int):
+        roll = rng.random()
+        if depth > 4 or roll < 0.3:
+            return rng.choice([0, -1, 2**70, 1.5, 1e308, True, None, "", "nan", "inf", "O", "f", "x" * 30, [],
+                               {}, 10_000_000])
+        if roll < 0.55:
+            return [anything(depth + 1) for _ in range(rng.randrange(4))]
+        return {rng.choice(tags): anything(depth + 1) for _ in range(rng.randrange(1, 4))}
+
+    let_through = 0
+    for _ in range(3000):
+        data = {"status": "ok", "probes": [{"value": anything(0)}], "state": {"x": anything(0)}}
+        result = UnitResult.from_json(data, 1, bounds=Bounds())
+        probe = result.probes[0]
+        if probe.error is None:
+            let_through += 1
+            as_value(probe.value)
+            decode(probe.value, arrays=True)
+        if "$error" not in (result.state or {}):
+            decode(result.state, arrays=True)
+    assert let_through > 100  # plain data does pass

@@ -213,7 +213,7 @@ class _Walk:
         The decoders read a dict as a tag from its keys alone: so must this."""
         keys = set(d)
         if keys == {"$float"}:
-            if d["$float"] not in FLOAT_TAGS:
+            if type(d["$float"]) is not str or d["$float"] not in FLOAT_TAGS:
                 raise WireError("nombre étiqueté mal formé")
         elif keys == {"$type"}:
             if type(d["$type"]) is not str:
@@ -240,7 +240,7 @@ class _Walk:
             return True
         if t is float:
             return x not in (_INF, _NINF)
-        return t is dict and len(x) == 1 and x.get("$float") in FLOAT_TAGS
+        return t is dict and len(x) == 1 and type(x.get("$float")) is str and x["$float"] in FLOAT_TAGS
 
     @classmethod
     def numbers(cls, items: list) -> bool:
@@ -266,7 +266,7 @@ class _Walk:
             if type(n) is not int or n < 0:
                 raise WireError("tableau mal décrit (forme illisible)")
             size *= n
-            if size > MAX_SUMMARISED:
+            if size > MAX_SUMMARISED or n > MAX_SUMMARISED:
                 raise WireError("tableau mal décrit (forme démesurée)")
         if "sum" in a:
             self.summary(a["sum"], size, kind)
