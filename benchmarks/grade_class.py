@@ -197,6 +197,7 @@ class TreeMemory:
         self.interval, self.pss_every = interval, max(1, pss_every)
         self.peak_rss = self.peak_pss = 0
         self.peak_processes = 0
+        self.peak_teacher = 0  # RSS of the largest process of the teacher's (the grader, a test worker)
         self.samples = 0
         self.zygote_cpu: dict[int, float] = {}
         self.own_cpu = 0.0  # the sampler's own CPU seconds
@@ -213,7 +214,7 @@ class TreeMemory:
     def stop(self) -> None:
         self._halt.set()
         (self.peak_rss, self.peak_pss, self.peak_processes, self.samples,
-         self.zygote_cpu, self.own_cpu) = self._results.recv()
+         self.zygote_cpu, self.own_cpu, self.peak_teacher) = self._results.recv()
         self._process.join()
 
 
@@ -233,7 +234,17 @@ def _sample(root: int, interval: float, pss_every: int, halt, results) -> None:
                 return False
         return commands[pid]
 
-    peak_rss = peak_pss = peak_processes = samples = 0
+    def is_test_worker(pid: int) -> bool:
+        if pid not in workers:
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    workers[pid] = b"trous.grading.testworker" in f.read().split(b"\0")
+            except OSError:
+                return False
+        return workers[pid]
+
+    workers: dict[int, bool] = {}
+    peak_rss = peak_pss = peak_processes = samples = peak_teacher = 0
     zygote_cpu: dict[int, float] = {}
     while not halt.is_set():
         tree, cpu = _processes()
@@ -248,6 +259,8 @@ def _sample(root: int, interval: float, pss_every: int, halt, results) -> None:
         for pid in pids:
             r, p = _memory_kib(pid) if with_pss else (_rss_kib(pid), 0)
             rss, pss = rss + r, pss + p
+            if pid == root or is_test_worker(pid):  # the teacher's own processes (not the sandboxes')
+                peak_teacher = max(peak_teacher, r)
             if pid in cpu and is_zygote(pid):
                 # The first zygote found is the one under bubblewrap's init, or the unisolated runner's own.
                 parent_is_zygote = any(pid in tree.get(q, []) and is_zygote(q) for q in pids)
@@ -258,7 +271,7 @@ def _sample(root: int, interval: float, pss_every: int, halt, results) -> None:
         samples += 1
         halt.wait(interval)
     results.send((peak_rss, peak_pss, peak_processes, samples, zygote_cpu,
-                  _cpu(resource.getrusage(resource.RUSAGE_SELF))))
+                  _cpu(resource.getrusage(resource.RUSAGE_SELF)), peak_teacher))
     results.close()
 
 

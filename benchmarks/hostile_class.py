@@ -11,8 +11,10 @@ processes signalled, values far too large to check…), plus the sample class of
 in the same run and must come out exactly as when graded alone.
 
 Printed side by side: wall time of the whole run, seconds per copy, the longest copy, peak memory of
-the grader's own process (RSS, sampled) and of the whole process tree. Targets: the hostile class
-under 5 minutes on 2 cores; `--gros 200` under 1 GiB for the grader's process.
+the grader's own process (RSS, sampled), of the largest of the teacher's processes (the grader or a
+graders' test worker: what a forged answer would make grow) and of the whole process tree (RSS and
+PSS). Targets: the hostile class under 5 minutes on 2 cores, no process of the teacher's over 500 MiB;
+`--gros 200` under 1 GiB for the grader's process.
 """
 
 from __future__ import annotations
@@ -63,18 +65,29 @@ IN_EVERY_BLANK = {
     "geant": ("rend des tableaux de 300 000 nombres", lambda a: "__import__('numpy').arange(300_000.0)"),
     "exfiltre": ("lève une erreur qui porte toutes ses variables", lambda a:
                  "(_ for _ in ()).throw(ValueError(repr(globals())))"),
+    # Issue 20: the child's answer replaced by a description of arrays of ten million objects.
+    "reponse_forgee": ("fait répondre au processus des valeurs forgées (forme de 10 millions)", lambda a: _after(
+        "__import__('sys').modules['trous.runner.child'].__dict__.__setitem__('_probe', lambda setup, expr, ns, "
+        "limit: {'value': [{'$nd': {'k': 'O', 's': [10_000_000], 'v': []}}] * 150})", a)),
+}
+# In the first blank of each exercise only, as a student would: right fills, one of which keeps a
+# large value at top level (issue 20 §2). These copies must keep every point.
+IN_FIRST_BLANK = {
+    "garde_memoire": ("juste, mais un trou garde 300 Mio au premier niveau", lambda a: _after(
+        "'reserve' in globals() or globals().__setitem__('reserve', bytearray(300 * 2**20))", a)),
 }
 
 
-def _with_every_blank(material: gen.Material, make) -> str:
+def _with_every_blank(material: gen.Material, make, first_only: bool = False) -> str:
     return blanks_mod.splice(material.template, material.blanks,
-                             {i: make(answer) for i, answer in enumerate(material.answers)})
+                             {i: make(answer) if i == 0 or not first_only else answer
+                              for i, answer in enumerate(material.answers)})
 
 
 def hostile_class(course: Course, dest: Path, copies: int) -> dict[str, str]:
     """Write `copies` hostile copies (cycling through the kinds) and three honest ones."""
     materials = gen.load_materials(course)
-    kinds = list(IN_EVERY_BLANK.items())
+    kinds = list(IN_EVERY_BLANK.items()) + list(IN_FIRST_BLANK.items())
     described: dict[str, str] = {}
     # The sample class's troublemakers first (everything but its honest students).
     sample = [s for s in gen.STUDENTS if s[0] not in ("alice_parfaite", "bruno_partiel")]
@@ -88,7 +101,8 @@ def hostile_class(course: Course, dest: Path, copies: int) -> dict[str, str]:
         folder = dest / f"{i:02d}_{key}"
         folder.mkdir(parents=True)
         for material in materials:
-            (folder / f"{material.id}.py").write_text(_with_every_blank(material, make), encoding="utf-8")
+            (folder / f"{material.id}.py").write_text(
+                _with_every_blank(material, make, first_only=key in IN_FIRST_BLANK), encoding="utf-8")
         described[folder.name] = description
     for name, build in (("honnete_parfait", gen.parfaite), ("honnete_partiel", gen.partiel)):
         gen.write_tree(dest / name, build(materials))
@@ -174,6 +188,8 @@ def main(argv: list[str] | None = None) -> int:
                 ("durée totale", f"{wall:.1f} s", "< 300 s" if not args.gros else ""),
                 ("secondes par copie", f"{wall / n:.2f} s", ""),
                 ("pic mémoire du correcteur (RSS)", f"{own.peak / 1024:.0f} Mio", "< 1024 Mio" if args.gros else ""),
+                ("plus gros processus de l'enseignant (RSS)", f"{tree.peak_teacher / 1024:.0f} Mio", "< 500 Mio"),
+                ("pic mémoire, arbre de processus (RSS)", f"{tree.peak_rss / 1024:.0f} Mio", ""),
                 ("pic mémoire, arbre de processus (PSS)", f"{tree.peak_pss / 1024:.0f} Mio", ""),
                 ("processus au plus", str(tree.peak_processes), "")]
         width = max(len(r[0]) for r in rows)
@@ -188,7 +204,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {name:<28} {shown:>9}  {described[name]}")
             honest = {g: scores[g].score for g in ("honnete_parfait", "honnete_partiel", "honnete_debutant")}
             print(f"\ncopies honnêtes : {json.dumps(honest)}")
-            ok = wall < 300 and scores["honnete_parfait"].score == scores["honnete_parfait"].max_score
+            keeping = [g for g in scores if g.endswith("garde_memoire")]  # right, and must stay so
+            ok = (wall < 300 and scores["honnete_parfait"].score == scores["honnete_parfait"].max_score
+                  and all(scores[g].score == scores[g].max_score for g in keeping))
             print("OBJECTIF ATTEINT" if ok else "objectif manqué", f": {wall:.0f} s pour {n} copies")
         else:
             print("OBJECTIF ATTEINT" if own.peak / 1024 < 1024 else "objectif manqué",

@@ -20,6 +20,8 @@ from grading_support import mini_course
 from trous.course import Course
 from trous.course import blanks as blanks_mod
 from trous.grading.engine import Grader, GraderError
+from trous.grading.model import FAILED
+from trous.student.checking import Verdict
 from trous.runner.pool import RunnerPool
 
 HEADER = "import math\n\nimport pytest\n\nfrom trous.spec import SOLUTION, StudentError, blank, expect, variant\n\n"
@@ -285,7 +287,9 @@ def test_a_test_that_the_reference_does_not_pass_is_refused(body, said, pool, tm
         grader.close()
 
 
-def test_a_bug_of_the_grader_on_one_copy_stops_grading_instead_of_failing_the_student(pool, tmp_path):
+def test_a_test_that_errs_only_on_one_copys_values_costs_that_copy_the_test_and_tells_the_teacher(pool, tmp_path):
+    # The test passes on the reference (checked before any copy): whatever it does on a copy, it does
+    # on that copy's values. The copy loses the test, the class goes on, the teacher is told.
     root = mini_course(tmp_path / "cours", ("01_toux",))
     write(root, "graders/test_01_toux.py", (root / "graders/test_01_toux.py").read_text(encoding="utf-8") + '''
 
@@ -304,13 +308,85 @@ def test_avec_une_branche_boguee(eleve):
     grader = Grader(course, pool)
     try:
         grader.compute_references()  # the reference never takes that branch
-        with pytest.raises(GraderError) as stopped:
-            grader.grade("alice", {"01_toux": splice(course, "01_toux", "scores", "1000 + t[0]")})
-        message = str(stopped.value)
-        assert "bug du correcteur" in message and "alice" in message and "test_avec_une_branche_boguee" in message
-        assert "NameError" in message
+        odd = grader.grade("alice", {"01_toux": splice(course, "01_toux", "scores", "1000 + t[0]")})
+        honest = grader.grade("bruno", {"01_toux": course.exercise("01_toux").solution_path.read_bytes()})
     finally:
         grader.close()
+    scores = next(b for b in odd.exercise("01_toux").blanks if b.id == "scores")
+    assert scores.status == FAILED, scores.message
+    assert "NameError" not in scores.message and "reference_inconnue" not in scores.message  # the test's, not hers
+    assert len(odd.incidents) == 1, odd.incidents
+    assert "test_avec_une_branche_boguee" in odd.incidents[0] and "NameError" in odd.incidents[0], odd.incidents
+    assert honest.score == honest.max_score and not honest.incidents
+
+
+def test_a_test_past_its_own_bounds_on_a_copy_costs_that_copy_the_test_and_the_class_goes_on(pool, tmp_path):
+    # Each test passes on the reference; on a copy's values one computes without end, one asks for
+    # more memory than the worker has, one kills its worker. Each costs that copy its test, said as
+    # such; the teacher is told; the worker is replaced and the next copy is graded as if nothing was.
+    root = mini_course(tmp_path / "cours", ("01_toux",))
+    write(root, "graders/test_01_toux.py", (root / "graders/test_01_toux.py").read_text(encoding="utf-8") + '''
+
+import os
+
+import pytest
+
+
+@pytest.mark.trou("scores")
+def test_qui_calcule_sans_fin(eleve):
+    """les scores"""
+    scores = eleve("scores")
+    while scores[0] > 100:
+        pass
+    assert len(scores) == 3
+
+
+@pytest.mark.trou("nouveau")
+def test_qui_gonfle(eleve):
+    """le nouveau vecteur"""
+    nouveau = eleve("nouveau")
+    if nouveau[0] > 100:
+        bytearray(64 * 2**30)
+    assert len(nouveau) == 2
+
+
+@pytest.mark.trou("somme_exp")
+def test_qui_tue_son_processus(eleve):
+    """les poids"""
+    poids = eleve.call("softmax", [1.0, 2.0])
+    if poids[0] > 100:
+        os._exit(3)
+    assert sum(poids) == pytest.approx(1)
+''')
+    course = Course.load(root)
+    grader = Grader(course, pool)
+    seen: dict[tuple[str, str], str] = {}
+    grader.observe = lambda student, outcome: seen.setdefault(
+        (student, outcome.test.name), (outcome.verdict() or Verdict(True)).reason)
+    started = time.monotonic()
+    try:
+        grader.compute_references()
+        copies = {"calcule": splice(course, "01_toux", "scores", "1000 + sum(a * b for a, b in zip(t, toux))"),
+                  "gonfle": splice(course, "01_toux", "nouveau", "1000 + sum(poids[i] * x[i][j] for i in range(len(x)))"),
+                  "tue": splice(course, "01_toux", "somme_exp", "sum(e) / 1000")}
+        grades = {name: grader.grade(name, {"01_toux": data}) for name, data in copies.items()}
+        honest = grader.grade("honnete", {"01_toux": course.exercise("01_toux").solution_path.read_bytes()})
+    finally:
+        grader.close()
+    assert time.monotonic() - started < 120
+    said = {"calcule": ("scores", "test_qui_calcule_sans_fin",
+                        "le test n'a pas fini sur ce que donne ton code (plus de 5 s de calcul)", "calcul"),
+            "gonfle": ("nouveau", "test_qui_gonfle", "le test a manqué de mémoire sur ce que donne ton code", "mémoire"),
+            "tue": ("somme_exp", "test_qui_tue_son_processus",
+                    "le test n'a pas fini sur ce que donne ton code (son processus a dû être arrêté)",
+                    "s'est arrêté (code de sortie 3)")}
+    for name, (blank_id, test_name, remark, incident) in said.items():
+        blank = next(b for b in grades[name].exercise("01_toux").blanks if b.id == blank_id)
+        assert blank.status == FAILED, (name, blank)
+        found = [i for i in grades[name].incidents if test_name in i]
+        assert len(found) == 1 and incident in found[0], (name, grades[name].incidents)
+        assert remark in seen[(name, test_name)], (name, seen)
+    assert honest.score == honest.max_score and not honest.incidents
 
 
 def test_public_test_functions_count_and_are_named_as_public(pool, tmp_path):

@@ -241,3 +241,47 @@ def test_an_unreachable_scheduler_is_a_clear_error(classe, monkeypatch, tmp_path
     options = GradeOptions(copies, tmp_path / "res", scheduler="dask", address=f"tcp://127.0.0.1:{port}")
     with pytest.raises(dist.ClusterUnavailable, match=f"impossible de joindre l'ordonnanceur Dask tcp://127.0.0.1:{port}"):
         grade_class(Course.load(course_dir), options)
+
+
+def test_a_forged_copy_on_a_cluster_costs_only_itself(cluster, tmp_path):
+    # Issue 20: through Dask as locally, a copy that forges its answers and one on which a graders'
+    # test computes without end are graded among honest copies; the run ends with every grade.
+    root = mini_course(tmp_path / "cours", ("01_toux",))
+    grader = root / "graders" / "test_01_toux.py"
+    grader.write_text(grader.read_text(encoding="utf-8") + '''
+
+import pytest
+
+
+@pytest.mark.trou("scores")
+def test_qui_calcule_sans_fin(eleve):
+    """les scores"""
+    scores = eleve("scores")
+    while scores[0] > 100:
+        pass
+    assert len(scores) == 3
+''', encoding="utf-8")
+    course = Course.load(root)
+    exercise = course.exercise("01_toux")
+    solution = exercise.solution_path.read_text(encoding="utf-8")
+    generator = make_classe()
+    material = next(m for m in generator.load_materials(course) if m.id == "01_toux")
+    child = "__import__('sys').modules['trous.runner.child'].__dict__"
+    copies = {
+        "honnete": solution,
+        "debutant": material.template,
+        "bombe": material.with_blank(0, f"({child}.__setitem__('_probe', lambda setup, expr, ns, limit: "
+                                        "{'value': [{'$nd': {'k': 'O', 's': [10_000_000], 'v': []}}] * 150}), sum(e))[1]"),
+        "grands_scores": material.with_blank(1, "1000 + sum(a * b for a, b in zip(t, toux))"),
+    }
+    for name, text in copies.items():
+        (tmp_path / "classe" / name / "exercises").mkdir(parents=True)
+        (tmp_path / "classe" / name / "exercises" / "01_toux.py").write_text(text, encoding="utf-8")
+    options = GradeOptions(tmp_path / "classe", tmp_path / "res", scheduler="dask", address=cluster.scheduler_address)
+    outcome = grade_class(course, options)
+    grades = {g.student: g for g in outcome.grades}
+    assert set(grades) == set(copies) and (tmp_path / "res" / "grades.csv").exists()
+    assert grades["honnete"].score == grades["honnete"].max_score and grades["debutant"].score == 0
+    somme = grades["bombe"].exercise("01_toux").blanks[0]
+    assert somme.score == 0 and "tableau annoncé de plus de 400 000 éléments" in somme.message, somme.message
+    assert any("test_qui_calcule_sans_fin" in i and "grands_scores" in i for i in outcome.incidents), outcome.incidents

@@ -117,6 +117,42 @@ def test_memory_is_said_to_be_memory(runner):
     assert "mémoire" in describe_error(result.error)
 
 
+def test_each_run_of_a_process_has_the_whole_memory_bound(runner):
+    # Issue 20 §2: a blank's variants run one after another in one process. What a run keeps at top
+    # level (held by its own function, a cycle) or out of its namespace (in builtins) is gone before
+    # the next run: each of these runs holds 300 MiB of a 512 MiB bound, and each one passes.
+    kept_at_top = "def f(v):\n    return v\nreserve = bytearray(300 * 2**20)\nx = f(1)"
+    kept_elsewhere = "import builtins\nbuiltins.reserve = getattr(builtins, 'reserve', []) + [bytearray(300 * 2**20)]\nx = 1"
+    limits = Limits(wall=5, memory_mb=512)
+    for source in (kept_at_top, kept_elsewhere):
+        units = tuple(Unit(source, "exercises/copie.py", (Probe("x"),), process="p", group="g") for _ in range(4))
+        results = runner.run(Job(units, limits))
+        assert [r.status for r in results] == ["ok"] * 4, [r.error for r in results]
+
+
+def test_a_run_past_the_memory_bound_is_told_the_bound_and_what_it_held(runner):
+    result = run(runner, "blocs = []\nfor _ in range(8):\n    blocs.append(bytearray(100 * 2**20))", "1",
+                 limits=Limits(wall=5, memory_mb=256))
+    assert result.status == "error" and result.error.kind == "memory", result.error
+    said = describe_error(result.error)
+    assert "limite de 256 Mio par exécution" in said and "il en occupait déjà" in said, said
+    held = int(said.split("il en occupait déjà ")[1].split(" ")[0])
+    assert 150 <= held <= 256, said  # two blocks at least, never more than the bound
+    hidden = describe_error(result.error, message=False)  # on hidden inputs, the bound only
+    assert "limite de 256 Mio" in hidden and "occupait" not in hidden, hidden
+
+
+def test_a_program_that_waits_is_not_said_to_loop(runner):
+    # Issue 20 §4: the CPU a stopped program used tells a wait from a loop.
+    for source in ("import time\nx = 1\ntime.sleep(30)", "import threading\nx = 1\nthreading.Event().wait()"):
+        result = run(runner, source, "x", limits=Limits(wall=1))
+        said = describe_error(result.error)
+        assert result.status == "timeout" and "attendait à la ligne 3" in said, said
+        assert "boucle sans fin" not in said
+    said = describe_error(run(runner, "x = 1\nwhile True:\n    x += 1", "x", limits=Limits(wall=1)).error)
+    assert "boucle sans fin" in said and "attendait" not in said, said
+
+
 def test_a_program_that_kills_itself(runner):
     result = run(runner, "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)", "1")
     assert result.status == "crash" and "SIGKILL" in result.error.message

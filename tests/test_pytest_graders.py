@@ -7,14 +7,20 @@ course or on a small course cut from it; `--copie` is compared with a real `trou
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_pytest
+from conftest import BIN, ROOT, run_pytest
 from grading_support import mini_course, run_trous
+from trous.course import Course
+from trous.course import blanks as blanks_mod
 
 UNMARKED = '''
 
@@ -239,3 +245,55 @@ def test_a_public_test_function_runs_in_pytest_exercises_on_the_students_own_fil
     assert result.returncode == 1
     assert "exercises/01_toux.py::nouveau FAUX" in result.stdout
     assert "vérification « le nouveau vecteur vaut [0,79 ; 0,79] » : ne passe pas" in result.stdout
+
+
+def test_copie_reads_a_forged_answer_under_bounds_and_bounds_its_own_tests(tmp_path):
+    # Issue 20: the shape bomb of a forged answer, and a test that loops on a copy's value, in the
+    # teacher's own pytest process: each fails its item, the run ends, the process stays small.
+    root = mini_course(tmp_path / "cours", ("01_toux",))
+    grader = root / "graders" / "test_01_toux.py"
+    grader.write_text(grader.read_text(encoding="utf-8") + '''
+
+import pytest
+
+
+@pytest.mark.trou("scores")
+def test_qui_calcule_sans_fin(eleve):
+    """les scores"""
+    scores = eleve("scores")
+    total = 0
+    while scores[0] > 100:
+        total += 1
+    assert len(scores) == 3
+''', encoding="utf-8")
+    exercise = Course.load(root).exercise("01_toux")
+    solution = exercise.solution_path.read_text(encoding="utf-8")
+    fills = blanks_mod.align(exercise.template_path.read_text(encoding="utf-8"), solution)
+    child = "__import__('sys').modules['trous.runner.child'].__dict__"
+    bomb = (f"({child}.__setitem__('_probe', lambda setup, expr, ns, limit: "
+            "{'value': [{'$nd': {'k': 'O', 's': [10_000_000], 'v': []}}] * 150}), sum(e))[1]")
+    copies = {"bombe": {0: bomb}, "grands_scores": {1: "1000 + sum(a * b for a, b in zip(t, toux))"}}
+    measure = ("import resource, subprocess, sys\n"
+               "done = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+               "sys.stdout.write(done.stdout)\n"
+               "print('\\nMAXRSS', resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
+    for name, replaced in copies.items():
+        (tmp_path / "classe" / name / "exercises").mkdir(parents=True)
+        (tmp_path / "classe" / name / "exercises" / "01_toux.py").write_text(
+            blanks_mod.splice(solution, fills, replaced), encoding="utf-8")
+        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+        env.pop("PYTEST_ADDOPTS", None)
+        started = time.monotonic()
+        done = subprocess.run([sys.executable, "-c", measure, str(BIN / "pytest"), "-p", "no:cacheprovider", "graders/",
+                               "--copie", str(tmp_path / "classe" / name)], cwd=root, env=env, capture_output=True,
+                              text=True, timeout=600)
+        out = done.stdout
+        assert time.monotonic() - started < 240, name
+        assert "Points que trous grade donne à la copie" in out, out[-3000:]
+        assert int(out.rsplit("MAXRSS", 1)[1].split()[0]) / 1024 < 500, (name, out[-300:])
+        if name == "bombe":
+            assert "tableau annoncé de plus de 400 000 éléments" in out, out[-3000:]
+            assert _table(out)["01_toux"]["somme_exp"] == "0/1"
+        else:
+            assert "le test a dépassé ses propres bornes" in out, out[-3000:]
+            assert _table(out)["01_toux"]["scores"] == "0/1"

@@ -80,6 +80,10 @@ class Outcome:
     timings: dict[str, float] = field(default_factory=dict)
     scope: assignments_mod.Scope | None = None
     round_trip: moodle_mod.RoundTrip | None = None
+    # For the teacher: graders' tests that behaved on a copy otherwise than on the reference, copies
+    # that tampered with what the sandbox sends (each costs only that copy; the run went on). Said
+    # in the terminal and the class report.
+    incidents: list[str] = field(default_factory=list)
 
 
 def default_results(source: Path, assignments: list[str] | None = None) -> Path:
@@ -209,7 +213,7 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
     timings["bac à sable"] = time.perf_counter() - t
     t = time.perf_counter()
     if options.scheduler == "local":  # a cluster's workers collect the graders on their own machines
-        testworker.start_ahead(course.root, test_files(course.exercises))
+        testworker.start_ahead(course.root, test_files(course.exercises), memory_bound(course) or None)
     try:
         intake = intake_mod.load(options.source, course, options.kind, results=options.results_dir)
         try:
@@ -251,6 +255,7 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
                                      submissions=len(intake.submissions))
         hooks.started(len(todo), len(done))
         graded: list[str] = []
+        incidents: list[str] = []
         sandbox = ""
         timings["carnet de notes"] = time.perf_counter() - t
         not_handed_in = {s: tuple(a for a in scope.assignments if a not in scope.per_copy[s]) for s in by_student}
@@ -283,6 +288,7 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
                 if intake.graded is not None:
                     intake.graded(course, grade)
                 graded.append(grade.student)
+                incidents += [f"copie « {printable(grade.student)} », {incident}" for incident in grade.incidents]
                 hooks.graded(grade)
                 w = time.perf_counter()
                 early.write(grade)
@@ -302,12 +308,13 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
         reports = write_all(results_dir, course, grades, gradebook, submissions=intake.submissions,
                             ignored=intake.ignored, notes=intake.warnings, participants=participants,
                             round_trip=trip, not_handed_in=not_handed_in, scope_notes=_scope_notes(course, scope),
-                            early=early)
+                            early=early, incidents=incidents)
         assignments_mod.record_results(results_dir, scope)
         if intake.after is not None:
             reports.update(intake.after(course, grades))
         timings["rapports"] = time.perf_counter() - t + writing
-        return Outcome(intake, grades, graded, sorted(done), reports, gradebook.path, sandbox, timings, scope, trip)
+        return Outcome(intake, grades, graded, sorted(done), reports, gradebook.path, sandbox, timings, scope, trip,
+                       incidents)
     finally:
         gradebook.close()
 
@@ -585,6 +592,7 @@ def cmd_grade(args) -> int:
     for table in _tables(course, outcome, console):
         console.print(table)
     _print_copies(console, outcome)
+    _print_incidents(console, outcome)
     if outcome.round_trip is not None:
         for line in outcome.round_trip.lines:
             console.print(_escape(f"Moodle : {line}"), soft_wrap=True)
@@ -604,6 +612,21 @@ def cmd_grade(args) -> int:
 
 
 SHOWN_ENTRIES, SHOWN_COPIES, SHOWN_GROUPS, SHOWN_NAMES = 30, 30, 4, 4
+
+
+def _print_incidents(console, outcome: Outcome) -> None:
+    """What the teacher should look at: graders' tests that did not behave on a copy as on the
+    reference, copies that tampered with what the sandbox sends. The run went on, each copy lost only
+    what it did; the class report lists them all."""
+    if not outcome.incidents:
+        return
+    n = len(outcome.incidents)
+    console.print(f"[yellow]à vérifier[/] : {count(n, 'remarque')} pour l'enseignant (chacune ne compte que contre sa "
+                  "copie ; la correction a continué) :", soft_wrap=True)
+    for incident in outcome.incidents[:SHOWN_COPIES]:
+        console.print("  " + _escape(printable(incident)), soft_wrap=True)
+    if n > SHOWN_COPIES:
+        console.print(f"  … et {n - SHOWN_COPIES} autres (rapport de classe)")
 
 
 def _print_scope(console, course: Course, outcome: Outcome) -> None:

@@ -14,6 +14,11 @@ every exercise, solution and grader file): a worker with another trous or a corr
 instead of grading. Every returned grade carries its grader version, and a grade from any other
 version than this run's is refused, so one gradebook never mixes two versions of the graders.
 
+A copy's data is read on the worker as on a local run: under the copy's bounds (runner/wire.py), the
+graders' tests in bounded test workers of the Dask worker's own (testworker.py), so a copy that
+forges its answers, or makes a test run past its bounds, costs only itself and the Dask worker goes
+on; the Dask worker's own memory is bounded by Dask (`--memory-limit`: its nanny restarts it).
+
 Why a killed worker loses and duplicates nothing: a task has no side effect outside its worker's
 memory; the scheduler gives the tasks of a dead worker to another one (up to
 `distributed.scheduler.allowed-failures` deaths per task), and each submission's future completes
@@ -283,7 +288,10 @@ def grade_task(course_data: bytes, version: str, sandbox: str, student: str,
         _bound_cache(ready.grader)
     finally:
         _give(ready)
-    return {"grade": grade.to_json(), "sandbox": ready.kind, "description": ready.description}
+    # The incidents (tests that behaved on this copy otherwise than on the reference) are the
+    # teacher's, not the copy's: beside the grade, never in it.
+    return {"grade": grade.to_json(), "sandbox": ready.kind, "description": ready.description,
+            "incidents": list(grade.incidents)}
 
 
 def course_task(data: bytes) -> bytes:
@@ -377,6 +385,8 @@ def grade_on_cluster(address: str, course: Course, submissions: list[Submission]
                 continue
             grade = check(payload, submission, archive)
             grade.isolation = str(payload.get("sandbox", ""))
+            incidents = payload.get("incidents")
+            grade.incidents = [str(i)[:2000] for i in incidents[:50]] if isinstance(incidents, list) else []
             if payload["sandbox"] not in seen_kinds:  # each kind once: every worker's isolation is shown
                 seen_kinds.add(payload["sandbox"])
                 on_sandbox(payload["sandbox"], payload["description"])

@@ -133,7 +133,13 @@ def as_value(data: Any) -> Any:
 
 
 def _array(data: dict):
-    shape = tuple(int(n) for n in data.get("s", ()) if isinstance(n, int) and not isinstance(n, bool))
+    """An array rebuilt from the values it carries, never from the shape it claims: a shape whose
+    size is not the number of values gives an `Unknown` (the data was read under bounds, wire.py,
+    and this holds even for data that was not)."""
+    raw_shape = data.get("s")
+    if type(raw_shape) is not list or not all(type(n) is int and n >= 0 for n in raw_shape) or len(raw_shape) > 32:
+        return Unknown("tableau NumPy")
+    shape = tuple(raw_shape)
     values = as_value(data.get("v"))
     kind = str(data.get("k", "O"))[:1]
     _np = _numpy(needed=True)
@@ -143,15 +149,28 @@ def _array(data: dict):
     try:
         if dtype is not None:
             return _np.array(values, dtype=dtype).reshape(shape)
-        array = _np.empty(shape, dtype=object)
-        for index in _np.ndindex(shape):
-            item = values
-            for i in index:
-                item = item[i]
-            array[index] = item
-        return array
+        flat = _flatten(values, len(shape))
+        if flat is None or len(flat) != math.prod(shape):
+            return Unknown("tableau NumPy")
+        array = _np.empty(len(flat), dtype=object)
+        for i, item in enumerate(flat):
+            array[i] = item
+        return array.reshape(shape)
     except (ValueError, TypeError, IndexError, OverflowError):
         return Unknown("tableau NumPy")
+
+
+def _flatten(values, ndim: int) -> list | None:
+    """The items `ndim` levels down nested lists, or None when a level is not a list."""
+    level = [values]
+    for _ in range(ndim):
+        following = []
+        for row in level:
+            if not isinstance(row, list):
+                return None
+            following.extend(row)
+        level = following
+    return level
 
 
 # -- eleve ------------------------------------------------------------------------------------------

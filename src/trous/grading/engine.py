@@ -20,8 +20,10 @@ holds the reference (the message could carry what the reference computed).
 A grader's test functions (`@pytest.mark.trou`, testfunctions.py) are more expectations of their
 blank: after the blank's units, they run in a session on the same program, each test asking its
 questions one at a time from a worker process of their own, within the copy's budget. They are
-checked on the reference solution with the references; a test that fails on a copy through no fault
-of the copy's stops grading (`GraderError`) rather than give that copy a wrong grade.
+checked on the reference solution with the references, and a test that fails there stops grading
+(`GraderError`): the course is at fault. Past that check, whatever a test does on a copy (its own
+error, its time or memory run out, its worker killed) is that copy's failure of that test, and the
+class goes on; the teacher reads it among the grade's `incidents`.
 """
 
 from __future__ import annotations
@@ -78,12 +80,14 @@ TEST_RESULTS = 16384  # outcomes of test functions on identical programs kept fo
 DOWNSTREAM_RTOL, DOWNSTREAM_ATOL = 1e-3, 1e-6
 
 
+# Why a program's variables could not be read, as a blank's remark says it (never the sandbox's text).
+STATE_UNREAD = {"timeout": " (temps dépassé en les lisant)", "too_big": " (trop volumineuses pour être vérifiées)",
+                "invalid": " (refusées par le correcteur : le programme a modifié ce qu'il lui envoie ?)",
+                "exception": " (une erreur s'est produite en les lisant)", "files": ""}
+
+
 class GraderError(Exception):
     """The course itself is broken (a solution that does not run, a grader that does not load)."""
-
-
-class _TestBug(Exception):
-    """A test function failed through no fault of the copy's (see testfunctions.py)."""
 
 
 def fingerprint(course: Course) -> str:
@@ -425,7 +429,8 @@ class Grader:
             wall = self.limits(exercise).wall
             with self.pool.session(Unit(ref.solution, f"solutions/{exercise.id}.py", wall=wall),
                                    self.job_limits()) as session:
-                outcomes = self.tests.run(tests, session, Clock(float("inf")), "")
+                outcomes = self.tests.run(tests, session, Clock(float("inf")), "", reference=True,
+                                          value_kb=self.job_limits().value_kb)
             for outcome in outcomes:
                 test = outcome.test
                 if outcome.outcome not in ("passed", "skipped"):
@@ -546,15 +551,18 @@ class Grader:
                   results: list[UnitResult]) -> SubmissionGrade:
         grade = SubmissionGrade(student, self.course.id, self.version)
         for plan in plans:
-            try:
-                grade.exercises.append(self._exercise_grade(plan, planned, results))
-                if self.observe is not None:
-                    for test_plan in plan.tests:
-                        for outcome in test_plan.outcomes:
-                            self.observe(student, outcome)
-            except _TestBug as bug:
-                # Whatever the student wrote, this test cannot grade it: no grade is better than a wrong one.
-                raise GraderError(f"bug du correcteur, sur la copie « {student} » : {bug}") from None
+            grade.exercises.append(self._exercise_grade(plan, planned, results))
+            tampered = next(filter(None, (_tampered(results[i]) for i in plan.units)), None)
+            if tampered is not None:
+                grade.incidents.append(f"{plan.exercise.id} : réponse du bac à sable refusée ({tampered}) — aucun "
+                                       "programme ne l'écrit sans toucher au correcteur : la copie l'a sans doute modifié")
+            for test_plan in plan.tests:
+                for outcome in test_plan.outcomes:
+                    if self.observe is not None:
+                        self.observe(student, outcome)
+                    incident = outcome.incident()
+                    if incident is not None:  # the test passes on the reference: this copy's values did it
+                        grade.incidents.append(f"{plan.exercise.id} : {incident}")
         return grade
 
     def _exercise_grade(self, plan: _ExercisePlan, planned: list[_Planned], results: list[UnitResult]) -> ExerciseGrade:
@@ -607,8 +615,6 @@ class Grader:
         for test_plan in plan.tests:
             line = (lambda n, i=test_plan.blank: analysis.line_of(i) if n else None) if spliced else (lambda n: n)
             for outcome in test_plan.outcomes:
-                if outcome.outcome == "bug":
-                    raise _TestBug(outcome.problem())
                 verdict = outcome.verdict(line)
                 if verdict is not None:
                     verdicts.setdefault(test_plan.blank, []).append((None, verdict))
@@ -675,7 +681,7 @@ class Grader:
         error = result.error
         line = error.line if error else None
         text = analysis.source.line(line).strip() if (line and analysis.source) else None
-        if error is not None and error.kind in ("exception", "syntax", "memory") and error.type:
+        if error is not None and error.kind in ("exception", "syntax") and error.type:
             said = f"{error.type}: {error.message}" if error.message else error.type
         else:
             said = describe_error(error)
@@ -718,14 +724,20 @@ class Grader:
             if after or own_ok:
                 where = self._student_line(exercise, analysis, meta, running) if running else None
                 # The exception's type only: its message could carry what the reference computed.
-                said = (f" — {error.type or 'erreur'}" if error.kind in ("exception", "memory", "exit")
-                        else f" — {describe_error(error)}")
+                said = (f" — {error.type or 'erreur'}" if error.kind in ("exception", "exit")
+                        else f" — {describe_error(error, message=error.kind != 'memory')}")
                 shown = f"\n  {where} | {analysis.source.line(where).strip()}" if where and analysis.source else ""
                 stops = "la suite du programme s'arrête" if after else "le programme s'arrête"
                 text = f"{context}{but}{stops}{f' ligne {where}' if where else ''}{said}{shown}"
                 return Verdict(False, text + (f"\n{kind}" if kind else ""), where)
-        if result.status != OK or not isinstance(result.state, dict) or "$error" in result.state:
+        if result.status != OK:
             return None  # the blank's own expectations already say why
+        if not isinstance(result.state, dict) or "$error" in result.state:
+            # What the program left cannot be compared: no credit for what could not be checked. The
+            # words are the grader's (the sandbox's could carry what a hidden run read).
+            why = STATE_UNREAD.get(((result.state or {}).get("$error") or {}).get("kind"), "")
+            return Verdict(False, f"{context}{but}les variables que laisse le programme n'ont pas pu être comparées "
+                                  f"à celles de la solution{why}", kind="error")
         own = set(statement.names) if statement is not None else set()
         for name, expected in reference.items():
             obtained = result.state.get(name, {"$missing": True})
@@ -901,7 +913,7 @@ class Grader:
             plan.outcomes = [Outcome.stopped(t, error) for t in plan.tests]
             return
         with self.pool.session(Unit(plan.program, plan.filename, wall=plan.wall), limits) as session:
-            plan.outcomes = self.tests.run(plan.tests, session, clock, self._spent_message())
+            plan.outcomes = self.tests.run(plan.tests, session, clock, self._spent_message(), value_kb=limits.value_kb)
         if all(o.definitive for o in plan.outcomes):
             with self._cache_lock:
                 self._test_results[key] = plan.outcomes
@@ -1029,6 +1041,18 @@ def _statements(solution: str, fills: list[blanks_mod.Fill]) -> list[_Statement 
     if not flow.known or len(flow.blanks) != len(fills):
         return [None] * len(fills)
     return [_Statement(b.statement[0], b.statement[1], tuple(sorted(b.assigns | b.changes))) for b in flow.blanks]
+
+
+def _tampered(result: UnitResult) -> str | None:
+    """Why a unit's result shows the sandbox's answer was forged (runner/wire.py refused it, or the
+    channel carried what no child writes), else None."""
+    errors = [result.error, *(p.error for p in result.probes)]
+    if isinstance(result.state, dict) and isinstance(result.state.get("$error"), dict):
+        errors.append(ErrorInfo(str(result.state["$error"].get("kind")), message=str(result.state["$error"].get("message"))))
+    for error in errors:
+        if error is not None and error.kind in ("invalid", "protocol"):
+            return error.message
+    return None
 
 
 def _within(unit: Unit, left: float, limits: Limits) -> Unit:

@@ -26,6 +26,7 @@ from ..runner import sandbox as sandbox_mod
 from ..runner.pool import RunnerPool
 from ..runner.protocol import Job, Limits, Probe, Unit
 from ..student.checking import OPEN, judge, limits_for
+from .bounded import CpuBudget
 from .eleve import Eleve
 from .pytest_graders import TestInfo, role
 
@@ -161,12 +162,30 @@ class Native:
 
         def ask(expr: str, overrides):
             # Each test starts from a fresh run of the program: no test sees what another one did.
-            session = self._session(course, program, filename, limits)
-            result = session.ask(expr, overrides=overrides, secret=info.hidden, fresh=first[0])
+            with CpuBudget.held():  # the sandbox's time, and this process's reading of its answer
+                session = self._session(course, program, filename, limits)
+                result = session.ask(expr, overrides=overrides, secret=info.hidden, fresh=first[0])
             first[0] = False
             return result
 
         return Eleve(ask, blank=info.blank or "")
+
+    def cpu_budget(self, course: Course, info: TestInfo) -> float:
+        """CPU seconds this test may use on the copy: what `trous grade` gives it (a few times what
+        it used on the reference, measured by the engine's own run of every test there)."""
+        from .engine import GraderError  # noqa: PLC0415
+        from .testfunctions import PATIENCE  # noqa: PLC0415
+
+        try:
+            grader = self._grader(course)
+            if not grader.states:  # the first time: the runner the references need must be free
+                self._close_session()
+            grader.compute_references()
+        except GraderError:
+            return PATIENCE  # said at the end, with the points
+        test = next((t for tests in grader.tests.by_blank.values() for t in tests
+                     if t.path == info.path and t.name == info.name), None)
+        return grader.tests.cpu_budget(test) if test is not None else PATIENCE
 
     # -- declarations -------------------------------------------------------------------------
     def declaration(self, exercise: Exercise, check: Check) -> list[str]:

@@ -71,6 +71,10 @@ class SubmissionGrade:
     grader_version: str
     exercises: list[ExerciseGrade] = field(default_factory=list)
     isolation: str = ""  # the sandbox kind the copy was graded in ("" when not said, as in results v1)
+    # For the teacher only, never in the copy's documents: what behaved on this copy otherwise than on
+    # the reference (a graders' test past its bounds, or failing by itself on these values), and
+    # answers of its sandbox that were refused as forged.
+    incidents: list[str] = field(default_factory=list)
 
     @property
     def unisolated(self) -> bool:

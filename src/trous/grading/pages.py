@@ -253,9 +253,10 @@ def sections(course: Course, grades: list[SubmissionGrade]) -> list[Section]:
 def class_report(env: Environment, course: Course, grades: list[SubmissionGrade], names: dict[str, str],
                  links: dict[str, str], gradebook_label: str = "", *, copies: dict[str, object] | None = None,
                  ignored: list | None = None, notes: list[str] | None = None,
-                 scope_notes: list[str] | None = None) -> str:
+                 scope_notes: list[str] | None = None, incidents: list[str] | None = None) -> str:
     """`copies` (student → Submission): the files each copy held that were not graded; `ignored` and
-    `notes`: the input's entries that are no copy (with why), and notes about the input."""
+    `notes`: the input's entries that are no copy (with why), and notes about the input; `incidents`:
+    graders' tests that behaved on a copy otherwise than on the reference."""
     grades = sorted(grades, key=lambda g: g.student)
     scores = [g.score for g in grades]
     max_score = max((g.max_score for g in grades), default=0.0)
@@ -273,4 +274,5 @@ def class_report(env: Environment, course: Course, grades: list[SubmissionGrade]
         statuses=[PASSED, FAILED, UNFILLED, ERROR, MISSING], versions=versions, gradebook=gradebook_label,
         unisolated=unisolated, input_ignored=list(ignored or ()), input_notes=list(notes or ()), per_copy=per_copy,
         notes_of={g.student: list(getattr(copies.get(g.student), "warnings", ()) or ()) for g in grades},
-        sections=parts if len(parts) > 1 else [], totals=totals, scope_notes=list(scope_notes or ()))
+        sections=parts if len(parts) > 1 else [], totals=totals, scope_notes=list(scope_notes or ()),
+        incidents=list(incidents or ()))

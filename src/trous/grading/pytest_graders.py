@@ -30,6 +30,7 @@ import pytest
 
 from ..course.definition import Course, CourseError, Exercise
 from ..course.spec import Check, GraderMistake, StudentError, StudentStopped, checks_in
+from .bounded import TestOverrun
 from .eleve import Eleve
 
 MARKER = "trou"
@@ -178,14 +179,19 @@ def _description(item) -> str:
 
 def classify(excinfo, when: str) -> tuple[str, dict]:
     """Why a test function failed: "assert" (its assertion), "student" (the student's code raised),
-    "stopped" (it gave no answer), "reading" (the test could not work with what came back), or
-    "bug" (the test itself is broken, whatever the student wrote)."""
+    "stopped" (it gave no answer), "reading" (the test could not work with what came back),
+    "overrun" (the test ran out of its own time or memory, bounded.py), or "bug" (the test itself
+    is broken, whatever the student wrote)."""
     exc = excinfo.value
     # The student's code, whether a test or a fixture of the test's asked it.
     if isinstance(exc, StudentError):
         return "student", {"kind": exc.kind, "type": exc.type, "line": exc.line}
     if isinstance(exc, StudentStopped):
         return "stopped", {"kind": exc.kind, "message": exc.message, "line": exc.line}
+    if isinstance(exc, TestOverrun):
+        return "overrun", {"kind": "time", "seconds": exc.seconds}
+    if isinstance(exc, MemoryError):
+        return "overrun", {"kind": "memory"}
     if when != "call":  # a fixture, or a teardown, that fails by itself
         return "bug", {"type": type(exc).__name__}
     if isinstance(exc, GraderMistake):
@@ -200,6 +206,7 @@ def classify(excinfo, when: str) -> tuple[str, dict]:
 
 CAUSES = {
     "assert": "l'assertion du test échoue",
+    "overrun": "le test a dépassé ses propres bornes (temps de calcul ou mémoire) sur ces valeurs",
     "reading": "le test n'a pas pu se servir de ce que donne le code de l'élève",
     "bug": "erreur dans le test lui-même, quoi que l'élève ait écrit (bug du correcteur)",
 }
@@ -294,6 +301,25 @@ def pytest_runtest_setup(item):
     info = item.stash.get(_INFO, None)
     if info is not None and info.problem and not _worker(item.config):
         pytest.fail(f"{info.path}::{item.name} refusé : {info.problem}", pytrace=False)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    """With --copie, a test runs here, in the teacher's own process, on a copy's values: within the
+    bounds a test worker of `trous grade` gives it (bounded.py), so that no copy can exhaust this
+    process; past them the test fails with cause "overrun", as it would in `trous grade`."""
+    info = item.stash.get(_INFO, None)
+    if info is None or _worker(item.config) or item.config.getoption("copie", None) is None:
+        return (yield)
+    from . import bounded  # noqa: PLC0415
+    from .testfunctions import PATIENCE, memory_bound  # noqa: PLC0415
+
+    found = role(Path(item.path))
+    memory = memory_bound([found[1]]) if found is not None and found[1] is not None else None
+    backend = _backend(item.config)
+    cpu = backend.cpu_budget(found[0], info) if found is not None and hasattr(backend, "cpu_budget") else PATIENCE
+    with bounded.memory(memory), bounded.CpuBudget(cpu):
+        return (yield)
 
 
 @pytest.hookimpl(wrapper=True)

@@ -513,12 +513,18 @@ def check(course: Course, report, only: list[str] | None = None, mode: str = LIM
                 tally.refused += outcome.outcome == "failed"
 
         grader.observe = on_test
+        told: set[str] = set()  # tests that misbehaved on a generated copy, said once each
         for grade in grader.grade_many(batch):
             kind, mutant = plan[grade.student]
             exercise_id = grade.student.split(":")[1]
             result = grade.exercise(exercise_id)
             exercise = by_id[exercise_id]
             path = f"graders/test_{exercise_id}.py"
+            for incident in grade.incidents:  # grading goes on past them; the author should see them
+                said = incident.split(" : ", 1)[-1]
+                if said not in told:
+                    told.add(said)
+                    report.add(exercise_id, f"sur une copie générée ({kind}) : {said}", path)
             if kind == "solution" and result.score < result.max_score:
                 for b in result.blanks:
                     if b.score < b.max_score:

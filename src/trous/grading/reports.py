@@ -172,7 +172,8 @@ def write_all(results_dir: Path, course: Course, grades: list[SubmissionGrade], 
               submissions: Iterable | None = None, ignored: Iterable = (),
               notes: Iterable[str] = (), participants=None, round_trip=None,
               not_handed_in: dict[str, tuple[str, ...]] | None = None,
-              scope_notes: Iterable[str] = (), early: StudentFiles | None = None) -> dict[str, Path]:
+              scope_notes: Iterable[str] = (), early: StudentFiles | None = None,
+              incidents: Iterable[str] = ()) -> dict[str, Path]:
     """Write every report; return their paths by kind: "grades_csv", "moodle_csv", "moodle_help",
     "results" (folder), "schema", "feedback" (folder), "class_report".
 
@@ -188,6 +189,7 @@ def write_all(results_dir: Path, course: Course, grades: list[SubmissionGrade], 
     `scope_notes`: which assignments the run graded, and why not the others (atop the class report).
     `early`: the per-student files already written during the run, with the same `submissions` and
     `not_handed_in` (only those whose grade changed since are written again).
+    `incidents`: graders' tests that behaved on a copy otherwise than on the reference (teacher only).
     """
     results_dir = Path(results_dir)
     results_dir.mkdir(parents=True, exist_ok=True)
@@ -229,7 +231,7 @@ def write_all(results_dir: Path, course: Course, grades: list[SubmissionGrade], 
     label = str(getattr(gradebook, "path", "") or getattr(gradebook, "url", "") or "") if gradebook else ""
     links = {student: f"retours/{stem}.html" for student, stem in stems.items()}
     report = pages.class_report(env, course, grades, names, links, label, copies=copies, ignored=list(ignored),
-                                notes=list(notes), scope_notes=list(scope_notes))
+                                notes=list(notes), scope_notes=list(scope_notes), incidents=list(incidents))
     paths["class_report"] = _write(results_dir / "rapport.html", report.encode("utf-8"))
     if round_trip is not None:
         paths.update(moodle.write_outputs(results_dir, course, grades, names, rendered, round_trip, _write))

@@ -8,13 +8,19 @@ test calls `eleve(...)`, the worker asks the grading thread, which asks the sand
 comes back as JSON data, rebuilt as plain values in the worker. The student's code never reaches
 the worker, and the worker never reaches the sandbox.
 
+The worker handles a copy's values, so it has bounds of its own (bounded.py): once its graders are
+collected, its address space may grow by the course's memory bound and no more, and each test may
+use `cpu` seconds of CPU (a test that blocks is the engine's wall clock's to stop: then the worker
+is killed, and replaced). The answers it is given are read under the copy's bounds (runner/wire.py),
+as the engine read them from the sandbox.
+
 Protocol (JSON lines; the worker's stdin and a copy of its stdout, pytest's own output going to stderr):
-    engine → worker   {"root": course root, "files": [test files]}       once, first
+    engine → worker   {"root": course root, "files": [test files], "memory_mb": n}   once, first
     worker → engine   {"collected": {"items": [TestInfo…], "errors": [...]}}
-    engine → worker   {"run": nodeid}
+    engine → worker   {"run": nodeid, "cpu": seconds, "value_kb": n}
     worker → engine   {"ask": {"expr": ..., "overrides": [[name, text], ...]}}   zero or more times, each
     engine → worker   {"result": {"status", "error", "probes": [...]}}       answered before the next
-    worker → engine   {"done": {"outcome": ..., "cause": ..., "info": ..., "detail": ..., "asked": n}}
+    worker → engine   {"done": {"outcome": ..., "cause": ..., "info": ..., "detail": ..., "asked": n, "cpu": s}}
 The worker ends when its stdin closes.
 """
 
@@ -35,13 +41,23 @@ from pathlib import Path
 
 import pytest
 
-from ..runner.protocol import ErrorInfo, UnitResult
+from ..runner import wire
+from ..runner.protocol import ErrorInfo, Limits, UnitResult
+from ..runner.wire import Bounds
+from . import bounded
 
 START_TIMEOUT = 120.0
+# A line from the worker: a question's variables (eleve.MAX_TEXT each) or a test's report.
+MAX_LINE = 64 << 20
 
 
 class WorkerFailed(RuntimeError):
-    """The worker died, or a test of the teacher's kept it busy too long: a grader problem."""
+    """The worker died, or a test of the teacher's kept it busy too long: on the reference, a
+    problem of the grader's; on a copy, that copy's failure of the test (testfunctions.py)."""
+
+    def __init__(self, message: str, why: str = ""):
+        super().__init__(message)
+        self.why = why or message  # without the test's name
 
 
 # -- in the worker ----------------------------------------------------------------------------------
@@ -66,12 +82,14 @@ class Remote:
         from .eleve import Eleve  # noqa: PLC0415
 
         def ask(expr: str, overrides) -> UnitResult:
-            self.serve.asked += 1
-            self.serve.send({"ask": {"expr": expr, "overrides": [list(p) for p in overrides]}})
-            reply = self.serve.receive()
-            if reply is None:  # the engine is gone: nothing left to do
-                os._exit(0)
-            return UnitResult.from_json(reply.get("result") or {}, 1)
+            with bounded.CpuBudget.held():  # the engine's and the sandbox's time, not the test's
+                self.serve.asked += 1
+                self.serve.send({"ask": {"expr": expr, "overrides": [list(p) for p in overrides]}})
+                reply = self.serve.receive()
+                if reply is None:  # the engine is gone: nothing left to do
+                    os._exit(0)
+                result = reply.get("result")
+                return UnitResult.from_json(result if isinstance(result, dict) else {}, 1, bounds=self.serve.bounds)
 
         return Eleve(ask, blank=info.blank or "")
 
@@ -79,11 +97,13 @@ class Remote:
 class Serve:
     """The pytest plugin of the worker's session: collect, then run what the engine asks."""
 
-    def __init__(self, channel_in, channel_out):
+    def __init__(self, channel_in, channel_out, memory_mb: int | None = None):
         self.channel_in, self.channel_out = channel_in, channel_out
         self.errors: list[dict] = []
         self.items: dict = {}
         self.asked = 0
+        self.memory_mb = memory_mb
+        self.bounds = Bounds()
 
     def send(self, message: dict) -> None:
         self.channel_out.write((json.dumps(message) + "\n").encode())
@@ -108,6 +128,8 @@ class Serve:
 
         self.items = {item.nodeid: item for item in session.items}
         infos = [item.stash[_INFO].to_json() for item in session.items if _INFO in item.stash]
+        # The graders and what they import are loaded: from here on, the tests' own memory is bounded.
+        bounded.limit_memory(self.memory_mb)
         self.send({"collected": {"items": infos, "errors": self.errors}})
 
     def pytest_runtestloop(self, session):
@@ -122,8 +144,15 @@ class Serve:
                 self.send({"done": {"outcome": "bug", "cause": "bug", "detail": "test introuvable"}})
                 continue
             self.asked = 0
-            reports = runtestprotocol(item, log=False, nextitem=None)
-            self.send({"done": self.outcome(item, reports)})
+            value_kb = request.get("value_kb")
+            self.bounds = Bounds.of(Limits(value_kb=value_kb)) if type(value_kb) is int and value_kb > 0 else Bounds()
+            cpu = request.get("cpu")
+            started = time.process_time()
+            with bounded.CpuBudget(float(cpu) if type(cpu) in (int, float) and cpu > 0 else 0.0):
+                reports = runtestprotocol(item, log=False, nextitem=None)
+            done = self.outcome(item, reports)
+            done["cpu"] = round(time.process_time() - started, 4)
+            self.send({"done": done})
 
     def outcome(self, item, reports) -> dict:
         from .pytest_graders import _CAUSE  # noqa: PLC0415
@@ -150,7 +179,8 @@ def main() -> int:
     start = json.loads(channel_in.readline() or b"{}")
     root = start.get("root") or "."
     os.chdir(root)
-    plugin = Serve(channel_in, channel_out)
+    memory = start.get("memory_mb")
+    plugin = Serve(channel_in, channel_out, memory if type(memory) is int else None)
     args = ["-p", "trous.grading.pytest_graders", "-p", "no:cacheprovider", "--import-mode=importlib",
             "-c", os.devnull, "--rootdir", root, "--confcutdir", root, "-q", "-s", "--no-header",
             "-W", "ignore::pytest.PytestAssertRewriteWarning", *start.get("files", [])]
@@ -161,7 +191,7 @@ def main() -> int:
 class Worker:
     """The engine's end of one worker process."""
 
-    def __init__(self, root: Path, files: list[Path]):
+    def __init__(self, root: Path, files: list[Path], memory_mb: int | None = None):
         started = time.monotonic()
         env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS")}
         # Only trous's plugin: the worker's session must not depend on what else is installed here.
@@ -170,9 +200,11 @@ class Worker:
             [sys.executable, "-m", "trous.grading.testworker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=None if os.environ.get("TROUS_DEBUG") else subprocess.DEVNULL, env=env, cwd=str(root),
             start_new_session=True)
-        self.buffer = b""
+        self.lines = wire.Lines(MAX_LINE)
+        self.garbled = False  # it wrote a line that is not a message
+        self.eof = False  # its output closed: it is ending
         self._finalizer = weakref.finalize(self, _stop, self.process)
-        self._send({"root": str(root), "files": [str(f) for f in files]})
+        self._send({"root": str(root), "files": [str(f) for f in files], "memory_mb": memory_mb})
         message = self._receive(time.monotonic() + START_TIMEOUT)
         if message is None or "collected" not in message:
             self.close()
@@ -191,36 +223,53 @@ class Worker:
 
     def _receive(self, deadline: float) -> dict | None:
         fd = self.process.stdout.fileno()
-        while b"\n" not in self.buffer:
+        while (line := self.lines.pop()) is None:
             remaining = deadline - time.monotonic()
-            if remaining <= 0:
+            if remaining <= 0 or self.lines.overflow:
                 return None
             ready, _, _ = select.select([fd], [], [], remaining)
             if not ready:
                 continue
             chunk = os.read(fd, 1 << 20)
             if not chunk:
+                self.eof = True
                 return None
-            self.buffer += chunk
-        line, _, self.buffer = self.buffer.partition(b"\n")
+            self.lines.feed(chunk)
         try:
-            message = json.loads(line)
-        except ValueError:
+            return wire.parse_line(line, MAX_LINE)
+        except wire.WireError:
+            self.garbled = True
             return None
-        return message if isinstance(message, dict) else None
 
-    def run(self, nodeid: str, ask: Callable[[str, tuple], UnitResult], patience: float) -> dict:
+    def run(self, nodeid: str, ask: Callable[[str, tuple], UnitResult], patience: float, cpu: float = 0.0,
+            value_kb: int | None = None) -> dict:
         """Run one test; `ask` answers its questions. `patience`: seconds the test's own code may take
-        (the time spent answering its questions is not counted)."""
-        self._send({"run": nodeid})
+        (the time spent answering its questions is not counted); `cpu`: seconds of CPU it may use, in
+        the worker (past them the test fails there, with cause "overrun"; 0: no bound)."""
+        self._send({"run": nodeid, "cpu": cpu, "value_kb": value_kb})
         deadline = time.monotonic() + patience
         while True:
             message = self._receive(deadline)
             if message is None:
+                if self.eof:  # it is ending: let it be reaped, to say how
+                    try:
+                        self.process.wait(timeout=2)
+                    except subprocess.TimeoutExpired:
+                        pass
                 alive = self.process.poll() is None
+                if self.lines.overflow or self.garbled:
+                    why = "le processus des tests des correcteurs a écrit une ligne illisible ou démesurée"
+                elif alive:
+                    why = f"le test ne rend pas la main après {patience:.0f} s"
+                else:
+                    code = self.process.returncode
+                    why = "le processus des tests des correcteurs s'est arrêté" + (
+                        f" (signal {-code})" if code is not None and code < 0 else
+                        f" (code de sortie {code})" if code else "")
+                if alive:  # stuck in a test, or past its bounds: it is not given its five seconds to end
+                    self.process.kill()
                 self.close()
-                raise WorkerFailed(f"{nodeid} : le test ne rend pas la main après {patience:.0f} s" if alive
-                                   else f"{nodeid} : le processus des tests des correcteurs s'est arrêté")
+                raise WorkerFailed(f"{nodeid} : {why}", why)
             if "ask" in message:
                 question = message["ask"]
                 started = time.monotonic()
@@ -269,8 +318,9 @@ class WorkerPool:
     and takes whichever is free first, the new one or a busy one given back. With no worker at all,
     the first start is immediate."""
 
-    def __init__(self, root: Path, files: list[Path], size: int):
+    def __init__(self, root: Path, files: list[Path], size: int, memory_mb: int | None = None):
         self.root, self.files, self.size = root, files, max(1, size)
+        self.memory_mb = memory_mb
         self.free: list[Worker] = []
         self.started = 0  # workers alive or starting
         self.starting = False
@@ -308,7 +358,7 @@ class WorkerPool:
 
     def _start_one(self) -> None:
         try:
-            worker = _claim(self.root, self.files) or Worker(self.root, self.files)
+            worker = _claim(self.root, self.files, self.memory_mb) or Worker(self.root, self.files, self.memory_mb)
         except BaseException as exc:  # noqa: BLE001 - said to the threads that wait for a worker
             with self.lock:
                 self.started -= 1
@@ -349,19 +399,19 @@ class WorkerPool:
 # `trous grade` knows the course's graders before it reads a single copy: a worker started then
 # collects them (half a second of CPU) while the copies are read and the sandboxes start, instead of
 # after, when the grading waits for it. The first pool on the same graders takes it.
-_ahead: dict[tuple[str, tuple[str, ...]], Future] = {}
+_ahead: dict[tuple, Future] = {}
 _ahead_lock = threading.Lock()
 
 
-def _key(root: Path, files: list[Path]) -> tuple[str, tuple[str, ...]]:
-    return str(Path(root).resolve()), tuple(str(Path(f).resolve()) for f in files)
+def _key(root: Path, files: list[Path], memory_mb: int | None = None) -> tuple:
+    return str(Path(root).resolve()), tuple(str(Path(f).resolve()) for f in files), memory_mb
 
 
-def start_ahead(root: Path, files: list[Path]) -> None:
+def start_ahead(root: Path, files: list[Path], memory_mb: int | None = None) -> None:
     """Start collecting these graders now, in the background (nothing when there are none)."""
     if not files:
         return
-    key = _key(root, files)
+    key = _key(root, files, memory_mb)
     with _ahead_lock:
         if key in _ahead:
             return
@@ -370,18 +420,18 @@ def start_ahead(root: Path, files: list[Path]) -> None:
 
     def start() -> None:
         try:
-            future.set_result(Worker(root, files))
+            future.set_result(Worker(root, files, memory_mb))
         except BaseException as exc:  # noqa: BLE001 - said again by the start that replaces it
             future.set_exception(exc)
 
     threading.Thread(target=start, name="trous-test-worker-ahead", daemon=True).start()
 
 
-def _claim(root: Path, files: list[Path]) -> Worker | None:
+def _claim(root: Path, files: list[Path], memory_mb: int | None) -> Worker | None:
     """The worker started ahead on these graders, once collected; None when there is none or its
     start failed (a new start then fails the same way and says why)."""
     with _ahead_lock:
-        future = _ahead.pop(_key(root, files), None)
+        future = _ahead.pop(_key(root, files, memory_mb), None)
     if future is None:
         return None
     try:

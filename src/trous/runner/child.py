@@ -13,16 +13,25 @@ Commands arrive on fd 0 as frames: one type byte, a 4-byte big-endian length, th
     P  marshalled (j, setup code or None, expression code)  one probe
     S  {"names": [...]}                                  the program's top-level variables
     E  (empty)                                           end of the unit
+
+Each unit starts from the memory state the first one had: at its end, its namespace is emptied and
+what still refers to itself (a function and its globals, a class and its methods) is collected, so
+that the memory bound is each run's, not what the previous runs of the same process left of it.
+The end event says how much more the process maps than when it started ("kept", MiB; modules a unit
+imports stay, as in any process that runs it, and are not counted): past a few percent of the bound
+(something held outside the namespace), the supervisor runs the next unit in a fresh child instead.
 """
 
 from __future__ import annotations
 
 import builtins
+import gc
 import json
 import marshal
 import os
 import struct
 import sys
+import time
 
 from .encode import encode, state
 
@@ -30,7 +39,11 @@ EVENTS = 3
 _write = os.write
 _dumps = json.JSONEncoder(allow_nan=False, ensure_ascii=False, separators=(",", ":")).encode
 _owner = {"pid": None}  # the process that speaks for the runner; a fork of it must stay silent
-_current = {"index": -1, "filename": "", "running": False}
+_current = {"index": -1, "filename": "", "running": False, "cpu": 0.0}  # cpu: when the command began
+# MiB mapped once confined, before any student code; the floor a unit's end is measured from (the
+# modules a unit imported stay, as they would in any process that ran it: they raise the floor);
+# the modules loaded when the unit began.
+_memory: dict = {"start": 0, "floor": 0, "modules": 0, "fd": None}
 
 
 class TimeoutInterrupt(BaseException):
@@ -85,7 +98,8 @@ def describe(exc: BaseException, filename: str) -> dict:
     if isinstance(exc, SyntaxError):
         kind, message = "syntax", exc.msg or "syntaxe invalide"
     elif isinstance(exc, MemoryError):
-        kind, message = "memory", ""
+        # What the program held when it asked for more: the grader says it with the bound.
+        kind, message = "memory", str(max(0, _mapped_mib() - _memory["start"]))
     elif isinstance(exc, SystemExit):
         kind, message = "exit", _exit_code(exc)
     else:
@@ -114,7 +128,9 @@ def _exit_code(exc: SystemExit) -> str:
 def _on_time_up(signum, frame):
     """SIGUSR1 (time is up): say which line of the student's program runs, then interrupt it."""
     line, statement = _frames_of(_current["filename"], _stack_frames(frame))
-    emit({"ev": "where", "i": _current["index"], "line": line, "statement": statement})
+    # With the CPU it used meanwhile: a program that waited (time.sleep…) did not loop.
+    emit({"ev": "where", "i": _current["index"], "line": line, "statement": statement,
+          "cpu": round(time.process_time() - _current["cpu"], 3)})
     if _current["running"]:
         raise TimeoutInterrupt()
 
@@ -199,8 +215,12 @@ def serve() -> None:
             kind, payload = _next_command()
         except (EOFError, OSError, struct.error):
             return
+        _current["cpu"] = time.process_time()
         if kind == b"U":
+            if namespace:  # a session's new run of the program: the previous one's is let go first
+                namespace = _forget(namespace)
             header = json.loads(payload)
+            _memory["modules"] = len(sys.modules)
             index, limit = int(header["i"]), int(header.get("value_limit", limit))
             _current.update(index=index, filename=str(header["filename"]))
             namespace = {"__name__": str(header.get("module_name", "__trous__")), "__file__": _current["filename"],
@@ -215,7 +235,8 @@ def serve() -> None:
             names = json.loads(payload).get("names") or ()
             try:
                 _current["running"] = True
-                result = {"value": state(namespace, names)}
+                # Within the bound of one value, less what the names and a described variable take.
+                result = {"value": state(namespace, names, budget=limit - (64 << 10))}
             except TimeoutInterrupt as exc:
                 result = {"error": {**describe(exc, _current["filename"]), "kind": "timeout"}}
             except BaseException as exc:  # noqa: BLE001
@@ -225,8 +246,42 @@ def serve() -> None:
             emit({"ev": "state", "i": index, "result": result})
         elif kind == b"E":
             _flush()
-            emit({"ev": "end", "i": index})
+            namespace = _forget(namespace)
+            emit({"ev": "end", "i": index, "kept": _kept()})
         del payload
+
+
+def _forget(namespace: dict) -> dict:
+    """The unit's namespace emptied, and the cycles it leaves collected (the zygote froze its own
+    objects: only what this process made since it was forked is visited)."""
+    try:
+        namespace.clear()  # a __del__ of the student's may run here, and raise
+    except BaseException:  # noqa: BLE001
+        pass
+    gc.collect()
+    return {}
+
+
+def _kept() -> int:
+    """MiB the process maps past its floor once the unit's namespace is gone: what the unit kept
+    elsewhere (in builtins, a module). A unit that imported modules raises the floor instead."""
+    now = _mapped_mib()
+    if len(sys.modules) > _memory["modules"]:
+        _memory["floor"] = max(_memory["floor"], now)
+    return now - _memory["floor"]
+
+
+def _mapped_mib() -> int:
+    # /proc/self/statm opened once and read again from its start: a unit's end costs one system call.
+    try:
+        if _memory.get("fd") is None:
+            _memory["fd"] = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)
+        return int(os.pread(_memory["fd"], 128, 0).split()[0]) * _PAGE // (1 << 20)
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
 def _flush() -> None:
@@ -246,6 +301,7 @@ def main(limits, confinement) -> None:
     status = 0
     try:
         apply(limits, confinement)
+        _memory["start"] = _memory["floor"] = _mapped_mib()
         sys.stdin = open(os.devnull)  # noqa: SIM115
         sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", errors="replace",
                                       line_buffering=False, write_through=False)

@@ -156,20 +156,29 @@ def summary(value):
 
 def state_value(value):
     """One top-level variable of a program, for comparing states: its values while they are small."""
+    return _state_value(value)[0]
+
+
+def _state_value(value) -> tuple:
+    """(encoded variable, its size once written)."""
     if (_numpy() is not None and isinstance(value, _np.ndarray) and value.dtype.kind in "biuf"
             and value.size > SUMMARY_AT):
-        return summary(value)
+        encoded = summary(value)
+        return encoded, len(_dumps(encoded))
     encoded = encode(value)
-    if len(_dumps(encoded)) > STATE_ITEM_BYTES:
-        return {"$type": f"{_name(value)} (trop grand)"}
-    return encoded
+    size = len(_dumps(encoded))
+    if size > STATE_ITEM_BYTES:
+        return {"$type": f"{_name(value)} (trop grand)"}, 32
+    return encoded, size
 
 
-def state(namespace: dict, names) -> dict:
+def state(namespace: dict, names, budget: int | None = None) -> dict:
     """The program's data variables (not modules, functions or classes), in definition order; with
-    `names`, those names only, a missing one as {"$missing": true}."""
+    `names`, those names only, a missing one as {"$missing": true}. Past `budget` written characters
+    in all (a value's bound: the grader refuses a larger state), a variable is described, not sent."""
     wanted = list(names) if names else [n for n in namespace if not n.startswith("__")]
     out = {}
+    total = 0
     for name in wanted:
         if name not in namespace:
             out[name] = {"$missing": True}
@@ -178,9 +187,15 @@ def state(namespace: dict, names) -> dict:
         if not names and (callable(value) or isinstance(value, (type, _ModuleType))):
             continue
         try:
-            out[name] = state_value(value)
+            encoded, size = _state_value(value)
         except Exception as exc:  # noqa: BLE001 - an object that breaks encoding is described
-            out[name] = {"$type": f"{_name(value)} ({type(exc).__name__})"}
+            encoded, size = {"$type": f"{_name(value)} ({type(exc).__name__})"}, 128
+        if budget is not None and total + size + len(name) > budget:
+            encoded, size = {"$type": f"{_name(value)} (trop grand)"}, 100
+            if total + size + len(name) > budget + (32 << 10):  # even described, too many: not sent
+                break
+        total += size + len(name) + 4
+        out[name] = encoded
     return out
 
 

@@ -12,7 +12,6 @@ asking the next; whatever happens inside, `Session.ask` answers, never raises.
 
 from __future__ import annotations
 
-import json
 import os
 import select
 import signal
@@ -26,8 +25,10 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
 from . import sandbox as sandbox_mod
+from . import wire
 from .supervisor import GRACE, START, probe_wall
 from .protocol import CRASH, SESSION, TIMEOUT, Ask, Job, Limits, Unit, UnitResult, frame
+from .wire import Bounds
 
 START_TIMEOUT = 120.0
 PIPE_ROOM = 60_000  # a pipe holds 64 KiB before a write blocks
@@ -153,17 +154,18 @@ class Runner:
         remaining = list(range(len(job.units)))
         while remaining:
             sub = Job(tuple(job.units[i] for i in remaining), job.limits, job.capture_output)
-            got, finished = self._attempt(sub)
+            got, finished, broken = self._attempt(sub)
             for local, result in got.items():
                 results[remaining[local]] = result
             if len(got) == len(remaining):  # every unit has its result (the last one, maybe, a timeout)
                 break
-            # The supervisor or the runner died: the first unit without a result is the culprit.
+            # The supervisor or the runner died, or sent what no supervisor writes: the first unit
+            # without a result is the culprit.
             lost = next(i for i in remaining if i not in results)
             unit = job.units[lost]
-            results[lost] = UnitResult.failed(
-                CRASH, "crash", "le programme a interrompu le correcteur (processus de supervision tué)",
-                len(unit.probes))
+            said = (f"le programme a perturbé le correcteur ({broken})" if broken
+                    else "le programme a interrompu le correcteur (processus de supervision tué)")
+            results[lost] = UnitResult.failed(CRASH, "crash" if not broken else "protocol", said, len(unit.probes))
             remaining = [i for i in remaining if i not in results]
             if unit.group:  # the same program would do it again for its other variants
                 for i in list(remaining):
@@ -195,13 +197,14 @@ class Runner:
         os.close(res_w)
         return job_w, res_r
 
-    def _attempt(self, job: Job) -> tuple[dict[int, UnitResult], bool]:
+    def _attempt(self, job: Job) -> tuple[dict[int, UnitResult], bool, str | None]:
+        """One run of the job in this runner: (results by unit, finished, why the stream was refused)."""
         payload = job.to_bytes()
         channel = self.open_channel()
         if channel is None:
             self._stop_process()
             self.restarts += 1
-            return {}, False
+            return {}, False, None
         job_w, res_r = channel
         if len(payload) <= PIPE_ROOM:  # fits in the pipe: no thread needed
             _write_all(job_w, payload)
@@ -211,10 +214,13 @@ class Runner:
             writer.start()
         results: dict[int, UnitResult] = {}
         finished = False
+        broken: str | None = None  # a line no supervisor writes: the sandbox's word is refused from there on
         deadline = self._deadline(job)
-        buffer = b""
+        bounds = Bounds.of(job.limits)
+        limit = result_line_bytes(job, bounds)
+        lines = wire.Lines(limit)
         try:
-            while True:
+            while broken is None:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     break
@@ -224,33 +230,35 @@ class Runner:
                 chunk = os.read(res_r, 1 << 20)
                 if not chunk:
                     break
-                buffer += chunk
-                lines = buffer.split(b"\n")
-                buffer = lines.pop()  # what follows the last end of line: the start of the next one
-                for line in lines:
-                    message = _parse(line)
-                    if message is None:
-                        continue
+                lines.feed(chunk)
+                if lines.overflow:
+                    broken = f"réponse de plus de {limit >> 20} Mio"
+                while broken is None and (line := lines.pop()) is not None:
+                    try:
+                        message = wire.parse_line(line, limit)
+                    except wire.WireError as exc:
+                        broken = exc.reason
+                        break
                     if message.get("done") is True:
                         finished = True
                     index = message.get("i")
-                    if isinstance(index, int) and 0 <= index < len(job.units) and isinstance(message.get("result"), dict):
+                    if type(index) is int and 0 <= index < len(job.units) and isinstance(message.get("result"), dict):
                         results[index] = UnitResult.from_json(message["result"], len(job.units[index].probes),
-                                                              size=len(line))
+                                                              size=len(line), bounds=bounds)
         finally:
             os.close(res_r)
-        healthy = self._await_end(deadline)
+        healthy = broken is None and self._await_end(deadline)
         if not healthy:
             self._stop_process()
             self.restarts += 1
-            if not finished and len(results) < len(job.units):
+            if broken is None and not finished and len(results) < len(job.units):
                 # The runner was stuck (frozen by the student, or out of time): that is a timeout.
                 lost = next(i for i in range(len(job.units)) if i not in results)
                 results[lost] = UnitResult.failed(TIMEOUT, "timeout", "temps dépassé : le correcteur a dû être "
                                                   "redémarré", len(job.units[lost].probes))
         if writer is not None:
             writer.join(timeout=1)
-        return results, finished
+        return results, finished, broken
 
     @contextmanager
     def session(self, unit: Unit, limits: Limits | None = None) -> Iterator["Session"]:
@@ -284,7 +292,9 @@ class Session:
         self.runner, self.unit, self.limits = runner, unit, limits
         self.broken: str | None = None  # why no question can be answered any more
         self.job_w = self.res_r = -1
-        self.buffer = b""
+        self.bounds = Bounds.of(limits)
+        # An answer carries one value (the program's error texts and the question's besides).
+        self.lines = wire.Lines(self.bounds.line_bytes(1, 64 << 10))
         self.asked = 0
         self.eof = False
         channel = runner.open_channel()
@@ -335,23 +345,30 @@ class Session:
         deadline = time.monotonic() + allowed + START + probe_wall(self.limits) + 2 * GRACE + self.SLACK
         line = self._line(deadline)
         if line is None:
-            if self.eof:  # the supervisor is gone (killed by the student's code?)
+            if self.lines.overflow:
+                status, kind, message = CRASH, "protocol", ("le programme a perturbé le correcteur (réponse de plus "
+                                                            f"de {self.lines.limit >> 20} Mio)")
+            elif self.eof:  # the supervisor is gone (killed by the student's code?)
                 status, kind, message = CRASH, "crash", "le programme a interrompu le correcteur (processus de supervision tué)"
             else:  # it did not answer within every clock it has: the runner is stuck
                 status, kind, message = TIMEOUT, "timeout", "temps dépassé : le correcteur a dû être redémarré"
             self._break(message)
             return UnitResult.failed(status, kind, message, 1)
-        message = _parse(line)
-        if message is None or "status" not in message:
-            self._break("le correcteur a reçu une réponse illisible")
-            return UnitResult.failed(CRASH, "crash", self.broken or "", 1)
-        return UnitResult.from_json(message, 1, size=len(line))
+        try:
+            message = wire.parse_line(line, self.lines.limit)
+        except wire.WireError as exc:
+            message = {"refused": exc.reason}
+        if "status" not in message:
+            self._break(f"le programme a perturbé le correcteur ({message.get('refused') or 'réponse illisible'})")
+            return UnitResult.failed(CRASH, "protocol", self.broken or "", 1)
+        return UnitResult.from_json(message, 1, size=len(line), bounds=self.bounds)
 
     def _line(self, deadline: float) -> bytes | None:
-        """The next line from the supervisor, or None (stuck past the deadline, or gone)."""
-        while b"\n" not in self.buffer:
+        """The next line from the supervisor, or None (stuck past the deadline, gone, or a line past
+        its bound: `overflowed`)."""
+        while (line := self.lines.pop()) is None:
             remaining = deadline - time.monotonic()
-            if remaining <= 0 or self.res_r < 0:
+            if remaining <= 0 or self.res_r < 0 or self.lines.overflow:
                 return None
             ready, _, _ = select.select([self.res_r], [], [], remaining)
             if not ready:
@@ -360,8 +377,7 @@ class Session:
             if not chunk:
                 self.eof = True
                 return None
-            self.buffer += chunk
-        line, _, self.buffer = self.buffer.partition(b"\n")
+            self.lines.feed(chunk)
         return line
 
     def close(self) -> None:
@@ -415,10 +431,17 @@ def _write_all(fd: int, data: bytes) -> None:
 
 def _parse(line: bytes) -> dict | None:
     try:
-        message = json.loads(line)
-    except (ValueError, RecursionError):
+        return wire.parse_line(line, len(line))
+    except wire.WireError:
         return None
-    return message if isinstance(message, dict) else None
+
+
+def result_line_bytes(job: Job, bounds: Bounds) -> int:
+    """The longest line a supervisor may send for one of the job's units: its probes' values and its
+    state, its captured output and error texts."""
+    values = max((len(u.probes) + (u.state is not None) for u in job.units), default=1)
+    output = job.limits.output_kb * 1024 if job.capture_output else 0
+    return bounds.line_bytes(values, output + (64 << 10))
 
 
 class RunnerPool:

@@ -21,6 +21,9 @@ import struct
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from . import wire
+from .wire import Bounds
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -124,21 +127,60 @@ class ErrorInfo:
     statement: int | None = None  # first line of the top-level statement that was running
 
     @classmethod
-    def from_json(cls, data: dict | None) -> "ErrorInfo | None":
+    def from_json(cls, data: dict | None, memory_mb: int | None = None) -> "ErrorInfo | None":
+        """`memory_mb`: the copy's memory bound, which a memory error then carries (the grader's
+        number, not the sandbox's)."""
         if not isinstance(data, dict):
             return None
+        kind = _text(data.get("kind", "crash"), 40) or "crash"
+        message = _text(data.get("message", ""), 2000)
+        if kind == "memory":
+            message = _memory_message(message, memory_mb)
         return cls(
-            kind=str(data.get("kind", "crash"))[:40],
-            type=str(data.get("type", ""))[:200],
-            message=str(data.get("message", ""))[:2000],
+            kind=kind,
+            type=_text(data.get("type", ""), 200),
+            message=message,
             line=_line(data.get("line")),
-            text=str(data["text"])[:500] if data.get("text") is not None else None,
+            text=_text(data["text"], 500) if data.get("text") is not None else None,
             statement=_line(data.get("statement")),
         )
 
 
+def _memory_message(message: str, memory_mb: int | None) -> str:
+    """A memory error's message: "used/bound" in MiB (either may be missing), nothing else. The
+    child reports what the program held; the bound is the grader's when it knows it."""
+    used, _, bound = message.partition("/")
+    used = used if used.isdigit() and len(used) <= 7 else ""
+    bound = str(memory_mb) if memory_mb else (bound if bound.isdigit() and len(bound) <= 7 else "")
+    return f"{used}/{bound}" if bound else used
+
+
+def _text(value, limit: int) -> str:
+    """A text of the sandbox's, as the grader keeps it: a string (else nothing), cut, in valid UTF-8."""
+    if type(value) is not str:
+        return ""
+    value = value[:limit]
+    if not value.isascii():
+        value = value.encode("utf-8", "replace").decode("utf-8")
+    return value
+
+
 def _line(value) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+    return value if type(value) is int and 0 < value < 1 << 31 else None
+
+
+def _state(state, bounds: Bounds) -> dict | None:
+    """A program's variables, checked as one value: name → encoded value, or {"$error": …}."""
+    if not isinstance(state, dict):
+        return None
+    if "$error" in state:
+        error = ErrorInfo.from_json(state["$error"]) or ErrorInfo("protocol")
+        return {"$error": {"kind": error.kind, "message": error.message}}
+    try:
+        wire.check(state, bounds, state=True)
+    except wire.WireError as exc:
+        return {"$error": {"kind": exc.kind, "message": f"variables du programme refusées : {exc.reason}"}}
+    return state
 
 
 @dataclass(frozen=True)
@@ -159,27 +201,36 @@ class UnitResult:
     size: int = 0  # bytes it took on the wire: what keeping it costs the grader
 
     @classmethod
-    def from_json(cls, data: dict, n_probes: int, size: int = 0) -> "UnitResult":
+    def from_json(cls, data: dict, n_probes: int, size: int = 0, bounds: Bounds | None = None) -> "UnitResult":
+        """A unit's result as a sandbox sent it, read under `bounds` (wire.py): a value out of them
+        becomes that probe's error, a state out of them the state's, before anything is rebuilt."""
+        bounds = bounds or Bounds()
         probes = []
         raw = data.get("probes") if isinstance(data.get("probes"), list) else []
         for i in range(n_probes):
             p = raw[i] if i < len(raw) and isinstance(raw[i], dict) else None
             if p is None:
                 probes.append(ProbeResult(evaluated=False))
+            elif p.get("error") is not None:
+                error = ErrorInfo.from_json(p["error"], bounds.memory_mb) or ErrorInfo("invalid", message="erreur illisible")
+                probes.append(ProbeResult(error=error))
             else:
-                probes.append(ProbeResult(value=p.get("value"), error=ErrorInfo.from_json(p.get("error"))))
+                try:
+                    wire.check(p.get("value"), bounds)
+                    probes.append(ProbeResult(value=p.get("value")))
+                except wire.WireError as exc:
+                    probes.append(ProbeResult(error=ErrorInfo(exc.kind, message=exc.reason)))
         status = data.get("status")
         if status not in (OK, ERROR, TIMEOUT, CRASH, EXIT, SKIPPED):
             status = CRASH
         seconds = data.get("seconds")
-        state = data.get("state")
         return cls(
             status=status,
-            error=ErrorInfo.from_json(data.get("error")),
+            error=ErrorInfo.from_json(data.get("error"), bounds.memory_mb),
             probes=tuple(probes),
-            output=str(data.get("output", ""))[:1_000_000],
-            seconds=float(seconds) if isinstance(seconds, (int, float)) else 0.0,
-            state={str(k): v for k, v in state.items()} if isinstance(state, dict) else None,
+            output=_text(data.get("output", ""), 1_000_000),
+            seconds=float(seconds) if type(seconds) in (int, float) and 0 <= seconds < 1e9 else 0.0,
+            state=_state(data.get("state"), bounds),
             size=size,
         )
 

@@ -27,10 +27,11 @@ import tempfile
 import time
 from dataclasses import replace
 
+from . import wire
 from .protocol import CRASH, ERROR, EXIT, MAX_FRAME, OK, SKIPPED, TIMEOUT, Ask, Limits, Unit
-from .supervisor import (GRACE, MAX_EVENT_LINE, MAX_RESUMES, PROBE_FLOOR, START, Forker, OverrideError,
-                         Supervisor, _error_with_text, _parse, _probe_code, _write_all, compile_unit, files_violation,
-                         probe_wall, stop_message, wipe)
+from .supervisor import (GRACE, MAX_RESUMES, PROBE_FLOOR, START, Forker, OverrideError, Supervisor, _error_with_text,
+                         _parse, _probe_code, _write_all, compile_unit, event_line_bytes, files_violation, probe_wall,
+                         stop_message, timed_out, where_of, wipe)
 
 
 class _Gone(Exception):
@@ -44,9 +45,9 @@ class _Gone(Exception):
 class _Child:
     """One process running student code, and what it holds."""
 
-    def __init__(self, pid: int, cmd_w: int, ev_r: int, out_r: int, workdir: str):
+    def __init__(self, pid: int, cmd_w: int, ev_r: int, out_r: int, workdir: str, line_bytes: int):
         self.pid, self.cmd_w, self.ev_r, self.out_r, self.workdir = pid, cmd_w, ev_r, out_r, workdir
-        self.buffer = bytearray()
+        self.events = wire.Lines(line_bytes)
         self.saw_secret = False
         self.units = 0  # program runs started in it
         self.key: tuple | None = None  # the overrides its namespace was built with
@@ -196,7 +197,7 @@ class SessionSupervisor:
                 os.close(fd)
             wipe(workdir)
             raise _Gone("start", {"phase": "program"})
-        self.child = _Child(pid, cmd_w, ev_r, out_r, workdir)
+        self.child = _Child(pid, cmd_w, ev_r, out_r, workdir, event_line_bytes(self.limits))
 
     def _end_child(self, killed: bool = True):
         """Stop the child (if any), wipe its folder; how it ended."""
@@ -289,12 +290,7 @@ class SessionSupervisor:
         return {"error": {"kind": "protocol", "message": "résultat illisible"}}
 
     def _timed_out(self, seconds: float, where: dict | None, reported) -> dict:
-        where = dict(where or {})
-        if where.get("line") is None and isinstance(reported, dict) and isinstance(reported.get("line"), int):
-            where = {"line": reported["line"], "statement": reported.get("statement")}
-        line = where.get("line") if isinstance(where.get("line"), int) else None
-        return {"kind": "timeout", "message": stop_message("timeout", {"seconds": seconds, "line": line}, self.limits),
-                **Supervisor._location(self.unit, line), "statement": where.get("statement")}
+        return timed_out(self.unit, seconds, where, reported, self.limits)
 
     def _await(self, child: _Child, expected: str, j: int | None, allowed: float, phase: str,
                once_ready: float | None = None):
@@ -333,12 +329,10 @@ class SessionSupervisor:
             chunk = os.read(child.ev_r, 1 << 16)
             if not chunk:
                 raise _Gone("channel", {"phase": phase})
-            child.buffer += chunk
-            if len(child.buffer) > MAX_EVENT_LINE:
+            child.events.feed(chunk)
+            if child.events.overflow:
                 raise _Gone("protocol", {"phase": phase})
-            while b"\n" in child.buffer:
-                line, _, rest = bytes(child.buffer).partition(b"\n")
-                child.buffer = bytearray(rest)
+            while (line := child.events.pop()) is not None:
                 event = _parse(line)
                 if event is None or event["ev"] == "internal":
                     raise _Gone("protocol", {"phase": phase})
@@ -351,8 +345,7 @@ class SessionSupervisor:
                     continue
                 if event["ev"] == "where":
                     if interrupting:
-                        where = {k: event.get(k) for k in ("line", "statement")
-                                 if isinstance(event.get(k), int) and not isinstance(event.get(k), bool)}
+                        where = where_of(event)
                     continue
                 if event["ev"] != expected or event.get("i") != child.units or (j is not None and event.get("j") != j):
                     raise _Gone("protocol", {"phase": phase})

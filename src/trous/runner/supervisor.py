@@ -9,7 +9,10 @@ nothing it has not been asked to run yet.
 It reads the child's events and output, and stops the child when a unit or a probe outlives its
 time. A probe that hangs or crashes costs only that probe: the unit is run again in a new child
 from the next probe on. A program that hangs or crashes costs its unit and the later units of its
-group. Results go to the parent as JSON lines, one per unit, then {"done": true}.
+group. A unit that kept memory past its end (its child says how much) has the next one run in a
+new child, so that each unit has its whole memory bound. Results go to the parent as JSON lines,
+one per unit, then {"done": true}; the parent reads them under bounds of its own (wire.py), since
+what the child sent is in them.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import functools
 import json
 import marshal
 import os
+import re
 import select
 import shutil
 import signal
@@ -30,9 +34,20 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, replace
 
+from . import wire
 from .protocol import CRASH, ERROR, EXIT, OK, SESSION, SKIPPED, TIMEOUT, Job, Limits, Unit
 
-MAX_EVENT_LINE = 32 * 1024 * 1024
+def kept_bound(limits: Limits) -> int:
+    """MiB a child may map past its start after a unit (namespace emptied) and still run the next:
+    beyond, the next unit would not have its whole memory bound."""
+    return max(32, limits.memory_mb // 16)
+
+
+def event_line_bytes(limits: Limits) -> int:
+    """The longest event line a child may write: one value or one state (each at most value_kb once
+    encoded, in characters: up to 4 bytes each in UTF-8), and the texts of an error."""
+    return 4 * limits.value_kb * 1024 + (256 << 10)
+
 MAX_RESUMES = 4
 GRACE = 0.5  # seconds a child gets to stop the student's code before it is killed
 PROBE_FLOOR = 0.25  # even after the program used its time, each probe gets this long
@@ -310,12 +325,7 @@ class Supervisor:
         return stopped_at + 1
 
     def _timed_out(self, unit: Unit, seconds: float, where: dict | None, reported) -> dict:
-        where = dict(where or {})
-        if where.get("line") is None and isinstance(reported, dict) and isinstance(reported.get("line"), int):
-            where = {"line": reported["line"], "statement": reported.get("statement")}
-        line = where.get("line") if isinstance(where.get("line"), int) else None
-        return {"kind": "timeout", "message": self._message("timeout", {"seconds": seconds, "line": line}),
-                **self._location(unit, line), "statement": where.get("statement")}
+        return timed_out(unit, seconds, where, reported, self.job.limits)
 
     @staticmethod
     def _location(unit: Unit, line) -> dict:
@@ -378,7 +388,7 @@ class Supervisor:
         deadline = time.monotonic() + limits.wall + START
         unit_deadline = deadline
         allowed = limits.wall
-        buffer = bytearray()
+        events = wire.Lines(event_line_bytes(limits))
         open_fds = {ev_r, out_r}
         # What the program prints is kept only when asked (the self-check shows it; grading does not,
         # and keeps nothing it will not show); it is always counted, to stop a flood.
@@ -388,6 +398,7 @@ class Supervisor:
         interrupting = False  # time is up; the child was asked to stop the student's code
         where: dict | None = None
         first_unit = True
+        renew = False  # the rest of the batch goes to a fresh child
         child_started = False  # the child said its start is over (it says so once, before any student code)
 
         def send_next() -> None:
@@ -481,15 +492,11 @@ class Supervisor:
                         open_fds.discard(ev_r)
                         stopped = ("channel", {})
                         break
-                    buffer += chunk
-                    if len(buffer) > MAX_EVENT_LINE:
+                    events.feed(chunk)
+                    if events.overflow:
                         stopped = ("protocol", {})
                         break
-                    *lines, rest = bytes(buffer).split(b"\n")
-                    buffer = bytearray(rest)
-                    for line in lines:
-                        if stopped is not None:
-                            break
+                    while stopped is None and (line := events.pop()) is not None:
                         event = _parse(line)
                         if event is None:
                             stopped = ("protocol", {})
@@ -508,8 +515,7 @@ class Supervisor:
                             continue
                         if kind == "where":
                             if interrupting:
-                                where = {k: event.get(k) for k in ("line", "statement")
-                                         if isinstance(event.get(k), int) and not isinstance(event.get(k), bool)}
+                                where = where_of(event)
                             continue
                         if kind == "internal":
                             stopped = ("protocol", {})
@@ -549,7 +555,8 @@ class Supervisor:
                             elif isinstance(result.get("value"), dict):
                                 state.state = result["value"]
                             else:
-                                state.state = {"$error": result.get("error") or {"kind": "protocol"}}
+                                state.state = {"$error": _error_with_text(state.unit, result.get("error"), self)
+                                               or {"kind": "protocol"}}
                         elif kind == "end":
                             if not resumed:
                                 self._drain(out_r, state, output_cap)
@@ -561,12 +568,17 @@ class Supervisor:
                                              and self.job.units[later[0]].group):
                                 step = len(steps)  # done, or the rest of the batch is skipped
                                 break
+                            kept = event.get("kept")
+                            if type(kept) is int and kept > kept_bound(limits):
+                                # This unit kept memory out of its namespace: the next starts afresh.
+                                step, renew = len(steps), True
+                                break
                         # A program that timed out still has its probes asked, on what it computed.
                         interrupting, where = False, None
                         send_next()
                         if pending:
                             arm(time.monotonic())
-            if stopped is None and not pending and len(done) < len(batch):
+            if stopped is None and not pending and len(done) < len(batch) and not renew:
                 following = self.job.units[next(k for k in batch if k not in done)].group
                 if current is not None or not (following and following in self.poisoned):
                     stopped = ("crash", {})
@@ -645,13 +657,46 @@ class Supervisor:
                 state.output += chunk[:room]
 
 
+WAITED = 0.25  # share of its wall time a program computed below which it waited rather than looped
+
+
+def where_of(event: dict) -> dict:
+    """What a child says when its time is up: the line of the student's program that ran, the
+    top-level statement, and the CPU seconds it used since the command began."""
+    where = {k: event.get(k) for k in ("line", "statement") if type(event.get(k)) is int}
+    cpu = event.get("cpu")
+    if type(cpu) in (int, float) and 0 <= cpu < 1e6:
+        where["cpu"] = float(cpu)
+    return where
+
+
+def timed_out(unit: Unit, seconds: float, where: dict | None, reported, limits: Limits) -> dict:
+    """The error of a run stopped at its wall time, said where it was and whether it computed."""
+    where = dict(where or {})
+    if where.get("line") is None and isinstance(reported, dict) and type(reported.get("line")) is int:
+        where = {**where, "line": reported["line"], "statement": reported.get("statement")}
+    line = where.get("line") if type(where.get("line")) is int else None
+    detail = {"seconds": seconds, "line": line, "cpu": where.get("cpu")}
+    return {"kind": "timeout", "message": stop_message("timeout", detail, limits),
+            **Supervisor._location(unit, line), "statement": where.get("statement")}
+
+
+def _shown_seconds(seconds: float) -> str:
+    return f"{seconds:.1f}".rstrip("0").rstrip(".").replace(".", ",")
+
+
 def stop_message(reason: str, detail: dict, limits: Limits) -> str:
     """Why a run was stopped, in French."""
     if reason == "timeout":
         seconds = detail.get("seconds", limits.wall)
         where = f" à la ligne {detail['line']}" if detail.get("line") else ""
-        shown = f"{seconds:.1f}".rstrip("0").rstrip(".").replace(".", ",")
-        return f"temps dépassé : arrêté{where} après {shown} s (boucle sans fin ?)"
+        cpu = detail.get("cpu")
+        if type(cpu) is float and cpu < WAITED * seconds:  # it hardly computed: it was waiting
+            computed = ("il n'a presque pas calculé" if cpu < 0.05 else
+                        f"il n'a calculé que {f'{cpu:.2f}'.rstrip('0').rstrip('.').replace('.', ',')} s")
+            return (f"temps dépassé : les {_shown_seconds(seconds)} s accordées se sont écoulées pendant que le "
+                    f"programme attendait{where} ({computed} : time.sleep, input, une attente ?)")
+        return f"temps dépassé : arrêté{where} après {_shown_seconds(seconds)} s (boucle sans fin ?)"
     if reason == "output":
         return f"sortie trop volumineuse : arrêté après {detail.get('bytes', 0) // 1024} Kio d'affichage"
     if reason == "protocol":
@@ -685,11 +730,26 @@ class _Stop(Exception):
         self.reason, self.detail = reason, detail
 
 
+# What a child reports of an error of the student's code. Messages of the other kinds (a timeout, a
+# crash…) are shown whatever a check discloses, so their text is the supervisor's own, never the
+# child's: a child that wrote one could carry into a page what a hidden run read. (A timeout the
+# supervisor did not ask for is the student's code raising the child's own interruption.)
+CHILD_KINDS = ("syntax", "exception", "memory", "exit", "too_big")
+TOO_BIG_SAID = re.compile(r"plus de 200 000 éléments|\d{1,9} Kio, limite \d{1,9} Kio")
+
+
 def _error_with_text(unit: Unit, error, supervisor: Supervisor) -> dict | None:
-    """The child reports lines only; the text of a line comes from the source, which it never had."""
+    """The child reports lines only; the text of a line comes from the source, which it never had.
+    A kind the child does not report is a message no child writes; a too_big, its own words only."""
     if not isinstance(error, dict):
         return None
-    return {**{k: v for k, v in error.items() if k != "text"}, **supervisor._location(unit, error.get("line"))}
+    error = {k: v for k, v in error.items() if k != "text"}
+    kind = error.get("kind")
+    if kind not in CHILD_KINDS:  # no child writes that: its channel was written to by other code
+        return {"kind": "protocol", "message": stop_message("protocol", {}, Limits())}
+    elif kind == "too_big" and not (isinstance(error.get("message"), str) and TOO_BIG_SAID.fullmatch(error["message"])):
+        error["message"] = ""
+    return {**error, **supervisor._location(unit, error.get("line"))}
 
 
 def _parse(line: bytes) -> dict | None:

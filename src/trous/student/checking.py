@@ -83,17 +83,25 @@ def _is_blank_name_error(error) -> bool:
     return error is not None and error.type == "NameError" and "'___'" in error.message
 
 
-def describe_error(error, unit_label: str = "", message: bool = True) -> str:
+def describe_error(error, unit_label: str = "", message: bool = True, numbers: bool | None = None) -> str:
     """An error in French; `message=False`: its type and line only (the message could carry what a
-    hidden run computed or read)."""
+    hidden run computed or read). `numbers`: whether what the run measured (the memory it held) may
+    be said (by default, as messages)."""
     if error is None:
         return "erreur inconnue"
     if error.kind in ("timeout", "crash", "skipped", "files", "output", "protocol", "override"):
         return error.message
     if error.kind == "too_big":
         return f"valeur trop grande pour être vérifiée ({error.message})"
+    if error.kind == "invalid":  # refused by the grader's reading (runner/wire.py): its words, no data
+        return f"valeur refusée par le correcteur : {error.message}"
     if error.kind == "memory":
-        return "mémoire épuisée (MemoryError) : le programme demande trop de mémoire"
+        used, _, bound = (error.message or "").partition("/")
+        said = (f"le programme a demandé plus de mémoire que la limite de {bound} Mio par exécution"
+                if bound.isdigit() else "le programme demande trop de mémoire")
+        if (message if numbers is None else numbers) and used.isdigit():
+            said += f" (il en occupait déjà {used} Mio)"
+        return f"mémoire épuisée (MemoryError) : {said}"
     if error.kind == "exit":
         where = f" ligne {error.line}" if error.line else ""
         # The child writes sys.exit's code only when it is a number: this never echoes the student's text.
@@ -157,7 +165,7 @@ def judge(expect: Expect, expected, unit: UnitResult, probe: ProbeResult, *, say
     # A hidden variant stays a description: neither its inputs nor the values they give are shown.
     context = variant_context(expect, hidden=not say.expected)
     name = expect.name if say.expression else expect.description
-    error_text = lambda error: describe_error(error, message=say.messages)  # noqa: E731
+    error_text = lambda error: describe_error(error, message=say.messages, numbers=say.obtained != "none")  # noqa: E731
     if not probe.evaluated:
         if unit.status in (TIMEOUT, CRASH, SKIPPED):
             return Verdict(False, _join(context, error_text(unit.error)), unit.error.line if unit.error else None)

@@ -1,0 +1,89 @@
+"""A sandbox that lies: it speaks the zygote's protocol to the grader and answers every job with
+bytes of the test's choosing, as a sandbox taken over by a copy could (the child's and the
+supervisor's own checks are bypassed: nothing of the sandbox is trusted).
+
+    python forged_sandbox.py SCRIPT    # SCRIPT: JSON {"lines": [base64 …], "endless": bool}
+
+A batch job gets every line, then {"done": true} unless `endless` (then bytes without end of line
+until the grader stops reading). A session gets one line per question it asks.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import socket
+import struct
+import sys
+
+
+def _read_exact(fd: int, n: int) -> bytes | None:
+    data = b""
+    while len(data) < n:
+        chunk = os.read(fd, n - len(data))
+        if not chunk:
+            return None
+        data += chunk
+    return data
+
+
+def _write(fd: int, data: bytes) -> bool:
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        return True
+    except OSError:
+        return False
+
+
+def _answer(job_r: int, res_w: int, lines: list[bytes], endless: bool) -> None:
+    first = os.read(job_r, 1)
+    if first == b"S":  # a session: a header frame, then one frame per question
+        head = _read_exact(job_r, 4)
+        _read_exact(job_r, struct.unpack("!I", head)[0])
+        for line in lines:
+            head = _read_exact(job_r, 4)
+            if head is None or _read_exact(job_r, struct.unpack("!I", head)[0]) is None:
+                return
+            if endless:
+                while _write(res_w, b"a" * 65536):
+                    pass
+                return
+            if not _write(res_w, line + b"\n"):
+                return
+        return
+    while os.read(job_r, 1 << 16):  # the whole job, unread
+        pass
+    for line in lines:
+        if not _write(res_w, line + b"\n"):
+            return
+    if endless:
+        while _write(res_w, b"a" * 65536):
+            pass
+        return
+    _write(res_w, b'{"done": true}\n')
+
+
+def main() -> None:
+    script = json.loads(open(sys.argv[1], encoding="utf-8").read())
+    lines = [base64.b64decode(x) for x in script["lines"]]
+    control = socket.socket(fileno=0)
+    control.sendall(b"R")
+    while True:
+        try:
+            message, fds, _, _ = socket.recv_fds(control, 16, 4)
+        except OSError:
+            return
+        if not message:
+            return
+        job_r, res_w = fds
+        _answer(job_r, res_w, lines, bool(script.get("endless")))
+        os.close(job_r)
+        os.close(res_w)
+        control.sendall(b"E" + struct.pack("!ii", 0, 0))
+
+
+if __name__ == "__main__":
+    main()
