@@ -84,12 +84,12 @@ def main(argv: list[str] | None = None) -> int:
     import distributed  # noqa: PLC0415
     from grade_class import make_class  # noqa: PLC0415
 
-    from trous.course import Course  # noqa: PLC0415
-    from trous.grading import distributed as dist  # noqa: PLC0415
-    from trous.grading.cli import GradeOptions, Hooks, local_scheduler  # noqa: PLC0415
-    from trous.grading.engine import Grader  # noqa: PLC0415
-    from trous.runner.pool import RunnerPool  # noqa: PLC0415
-    from trous.grading.intake import load  # noqa: PLC0415
+    from trous.core import Course  # noqa: PLC0415
+    from trous.grade import dask as dist  # noqa: PLC0415
+    from trous.outputs.run import GradeOptions, Hooks, local_scheduler  # noqa: PLC0415
+    from trous.grade.engine import Grader  # noqa: PLC0415
+    from trous.sandbox.pool import RunnerPool  # noqa: PLC0415
+    from trous.inputs.intake import load  # noqa: PLC0415
 
     course = Course.load(ROOT)
     work = Path(tempfile.mkdtemp(prefix="trous-bench-dask-"))
@@ -128,9 +128,9 @@ def main(argv: list[str] | None = None) -> int:
                                               silence_logs=logging.ERROR) as cluster:
                     with distributed.Client(cluster, set_as_default=False) as client:
                         pids = list(client.run(os.getpid).values())
-                        # What `dask worker --preload trous.grading.distributed` does on a real cluster:
+                        # What `dask worker --preload trous.grade.dask` does on a real cluster:
                         # trous is imported once per worker process, not during the first grading.
-                        client.run(importlib.import_module, "trous.grading.distributed")
+                        client.run(importlib.import_module, "trous.grade.dask")
                     started.append(time.perf_counter() - t)
                     for walls, cpus in ((cold, cold_cpu), (warm, warm_cpu)):
                         wall, cpu, graded = timed(lambda: dist.grade_on_cluster(

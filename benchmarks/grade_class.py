@@ -41,8 +41,8 @@ sys.path.insert(0, str(ROOT / "examples"))
 
 import make_classe as gen  # noqa: E402
 
-from trous.course import Course  # noqa: E402
-from trous.grading.cli import GradeOptions, Hooks, grade_class  # noqa: E402
+from trous.core import Course  # noqa: E402
+from trous.outputs.run import GradeOptions, Hooks, grade_class  # noqa: E402
 
 PROFILES = {  # share of students, then per exercise: right, partial, wrong, unfilled, missing
     "fort": (0.40, (0.92, 0.03, 0.05, 0.00, 0.00)),
@@ -229,7 +229,7 @@ def _sample(root: int, interval: float, pss_every: int, halt, results) -> None:
                 with open(f"/proc/{pid}/cmdline", "rb") as f:
                     argv = f.read().split(b"\0")
                 # bubblewrap's own command line holds the zygote's: only the Python process counts.
-                commands[pid] = b"trous.runner.zygote" in argv and b"bwrap" not in os.path.basename(argv[0])
+                commands[pid] = b"trous.sandbox.zygote" in argv and b"bwrap" not in os.path.basename(argv[0])
             except OSError:
                 return False
         return commands[pid]
@@ -238,7 +238,7 @@ def _sample(root: int, interval: float, pss_every: int, halt, results) -> None:
         if pid not in workers:
             try:
                 with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    workers[pid] = b"trous.grading.testworker" in f.read().split(b"\0")
+                    workers[pid] = b"trous.grade.testworker" in f.read().split(b"\0")
             except OSError:
                 return False
         return workers[pid]
@@ -330,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
         children = sum(memory.zygote_cpu.values())
         n = len(outcome.grades)
         grading = outcome.timings.get("correction", float("nan"))
-        from trous.grading.cli import cores, default_workers  # noqa: PLC0415
+        from trous.outputs.run import cores, default_workers  # noqa: PLC0415
 
         workers = args.workers or default_workers()
         rows = [

@@ -37,9 +37,9 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import make_classe as gen  # noqa: E402
 from grade_class import TreeMemory  # noqa: E402
 
-from trous.course import Course  # noqa: E402
-from trous.course import blanks as blanks_mod  # noqa: E402
-from trous.grading.cli import GradeOptions, Hooks, grade_class  # noqa: E402
+from trous.core import Course  # noqa: E402
+from trous.core import blanks as blanks_mod  # noqa: E402
+from trous.outputs.run import GradeOptions, Hooks, grade_class  # noqa: E402
 
 # A fill that does what the solution does, after `payload` (a statement made into an expression).
 def _after(payload: str, answer: str) -> str:
@@ -67,7 +67,7 @@ IN_EVERY_BLANK = {
                  "(_ for _ in ()).throw(ValueError(repr(globals())))"),
     # Issue 20: the child's answer replaced by a description of arrays of ten million objects.
     "reponse_forgee": ("fait répondre au processus des valeurs forgées (forme de 10 millions)", lambda a: _after(
-        "__import__('sys').modules['trous.runner.child'].__dict__.__setitem__('_probe', lambda setup, expr, ns, "
+        "__import__('sys').modules['trous.sandbox.child'].__dict__.__setitem__('_probe', lambda setup, expr, ns, "
         "limit: {'value': [{'$nd': {'k': 'O', 's': [10_000_000], 'v': []}}] * 150})", a)),
 }
 # In the first blank of each exercise only, as a student would: right fills, one of which keeps a

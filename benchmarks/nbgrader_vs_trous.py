@@ -54,7 +54,7 @@ import nbformat  # noqa: E402
 from grade_class import TreeMemory  # noqa: E402
 from nbgrader_support import SOLUTION, Author, blank_scores, env  # noqa: E402
 
-from trous.course import Course  # noqa: E402
+from trous.core import Course  # noqa: E402
 
 BIN = Path(sys.executable).parent
 TARGET = 40

@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import student_venv  # noqa: E402
-from trous.course import Course  # noqa: E402
+from trous.core import Course  # noqa: E402
 
 TARGETS = {"cours": 1.2, "exercice": 0.6}
 SINGLE = "01_toux"

@@ -26,7 +26,7 @@ from packaging.requirements import Requirement
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from trous.edition import write_wheel  # noqa: E402
+from trous.publish.edition import write_wheel  # noqa: E402
 
 # Written by pip for the installation itself, not part of what a wheel ships.
 INSTALL_ONLY = ("INSTALLER", "REQUESTED", "direct_url.json", "RECORD")

@@ -33,8 +33,8 @@ MARKER = ".genere-par-make_classe"  # a folder we may wipe and rewrite
 
 sys.path.insert(0, str(ROOT / "src"))
 
-from trous.course import blanks as blanks_mod  # noqa: E402
-from trous.course import Course, Exercise  # noqa: E402
+from trous.core import blanks as blanks_mod  # noqa: E402
+from trous.core import Course, Exercise  # noqa: E402
 
 
 @dataclass

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from trous.course import Course
+from trous.core import Course
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -29,7 +29,7 @@ def complete_exercises(course: Course):
 
 @pytest.fixture(scope="session")
 def edition_template(course, tmp_path_factory) -> Path:
-    from trous.edition import build
+    from trous.publish.edition import build
 
     return build(course, tmp_path_factory.mktemp("edition") / "cours", make_zip=False)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import nbformat
 
-from trous.course import blanks as blanks_mod
+from trous.core import blanks as blanks_mod
 
 BIN = Path(sys.executable).parent
 SOLUTION = object()  # in a choice: the solution's fill

@@ -6,7 +6,7 @@ import re
 import shutil
 from pathlib import Path
 
-from trous.student.pytest_plugin import categories
+from trous.check.pytest_plugin import categories
 
 WORDS = {word: status for status, (_category, _mark, word) in categories().items()}
 

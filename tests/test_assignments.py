@@ -11,10 +11,10 @@ from types import SimpleNamespace
 import pytest
 
 from conftest import ROOT
-from trous.course import Course
-from trous.grading import assignments
-from trous.grading.model import PASSED, BlankGrade, ExerciseGrade, SubmissionGrade
-from trous.grading.submissions import Submission
+from trous.core import Course
+from trous.grade import assignments
+from trous.core.grades import PASSED, BlankGrade, ExerciseGrade, SubmissionGrade
+from trous.core.submission import Submission
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +105,7 @@ def test_a_results_folder_keeps_one_scope(course, tmp_path):
 
 def test_nbgrader_submitted_folders_say_the_assignments(course, tmp_path):
     pytest.importorskip("nbgrader")
-    from trous.nbgrader_course import intake as nb_intake
+    from trous.inputs import nbgrader as nb_intake
 
     (tmp_path / "nbgrader_config.py").write_text("c = get_config()\n", encoding="utf-8")
     for student, folders in (("alice", ("partie5",)), ("bob", ("partie5", "lecon-attention")), ("chloe", ())):
@@ -123,8 +123,8 @@ def test_nbgrader_submitted_folders_say_the_assignments(course, tmp_path):
 
 def test_nbgrader_gradebook_gets_only_the_assignments_graded(course, tmp_path, monkeypatch):
     pytest.importorskip("nbgrader")
-    from trous.nbgrader_course import gradebook as nb_gradebook
-    from trous.nbgrader_course import intake as nb_intake
+    from trous.outputs import nbgrader as nb_gradebook
+    from trous.inputs import nbgrader as nb_intake
 
     seen = []
     # The boundary: nbgrader's gradebook writer (tested with real nbgrader in test_nbgrader_e2e).
@@ -150,7 +150,8 @@ def _grade(course: Course, student: str, ids: list[str]) -> SubmissionGrade:
 def test_the_table_fits_the_terminal_and_cuts_nothing(course, width):
     from rich.console import Console
 
-    from trous.grading import cli, intake
+    from trous.outputs import run as cli
+    from trous.inputs import intake
 
     everything = [e.id for e in course.exercises]
     partie5 = [e.id for e in course.exercises if e.assignment.id == "partie5"]

@@ -1,10 +1,10 @@
-"""Which blank to blame (student/blame.py), on real data flows of small programs."""
+"""Which blank to blame (check/blame.py), on real data flows of small programs."""
 
 from __future__ import annotations
 
-from trous.course import flow
-from trous.course.blanks import align
-from trous.student.blame import DEPENDS, FAILED, NOT_REACHED, PASSED, SUSPECT, UNFILLED, Outcome, decide
+from trous.core import flow
+from trous.core.blanks import align
+from trous.check.blame import DEPENDS, FAILED, NOT_REACHED, PASSED, SUSPECT, UNFILLED, Outcome, decide
 
 # 0: shift, 1: normalisation (in softmax), 2: mix (its own function), 3: scores, 4: weights (calls softmax)
 PROGRAM = '''\

@@ -2,8 +2,8 @@
 
 import pytest
 
-from trous.course import blanks
-from trous.course.source import SourceError, decode
+from trous.core import blanks
+from trous.core.source import SourceError, decode
 
 TEMPLATE = """\
 def softmax(s):

@@ -423,7 +423,7 @@ def test_exercise_notebook_check_cell(page, lab, edition):
     open_notebook(page, lab, "exercises/01_toux.ipynb")
     notebook = page.locator(".jp-Notebook .jp-Cell")
     setup, code, check = notebook.nth(1), notebook.nth(2), notebook.nth(4)
-    expect(setup).to_contain_text("%load_ext trous.notebooks")
+    expect(setup).to_contain_text("%load_ext trous.publish.notebooks")
     expect(check).to_contain_text('check("01_toux")')
     run_cell(page, setup)
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from trous.course import Course, CourseError, cache, definition, parse, schema, yamlpos
+from trous.core import Course, CourseError, cache, course as definition, parse, schema, yamlpos
 
 PAIRS = [(definition.CourseSpec, schema.CourseSchema), (definition.CourseInfo, schema.CourseInfoSchema),
          (definition.LimitsSpec, schema.LimitsSchema), (definition.AssignmentSpec, schema.AssignmentSchema),
@@ -56,7 +56,7 @@ def _run(code: str, cwd: Path) -> subprocess.CompletedProcess:
 
 PROBE = """
 import json, sys
-from trous.course import Course
+from trous.core import Course
 course = Course.load(".")
 print(json.dumps({"pydantic": "pydantic" in sys.modules, "yaml": "yaml" in sys.modules,
                   "course": course.spec.model_dump()}))

@@ -4,7 +4,7 @@ import textwrap
 
 import pytest
 
-from trous.course import Course, CourseError, parse
+from trous.core import Course, CourseError, parse
 
 VALID = textwrap.dedent("""\
     course:

@@ -9,9 +9,9 @@ import shutil
 import pytest
 
 from conftest import ROOT, run_trous
-from trous import doctor
-from trous.course import Course
-from trous.course import blanks
+from trous.author import doctor
+from trous.core import Course
+from trous.core import blanks
 
 
 def test_the_real_course_is_healthy():
@@ -163,8 +163,8 @@ def test_a_formula_that_coincides_on_the_shown_inputs_fails_the_course(broken):
 def test_generated_mutants_of_the_new_kinds(course_root_pool):
     """A list where the course builds an array, an int where it builds a float, a big number where it
     writes −∞, and hard-coded arrays written back as arrays."""
-    from trous.course.source import read
-    from trous.grading import mutants, quality
+    from trous.core.source import read
+    from trous.author import mutants, quality
 
     course, pool = course_root_pool
 
@@ -192,8 +192,8 @@ def test_generated_mutants_of_the_new_kinds(course_root_pool):
 
 def test_a_fill_that_breaks_a_later_line_is_located(course_root_pool):
     """The public run of a mutant says where the rest of the program broke (06: `triangle.sum` on a list)."""
-    from trous.course.source import read
-    from trous.grading import mutants, quality
+    from trous.core.source import read
+    from trous.author import mutants, quality
 
     course, pool = course_root_pool
     exercise = course.exercise("06_moyenne")
@@ -208,7 +208,7 @@ def test_a_fill_that_breaks_a_later_line_is_located(course_root_pool):
 
 @pytest.fixture(scope="module")
 def course_root_pool():
-    from trous.runner.pool import RunnerPool
+    from trous.sandbox.pool import RunnerPool
 
     with RunnerPool(size=1, mode="auto") as pool:
         yield Course.load(ROOT), pool

@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, complete_exercises
-from trous.course import blanks as blanks_mod
-from trous.course import Course
+from trous.core import blanks as blanks_mod
+from trous.core import Course
 
 BIN = Path(sys.executable).parent
 SITE = Path(sysconfig.get_paths()["purelib"])
@@ -226,7 +226,7 @@ def installed(edition, tmp_path_factory) -> tuple[Path, Path, dict]:
 
 def test_trous_comes_from_the_installed_wheel(installed):
     folder, python, env = installed
-    where = _run([python, "-c", "import trous, trous.student.pytest_plugin; print(trous.__file__)"], cwd=folder, env=env)
+    where = _run([python, "-c", "import trous, trous.check.pytest_plugin; print(trous.__file__)"], cwd=folder, env=env)
     assert where.returncode == 0, where.stderr
     path = Path(where.stdout.strip())
     venv = python.parent.parent

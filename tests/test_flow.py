@@ -1,13 +1,13 @@
-"""The data flow between blanks, computed from the exercise file itself (course/flow.py)."""
+"""The data flow between blanks, computed from the exercise file itself (core/flow.py)."""
 
 from __future__ import annotations
 
 import pytest
 
 from conftest import ROOT
-from trous.course import Course
-from trous.course import blanks as blanks_mod
-from trous.course import flow
+from trous.core import Course
+from trous.core import blanks as blanks_mod
+from trous.core import flow
 
 SOFTMAX = '''\
 import math

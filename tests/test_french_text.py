@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from trous.course.compare import describe_type, format_number, format_value
-from trous.french import count, plural
-from trous.student import glosses
+from trous.core.compare import describe_type, format_number, format_value
+from trous.core.wording import count, plural
+from trous.core import glosses
 
 
 # -- numbers ---------------------------------------------------------------------------------------
@@ -150,9 +150,9 @@ def test_syntax_errors_are_said_in_french():
 
 
 def test_moodle_comments_write_points_with_a_decimal_comma_and_cells_keep_a_dot():
-    from trous.course import Course
-    from trous.grading.exports import grades_csv, moodle_feedback
-    from trous.grading.model import BlankGrade, ExerciseGrade, SubmissionGrade
+    from trous.core import Course
+    from trous.outputs.exports import grades_csv, moodle_feedback
+    from trous.core.grades import BlankGrade, ExerciseGrade, SubmissionGrade
 
     from conftest import ROOT
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from trous.course import Course
-from trous.grading.gradebook import Gradebook
-from trous.grading.model import PASSED, BlankGrade, ExerciseGrade, SubmissionGrade
-from trous.grading.submissions import Submission
+from trous.core import Course
+from trous.outputs.gradebook import Gradebook
+from trous.core.grades import PASSED, BlankGrade, ExerciseGrade, SubmissionGrade
+from trous.core.submission import Submission
 
 from grading_support import make_classe, mini_course, run_trous
 from postgres_support import postgres_server, postgres_url, row_counts  # noqa: F401  (fixtures)

@@ -17,12 +17,12 @@ import yaml
 
 from conftest import ROOT
 from grading_support import mini_course
-from trous.course import Course
-from trous.course import blanks as blanks_mod
-from trous.grading.engine import Grader, GraderError
-from trous.grading.model import FAILED
-from trous.student.checking import Verdict
-from trous.runner.pool import RunnerPool
+from trous.core import Course
+from trous.core import blanks as blanks_mod
+from trous.grade.engine import Grader, GraderError
+from trous.core.grades import FAILED
+from trous.check.selfcheck import Verdict
+from trous.sandbox.pool import RunnerPool
 
 HEADER = "import math\n\nimport pytest\n\nfrom trous.spec import SOLUTION, StudentError, blank, expect, variant\n\n"
 
@@ -425,7 +425,7 @@ def test_cache_du_nouveau_vecteur(eleve):
 
 
 def test_the_grader_files_are_part_of_the_version(course_dir):
-    from trous.grading.engine import fingerprint
+    from trous.grade.engine import fingerprint
 
     course = Course.load(course_dir)
     before = fingerprint(course)
@@ -536,7 +536,7 @@ def test_les_scores_d_une_autre_phrase(eleve):
 
 @pytest.mark.parametrize("with_test", [False, True], ids=["declarations-seules", "avec-fonction-de-test"])
 def test_the_doctors_mutants_go_through_test_functions(with_test, tmp_path):
-    from trous import doctor  # noqa: PLC0415
+    from trous.author import doctor  # noqa: PLC0415
 
     root = mini_course(tmp_path / "cours", ("01_toux",))
     (root / "exercises" / "test_01_toux.py").write_text(PUBLIC_COURSE_VALUES_ONLY, encoding="utf-8")
@@ -575,7 +575,7 @@ def test_les_scores_d_une_phrase_de_quatre_mots(eleve):
 def test_a_public_test_function_counts_on_the_doctors_public_side(with_test, tmp_path):
     """A hard-coded `scores` passes public declarations on the course's values only; a public test
     function on another, shown, sentence refuses it: the doctor must count that refusal as public."""
-    from trous import doctor  # noqa: PLC0415
+    from trous.author import doctor  # noqa: PLC0415
 
     root = mini_course(tmp_path / "cours", ("01_toux",))
     (root / "exercises" / "test_01_toux.py").write_text(PUBLIC_COURSE_VALUES_ONLY
@@ -598,8 +598,8 @@ def test_grading_sandboxes_preload_what_a_check_requires_from_their_first_start(
     """`trous grade` launches its sandboxes before the Grader reads the checks: a module a check
     requires (torch, when installed) must be in their preload from that first start, not only in a
     zygote started later (every job would import it otherwise)."""
-    from trous.grading.cli import GradeOptions, grade_class
-    from trous.runner.pool import Runner
+    from trous.outputs.run import GradeOptions, grade_class
+    from trous.sandbox.pool import Runner
 
     root = mini_course(tmp_path / "cours", ("01_toux",))
     checks = root / "exercises" / "test_01_toux.py"
@@ -630,8 +630,8 @@ def test_a_thread_without_a_free_worker_waits_for_one_given_back_then_has_one_st
     """The graders' pytest workers: a start collects the graders (a second of CPU), a test keeps a
     worker for milliseconds. A grading thread that finds none free waits for a busy one to be given
     back, as long as the last start took; only past that is another one started (rent or buy)."""
-    from trous.grading.testfunctions import has_tests
-    from trous.grading.testworker import WorkerFailed, WorkerPool
+    from trous.grade.testfunctions import has_tests
+    from trous.grade.testworker import WorkerFailed, WorkerPool
 
     files = sorted(p for p in (ROOT / "graders").glob("test_*.py") if has_tests(p))
     assert files
@@ -672,8 +672,8 @@ def test_a_worker_started_ahead_is_the_one_the_first_pool_on_the_same_graders_ta
     """`trous grade` starts collecting the graders before it reads the copies: the pool then takes
     that very process instead of starting one; one started on other graders is never taken, and
     is stopped by drop_ahead."""
-    from trous.grading import testworker
-    from trous.grading.testfunctions import test_files
+    from trous.grade import testworker
+    from trous.grade.testfunctions import test_files
 
     course = Course.load(ROOT)
     files = test_files(course.exercises)
@@ -705,7 +705,7 @@ def test_a_worker_started_ahead_is_the_one_the_first_pool_on_the_same_graders_ta
 
 
 def test_a_start_ahead_that_failed_is_tried_again_by_the_pool_which_says_why(tmp_path):
-    from trous.grading import testworker
+    from trous.grade import testworker
 
     absent = tmp_path / "cours_absent"  # the worker runs in the course's folder: it cannot start
     files = [absent / "graders" / "test_01.py"]

@@ -18,11 +18,11 @@ import pytest
 
 distributed = pytest.importorskip("distributed", reason="Dask n'est pas installé (extra trous[distributed])")
 
-from trous.course import Course  # noqa: E402
-from trous.grading import distributed as dist  # noqa: E402
-from trous.grading.cli import GradeOptions, Hooks, grade_class  # noqa: E402
-from trous.grading.gradebook import Gradebook, default_url  # noqa: E402
-from trous.grading.intake import load  # noqa: E402
+from trous.core import Course  # noqa: E402
+from trous.grade import dask as dist  # noqa: E402
+from trous.outputs.run import GradeOptions, Hooks, grade_class  # noqa: E402
+from trous.outputs.gradebook import Gradebook, default_url  # noqa: E402
+from trous.inputs.intake import load  # noqa: E402
 
 from grading_support import gradebook_counts, make_classe, mini_course, run_trous  # noqa: E402
 
@@ -223,7 +223,7 @@ BLOCK_DASK = ("import sys\n"
 def test_trous_works_without_dask_and_says_how_to_get_it(classe):
     course_dir, copies = classe
     code = BLOCK_DASK + (
-        "import trous.grading.distributed, trous.grading.cli\n"
+        "import trous.grade.dask, trous.outputs.run\n"
         "from trous.cli import main\n"
         f"sys.exit(main(['-C', {str(course_dir)!r}, 'grade', {str(copies)!r}, '--scheduler', 'tcp://127.0.0.1:1']))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
@@ -266,7 +266,7 @@ def test_qui_calcule_sans_fin(eleve):
     solution = exercise.solution_path.read_text(encoding="utf-8")
     generator = make_classe()
     material = next(m for m in generator.load_materials(course) if m.id == "01_toux")
-    child = "__import__('sys').modules['trous.runner.child'].__dict__"
+    child = "__import__('sys').modules['trous.sandbox.child'].__dict__"
     copies = {
         "honnete": solution,
         "debutant": material.template,

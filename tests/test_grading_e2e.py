@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from trous.course import Course
-from trous.runner.sandbox import bwrap_available, namespaces_available
+from trous.core import Course
+from trous.sandbox.backend import bwrap_available, namespaces_available
 
 from grading_support import ROOT, make_classe, run_trous, snapshot
 

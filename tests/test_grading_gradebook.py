@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from trous.course import Course
-from trous.grading.gradebook import Gradebook, default_url
-from trous.grading.model import FAILED, PASSED, BlankGrade, ExerciseGrade, SubmissionGrade
-from trous.grading.submissions import Submission
+from trous.core import Course
+from trous.outputs.gradebook import Gradebook, default_url
+from trous.core.grades import FAILED, PASSED, BlankGrade, ExerciseGrade, SubmissionGrade
+from trous.core.submission import Submission
 
 from grading_support import TROUS, gradebook_counts, make_classe, mini_course, run_trous, snapshot
 from postgres_support import postgres_server, postgres_url, row_counts  # noqa: F401  (fixtures)
@@ -253,7 +253,7 @@ def test_schema_is_portable_to_postgresql():
     from sqlalchemy.dialects import postgresql
     from sqlalchemy.schema import CreateIndex, CreateTable
 
-    from trous.grading.gradebook import Base
+    from trous.outputs.gradebook import Base
 
     dialect = postgresql.dialect()
     ddl = []

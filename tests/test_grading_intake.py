@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from trous.course import Course
-from trous.grading import intake, marker, notebookfile
-from trous.grading.intake import IntakeError, IntakeLimits
+from trous.core import Course
+from trous.inputs import intake, marker, notebookfile
+from trous.inputs.intake import IntakeError, IntakeLimits
 
 from grading_support import mini_course, snapshot, zip_of
 
@@ -381,7 +381,7 @@ def notebooks(course, tmp_path_factory):
     pytest.importorskip("jupytext")
     import nbformat
 
-    from trous.notebooks.build import exercise_notebook
+    from trous.publish.notebooks.build import exercise_notebook
 
     filled = tmp_path_factory.mktemp("rempli") / "cours"
     shutil.copytree(course.root, filled)
@@ -633,7 +633,7 @@ def test_other_archive_formats_are_reported(course, tmp_path):
 
 
 def test_input_kinds_are_pluggable(course, tmp_path):
-    from trous.grading.submissions import Submission
+    from trous.core.submission import Submission
 
     seen = []
 
@@ -669,8 +669,8 @@ def test_zip_dated_helper_keeps_the_dates():
 # -- nbgrader's submitted/ -------------------------------------------------------------------------
 def test_nbgrader_submitted_names_every_file_it_does_not_grade(course, tmp_path):
     pytest.importorskip("nbgrader")
-    from trous.nbgrader_course import intake as nb_intake
-    from trous.nbgrader_course.notebooks import notebook_bytes, source_notebook
+    from trous.inputs import nbgrader as nb_intake
+    from trous.publish.nbgrader.notebooks import notebook_bytes, source_notebook
 
     exercise = course.exercise(EX1)
     assignment = exercise.assignment.id

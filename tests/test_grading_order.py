@@ -1,4 +1,4 @@
-"""The order a class is graded in (grading/order.py): its files run as they are first, copies that may
+"""The order a class is graded in (grade/order.py): its files run as they are first, copies that may
 loop graded first, the same grades in the end.
 
 The schedule on its own, then a small class graded for real (sandbox, references, the course's own
@@ -14,10 +14,10 @@ from pathlib import Path
 import yaml
 
 from grading_support import mini_course
-from trous.course import Course
-from trous.grading.engine import AS_IS, Grader
-from trous.grading.order import Schedule
-from trous.runner.pool import RunnerPool
+from trous.core import Course
+from trous.grade.engine import AS_IS, Grader
+from trous.grade.order import Schedule
+from trous.sandbox.pool import RunnerPool
 
 ROOT = Path(__file__).resolve().parent.parent
 

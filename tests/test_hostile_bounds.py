@@ -17,15 +17,15 @@ from pathlib import Path
 
 import pytest
 
-from trous.course import Course
-from trous.course import blanks as blanks_mod
-from trous.grading.engine import Grader
-from trous.grading.model import FAILED, PASSED
-from trous.runner.pool import Runner, RunnerPool
-from trous.runner.protocol import Job, Limits, Probe, Unit
-from trous.runner.sandbox import bwrap_available
-from trous.student.checking import describe_error, judge
-from trous.course.spec import expect
+from trous.core import Course
+from trous.core import blanks as blanks_mod
+from trous.grade.engine import Grader
+from trous.core.grades import FAILED, PASSED
+from trous.sandbox.pool import Runner, RunnerPool
+from trous.sandbox.protocol import Job, Limits, Probe, Unit
+from trous.sandbox.backend import bwrap_available
+from trous.check.selfcheck import describe_error, judge
+from trous.core.checks import expect
 
 ROOT = Path(__file__).resolve().parent.parent
 MODES = [pytest.param("bwrap", marks=pytest.mark.skipif(not bwrap_available(), reason="bubblewrap absent")),

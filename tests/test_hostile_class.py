@@ -23,15 +23,15 @@ from pathlib import Path
 import pytest
 
 from grading_support import mini_course
-from trous.course import Course
-from trous.course import blanks as blanks_mod
-from trous.runner.sandbox import bwrap_available, namespaces_available
+from trous.core import Course
+from trous.core import blanks as blanks_mod
+from trous.sandbox.backend import bwrap_available, namespaces_available
 
 pytestmark = pytest.mark.skipif(not (bwrap_available() or namespaces_available()),
                                 reason="trous grade needs bubblewrap or the kernel's namespaces")
 
 BIN = Path(sys.executable).parent
-CHILD = "__import__('sys').modules['trous.runner.child'].__dict__"
+CHILD = "__import__('sys').modules['trous.sandbox.child'].__dict__"
 
 
 def _forged(answer: str) -> str:

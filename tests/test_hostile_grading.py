@@ -29,14 +29,14 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from trous.course import blanks as blanks_mod
-from trous.course import Course
-from trous.grading.engine import Grader
-from trous.grading.model import ERROR, FAILED, MISSING, UNFILLED, SubmissionGrade
-from trous.grading.reports import SCHEMA_FILE
-from trous.runner.pool import Runner, RunnerPool
-from trous.runner.protocol import Job, Limits, Probe, Unit
-from trous.runner.sandbox import ISOLATED, bwrap_available, namespaces_available
+from trous.core import blanks as blanks_mod
+from trous.core import Course
+from trous.grade.engine import Grader
+from trous.core.grades import ERROR, FAILED, MISSING, UNFILLED, SubmissionGrade
+from trous.outputs.reports import SCHEMA_FILE
+from trous.sandbox.pool import Runner, RunnerPool
+from trous.sandbox.protocol import Job, Limits, Probe, Unit
+from trous.sandbox.backend import ISOLATED, bwrap_available, namespaces_available
 
 ROOT = Path(__file__).resolve().parent.parent
 EXERCISES = ("01_toux", "03_masque")

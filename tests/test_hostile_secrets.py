@@ -23,14 +23,14 @@ from pathlib import Path
 
 import pytest
 
-from trous.course import Course
-from trous.course import blanks as blanks_mod
-from trous.course.compare import decode, format_value
-from trous.course.spec import load_checks
-from trous.grading.engine import Grader
-from trous.runner.pool import Runner, RunnerPool
-from trous.runner.protocol import Job, Limits, Probe, Unit
-from trous.runner.sandbox import bwrap_available
+from trous.core import Course
+from trous.core import blanks as blanks_mod
+from trous.core.compare import decode, format_value
+from trous.core.checks import load_checks
+from trous.grade.engine import Grader
+from trous.sandbox.pool import Runner, RunnerPool
+from trous.sandbox.protocol import Job, Limits, Probe, Unit
+from trous.sandbox.backend import bwrap_available
 
 ROOT = Path(__file__).resolve().parent.parent
 COURSE = Course.load(ROOT)

@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from trous.runner.confine import Confinement
-from trous.runner.pool import Runner
-from trous.runner.protocol import CRASH, OK, Job, Limits, Probe, ProbeResult, Unit, UnitResult
-from trous.runner.sandbox import SandboxSpec
-from trous.runner.wire import Bounds, WireError, check
-from trous.student.checking import describe_error
+from trous.sandbox.confine import Confinement
+from trous.sandbox.pool import Runner
+from trous.sandbox.protocol import CRASH, OK, Job, Limits, Probe, ProbeResult, Unit, UnitResult
+from trous.sandbox.backend import SandboxSpec
+from trous.sandbox.wire import Bounds, WireError, check
+from trous.check.selfcheck import describe_error
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -205,7 +205,7 @@ def _worker_rss_mib(pid: int) -> float:
 
 
 def test_the_test_worker_reads_forged_answers_under_bounds():
-    from trous.grading.testworker import Worker
+    from trous.grade.testworker import Worker
 
     grader = ROOT / "graders" / "test_01_toux.py"
     worker = Worker(ROOT, [grader], memory_mb=512)
@@ -233,7 +233,7 @@ def test_the_test_worker_reads_forged_answers_under_bounds():
 def test_what_an_encoder_writes_within_bounds_passes():
     import numpy as np
 
-    from trous.runner.encode import encode, state
+    from trous.sandbox.encode import encode, state
 
     values = [np.arange(12.0).reshape(3, 4), np.array([[1, "a"], [None, 2.5]], dtype=object), np.float64("nan"),
               [1, 2.5, "t", None, True], {"a": [1, {"b": (2, 3)}]}, 3 + 4j, np.zeros((0, 5)), np.array(7),
@@ -247,8 +247,8 @@ def test_what_an_encoder_writes_within_bounds_passes():
 
 def test_the_decoders_rebuild_from_the_values_never_from_the_claimed_shape():
     # The 40 bytes: 9.2 GiB and 48 s of CPU when rebuilt element by element from the shape.
-    from trous.course.compare import decode
-    from trous.grading.eleve import Unknown, as_value
+    from trous.core.compare import decode
+    from trous.grade.eleve import Unknown, as_value
 
     answer = {"$nd": {"k": "O", "s": [10_000_000], "v": []}}
     reset_peak()
@@ -266,8 +266,8 @@ def test_no_forgery_of_any_shape_escapes_as_an_exception():
     # error of that probe, and what it lets through the decoders rebuild without an exception.
     import random
 
-    from trous.course.compare import decode
-    from trous.grading.eleve import as_value
+    from trous.core.compare import decode
+    from trous.grade.eleve import as_value
 
     rng = random.Random(20)
     tags = ["$nd", "$float", "$type", "$complex", "$missing", "$error", "k", "s", "v", "sum", "n", "at", "sample"]

@@ -36,11 +36,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from trous.runner import uids
-from trous.runner.pool import Runner, RunnerPool
-from trous.runner.protocol import Job, Limits, Probe, Unit
-from trous.runner.sandbox import (BWRAP, NAMESPACES, UNISOLATED, SandboxRefused, bwrap_available, choose,
-                                  namespaces_available, tmpfs_bytes)
+from trous.sandbox import uids
+from trous.sandbox.pool import Runner, RunnerPool
+from trous.sandbox.protocol import Job, Limits, Probe, Unit
+from trous.sandbox.backend import BWRAP, NAMESPACES, UNISOLATED, SandboxRefused, bwrap_available, choose, namespaces_available, tmpfs_bytes
 
 from grading_support import ROOT, snapshot
 
@@ -566,10 +565,10 @@ def test_root_never_grades_without_isolation(tmp_path):
 def test_grading_never_takes_the_limits_only_runner(tmp_path):
     """The self-check's runner (limites, once « fallback ») is refused by every grading path, before
     any copy is read; a library caller that asks for it is refused too."""
-    from trous.course import Course
-    from trous.grading import distributed
-    from trous.grading.cli import GradeOptions, grade_class
-    from trous.nbgrader_course import verify
+    from trous.core import Course
+    from trous.grade import dask as distributed
+    from trous.outputs.run import GradeOptions, grade_class
+    from trous.publish.nbgrader import verify
 
     for name in ("fallback", "limites", "bac-a-sable-inconnu"):
         with pytest.raises(SandboxRefused):
@@ -588,7 +587,7 @@ def test_grading_never_takes_the_limits_only_runner(tmp_path):
 
 @pytest.mark.skipif(not ROOT_USER, reason="root only")
 def test_the_autograde_kernel_refuses_to_run_unisolated(monkeypatch):
-    from trous.nbgrader_course import kernel
+    from trous.publish.nbgrader import kernel
 
     manager = kernel.SandboxedKernelManager()
     manager.sandbox = "none"
@@ -765,8 +764,8 @@ except OSError:
 """
 AS_USER = """
 import json, sys
-from trous.runner.pool import Runner
-from trous.runner.protocol import Job, Limits, Probe, Unit
+from trous.sandbox.pool import Runner
+from trous.sandbox.protocol import Job, Limits, Probe, Unit
 steps = json.loads(sys.argv[1])
 out = []
 with Runner("espaces", memory_mb=int(sys.argv[2])) as runner:
@@ -796,7 +795,7 @@ def test_the_namespaces_as_an_ordinary_user(unprivileged, workspace):
     assert held == ["0000000000000000"] * 4
     assert [int(m[1]) for m in maps] == [unprivileged.uid or os.geteuid()]
     assert "cours" not in " ".join(root) and "etc" in root and "home" not in root
-    assert "trous.runner.zygote" in pid1 and net is False
+    assert "trous.sandbox.zygote" in pid1 and net is False
     assert tmp_bound - (9 << 20) <= written["/tmp"] <= tmp_bound and 0 < written["/dev/shm"] <= shm_bound, written
     assert left == []  # removed after the job: the next one had /tmp's room again
 
@@ -804,7 +803,7 @@ def test_the_namespaces_as_an_ordinary_user(unprivileged, workspace):
 # -- uids per runner ---------------------------------------------------------------------------------
 POOL_UIDS = """
 import json, sys, time
-from trous.runner.pool import RunnerPool
+from trous.sandbox.pool import RunnerPool
 with RunnerPool(2, sys.argv[1]) as pool:
     for runner in pool.runners:
         runner.start()

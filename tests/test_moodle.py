@@ -17,11 +17,11 @@ import pytest
 
 from moodle_support import (LANG, GradeRecord, Participant, feedback_targets, import_worksheet, unformat_float, upload,
                             worksheet, zip_upload)
-from trous.grading import moodle
-from trous.grading.model import FAILED, PASSED, BlankGrade, ExerciseGrade, SubmissionGrade
-from trous.grading.moodlefolders import Copies
-from trous.grading.moodlefolders import Participant as Participant_
-from trous.grading.submissions import Submission
+from trous.outputs import moodle
+from trous.core.grades import FAILED, PASSED, BlankGrade, ExerciseGrade, SubmissionGrade
+from trous.inputs.moodle import Copies
+from trous.inputs.moodle import Participant as Participant_
+from trous.core.submission import Submission
 
 CLASS = [
     Participant(12, "Élodie Dupont-Lefèvre", "elodie@exemple.fr"),
@@ -254,8 +254,8 @@ def test_default_worksheets_have_moodle_s_headers_in_each_language():
 def test_feedback_zip_reaches_each_participant_through_the_archive_s_own_folders(tmp_path):
     from grading_support import mini_course
 
-    from trous.course import Course
-    from trous.grading import intake
+    from trous.core import Course
+    from trous.inputs import intake
 
     archive = tmp_path / "devoir.zip"
     with zipfile.ZipFile(archive, "w") as z:
@@ -307,8 +307,8 @@ def _grade(student: str, score: float) -> SubmissionGrade:
 
 
 def test_gradebook_import_only_with_accounts_and_only_their_rows(tmp_path):
-    from trous.course import Course
-    from trous.grading import exports
+    from trous.core import Course
+    from trous.outputs import exports
 
     from grading_support import mini_course
 
@@ -329,7 +329,7 @@ def test_gradebook_import_only_with_accounts_and_only_their_rows(tmp_path):
 def _materials(course_dir):
     from grading_support import make_classe
 
-    from trous.course import Course
+    from trous.core import Course
 
     return {m.exercise.id: m for m in make_classe().load_materials(Course.load(course_dir))}
 

@@ -15,7 +15,7 @@ import random
 
 from moodle_support import strtotime
 
-from trous.grading import phpdate
+from trous.outputs import phpdate
 
 FRENCH_DAYS = ["lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche"]
 FRENCH_MONTHS = ["janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août", "septembre", "octobre",

@@ -16,12 +16,12 @@ pytest.importorskip("jupytext")
 from nbgrader.nbgraderformat import MetadataValidator  # noqa: E402
 from nbgrader.preprocessors import ClearHiddenTests, ComputeChecksums, LockCells  # noqa: E402
 
-from trous.course.blanks import align, find_blanks  # noqa: E402
-from trous.nbgrader_course import answers  # noqa: E402
-from trous.nbgrader_course.build import build, buildable  # noqa: E402
-from trous.nbgrader_course.bundle import Bundle, check_bundle_of  # noqa: E402
-from trous.nbgrader_course.preprocessors import ClearBlanks, HideHiddenTests, grade_cells, strip_hidden  # noqa: E402
-from trous.nbgrader_course.intake import notebook_exercise  # noqa: E402
+from trous.core.blanks import align, find_blanks  # noqa: E402
+from trous.inputs import answers  # noqa: E402
+from trous.publish.nbgrader.build import build, buildable  # noqa: E402
+from trous.inputs.bundle import Bundle, check_bundle_of  # noqa: E402
+from trous.publish.nbgrader.preprocessors import ClearBlanks, HideHiddenTests, grade_cells, strip_hidden  # noqa: E402
+from trous.inputs.nbgrader import notebook_exercise  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +57,7 @@ def test_every_exercise_with_its_files_is_built_and_only_those_are_skipped(cours
     config = (built.root / "nbgrader_config.py").read_text()
     assert f"course_id = {course.id!r}" in config
     assert "sqlite:///" in config and "/srv/echange-test" in config
-    assert "trous.nbgrader_course.preprocessors.ClearBlanks" in config
+    assert "trous.publish.nbgrader.preprocessors.ClearBlanks" in config
     assert "nbgrader.preprocessors.ClearSolutions" not in config
 
 
@@ -247,7 +247,7 @@ def test_instructions_speak_to_notebook_users(course, built):
         assert len(labels) == sum(1 for c in nb.cells if c.metadata["nbgrader"]["solution"])
         assert labels[0].startswith("**Cellule de réponse 1**")
         code = [c for c in nb.cells if c.cell_type == "code"]
-        assert code[0].source.endswith("%load_ext trous.nbgrader_course") and code[0].metadata["nbgrader"]["locked"]
+        assert code[0].source.endswith("%load_ext trous.publish.nbgrader") and code[0].metadata["nbgrader"]["locked"]
 
 
 def test_the_check_cell_is_a_short_call_carrying_its_data_in_metadata(course, built):
@@ -260,7 +260,7 @@ def test_the_check_cell_is_a_short_call_carrying_its_data_in_metadata(course, bu
 
 
 def test_lines_of_the_rebuilt_exercise_are_located_in_the_notebook_cells(course, built):
-    from trous.nbgrader_course.cells import cell_map
+    from trous.inputs.cells import cell_map
 
     for exercise in _ready(course):
         release = _release(_notebook(built, exercise))
@@ -290,7 +290,7 @@ def test_the_explorer_is_released_with_the_first_assignment_and_works_in_its_fol
                  if "def softmax" in e.template_path.read_text(encoding="utf-8"))
     assert explorers == [f"source/{first}/explorateur.ipynb"]
     pytest.importorskip("anywidget")
-    from trous.notebooks.explorer import Explorer
+    from trous.publish.notebooks.explorer import Explorer
 
     folder = tmp_path / first  # what a student fetches: the release notebooks, no course.yaml
     folder.mkdir()

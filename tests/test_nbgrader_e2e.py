@@ -30,9 +30,9 @@ pytest.importorskip("nbgrader")
 from conftest import ROOT, run_trous  # noqa: E402
 from nbgrader_support import SOLUTION, Author, blank_scores, env, grade_id, nbgrader  # noqa: E402
 
-from trous.course.blanks import align  # noqa: E402
-from trous.course import Course  # noqa: E402
-from trous.runner.sandbox import bwrap_available  # noqa: E402
+from trous.core.blanks import align  # noqa: E402
+from trous.core import Course  # noqa: E402
+from trous.sandbox.backend import bwrap_available  # noqa: E402
 from trous.spec import load_checks  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -59,10 +59,10 @@ def _delete_cells(nb):
 
 FAKE_KERNEL = """\
 import sys, types
-faux = types.ModuleType("trous.nbgrader_course.incell")
+faux = types.ModuleType("trous.publish.nbgrader.incell")
 faux.corriger_trou = lambda *a, **k: print("✔ juste")
 faux.verifier_trou = faux.verifier = lambda *a, **k: None
-sys.modules["trous.nbgrader_course.incell"] = faux
+sys.modules["trous.publish.nbgrader.incell"] = faux
 """
 
 KILL_KERNEL = "import os\nos._exit(0)"
@@ -177,7 +177,7 @@ def _api(root: Path):
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
 
-    from trous.nbgrader_course.gradebook import load_config
+    from trous.outputs.nbgrader import load_config
 
     config = load_config(root)
     return NbGraderAPI(CourseDirectory(config=config), config=config)
@@ -618,7 +618,7 @@ def test_the_notebook_speaks_of_its_cells_to_students(workflow):
     assert "pytest" not in markdown and "exercises/" not in markdown
     assert "Validate" in markdown and "publiques" in markdown
     first_code = next(c for c in release.cells if c.cell_type == "code")
-    assert "%load_ext trous.nbgrader_course" in first_code.source
+    assert "%load_ext trous.publish.nbgrader" in first_code.source
     # a wrong blank's grade cell, in nbgrader's feedback: located in the notebook, not in a file
     nb = nbformat.read(workflow["course_dir"] / "autograded" / "partiel" / ASSIGNMENT / f"{EXERCISE}.ipynb", 4)
     text = "\n".join("\n".join(o.get("traceback", [])) + o.get("text", "")

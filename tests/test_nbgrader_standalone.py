@@ -17,12 +17,12 @@ import trous  # noqa: E402
 from conftest import ROOT, run_trous  # noqa: E402
 from nbgrader_support import env  # noqa: E402
 
-from trous.course import Course  # noqa: E402
-from trous.grading.model import FAILED, PASSED, BlankGrade, ExerciseGrade, SubmissionGrade  # noqa: E402
-from trous.nbgrader_course import standalone  # noqa: E402
-from trous.nbgrader_course.build import GITIGNORE, BuildRefused, build  # noqa: E402
-from trous.nbgrader_course.overrides import Final, apply, describe  # noqa: E402
-from trous.nbgrader_course.zipcollect import split_name  # noqa: E402
+from trous.core import Course  # noqa: E402
+from trous.core.grades import FAILED, PASSED, BlankGrade, ExerciseGrade, SubmissionGrade  # noqa: E402
+from trous.inputs import standalone  # noqa: E402
+from trous.publish.nbgrader.build import GITIGNORE, BuildRefused, build  # noqa: E402
+from trous.outputs.overrides import Final, apply, describe  # noqa: E402
+from trous.publish.nbgrader.zipcollect import split_name  # noqa: E402
 
 EXERCISES = ["01_toux", "02_places"]
 

@@ -33,7 +33,7 @@ pytest.importorskip("nbgrader")
 from conftest import BIN, ROOT  # noqa: E402
 from nbgrader_support import SOLUTION, Author, blank_scores, grade_id  # noqa: E402
 
-from trous.runner.sandbox import bwrap_available  # noqa: E402
+from trous.sandbox.backend import bwrap_available  # noqa: E402
 
 pytestmark = pytest.mark.slow
 

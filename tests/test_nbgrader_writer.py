@@ -22,7 +22,7 @@ import nbformat  # noqa: E402
 from conftest import run_trous  # noqa: E402
 from nbgrader_support import SOLUTION, Author, blank_scores, env, nbgrader  # noqa: E402
 
-from trous.nbgrader_course.build import build  # noqa: E402
+from trous.publish.nbgrader.build import build  # noqa: E402
 
 EXERCISE, ASSIGNMENT = "01_toux", "partie5"
 # Blank by blank: the solution's fill, a wrong one, or left `___`.
@@ -57,7 +57,7 @@ def copy_of(pristine, tmp_path):
 
 def _writers(root: Path) -> list[str]:
     """Writing processes of this course still running."""
-    found = subprocess.run(["pgrep", "-af", f"trous.nbgrader_course.writing {root}"], capture_output=True, text=True)
+    found = subprocess.run(["pgrep", "-af", f"trous.outputs.writing {root}"], capture_output=True, text=True)
     return [line for line in found.stdout.splitlines() if "pgrep" not in line]
 
 
@@ -80,7 +80,7 @@ def test_the_writing_process_writes_what_the_grader_s_own_process_writes(copy_of
     (hook / "sitecustomize.py").write_text(
         "import os\n"
         "with open('/proc/self/cmdline', 'rb') as f:\n"
-        "    if b'trous.nbgrader_course.writing' in f.read():\n"
+        "    if b'trous.outputs.writing' in f.read():\n"
         "        os._exit(3)\n", encoding="utf-8")
     fallback = _grade(broken, {"PYTHONPATH": str(hook)})
     assert fallback.returncode == 0, fallback.stdout + fallback.stderr

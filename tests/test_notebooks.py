@@ -18,15 +18,15 @@ import nbformat
 import pytest
 
 from conftest import ROOT, complete_exercises, run_trous
-from trous.student.checking import DEPENDS, FAILED, PASSED, UNFILLED, Checker
-from trous.course import Course
-from trous.notebooks import build as nbbuild
-from trous.notebooks import definitions, snapshot, tracking
-from trous.notebooks.checkcell import check
-from trous.notebooks.computation import Attention, Settings, rnn_comparison, sentence
-from trous.notebooks.view import build as build_view
-from trous.notebooks.view import fraction, number
-from trous.course.submission import analyse_path
+from trous.check.selfcheck import DEPENDS, FAILED, PASSED, UNFILLED, Checker
+from trous.core import Course
+from trous.publish.notebooks import build as nbbuild
+from trous.publish.notebooks import definitions, snapshot, tracking
+from trous.publish.notebooks.checkcell import check
+from trous.publish.notebooks.computation import Attention, Settings, rnn_comparison, sentence
+from trous.publish.notebooks.view import build as build_view
+from trous.publish.notebooks.view import fraction, number
+from trous.core.analysis import analyse_path
 
 
 def softmax(scores):
@@ -73,7 +73,7 @@ def test_every_exercise_gets_a_paired_notebook_with_preparation_and_check(notebo
         kinds = [c.metadata.get("tags", []) for c in notebook.cells]
         first_code = next(i for i, c in enumerate(notebook.cells) if c.cell_type == "code")
         assert kinds[first_code] == ["trous-preparation"]
-        assert "%load_ext trous.notebooks" in notebook.cells[first_code].source
+        assert "%load_ext trous.publish.notebooks" in notebook.cells[first_code].source
         assert kinds[-1] == ["trous-verification"] and f'check("{exercise.id}")' in notebook.cells[-1].source
         # The student's code cells are the template's, untouched
         template = jupytext.read(exercise.template_path, fmt="py:percent")
@@ -124,7 +124,7 @@ def test_notebooks_never_rewrite_the_authoring_course(tmp_path):
 def test_lab_command_runs_jupyterlab_from_this_python(notebooks_edition):
     import sys
 
-    from trous.notebooks.lab import command
+    from trous.publish.notebooks.lab import command
 
     argv = command(Course.load(notebooks_edition), port=8899, open_browser=False)
     assert argv[:3] == [sys.executable, "-m", "jupyterlab"]
@@ -257,7 +257,7 @@ def test_the_explorer_computes_with_the_students_code_not_its_own(edition):
 def test_the_explorer_names_the_file_it_reads(notebooks_edition):
     """The footer names the file the intro names (exercises/02_places.py), which is the file the
     functions are read from; when that file no longer gives them, the pristine copy's, and why."""
-    from trous.notebooks.explorer import Explorer
+    from trous.publish.notebooks.explorer import Explorer
 
     course = Course.load(notebooks_edition)
     widget = Explorer(course)
@@ -349,7 +349,7 @@ def test_view_writes_numbers_the_french_way(attention):
 
 
 def test_explorer_widget_recomputes_when_a_control_changes(course):
-    from trous.notebooks.explorer import Explorer
+    from trous.publish.notebooks.explorer import Explorer
 
     widget = Explorer(course)
     assert widget.view["steps"] is None and widget.view["rnn"]["fraction"] == "1/256"

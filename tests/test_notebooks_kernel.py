@@ -10,7 +10,7 @@ import nbformat
 import pytest
 
 from conftest import ROOT, run_trous
-from trous.course import Course
+from trous.core import Course
 
 pytestmark = pytest.mark.slow
 

@@ -14,8 +14,8 @@ import shutil
 import pytest
 
 from conftest import run_pytest
-from trous.course import blanks as blanks_mod
-from trous.course.spec import load_checks
+from trous.core import blanks as blanks_mod
+from trous.core.checks import load_checks
 
 # (exercise, blank, wrong fill): ✔ in `pytest exercises/` and refused at grading before this change.
 WRONG_FILLS = [

@@ -19,8 +19,8 @@ import pytest
 
 from conftest import BIN, ROOT, run_pytest
 from grading_support import mini_course, run_trous
-from trous.course import Course
-from trous.course import blanks as blanks_mod
+from trous.core import Course
+from trous.core import blanks as blanks_mod
 
 UNMARKED = '''
 
@@ -269,7 +269,7 @@ def test_qui_calcule_sans_fin(eleve):
     exercise = Course.load(root).exercise("01_toux")
     solution = exercise.solution_path.read_text(encoding="utf-8")
     fills = blanks_mod.align(exercise.template_path.read_text(encoding="utf-8"), solution)
-    child = "__import__('sys').modules['trous.runner.child'].__dict__"
+    child = "__import__('sys').modules['trous.sandbox.child'].__dict__"
     bomb = (f"({child}.__setitem__('_probe', lambda setup, expr, ns, limit: "
             "{'value': [{'$nd': {'k': 'O', 's': [10_000_000], 'v': []}}] * 150}), sum(e))[1]")
     copies = {"bombe": {0: bomb}, "grands_scores": {1: "1000 + sum(a * b for a, b in zip(t, toux))"}}

@@ -16,10 +16,10 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from trous.course import Course
-from trous.grading import reports
-from trous.grading.intake import IntakeLimits
-from trous.grading.model import ERROR, FAILED, MISSING, PASSED, UNFILLED, BlankGrade, ExerciseGrade, SubmissionGrade
+from trous.core import Course
+from trous.outputs import reports
+from trous.inputs.intake import IntakeLimits
+from trous.core.grades import ERROR, FAILED, MISSING, PASSED, UNFILLED, BlankGrade, ExerciseGrade, SubmissionGrade
 
 VERSION = "ab" * 32
 SCRIPT = "<script>alert('x')</script>"
@@ -134,7 +134,7 @@ def test_grades_csv_one_row_per_student_one_column_per_exercise(written, grades)
 
 
 def accounts(tmp_path, students, field="username"):
-    from trous.grading.moodle import Participants
+    from trous.outputs.moodle import Participants
 
     return Participants(tmp_path / "classe.csv", field, {s: f"compte-{i}" for i, s in enumerate(students)})
 
@@ -331,7 +331,7 @@ def test_class_report_sorts_blanks_by_share_and_counts_every_student(written, gr
 
 
 def test_histogram_uses_one_bar_per_point_on_small_whole_scales():
-    from trous.grading.pages import histogram
+    from trous.outputs.pages import histogram
 
     chart = histogram([0, 3, 3, 1, 3], 3)
     assert [b.count for b in chart.bars] == [1, 1, 0, 3]
@@ -352,7 +352,7 @@ def test_results_json_has_every_field_of_the_model():
     """to_json is written out by hand for speed: it must still carry every dataclass field."""
     from dataclasses import asdict
 
-    from trous.grading.model import BlankGrade, ExerciseGrade, SubmissionGrade
+    from trous.core.grades import BlankGrade, ExerciseGrade, SubmissionGrade
 
     grade = SubmissionGrade("a", "c", "v", [ExerciseGrade("01_x", "t", 1.0, 2.0, "blanks",
                                                           [BlankGrade("b", 1, 1.0, 1.0, "passed", "m", 3, "h")],
@@ -371,11 +371,11 @@ def all_cells(raw: str, delimiter: str = ",") -> list[str]:
 
 
 def test_no_cell_of_any_csv_is_a_formula_or_a_control(tmp_path, course):
-    from trous.grading.safetext import is_formula
+    from trous.core.safetext import is_formula
 
     grades = [submission(course, s, [PASSED, PASSED], [PASSED, FAILED, PASSED]) for s in HOSTILE_IDS]
     names = [Named(s, f"Nom {s}") for s in HOSTILE_IDS]
-    from trous.grading.moodle import Participants
+    from trous.outputs.moodle import Participants
 
     # The accounts file could hold hostile text too: each copy's account is its hostile id.
     own = Participants(tmp_path / "classe.csv", "username", {s: s for s in HOSTILE_IDS})
@@ -414,14 +414,14 @@ def test_no_cell_of_any_csv_is_a_formula_or_a_control(tmp_path, course):
     ("Élodie Dupont-Lefèvre", "Élodie Dupont-Lefèvre"),
 ])
 def test_printable(text, shown):
-    from trous.grading.safetext import printable
+    from trous.core.safetext import printable
 
     assert printable(text) == shown
     shown.encode("utf-8")  # always writable
 
 
 def test_formula_rule():
-    from trous.grading.safetext import csv_cell
+    from trous.core.safetext import csv_cell
 
     for formula in ["=1+1", "-1+1", "@A1", "\t=1", " =1", "＝1", "＋1", "-", "=", "+33 6 12 34 56 78"]:
         assert csv_cell(formula).startswith("'"), formula
@@ -434,7 +434,7 @@ def test_formula_rule():
 
 # -- what a copy held besides its graded files ----------------------------------------------------
 def real_submission(student: str, name: str = ""):
-    from trous.grading.submissions import IgnoredFile, Submission
+    from trous.core.submission import IgnoredFile, Submission
 
     return Submission(student, {"01_somme": b"", "02_poids": None}, name=name,
                       warnings=("exercises/01_Somme.py corrigé comme 01_somme.py (majuscules différentes)",),
@@ -446,7 +446,7 @@ def real_submission(student: str, name: str = ""):
 
 
 def test_files_not_graded_reach_the_page_the_results_and_the_class_report(tmp_path, course, grades):
-    from trous.grading.submissions import IgnoredFile
+    from trous.core.submission import IgnoredFile
 
     copies = [real_submission(g.student) for g in grades]
     entries = [IgnoredFile("resultats/", "dossier de résultats de trous : pas une copie"),
@@ -496,7 +496,7 @@ def test_results_schema_v2_rejects_a_malformed_intake(written, grades):
 def _materials(course_dir):
     from grading_support import make_classe
 
-    from trous.course import Course
+    from trous.core import Course
 
     [material] = make_classe().load_materials(Course.load(course_dir))
     return material
@@ -508,8 +508,8 @@ def _lab_notebook(course_dir, tmp_path, text: str) -> bytes:
 
     import nbformat
 
-    from trous.course import Course
-    from trous.notebooks.build import exercise_notebook
+    from trous.core import Course
+    from trous.publish.notebooks.build import exercise_notebook
 
     filled = tmp_path / "rempli"
     shutil.copytree(course_dir, filled)
@@ -620,7 +620,7 @@ def test_e2e_every_file_not_graded_is_named_in_page_json_report_and_terminal(moo
 
 
 def test_e2e_hostile_names_reach_no_terminal_or_csv_as_controls_or_formulas(moodle_run):
-    from trous.grading.safetext import is_formula
+    from trous.core.safetext import is_formula
 
     done, results, _ = moodle_run
     assert "\x1b" not in done.stdout and "\x1b" not in done.stderr
@@ -701,8 +701,9 @@ def test_terminal_summary_names_what_matters_and_counts_the_rest(tmp_path):
 
     from rich.console import Console
 
-    from trous.grading import cli, intake
-    from trous.grading.submissions import IgnoredFile, Submission
+    from trous.outputs import run as cli
+    from trous.inputs import intake
+    from trous.core.submission import IgnoredFile, Submission
 
     stray = tuple(IgnoredFile(f"brouillon{i}.py", intake.PYTHON_EXTRA) for i in range(12))
     routine = tuple(IgnoredFile(f"exercises/test_{i}.py", intake.PUBLIC_CHECK, notable=False) for i in range(3))

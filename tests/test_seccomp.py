@@ -1,9 +1,9 @@
-"""The seccomp filter around student code (runner/seccomp.py), three ways.
+"""The seccomp filter around student code (sandbox/seccomp.py), three ways.
 
 1. The program itself, run by a small classic-BPF interpreter written here: the architecture check,
    the x32 ABI, every refused call, clone's namespace flags, clone3, ordinary calls; and the call
    numbers against the kernel headers of this machine.
-2. The real kernel, under the command line `python -m trous.runner.seccomp -- CMD`: every refused
+2. The real kernel, under the command line `python -m trous.sandbox.seccomp -- CMD`: every refused
    call answers EPERM (clone3 ENOSYS), a 32-bit or x32 call kills the process, and for calls whose
    arguments the kernel rejects before asking for any privilege, the answer without the filter is
    not EPERM: the EPERM comes from the filter, whoever runs the test.
@@ -34,18 +34,18 @@ from pathlib import Path
 
 import pytest
 
-from trous.course import blanks as blanks_mod
-from trous.runner import seccomp
-from trous.runner.pool import Runner
-from trous.runner.protocol import Job, Limits, Probe, Unit
-from trous.runner.sandbox import bwrap_available
+from trous.core import blanks as blanks_mod
+from trous.sandbox import seccomp
+from trous.sandbox.pool import Runner
+from trous.sandbox.protocol import Job, Limits, Probe, Unit
+from trous.sandbox.backend import bwrap_available
 
 from grading_support import ROOT, mini_course, run_trous
 
 ARCH = seccomp.current_arch()
 needs_filter = pytest.mark.skipif(ARCH is None or not seccomp.available(),
                                   reason=f"pas de filtre seccomp ici : {seccomp.problem()}")
-SECCOMP_CLI = [sys.executable, "-m", "trous.runner.seccomp"]
+SECCOMP_CLI = [sys.executable, "-m", "trous.sandbox.seccomp"]
 
 # What issue 10 and the task ask to refuse, written here independently of the module's own list.
 REQUIRED = {
@@ -179,7 +179,7 @@ ARGUMENTS_FIRST: dict[str, tuple[str, tuple]] = {
 # as a JSON object {label: "ok" | "EPERM" | ... | "signal N"}.
 PROBER = textwrap.dedent('''
     import ctypes, errno, json, os, sys
-    from trous.runner import seccomp
+    from trous.sandbox import seccomp
     numbers = seccomp.current_arch().numbers
     libc = ctypes.CDLL(None, use_errno=True)
     def attempt(call, args):
@@ -495,7 +495,7 @@ def test_a_kernel_that_refuses_the_filter_is_reported(tmp_path):
     script = tmp_path / "full.py"
     script.write_text(textwrap.dedent('''
         import json
-        from trous.runner import seccomp
+        from trous.sandbox import seccomp
         loaded = 0
         error = None
         while loaded < 2000 and error is None:

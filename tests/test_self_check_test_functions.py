@@ -13,10 +13,10 @@ import sys
 import pytest
 
 from grading_support import mini_course
-from trous.course import Course
-from trous.course import blanks as blanks_mod
-from trous.student.checking import FAILED, PASSED
-from trous.student.session import Checker
+from trous.core import Course
+from trous.core import blanks as blanks_mod
+from trous.check.selfcheck import FAILED, PASSED
+from trous.check.checker import Checker
 
 PUBLIC = '''
 import pytest

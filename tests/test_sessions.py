@@ -13,11 +13,11 @@ import signal
 
 import pytest
 
-from trous.course.spec import GraderMistake, StudentError, StudentStopped
-from trous.grading.eleve import Eleve, Unknown, as_expression, as_value
-from trous.runner.pool import Runner
-from trous.runner.protocol import CRASH, SKIPPED, TIMEOUT, Job, Limits, Probe, Unit
-from trous.runner.sandbox import bwrap_available
+from trous.core.checks import GraderMistake, StudentError, StudentStopped
+from trous.grade.eleve import Eleve, Unknown, as_expression, as_value
+from trous.sandbox.pool import Runner
+from trous.sandbox.protocol import CRASH, SKIPPED, TIMEOUT, Job, Limits, Probe, Unit
+from trous.sandbox.backend import bwrap_available
 
 MODES = [pytest.param("bwrap", marks=pytest.mark.skipif(not bwrap_available(), reason="bubblewrap absent")),
          "fallback"]

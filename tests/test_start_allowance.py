@@ -12,10 +12,10 @@ import time
 
 import pytest
 
-from trous.runner.pool import Runner
-from trous.runner.protocol import OK, TIMEOUT, Job, Limits, Probe, Unit
-from trous.runner.sandbox import bwrap_available
-from trous.runner.supervisor import START
+from trous.sandbox.pool import Runner
+from trous.sandbox.protocol import OK, TIMEOUT, Job, Limits, Probe, Unit
+from trous.sandbox.backend import bwrap_available
+from trous.sandbox.supervisor import START
 
 MODES = [pytest.param("bwrap", marks=pytest.mark.skipif(not bwrap_available(), reason="bubblewrap absent")),
          "fallback"]

@@ -1,4 +1,4 @@
-"""The self-check session (student/session.py): a runner launched ahead, jobs sent ahead and run by
+"""The self-check session (check/checker.py): a runner launched ahead, jobs sent ahead and run by
 one thread while verdicts are read, results never mixed between exercises, and a close that does
 not wait for a job nobody will read. Real runners, real student code.
 """
@@ -13,10 +13,10 @@ import pytest
 
 from conftest import complete_exercises
 from student_support import copy_solution, solution_with
-from trous.course import Course
-from trous.runner.pool import Runner, RunnerError
-from trous.student.checking import FAILED, PASSED, UNFILLED
-from trous.student.session import Checker
+from trous.core import Course
+from trous.sandbox.pool import Runner, RunnerError
+from trous.check.selfcheck import FAILED, PASSED, UNFILLED
+from trous.check.checker import Checker
 
 
 def _verdicts(result) -> list[tuple[str, str, tuple[str, ...]]]:
@@ -106,8 +106,8 @@ def test_close_does_not_wait_for_a_job_sent_ahead(course, student_copy):
 
 
 def test_an_interrupted_runner_starts_no_other_sandbox(course, student_copy):
-    from trous.student.checking import prepare
-    from trous.course.submission import analyse_path
+    from trous.check.selfcheck import prepare
+    from trous.core.analysis import analyse_path
 
     copy_solution(student_copy, course.exercise("01_toux"))
     exercise = Course.load(student_copy).exercise("01_toux")
@@ -137,7 +137,7 @@ def test_the_runner_is_launched_early_only_for_runs_that_check_exercises(student
     from types import SimpleNamespace
 
     from conftest import ROOT
-    from trous.student.pytest_plugin import _courses_asked
+    from trous.check.pytest_plugin import _courses_asked
 
     folder = {"copy": student_copy, "exercises": student_copy / "exercises", "repo": ROOT, "tmp": tmp_path}[where]
     config = SimpleNamespace(args=args, invocation_params=SimpleNamespace(dir=folder))
@@ -156,7 +156,7 @@ def test_the_runner_is_launched_early_only_for_runs_that_check_exercises(student
 def test_the_runner_is_launched_for_the_exercises_the_run_checks(student_copy, args, asked):
     from types import SimpleNamespace
 
-    from trous.student.pytest_plugin import _exercises_asked
+    from trous.check.pytest_plugin import _exercises_asked
 
     config = SimpleNamespace(args=args, invocation_params=SimpleNamespace(dir=student_copy))
     every = [e.id for e in Course.load(student_copy).exercises]

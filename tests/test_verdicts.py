@@ -19,12 +19,12 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from trous.course import Course
-from trous.course import blanks as blanks_mod
-from trous.grading.engine import Grader
-from trous.grading.model import FAILED, PASSED
-from trous.grading.reports import SCHEMA_FILE
-from trous.runner.pool import RunnerPool
+from trous.core import Course
+from trous.core import blanks as blanks_mod
+from trous.grade.engine import Grader
+from trous.core.grades import FAILED, PASSED
+from trous.outputs.reports import SCHEMA_FILE
+from trous.sandbox.pool import RunnerPool
 
 ROOT = Path(__file__).resolve().parent.parent
 COURSE = Course.load(ROOT)

@@ -8,7 +8,7 @@ import re
 import sys
 from pathlib import Path
 
-from .course.definition import Course, CourseError
+from .core.course import Course, CourseError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -93,8 +93,8 @@ def _console():
 def cmd_list(args) -> int:
     from rich.table import Table  # noqa: PLC0415
 
-    from .student.checking import Checker  # noqa: PLC0415
-    from .student.feedback import SYMBOL, progress_line  # noqa: PLC0415
+    from .check.selfcheck import Checker  # noqa: PLC0415
+    from .check.feedback import SYMBOL, progress_line  # noqa: PLC0415
 
     course = _course(args)
     table = Table(title=course.title, show_lines=False)
@@ -124,8 +124,8 @@ def _current(course: Course, checker) -> object | None:
 
 
 def cmd_check(args) -> int:
-    from .student.checking import Checker  # noqa: PLC0415
-    from .student.feedback import exercise_report  # noqa: PLC0415
+    from .check.selfcheck import Checker  # noqa: PLC0415
+    from .check.feedback import exercise_report  # noqa: PLC0415
 
     course = _course(args)
     with Checker() as checker:
@@ -139,9 +139,9 @@ def cmd_check(args) -> int:
 
 
 def cmd_hint(args) -> int:
-    from .student.checking import NOT_RUN, Checker  # noqa: PLC0415
-    from .student.feedback import next_step, problem_report  # noqa: PLC0415
-    from .student.hints import next_hint  # noqa: PLC0415
+    from .check.selfcheck import NOT_RUN, Checker  # noqa: PLC0415
+    from .check.feedback import next_step, problem_report  # noqa: PLC0415
+    from .check.hints import next_hint  # noqa: PLC0415
 
     course = _course(args)
     if args.exercice:
@@ -187,9 +187,9 @@ def cmd_hint(args) -> int:
 
 
 def cmd_watch(args) -> int:
-    from .student.checking import Checker  # noqa: PLC0415
-    from .student.feedback import exercise_report, progress_line  # noqa: PLC0415
-    from .student.watch import FileWatcher, signature  # noqa: PLC0415
+    from .check.selfcheck import Checker  # noqa: PLC0415
+    from .check.feedback import exercise_report, progress_line  # noqa: PLC0415
+    from .check.watch import FileWatcher, signature  # noqa: PLC0415
 
     course = _course(args)
     with Checker() as checker:
@@ -222,7 +222,7 @@ def cmd_watch(args) -> int:
 
 # -- course authors ------------------------------------------------------------------------------
 def cmd_doctor(args) -> int:
-    from . import doctor  # noqa: PLC0415
+    from .author import doctor  # noqa: PLC0415
 
     course = _course(args)
     report = doctor.run(course, only=args.exercice or None, graders=not args.sans_correcteurs)
@@ -232,7 +232,7 @@ def cmd_doctor(args) -> int:
 
 
 def cmd_edition(args) -> int:
-    from .edition import build  # noqa: PLC0415
+    from .publish.edition import build  # noqa: PLC0415
 
     course = _course(args)
     dest = Path(args.destination or (course.root / "_build" / f"{course.id}-eleves"))
@@ -246,7 +246,7 @@ def cmd_edition(args) -> int:
 def in_student_edition(argv: list[str], here: Path | None = None) -> bool:
     """Is the course this command runs on (-C, else the current folder's) a student edition? Its
     students are shown their own commands only."""
-    from .course.definition import COURSE_FILE, TEMPLATES_DIR  # noqa: PLC0415
+    from .core.course import COURSE_FILE, TEMPLATES_DIR  # noqa: PLC0415
 
     folder = here or Path.cwd()
     for i, arg in enumerate(argv):
@@ -283,7 +283,7 @@ def build_parser(student: bool = False) -> argparse.ArgumentParser:
     p.add_argument("--polling", action="store_true", help="n'utiliser que la scrutation (WSL, lecteurs réseau)")
     p.set_defaults(func=cmd_watch)
     if student:
-        _add_optional(sub, ("trous.notebooks.cli",))
+        _add_optional(sub, ("trous.publish.notebooks.cli",))
         return parser
     p = sub.add_parser("doctor", help="(auteurs) le cours, les solutions et les vérifications s'accordent-ils ?")
     p.add_argument("exercice", nargs="*", help="les exercices à examiner (par défaut : tous)")
@@ -297,7 +297,7 @@ def build_parser(student: bool = False) -> argparse.ArgumentParser:
     return parser
 
 
-def _add_optional(sub, modules=("trous.grading.cli", "trous.nbgrader_course.cli", "trous.notebooks.cli")) -> None:
+def _add_optional(sub, modules=("trous.outputs.run", "trous.publish.nbgrader.cli", "trous.publish.notebooks.cli")) -> None:
     """Subcommands whose modules may be absent in a student's install (grading, nbgrader…)."""
     for module in modules:
         try:
@@ -309,12 +309,12 @@ def _add_optional(sub, modules=("trous.grading.cli", "trous.nbgrader_course.cli"
 
 def _prestart(argv: list[str]) -> None:
     """`trous grade` on an nbgrader course: nbgrader's gradebook is written by a process of its own
-    (nbgrader_course/writing.py), which first imports nbgrader, a second of CPU: started before
+    (outputs/writing.py), which first imports nbgrader, a second of CPU: started before
     anything else, it is ready about when the first grades are."""
     if argv[:1] != ["grade"] or any(a in ("-h", "--help") for a in argv):
         return
     try:
-        from .nbgrader_course import writing  # noqa: PLC0415
+        from .outputs import writing  # noqa: PLC0415
     except ImportError:  # a student's install: no grading
         return
     # The folder graded: a folder named on the command line (`trous grade COPIES`), else the current one.
@@ -327,7 +327,7 @@ def _prestart(argv: list[str]) -> None:
 
 
 def _release() -> None:
-    writing = sys.modules.get("trous.nbgrader_course.writing")
+    writing = sys.modules.get("trous.outputs.writing")
     if writing is not None:
         writing.release()
 

@@ -1,0 +1,278 @@
+"""`pytest graders/`'s own runner: it answers `eleve(...)` and runs declarations in the author's session.
+
+Without `--copie`, the program is the reference solution (a grader's test) or the student's own file
+(a public check's test, as `pytest exercises/` runs it), with resource limits only, as `trous doctor`
+runs the author's solutions. With `--copie`, the program of a blank is the one grading runs (the
+reference with only that blank replaced by the copy's fill, or the copy's whole file when code
+outside the blanks changed: `Grader.blank_program`), in the sandbox `trous grade` chooses; the
+points at the end come from the grading engine itself (`Grader.grade`), so they are `trous grade`'s.
+
+One runner, one session at a time: consecutive tests of the same blank share the session's process
+(each test starts a fresh run of the program); a declaration, or another blank, closes it first.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+import pytest
+
+from ..core.course import Course, Exercise
+from ..core.source import read
+from ..core.checks import Check, Expect
+from ..sandbox import backend as sandbox_mod
+from ..sandbox.pool import RunnerPool
+from ..sandbox.protocol import Job, Limits, Probe, Unit
+from ..check.selfcheck import OPEN, judge, limits_for
+from ..grade.bounded import CpuBudget
+from ..grade.eleve import Eleve
+from ..grade.pytest_graders import TestInfo, role
+
+
+def check_copy_option(config, copy: str) -> None:
+    """--copie: refused before any test runs when the copy or the sandbox is not there."""
+    path = Path(copy)
+    if not path.exists():
+        raise pytest.UsageError(f"--copie {copy} : introuvable (attendu : le dossier ou le .zip d'un élève, "
+                                "dans le dossier des copies)")
+    mode = _mode(config)
+    if mode != sandbox_mod.LIMITS:
+        try:
+            sandbox_mod.choose(mode)
+        except sandbox_mod.SandboxRefused as exc:
+            raise pytest.UsageError(f"--copie : {exc}") from None
+
+
+def _mode(config) -> str:
+    chosen = config.getoption("trous_bac_a_sable", None)
+    if chosen:
+        return chosen
+    if config.getoption("copie", None):
+        return "auto"  # as trous grade
+    return os.environ.get("TROUS_SANDBOX") or sandbox_mod.LIMITS
+
+
+class Native:
+    worker = False
+
+    def __init__(self, config):
+        self.config = config
+        self.copy = config.getoption("copie", None)
+        self.mode = _mode(config)
+        self.pool: RunnerPool | None = None
+        self.open = None  # (key, context manager, session)
+        self.graders: dict[Path, object] = {}  # course root → Grader (--copie)
+        self.submissions: dict[Path, object] = {}  # course root → the copy's Submission
+        self.courses: dict[Path, Course] = {}  # the courses whose tests ran
+
+    # -- the runner ---------------------------------------------------------------------------
+    def _pool(self, course: Course) -> RunnerPool:
+        if self.pool is None:
+            memory = None
+            if self.copy:
+                from ..outputs.run import memory_bound  # noqa: PLC0415 - the very bound trous grade gives its sandboxes
+
+                memory = memory_bound(course) or None
+            self.pool = RunnerPool(1, mode=self.mode, memory_mb=memory)
+        return self.pool
+
+    def _close_session(self) -> None:
+        if self.open is not None:
+            _, context, _ = self.open
+            self.open = None
+            context.__exit__(None, None, None)
+
+    def _session(self, course: Course, program: str, filename: str, limits: Limits):
+        key = (program, filename, limits)
+        if self.open is not None and self.open[0] == key:
+            return self.open[2]
+        self._close_session()
+        context = self._pool(course).session(Unit(program, filename, wall=limits.wall), limits)
+        self.open = (key, context, context.__enter__())
+        return self.open[2]
+
+    def close(self) -> None:
+        self._close_session()
+        if self.pool is not None:
+            self.pool.close()
+            self.pool = None
+        for grader in self.graders.values():
+            grader.close()
+
+    # -- the copy -----------------------------------------------------------------------------
+    def _grader(self, course: Course):
+        from ..grade.engine import Grader  # noqa: PLC0415
+
+        root = course.root.resolve()
+        if root not in self.graders:
+            self.graders[root] = Grader(course, self._pool(course))
+        return self.graders[root]
+
+    def _submission(self, course: Course):
+        root = course.root.resolve()
+        if root not in self.submissions:
+            from ..inputs import intake as intake_mod  # noqa: PLC0415
+
+            path = Path(self.copy).resolve()
+            name = path.name[:-4] if path.is_file() and path.name.lower().endswith(".zip") else path.name
+            try:
+                intake = intake_mod.load(path.parent, course)
+            except intake_mod.IntakeError as exc:
+                raise pytest.UsageError(f"--copie {self.copy} : {exc}") from None
+            wanted = intake_mod.student_id(name)
+            found = next((s for s in intake.submissions if s.student == wanted), None)
+            if found is None:
+                raise pytest.UsageError(f"--copie {self.copy} : pas lue comme une copie dans {path.parent} "
+                                        f"(copies trouvées : {', '.join(s.student for s in intake.submissions[:8])})")
+            self.submissions[root] = found
+        return self.submissions[root]
+
+    def _program(self, course: Course, exercise: Exercise, blank_id: str, hidden: bool) -> tuple[str, str]:
+        """(program, filename) for this blank; skips the item when the copy has nothing to run."""
+        if self.copy:
+            submission = self._submission(course)
+            program, why = self._grader(course).blank_program(exercise, submission.files.get(exercise.id),
+                                                              exercise.blank_index(blank_id))
+            if program is None:
+                pytest.skip(f"copie {submission.student} : {why}")
+            return program, f"exercises/{exercise.id}.py"
+        if hidden:
+            return read(exercise.solution_path).text, f"solutions/{exercise.id}.py"
+        # The student's own file, as pytest exercises/ runs it; a blank still ___ is « à remplir », as
+        # the self-check leaves its declarations unrun (a failure would only say the program stopped).
+        from ..core.analysis import analyse_path  # noqa: PLC0415
+
+        analysis = analyse_path(exercise, exercise.path)
+        index = exercise.blank_index(blank_id)
+        if analysis.readable and analysis.aligned and not analysis.is_filled(index):
+            pytest.skip(f"trou « {blank_id} » ({exercise.id}) pas encore rempli : à remplir")
+        return read(exercise.path).text, f"exercises/{exercise.id}.py"
+
+    # -- eleve --------------------------------------------------------------------------------
+    def eleve(self, info: TestInfo, path: Path) -> Eleve:
+        course, exercise, _ = role(path) or (None, None, None)
+        if exercise is None:
+            pytest.fail(f"{info.path} : introuvable dans le cours", pytrace=False)
+        self.courses[course.root.resolve()] = course
+        program, filename = self._program(course, exercise, info.blank, info.hidden)
+        limits = limits_for(exercise)
+        first = [True]
+
+        def ask(expr: str, overrides):
+            # Each test starts from a fresh run of the program: no test sees what another one did.
+            with CpuBudget.held():  # the sandbox's time, and this process's reading of its answer
+                session = self._session(course, program, filename, limits)
+                result = session.ask(expr, overrides=overrides, secret=info.hidden, fresh=first[0])
+            first[0] = False
+            return result
+
+        return Eleve(ask, blank=info.blank or "")
+
+    def cpu_budget(self, course: Course, info: TestInfo) -> float:
+        """CPU seconds this test may use on the copy: what `trous grade` gives it (a few times what
+        it used on the reference, measured by the engine's own run of every test there)."""
+        from ..grade.engine import GraderError  # noqa: PLC0415
+        from ..grade.testfunctions import PATIENCE  # noqa: PLC0415
+
+        try:
+            grader = self._grader(course)
+            if not grader.states:  # the first time: the runner the references need must be free
+                self._close_session()
+            grader.compute_references()
+        except GraderError:
+            return PATIENCE  # said at the end, with the points
+        test = next((t for tests in grader.tests.by_blank.values() for t in tests
+                     if t.path == info.path and t.name == info.name), None)
+        return grader.tests.cpu_budget(test) if test is not None else PATIENCE
+
+    # -- declarations -------------------------------------------------------------------------
+    def declaration(self, exercise: Exercise, check: Check) -> list[str]:
+        """What fails among the declaration's expectations (French, everything shown: the author reads it)."""
+        course = exercise.course
+        self.courses[course.root.resolve()] = course
+        program, filename = self._program(course, exercise, check.blank, hidden=True)
+        limits = limits_for(exercise)
+        expects = list(check.expects)
+        results = self._evaluate(course, program, filename, expects, limits)
+        references = results
+        if self.copy and any(e.uses_solution for e in expects):
+            references = self._evaluate(course, read(exercise.solution_path).text, f"solutions/{exercise.id}.py",
+                                        expects, limits)
+        failures = []
+        for expect, (unit, probe), (_, reference) in zip(expects, results, references):
+            expected = expect.expected
+            if expect.uses_solution:
+                if not reference.evaluated or reference.error is not None:
+                    failures.append(f"{_named(expect)} : la solution de référence ne donne pas de valeur "
+                                    f"({reference.error.type + ': ' + reference.error.message if reference.error else 'non évaluée'})")
+                    continue
+                expected = reference.value
+            verdict = judge(expect, expected, unit, probe, say=OPEN)
+            if not verdict.ok:
+                failures.append(f"{_named(expect)} : {verdict.reason}")
+        return failures
+
+    def _evaluate(self, course: Course, program: str, filename: str, expects: Iterable[Expect], limits: Limits):
+        """(unit result, probe result) of each expectation, its variant's inputs in place."""
+        units: dict[tuple, list[Expect]] = {}
+        for expect in expects:
+            units.setdefault(expect.variant.key if expect.variant else (), []).append(expect)
+        keys = list(units)
+        job = Job(tuple(Unit(program, filename, tuple(Probe(e.expr, e.setup) for e in units[k]), overrides=k,
+                             process="declaration", wall=limits.wall) for k in keys), limits, capture_output=False)
+        self._close_session()
+        results = self._pool(course).run(job)
+        found = {}
+        for key, result in zip(keys, results):
+            for expect, probe in zip(units[key], result.probes):
+                found[id(expect)] = (result, probe)
+        return [found[id(e)] for e in expects]
+
+    # -- the points trous grade gives the copy ------------------------------------------------
+    def points_table(self, exercise_ids: list[str]) -> list[tuple[str, dict]]:
+        """The engine's grade of the whole copy, as `trous grade` gives it; the exercises of the graders
+        that ran are shown blank by blank."""
+        from ..grade.engine import GraderError  # noqa: PLC0415
+
+        lines: list[tuple[str, dict]] = []
+        for course in self.courses.values():
+            self._close_session()
+            try:
+                submission = self._submission(course)
+                grade = self._grader(course).grade(submission.student, submission.files)
+            except GraderError as exc:
+                lines.append((f"le correcteur ne peut pas tourner : {exc}", {"red": True}))
+                continue
+            grade.isolation = self.pool.kind if self.pool else ""
+            lines.append((f"Points que trous grade donne à la copie « {submission.student} » "
+                          f"(bac à sable : {grade.isolation}) :", {"bold": True}))
+            shown = [e for e in grade.exercises if e.id in exercise_ids]
+            for exercise in shown:
+                lines.append((f"  {exercise.id} : {_points(exercise.score)}/{_points(exercise.max_score)}"
+                              + (f" — {exercise.message.splitlines()[0]}" if exercise.message else ""), {}))
+                for note in exercise.notes:
+                    lines.append((f"      note : {note}", {}))
+                for blank in exercise.blanks:
+                    ok = blank.score == blank.max_score
+                    said = f" — {blank.message.splitlines()[0]}" if blank.message and not ok else ""
+                    lines.append((f"    {'✔' if ok else '✘'} « {blank.id} » {_points(blank.score)}/"
+                                  f"{_points(blank.max_score)}{said}", {"green": ok, "red": not ok}))
+            if len(shown) < len(grade.exercises):
+                part = sum(e.score for e in shown), sum(e.max_score for e in shown)
+                lines.append((f"  ces exercices : {_points(part[0])}/{_points(part[1])} ; la copie entière "
+                              f"({len(grade.exercises)} exercices) : {_points(grade.score)}/{_points(grade.max_score)}",
+                              {"bold": True}))
+            else:
+                lines.append((f"  total : {_points(grade.score)}/{_points(grade.max_score)}", {"bold": True}))
+        return lines
+
+
+def _named(expect: Expect) -> str:
+    return repr(expect.expr)  # the judge names it by its label already
+
+
+def _points(value: float) -> str:
+    text = f"{round(value, 2):.2f}".rstrip("0").rstrip(".")
+    return ("0" if text in ("-0", "") else text).replace(".", ",")

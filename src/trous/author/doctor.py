@@ -1,0 +1,275 @@
+"""`trous doctor`: does everything the course says agree with everything the course has?
+
+For course authors. Checks, per exercise: the files exist; the template has exactly the blanks that
+course.yaml lists; the solution is the template with each `___` replaced by an expression and
+nothing else changed (token alignment); every blank has a hint and a public check; the solution
+passes every public check; and each public check really depends on its blank (the solution with
+that one blank put back to `___` fails it); and, for the hidden graders, that every expectation has a
+label and no hidden variant's description shows its inputs (the only texts of a grader a student reads).
+Grader checks — what each blank reads in each check, mutants, hidden and public — are added by
+`trous.author.quality`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..core import blanks as blanks_mod
+from ..check.selfcheck import PASSED, SUSPECT, interpret, prepare
+from ..core.course import Course, Exercise
+from ..sandbox.pool import Runner
+from ..core.source import SourceError, read
+from ..core.checks import load_checks
+from ..core.analysis import analyse_source
+
+
+@dataclass
+class Finding:
+    exercise: str
+    message: str
+    path: str = ""
+    line: int | None = None
+    severity: str = "erreur"  # or "avertissement"
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"[{self.severity}] {self.exercise} — {where + ' : ' if where else ''}{self.message}"
+
+
+@dataclass
+class Report:
+    findings: list[Finding] = field(default_factory=list)
+    checked: list[str] = field(default_factory=list)
+    escapes: list = field(default_factory=list)  # grading.quality.Escape: refused in secret, « juste » in public
+    tallies: list = field(default_factory=list)  # grading.quality.Tally: each blank's mutants, per side
+    tests: list = field(default_factory=list)  # grading.quality.TestTally: mutants each test function refuses
+    families: list = field(default_factory=list)  # grading.quality.FamilyTally: each family of mistakes
+
+    @property
+    def ok(self) -> bool:
+        return not any(f.severity == "erreur" for f in self.findings)
+
+    def add(self, *args, **kwargs) -> None:
+        self.findings.append(Finding(*args, **kwargs))
+
+    def lines(self) -> list[str]:
+        """What `trous doctor` prints: the findings, the table of mutants per blank, then the count."""
+        out = [str(f) for f in self.findings]
+        if self.tallies:
+            from .quality import mutant_table  # noqa: PLC0415
+
+            out += mutant_table(self.tallies, self.escapes)
+        if self.families:
+            from .quality import family_table  # noqa: PLC0415
+
+            out += family_table(self.families)
+        if self.tests:
+            from .quality import test_table  # noqa: PLC0415
+
+            out += test_table(self.tests)
+        errors = sum(1 for f in self.findings if f.severity == "erreur")
+        out.append(f"trous doctor : {len(self.checked)} exercices vérifiés, {errors} erreur(s), "
+                   f"{len(self.findings) - errors} avertissement(s)")
+        return out
+
+
+def _rel(course: Course, path: Path) -> str:
+    try:
+        return str(path.relative_to(course.root))
+    except ValueError:
+        return str(path)
+
+
+def check_files(course: Course, exercise: Exercise, report: Report) -> tuple[str | None, str | None]:
+    """Template and solution texts, after checking blanks and alignment."""
+    template = solution = None
+    for path in (exercise.path, exercise.checks_path, exercise.solution_path):
+        if not path.exists():
+            report.add(exercise.id, "fichier manquant", _rel(course, path))
+    try:
+        template = read(exercise.template_path, _rel(course, exercise.template_path)).text
+    except SourceError as exc:
+        report.add(exercise.id, exc.message, exc.path, exc.line)
+        return None, None
+    try:
+        found = blanks_mod.find_blanks(template)
+    except blanks_mod.TokenizeError as exc:
+        report.add(exercise.id, f"modèle illisible : {exc.message}", _rel(course, exercise.path), exc.line)
+        return None, None
+    declared = exercise.blanks
+    if len(found) != len(declared):
+        where = ", ".join(f"ligne {b.line}" for b in found) or "aucun"
+        report.add(exercise.id, f"{len(found)} trous « ___ » dans le fichier ({where}) mais {len(declared)} "
+                                f"déclarés dans course.yaml ({', '.join(b.id for b in declared)})",
+                   _rel(course, exercise.path), found[0].line if found else None)
+    if exercise.solution_path.exists():
+        try:
+            solution = read(exercise.solution_path, _rel(course, exercise.solution_path)).text
+        except SourceError as exc:
+            report.add(exercise.id, exc.message, exc.path, exc.line)
+            return template, None
+        fills = blanks_mod.align(template, solution)
+        if fills is None:
+            line = _first_difference(template, solution)
+            report.add(exercise.id, "la solution ne correspond pas à l'exercice : en dehors des trous, le code doit "
+                                    "être identique (seuls les ___ changent)", _rel(course, exercise.solution_path), line)
+            solution = None
+        else:
+            for fill in fills:
+                if not fill.filled:
+                    report.add(exercise.id, f"trou {fill.index + 1} pas rempli dans la solution",
+                               _rel(course, exercise.solution_path), fill.line)
+            for fill in fills:
+                try:
+                    compile(fill.text.strip(), "<trou>", "eval")
+                except SyntaxError:
+                    report.add(exercise.id, f"le trou {fill.index + 1} de la solution n'est pas une expression : "
+                                            f"{fill.text.strip()}", _rel(course, exercise.solution_path), fill.line,
+                               severity="avertissement")
+    return template, solution
+
+
+def _first_difference(template: str, copy: str) -> int | None:
+    import difflib  # noqa: PLC0415
+
+    a_tokens, b_tokens = blanks_mod.tokens(template), blanks_mod.tokens(copy)
+    a, b = [t.key() for t in a_tokens], [t.key() for t in b_tokens]
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for tag, i1, i2, j1, _ in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        if tag == "replace" and i2 - i1 == 1 and a_tokens[i1].is_blank:
+            continue  # a blank and its fill: expected
+        if j1 < len(b_tokens):
+            return b_tokens[j1].start[0]
+    return None
+
+
+def check_public(course: Course, exercise: Exercise, template: str, solution: str, runner: Runner,
+                 report: Report) -> None:
+    checks_path = exercise.checks_path
+    if not checks_path.exists():
+        return
+    try:
+        checks = load_checks(checks_path)
+    except Exception as exc:  # noqa: BLE001 - report any import problem of an author's file
+        report.add(exercise.id, f"vérifications publiques illisibles : {type(exc).__name__}: {exc}",
+                   _rel(course, checks_path))
+        return
+    ids = [b.id for b in exercise.blanks]
+    for check in checks:
+        if check.blank not in ids:
+            report.add(exercise.id, f"« {check.name} » vérifie le trou « {check.blank} », absent de course.yaml "
+                                    f"(trous : {', '.join(ids)})", _rel(course, checks_path))
+        for expect in check.expects:
+            if expect.uses_solution:
+                report.add(exercise.id, f"« {check.name} » attend SOLUTION : une vérification publique doit donner "
+                                        "sa valeur attendue (les élèves n'ont pas la solution)", _rel(course, checks_path))
+    checked = {c.blank for c in checks}
+    for blank in exercise.blanks:
+        if blank.id not in checked:
+            report.add(exercise.id, f"le trou « {blank.id} » n'a aucune vérification publique", _rel(course, checks_path))
+    checks = [c for c in checks if c.blank in ids and not any(e.uses_solution for e in c.expects)]
+    if not checks:
+        return
+    from ..core.source import Source  # noqa: PLC0415
+
+    # The solution passes every public check.
+    shown = _rel(course, exercise.path)
+    solved = analyse_source(exercise, Source(shown, solution))
+    job, context = prepare(exercise, solved, checks)
+    result = interpret(exercise, solved, context, runner.run(job)) if context else job
+    for blank in result.blanks:
+        if blank.status != PASSED and blank.status != "skipped":
+            report.add(exercise.id, f"la solution échoue à la vérification du trou « {blank.spec.id} » : "
+                                    + " / ".join(blank.problems), _rel(course, exercise.solution_path), blank.line)
+    # Each public check depends on its blank: the solution with that blank put back fails it.
+    fills = blanks_mod.align(template, solution)
+    if fills is None:
+        return
+    for index, blank in enumerate(exercise.blanks):
+        reverted = blanks_mod.splice(solution, fills, {index: blanks_mod.BLANK})
+        analysis = analyse_source(exercise, Source(shown, reverted))
+        # Pretend the blank is filled: the check itself must notice that it is not.
+        analysis = type(analysis)(**{**analysis.__dict__, "unfilled": {}})
+        job, context = prepare(exercise, analysis, checks)
+        if context is None:
+            continue
+        outcome = interpret(exercise, analysis, context, runner.run(job))
+        # SUSPECT: its own checks pass, other blanks' checks point at it: they did not notice either.
+        if outcome.blanks[index].status in (PASSED, SUSPECT):
+            report.add(exercise.id, f"la vérification publique du trou « {blank.id} » passe même quand ce trou "
+                                    "vaut ___ : elle ne le vérifie pas", _rel(course, checks_path))
+
+
+_NUMBER = re.compile(r"(?<![\w.,])-?\d+(?:[.,]\d+)?(?![\w])")
+# Numbers written out count too (« sept caractères ») ; « un »/« une » are articles, « un seul » is not.
+_WORDS = {w: float(n) for n, w in enumerate(
+    "zéro _ deux trois quatre cinq six sept huit neuf dix onze douze treize quatorze quinze seize".split())}
+_WORDS.update({"dix-sept": 17.0, "dix-huit": 18.0, "dix-neuf": 19.0, "vingt": 20.0})
+_ONE = re.compile(r"\bune? seule?\b")
+
+
+def _numbers(text: str) -> set[float]:
+    found = {float(n.replace(",", ".")) for n in _NUMBER.findall(text)}
+    lowered = text.lower()
+    found |= {value for word, value in _WORDS.items() if re.search(rf"(?<![\w-]){word}(?![\w-])", lowered)}
+    if _ONE.search(lowered):
+        found.add(1.0)
+    return found
+
+
+def check_hidden_texts(course: Course, exercise: Exercise, report: Report) -> None:
+    """What a student may read of a hidden grader: each expectation's label and each hidden variant's
+    description. They must exist, and a description must not give away the variant's inputs."""
+    path = _rel(course, exercise.grader_path)
+    try:
+        checks = load_checks(exercise.grader_path)
+    except Exception:  # noqa: BLE001 - the grading part of the doctor reports a grader that does not load
+        return
+    told: set = set()  # each variant once, however many expectations share it
+    for check in checks:
+        for expect in check.expects:
+            if not expect.label:
+                report.add(exercise.id, f"« {check.name} » : l'attente {expect.expr[:80]!r} n'a pas d'étiquette "
+                                        "(label=) : c'est le seul texte que l'élève en lira (ce qu'elle vérifie, "
+                                        "sans ses entrées)", path)
+            variant = expect.variant
+            if variant is None or not variant.hidden or variant in told:
+                continue
+            told.add(variant)
+            shown = _numbers(variant.description)
+            given = set().union(*(_numbers(value) for _, value in variant.overrides))
+            if shown & given:
+                values = ", ".join(sorted({f"{n:g}" for n in shown & given}))
+                report.add(exercise.id, f"la variante cachée « {variant.description} » montre une de ses entrées "
+                                        f"({values}) : décrivez-la sans ses valeurs", path)
+
+
+def run(course: Course, runner: Runner | None = None, only: list[str] | None = None, graders: bool = True) -> Report:
+    report = Report()
+    own = runner is None
+    runner = runner or Runner("fallback")
+    try:
+        for exercise in course.exercises:
+            if only and exercise.id not in only:
+                continue
+            report.checked.append(exercise.id)
+            template, solution = check_files(course, exercise, report)
+            if template is not None and solution is not None:
+                check_public(course, exercise, template, solution, runner, report)
+            if graders and exercise.grader_path.exists():
+                check_hidden_texts(course, exercise, report)
+        if graders:
+            try:
+                from . import quality  # noqa: PLC0415
+            except ImportError:
+                quality = None
+            if quality is not None:
+                quality.check(course, report, only=only)
+    finally:
+        if own:
+            runner.close()
+    return report

@@ -1,0 +1,563 @@
+"""Plausible wrong fills for a blank, generated from its solution: the mistakes a grader must catch.
+
+Each mutant changes one thing in the solution's fill, and belongs to a family (`FAMILIES`):
+
+- *décalé de un*: an integer, an index, a range's or a slice's bound off by one, `<` for `<=`;
+- *axe*: another axis for a reduction, the axis or `keepdims` forgotten, an axis added, `.T` for an
+  explicit `transpose(...)`;
+- *coïncide sur l'exemple*: a formula that is right only for special values — the standard deviation
+  without removing the mean (right when the mean is zero), a transpose forgotten or a product's
+  result transposed, two indices swapped (right for a symmetric matrix), rows for columns (right for a
+  square one);
+- *autre*: an operator, a reduction or a name swapped, a normalisation or a sign dropped, `-inf`
+  replaced by 0 or by a big number.
+
+The families that need the values the fill takes at run time are built by quality.py: *écrit en
+dur* (the blank's or the statement's value written out), *valeur de l'exemple* (one sub-expression
+— a `len(...)`, a shape, a dimension, `math.sqrt(d)`, a range — replaced by the value it has on the
+course's inputs, see observe.py), *sortie collée* (the statement's value as the program prints it),
+*autre nature* (a list where the course builds an array, an int for a float).
+
+`facts` (what observe.py saw of each sub-expression on every check, public and hidden) leaves out the
+rewrites that are the solution itself on every input the course has (`axis=-1` for `axis=1` when every
+array is a table, `.T` forgotten on a matrix that is always symmetric): both sides would accept them.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import math
+import re
+from collections.abc import Iterator
+from typing import NamedTuple
+
+from .observe import _eligible
+
+MAX_PER_BLANK = 60
+
+HARD_CODED, OFF_BY_ONE, KIND, OTHER = "écrit en dur", "décalé de un", "autre nature", "autre"
+EXAMPLE, PASTED, AXIS, COINCIDENT = "valeur de l'exemple", "sortie collée", "axe", "coïncide sur l'exemple"
+FAMILIES = (HARD_CODED, EXAMPLE, PASTED, AXIS, OFF_BY_ONE, COINCIDENT, KIND, OTHER)
+HARD_CODED_LABELS = ("valeur écrite en dur dans le trou", "résultat écrit en dur", "résultat arrondi écrit en dur")
+AS_LIST, AS_INT = "liste au lieu d'un tableau NumPy", "entier au lieu d'un nombre à virgule"
+REDUCTIONS = ("sum", "mean", "max", "min", "std", "var", "prod", "argmax", "argmin", "any", "all", "cumsum", "median")
+_MODULES = ("np", "numpy", "torch", "math")
+
+
+class Candidate(NamedTuple):
+    label: str
+    text: str
+    family: str
+
+
+def family(label: str) -> str:
+    """The family of a mutant with a fixed label (the generated ones carry theirs)."""
+    if label in HARD_CODED_LABELS:
+        return HARD_CODED
+    if label in (AS_LIST, AS_INT):
+        return KIND
+    return _FIXED.get(label, OTHER)
+
+
+_FIXED: dict[str, str] = {}
+
+
+def _unparse(node: ast.AST) -> str | None:
+    try:
+        text = ast.unparse(node)
+        ast.parse(text, mode="eval")
+        return text
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+
+
+def _plus(node: ast.AST, n: int) -> ast.AST:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return ast.Constant(node.value + n)
+    return ast.BinOp(copy.deepcopy(node), ast.Add() if n > 0 else ast.Sub(), ast.Constant(abs(n)))
+
+
+def _int_constant(node) -> int | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and _int_constant(node.operand) is not None:
+        return -_int_constant(node.operand)
+    return None
+
+
+def _reduced(axis, ndim: int):
+    """The axes a reduction with `axis` (None: all) reduces on an array of `ndim` dimensions."""
+    if ndim == 0:
+        return frozenset()
+    if axis is None:
+        return frozenset(range(ndim))
+    return frozenset({axis % ndim}) if -ndim <= axis < ndim else None
+
+
+class _Facts:
+    """What observe.py saw of each sub-expression of the fill, on every check."""
+
+    def __init__(self, tree: ast.AST, facts: dict | None):
+        self.known = facts is not None
+        self.by_node = {}
+        if facts:
+            for k, node in enumerate(_eligible(tree)):
+                if k in facts:
+                    self.by_node[id(node)] = facts[k]
+
+    def values(self, node: ast.AST, feature: str) -> set | None:
+        """Every value of `feature` seen for `node`, or None when nothing is known of it."""
+        seen = self.by_node.get(id(node))
+        if not seen or feature not in seen:
+            return None
+        return set(seen[feature])
+
+    def always(self, node: ast.AST, feature: str) -> bool:
+        return self.values(node, feature) == {True}
+
+    def same_axes(self, node: ast.AST, a, b) -> bool:
+        """Reducing `node` along `a` or `b` is the same on every array the checks gave it."""
+        ndims = self.values(node, "dimensions")
+        if not ndims:
+            return False
+        return all(_reduced(a, n) == _reduced(b, n) and _reduced(a, n) is not None for n in ndims)
+
+
+def _axis_of(node: ast.Call) -> tuple[bool, object, int | None]:
+    """(has an axis, its value (an int, or None for « all »), position among positional args)."""
+    for kw in node.keywords:
+        if kw.arg == "axis":
+            value = _int_constant(kw.value)
+            if value is None and not (isinstance(kw.value, ast.Constant) and kw.value.value is None):
+                return True, "?", None
+            return True, value, None
+    return False, None, None
+
+
+def _with_axis(node: ast.Call, axis) -> ast.Call:
+    keywords = [k for k in node.keywords if k.arg != "axis"]
+    if axis is not None:
+        keywords.insert(0, ast.keyword("axis", ast.Constant(axis) if axis >= 0
+                                       else ast.UnaryOp(ast.USub(), ast.Constant(-axis))))
+    return ast.Call(copy.deepcopy(node.func), copy.deepcopy(node.args), copy.deepcopy(keywords))
+
+
+def _reduction(node: ast.AST) -> tuple[str, ast.AST] | None:
+    """(name, reduced operand) when `node` is `x.sum(...)` or `np.sum(x, ...)`."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in REDUCTIONS):
+        return None
+    receiver = node.func.value
+    if isinstance(receiver, ast.Name) and receiver.id in _MODULES:
+        return (node.func.attr, node.args[0]) if node.args else None
+    return node.func.attr, receiver
+
+
+def _axis_rewrites(node: ast.Call, facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
+    found = _reduction(node)
+    if found is None:
+        return
+    name, operand = found
+    has, axis, _ = _axis_of(node)
+    if has and axis == "?":
+        return
+    if has:
+        others = [a for a in (0, 1, -1, None) if a != axis]
+        for other in others:
+            if facts.same_axes(operand, axis, other):
+                continue
+            label = "axe oublié" if other is None else f"axis={other}"
+            yield label, AXIS, _with_axis(node, other)
+        for kw in node.keywords:
+            if kw.arg == "keepdims":
+                yield "keepdims oublié", AXIS, ast.Call(node.func, node.args, [k for k in node.keywords
+                                                                                if k.arg != "keepdims"])
+    elif name not in ("any", "all") and not (len(node.args) > (1 if operand is not node.func.value else 0)):
+        for other in (0, -1):
+            if facts.same_axes(operand, None, other):
+                continue
+            yield f"axis={other} ajouté", AXIS, _with_axis(node, other)
+
+
+def _replacements(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
+    """(what changed, family, replacement node) for one node of the fill."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        yield "entier +1", OFF_BY_ONE, ast.Constant(node.value + 1)
+        yield "entier −1", OFF_BY_ONE, ast.Constant(node.value - 1)
+    if isinstance(node, ast.Constant) and isinstance(node.value, float):
+        yield "constante ×2", OTHER, ast.Constant(node.value * 2)
+    if isinstance(node, ast.Subscript):
+        index = node.slice
+        if isinstance(index, ast.Slice):
+            for part in ("lower", "upper"):
+                bound = getattr(index, part)
+                if bound is not None and _int_constant(bound) is None:
+                    for n, sign in ((1, "+1"), (-1, "−1")):
+                        changed = copy.deepcopy(index)
+                        setattr(changed, part, _plus(bound, n))
+                        yield f"borne de tranche {sign}", OFF_BY_ONE, ast.Subscript(copy.deepcopy(node.value), changed,
+                                                                                    node.ctx)
+        elif isinstance(index, ast.Tuple):
+            if len(index.elts) == 2 and not any(isinstance(e, ast.Slice) for e in index.elts) \
+                    and not facts.always(node.value, "symétrique"):
+                swapped = ast.Tuple([copy.deepcopy(index.elts[1]), copy.deepcopy(index.elts[0])], ast.Load())
+                yield "indices échangés", COINCIDENT, ast.Subscript(copy.deepcopy(node.value), swapped, node.ctx)
+        else:
+            for op, label in ((ast.Add(), "indice +1"), (ast.Sub(), "indice −1")):
+                yield label, OFF_BY_ONE, ast.Subscript(node.value, ast.BinOp(copy.deepcopy(index), op, ast.Constant(1)),
+                                                       node.ctx)
+            inner = node.value
+            if isinstance(inner, ast.Subscript) and not isinstance(inner.slice, (ast.Slice, ast.Tuple)) \
+                    and not facts.always(inner.value, "symétrique"):
+                # X[a][b] → X[b][a]: the same for a symmetric matrix only.
+                yield "indices échangés", COINCIDENT, ast.Subscript(
+                    ast.Subscript(copy.deepcopy(inner.value), copy.deepcopy(index), ast.Load()),
+                    copy.deepcopy(inner.slice), node.ctx)
+            if isinstance(inner, ast.Attribute) and inner.attr == "shape" and _int_constant(index) is not None:
+                axis = _int_constant(index)
+                for other in (0, 1, -1):
+                    if other != axis and not facts.always(inner.value, "carrée"):
+                        if facts.same_axes(inner.value, axis, other):
+                            continue
+                        yield f"shape[{other}] au lieu de shape[{axis}]", COINCIDENT, ast.Subscript(
+                            copy.deepcopy(inner), ast.Constant(other) if other >= 0 else
+                            ast.UnaryOp(ast.USub(), ast.Constant(1)), node.ctx)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        swap = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}.get(type(node.ops[0]))
+        if swap is not None:
+            yield "comparaison stricte ou large", OFF_BY_ONE, ast.Compare(copy.deepcopy(node.left), [swap()],
+                                                                           copy.deepcopy(node.comparators))
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        name, args = node.func.id, node.args
+        if name == "range" and len(args) == 1:
+            for n, label in ((-1, "range −1"), (1, "range +1")):
+                yield label, OFF_BY_ONE, ast.Call(node.func, [_plus(args[0], n)], [])
+            yield "range qui commence à 1", OFF_BY_ONE, ast.Call(node.func, [ast.Constant(1), copy.deepcopy(args[0])], [])
+        if name == "range" and len(args) == 2:
+            for position in (0, 1):
+                for n, sign in ((1, "+1"), (-1, "−1")):
+                    changed = [copy.deepcopy(a) for a in args]
+                    changed[position] = _plus(args[position], n)
+                    yield f"borne de range {sign}", OFF_BY_ONE, ast.Call(node.func, changed, [])
+        if name == "len" and len(args) == 1:
+            yield "len −1", OFF_BY_ONE, ast.BinOp(copy.deepcopy(node), ast.Sub(), ast.Constant(1))
+            yield "len +1", OFF_BY_ONE, ast.BinOp(copy.deepcopy(node), ast.Add(), ast.Constant(1))
+            arg = args[0]
+            if not facts.always(arg, "carrée"):
+                if isinstance(arg, ast.Subscript) and _int_constant(arg.slice) == 0:
+                    yield "lignes au lieu de colonnes", COINCIDENT, ast.Call(node.func, [copy.deepcopy(arg.value)], [])
+                elif facts.values(arg, "dimensions") != {1}:
+                    yield "colonnes au lieu de lignes", COINCIDENT, ast.Call(
+                        node.func, [ast.Subscript(copy.deepcopy(arg), ast.Constant(0), ast.Load())], [])
+        if name == "float" and len(args) == 1 and isinstance(args[0], ast.Constant) and args[0].value in ("-inf", "inf"):
+            yield "0 au lieu de l'infini", OTHER, ast.Constant(0)
+            yield "infini de signe opposé", OTHER, ast.Call(node.func, [ast.Constant("inf" if args[0].value == "-inf"
+                                                                                     else "-inf")], [])
+            # The course's rule: a masked score is −∞, never a big finite number (exp(−1e9) is 0
+            # only by underflow, and not at all once the other scores are as negative).
+            yield "grand nombre au lieu de l'infini", OTHER, ast.Constant(-1e9 if args[0].value == "-inf" else 1e9)
+        for a, b in (("sum", "max"), ("max", "min"), ("min", "max"), ("max", "sum")):
+            if name == a:
+                yield f"{a} → {b}", OTHER, ast.Call(ast.Name(b, ast.Load()), node.args, node.keywords)
+        if name in ("sqrt",) and len(args) == 1:
+            yield "racine oubliée", OTHER, copy.deepcopy(args[0])
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        attr = node.func.attr
+        if attr == "sqrt" and len(node.args) == 1:
+            yield "racine oubliée", OTHER, copy.deepcopy(node.args[0])
+        for a, b in (("sum", "mean"), ("mean", "sum"), ("max", "min"), ("exp", "log"), ("tril", "triu"), ("triu", "tril")):
+            if attr == a:
+                yield f"{a} → {b}", OTHER, ast.Call(ast.Attribute(node.func.value, b, ast.Load()), node.args,
+                                                    node.keywords)
+        yield from _axis_rewrites(node, facts)
+        reduced = _reduction(node)
+        if reduced is not None and reduced[0] in ("std", "var") and not facts.always(reduced[1], "moyenne nulle"):
+            # The mean of the squares: the variance only when the mean is zero.
+            operand = copy.deepcopy(reduced[1])
+            squares = ast.BinOp(operand, ast.Pow(), ast.Constant(2))
+            keywords = [k for k in node.keywords if k.arg != "ddof"]
+            if node.func.value is reduced[1]:
+                mean = ast.Call(ast.Attribute(squares, "mean", ast.Load()), [], keywords)
+            else:
+                mean = ast.Call(ast.Attribute(copy.deepcopy(node.func.value), "mean", ast.Load()),
+                                [squares] + [copy.deepcopy(a) for a in node.args[1:]], keywords)
+            rms = ast.BinOp(mean, ast.Pow(), ast.Constant(0.5)) if reduced[0] == "std" else mean
+            yield "moyenne non retirée", COINCIDENT, rms
+        if attr == "transpose" and node.args:
+            yield ".T au lieu de transpose(...)", AXIS, ast.Attribute(copy.deepcopy(node.func.value), "T", ast.Load())
+        for kw in node.keywords:
+            if kw.arg == "k" and attr in ("tril", "triu"):
+                yield "diagonale décalée", OFF_BY_ONE, ast.Call(node.func, node.args,
+                                                                [k for k in node.keywords if k.arg != "k"])
+        if attr in ("tril", "triu") and not any(kw.arg == "k" for kw in node.keywords):
+            for k in (1, -1):
+                yield f"diagonale k={k}", OFF_BY_ONE, ast.Call(node.func, node.args,
+                                                               node.keywords + [ast.keyword("k", ast.Constant(k))])
+    if isinstance(node, ast.Attribute) and node.attr == "T" and not facts.always(node.value, "symétrique"):
+        yield "transposée oubliée", COINCIDENT, copy.deepcopy(node.value)
+    if isinstance(node, ast.Attribute) and node.attr == "inf":
+        yield "0 au lieu de l'infini", OTHER, ast.Constant(0)
+        yield "grand nombre au lieu de l'infini", OTHER, ast.Constant(1e9)
+    if isinstance(node, ast.BinOp):
+        left, right = copy.deepcopy(node.left), copy.deepcopy(node.right)
+        if isinstance(node.op, ast.Div):
+            yield "normalisation oubliée", OTHER, left
+            yield "× au lieu de ÷", OTHER, ast.BinOp(left, ast.Mult(), right)
+        if isinstance(node.op, ast.Sub):
+            yield "+ au lieu de −", OTHER, ast.BinOp(left, ast.Add(), right)
+            yield "opérandes inversés", OTHER, ast.BinOp(right, ast.Sub(), left)
+            if _reduction(node.right) is not None and _reduction(node.right)[0] == "mean" \
+                    and ast.dump(_reduction(node.right)[1]) == ast.dump(node.left) \
+                    and not facts.always(node.left, "moyenne nulle"):
+                yield "moyenne non retirée", COINCIDENT, copy.deepcopy(node.left)
+        if isinstance(node.op, ast.Add):
+            yield "− au lieu de +", OTHER, ast.BinOp(left, ast.Sub(), right)
+        if isinstance(node.op, ast.Mult):
+            yield "+ au lieu de ×", OTHER, ast.BinOp(left, ast.Add(), right)
+        if isinstance(node.op, ast.MatMult):
+            yield "* au lieu de @", OTHER, ast.BinOp(left, ast.Mult(), right)
+            yield "opérandes inversés", OTHER, ast.BinOp(right, ast.MatMult(), left)
+            if not facts.always(node, "symétrique") and facts.values(node, "dimensions") != {1}:
+                yield "résultat transposé", COINCIDENT, ast.Attribute(ast.BinOp(left, ast.MatMult(), right), "T",
+                                                                      ast.Load())
+        if isinstance(node.op, ast.Pow):
+            yield "× au lieu de **", OTHER, ast.BinOp(left, ast.Mult(), right)
+            if isinstance(node.right, ast.Constant) and isinstance(node.right.value, (int, float)):
+                yield "exposant −1", OFF_BY_ONE, ast.BinOp(left, ast.Pow(), ast.Constant(node.right.value - 1))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        yield "signe oublié", OTHER, copy.deepcopy(node.operand)
+    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in names:
+        for other in names:
+            if other != node.id:
+                yield f"{node.id} → {other}", OTHER, ast.Name(other, ast.Load())
+
+
+def _paths(tree: ast.AST):
+    """Every (parent, field, index) slot holding a node, so one node can be swapped at a time."""
+    for parent in ast.walk(tree):
+        for field_name, value in ast.iter_fields(parent):
+            if isinstance(value, ast.AST):
+                yield parent, field_name, None, value
+            elif isinstance(value, list):
+                for i, item in enumerate(value):
+                    if isinstance(item, ast.AST):
+                        yield parent, field_name, i, item
+
+
+def mutants(fill: str, facts: dict | None = None) -> list[Candidate]:
+    """The fill's mutants, deduplicated, at most MAX_PER_BLANK (the families taken in turn, so that
+    a long fill's many operators do not crowd out its axes and bounds). `facts`: what observe.py saw
+    of each of the fill's sub-expressions, by position ({k: {feature: values}})."""
+    try:
+        tree = ast.parse(fill.strip(), mode="eval")
+    except SyntaxError:
+        return []
+    known = _Facts(tree, facts)
+    # Names of values only: swapping a function or a module for a variable is no plausible mistake.
+    callers = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    callers |= {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    names = sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+                    and id(n) not in callers})
+    original = _unparse(tree)
+    found: dict[str, Candidate] = {}
+    whole = ast.UnaryOp(ast.USub(), copy.deepcopy(tree.body))
+    text = _unparse(ast.Expression(whole))
+    if text:
+        found[text] = Candidate("signe inversé", text, OTHER)
+    slots = list(_paths(tree))
+    # An axis written -1 or 1 changes as an axis (the axe family), not as a number off by one.
+    axes = {id(n) for kw in ast.walk(tree) if isinstance(kw, ast.keyword) and kw.arg in ("axis", "keepdims")
+            for n in ast.walk(kw.value)}
+    for index, (_, _, _, node) in enumerate(slots):
+        if id(node) in axes:
+            continue
+        for label, kind, replacement in _replacements(node, names, known):
+            # Swap the same slot in a fresh copy: walking a copy visits its nodes in the same order.
+            mutated = copy.deepcopy(tree)
+            m_parent, m_field, m_position, _ = list(_paths(mutated))[index]
+            ast.copy_location(replacement, node)
+            if m_position is None:
+                setattr(m_parent, m_field, replacement)
+            else:
+                getattr(m_parent, m_field)[m_position] = replacement
+            text = _unparse(ast.fix_missing_locations(mutated))
+            if text and text != original and text not in found:
+                found[text] = Candidate(label, text, kind)
+    return _take(list(found.values()), MAX_PER_BLANK)
+
+
+def _take(items: list[Candidate], limit: int) -> list[Candidate]:
+    """At most `limit` items, taking one of each family in turn (in the order they were found)."""
+    if len(items) <= limit:
+        return items
+    queues = {f: [c for c in items if c.family == f] for f in FAMILIES}
+    chosen: list[Candidate] = []
+    while len(chosen) < limit:
+        for queue in queues.values():
+            if queue and len(chosen) < limit:
+                chosen.append(queue.pop(0))
+    keep = set(map(id, chosen))
+    return [c for c in items if id(c) in keep]
+
+
+def literal(value, array: bool = False) -> str | None:
+    """Python source for a JSON value seen at run time (the "hard-coded" answer); `array`: the value
+    was a NumPy array, written back as one (a list would be another mistake: see `kind_mutants`)."""
+    from ..core.compare import Opaque, decode  # noqa: PLC0415
+
+    value = decode(value)
+    if isinstance(value, Opaque):
+        return None
+    text = repr(value)
+    if "nan" in text or "inf" in text:
+        text = text.replace("nan", 'float("nan")').replace("-inf", 'float("-inf")').replace("inf", 'float("inf")')
+    if array:
+        text = f"__import__('numpy').array({text})"
+    return text if len(text) < 5000 else None
+
+
+def is_array(kind: tuple[str, str] | None) -> bool:
+    return kind is not None and tuple(kind) == ("numpy", "ndarray")
+
+
+def is_float(kind: tuple[str, str] | None) -> bool:
+    return kind is not None and (tuple(kind) == ("builtins", "float")
+                                 or (kind[0] == "numpy" and kind[1].startswith("float")))
+
+
+def kind_mutants(fill: str, kind: tuple[str, str] | None) -> list[Candidate]:
+    """The fill giving the same numbers as another kind of value, where the course builds an array or a
+    float: the mistakes that JSON alone does not see, and that often break a later line."""
+    text = fill.strip()
+    if is_array(kind):
+        return [Candidate(AS_LIST, f"({text}).tolist()", KIND)]
+    if is_float(kind):
+        return [Candidate(AS_INT, f"int({text})", KIND)]
+    return []
+
+
+def rounded_fills(fill: str, kind: tuple[str, str] | None, value) -> list[Candidate]:
+    """The fill rounded as the example prints it (2 decimals): right on an example checked to 2
+    decimals, wrong everywhere else."""
+    from ..core.compare import decode  # noqa: PLC0415
+
+    from ..core.compare import Array  # noqa: PLC0415
+
+    text = fill.strip()
+    plain = decode(value, arrays=True)
+    numbers = plain.values if isinstance(plain, Array) else plain
+    if numbers is None or rounded(numbers) == numbers:
+        return []  # already as the example shows it: no one rounds that
+    label = "arrondi à 2 décimales"
+    if is_float(kind) and isinstance(plain, float):
+        return [Candidate(label, f"round({text}, 2)", PASTED)]
+    if is_array(kind):
+        return [Candidate(label, f"__import__('numpy').round({text}, 2)", PASTED)]
+    if isinstance(plain, list) and plain and all(isinstance(x, float) for x in plain):
+        return [Candidate(label, f"[round(x, 2) for x in {text}]", PASTED)]
+    return []
+
+
+def rounded(value, decimals: int = 2):
+    from ..core.compare import decode  # noqa: PLC0415
+
+    value = decode(value)
+    if isinstance(value, float):
+        return round(value, decimals)
+    if isinstance(value, list):
+        return [rounded(v, decimals) for v in value]
+    return value
+
+
+# -- the example's printed output, pasted in ---------------------------------------------------------
+_PRINTED = re.compile(r"\[|\]|(?<![\w.])-?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?(?![\w.])|-?\binf\b|\bnan\b|\bTrue\b|\bFalse\b")
+
+
+def printed_values(output: str) -> list[list | str]:
+    """Every number and every bracketed list of numbers the program printed, as printed: Python's
+    lists ([1.0, 0.5]) and NumPy's arrays ([[1.   0.5 ]]) alike. Numbers stay text (their digits
+    tell how the program rounded them)."""
+    found: list = []
+    stack: list[list] = []
+    for token in _PRINTED.findall(output[:200_000]):
+        if token == "[":
+            stack.append([])
+        elif token == "]":
+            if not stack:
+                continue
+            done = stack.pop()
+            found.append(done)
+            if stack:
+                stack[-1].append(done)
+        elif stack:
+            stack[-1].append(token)
+        else:
+            found.append(token)
+    return found
+
+
+def _as_number(token: str) -> float | bool | None:
+    if token in ("True", "False"):
+        return token == "True"
+    try:
+        return float(token)
+    except ValueError:
+        return None
+
+
+def _decimals(printed) -> int:
+    if isinstance(printed, list):
+        return max((_decimals(p) for p in printed), default=0)
+    if printed in ("True", "False") or "inf" in printed or "nan" in printed:
+        return 0
+    if "e" in printed.lower():
+        mantissa, _, exponent = printed.lower().partition("e")
+        return max(0, len(mantissa.partition(".")[2]) - int(exponent))
+    return len(printed.partition(".")[2])
+
+
+def _matches(printed, value, tolerance: float) -> bool:
+    if isinstance(printed, list) or isinstance(value, list):
+        if not (isinstance(printed, list) and isinstance(value, list)) or len(printed) != len(value):
+            return False
+        return all(_matches(p, v, tolerance) for p, v in zip(printed, value))
+    number = _as_number(printed)
+    if isinstance(value, bool) or isinstance(number, bool):
+        return number is value
+    if not isinstance(value, (int, float)) or number is None:
+        return False
+    if math.isinf(value) or math.isinf(number):
+        return value == number
+    return abs(number - value) <= tolerance + 1e-12 * abs(value)
+
+
+def _source(printed) -> str:
+    if isinstance(printed, list):
+        return "[" + ", ".join(_source(p) for p in printed) + "]"
+    if printed in ("True", "False"):
+        return printed
+    if "inf" in printed or "nan" in printed:
+        return f'float("{printed}")'
+    return printed + "0" if printed.endswith(".") else printed
+
+
+def pasted(output: str, value, array: bool = False) -> list[str]:
+    """The statement's value as the program printed it (rounded as printed), written back as Python:
+    what a student who pastes the example's output writes."""
+    from ..core.compare import Array, decode  # noqa: PLC0415
+
+    plain = decode(value, arrays=True)
+    if isinstance(plain, Array):
+        plain = plain.values
+    if plain is None or isinstance(plain, (str, dict)):
+        return []
+    texts = []
+    for printed in printed_values(output):
+        tolerance = 0.5 * 10 ** -_decimals(printed)
+        if _matches(printed, plain, tolerance):
+            text = _source(printed)
+            if array and isinstance(printed, list):
+                text = f"__import__('numpy').array({text})"
+            if text not in texts and len(text) < 5000:
+                texts.append(text)
+    return texts

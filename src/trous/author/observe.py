@@ -1,0 +1,679 @@
+"""What each blank reads, in each check: the values of its fill's sub-expressions (part of `trous doctor`).
+
+A check can only refuse a wrong fill on inputs where the wrong fill gives another value. A student who
+writes `range(2)` for `range(len(v))`, `8` for `d_head`, or a formula that holds only for a symmetric
+matrix, is « juste » in public as long as every public check gives `len(v)` the value 2, `d_head` the
+value 8, a symmetric matrix; the hidden grader, which tries other sizes, then takes the point away.
+
+So the solution is run with each of its fills instrumented: every sub-expression of a fill (a name, a
+`len(...)`, a shape, a `math.sqrt(d)`, a range…) reports, each time it is evaluated, the *features* of
+its value: the value itself, its length, its number of dimensions and the size along each, and, for
+numbers, whether they are all equal, of mean zero, a square or a symmetric matrix. Each check is a
+*world*: the program run with the check's variant, then the check's expression (only the expression's
+own evaluations when it calls the blank's code itself, `softmax([1, 1, 2])`; else the program's).
+Test functions are worlds too: each question they ask is answered by the instrumented solution.
+
+A feature is *covered* for a blank when its public checks do not all see the same value of it. The
+doctor fails the course when a hidden check sees a value of a feature that every public check of the
+blank sees alike (a size, a value, a property every public check has and a hidden one has not):
+`coverage` says which sub-expression, which hidden check, and what the public checks must add.
+The same instrumented run of the course's own inputs gives each sub-expression's value on the
+example, from which `quality` writes the "value of the example hard-coded" mutants.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import json
+from dataclasses import dataclass, field
+
+from ..core import blanks as blanks_mod
+from ..core.course import Exercise
+from ..core.checks import Check
+from ..sandbox.protocol import Job, Probe, Unit
+
+# Features of a value whose every public value must differ somewhere when a hidden one differs.
+PROPERTIES = ("toutes égales", "moyenne nulle", "carrée", "symétrique")
+BOUNDS = 64  # sizes up to this are ones a student may write out as a bound
+PROGRAM = "programme"  # the tag of what the program itself evaluates, before any check's expression
+MAX_SHOWN_ITEMS = 4
+
+# Runs in the student's process, before the solution: each instrumented sub-expression goes through
+# __trous_obs__, which records the features of its value (at most 256 evaluations per sub-expression
+# and check) and gives the value back unchanged, whatever happens.
+RUNTIME = r'''
+def __trous_runtime__():
+    import sys, hashlib, math
+    log, at = {}, ["programme"]
+    np_ = []
+
+    def _np():
+        if not np_:
+            m = sys.modules.get("numpy")
+            if m is None:
+                return None
+            np_.append(m)
+        return np_[0]
+
+    def digest(data):
+        return hashlib.blake2b(data, digest_size=10).hexdigest()
+
+    def scalar(v):
+        t = type(v)
+        if t is bool or v is None:
+            return repr(v), None
+        if t is int:
+            return repr(v), repr(v)
+        if t is float:
+            return repr(v), (repr(v) if math.isfinite(v) else None)
+        return None
+
+    def props(flat, shape, out):
+        if len(flat) >= 2:
+            out.append(("toutes égales", all(x == flat[0] for x in flat)))
+            if all(type(x) in (int, float) for x in flat):
+                m = sum(flat) / len(flat)
+                scale = max(abs(x) for x in flat)
+                out.append(("moyenne nulle", abs(m) <= 1e-12 * scale if scale else True))
+        if len(shape) == 2 and min(shape) >= 2:
+            square = shape[0] == shape[1]
+            out.append(("carrée", square))
+            if square:
+                n = shape[0]
+                out.append(("symétrique", all(flat[i * n + j] == flat[j * n + i] for i in range(n) for j in range(i))))
+
+    def nested(v, depth=0):
+        """(shape, flat list of scalars) of a rectangular nest of lists/tuples of numbers, else None."""
+        if type(v) in (list, tuple):
+            if not v:
+                return (0,), []
+            if depth > 4:
+                return None
+            parts = [nested(x, depth + 1) for x in v]
+            if any(p is None for p in parts) or len({p[0] for p in parts}) != 1:
+                return None
+            return (len(v),) + parts[0][0], [x for p in parts for x in p[1]]
+        if type(v) in (int, float, bool):
+            return (), [v]
+        return None
+
+    def features(v):
+        t = type(v)
+        s = scalar(v)
+        np = _np()
+        if s is None and np is not None and isinstance(v, np.generic) and not isinstance(v, np.ndarray):
+            try:
+                s = scalar(v.item())
+            except Exception:
+                s = None
+            if s is None:
+                return None
+        if s is not None:
+            out = [("valeur", s[0])]
+            if s[1] is not None:
+                out.append(("littéral", s[1]))
+            return tuple(out)
+        if t is str:
+            r = repr(v)
+            out = [("valeur", r if len(r) <= 120 else "#" + digest(v.encode("utf-8", "replace"))), ("longueur", len(v))]
+            if len(r) <= 120:
+                out.append(("littéral", r))
+            return tuple(out)
+        if t is range:
+            r = repr(v).replace("range(0, ", "range(")
+            return (("valeur", r), ("littéral", r))
+        if np is not None and t is np.ndarray:
+            if v.dtype.kind not in "biuf" or v.size > 5_000_000:
+                return None
+            out = [("valeur", "%s%s#%s" % (v.dtype.str, v.shape, digest(np.ascontiguousarray(v).tobytes()))),
+                   ("nature", "tableau NumPy"), ("dimensions", v.ndim)]
+            out += [("dimension %d" % i, n) for i, n in enumerate(v.shape)]
+            if v.size >= 2:
+                flat = v.ravel()
+                out.append(("toutes égales", bool((flat == flat[0]).all())))
+                if v.dtype.kind != "b":
+                    a = flat.astype(float)
+                    scale = float(np.abs(a).max()) if np.isfinite(a).all() else 0.0
+                    out.append(("moyenne nulle", bool(abs(a.mean()) <= 1e-12 * scale) if scale else bool(scale == 0.0 and np.isfinite(a).all())))
+            if v.ndim == 2 and min(v.shape) >= 2:
+                square = v.shape[0] == v.shape[1]
+                out.append(("carrée", square))
+                if square:
+                    out.append(("symétrique", bool((v == v.T).all())))
+            if v.ndim <= 1 and v.size <= 4:
+                out.append(("littéral", "__import__('numpy').array(%r)" % (v.tolist(),)))
+            return tuple(out)
+        if t in (list, tuple):
+            r = repr(v) if len(v) <= 2000 else None
+            key = r if r is not None and len(r) <= 120 else "#" + digest((r or "%d:%r" % (len(v), v[:50])).encode("utf-8", "replace"))
+            out = [("valeur", key), ("nature", "liste" if t is list else "n-uplet"), ("dimension 0", len(v))]
+            shaped = nested(v)
+            if shaped is not None:
+                shape, flat = shaped
+                out.append(("dimensions", len(shape)))
+                out += [("dimension %d" % i, n) for i, n in enumerate(shape) if i]
+                props(flat, shape, out)
+                if len(shape) == 1 and len(v) <= 4 and r is not None and all(scalar(x) and scalar(x)[1] for x in v):
+                    out.append(("littéral", r))
+            return tuple(out)
+        if t is dict:
+            r = repr(v)
+            return (("valeur", r if len(r) <= 120 else "#" + digest(r.encode("utf-8", "replace"))), ("longueur", len(v)))
+        return None  # functions, modules, generators, objects: no data to compare
+
+    def obs(key, value):
+        try:
+            nodes = log.setdefault(at[0], {})
+            entry = nodes.get(key)
+            if entry is None:
+                entry = nodes[key] = [0, {}]
+            if entry[0] < 256:
+                entry[0] += 1
+                f = features(value)
+                if f is not None and len(entry[1]) < 64:
+                    entry[1].setdefault(f, None)
+        except Exception:
+            pass
+        return value
+
+    def tag(name):
+        at[0] = name
+
+    def dump():
+        import json
+        text = json.dumps({t: {k: [list(map(list, f)) for f in e[1]] for k, e in nodes.items()}
+                           for t, nodes in log.items()})
+        return [text[i:i + 10000] for i in range(0, len(text), 10000)]  # a probe's strings are cut at 20 000
+
+    return obs, tag, dump
+
+
+__trous_obs__, __trous_tag__, __trous_dump__ = __trous_runtime__()
+del __trous_runtime__
+'''
+
+
+def with_prelude(source: str, prelude: str) -> str:
+    """`source` with `prelude` run first: after its docstring and `from __future__` imports, which
+    must stay first."""
+    try:
+        body = ast.parse(source).body
+    except SyntaxError:
+        return prelude + source
+    after = 0
+    for i, node in enumerate(body):
+        first = i == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) \
+            and isinstance(node.value.value, str)
+        if first or (isinstance(node, ast.ImportFrom) and node.module == "__future__"):
+            after = node.end_lineno
+        else:
+            break
+    lines = source.split("\n")
+    return "\n".join(lines[:after] + [prelude] + lines[after:])
+
+
+# -- which sub-expressions, and how to wrap them ----------------------------------------------------
+def _eligible(tree: ast.AST) -> list[ast.expr]:
+    """The data sub-expressions of a fill, in a fixed order: no literal, no function being called,
+    no assignment target, nothing inside an f-string, no slice (which cannot be wrapped in a call)."""
+    calls = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.comprehension):
+            skip |= {id(n) for n in ast.walk(node.target)}
+        if isinstance(node, ast.NamedExpr):
+            skip |= {id(n) for n in ast.walk(node.target)}
+        if isinstance(node, ast.JoinedStr):
+            skip |= {id(n) for n in ast.walk(node)} - {id(node)}
+        if isinstance(node, ast.Lambda):
+            skip.add(id(node))
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.expr) or id(node) in skip or id(node) in calls:
+            continue
+        if isinstance(node, (ast.Constant, ast.Slice, ast.Starred, ast.GeneratorExp)):
+            continue
+        if getattr(node, "ctx", None) is not None and not isinstance(node.ctx, ast.Load):
+            continue
+        if isinstance(node, ast.Tuple) and any(isinstance(e, (ast.Slice, ast.Starred)) for e in node.elts):
+            continue
+        if isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Constant):
+            continue  # -1: a literal too
+        found.append(node)
+    return found
+
+
+@dataclass(frozen=True)
+class Node:
+    key: str  # "blank:k", as the runtime reports it
+    blank: int
+    k: int
+    text: str  # the sub-expression, as the solution writes it (unparsed)
+    size: int  # number of AST nodes in it: the smallest are named first
+    index: int | None = None  # it is read as node[index], with an integer written out
+
+
+def _parse(fill: str) -> ast.Expression | None:
+    try:
+        return ast.parse(fill.strip(), mode="eval")
+    except SyntaxError:
+        return None
+
+
+def nodes_of(fill: str, blank: int) -> list[Node]:
+    tree = _parse(fill)
+    if tree is None:
+        return []
+    indexed = {id(n.value): n.slice.value for n in ast.walk(tree) if isinstance(n, ast.Subscript)
+               and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, int)}
+    return [Node(f"{blank}:{k}", blank, k, ast.unparse(n), sum(1 for _ in ast.walk(n)), indexed.get(id(n)))
+            for k, n in enumerate(_eligible(tree))]
+
+
+def instrument(fill: str, blank: int) -> str | None:
+    """The fill with each eligible sub-expression wrapped in `__trous_obs__("blank:k", …)`."""
+    tree = _parse(fill)
+    if tree is None:
+        return None
+    wrap = {id(n): k for k, n in enumerate(_eligible(tree))}
+
+    class Wrap(ast.NodeTransformer):
+        def visit(self, node):
+            k = wrap.get(id(node))
+            node = self.generic_visit(node)
+            if k is None:
+                return node
+            return ast.Call(ast.Name("__trous_obs__", ast.Load()), [ast.Constant(f"{blank}:{k}"), node], [])
+
+    try:
+        return ast.unparse(ast.fix_missing_locations(Wrap().visit(tree)))
+    except (ValueError, RecursionError):
+        return None
+
+
+def replace_node(fill: str, k: int, text: str) -> str | None:
+    """The fill with its k-th eligible sub-expression replaced by the expression `text`."""
+    tree = _parse(fill)
+    new = _parse(text)
+    if tree is None or new is None:
+        return None
+    target = _eligible(tree)[k]
+
+    class Swap(ast.NodeTransformer):
+        def visit(self, node):
+            if node is target:
+                return copy.deepcopy(new.body)
+            return self.generic_visit(node)
+
+    try:
+        return ast.unparse(ast.fix_missing_locations(Swap().visit(tree)))
+    except (ValueError, RecursionError):
+        return None
+
+
+def instrumented_solution(solution: str, fills) -> str:
+    texts = {}
+    for f in fills:
+        wrapped = instrument(f.text, f.index)
+        if wrapped is not None:
+            texts[f.index] = f"({wrapped})"
+    return with_prelude(blanks_mod.splice(solution, fills, texts), RUNTIME)
+
+
+# -- worlds ---------------------------------------------------------------------------------------
+@dataclass
+class World:
+    """One check as the blank sees it: what each of its sub-expressions was, feature by feature."""
+
+    hidden: bool
+    what: str  # how a finding names it (French)
+    inputs: tuple[str, ...] = ()  # the variables its variant replaces
+    seen: dict[str, dict[str, set]] = field(default_factory=dict)  # node key → feature → values
+
+
+@dataclass
+class Observations:
+    nodes: dict[int, list[Node]]  # blank index → its sub-expressions
+    worlds: dict[int, list[World]]  # blank index → its checks
+    example: dict[str, list[tuple]] = field(default_factory=dict)  # node key → feature tuples, course's inputs
+    lost: list[str] = field(default_factory=list)  # checks whose observations did not come back (why)
+
+    def example_literal(self, key: str, blank: int) -> str | None:
+        """The one value a sub-expression takes on the course's inputs, written as Python: when the
+        program runs (else, when the program never evaluates it, in every public check), or None
+        when it takes several (or none that can be written)."""
+        seen = self.example.get(key)
+        if seen:
+            return dict(seen[0]).get("littéral") if len(seen) == 1 else None
+        values: dict[str, set] = {}
+        for world in self.worlds.get(blank, []):
+            if not world.hidden:
+                for name, found in world.seen.get(key, {}).items():
+                    values.setdefault(name, set()).update(found)
+        if len(values.get("valeur", ())) == 1 and len(values.get("littéral", ())) == 1:
+            return next(iter(values["littéral"]))
+        return None
+
+    def sizes(self, key: str, feature: str) -> set:
+        """The sizes a sub-expression has when the program runs on the course's inputs."""
+        return {dict(obs).get(feature) for obs in self.example.get(key, [])} - {None}
+
+    def facts(self, blank: int) -> dict[int, dict[str, set]]:
+        """Everything seen of each sub-expression of the blank, on the course's inputs and in every
+        check: {position: {feature: values}}."""
+        out: dict[int, dict[str, set]] = {}
+        for node in self.nodes.get(blank, []):
+            merged: dict[str, set] = {}
+            for obs in self.example.get(node.key, []):
+                for name, value in obs:
+                    merged.setdefault(name, set()).add(value)
+            for world in self.worlds.get(blank, []):
+                for name, values in world.seen.get(node.key, {}).items():
+                    merged.setdefault(name, set()).update(values)
+            if merged:
+                out[node.k] = merged
+        return out
+
+
+def _decode(dumped) -> dict[str, dict[str, list[tuple]]] | None:
+    """The runtime's log, or None when it did not come back whole."""
+    if not isinstance(dumped, list) or not all(isinstance(part, str) for part in dumped):
+        return None
+    try:
+        raw = json.loads("".join(dumped))
+    except ValueError:
+        return None
+    return {tag: {key: [tuple((str(f[0]), _hashable(f[1])) for f in obs) for obs in observations]
+                  for key, observations in nodes.items()} for tag, nodes in raw.items()}
+
+
+def _hashable(value):
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _merge(world: World, observations: list[tuple], key: str) -> None:
+    by_feature = world.seen.setdefault(key, {})
+    for obs in observations:
+        for name, value in obs:
+            by_feature.setdefault(name, set()).add(value)
+
+
+def _add(world: World, dumped: dict, tag: str, blank: int) -> None:
+    """The world's view of `blank`: what the check's own expression evaluated of the blank, else
+    what the program evaluated (the expression then reads the program's results)."""
+    prefix = f"{blank}:"
+    own = {k: v for k, v in dumped.get(tag, {}).items() if k.startswith(prefix)}
+    if not own:
+        own = {k: v for k, v in dumped.get(PROGRAM, {}).items() if k.startswith(prefix)}
+    for key, observations in own.items():
+        _merge(world, observations, key)
+
+
+def _describe_variant(variant, hidden: bool) -> str:
+    return f"la variante {'cachée' if hidden else 'montrée'} « {variant.description} »"
+
+
+def load_checks_of(exercise: Exercise) -> list[Check]:
+    """The exercise's public checks, then its hidden ones (their expectations marked hidden)."""
+    from dataclasses import replace  # noqa: PLC0415
+
+    from ..core.checks import load_checks  # noqa: PLC0415
+
+    checks = list(load_checks(exercise.checks_path)) if exercise.checks_path.exists() else []
+    if exercise.grader_path.exists():
+        checks += [replace(c, expects=tuple(replace(e, hidden=True) for e in c.expects))
+                   for c in load_checks(exercise.grader_path)]
+    return checks
+
+
+@dataclass
+class Plan:
+    """The job that observes one exercise, and what to read of its results."""
+
+    exercise: Exercise
+    fills: list
+    text: str  # the instrumented solution
+    job: Job
+    tags: list  # per unit: [(blank index, hidden, expect, tag)]
+
+
+def plan(exercise: Exercise, solution: str, fills, checks: list[Check], limits=None) -> Plan:
+    """One unit per variant (the course's own inputs first), each expectation's expression tagged.
+    A public check that needs an optional module (torch…) is left out: a student without it does
+    not get it."""
+    text = instrumented_solution(solution, fills)
+    by_blank_index = {b.id: i for i, b in enumerate(exercise.blanks)}
+    plans: dict[tuple, list[tuple[int, bool, object]]] = {(): []}  # variant key → (blank, hidden, expect)
+    for check in checks:
+        hidden = any(e.hidden for e in check.expects)
+        if not hidden and check.requires:
+            continue
+        index = by_blank_index.get(check.blank)
+        if index is None:
+            continue
+        for expect in check.expects:
+            key = expect.variant.key if expect.variant else ()
+            plans.setdefault(key, []).append((index, hidden, expect))
+    units, tags = [], []
+    for key, expects in plans.items():
+        probes: list[Probe] = []
+        seen: dict[tuple, str] = {}
+        unit_tags = []
+        for index, hidden, expect in expects:
+            ident = (expect.expr, expect.setup)
+            if ident not in seen:
+                seen[ident] = f"e{len(seen)}"
+                probes += [Probe(f"__trous_tag__({seen[ident]!r})"), Probe(expect.expr, expect.setup)]
+            unit_tags.append((index, hidden, expect, seen[ident]))
+        probes.append(Probe("__trous_dump__()"))
+        units.append(Unit(text, f"solutions/{exercise.id}.py", tuple(probes), overrides=key,
+                          process=f"observe:{exercise.id}", group=f"observe:{exercise.id}:{len(units)}"))
+        tags.append(unit_tags)
+    job = Job(tuple(units), limits) if limits is not None else Job(tuple(units))
+    return Plan(exercise, list(fills), text, job, tags)
+
+
+def read(plan: Plan, results) -> Observations:
+    observations = Observations({f.index: nodes_of(f.text, f.index) for f in plan.fills},
+                                {i: [] for i in range(len(plan.exercise.blanks))})
+    for unit, result, unit_tags in zip(plan.job.units, results, plan.tags):
+        last = result.probes[-1] if result.probes else None
+        dumped = _decode(last.value) if last is not None and last.error is None and last.evaluated else None
+        if dumped is None:
+            where = ", ".join(f"{n} = …" for n, _ in unit.overrides) or "les entrées du cours"
+            why = (result.error.message or result.error.kind) if result.error else \
+                (last.error.message if last is not None and last.error else "réponse incomplète")
+            observations.lost.append(f"{where} : {why}"[:200])
+            dumped = {}
+        if not unit.overrides:
+            observations.example = dict(dumped.get(PROGRAM, {}))
+        worlds: dict[tuple, World] = {}
+        for index, hidden, expect, tag in unit_tags:
+            variant = expect.variant
+            if variant is not None:
+                what = _describe_variant(variant, hidden)
+            else:
+                kind = "vérification cachée" if hidden else "vérification publique"
+                what = f"la {kind} « {expect.label or expect.expr} »"
+            ident = (index, hidden, what)
+            world = worlds.get(ident)
+            if world is None:
+                world = worlds[ident] = World(hidden, what, tuple(n for n, _ in unit.overrides))
+                observations.worlds[index].append(world)
+            _add(world, dumped, tag, index)
+    return observations
+
+
+def observe(exercise: Exercise, solution: str, fills, pool, checks: list[Check] | None = None, *,
+            tests=(), grader_tests=None, limits=None) -> Observations:
+    """Run the instrumented solution on every check of the exercise (public and hidden: `checks`, by
+    default those of its files), and on its test functions (`tests`, run through `grader_tests`)."""
+    found = plan(exercise, solution, fills, load_checks_of(exercise) if checks is None else checks, limits)
+    observations = read(found, pool.run(found.job))
+    observe_tests(found, tests, grader_tests, pool, observations, limits)
+    return observations
+
+
+class _Recorder:
+    """A session for test functions that answers each question with the instrumented solution, and
+    keeps, per question, what the blank's sub-expressions were."""
+
+    def __init__(self, session):
+        self.session = session
+        self.dumps: list[tuple[int, dict, str]] = []  # (run number, dump, the question's tag)
+        self.run = 0
+        self.last: tuple | None = None
+        self.lost = False  # a question's observations did not come back
+
+    def ask(self, expr: str, *, setup=None, overrides=(), secret=False, fresh=False, wall=None):
+        key = tuple(overrides)
+        if fresh or self.last != key:
+            self.run += 1
+        self.last = key
+        tag = f"q{len(self.dumps)}"
+        self.session.ask(f"__trous_tag__({tag!r})", overrides=key, secret=secret, fresh=fresh, wall=wall)
+        answer = self.session.ask(expr, setup=setup, overrides=key, secret=secret, wall=wall)
+        dumped = self.session.ask("__trous_dump__()", overrides=key, secret=secret, wall=wall)
+        probe = dumped.probes[0] if dumped.probes else None
+        value = probe.value if probe is not None and probe.error is None and probe.evaluated else None
+        self.dumps.append((self.run, _decode(value) or {}, tag))
+        if _decode(value) is None:
+            self.lost = True
+        return answer
+
+
+def observe_tests(found: Plan, tests, grader_tests, pool, observations: Observations, limits=None) -> None:
+    """Each test function is a world: the questions it asks, answered by the instrumented solution."""
+    from ..grade.testfunctions import Clock  # noqa: PLC0415
+
+    if not tests or grader_tests is None:
+        return
+    exercise, text = found.exercise, found.text
+    by_blank_index = {b.id: i for i, b in enumerate(exercise.blanks)}
+    for test in tests:
+        index = by_blank_index.get(test.blank)
+        if index is None:
+            continue
+        unit = Unit(text, f"solutions/{exercise.id}.py", wall=limits.wall if limits is not None else None)
+        with pool.session(unit, limits) as session:
+            recorder = _Recorder(session)
+            grader_tests.run([test], recorder, Clock(float("inf")), "")
+        kind = "fonction de test cachée" if test.hidden else "fonction de test publique"
+        world = World(test.hidden, f"la {kind} « {test.description} »")
+        for _, dumped, tag in recorder.dumps:
+            _add(world, dumped, tag, index)
+        if recorder.lost:
+            observations.lost.append(f"{test.name} : réponse incomplète")
+        observations.worlds[index].append(world)
+
+
+# -- coverage -------------------------------------------------------------------------------------
+@dataclass
+class Gap:
+    """A feature of a sub-expression every public check of the blank sees alike, that a hidden check
+    sees otherwise."""
+
+    node: Node
+    feature: str
+    public: object  # the one value the public checks see (`larger`: the largest)
+    hidden: object
+    world: World
+    larger: bool = False  # a size larger than every public one: a bound written out would pass them
+
+    def said(self) -> str:
+        expr = self.node.text if len(self.node.text) <= 60 else self.node.text[:57] + "…"
+        if self.larger:
+            axis = int(self.feature.split()[-1])
+            size = f"len({expr})" if axis == 0 else f"la taille de {expr} selon l'axe {axis}"
+            bound = f"({expr})[{', '.join([':'] * axis + [f':{self.public}'])}]"
+            return f"{size} vaut {self.public} dans l'exemple et jamais plus dans les vérifications publiques, " \
+                   f"{self.hidden} dans {self.world.what} (la taille de l'exemple écrite comme borne, {bound}, " \
+                   f"y passerait)"
+        if self.feature in PROPERTIES:
+            what = {"toutes égales": "a toutes ses valeurs égales", "moyenne nulle": "a une moyenne nulle",
+                    "carrée": "est une matrice carrée", "symétrique": "est une matrice symétrique"}[self.feature]
+            return f"{expr} {what} dans toutes les vérifications publiques, pas dans {self.world.what}"
+        if self.feature == "valeur":
+            public, hidden = _shown(self.public), _shown(self.hidden)
+            if public and hidden:
+                return f"{expr} vaut {public} dans toutes les vérifications publiques, {hidden} dans {self.world.what}"
+            return f"{expr} a la même valeur dans toutes les vérifications publiques, une autre dans {self.world.what}"
+        if self.feature in ("longueur", "dimension 0"):
+            return f"len({expr}) vaut {self.public} dans toutes les vérifications publiques, {self.hidden} dans " \
+                   f"{self.world.what}"
+        if self.feature == "nature":
+            return f"{expr} est un(e) {self.public} dans toutes les vérifications publiques, un(e) {self.hidden} dans " \
+                   f"{self.world.what}"
+        if self.feature == "dimensions":
+            return f"{expr} a {self.public} dimension(s) dans toutes les vérifications publiques, {self.hidden} dans " \
+                   f"{self.world.what}"
+        axis = self.feature.split()[-1]
+        return f"la taille de {expr} selon l'axe {axis} vaut {self.public} dans toutes les vérifications publiques, " \
+               f"{self.hidden} dans {self.world.what}"
+
+
+def _ints(values) -> bool:
+    return all(isinstance(v, int) and not isinstance(v, bool) for v in values)
+
+
+def _shown(value) -> str | None:
+    if isinstance(value, str) and not value.startswith("#") and "#" not in value and len(value) <= 40:
+        return value
+    return None
+
+
+def gaps(observations: Observations, blank: int) -> list[Gap]:
+    """What the hidden checks of `blank` vary and its public checks do not (see the module's docstring)."""
+    worlds = observations.worlds.get(blank, [])
+    public: dict[str, dict[str, set]] = {}
+    for world in worlds:
+        if not world.hidden:
+            for key, features in world.seen.items():
+                for name, values in features.items():
+                    public.setdefault(key, {}).setdefault(name, set()).update(values)
+    found: dict[tuple[str, str], Gap] = {}
+    nodes = {n.key: n for n in observations.nodes.get(blank, [])}
+    for world in worlds:
+        if not world.hidden:
+            continue
+        for key, features in world.seen.items():
+            if key not in nodes or key not in public:
+                continue
+            for name, values in features.items():
+                shown = public[key].get(name)
+                where = (nodes[key].text, name)  # the same name read twice is said once
+                if name == "littéral" or not shown or where in found:
+                    continue
+                if name in PROPERTIES:
+                    if shown == {True} and False in values:
+                        found[where] = Gap(nodes[key], name, True, False, world)
+                elif len(shown) == 1 and values - shown:
+                    (one,) = shown
+                    found[where] = Gap(nodes[key], name, one, sorted(values - shown, key=repr)[0], world)
+                elif name.startswith("dimension "):
+                    # Sizes vary, but none is larger than the example's: the example's size written as a
+                    # bound (x[:, :4]) passes every public check, and not a hidden one that is larger.
+                    example = observations.sizes(key, name)
+                    if example and max(example) <= BOUNDS and _ints(values) and max(values) > max(example) \
+                            and max(shown) <= max(example):
+                        found[where] = Gap(nodes[key], name, max(example), max(values), world, larger=True)
+    return sorted(found.values(), key=lambda g: (g.node.size, g.node.k, g.feature))
+
+
+def coverage_message(blank_id: str, found: list[Gap]) -> str:
+    """A finding for the author: what the hidden checks vary, and what to add to the public ones."""
+    said = list(dict.fromkeys(g.said() for g in found))  # len(W) and the length of W read alike
+    items = said[:MAX_SHOWN_ITEMS]
+    more = f" (et {len(said) - MAX_SHOWN_ITEMS} autre(s))" if len(said) > MAX_SHOWN_ITEMS else ""
+    inputs = sorted({name for g in found for name in g.world.inputs})
+    worlds = []
+    for g in found:
+        if g.world.what not in worlds:
+            worlds.append(g.world.what)
+    how = (f" — par exemple en remplaçant aussi {', '.join(inputs)}, comme le fait le correcteur caché"
+           if inputs else "")
+    return (f"le correcteur caché essaie le trou « {blank_id} » sur ce qu'aucune de ses vérifications publiques "
+            f"n'essaie : {' ; '.join(items)}{more}. Un élève qui écrit ces valeurs en dur, ou une formule juste "
+            f"seulement dans ce cas, lirait « juste » puis perdrait le point : ajoutez une variante montrée "
+            f"(variant(..., shown=True)) où cela change{how}")

@@ -1,0 +1,207 @@
+"""Which blank to blame: from how each expectation went and the exercise's data flow, say of each
+blank whether it is right, wrong, waiting for another one, or to be looked at first.
+
+An expectation's value depends on its own blank and on the blanks whose results reach it
+(core/flow.py). When it fails, one of them is wrong, not necessarily its own:
+
+- an expectation that depends on its blank alone decides for it (it fails: the blank is wrong);
+- a failure that involves a blank already known to be wrong or unfilled is explained by it: the
+  blank it belongs to *depends* on that one, it is neither right nor wrong yet;
+- an error raised at some line can only come from blanks whose results reach that line: blanks
+  of the same function that run after it (or beside it) are not suspects; and a value never computed
+  because the program stopped at some line is the fault of what reaches that line (its callers'
+  arguments included), not of the blank that was to use it;
+- a blank whose result reached a check that passes — through a value the program computed, without
+  the blank under suspicion, and on numbers (a True or False passes too easily) — is vouched for: it
+  is not a suspect (`weights` being right clears softmax when `softmax(___)` fails);
+- what remains is ambiguous. The suspect is the blank that processes the failing value last (a
+  function that receives the value, the normalisation after the shift), because the others' results
+  went through it; and the upstream-most of these suspects is blamed first, since fixing it may
+  settle the rest. A suspect whose own checks pass is shown « à revoir », not « faux ».
+
+On the inputs of one run (the course's, or one variant's), a blank whose checks all pass there is
+right on those inputs: a failure of that same run is not its fault. A variant that gives a
+variable a value of its own cuts the blanks that computed it (each expectation carries the flow of
+its run). And a blank is right (✔) only when every check of its own passed, none of them through
+the result of a blank that is wrong on those inputs: otherwise it waits — it *depends* on the
+blank whose result its checks use, or, when its checks read no other blank's result but the
+program stopped before computing them, it is *not reached* yet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+PASSED, FAILED, UNFILLED, DEPENDS, SUSPECT = "passed", "failed", "unfilled", "depends", "suspect"
+NOT_REACHED = "not_reached"  # its checks read no other blank, but the program stopped before them
+
+
+class FlowLike(Protocol):
+    def cannot_cause(self, line: int) -> frozenset[int]: ...
+
+    def could_stop(self, line: int) -> frozenset[int]: ...
+
+    def feeds(self, a: int, b: int) -> bool: ...
+
+    def last_processors(self, blanks: Iterable[int]) -> list[int]: ...
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One expectation of one blank, as the run went."""
+
+    blank: int
+    ok: bool
+    depends: frozenset[int] = frozenset()  # the other blanks its value depends on
+    line: int | None = None  # the line of the student's file where it failed with an error
+    values: frozenset[int] = frozenset()  # the blanks that reach it through values the program computed
+    numbers: bool = True  # it compares numbers (not only True/False): passing says something
+    stopped: bool = False  # never computed: the program stopped (at `line`) before getting there
+    unit: int = 0  # the run it was evaluated in: the same inputs as the other outcomes of that run
+    flow: FlowLike | None = None  # the flow of that run's program (a variant cuts what it replaces)
+    check: str = ""  # what it evaluates: the same check on other inputs has the same text
+
+
+@dataclass
+class Decision:
+    status: str | None  # None: no expectation ran for this blank (the caller says why)
+    causes: tuple[int, ...] = ()  # DEPENDS: the blanks it waits for; SUSPECT: whose checks fail
+    evidence: list[Outcome] = field(default_factory=list)  # SUSPECT: the failures that point at it
+
+
+def suspects(outcome: Outcome, flow: FlowLike) -> frozenset[int]:
+    flow = outcome.flow or flow
+    everyone = frozenset({outcome.blank}) | outcome.depends
+    if outcome.line is None:
+        return everyone
+    if outcome.stopped:
+        # Not computed at all: whatever made the program stop at that line is to blame.
+        return flow.could_stop(outcome.line) or everyone
+    possible = everyone - flow.cannot_cause(outcome.line)
+    return possible or everyone
+
+
+def vouched(outcome: Outcome, passing: list[Outcome]) -> frozenset[int]:
+    """The other blanks of a failing expectation that a passing one clears: their results reached it
+    as values the program computed, and it does not involve the failing expectation's blank."""
+    accused = outcome.blank
+    cleared = set()
+    for other in passing:
+        if other.numbers and other.blank != accused and accused not in other.depends:
+            cleared |= other.values
+    return frozenset(cleared & outcome.depends)
+
+
+class Doubts:
+    """Where the value a blank's statement computes may be wrong: a check of its own that reads that
+    value failed (a check of a function on inputs of its own says nothing of it). On other inputs,
+    its value is vouched for only by the same checks passing there."""
+
+    def __init__(self, outcomes: list[Outcome]):
+        self.failed: dict[int, set[str]] = {}
+        self.units: set[tuple[int, int]] = set()
+        self.passed: dict[tuple[int, int], set[str]] = {}
+        for o in outcomes:
+            if o.blank not in o.values:
+                continue
+            if o.ok:
+                self.passed.setdefault((o.blank, o.unit), set()).add(o.check)
+            else:
+                self.failed.setdefault(o.blank, set()).add(o.check)
+                self.units.add((o.blank, o.unit))
+
+    def doubted(self, blank: int) -> bool:
+        return blank in self.failed
+
+    def right_on(self, blank: int, unit: int) -> bool:
+        """Can its value on these inputs be trusted? Its checks that fail elsewhere pass here."""
+        if blank not in self.failed:
+            return True
+        return (blank, unit) not in self.units and self.failed[blank] <= self.passed.get((blank, unit), set())
+
+
+def right_here(outcome: Outcome, passing: list[Outcome], doubts: Doubts) -> frozenset[int]:
+    """Blanks a failing outcome cannot blame: on the same inputs, their results reached a check that
+    passes, on numbers, without the outcome's own blank — and their value there is not in doubt."""
+    cleared: set[int] = set()
+    for other in passing:
+        if (other.unit == outcome.unit and other.numbers and other.blank != outcome.blank
+                and outcome.blank not in other.depends):
+            cleared |= other.values
+    return frozenset(b for b in cleared if doubts.right_on(b, outcome.unit))
+
+
+def _narrowed(outcome: Outcome, flow: FlowLike, passing: list[Outcome], doubts: Doubts) -> frozenset[int]:
+    found = suspects(outcome, flow)
+    return (found - right_here(outcome, passing, doubts)) or found
+
+
+def decide(count: int, unfilled: Iterable[int], outcomes: list[Outcome], flow: FlowLike) -> list[Decision]:
+    unfilled = set(unfilled)
+    failing = [o for o in outcomes if not o.ok and o.blank not in unfilled]
+    passing = [o for o in outcomes if o.ok]
+    doubts = Doubts(outcomes)
+    suspected = {id(o): _narrowed(o, flow, passing, doubts) for o in failing}
+    has_failure = {o.blank for o in failing}
+    bad: dict[int, str] = {i: UNFILLED for i in unfilled}
+    for outcome in failing:
+        if suspected[id(outcome)] == {outcome.blank}:
+            bad[outcome.blank] = FAILED
+    evidence: dict[int, list[Outcome]] = {}
+    while True:
+        # Failures a wrong or unfilled blank explains are settled first; only the others are weighed.
+        open_ = [o for o in failing if not suspected[id(o)] & bad.keys()]
+        if not open_:
+            break
+        picks: dict[int, list[Outcome]] = {}
+        for outcome in open_:
+            candidates = (suspected[id(outcome)] - vouched(outcome, passing)) or suspected[id(outcome)]
+            last = flow.last_processors(candidates)
+            # Among equally late suspects, one whose own checks fail is the likelier one.
+            pick = next((b for b in last if b in has_failure), last[0])
+            picks.setdefault(pick, []).append(outcome)
+        roots = [c for c in picks if not any(flow.feeds(o, c) and not flow.feeds(c, o) for o in picks if o != c)]
+        for culprit in roots:
+            bad[culprit] = FAILED if culprit in has_failure else SUSPECT
+            evidence[culprit] = picks[culprit]
+    # Blanks wrong on the values the program computes: a check that passes through one proves little.
+    wrong = {i for i, status in bad.items() if status != UNFILLED and doubts.doubted(i)}
+    decisions = []
+    for index in range(count):
+        mine = [o for o in outcomes if o.blank == index]
+        if index in unfilled:
+            decisions.append(Decision(UNFILLED))
+        elif bad.get(index) == FAILED:
+            decisions.append(Decision(FAILED))
+        elif bad.get(index) == SUSPECT:
+            others = sorted({o.blank for o in evidence.get(index, [])} - {index})
+            decisions.append(Decision(SUSPECT, tuple(others), evidence.get(index, [])))
+        elif not mine:
+            decisions.append(Decision(None))
+        else:
+            decisions.append(_waiting_or_right(index, mine, suspected, bad, wrong, doubts))
+    return decisions
+
+
+def _waiting_or_right(index: int, mine: list[Outcome], suspected: dict, bad: dict[int, str], wrong: set[int],
+                      doubts: Doubts) -> Decision:
+    """A blank not itself to blame: right if all its checks passed on their own; else it waits for
+    the blanks its failures (or its passes through a wrong result) come from."""
+    data: set[int] = set()
+    reach: set[int] = set()
+    for o in mine:
+        if not o.ok:
+            causes = (suspected[id(o)] & bad.keys()) - {index}
+            data |= causes & o.depends
+            reach |= causes - o.depends
+        else:
+            data |= {b for b in o.depends & wrong if b != index and not doubts.right_on(b, o.unit)}
+    if data:
+        return Decision(DEPENDS, tuple(sorted(data | reach)))
+    if reach:
+        return Decision(NOT_REACHED, tuple(sorted(reach)))
+    if all(o.ok for o in mine):
+        return Decision(PASSED)
+    return Decision(DEPENDS, ())

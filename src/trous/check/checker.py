@@ -1,0 +1,214 @@
+"""A self-check session (a pytest run, a `trous` command, a notebook kernel): one runner, the jobs
+sent ahead, the results kept.
+
+The runner (a zygote that imports numpy, sandbox/pool.py) can be launched before anything is asked
+of it (`launch`), so that it starts while pytest collects. Exercises can be sent ahead (`submit`):
+one thread, the only one that talks to the runner, runs their jobs one after the other while the
+caller interprets and reports those already done — the student's code and the verdicts then use
+both cores. `check` returns an exercise's verdicts, waiting for its job if it must.
+
+This module imports neither the runner nor the checking code until they are needed: the pytest
+plugin launches the runner first, and imports the rest while it starts.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import queue
+import threading
+from collections.abc import Iterable
+from concurrent.futures import Future
+
+
+def available(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+COMMON = ("numpy",)  # what most courses' programs import: preloaded unless a run shows no use for it
+
+
+def mentions(exercise, module: str) -> bool:
+    """Whether the exercise's file (the student's copy) or its public checks name `module`: a program
+    that never names it does not import it (a comment naming it costs only a preload)."""
+    for path in (exercise.path, exercise.checks_path):
+        try:
+            if module in path.read_text(encoding="utf-8", errors="replace"):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def preload_for(exercises, checks: dict | None = None, *, as_needed: bool = False) -> tuple[str, ...]:
+    """Modules the course's programs import that are worth importing once in the runner: numpy, and
+    whatever an exercise or a check `requires` (torch when installed: seconds to import).
+
+    `as_needed` (the self-check, often of one exercise): numpy only if one of these exercises names
+    it, so that a run of exercises that do not use it does not wait for its import (a tenth of a
+    second, on the way to the first verdict). A program that imports it anyway still can: its own
+    run imports it, under the same limits."""
+    wanted = [m for m in COMMON if not as_needed or any(mentions(e, m) for e in exercises)]
+    for exercise in exercises:
+        wanted += exercise.spec.requires
+        for check in (checks or {}).get(exercise.id, []):
+            wanted += check.requires
+    return tuple(m for m in dict.fromkeys(wanted) if available(m))
+
+
+class _Lane(threading.Thread):
+    """The thread that alone talks to the runner, taking jobs from the session's queue. The runner
+    is launched as the lane starts: it imports numpy while the caller goes on."""
+
+    def __init__(self, runner, jobs: queue.SimpleQueue, modules: tuple[str, ...]):
+        super().__init__(name="trous-autoverification", daemon=True)
+        self.runner, self.jobs = runner, jobs
+        runner.want(modules)
+
+    def run(self) -> None:
+        try:
+            self.runner.launch()
+        except Exception:  # noqa: BLE001 - said by the first job, whose start() tries again
+            pass
+        while True:
+            item = self.jobs.get()
+            if item is None:
+                return
+            future, job, modules = item
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(self._run(job, modules))
+            except BaseException as exc:  # noqa: BLE001 - handed to whoever reads the verdicts
+                future.set_exception(exc)
+
+    def _run(self, job, modules: tuple[str, ...]):
+        runner = self.runner
+        if callable(job):  # work that needs the runner to itself (a session), done in its turn
+            return job(runner)
+        if runner.process is not None and not set(modules) <= set(runner.preload):
+            # A module a check needs (torch…) is installed but not preloaded: importing it once in a new
+            # zygote costs less than importing it in every run.
+            runner.close()
+        if runner.process is None:
+            runner.want(modules)
+        return runner.run(job)
+
+
+class Checker:
+    """Self-checks for one session: one runner fed by its lane, results cached by exercise.
+
+    One runner, not one per core: the runner's work already runs beside pytest's own (the verdicts,
+    the report), and a second zygote costs more CPU (its own numpy import) than it saves: measured
+    with benchmarks/pytest_exercises.py, the solved course took longer with two."""
+
+    def __init__(self, sandbox: str | None = None, *, public_tests: bool = True):
+        """`public_tests`: also run the public checks' test functions (testchecks.py), whose failures
+        make their blank wrong (under `pytest exercises/` too: they are not items of their own)."""
+        from ..sandbox.pool import Runner  # noqa: PLC0415
+
+        self.public_tests = public_tests
+        # A notebook's check cell runs its jobs on this runner itself, without the lane.
+        self.runner = Runner(sandbox or os.environ.get("TROUS_SANDBOX", "fallback"))
+        self.cache: dict = {}  # exercise id → ExerciseResult
+        self._pending: dict = {}  # exercise id → (analysis, context, Future of the unit results)
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._lane: _Lane | None = None
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def launch(self, exercises: Iterable) -> None:
+        """Start the runner now, without waiting for it, preloading what these exercises import."""
+        modules = preload_for(list(exercises), as_needed=True)
+        with self._lock:
+            if self._lane is None and not self._closed:
+                if self.runner.process is None:  # what these exercises need, rather than the runner's guess
+                    self.runner.preload = ()
+                self._lane = _Lane(self.runner, self._jobs, modules)
+                self._lane.start()
+
+    # -- exercises ------------------------------------------------------------------------------
+    def submit(self, exercise) -> None:
+        """Read the student's file now and send its job to a runner, unless it is already known."""
+        from ..core.checks import load_checks  # noqa: PLC0415
+        from ..core.analysis import analyse_path  # noqa: PLC0415
+        from .selfcheck import prepare  # noqa: PLC0415
+
+        if self._lane is None:
+            self.launch(exercise.course.exercises)
+        with self._lock:
+            if exercise.id in self.cache or exercise.id in self._pending or self._closed:
+                return
+            checks = load_checks(exercise.checks_path) if exercise.checks_path.exists() else []
+            analysis = analyse_path(exercise, exercise.path)
+            job, context = prepare(exercise, analysis, checks)
+            if context is None:  # nothing can run (unreadable file, syntax error): the verdicts are known
+                self.cache[exercise.id] = job
+                return
+            results: Future = Future()
+            if job.units:
+                self._jobs.put((results, job, preload_for([exercise], {exercise.id: checks}, as_needed=True)))
+            else:
+                results.set_result([])
+            self._pending[exercise.id] = (analysis, context, results)
+
+    def check(self, exercise, refresh: bool = False):
+        """The verdicts for `exercise` (an ExerciseResult); `refresh`: read the file again."""
+        from .selfcheck import interpret  # noqa: PLC0415
+
+        if self._closed:
+            raise RuntimeError("autovérification déjà fermée")
+        if refresh:
+            with self._lock:
+                self.cache.pop(exercise.id, None)
+                self._pending.pop(exercise.id, None)
+        if exercise.id not in self.cache:
+            self.submit(exercise)
+            with self._lock:
+                pending = self._pending.pop(exercise.id, None)
+            if pending is not None:
+                analysis, context, results = pending
+                result = interpret(exercise, analysis, context, results.result())
+                if self.public_tests:
+                    self._test_functions(exercise, analysis, result)
+                self.cache[exercise.id] = result
+        return self.cache[exercise.id]
+
+    def _test_functions(self, exercise, analysis, result) -> None:
+        from . import testchecks  # noqa: PLC0415
+
+        if not testchecks.has_public_tests(exercise):
+            return
+        done: Future = Future()
+        self._jobs.put((done, lambda runner: testchecks.apply(runner, exercise, analysis, result), ()))
+        done.result()
+
+    def close(self) -> None:
+        """Stop at once: jobs not started are dropped, the one running ends with its runner."""
+        with self._lock:
+            self._closed = True
+            self._pending.clear()
+            lane = self._lane
+        while True:
+            try:
+                item = self._jobs.get_nowait()
+            except queue.Empty:
+                break
+            if item is not None:
+                item[0].cancel()
+        if lane is not None:
+            self._jobs.put(None)
+            # A job sent ahead may be running (an endless loop takes its whole time limit): ended now,
+            # from this thread, and no new sandbox starts for the rest of it.
+            self.runner.interrupt()
+            lane.join()
+        self.runner.close()
+
+    def __enter__(self) -> "Checker":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

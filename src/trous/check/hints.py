@@ -1,0 +1,184 @@
+"""Hints, one at a time: each call shows the next hint of a blank, and remembers it (.trous/etat.json).
+
+Hints go from a nudge to the answer. A hint *gives the answer* when it is the last of two or more
+(the course's convention: the last hint is the fill itself, or for a multiple-choice question the
+chosen answer spelt out), or when it writes out the blank's solution (the fill as the solution has
+it, spaces aside; a fill that is a lone name or number does not count: prose mentions « d » or « 5 »).
+
+The student edition must not show those hints to whoever opens its files, yet `trous hint` must give
+them offline, one at a time. So the edition's course.yaml keeps only the hints that do not give the
+answer (or, when none is left, one line pointing to `trous hint`), and the others are stored in
+`.trous/indices.json`, each compressed and masked with a key derived from its place in the course.
+This is not a secret against someone who reads trous's own code (the edition has everything needed
+to show a hint without network): it keeps answers out of sight of a glance, a `grep`, an editor's
+search or an accidental scroll through the files, which is what « held back until asked for » means.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..core.course import Exercise
+
+STATE_FILE = Path(".trous") / "etat.json"
+HELD_FILE = Path(".trous") / "indices.json"
+HELD_VERSION = 1
+_SALT = b"trous/indices/v1"
+_LONE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9.]+")
+
+
+def _load(root: Path) -> dict:
+    try:
+        return json.loads((root / STATE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def _save(root: Path, state: dict) -> None:
+    path = root / STATE_FILE
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(state, ensure_ascii=False, indent=2), encoding="utf-8")
+        tmp.replace(path)
+    except OSError:
+        pass  # a read-only folder only loses the memory of which hints were shown
+
+
+# -- which hints give the answer ------------------------------------------------------------------
+def _squeezed(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def _writes_out(hint: str, fill: str) -> bool:
+    fill = fill.strip()
+    if not fill or fill == "___" or _LONE.fullmatch(fill):
+        return False
+    return _squeezed(fill) in _squeezed(hint)
+
+
+def answer_levels(hints: list[str], fill: str | None = None) -> list[bool]:
+    """For each hint of a blank, does it give the answer? `fill`: the solution's fill, when known."""
+    levels = [False] * len(hints)
+    if len(hints) >= 2:
+        levels[-1] = True
+    if fill is not None:
+        for i, hint in enumerate(hints):
+            levels[i] = levels[i] or _writes_out(hint, fill)
+    return levels
+
+
+def solution_fills(exercise: Exercise) -> list[str] | None:
+    """The solution's fill of each blank, when the solution is here (a teacher's course)."""
+    from ..core import blanks as blanks_mod  # noqa: PLC0415
+    from ..core.source import read  # noqa: PLC0415
+
+    try:
+        template = read(exercise.template_path).text
+        solution = read(exercise.solution_path).text
+    except Exception:  # noqa: BLE001 - no solution (a student edition), or unreadable: no fills
+        return None
+    fills = blanks_mod.align(template, solution)
+    if fills is None or len(fills) != len(exercise.blanks):
+        return None
+    return [f.text for f in fills]
+
+
+# -- held-back hints, masked -----------------------------------------------------------------------
+def _key(course: str, exercise: str, blank: str, level: int, size: int) -> bytes:
+    out, counter = b"", 0
+    seed = b"\0".join([_SALT, course.encode(), exercise.encode(), blank.encode(), str(level).encode()])
+    while len(out) < size:
+        out += hashlib.sha256(seed + counter.to_bytes(4, "big")).digest()
+        counter += 1
+    return out[:size]
+
+
+def mask(text: str, course: str, exercise: str, blank: str, level: int) -> str:
+    packed = zlib.compress(text.encode("utf-8"), 9)
+    key = _key(course, exercise, blank, level, len(packed))
+    return base64.b64encode(bytes(a ^ b for a, b in zip(packed, key))).decode("ascii")
+
+
+def unmask(token: str, course: str, exercise: str, blank: str, level: int) -> str:
+    data = base64.b64decode(token.encode("ascii"), validate=True)
+    key = _key(course, exercise, blank, level, len(data))
+    return zlib.decompress(bytes(a ^ b for a, b in zip(data, key))).decode("utf-8")
+
+
+def held_document(course_id: str, exercises: list[Exercise], split: dict[tuple[str, str], int]) -> dict:
+    """`.trous/indices.json`: for each blank (« exercice/trou »), how many of course.yaml's hints are
+    real ones (`lisibles`), and the hints held back, masked, in order."""
+    blanks = {}
+    for exercise in exercises:
+        for blank in exercise.blanks:
+            shown = split[(exercise.id, blank.id)]
+            hints = blank.hints
+            blanks[f"{exercise.id}/{blank.id}"] = {
+                "lisibles": shown,
+                "caches": [mask(text, course_id, exercise.id, blank.id, level)
+                           for level, text in enumerate(hints[shown:], start=shown)],
+            }
+    return {"version": HELD_VERSION, "cours": course_id, "trous": blanks}
+
+
+def _held(root: Path) -> dict | None:
+    try:
+        data = json.loads((root / HELD_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and data.get("version") == HELD_VERSION else None
+
+
+@dataclass(frozen=True)
+class Hints:
+    texts: list[str]
+    answers: list[bool]  # does hint i give the answer?
+
+
+def hints_of(exercise: Exercise, blank_index: int) -> Hints:
+    """Every hint of a blank, in order, and which give the answer: in a student edition, course.yaml's
+    readable ones then the held-back ones; in the teacher's course, course.yaml's, judged with the
+    solution."""
+    blank = exercise.blanks[blank_index]
+    course = exercise.course
+    held = _held(course.root)
+    entry = (held or {}).get("trous", {}).get(f"{exercise.id}/{blank.id}") if held else None
+    if entry is not None:
+        shown = int(entry.get("lisibles", 0))
+        texts = list(blank.hints[:shown])
+        for level, token in enumerate(entry.get("caches", []), start=shown):
+            texts.append(unmask(token, course.id, exercise.id, blank.id, level))
+        return Hints(texts, [i >= shown for i in range(len(texts))])
+    fills = solution_fills(exercise)
+    texts = list(blank.hints)
+    return Hints(texts, answer_levels(texts, fills[blank_index] if fills else None))
+
+
+@dataclass(frozen=True)
+class Hint:
+    text: str
+    number: int  # from 1
+    total: int
+    gives_answer: bool
+    next_gives_answer: bool  # the hint the next call would show gives the answer
+
+
+def next_hint(exercise: Exercise, blank_index: int) -> Hint:
+    """The blank's next hint — advancing its hint level (the last one stays once reached)."""
+    root = exercise.course.root
+    state = _load(root)
+    key = f"{exercise.id}/{exercise.blanks[blank_index].id}"
+    hints = hints_of(exercise, blank_index)
+    level = state.get("hints", {}).get(key, 0)
+    shown = min(level, len(hints.texts) - 1)
+    state.setdefault("hints", {})[key] = min(level + 1, len(hints.texts))
+    _save(root, state)
+    following = shown + 1 < len(hints.texts) and hints.answers[shown + 1]
+    return Hint(hints.texts[shown], shown + 1, len(hints.texts), hints.answers[shown], following)

@@ -1,0 +1,373 @@
+"""The pytest plugin (entry point `pytest11`): `pytest exercises/` checks a student's blanks.
+
+One test item per blank of the course, whatever number of checks the blank has, collected under the
+student's own file (`exercises/01_toux.py`), so pytest's progress shows one line per exercise with
+one mark per blank. The student's file runs once per exercise in a separate process (bounded in
+time); each item reports its blank in French, in categories of its own (« faux », « à remplir »,
+« en attente »…) rather than pytest's FAILURES section, never a traceback of trous itself. At the
+end come the details of the first unfinished exercise only (all of them with `-v` or `--tout`) and
+the student's progress. Outside a course directory, the plugin does nothing.
+
+Speed (a student runs this after every change): the runner is launched as the session starts, for
+the exercises the arguments ask (numpy preloaded only if one of them names it), so that it starts
+while pytest collects; once collected, every exercise's job is sent ahead, and the runner works
+through them while the items report those already done (session.py). The checking code itself is
+imported only after the runner is launched. Measured by benchmarks/pytest_exercises.py.
+"""
+
+from __future__ import annotations
+
+import gc
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from ..core.course import Course, CourseError, Exercise
+from ..core.checks import Check, checks_in
+
+_CHECKER = pytest.StashKey["Checker"]()
+_SEEN = pytest.StashKey[dict]()
+_COLLECTED = pytest.StashKey[bool]()
+_COURSES: dict[Path, Course | None] = {}
+_EXERCISES: dict[Path, Exercise | None] = {}
+UNKNOWN_BLANK = "trou inconnu"
+
+
+@lru_cache(maxsize=1)
+def categories() -> dict[str, tuple[str, str, str]]:
+    """(category, mark, word for -v) by blank status: pytest counts each category in its last line."""
+    from .selfcheck import DEPENDS, FAILED, NOT_REACHED, NOT_RUN, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED  # noqa: PLC0415
+    from .feedback import SYMBOL  # noqa: PLC0415
+
+    return {
+        PASSED: ("✔", SYMBOL[PASSED], "JUSTE"),
+        SKIPPED_CHECK: ("sans vérification", SYMBOL[SKIPPED_CHECK], "SANS VÉRIFICATION"),
+        FAILED: ("faux", SYMBOL[FAILED], "FAUX"),
+        UNFILLED: ("à remplir", SYMBOL[UNFILLED], "À REMPLIR"),
+        DEPENDS: ("en attente", SYMBOL[DEPENDS], "EN ATTENTE"),
+        NOT_REACHED: ("en attente", SYMBOL[NOT_REACHED], "PAS ENCORE VÉRIFIÉ"),
+        SUSPECT: ("à revoir", SYMBOL[SUSPECT], "À REVOIR"),
+        NOT_RUN: ("en erreur", SYMBOL[NOT_RUN], "EN ERREUR"),
+    }
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("trous")
+    group.addoption("--tout", action="store_true", default=False,
+                    help="trous : le détail de tous les exercices (par défaut : le premier pas encore réussi)")
+
+
+def _course_of(path: Path) -> Course | None:
+    return _course_in(path.parent.resolve())
+
+
+def _course_in(folder: Path) -> Course | None:
+    if folder not in _COURSES:
+        try:
+            _COURSES[folder] = Course.find(folder)
+        except CourseError:
+            _COURSES[folder] = None
+    return _COURSES[folder]
+
+
+def _public_exercise(path: Path) -> Exercise | None:
+    """The exercise whose public checks live at `path` (exercises/test_<id>.py), or whose file it is."""
+    if path not in _EXERCISES:  # asked for each check of each module: paths are resolved once
+        _EXERCISES[path] = _find_public_exercise(path)
+    return _EXERCISES[path]
+
+
+def _find_public_exercise(path: Path) -> Exercise | None:
+    if path.parent.name != "exercises":
+        return None
+    course = _course_of(path)
+    if course is None:
+        return None
+    exercise = course.exercise_for_path(path)
+    if exercise is None or path.resolve() not in (exercise.checks_path.resolve(), exercise.path.resolve()):
+        return None
+    return exercise
+
+
+def _checker(config) -> "Checker":
+    if _CHECKER not in config.stash:
+        from .checker import Checker  # noqa: PLC0415
+
+        # The public checks' test functions count in their blank's verdict, as in `trous check`:
+        # run by the checker, on the student's file, not as items of their own (below).
+        config.stash[_CHECKER] = Checker(public_tests=True)
+    return config.stash[_CHECKER]
+
+
+def _exercises_asked(config) -> list[Exercise]:
+    """The exercises this run will check, as far as its arguments tell: all of a course's for its
+    folder, its exercises/ folder or a folder inside it; one for an exercise's file or its checks'."""
+    found: dict[tuple[Path, str], Exercise] = {}
+    for arg in config.args:
+        path = (config.invocation_params.dir / arg.split("::")[0]).resolve()
+        folder = path if path.is_dir() else path.parent
+        course = _course_in(folder)
+        if course is None:
+            continue
+        exercises = course.root / "exercises"
+        if path in (course.root, exercises) or (path.is_dir() and exercises in path.parents):
+            chosen = course.exercises
+        elif exercises in path.parents:
+            one = _public_exercise(path)
+            chosen = [one] if one is not None else []
+        else:
+            continue
+        for exercise in chosen:
+            found.setdefault((course.root, exercise.id), exercise)
+    return list(found.values())
+
+
+def _courses_asked(config) -> list[Course]:
+    """The courses whose exercises this run will check."""
+    return list({e.course.root: e.course for e in _exercises_asked(config)}.values())
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config):
+    """On a course, the run opens with a French title instead of pytest's English header (its
+    platform, rootdir and plugins lines), and says in French what it collected."""
+    reporter = config.pluginmanager.getplugin("terminalreporter")
+    if reporter is None or type(reporter) is not _TerminalReporter() or not _exercises_asked(config):
+        return
+    reporter.__class__ = _course_reporter()
+
+
+def _TerminalReporter():
+    from _pytest.terminal import TerminalReporter  # noqa: PLC0415
+
+    return TerminalReporter
+
+
+@lru_cache(maxsize=1)
+def _course_reporter():
+    """pytest's own terminal reporter (its hooks stay registered as they were), speaking French in
+    the two places a course run does not need pytest's words: the header and the collection line."""
+
+    class CourseReporter(_TerminalReporter()):
+        @property
+        def showheader(self) -> bool:
+            return False  # pytest_sessionstart below writes the course's title instead
+
+        def report_collect(self, final: bool = False) -> None:
+            if not final or self.config.option.verbose < 0:
+                return
+            from ..core.wording import count  # noqa: PLC0415
+
+            items = list(getattr(self._session, "items", None) or [])
+            blanks = [i for i in items if isinstance(i, BlankItem)]
+            exercises = {i.exercise.id for i in blanks}
+            line = f"{count(len(exercises), 'exercice')}, {count(len(blanks), 'trou')} à vérifier"
+            if len(items) > len(blanks):
+                line += f" (et {count(len(items) - len(blanks), 'autre test')})"
+            deselected = len(self.stats.get("deselected", []))
+            if deselected:
+                line += f" ; {count(deselected, 'autre')} laissé{'s' if deselected > 1 else ''} de côté (-k)"
+            errors = len(self.stats.get("error", []))
+            if errors:
+                line += f" ; {count(errors, 'erreur')} en lisant les vérifications"
+            if self.isatty():
+                self.rewrite(line, bold=True, erase=True)
+                self.write("\n")
+            else:
+                self.write_line(line)
+
+    return CourseReporter
+
+
+def pytest_sessionstart(session):
+    reporter = session.config.pluginmanager.getplugin("terminalreporter")
+    if reporter is not None and type(reporter) is _course_reporter() and reporter.verbosity >= 0:
+        reporter.write_sep("=", "trous : vérification de tes exercices", bold=True)
+    if session.config.option.collectonly:
+        return
+    exercises = _exercises_asked(session.config)
+    if exercises:  # the runner starts now, while pytest collects, with what these exercises import
+        _checker(session.config).launch(exercises)
+
+
+def _public_test(item) -> bool:
+    """A test function of an exercise's public checks (collected in its CheckModule)."""
+    return not isinstance(item, BlankItem) and isinstance(item.getparent(pytest.Module), CheckModule)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(session, config, items):
+    """A blank is « juste » only if its public test functions pass too: they are part of its item's
+    verdict (check/testchecks.py), never an item beside a blank already marked ✔."""
+    kept = [item for item in items if not _public_test(item)]
+    if len(kept) != len(items):
+        items[:] = kept
+
+
+def pytest_collection_finish(session):
+    if session.config.option.collectonly:
+        return
+    exercises = {}
+    for item in session.items:
+        if isinstance(item, BlankItem):
+            exercises.setdefault(item.exercise.id, item.exercise)
+    if exercises:
+        # What exists now (pytest, the checks, numpy) lives until the run ends: frozen, the collector
+        # no longer walks it again at each collection of the run nor at its end (a tenth of its CPU).
+        gc.freeze()
+        checker = _checker(session.config)
+        for exercise in exercises.values():  # in the order the items run: the first is ready first
+            try:
+                checker.submit(exercise)
+            except Exception:  # noqa: BLE001 - not sent ahead: its items check it again, and say why
+                pass
+
+
+def pytest_pycollect_makemodule(module_path: Path, parent):
+    # The student's file is never imported: its module holds the exercise's checks. Collected from
+    # exercises/test_01_toux.py too, it is shown under the student's file (its node id) while its path
+    # stays the one pytest found, which is how pytest matches the paths given to it.
+    exercise = _public_exercise(module_path)
+    if exercise is None or not exercise.checks_path.exists():
+        return None
+    try:
+        shown = exercise.path.resolve().relative_to(parent.config.rootpath.resolve()).as_posix()
+    except ValueError:
+        return CheckModule.from_parent(parent, path=module_path)
+    return CheckModule.from_parent(parent, path=module_path, nodeid=shown)
+
+
+class CheckModule(pytest.Module):
+    """Collected in place of an exercise file: holds that exercise's public checks."""
+
+    def _getobj(self):
+        from ..core.checks import load_module  # noqa: PLC0415
+
+        exercise = _public_exercise(Path(self.path))
+        return load_module(exercise.checks_path)
+
+
+def pytest_pycollect_makeitem(collector, name: str, obj):
+    if not isinstance(obj, Check):
+        return None
+    if collector.stash.get(_COLLECTED, False):
+        return []  # the first check of the module brought every blank's item
+    exercise = _public_exercise(Path(collector.path))
+    if exercise is None:
+        return None
+    collector.stash[_COLLECTED] = True
+    checks = checks_in(vars(collector.obj))
+    items = [BlankItem.from_parent(collector, name=blank.id, blank_id=blank.id, exercise=exercise)
+             for blank in exercise.blanks]
+    known = {b.id for b in exercise.blanks}
+    items += [BlankItem.from_parent(collector, name=c.name, blank_id=c.blank, exercise=exercise)
+              for c in checks if c.blank not in known]
+    return items
+
+
+class BlankFailure(Exception):
+    def __init__(self, text: str):
+        super().__init__(text)
+        self.text = text
+
+
+class BlankItem(pytest.Item):
+    """One blank of one exercise: right, or why not (the details come at the end of the run)."""
+
+    def __init__(self, *, blank_id: str, exercise: Exercise, **kwargs):
+        super().__init__(**kwargs)
+        self.blank_id, self.exercise = blank_id, exercise
+        try:
+            self.blank_index = exercise.blank_index(blank_id)
+        except ValueError:
+            self.blank_index = None
+        # -k matches the exercise id and the blank id, whatever the file is called.
+        self.extra_keyword_matches.update({exercise.id, blank_id})
+
+    def runtest(self) -> None:
+        if self.blank_index is None:
+            self.trous_status = UNKNOWN_BLANK
+            raise BlankFailure(f"{self.exercise.checks_path.name} : le trou « {self.blank_id} » n'existe pas dans "
+                               f"course.yaml (trous de {self.exercise.id} : "
+                               f"{', '.join(b.id for b in self.exercise.blanks)})")
+        result = _checker(self.config).check(self.exercise)
+        self.config.stash.setdefault(_SEEN, {})[self.exercise.id] = result
+        blank = result.blanks[self.blank_index]
+        self.trous_status = blank.status
+        if not blank.passed:
+            raise BlankFailure(f"trou « {blank.spec.id} » : {blank.status}")
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, BlankFailure):
+            return excinfo.value.text
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self):
+        result = self.config.stash.get(_SEEN, {}).get(self.exercise.id)
+        line = None
+        if result is not None and self.blank_index is not None:
+            line = result.blanks[self.blank_index].line
+        return self.exercise.path, (line - 1) if line else None, f"{self.exercise.id} · trou « {self.blank_id} »"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if isinstance(item, BlankItem) and report.when == "call":
+        report.trous_status = getattr(item, "trous_status", None)
+
+
+def pytest_report_teststatus(report, config):
+    status = getattr(report, "trous_status", None)
+    if report.when != "call" or status is None:
+        return None
+    from .selfcheck import DEPENDS, NOT_REACHED, PASSED, SKIPPED_CHECK, UNFILLED  # noqa: PLC0415
+
+    if status == UNKNOWN_BLANK:
+        return "trou inconnu", "E", ("TROU INCONNU", {"red": True})
+    category, mark, word = categories()[status]
+    color = {PASSED: "green", SKIPPED_CHECK: "green", UNFILLED: "yellow", DEPENDS: "cyan", NOT_REACHED: "cyan"}.get(status, "red")
+    return category, mark, (word, {color: True})
+
+
+def _details_wanted(config) -> bool:
+    return bool(config.getoption("tout", False)) or config.get_verbosity() > 0
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    seen: dict = config.stash.get(_SEEN, {})
+    unknown = terminalreporter.stats.get("trou inconnu", [])
+    if not seen and not unknown:
+        return
+    from .feedback import exercise_line, exercise_report, next_step, progress_line  # noqa: PLC0415
+
+    everything = _details_wanted(config)
+    results = sorted(seen.values(), key=lambda r: r.exercise.number)
+    unfinished = [r for r in results if not r.passed]
+    terminalreporter.section("trous", sep="=")
+    for report in unknown:
+        terminalreporter.write_line(str(report.longrepr), red=True)
+    if everything:
+        for result in results:
+            terminalreporter.write_line(exercise_line(result))
+        terminalreporter.write_line("")
+    for result in unfinished if everything else unfinished[:1]:
+        terminalreporter.write_line(exercise_report(result, details=everything, step=False))
+        terminalreporter.write_line("")
+    terminalreporter.write_line(progress_line(results), bold=True)
+    if not unfinished and results:
+        terminalreporter.write_line("Bravo : tout est juste.", green=True, bold=True)
+    elif unfinished:
+        first = unfinished[0]
+        step = next_step(first)
+        terminalreporter.write_line(f"Prochain exercice : {first.exercise.id}" + (f" — {step}" if step else ""))
+        if len(unfinished) > 1 and not everything:
+            terminalreporter.write_line("(le détail de tous les exercices : pytest exercises/ --tout)")
+
+
+def pytest_unconfigure(config):
+    checker = config.stash.get(_CHECKER, None)
+    if checker is not None:
+        checker.close()

@@ -1,0 +1,555 @@
+"""The student's self-check: run their file once per variant, evaluate the public checks, and say
+for each blank whether it is unfilled, right, wrong (expected versus obtained), waiting for another
+blank that is not right yet, or not reached.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..core import compare
+from ..core import flow as flow_mod
+from ..core.course import BlankSpec, Exercise
+from ..sandbox.protocol import CRASH, EXIT, SKIPPED, TIMEOUT, Job, Limits, Probe, ProbeResult, Unit, UnitResult
+from ..core.checks import Check, Expect, load_checks
+from ..core.analysis import Analysis
+from . import blame
+from ..core import glosses
+from .checker import Checker, preload_for  # noqa: F401 - where the self-check's users import them from
+from .checker import available as _available
+
+PASSED, FAILED, UNFILLED, NOT_RUN, SKIPPED_CHECK = "passed", "failed", "unfilled", "not_run", "skipped"
+DEPENDS, SUSPECT = blame.DEPENDS, blame.SUSPECT  # neither right nor wrong yet; right so far but suspected
+NOT_REACHED = blame.NOT_REACHED  # neither: the program stops before its checks, on another blank
+TO_FIX = (UNFILLED, FAILED, SUSPECT, NOT_RUN)  # what a student works on; a waiting blank waits
+WAITING = (DEPENDS, NOT_REACHED)
+
+
+@dataclass
+class BlankResult:
+    index: int
+    spec: BlankSpec
+    status: str
+    line: int | None = None
+    problems: list[str] = field(default_factory=list)  # French, one line each
+    causes: tuple[int, ...] = ()  # WAITING: the blanks it waits for; SUSPECT: those whose checks fail
+    details: list[str] = field(default_factory=list)  # WAITING: its own failures, while it waits
+
+    @property
+    def passed(self) -> bool:
+        return self.status in (PASSED, SKIPPED_CHECK)
+
+    @property
+    def filled(self) -> bool:
+        return self.status != UNFILLED
+
+
+@dataclass
+class ExerciseResult:
+    exercise: Exercise
+    path: str
+    blanks: list[BlankResult]
+    problem: str | None = None  # the file as a whole (unreadable, syntax error), with its location
+    problem_line: int | None = None
+    problem_text: str | None = None
+    output: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return self.problem is None and all(b.passed for b in self.blanks)
+
+    @property
+    def filled(self) -> int:
+        return sum(1 for b in self.blanks if b.filled)
+
+    @property
+    def first_to_fix(self) -> BlankResult | None:
+        """The first blank, in the file's order, that is unfilled or actually wrong (not one that
+        only waits for it)."""
+        return next((b for b in self.blanks if b.status in TO_FIX), None) or next(
+            (b for b in self.blanks if not b.passed), None)
+
+
+# -- judging one expectation -------------------------------------------------------------------
+@dataclass(frozen=True)
+class Verdict:
+    ok: bool
+    reason: str = ""
+    line: int | None = None
+    kind: str = "error"  # "value": the program ran and gave other values; "structure": another kind or shape
+
+
+def _is_blank_name_error(error) -> bool:
+    return error is not None and error.type == "NameError" and "'___'" in error.message
+
+
+def describe_error(error, unit_label: str = "", message: bool = True, numbers: bool | None = None) -> str:
+    """An error in French; `message=False`: its type and line only (the message could carry what a
+    hidden run computed or read). `numbers`: whether what the run measured (the memory it held) may
+    be said (by default, as messages)."""
+    if error is None:
+        return "erreur inconnue"
+    if error.kind in ("timeout", "crash", "skipped", "files", "output", "protocol", "override"):
+        return error.message
+    if error.kind == "too_big":
+        return f"valeur trop grande pour être vérifiée ({error.message})"
+    if error.kind == "invalid":  # refused by the grader's reading (sandbox/wire.py): its words, no data
+        return f"valeur refusée par le correcteur : {error.message}"
+    if error.kind == "memory":
+        used, _, bound = (error.message or "").partition("/")
+        said = (f"le programme a demandé plus de mémoire que la limite de {bound} Mio par exécution"
+                if bound.isdigit() else "le programme demande trop de mémoire")
+        if (message if numbers is None else numbers) and used.isdigit():
+            said += f" (il en occupait déjà {used} Mio)"
+        return f"mémoire épuisée (MemoryError) : {said}"
+    if error.kind == "exit":
+        where = f" ligne {error.line}" if error.line else ""
+        # The child writes sys.exit's code only when it is a number: this never echoes the student's text.
+        return f"le programme s'arrête{where} par {error.message or 'sys.exit'} avant la fin"
+    text = f"{error.type}: {error.message}" if error.message and message else error.type
+    if error.type == "RecursionError":
+        text += " (une fonction s'appelle elle-même sans fin ?)"
+    # A gloss is read from the message: only where the message itself may be shown.
+    gloss = glosses.error_gloss(error.type, error.message) if message else None
+    after = f"\npiste : {gloss}" if gloss else ""
+    if error.line:
+        shown = f"\n  {error.line} | {error.text.strip()}" if error.text else ""
+        return f"erreur ligne {error.line} — {text}{shown}{after}"
+    return text + after
+
+
+def variant_context(expect: Expect, hidden: bool = False) -> str:
+    """How feedback names the inputs of a variant: its description; a shown variant's inputs too
+    (showing them is the point of a shown variant), never a hidden one's."""
+    variant = expect.variant
+    if variant is None:
+        return ""
+    if hidden or variant.hidden:
+        return f"sur d'autres entrées ({variant.description})"
+    inputs = " ; ".join(f"{name} = {value}" for name, value in variant.overrides)
+    return f"sur d'autres entrées ({variant.description} : {inputs})"
+
+
+@dataclass(frozen=True)
+class Disclosure:
+    """What a verdict may show. Each of these can carry hidden things into a page (a hidden
+    check's inputs, what a spliced program computed from the reference), so grading shows an
+    expression, a value or an exception message only where it is public."""
+
+    expression: bool = True  # the expression checked; else its French description
+    expected: bool = True  # the expected value (else only kinds and shapes of what differs)
+    obtained: str = "all"  # what was obtained: "all", "shaped" (only with the expected shape), "none"
+    messages: bool = True  # exception messages; else the exception's type and line only
+
+
+OPEN = Disclosure()
+
+
+def disclosure(expect: Expect, *, graded: bool, own_file: bool) -> Disclosure:
+    """The rule. A hidden check (a grader's) is described, never shown; values on hidden inputs are
+    never shown. When grading, what a program computed reaches a page only from a public check on
+    the course's own inputs: the process asks those first, before it is sent anything hidden, so
+    what they return cannot carry what it had not yet seen. Exception messages, moreover, only
+    from the student's own file (a spliced program holds the reference's code and values)."""
+    hidden_inputs = expect.hidden or (expect.variant is not None and expect.variant.hidden)
+    if not graded:
+        return Disclosure(expression=not expect.hidden, expected=not hidden_inputs,
+                          obtained="none" if hidden_inputs else "all", messages=not hidden_inputs)
+    first = expect.variant is None and not expect.hidden
+    return Disclosure(expression=not expect.hidden, expected=not hidden_inputs,
+                      obtained="shaped" if first else "none", messages=own_file and first)
+
+
+def judge(expect: Expect, expected, unit: UnitResult, probe: ProbeResult, *, say: Disclosure = OPEN) -> Verdict:
+    """Does one expectation hold? When not, why, within what `say` allows to be shown."""
+    # A hidden variant stays a description: neither its inputs nor the values they give are shown.
+    context = variant_context(expect, hidden=not say.expected)
+    name = expect.name if say.expression else expect.description
+    error_text = lambda error: describe_error(error, message=say.messages, numbers=say.obtained != "none")  # noqa: E731
+    if not probe.evaluated:
+        if unit.status in (TIMEOUT, CRASH, SKIPPED):
+            return Verdict(False, _join(context, error_text(unit.error)), unit.error.line if unit.error else None)
+        return Verdict(False, _join(context, "non vérifié"))
+    if probe.error is not None:
+        if unit.status == TIMEOUT and probe.error.kind == "timeout":
+            return Verdict(False, _join(context, "non vérifié : " + error_text(unit.error)), unit.error.line if unit.error else None)
+        if probe.error.kind in ("timeout", "crash", "protocol"):
+            return Verdict(False, _join(context, f"{name} : {probe.error.message}"))
+        if unit.status != "ok" and unit.error is not None and probe.error.type == "NameError":
+            if _is_blank_name_error(unit.error):
+                return Verdict(False, _join(context, f"non vérifié : le programme s'arrête ligne {unit.error.line} "
+                                                     "sur un trou pas encore rempli (___)"), unit.error.line)
+            return Verdict(False, _join(context, "non vérifié : " + error_text(unit.error)), unit.error.line)
+        if _is_blank_name_error(probe.error):
+            return Verdict(False, _join(context, f"le trou de la ligne {probe.error.line} n'est pas encore rempli"),
+                           probe.error.line)
+        if probe.error.type == "NameError" and probe.error.line is None:
+            found = f" ({probe.error.message})" if say.messages and say.expression else ""
+            return Verdict(False, _join(context, f"{name} : introuvable{found}"))
+        return Verdict(False, _join(context, f"{name} : " + error_text(probe.error)), probe.error.line)
+    mismatch = compare.compare(expected, probe.value, decimals=expect.decimals, rtol=expect.rtol, atol=expect.atol)
+    if mismatch is None:
+        return Verdict(True)
+    if not say.expected:
+        # Kinds, shapes and lengths show no value; anything else is only « valeur fausse ».
+        detail = mismatch.reason if mismatch.structural else "valeur fausse"
+        text = f"{name} : {detail}"
+    elif say.obtained == "none":
+        detail = mismatch.reason if mismatch.structural else "une autre valeur"
+        text = f"{name} : attendu {compare.format_value(expected, expect.decimals)} — obtenu {detail}"
+    elif say.obtained == "shaped" and not compare.same_shape(expected, probe.value):
+        obtained = compare.decode(probe.value)
+        where = f" (élément {mismatch.where})" if mismatch.where else ""
+        # The reason names types and lengths; text the student's code produced is never echoed.
+        detail = "" if compare.has_text(obtained) else f" — {mismatch.reason}"
+        text = (f"{name} : attendu {compare.format_value(expected, expect.decimals)}, "
+                f"obtenu {compare.describe_type(obtained)}{where}{detail}")
+    elif mismatch.structural and compare.same_values(expected, probe.value):
+        # The right numbers in another kind of value: said so, without writing them twice.
+        where = f" (élément {mismatch.where})" if mismatch.where else ""
+        text = f"{name}{where} : les bonnes valeurs, mais {mismatch.reason}"
+        gloss = glosses.kind_gloss(compare.decode(expected, arrays=True), compare.decode(probe.value, arrays=True))
+        if gloss:
+            text += f"\npiste : {gloss}"
+        return Verdict(False, _join(context, text), kind="structure")
+    else:
+        where = f" (élément {mismatch.where})" if mismatch.where else ""
+        shown_expected = compare.format_value(expected, expect.decimals, precise=mismatch.precise)
+        shown_obtained = compare.format_value(probe.value, expect.decimals, precise=mismatch.precise)
+        # "attendu 2, obtenu 3 — 3 au lieu de 2" says it twice: the reason only when it adds something.
+        restated = not mismatch.where and mismatch.reason == f"{shown_obtained} au lieu de {shown_expected}"
+        reason = "" if restated else f" — {mismatch.reason}"
+        text = f"{name} : attendu {shown_expected}, obtenu {shown_obtained}{where}{reason}"
+        gloss = glosses.value_gloss(compare.decode(expected), compare.decode(probe.value))
+        if gloss:
+            text += f"\npiste : {gloss}"
+    if expect.message:
+        text += f"\n{expect.message}"
+    return Verdict(False, _join(context, text), kind="structure" if mismatch.structural else "value")
+
+
+def _join(context: str, text: str) -> str:
+    return f"{context} : {text}" if context else text
+
+
+# -- the public self-check -----------------------------------------------------------------------
+def plan_units(analysis: Analysis, checks: list[Check], text: str, process: str = "") -> tuple[list[Unit], list]:
+    """One unit per distinct variant of the student's whole file; the plan maps each expectation
+    to (unit position, probe position)."""
+    units: list[Unit] = []
+    probes: dict[int, list[Probe]] = {}
+    by_variant: dict[tuple, int] = {}
+    plan = []
+    for check in checks:
+        for expect in check.expects:
+            key = expect.variant.key if expect.variant else ()
+            if key not in by_variant:
+                by_variant[key] = len(by_variant)
+                probes[by_variant[key]] = []
+            u = by_variant[key]
+            probes[u].append(Probe(expect.expr, expect.setup))
+            plan.append((check, expect, u, len(probes[u]) - 1))
+    for key, u in sorted(by_variant.items(), key=lambda kv: kv[1]):
+        units.append(Unit(source=text, filename=analysis.path, probes=tuple(probes[u]), overrides=key,
+                          process=process or analysis.exercise.id, group=process or analysis.exercise.id))
+    return units, plan
+
+
+def limits_for(exercise: Exercise, base: Limits | None = None) -> Limits:
+    spec = exercise.course.spec.limits
+    values = {k: v for k, v in spec.model_dump().items() if v is not None}
+    values["wall"] = exercise.spec.timeout if "wall" not in values else min(values["wall"], exercise.spec.timeout)
+    merged = {**(base.__dict__ if base else {}), **values}
+    return Limits.from_dict(merged)
+
+
+def prepare(exercise: Exercise, analysis: Analysis, checks: list[Check] | None = None):
+    """The job for a public check of `analysis`, or an ExerciseResult when nothing can run."""
+    checks = load_checks(exercise.checks_path) if checks is None else checks
+    if not analysis.readable:
+        return _unrunnable(exercise, analysis, analysis.error or "illisible", analysis.error_line, None), None
+    from ..core.analysis import syntax_problem  # noqa: PLC0415
+
+    syntax = analysis.syntax or syntax_problem(analysis.source.text, analysis.path)
+    if syntax is not None:
+        s = syntax
+        french = glosses.syntax_message(s.message)
+        message = f"erreur de syntaxe : {french} ({s.message})" if french else f"erreur de syntaxe : {s.message}"
+        return _unrunnable(exercise, analysis, message, s.line, s.text, s.column), None
+    runnable = [c for c in checks if all(_available(m) for m in c.requires)]
+    wanted = [c for c in runnable if analysis.is_filled(_index(exercise, c))]
+    units, plan = plan_units(analysis, wanted, analysis.source.text)
+    job = Job(tuple(units), limits_for(exercise), capture_output=True)
+    return job, (checks, runnable, plan)
+
+
+def _index(exercise: Exercise, check: Check) -> int:
+    return exercise.blank_index(check.blank)
+
+
+def _unrunnable(exercise, analysis, message, line, text, column=0) -> ExerciseResult:
+    """Nothing could run (unreadable file, syntax error): said once, for the exercise; its filled
+    blanks are « non vérifié » without repeating why."""
+    if text is not None:
+        text += _caret(text, column)
+    blanks = []
+    for i, spec in enumerate(exercise.blanks):
+        if not analysis.is_filled(i) and analysis.readable:
+            blanks.append(BlankResult(i, spec, UNFILLED, analysis.line_of(i)))
+        else:
+            blanks.append(BlankResult(i, spec, NOT_RUN, analysis.line_of(i)))
+    return ExerciseResult(exercise, analysis.path, blanks, problem=message, problem_line=line,
+                          problem_text=text)
+
+
+def _caret(text: str, column: int) -> str:
+    if column <= 0 or column > len(text) + 1:
+        return ""
+    return "\n" + " " * (column - 1) + "^"
+
+
+def flow_of(analysis: Analysis, overridden=()) -> flow_mod.Flow:
+    """The data flow of the copy as it is (its fills read names too), its `overridden` top-level
+    variables given values of their own (a variant's). A copy whose code changed outside the blanks
+    has no known flow: every expectation then speaks for its own blank alone."""
+    if analysis.source is None or analysis.fills is None:
+        return flow_mod.Flow("", [], None)
+    return flow_mod.analyse(analysis.source.text, [(f.begin, f.stop) for f in analysis.fills], overridden)
+
+
+def never_computed(flow: flow_mod.Flow, expect: Expect, unit: UnitResult) -> bool:
+    """The program stopped before its end, and the expectation reads a variable the statement it
+    stopped at (or a later one) was still to assign: what it read there is an older value, or none."""
+    if unit.status == "ok" or unit.error is None:
+        return False
+    unfinished = flow.unfinished(unit.error.statement or unit.error.line)
+    reads = flow.reads(expect.expr, expect.setup)
+    return bool(unfinished and reads and unfinished & reads)
+
+
+def _not_computed(expect: Expect, unit: UnitResult) -> Verdict:
+    error = unit.error
+    if _is_blank_name_error(error):
+        said = f"le programme s'arrête ligne {error.line} sur un trou pas encore rempli (___)"
+    else:
+        said = describe_error(error)
+    return Verdict(False, _join(variant_context(expect), "non vérifié : " + said), error.line)
+
+
+def _failure_line(unit: UnitResult, probe: ProbeResult, stop_line: int | None) -> int | None:
+    """The line of the student's file where this expectation's run failed with an error, if it did.
+    A unit skipped because an earlier one of its exercise timed out or crashed failed at that line."""
+    if probe.evaluated and probe.error is not None and probe.error.line:
+        if not (unit.status != "ok" and probe.error.type == "NameError"):
+            return probe.error.line
+    if unit.status == SKIPPED:
+        return stop_line
+    if unit.status != "ok" and unit.error is not None:
+        return unit.error.line
+    return None
+
+
+def _has_numbers(expected) -> bool:
+    """Does an expected value hold a number (not only booleans, texts or None)?"""
+    if isinstance(expected, bool):
+        return False
+    if isinstance(expected, (int, float)):
+        return True
+    if isinstance(expected, (list, tuple)):
+        return any(_has_numbers(v) for v in expected)
+    if isinstance(expected, dict):
+        return any(_has_numbers(v) for v in expected.values())
+    return False
+
+
+def _names(exercise: Exercise, indexes) -> str:
+    return ", ".join(f"« {exercise.blanks[i].id} »" for i in indexes)
+
+
+def interpret(exercise: Exercise, analysis: Analysis, context, results: list[UnitResult]) -> ExerciseResult:
+    checks, runnable, plan = context
+    flow = flow_of(analysis)
+    count = len(exercise.blanks)
+    stop_line = next((r.error.line for r in results if r.status in (TIMEOUT, CRASH) and r.error is not None), None)
+    outcomes: list[blame.Outcome] = []
+    reasons: dict[int, str] = {}  # id(outcome) → why it failed
+    failed: list[tuple[blame.Outcome, Expect]] = []
+    unfilled = [i for i in range(count) if not analysis.is_filled(i)]
+    said = lambda expect, unit, probe: judge(expect, expect.expected, unit, probe,  # noqa: E731
+                                             say=disclosure(expect, graded=False, own_file=True))
+    first: dict[int, Verdict] = {}
+    if not unfilled and all(r.status == "ok" for r in results):  # the usual run of a solved exercise
+        first = {k: said(expect, results[u], results[u].probes[p]) for k, (_, expect, u, p) in enumerate(plan)}
+    trouble = len(first) < len(plan) or not all(v.ok for v in first.values())  # blame is needed
+    for k, (check, expect, u, p) in enumerate(plan):
+        unit, index = results[u], _index(exercise, check)
+        probe = unit.probes[p]
+        # Each run's own flow: a variant's values cut the blanks that computed them.
+        run_flow = flow_of(analysis, [name for name, _ in expect.variant.key]) if expect.variant and trouble else flow
+        stale = probe.evaluated and never_computed(run_flow, expect, unit)
+        verdict = _not_computed(expect, unit) if stale else first.get(k) or said(expect, unit, probe)
+        depends = frozenset(i for i in run_flow.depends(expect.expr, expect.setup) if i < count) - {index}
+        values = frozenset(i for i in run_flow.value_depends(expect.expr, expect.setup) if i < count)
+        line = None if verdict.ok else (unit.error.line if stale else _failure_line(unit, probe, stop_line))
+        stopped = not verdict.ok and unit.status != "ok" and (
+            stale or not probe.evaluated or (probe.error is not None and probe.error.type == "NameError"))
+        outcome = blame.Outcome(index, verdict.ok, depends, line, values, _has_numbers(expect.expected), stopped,
+                                unit=u, flow=run_flow, check=f"{expect.setup or ''}\n{expect.expr}")
+        outcomes.append(outcome)
+        if not verdict.ok:
+            reasons[id(outcome)] = verdict.reason
+            failed.append((outcome, expect))
+    _said_on_the_example(failed, reasons)
+    decisions = blame.decide(count, unfilled, outcomes, flow)
+    variants = {u: expect.variant for _, expect, u, _ in plan}
+    stops = _unexplained_stops(results, variants, outcomes, decisions, flow)
+    checked = {_index(exercise, c) for c in checks}
+    skipped = {_index(exercise, c) for c in checks if c not in runnable}
+    blanks = []
+    for i, spec in enumerate(exercise.blanks):
+        line = analysis.line_of(i)
+        decision = decisions[i]
+        failures = list(dict.fromkeys(reasons[id(o)] for o in outcomes if o.blank == i and not o.ok))
+        if decision.status == UNFILLED:
+            blanks.append(BlankResult(i, spec, UNFILLED, line))
+        elif decision.status == FAILED:
+            blanks.append(BlankResult(i, spec, FAILED, line, failures))
+        elif decision.status == DEPENDS:
+            blanks.append(BlankResult(i, spec, DEPENDS, line, [_waiting(exercise, decisions, decision.causes)],
+                                      causes=decision.causes, details=failures))
+        elif decision.status == NOT_REACHED:
+            blanks.append(BlankResult(i, spec, NOT_REACHED, line, [_unreached(exercise, decisions, decision.causes)],
+                                      causes=decision.causes, details=failures))
+        elif decision.status == SUSPECT:
+            evidence = list(dict.fromkeys(reasons[id(o)] for o in decision.evidence))
+            blanks.append(BlankResult(i, spec, SUSPECT, line, _suspicion(exercise, i, decision.causes, evidence),
+                                      causes=decision.causes))
+        elif decision.status == PASSED and i in stops:
+            blanks.append(BlankResult(i, spec, SUSPECT, line, [stops[i]]))
+        elif decision.status == PASSED:
+            blanks.append(BlankResult(i, spec, PASSED, line))
+        elif i in skipped:
+            blanks.append(BlankResult(i, spec, SKIPPED_CHECK, line, ["vérification sautée : module absent"]))
+        elif i not in checked:
+            blanks.append(BlankResult(i, spec, PASSED, line, ["aucune vérification publique pour ce trou"]))
+        else:
+            blanks.append(BlankResult(i, spec, PASSED, line))
+    output = results[0].output if results else ""
+    notes = []
+    if not analysis.aligned and analysis.template_has_blanks:
+        notes.append("le code en dehors des trous a été modifié : c'est ton fichier entier qui est vérifié")
+    result = ExerciseResult(exercise, analysis.path, blanks, output=output, notes=notes)
+    first = results[0] if results else None
+    # The program itself stopped (not on an unfilled blank): worth saying once, if a blank suffered.
+    stopped = first is not None and first.error is not None and (
+        first.status in (TIMEOUT, CRASH, EXIT) or (first.status == "error" and not _is_blank_name_error(first.error)
+                                                   and first.error.kind != "override"))
+    if stopped and not all(b.passed or b.status == UNFILLED for b in blanks):
+        result.problem, result.problem_line = describe_error(first.error), first.error.line
+        _said_once(result)
+    for blank in blanks:
+        blank.problems, blank.details = _glossed_once(blank.problems), _glossed_once(blank.details)
+    return result
+
+
+def _unexplained_stops(results: list[UnitResult], variants: dict, outcomes: list, decisions, flow) -> dict[int, str]:
+    """The program stops (not on an unfilled blank) at a line that no wrong blank explains: the blanks
+    whose results reach that line are not right yet, whatever their own checks say — graded, the
+    rest of the program must run to its end with them. {blank: why}, for blanks otherwise right."""
+    flows = {o.unit: o.flow for o in outcomes if o.flow is not None}
+    bad = {i for i, d in enumerate(decisions) if d.status in (FAILED, SUSPECT, UNFILLED)}
+    found: dict[int, str] = {}
+    for u, unit in enumerate(results):
+        error = unit.error
+        if (unit.status == "ok" or error is None or error.line is None or error.kind == "override"
+                or _is_blank_name_error(error)):
+            continue
+        reaching = {i for i in flows.get(u, flow).could_stop(error.line) if i < len(decisions)}
+        if not reaching or reaching & bad:
+            continue  # nothing of the blanks reaches it, or a wrong blank explains it
+        variant = variants.get(u)
+        if u == 0 and variant is None:  # the course's own inputs: the error is said once, above the blanks
+            said = f"le programme s'arrête ligne {error.line} (l'erreur ci-dessus)"
+        else:
+            context = f"sur d'autres entrées ({variant.description}), " if variant is not None else ""
+            said = f"{context}le programme s'arrête ligne {error.line} — {describe_error(error)}\n"
+        for i in sorted(reaching):
+            if decisions[i].status == PASSED and i not in found:
+                found[i] = (f"ses vérifications passent, mais {said.rstrip()}" + ("\n" if said.endswith("\n") else ", ")
+                            + "et le résultat de ce trou arrive à cette ligne : vérifie-le d'abord (sa nature, sa "
+                            "taille…), le programme doit aller jusqu'au bout avec lui")
+    return found
+
+
+def _glossed_once(failures: list[str]) -> list[str]:
+    """The same « piste : … » under several failures of a blank is given under the first one only."""
+    seen: set[str] = set()
+    out = []
+    for failure in failures:
+        lines = []
+        for line in failure.split("\n"):
+            if line.startswith("piste : "):
+                if line in seen:
+                    continue
+                seen.add(line)
+            lines.append(line)
+        out.append("\n".join(lines))
+    return out
+
+
+def _said_on_the_example(failed: list, reasons: dict[int, str]) -> None:
+    """A check that fails on the course's own inputs says why, with its author's words; the same
+    check failing on other inputs then shows its values without repeating words written for another
+    mistake (« la taille vient de T, elle n'est pas écrite en dur » is not what a `>` for `>=` did)."""
+    on_example = {(o.blank, e.setup, e.expr) for o, e in failed if e.variant is None}
+    for outcome, expect in failed:
+        tail = f"\n{expect.message}" if expect.message else ""
+        if (expect.variant is not None and tail and (outcome.blank, expect.setup, expect.expr) in on_example
+                and reasons[id(outcome)].endswith(tail)):
+            reasons[id(outcome)] = reasons[id(outcome)][:-len(tail)]
+
+
+def _said_once(result: ExerciseResult) -> None:
+    """The error that stops the program is said once, for the exercise; a blank's check that met
+    the same error names it in a few words instead of repeating it (with its line, its gloss)."""
+    said = result.problem
+    line = result.problem_line
+    short = (f"le programme s'arrête ligne {line}, sur l'erreur ci-dessus" if line
+             else "le programme s'arrête sur l'erreur ci-dessus")
+    for blank in result.blanks:
+        blank.problems = list(dict.fromkeys(p.replace(said, short) for p in blank.problems))
+        blank.details = list(dict.fromkeys(p.replace(said, short) for p in blank.details))
+
+
+_STATE = {UNFILLED: "pas encore rempli", FAILED: "faux", SUSPECT: "à revoir"}
+
+
+def _waiting(exercise: Exercise, decisions, causes: tuple[int, ...]) -> str:
+    """Why a blank is neither right nor wrong yet: the blanks its checks go through."""
+    states = [f"« {exercise.blanks[c].id} » ({_STATE.get(decisions[c].status, 'pas encore juste')})" for c in causes]
+    if len(causes) == 1:
+        verb = {UNFILLED: "remplis", SUSPECT: "revois"}.get(decisions[causes[0]].status, "corrige")
+        return (f"ses vérifications passent par le résultat de {states[0]} : "
+                f"{verb} d'abord « {exercise.blanks[causes[0]].id} », puis revérifie")
+    return f"ses vérifications passent par les résultats de {', '.join(states)} : commence par eux, puis revérifie"
+
+
+def _unreached(exercise: Exercise, decisions, causes: tuple[int, ...]) -> str:
+    """Why a blank whose checks read no other blank's result is not checked yet: the program stops
+    before them, on those blanks."""
+    states = [f"« {exercise.blanks[c].id} » ({_STATE.get(decisions[c].status, 'pas encore juste')})" for c in causes]
+    first = exercise.blanks[causes[0]].id if causes else ""
+    verb = {UNFILLED: "remplis", SUSPECT: "revois"}.get(decisions[causes[0]].status, "corrige") if causes else ""
+    where = f", sur {', '.join(states)}" if states else ""
+    then = f" : {verb} d'abord « {first} », puis revérifie" if causes else ""
+    return f"ses vérifications ne lisent le résultat d'aucun autre trou, mais le programme s'arrête avant{where}{then}"
+
+
+def _suspicion(exercise: Exercise, index: int, others: tuple[int, ...], evidence: list[str]) -> list[str]:
+    whose = _names(exercise, others) if others else "ce trou"
+    lines = [f"ses vérifications passent, mais celles de {whose}, qui utilisent son résultat, échouent :"]
+    lines += ["  " + line for reason in evidence for line in reason.split("\n")]
+    if others:
+        lines.append(f"vérifie-le d'abord ; s'il est juste, c'est {whose} qu'il faut revoir")
+    return lines

@@ -1,0 +1,60 @@
+"""The public checks' test functions (`@pytest.mark.trou` in exercises/test_*.py) in the self-check of
+`trous check`, `hint`, `watch` and the notebooks' check cell.
+
+Grading counts these tests as expectations of their blank; so do `trous check` and `pytest
+exercises/` (which does not run them as items of their own, beside a blank already marked ✔):
+without this, the self-check would call « juste » a blank that only a test function refuses, and
+the verdicts would disagree. They run as `pytest exercises/` runs
+them: in a session on the student's own file, under the self-check's limits. A failing test makes its
+blank wrong; a blank that only waits for another keeps the failure among its details; a test that is
+itself broken is the course's fault, said as such, never the student's.
+"""
+
+from __future__ import annotations
+
+from ..grade.testfunctions import Clock, TestFunctions, has_tests
+from ..sandbox.protocol import Unit
+from .selfcheck import FAILED, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED, WAITING, BlankResult, limits_for
+
+COURSE_FAULT = "une vérification de l'exercice ne fonctionne pas (erreur du cours, pas la tienne) : {what}"
+
+
+def has_public_tests(exercise) -> bool:
+    return exercise.checks_path.exists() and has_tests(exercise.checks_path)
+
+
+def apply(runner, exercise, analysis, result) -> None:
+    """Run the exercise's public test functions on the student's file; fold their verdicts into `result`."""
+    if result.problem is not None:  # the file does not run at all: already said, once
+        return
+    tests = TestFunctions(exercise.course, [exercise], public_only=True)
+    try:
+        if tests.problems:
+            result.notes.append(COURSE_FAULT.format(what=tests.problems[0].splitlines()[0]))
+            return
+        wanted = [(blank, tests.of(exercise.id, blank.spec.id)) for blank in result.blanks]
+        wanted = [(blank, found) for blank, found in wanted if found and blank.status != UNFILLED]
+        if not wanted:
+            return
+        limits = limits_for(exercise)
+        with runner.session(Unit(analysis.source.text, analysis.path, wall=limits.wall), limits) as session:
+            for blank, found in wanted:
+                for outcome in tests.run(found, session, Clock(float("inf")), ""):
+                    if outcome.outcome == "bug":
+                        result.notes.append(COURSE_FAULT.format(what=outcome.test.label))
+                        continue
+                    verdict = outcome.verdict()
+                    if verdict is not None and not verdict.ok:
+                        _fail(blank, verdict)
+    finally:
+        tests.close()
+
+
+def _fail(blank: BlankResult, verdict) -> None:
+    if blank.status in (PASSED, SKIPPED_CHECK, SUSPECT):
+        blank.status, blank.problems, blank.causes = FAILED, [verdict.reason], ()
+        blank.line = verdict.line or blank.line
+    elif blank.status == FAILED:
+        blank.problems.append(verdict.reason)
+    elif blank.status in WAITING:
+        blank.details.append(verdict.reason)

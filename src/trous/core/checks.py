@@ -1,0 +1,191 @@
+"""The small language of checks, shared by public checks (exercises/) and hidden graders (graders/).
+
+A check module is ordinary Python that pytest collects (the trous plugin turns each `Check` into a
+test item). It declares, per blank, what to evaluate in the student's program and what to expect:
+
+    from trous.spec import blank, expect, variant, SOLUTION
+
+    AUTRES = [variant("trois autres vecteurs", x="[[2, 1], [0, 3], [1, -1]]")]
+
+    scores = blank("scores",
+        expect("scores", [1, 1, 2]),                     # the course's value
+        expect("scores", SOLUTION, variants=AUTRES),      # graders only: what the solution gives
+    )
+
+Expressions run in the namespace the student's program leaves; values come back as JSON and are
+compared here, outside the student's process. A variant replaces the value of top-level
+assignments (`x = ...`) before the program runs.
+
+A grader (or a public check) may also hold plain pytest test functions, each tied to a blank by the
+`trou` marker; the `eleve` fixture evaluates an expression in the student's program and gives back
+its value as plain data (trous.grade.pytest_graders):
+
+    @pytest.mark.trou("somme_exp", points=1)
+    def test_deux_scores(eleve):
+        '''deux scores, deux poids dans le même ordre'''
+        a, b = eleve("softmax([2.5, -1.0])")
+        assert a + b == pytest.approx(1.0) and a > b
+
+When the student's code raises, `eleve(...)` raises `StudentError` (its `type` names the exception),
+so a test can check that a function refuses bad input; when it cannot answer at all (a loop without
+end, a crash, the copy's time spent), `StudentStopped`, which such a check never takes for a refusal.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+class _Solution:
+    def __repr__(self) -> str:
+        return "SOLUTION"
+
+
+SOLUTION: Any = _Solution()  # expected value: whatever the reference solution gives
+
+
+@dataclass(frozen=True)
+class Variant:
+    description: str
+    overrides: tuple[tuple[str, str], ...]
+    hidden: bool = True  # feedback names the variant but does not show its inputs
+
+    @property
+    def key(self) -> tuple:
+        return self.overrides
+
+
+def variant(description: str, *, shown: bool = False, **overrides: Any) -> Variant:
+    """Other inputs: each keyword is a top-level variable; its value a Python expression (str) or a literal."""
+    if not overrides:
+        raise ValueError("une variante doit remplacer au moins une variable")
+    pairs = tuple((name, value if isinstance(value, str) else repr(value)) for name, value in overrides.items())
+    return Variant(description, pairs, hidden=not shown)
+
+
+@dataclass(frozen=True)
+class Expect:
+    expr: str
+    expected: Any = SOLUTION
+    variant: Variant | None = None
+    decimals: int | None = None  # compare as the course rounds: within half a unit of the last decimal
+    rtol: float | None = None
+    atol: float | None = None
+    setup: str | None = None
+    message: str | None = None  # said when this expectation fails (French)
+    label: str | None = None  # how feedback names the value (default: the expression)
+    hidden: bool = False  # a hidden grader's: feedback names it by its description, never its expression
+
+    @property
+    def uses_solution(self) -> bool:
+        return self.expected is SOLUTION
+
+    @property
+    def name(self) -> str:
+        return self.label or self.expr
+
+    @property
+    def description(self) -> str:
+        """How feedback names a hidden expectation: its label, never its expression."""
+        return self.label or "une vérification cachée"
+
+
+def expect(expr: str, expected: Any = SOLUTION, *, variants: Iterable[Variant] | None = None,
+           variant: Variant | None = None, decimals: int | None = None, rtol: float | None = None,
+           atol: float | None = None, setup: str | None = None, message: str | None = None,
+           label: str | None = None) -> Expect | list[Expect]:
+    """What `expr` must give; with `variants=`, one expectation per variant."""
+    common = dict(decimals=decimals, rtol=rtol, atol=atol, setup=setup, message=message, label=label)
+    if expected is not SOLUTION:
+        # The form values come back in: a NumPy array written here stays an array (its kind counts).
+        from .compare import wire  # noqa: PLC0415
+
+        expected = wire(expected)
+    if variants is not None:
+        return [Expect(expr, expected, variant=v, **common) for v in variants]
+    return Expect(expr, expected, variant=variant, **common)
+
+
+@dataclass(frozen=True)
+class Check:
+    blank: str
+    expects: tuple[Expect, ...]
+    requires: tuple[str, ...] = ()  # modules without which this check is skipped (e.g. "torch")
+    name: str = ""  # set when loaded: the module attribute holding it
+
+
+def blank(blank_id: str, *expects: Expect | list[Expect], requires: Iterable[str] = ()) -> Check:
+    flat: list[Expect] = []
+    for item in expects:
+        flat.extend(item if isinstance(item, list) else [item])
+    if not flat:
+        raise ValueError(f"le trou « {blank_id} » n'a aucune attente")
+    return Check(blank_id, tuple(flat), tuple(requires))
+
+
+def checks_in(namespace: dict) -> list[Check]:
+    """The checks a module defines, in definition order, each named after its attribute."""
+    found = []
+    for name, value in namespace.items():
+        if isinstance(value, Check):
+            found.append(Check(value.blank, value.expects, value.requires, name=name))
+    return found
+
+
+def load_module(path: str | Path, package: str = "trous_checks"):
+    """Import a check module by path (graders are not importable packages)."""
+    path = Path(path).resolve()
+    name = f"{package}.{path.stem}_{abs(hash(str(path))) % 10**8}"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"impossible d'importer {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
+
+
+def load_checks(path: str | Path) -> list[Check]:
+    return checks_in(vars(load_module(path)))
+
+
+# -- what `eleve(...)` raises in a test function ---------------------------------------------------
+class StudentError(Exception):
+    """The student's code raised while computing what a test asked: `type` is the exception's class
+    name (« ValueError »), `message` its text. A test may expect it:
+
+        with pytest.raises(StudentError) as erreur:
+            eleve("poids_de('zèbre')")
+        assert erreur.value.type == "ValueError"
+    """
+
+    def __init__(self, text: str, *, type: str = "", message: str = "", kind: str = "exception",
+                 line: int | None = None):
+        super().__init__(text)
+        self.type, self.message, self.kind, self.line = type, message, kind, line
+
+
+class StudentStopped(Exception):
+    """The student's code gave no answer: stopped for its time, a crash, its output or files, the
+    copy's time budget spent, or a program that does not run at all. Not a `StudentError`: a test
+    that expects a refusal never passes on a loop without end."""
+
+    def __init__(self, text: str, *, kind: str = "crash", message: str = "", line: int | None = None):
+        super().__init__(text)
+        self.kind, self.message, self.line = kind, message, line
+
+
+class GraderMistake(Exception):
+    """The test itself misuses `eleve` (not an expression, a variable that cannot be written in
+    Python…): a bug of the grader, never the student's fault."""

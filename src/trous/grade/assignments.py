@@ -1,0 +1,242 @@
+"""Which assignments (devoirs) a grading run grades, and which of them each copy hands in.
+
+A course has several assignments, released one at a time; a Moodle archive or an nbgrader
+`submitted/<student>/<assignment>/` folder is the work of one of them. A run grades:
+- the assignments asked for (`trous grade COPIES --devoir partie5`);
+- otherwise the assignments the class handed in: those the input names (nbgrader's folders), or,
+  for folders and archives of files, those for which at least one copy holds a file that is not the
+  untouched template (a student edition ships every exercise: a copy of it holds the templates of
+  assignments never handed out, which must not count as « fichier absent » or « pas rempli »).
+
+Within the run, each copy is graded on the assignments it hands in: the ones its input names, or
+the ones it holds at least one worked file of — an assignment whose files are all untouched
+templates is not handed in (a copy with nothing worked at all is graded on the assignments it
+holds files of, else on all of them: it was sent, empty). An assignment a copy does not hand in is
+not graded for it — no zero, no « fichier absent »: « non rendu », an empty cell, as in Moodle
+for a student who sent nothing.
+
+A copy is graded with only its assignments' files (`restrict_files`): its digest, which the
+gradebook uses to skip what it already graded, changes with the set of exercises graded, so a
+grading of one assignment is never reused for another, or for the whole course.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..core import blanks as blanks_mod
+from ..core.course import Course
+from ..core.grades import SubmissionGrade
+from ..core.submission import IgnoredFile, Submission
+
+SCOPE_FILE = ".trous-devoirs"  # in a results folder: the assignments it holds the grades of
+WHOLE_COURSE = "*"
+
+
+class ScopeError(Exception):
+    """The assignments asked for cannot be graded (unknown id, results of another assignment…); French."""
+
+
+@dataclass(frozen=True)
+class Scope:
+    assignments: tuple[str, ...]  # in course order
+    chosen: bool  # asked for with --devoir (else: read from the copies)
+    left_out: tuple[tuple[str, str], ...] = ()  # (assignment, why) not graded by this run
+    per_copy: dict[str, tuple[str, ...]] = field(default_factory=dict)  # student → assignments graded
+
+    def exercises(self, course: Course, assignments: tuple[str, ...] | None = None) -> list[str]:
+        wanted = set(self.assignments if assignments is None else assignments)
+        return [e.id for e in course.exercises if e.assignment.id in wanted]
+
+
+def titles(course: Course) -> dict[str, str]:
+    return {a.id: a.title for a in course.spec.assignments}
+
+
+def of_exercise(course: Course) -> dict[str, str]:
+    """Exercise id → assignment id."""
+    return {e.id: e.assignment.id for e in course.exercises}
+
+
+def check_requested(course: Course, requested: list[str]) -> tuple[str, ...]:
+    """The assignments asked for, in course order; ScopeError naming the known ones otherwise."""
+    known = [a.id for a in course.spec.assignments]
+    for wanted in requested:
+        if wanted not in known:
+            close = difflib.get_close_matches(wanted, known, n=1)
+            raise ScopeError(f"devoir « {wanted} » inconnu du cours" + (f" : vouliez-vous dire « {close[0]} » ?" if close
+                                                                         else "")
+                             + f" (devoirs : {', '.join(known)})")
+    return tuple(a for a in known if a in requested)
+
+
+def _normalised(text: str) -> str:
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff").split("\n")
+    return "\n".join(line.rstrip() for line in lines).strip("\n")
+
+
+class Templates:
+    """Tells a worked file from the untouched template of its exercise (read once per exercise)."""
+
+    def __init__(self, course: Course):
+        self.course = course
+        self._texts: dict[str, str | None] = {}
+
+    def _template(self, exercise_id: str) -> str | None:
+        if exercise_id not in self._texts:
+            try:
+                path = self.course.exercise(exercise_id).template_path
+                self._texts[exercise_id] = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError, KeyError):
+                self._texts[exercise_id] = None
+        return self._texts[exercise_id]
+
+    def worked(self, exercise_id: str, data: bytes | None) -> bool:
+        """True when `data` is more than the template with its blanks still empty."""
+        if data is None:
+            return False
+        template = self._template(exercise_id)
+        if template is None:
+            return True
+        text = data.decode("utf-8", "replace")
+        if _normalised(text) == _normalised(template):
+            return False
+        try:  # the same code, laid out otherwise (a notebook converted back to .py): still untouched?
+            fills = blanks_mod.align(template, text)
+        except Exception:  # noqa: BLE001 - a file that does not even tokenize was written by someone
+            return True
+        return fills is None or any(f.filled for f in fills)
+
+
+def resolve(course: Course, submissions: list[Submission], requested: list[str] | None) -> Scope:
+    """The run's assignments, and each copy's (see the module's doc)."""
+    known = [a.id for a in course.spec.assignments]
+    owner = of_exercise(course)
+    if requested:
+        chosen = check_requested(course, requested)
+        left = tuple((a, "non demandé (--devoir)") for a in known if a not in chosen)
+        scope = Scope(chosen, True, left)
+    else:
+        handed: set[str] = set()
+        explicit = any(s.assignments is not None for s in submissions)
+        if explicit:
+            for s in submissions:
+                handed.update(a for a in s.assignments or () if a in known)
+        else:
+            templates = Templates(course)
+            for s in submissions:
+                for exercise_id, data in s.files.items():
+                    assignment = owner.get(exercise_id)
+                    if assignment and assignment not in handed and templates.worked(exercise_id, data):
+                        handed.add(assignment)
+            if not handed:  # nobody wrote anything: grade what the copies hold, else everything
+                handed = {owner[e] for s in submissions for e, d in s.files.items() if d is not None and e in owner}
+            if not handed:
+                handed = set(known)
+        chosen = tuple(a for a in known if a in handed)
+        why = ("aucune copie ne le contient" if explicit else
+               "aucune copie n'y a rien écrit (seulement des modèles non remplis, ou rien)")
+        scope = Scope(chosen, False, tuple((a, why) for a in known if a not in handed))
+    templates = Templates(course)
+    per_copy = {s.student: copy_assignments(course, s, scope.assignments, templates) for s in submissions}
+    return dataclasses.replace(scope, per_copy=per_copy)
+
+
+def copy_assignments(course: Course, submission: Submission, assignments: tuple[str, ...],
+                     templates: Templates | None = None) -> tuple[str, ...]:
+    """The run's assignments this copy hands in (see the module's doc); () when the input says it
+    hands in none of them."""
+    if submission.assignments is not None:
+        return tuple(a for a in assignments if a in submission.assignments)
+    owner = of_exercise(course)
+    templates = templates or Templates(course)
+    worked = {owner.get(e) for e, data in submission.files.items() if templates.worked(e, data)}
+    mine = tuple(a for a in assignments if a in worked)
+    if mine:
+        return mine
+    held = {owner.get(e) for e, data in submission.files.items() if data is not None}
+    return tuple(a for a in assignments if a in held) or assignments
+
+
+def restrict_files(course: Course, submission: Submission, assignments: tuple[str, ...]) -> Submission:
+    """The copy with only these assignments' exercises (absent ones stay, as None). The files it held
+    for other assignments are named among the files not graded, with why."""
+    ids = [e.id for e in course.exercises if e.assignment.id in assignments]
+    owner = of_exercise(course)
+    names = titles(course)
+    graded = ", ".join(names.get(a, a) for a in assignments)
+    others = tuple(IgnoredFile(path, f"exercice de « {names.get(owner[e], owner[e])} » : pas corrigé avec {graded}", e,
+                               notable=False)
+                   for e, path in submission.origins.items() if e in owner and e not in ids)
+    return dataclasses.replace(submission, files={i: submission.files.get(i) for i in ids},
+                               origins={e: path for e, path in submission.origins.items() if e in ids},
+                               ignored=tuple(submission.ignored) + others)
+
+
+def restrict_grade(grade: SubmissionGrade, exercise_ids: list[str]) -> SubmissionGrade:
+    """The grade with only these exercises (a grader may return the whole course's)."""
+    wanted = set(exercise_ids)
+    if all(e.id in wanted for e in grade.exercises):
+        return grade
+    return dataclasses.replace(grade, exercises=[e for e in grade.exercises if e.id in wanted])
+
+
+@dataclass(frozen=True)
+class Total:
+    assignment: str
+    title: str
+    score: float
+    max_score: float
+
+
+def totals(course: Course, grade: SubmissionGrade) -> list[Total]:
+    """One total per assignment the grade holds, in course order."""
+    owner = of_exercise(course)
+    sums: dict[str, list[float]] = {}
+    for e in grade.exercises:
+        entry = sums.setdefault(owner.get(e.id, ""), [0.0, 0.0])
+        entry[0] += e.score
+        entry[1] += e.max_score
+    names = titles(course)
+    order = [a.id for a in course.spec.assignments] + [""]
+    return [Total(a, names.get(a, a), round(sums[a][0], 6), round(sums[a][1], 6)) for a in order if a in sums]
+
+
+def graded_assignments(course: Course, grades: list[SubmissionGrade]) -> list[str]:
+    """The assignments some grade holds, in course order."""
+    owner = of_exercise(course)
+    held = {owner.get(e.id) for g in grades for e in g.exercises}
+    return [a.id for a in course.spec.assignments if a.id in held]
+
+
+# -- one results folder, one scope ---------------------------------------------------------------
+def _label(record: str) -> str:
+    return "de tout le cours" if record == WHOLE_COURSE else f"du devoir {record.replace(chr(10), ', ')}"
+
+
+def check_results(results: Path, scope: Scope) -> None:
+    """Refuse to mix, in one results folder (and its gradebook), the grades of an assignment chosen
+    with --devoir and those of another one, or of the whole course: a Moodle participant number
+    belongs to one assignment, two assignments' « Participant 12 » are two different people."""
+    wanted = "\n".join(scope.assignments) if scope.chosen else WHOLE_COURSE
+    try:
+        found = (Path(results) / SCOPE_FILE).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return  # a new folder, or one written before trous kept this record
+    if found and found != wanted:
+        raise ScopeError(f"{results} contient déjà les notes {_label(found)} : pour les notes {_label(wanted)}, "
+                         "choisis un autre dossier (--resultats), ou supprime celui-ci")
+
+
+def record_results(results: Path, scope: Scope) -> None:
+    text = ("\n".join(scope.assignments) if scope.chosen else WHOLE_COURSE) + "\n"
+    path = Path(results) / SCOPE_FILE
+    try:
+        if path.read_text(encoding="utf-8") == text:
+            return
+    except (OSError, UnicodeDecodeError):
+        pass
+    path.write_text(text, encoding="utf-8")

@@ -1,0 +1,419 @@
+"""Grading on a Dask cluster: `trous grade COPIES --scheduler tcp://host:8786`.
+
+One Dask task per submission. A task does on a worker exactly what a local grading does: the same
+`Grader` over its own `RunnerPool` (same sandbox, same bounds), and sends back the grade as JSON
+(`SubmissionGrade.to_json()`); only this process writes the gradebook. Dask is an optional extra
+(`trous[distributed]`): nothing here imports it before a cluster is asked for.
+
+How the course reaches workers without shared disk: it travels in the task graph, as one
+deterministic `.tar.gz` of course.yaml, exercises/, solutions/ and graders/ (`pack`), held by a
+single task every grading task depends on. Each worker process unpacks it once, into a private
+temporary directory, keyed by the archive's hash, and checks that the course it unpacked has the
+fingerprint the teacher's machine computed (the fingerprint covers trous's version, course.yaml and
+every exercise, solution and grader file): a worker with another trous or a corrupted course refuses
+instead of grading. Every returned grade carries its grader version, and a grade from any other
+version than this run's is refused, so one gradebook never mixes two versions of the graders.
+
+A copy's data is read on the worker as on a local run: under the copy's bounds (sandbox/wire.py), the
+graders' tests in bounded test workers of the Dask worker's own (testworker.py), so a copy that
+forges its answers, or makes a test run past its bounds, costs only itself and the Dask worker goes
+on; the Dask worker's own memory is bounded by Dask (`--memory-limit`: its nanny restarts it).
+
+Why a killed worker loses and duplicates nothing: a task has no side effect outside its worker's
+memory; the scheduler gives the tasks of a dead worker to another one (up to
+`distributed.scheduler.allowed-failures` deaths per task), and each submission's future completes
+once, so each student is recorded once, by this process, in one transaction. A run that stops
+anyway (the teacher's machine, the scheduler) resumes like a local one: graded students are skipped.
+"""
+
+from __future__ import annotations
+
+import atexit
+import gzip
+import hashlib
+import io
+import os
+import shutil
+import tarfile
+import tempfile
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+import trous
+
+from ..core.course import COURSE_FILE, TEMPLATES_DIR, Course
+from .engine import Grader, GraderError, fingerprint
+from ..inputs.intake import IntakeError
+from ..core.grades import SubmissionGrade
+from ..core.submission import Submission
+
+ENV_ADDRESS = "TROUS_SCHEDULER"  # default of --scheduler (a site setting, not a course one)
+COURSE_DIRS = ("exercises", "solutions", "graders", str(TEMPLATES_DIR))
+SKIPPED = {"__pycache__", ".ipynb_checkpoints", ".pytest_cache"}
+MAX_ARCHIVE = 64 << 20
+# Seconds to reach the scheduler, then to see a first worker, before giving up.
+TIMEOUT = float(os.environ.get("TROUS_DASK_TIMEOUT", "60"))
+INSTALL_HINT = "installe l'extra distribué : pip install 'trous[distributed]'"
+
+
+class DistributedError(GraderError):
+    """The cluster cannot grade this course (a worker refuses it, grades come back from another version)."""
+
+
+class ClusterUnavailable(IntakeError):
+    """No cluster to grade on: Dask not installed, no address, scheduler unreachable, no worker."""
+
+
+# -- the course as an archive ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class CourseArchive:
+    version: str  # the engine's fingerprint of the course (the grader version)
+    data: bytes  # a deterministic .tar.gz: the same course always gives the same bytes
+
+    @property
+    def sha(self) -> str:
+        return hashlib.sha256(self.data).hexdigest()
+
+    @property
+    def key(self) -> str:
+        return f"trous-cours-{self.version[:16]}-{self.sha[:16]}"
+
+
+def course_files(course: Course) -> dict[str, Path]:
+    """Archive name → file: course.yaml, every file of the course's folders, each exercise's files."""
+    root = course.root
+    files: dict[str, Path] = {COURSE_FILE: root / COURSE_FILE}
+    for folder in COURSE_DIRS:
+        base = root / folder
+        if not base.is_dir():
+            continue
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED)
+            for name in filenames:
+                path = Path(dirpath) / name
+                if name.endswith((".pyc", ".pyo")) or not path.is_file():
+                    continue
+                files[path.relative_to(root).as_posix()] = path
+    for exercise in course.exercises:  # an exercise file may live elsewhere (course.yaml's `file:`)
+        for path in (exercise.path, exercise.template_path, exercise.checks_path, exercise.solution_path,
+                     exercise.grader_path):
+            if path.is_file():
+                try:
+                    files.setdefault(path.resolve().relative_to(root).as_posix(), path)
+                except ValueError:
+                    raise DistributedError(f"{path} est hors du dossier du cours : les travailleurs ne "
+                                           "pourraient pas le recevoir") from None
+    return dict(sorted(files.items()))
+
+
+def pack(course: Course) -> CourseArchive:
+    buffer = io.BytesIO()
+    # Fixed dates, owners and modes, sorted names, no gzip timestamp: same course, same bytes, same key.
+    with gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0, compresslevel=6) as zipped:
+        with tarfile.open(fileobj=zipped, mode="w", format=tarfile.PAX_FORMAT) as tar:
+            for name, path in course_files(course).items():
+                data = path.read_bytes()
+                info = tarfile.TarInfo(name)
+                info.size, info.mode, info.mtime = len(data), 0o644, 0
+                info.uid = info.gid = 0
+                info.uname = info.gname = ""
+                tar.addfile(info, io.BytesIO(data))
+    data = buffer.getvalue()
+    if len(data) > MAX_ARCHIVE:
+        raise DistributedError(f"le cours fait {len(data) >> 20} Mio compressé : trop gros pour être envoyé "
+                               f"aux travailleurs (au plus {MAX_ARCHIVE >> 20} Mio)")
+    return CourseArchive(fingerprint(course), data)
+
+
+def unpack(data: bytes, dest: Path) -> None:
+    """Regular files only, each inside `dest` (the archive comes over the network)."""
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        for member in tar:
+            parts = PurePosixPath(member.name).parts
+            if not member.isfile() or not parts or member.name.startswith("/") or ".." in parts:
+                raise DistributedError(f"archive du cours invalide : entrée « {member.name} » refusée")
+            target = dest.joinpath(*parts)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            source = tar.extractfile(member)
+            assert source is not None
+            with open(target, "wb") as out:
+                shutil.copyfileobj(source, out)
+
+
+# -- on a worker ----------------------------------------------------------------------------------
+class Prepared:
+    """One course on one worker process: unpacked, loaded, and graded by its own runners."""
+
+    def __init__(self, data: bytes, version: str, sandbox: str, threads: int):
+        from ..sandbox import backend as sandbox_mod  # noqa: PLC0415
+        from ..sandbox.pool import RunnerPool  # noqa: PLC0415
+
+        try:
+            # The rules of `trous grade`, applied on this worker's machine: auto is bubblewrap or the
+            # namespaces, else a refusal; sans-isolation only when asked, and never as root.
+            kind = sandbox_mod.choose(sandbox)
+        except sandbox_mod.SandboxRefused as exc:
+            raise DistributedError(f"le travailleur {_where()} ne peut pas corriger : {exc}") from None
+        _sweep_orphans()
+        self.folder = Path(tempfile.mkdtemp(prefix=f"{UNPACKED}{os.getpid()}-"))
+        self.pool = None
+        self.users = 0  # tasks grading with it right now (guarded by _LOCK): never closed under them
+        try:
+            unpack(data, self.folder)
+            course = Course.load(self.folder)
+            found = fingerprint(course)
+            if found != version:
+                raise DistributedError(
+                    f"le travailleur {_where()} ne corrige pas avec la même version des correcteurs "
+                    f"({found[:12]} au lieu de {version[:12]}) : même trous ({trous.__version__} ici) et même cours "
+                    "partout, sinon les notes mélangeraient deux correcteurs")
+            # Each runner leases its own uids (sandbox/uids.py): workers of one machine never share them.
+            self.pool = RunnerPool(threads, mode=kind, memory_mb=_memory_bound(course))
+            self.grader = Grader(course, self.pool)
+            self.grader.compute_references()  # once, before the worker's threads grade in parallel
+            runner = self.pool.runners[0]
+            self.kind = self.pool.kind
+            self.description = runner.spec.description if runner.spec else self.kind
+        except GraderError:
+            self.close()
+            raise
+        except Exception as exc:  # a sandbox that cannot start here (bwrap asked for and absent…)
+            self.close()
+            # A GraderError: the run stops with the reason instead of failing every copy one by one.
+            raise DistributedError(f"le travailleur {_where()} ne peut pas corriger : {exc}") from None
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _memory_bound(course: Course) -> int | None:
+    from ..outputs.run import memory_bound  # noqa: PLC0415
+
+    return memory_bound(course) or None
+
+
+UNPACKED = "trous-cours-"  # + the worker's pid: a killed worker's course is found and removed later
+
+
+def _sweep_orphans() -> None:
+    """Remove the courses unpacked by worker processes of this machine that were killed (no atexit)."""
+    for path in Path(tempfile.gettempdir()).glob(f"{UNPACKED}*-*"):
+        pid = path.name[len(UNPACKED):].split("-", 1)[0]
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(path, ignore_errors=True)
+        except OSError:
+            pass
+
+
+_PREPARED: dict[tuple[str, str, str], Prepared] = {}
+_LOCK = threading.Lock()
+KEEP = 2  # course versions a worker keeps ready (a re-grade after a grader change needs a second one)
+
+
+def _where() -> str:
+    try:
+        from distributed import get_worker  # noqa: PLC0415
+
+        return get_worker().address
+    except (ImportError, ValueError):
+        return f"pid {os.getpid()}"
+
+
+def _threads() -> int:
+    try:
+        from distributed import get_worker  # noqa: PLC0415
+
+        worker = get_worker()
+    except (ImportError, ValueError):
+        return 1
+    state = getattr(worker, "state", worker)
+    return max(1, int(getattr(state, "nthreads", 1)))
+
+
+def _take(data: bytes, version: str, sandbox: str) -> Prepared:
+    key = (hashlib.sha256(data).hexdigest(), version, sandbox)  # a claimed version is always checked
+    with _LOCK:  # the worker's other threads wait for the one that unpacks and starts the runners
+        ready = _PREPARED.get(key)
+        if ready is None:
+            ready = Prepared(data, version, sandbox, _threads())
+            _PREPARED[key] = ready
+            for old in [k for k, p in _PREPARED.items() if k != key and p.users == 0][:max(0, len(_PREPARED) - KEEP)]:
+                _PREPARED.pop(old).close()
+        ready.users += 1
+        return ready
+
+
+def _give(ready: Prepared) -> None:
+    with _LOCK:
+        ready.users -= 1
+
+
+@atexit.register
+def _close_all() -> None:
+    with _LOCK:
+        while _PREPARED:
+            _PREPARED.popitem()[1].close()
+
+
+CACHE_LIMIT = 50_000  # groups of units a worker's grader remembers
+
+
+def _bound_cache(grader: Grader) -> None:
+    """The engine runs a fill that another student also wrote only once per grader, and remembers
+    every group it ran; a worker's grader lives across many runs, so past a bound it forgets them all
+    (they are run again if needed: slower, never different)."""
+    cache, lock = getattr(grader, "_cache", None), getattr(grader, "_cache_lock", None)
+    if isinstance(cache, dict) and lock is not None and len(cache) > CACHE_LIMIT:
+        with lock:
+            cache.clear()
+
+
+def grade_task(course_data: bytes, version: str, sandbox: str, student: str,
+               files: dict[str, bytes | None]) -> dict:
+    """The Dask task: grade one submission on this worker; the grade comes back as JSON."""
+    ready = _take(course_data, version, sandbox)
+    try:
+        grade = ready.grader.grade(student, files)
+        _bound_cache(ready.grader)
+    finally:
+        _give(ready)
+    # The incidents (tests that behaved on this copy otherwise than on the reference) are the
+    # teacher's, not the copy's: beside the grade, never in it.
+    return {"grade": grade.to_json(), "sandbox": ready.kind, "description": ready.description,
+            "incidents": list(grade.incidents)}
+
+
+def course_task(data: bytes) -> bytes:
+    """The course's own task: its result is the archive, which every grading task depends on. Being a
+    task (not scattered data), it is computed again if the worker holding it dies."""
+    return data
+
+
+# -- on the teacher's machine ---------------------------------------------------------------------
+def _distributed():
+    try:
+        import distributed  # noqa: PLC0415
+    except ImportError:
+        raise ClusterUnavailable(f"Dask n'est pas installé : {INSTALL_HINT}") from None
+    return distributed
+
+
+def task_key(submission: Submission, archive: CourseArchive, sandbox: str) -> str:
+    # The same copy, course and sandbox give the same key: two teachers grading it at once on one
+    # cluster share the computation.
+    settings = hashlib.sha256(f"{archive.version}\0{archive.sha}\0{sandbox}\0{submission.student}".encode()).hexdigest()
+    return f"trous-note-{submission.digest[:16]}-{settings[:16]}"
+
+
+def check(payload: dict, submission: Submission, archive: CourseArchive) -> SubmissionGrade:
+    grade = SubmissionGrade.from_json(payload["grade"])
+    if grade.grader_version != archive.version:
+        raise DistributedError(
+            f"{submission.student} : note donnée par une autre version des correcteurs "
+            f"({grade.grader_version[:12]} au lieu de {archive.version[:12]}) : refusée, pour ne pas mélanger "
+            "deux correcteurs dans le carnet de notes")
+    if grade.student != submission.student:
+        raise DistributedError(f"la note de {grade.student} est revenue pour la copie de {submission.student}")
+    return grade
+
+
+def grade_on_cluster(address: str, course: Course, submissions: list[Submission], sandbox: str = "auto",
+                     on_sandbox=lambda kind, description: None, window: int | None = None,
+                     client=None) -> Iterator[SubmissionGrade]:
+    """Grades as they come back from the cluster at `address` (or through `client`)."""
+    distributed = _distributed()
+    archive = pack(course)
+    own = client is None
+    if own:
+        try:
+            client = distributed.Client(address, timeout=TIMEOUT, set_as_default=False)
+        except (OSError, TimeoutError) as exc:
+            raise ClusterUnavailable(f"impossible de joindre l'ordonnanceur Dask {address} : {exc}") from None
+    futures: dict[str, tuple] = {}
+    try:
+        try:
+            client.wait_for_workers(1, timeout=TIMEOUT)
+        except (TimeoutError, OSError):
+            raise ClusterUnavailable(f"aucun travailleur connecté à l'ordonnanceur {address} après "
+                                   f"{TIMEOUT:.0f} s") from None
+        threads = sum(client.nthreads().values()) or 1
+        # Submissions go in a sliding window: a class of 10 000 copies never sits whole in the scheduler.
+        window = window or max(32, 4 * threads)
+        course_future = client.submit(course_task, archive.data, key=archive.key, pure=False)
+        pending = iter(submissions)
+        # with_results: results are fetched in the client's event loop as tasks finish, while this thread
+        # records the previous ones, instead of one blocking round trip per copy.
+        stream = distributed.as_completed(loop=client.loop, with_results=True, raise_errors=False)
+        seen_kinds: set[str] = set()
+        failures: list[str] = []
+
+        def submit_next() -> None:
+            submission = next(pending, None)
+            if submission is None:
+                return
+            future = client.submit(grade_task, course_future, archive.version, sandbox, submission.student,
+                                   submission.files, key=task_key(submission, archive, sandbox), pure=False,
+                                   retries=1)
+            futures[future.key] = (future, submission)
+            stream.add(future)
+
+        for _ in range(window):
+            submit_next()
+        for future, payload in stream:
+            _, submission = futures.pop(future.key)
+            submit_next()
+            # Released at once: a result already here must not be computed again if the worker that
+            # holds it dies now (the future's status can then change under us: trust the payload).
+            future.release()
+            if not isinstance(payload, dict):
+                # An error comes as (type, exception, traceback); a cancelled task as its CancelledError.
+                error = payload[1] if isinstance(payload, tuple) else payload
+                if isinstance(error, GraderError):  # the course or a worker's setup: every task would fail
+                    raise error
+                failures.append(f"{submission.student} : {type(error).__name__}: {str(error)[:300]}")
+                continue
+            grade = check(payload, submission, archive)
+            grade.isolation = str(payload.get("sandbox", ""))
+            incidents = payload.get("incidents")
+            grade.incidents = [str(i)[:2000] for i in incidents[:50]] if isinstance(incidents, list) else []
+            if payload["sandbox"] not in seen_kinds:  # each kind once: every worker's isolation is shown
+                seen_kinds.add(payload["sandbox"])
+                on_sandbox(payload["sandbox"], payload["description"])
+            yield grade
+        if failures:
+            raise DistributedError(f"{len(failures)} copie(s) non corrigée(s) par la grappe (les autres sont "
+                                   "enregistrées ; relance la commande pour reprendre) :\n" + "\n".join(failures[:10]))
+    finally:
+        if futures:
+            client.cancel([f for f, _ in futures.values()])
+        if own:
+            client.close()
+
+
+def dask_scheduler(course: Course, submissions: list[Submission], options, hooks) -> Iterator[SubmissionGrade]:
+    """`trous grade`'s scheduler "dask" (see outputs/run.py's SCHEDULERS)."""
+    address = getattr(options, "address", None) or os.environ.get(ENV_ADDRESS)
+    if not address:
+        raise ClusterUnavailable(f"adresse de l'ordonnanceur Dask manquante : --scheduler tcp://hôte:8786 "
+                               f"(ou la variable {ENV_ADDRESS})")
+    yield from grade_on_cluster(address, course, submissions, options.sandbox, hooks.sandbox)
+
+
+def _register() -> None:
+    from ..outputs import run as cli  # noqa: PLC0415
+
+    cli.SCHEDULERS.setdefault("dask", dask_scheduler)
+
+
+_register()

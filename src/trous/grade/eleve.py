@@ -1,0 +1,241 @@
+"""`eleve(expr, **variables)`: what a test function asks of the student's program, and what it gets.
+
+The expression runs in the student's program (in the sandbox), the variables replacing the values of
+its top-level assignments as a variant's do; the value comes back as JSON data (sandbox/encode.py)
+and is rebuilt here as plain Python values: numbers, texts, lists, dictionaries, NumPy arrays of
+numbers. Nothing of the student's objects crosses: a float subclass arrives as the float it holds,
+an object whose `__eq__` always answers True arrives as an `Unknown`, which equals nothing but
+itself. So the test's asserts, which run in the grader's process, cannot be fooled by a value.
+
+A variable's value is written as Python text for the program (`as_expression`): the grader's own
+data (numbers, texts, lists, tuples, dictionaries, sets, NumPy arrays and scalars). Anything else is
+a `GraderMistake`: the test cannot be run as written.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from ..core.checks import GraderMistake, StudentError, StudentStopped
+from ..sandbox.protocol import ErrorInfo, ProbeResult, UnitResult
+
+
+def _numpy(needed: bool = False):
+    """NumPy, imported only when a value needs it: this module is loaded by a pytest plugin in every
+    student's `pytest exercises/`, whose start must not pay for NumPy. An array given to `eleve` means
+    NumPy is already imported; optional for the pure-Python courses."""
+    if not needed:
+        return sys.modules.get("numpy")
+    try:
+        import numpy  # noqa: PLC0415
+    except ImportError:  # pragma: no cover - exercised only without numpy
+        return None
+    return numpy
+
+MAX_TEXT = 8 * 1024 * 1024  # the variables of one question, written as Python
+RAISED = ("exception", "exit", "memory")  # errors raised by the student's own code: a StudentError
+
+
+class Unknown:
+    """A value the student's code returned that is not data (an object of its own class…): only its
+    type's name came back. It equals nothing but itself and cannot be ordered."""
+
+    __slots__ = ("type_name",)
+
+    def __init__(self, type_name: str):
+        self.type_name = type_name
+
+    def __eq__(self, other):
+        return self is other
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        return f"<objet {self.type_name} : seul son type est revenu du bac à sable>"
+
+
+# -- the grader's values, as Python text for the program --------------------------------------------
+def as_expression(value: Any, name: str = "") -> str:
+    """`value` written as a Python expression that rebuilds it in the student's program."""
+    text = _expression(value, name, 0)
+    if len(text) > MAX_TEXT:
+        raise GraderMistake(f"eleve(...) : la variable « {name} » est trop grande pour être envoyée "
+                            f"({len(text) // 1024} Kio écrits en Python, limite {MAX_TEXT // 1024} Kio)")
+    return text
+
+
+def _expression(value: Any, name: str, depth: int) -> str:
+    if depth > 40:
+        raise GraderMistake(f"eleve(...) : la variable « {name} » est trop imbriquée")
+    kind = type(value)
+    if value is None or kind is bool:
+        return repr(value)
+    if kind is int:
+        return repr(value)
+    if kind is float:
+        if math.isnan(value):
+            return "float('nan')"
+        if math.isinf(value):
+            return "float('inf')" if value > 0 else "float('-inf')"
+        return repr(value)
+    if kind is complex:
+        return f"complex({_expression(value.real, name, depth + 1)}, {_expression(value.imag, name, depth + 1)})"
+    if kind in (str, bytes):
+        return repr(value)
+    if kind is list:
+        return "[" + ", ".join(_expression(v, name, depth + 1) for v in value) + "]"
+    if kind is tuple:
+        items = [_expression(v, name, depth + 1) for v in value]
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+    if kind is dict:
+        return "{" + ", ".join(f"{_expression(k, name, depth + 1)}: {_expression(v, name, depth + 1)}"
+                               for k, v in value.items()) + "}"
+    if kind in (set, frozenset):
+        items = sorted((_expression(v, name, depth + 1) for v in value))
+        return f"{kind.__name__}([{', '.join(items)}])"
+    _np = _numpy()
+    if _np is not None:
+        if kind is _np.ndarray and value.dtype.kind in "biufcU":
+            # Through __import__: the program need not have imported numpy, nor under that name.
+            return (f"__import__('numpy').array({_expression(value.tolist(), name, depth + 1)}, "
+                    f"dtype={str(value.dtype)!r})")
+        if isinstance(value, _np.generic) and value.dtype.kind in "biufc":
+            return f"__import__('numpy').{kind.__name__}({_expression(value.item(), name, depth + 1)})"
+    raise GraderMistake(f"eleve(...) : la variable « {name} » vaut un objet de type {kind.__name__}, qui ne s'écrit "
+                        "pas en Python : donnez des nombres, des textes, des listes, des tuples, des dictionnaires "
+                        "ou des tableaux NumPy")
+
+
+# -- the student's values, as plain data for the test -----------------------------------------------
+def as_value(data: Any) -> Any:
+    """JSON data from the sandbox as Python values: NumPy arrays (of numbers) as arrays again,
+    NaN and infinities as floats, an object that is not data as an `Unknown`."""
+    if isinstance(data, list):
+        return [as_value(v) for v in data]
+    if isinstance(data, dict):
+        if set(data) == {"$float"}:
+            return float(data["$float"])
+        if set(data) == {"$type"}:
+            return Unknown(str(data["$type"]))
+        if set(data) == {"$complex"} and isinstance(data["$complex"], list) and len(data["$complex"]) == 2:
+            real, imag = (as_value(v) for v in data["$complex"])
+            if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (real, imag)):
+                return complex(real, imag)
+            return Unknown("complex")
+        if set(data) == {"$nd"} and isinstance(data["$nd"], dict):
+            return _array(data["$nd"])
+        return {k: as_value(v) for k, v in data.items()}
+    return data
+
+
+def _array(data: dict):
+    """An array rebuilt from the values it carries, never from the shape it claims: a shape whose
+    size is not the number of values gives an `Unknown` (the data was read under bounds, wire.py,
+    and this holds even for data that was not)."""
+    raw_shape = data.get("s")
+    if type(raw_shape) is not list or not all(type(n) is int and n >= 0 for n in raw_shape) or len(raw_shape) > 32:
+        return Unknown("tableau NumPy")
+    shape = tuple(raw_shape)
+    values = as_value(data.get("v"))
+    kind = str(data.get("k", "O"))[:1]
+    _np = _numpy(needed=True)
+    if _np is None:
+        return values
+    dtype = {"b": bool, "i": _np.int64, "u": _np.uint64, "f": _np.float64}.get(kind)
+    try:
+        if dtype is not None:
+            return _np.array(values, dtype=dtype).reshape(shape)
+        flat = _flatten(values, len(shape))
+        if flat is None or len(flat) != math.prod(shape):
+            return Unknown("tableau NumPy")
+        array = _np.empty(len(flat), dtype=object)
+        for i, item in enumerate(flat):
+            array[i] = item
+        return array.reshape(shape)
+    except (ValueError, TypeError, IndexError, OverflowError):
+        return Unknown("tableau NumPy")
+
+
+def _flatten(values, ndim: int) -> list | None:
+    """The items `ndim` levels down nested lists, or None when a level is not a list."""
+    level = [values]
+    for _ in range(ndim):
+        following = []
+        for row in level:
+            if not isinstance(row, list):
+                return None
+            following.extend(row)
+        level = following
+    return level
+
+
+# -- eleve ------------------------------------------------------------------------------------------
+Asker = Callable[[str, tuple[tuple[str, str], ...]], UnitResult]
+
+
+class Eleve:
+    """The `eleve` fixture's value: `eleve("softmax([1, 2])", x=[[1, 0]])` asks the student's program
+    (through `ask`, which runs it in the sandbox) and returns the value as plain data. Variables
+    replace top-level assignments of the program (which then runs again), as a variant's do; a name
+    the program does not assign is an error. To hand the test's own data to a function of the
+    program, `eleve.call("softmax", scores)`."""
+
+    def __init__(self, ask: Asker, *, blank: str = ""):
+        self._ask, self.blank = ask, blank
+        self.asked = 0  # questions sent: a test that asks nothing checks nothing
+
+    def __repr__(self) -> str:
+        return f"<eleve : le programme de l'élève, trou « {self.blank} »>"
+
+    def __call__(self, expr: str, /, **variables: Any) -> Any:
+        if not isinstance(expr, str):
+            raise GraderMistake(f"eleve(...) attend une expression écrite comme un texte, pas {type(expr).__name__}")
+        try:
+            compile(expr, "<eleve>", "eval", dont_inherit=True)
+        except SyntaxError as exc:
+            raise GraderMistake(f"eleve({expr!r}) : ce n'est pas une expression Python ({exc.msg})") from None
+        overrides = tuple((name, as_expression(value, name)) for name, value in variables.items())
+        self.asked += 1
+        result = self._ask(expr, overrides)
+        probe = result.probes[0] if result.probes else ProbeResult(evaluated=False)
+        if probe.evaluated and probe.error is None:
+            return as_value(probe.value)
+        raise failure(expr, variables, result, probe)
+
+
+    def call(self, function: str, /, *args: Any, **kwargs: Any) -> Any:
+        """`function(*args, **kwargs)` in the student's program, the arguments being the test's own
+        data (written as Python for the program): `eleve.call("softmax", np.array([[1.0, 2.0]]))`."""
+        if not isinstance(function, str):
+            raise GraderMistake(f"eleve.call(...) attend le nom de la fonction en texte, pas {type(function).__name__}")
+        written = [as_expression(a, f"argument {n + 1}") for n, a in enumerate(args)]
+        written += [f"{k}={as_expression(v, k)}" for k, v in kwargs.items()]
+        return self(f"({function})({', '.join(written)})")
+
+
+def failure(expr: str, variables: dict, result: UnitResult, probe: ProbeResult) -> Exception:
+    """Why `expr` gave no value, as the exception `eleve` raises (its text is for the teacher)."""
+    shown = expr if len(expr) <= 160 else expr[:159] + "…"
+    asked = f"eleve({shown!r}{''.join(f', {k}=…' for k in variables)})"
+    error: ErrorInfo | None = probe.error if probe.evaluated and probe.error is not None else result.error
+    stopped_before = ""
+    if result.status != "ok" and result.error is not None and error is not result.error:
+        stopped_before = f" (le programme s'était arrêté avant : {_said(result.error)})"
+    if error is not None and error.kind in RAISED:
+        return StudentError(f"{asked} : le programme lève {_said(error)}{stopped_before}", type=error.type,
+                            message=error.message, kind=error.kind, line=error.line)
+    if error is None:
+        return StudentStopped(f"{asked} : pas de valeur ({result.status})", kind=result.status or "crash")
+    return StudentStopped(f"{asked} : pas de valeur — {_said(error)}", kind=error.kind, message=error.message,
+                          line=error.line)
+
+
+def _said(error: ErrorInfo) -> str:
+    where = f" (ligne {error.line})" if error.line else ""
+    if error.kind in RAISED and error.type:
+        return (f"{error.type}: {error.message}" if error.message else error.type) + where
+    return (error.message or error.kind) + where

@@ -1,0 +1,1143 @@
+"""Grading a submission blank by blank, against the reference solution and hidden variants.
+
+For each blank the student filled, the program graded is the reference solution with only that
+blank replaced by the student's fill, so a wrong softmax sum cannot cost the weighted vector. The
+fill earns its points when (1) the blank's expectations (public and hidden) hold, on the course's
+inputs and on the hidden variants' inputs, and (2) the rest of the program, which uses the fill,
+still runs to its end and leaves every top-level variable as the reference leaves it (same values,
+same kind: a list where the course builds a NumPy array breaks what follows, and is said so). The
+expected values for `SOLUTION` and the reference variables come from the unmodified solution on the
+same inputs, computed once per grading session.
+
+When the student changed code outside the blanks, the whole file is run instead, and the feedback
+says so. Either way the student's own file is also run once as it is, on the course's inputs, and
+the result says whether it runs to its end.
+
+What feedback may show follows `checking.disclosure`: a hidden grader's expectation by its
+description only, no value computed on hidden inputs, and no exception message from a program that
+holds the reference (the message could carry what the reference computed).
+
+A grader's test functions (`@pytest.mark.trou`, testfunctions.py) are more expectations of their
+blank: after the blank's units, they run in a session on the same program, each test asking its
+questions one at a time from a worker process of their own, within the copy's budget. They are
+checked on the reference solution with the references, and a test that fails there stops grading
+(`GraderError`): the course is at fault. Past that check, whatever a test does on a copy (its own
+error, its time or memory run out, its worker killed) is that copy's failure of that test, and the
+class goes on; the teacher reads it among the grade's `incidents`.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import functools
+import hashlib
+import sys
+import threading
+import time
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field, replace
+
+import trous
+
+from ..core import blanks as blanks_mod
+from ..core import compare
+from ..core import flow as flow_mod
+from ..core.course import Course, Exercise
+from ..core.source import read
+from ..core.checks import Check, Expect, load_checks
+from ..core.analysis import Analysis, analyse_bytes
+from ..sandbox.pool import RunnerPool
+from ..sandbox.protocol import CRASH, OK, SKIPPED, TIMEOUT, ErrorInfo, Job, Limits, Probe, ProbeResult, Unit, UnitResult
+from ..check.selfcheck import Verdict, _available, describe_error, disclosure, judge, limits_for
+from . import order as order_mod
+from ..core.grades import ERROR, FAILED, MISSING, PASSED, UNFILLED, BlankGrade, ExerciseGrade, SubmissionGrade
+from .testfunctions import Clock, Outcome, TestFunction, TestFunctions
+
+WHOLE_FILE_NOTE = ("tu as modifié le code en dehors des trous : l'exercice est noté en exécutant ton fichier "
+                   "entier (un trou faux peut alors en entraîner d'autres)")
+HARD_CODED = ("réussit l'exemple du cours mais échoue sur d'autres entrées : le calcul doit marcher pour toutes les "
+              "données (résultat écrit en dur ?)")
+ONLY_EXAMPLE = ("réussit l'exemple du cours mais échoue sur d'autres entrées : le calcul doit marcher pour toutes "
+                "les données")
+COPY_WALL = 60.0  # seconds of wall time for a whole copy, unless course.yaml says otherwise
+# Results of identical programs kept for reuse (other students' same fills), counted in bytes on the
+# wire: once read, they take several times that, so this keeps the grader's own memory under 200 MiB.
+CACHE_BYTES = 16 * 1024 * 1024
+ANALYSES = 4096  # copies read against their template kept for reuse
+# The scan of a class (order.py) gives each file this long, plus this many times its reference's run:
+# a program that ends by then is not held up, one that may loop is found for the price of the floor.
+SCAN_FLOOR = 0.5
+SCAN_FACTOR = 10.0
+AS_IS = "fichiers"  # the process key of the student's own files, run as they are
+# A unit that ended by itself: run again, it ends the same way (its result is kept for other copies).
+ENDED = (OK, "error", "exit")
+TEST_RESULTS = 16384  # outcomes of test functions on identical programs kept for reuse
+# What follows a right fill must give the reference's values; within these tolerances, since a
+# fill accepted by its own checks (within theirs) may differ from the reference's in the last digits.
+DOWNSTREAM_RTOL, DOWNSTREAM_ATOL = 1e-3, 1e-6
+
+
+# Why a program's variables could not be read, as a blank's remark says it (never the sandbox's text).
+STATE_UNREAD = {"timeout": " (temps dépassé en les lisant)", "too_big": " (trop volumineuses pour être vérifiées)",
+                "invalid": " (refusées par le correcteur : le programme a modifié ce qu'il lui envoie ?)",
+                "exception": " (une erreur s'est produite en les lisant)", "files": ""}
+
+
+class GraderError(Exception):
+    """The course itself is broken (a solution that does not run, a grader that does not load)."""
+
+
+def fingerprint(course: Course) -> str:
+    """Changes whenever anything that decides a grade changes: trous, course.yaml, any course file."""
+    digest = hashlib.sha256(trous.__version__.encode())
+    digest.update((course.root / "course.yaml").read_bytes())
+    for exercise in course.exercises:
+        for path in (exercise.template_path, exercise.solution_path, exercise.checks_path, exercise.grader_path):
+            digest.update(path.name.encode())
+            digest.update(path.read_bytes() if path.exists() else b"<absent>")
+    for folder in ("graders", "exercises"):  # fixtures of the test functions
+        path = course.root / folder / "conftest.py"
+        if path.exists():
+            digest.update(f"{folder}/conftest.py".encode() + path.read_bytes())
+    return digest.hexdigest()
+
+
+def _probe_key(expect: Expect) -> tuple:
+    return (expect.variant.key if expect.variant else (), expect.expr, expect.setup)
+
+
+def _probe(expect: Expect) -> Probe:
+    return Probe(expect.expr, expect.setup, secret=expect.hidden or bool(expect.variant and expect.variant.hidden))
+
+
+def _variant_order(expect: Expect | None) -> int:
+    """Public inputs first: a program learns the hidden inputs only after its public results are in."""
+    if expect is None or expect.variant is None:
+        return 0
+    return 1 if not expect.variant.hidden else 2
+
+
+@dataclass(frozen=True)
+class _Statement:
+    """The top-level statement holding a blank, in the solution's lines."""
+
+    first: int
+    last: int
+    names: tuple[str, ...]  # the top-level names it assigns
+
+
+@dataclass
+class _Reference:
+    """What the grader knows of one exercise's solution."""
+
+    solution: str
+    fills: list[blanks_mod.Fill]
+    blank_lines: list[int]  # template line of each blank
+    statements: list[_Statement | None]  # per blank
+
+
+@dataclass
+class _Planned:
+    """How to read a unit's results back."""
+
+    exercise: Exercise
+    blank: int | None  # the blank graded by this unit (None: whole-file unit, or the file as is)
+    expects: list[tuple[int, Expect]]  # (blank index, expectation) per probe
+    variant: tuple = ()
+    as_is: bool = False  # the student's own file, run as it is on the course's inputs
+
+
+@dataclass
+class _TestPlan:
+    """The test functions of one blank, run in a session on the program its units run."""
+
+    blank: int
+    program: str
+    filename: str
+    wall: float
+    group: str  # the process key of the blank's units: the tests run right after them
+    tests: list[TestFunction]
+    outcomes: list[Outcome] = field(default_factory=list)
+
+
+@dataclass
+class _ExercisePlan:
+    exercise: Exercise
+    analysis: Analysis
+    mode: str
+    units: list[int] = field(default_factory=list)  # positions in the job
+    tests: list[_TestPlan] = field(default_factory=list)
+
+
+class _Judged:
+    """What was already concluded from one result: the cache hands the very same UnitResult to every
+    copy whose program is the same (a right fill, written the same way by many students), and the
+    verdicts drawn from it (pure functions of it and of the grader's own checks) are then drawn once,
+    not once per copy. Keyed by the result's identity, forgotten with the result."""
+
+    def __init__(self):
+        self.tables: dict[int, tuple[weakref.ref, dict]] = {}
+
+    def of(self, result: UnitResult) -> dict:
+        key = id(result)
+        found = self.tables.get(key)
+        if found is not None and found[0]() is result:
+            return found[1]
+        table: dict = {}
+        self.tables[key] = (weakref.ref(result, lambda _, key=key: self.tables.pop(key, None)), table)
+        return table
+
+
+class _Cache:
+    """Results of identical programs, bounded by the bytes they took on the wire."""
+
+    def __init__(self, budget: int):
+        self.budget, self.used = budget, 0
+        self.items: OrderedDict[str, tuple[list[UnitResult], int]] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: str) -> list[UnitResult] | None:
+        with self.lock:
+            found = self.items.get(key)
+            if found is None:
+                return None
+            self.items.move_to_end(key)
+            return found[0]
+
+    def put(self, key: str, results: list[UnitResult]) -> None:
+        size = sum(r.size or 1024 for r in results)
+        if size > self.budget // 8:
+            return
+        with self.lock:
+            if key in self.items:
+                return
+            self.items[key] = (results, size)
+            self.used += size
+            while self.used > self.budget and self.items:
+                _, (_, dropped) = self.items.popitem(last=False)
+                self.used -= dropped
+
+
+def preloaded(course: Course, only: Iterable[str] | None = None) -> tuple[str, ...]:
+    """The modules a grading's sandboxes import once (numpy, whatever an exercise or a check
+    requires), for sandboxes launched before the Grader is made (cli.local_scheduler): a module
+    wanted after a sandbox started would be imported by every job instead."""
+    from ..check.selfcheck import preload_for  # noqa: PLC0415
+
+    wanted = None if only is None else set(only)
+    exercises = [e for e in course.exercises if wanted is None or e.id in wanted]
+    checks: dict[str, list[Check]] = {}
+    for exercise in exercises:
+        try:
+            checks[exercise.id] = load_checks(exercise.checks_path)
+        except Exception:  # noqa: BLE001 - the Grader says what is wrong with them, with where
+            checks[exercise.id] = []
+    return preload_for(exercises, checks)
+
+
+class Grader:
+    def __init__(self, course: Course, pool: RunnerPool | None = None, limits: Limits | None = None,
+                 graders_dir_required: bool = True, only: Iterable[str] | None = None):
+        self.course = course
+        self.exercises = [e for e in course.exercises if only is None or e.id in set(only)]
+        self.pool = pool
+        self.base_limits = limits
+        self.version = fingerprint(course)
+        self.copy_wall = course.spec.limits.copy_wall or COPY_WALL
+        self.checks: dict[str, list[Check]] = {}
+        self.refs: dict[str, _Reference] = {}
+        self.references: dict[tuple, ProbeResult] = {}
+        self.states: dict[tuple, dict] = {}  # (exercise id, variant) → the solution's top-level variables
+        self._cache = _Cache(CACHE_BYTES)
+        self._judged = _Judged()
+        self._running: dict[str, threading.Event] = {}  # groups being run, by key: set once done
+        self._by_variant: dict[tuple, dict] = {}
+        self._plain_states: dict[tuple, bool] = {}
+        self._analyses: OrderedDict[tuple, Analysis] = OrderedDict()
+        self._cache_lock = threading.Lock()
+        self._broken: str | None = None  # why the references cannot be computed
+        self._reference_seconds: dict[str, float] = {}  # exercise → its solution's longest run
+        # Results of files run as they are by scan(), until the copy's turn takes them (not in the
+        # cache, whose oldest entries make room for newer ones before the last copies' turns).
+        self._scanned: dict[str, UnitResult] = {}
+        # Told each test function's outcome on each copy (student, outcome): the doctor counts
+        # which mutants each test refuses.
+        self.observe: Callable[[str, Outcome], None] | None = None
+        for exercise in self.exercises:
+            self.checks[exercise.id] = self._load_checks(exercise, graders_dir_required)
+            try:
+                solution = read(exercise.solution_path).text
+            except Exception as exc:  # noqa: BLE001
+                raise GraderError(f"{exercise.solution_path} : {exc}") from None
+            template = read(exercise.template_path).text
+            fills = blanks_mod.align(template, solution)
+            if fills is None or len(fills) != len(exercise.blanks):
+                raise GraderError(f"{exercise.solution_path} : ne correspond pas à l'exercice (lance trous doctor)")
+            self.refs[exercise.id] = _Reference(solution, fills, [b.line for b in blanks_mod.find_blanks(template)],
+                                                _statements(solution, fills))
+        # Test functions: collected once by a pytest session of their own; one worker per grading thread.
+        self.tests = TestFunctions(course, self.exercises, pool.size if pool is not None else 1)
+        self._test_results: OrderedDict[str, list[Outcome]] = OrderedDict()
+        if self.tests.problems:
+            self.tests.close()
+            raise GraderError("\n".join(self.tests.problems))
+        if pool is not None:
+            from ..check.selfcheck import preload_for  # noqa: PLC0415
+
+            pool.want(preload_for(self.exercises, self.checks))
+
+    def close(self) -> None:
+        """Stop what the grader started besides its runners (the test functions' workers)."""
+        self.tests.close()
+
+    @property
+    def solutions(self) -> dict[str, str]:
+        return {k: r.solution for k, r in self.refs.items()}
+
+    @property
+    def solution_fills(self) -> dict[str, list[blanks_mod.Fill]]:
+        return {k: r.fills for k, r in self.refs.items()}
+
+    # -- loading -------------------------------------------------------------------------------
+    def _load_checks(self, exercise: Exercise, required: bool) -> list[Check]:
+        checks = []
+        for path, public in ((exercise.checks_path, True), (exercise.grader_path, False)):
+            if not path.exists():
+                if not public and required:
+                    raise GraderError(f"{path} : correcteur caché manquant")
+                continue
+            try:
+                loaded = load_checks(path)
+            except Exception as exc:  # noqa: BLE001
+                raise GraderError(f"{path} : {type(exc).__name__}: {exc}") from None
+            ids = {b.id for b in exercise.blanks}
+            for check in loaded:
+                if check.blank not in ids:
+                    raise GraderError(f"{path} : le trou « {check.blank} » n'existe pas dans {exercise.id}")
+            if not public:  # a hidden grader's expectations are described, never shown
+                loaded = [replace(c, expects=tuple(replace(e, hidden=True) for e in c.expects)) for c in loaded]
+            # A check that needs an absent module (torch…) is skipped, as in the student's self-check.
+            checks += [c for c in loaded if all(_available(m) for m in c.requires)]
+        return checks
+
+    def limits(self, exercise: Exercise) -> Limits:
+        return limits_for(exercise, self.base_limits)
+
+    def job_limits(self) -> Limits:
+        # course.yaml's bounds (memory, processes, output…) hold for every job; the wall is per unit.
+        return self.limits(self.exercises[0]) if self.exercises else (self.base_limits or Limits())
+
+    # -- references ----------------------------------------------------------------------------
+    def _variants(self, exercise: Exercise, blank_indexes: Iterable[int] | None = None) -> dict[tuple, list[tuple[int, Expect]]]:
+        """Expectations by variant, public inputs first; the course's own inputs always included."""
+        key = (exercise.id, None if blank_indexes is None else tuple(blank_indexes))
+        found = self._by_variant.get(key)
+        if found is None:
+            found = self._by_variant[key] = self._group_by_variant(exercise, blank_indexes)
+        return found
+
+    def _group_by_variant(self, exercise: Exercise, blank_indexes) -> dict[tuple, list[tuple[int, Expect]]]:
+        groups: dict[tuple, list[tuple[int, Expect]]] = {(): []}
+        order: dict[tuple, int] = {(): 0}
+        wanted = None if blank_indexes is None else set(blank_indexes)
+        for check in self.checks[exercise.id]:
+            index = exercise.blank_index(check.blank)
+            if wanted is not None and index not in wanted:
+                continue
+            for expect in check.expects:
+                key = expect.variant.key if expect.variant else ()
+                groups.setdefault(key, []).append((index, expect))
+                order[key] = min(order.get(key, 9), _variant_order(expect))
+        return {k: groups[k] for k in sorted(groups, key=lambda k: order[k])}
+
+    def reference_job(self) -> tuple[Job, list[tuple[str, tuple, list[tuple]]]]:
+        units, keys = [], []
+        for exercise in self.exercises:
+            for variant, pairs in self._variants(exercise).items():
+                expects: list[Expect] = []
+                for _, expect in pairs:
+                    if expect.uses_solution and all(_probe_key(e) != _probe_key(expect) for e in expects):
+                        expects.append(expect)
+                units.append(Unit(self.refs[exercise.id].solution, f"solutions/{exercise.id}.py",
+                                  tuple(Probe(e.expr, e.setup) for e in expects), overrides=variant,
+                                  process=exercise.id, wall=self.limits(exercise).wall, state=()))
+                keys.append((exercise.id, variant, [_probe_key(e) for e in expects]))
+        return Job(tuple(units), self.job_limits(), capture_output=False), keys
+
+    def compute_references(self) -> None:
+        if self._broken is not None:
+            raise GraderError(self._broken)
+        if self.states or self.pool is None:
+            return
+        job, keys = self.reference_job()
+        if not job.units:
+            return
+        results = self._spread(job)
+        problems = []
+        for result, (exercise_id, variant, probe_keys) in zip(results, keys):
+            shown = f" (variante {dict(variant)})" if variant else ""
+            self._reference_seconds[exercise_id] = max(self._reference_seconds.get(exercise_id, 0.0), result.seconds)
+            if result.status != OK:
+                problems.append(f"{exercise_id} : la solution ne s'exécute pas jusqu'au bout{shown} : "
+                                f"{describe_error(result.error)}")
+            if not isinstance(result.state, dict) or "$error" in result.state:
+                problems.append(f"{exercise_id} : variables de la solution illisibles{shown}")
+            else:
+                self.states[(exercise_id, variant)] = result.state
+                # Equal to it then means equal values (no True standing for a 1 among lists of numbers).
+                self._plain_states[(exercise_id, variant)] = compare.plain(result.state)
+            for key, probe in zip(probe_keys, result.probes):
+                if not probe.evaluated or probe.error is not None:
+                    error = probe.error or result.error
+                    problems.append(f"{exercise_id} : la solution ne donne pas de valeur pour {key[1]!r}{shown} : "
+                                    f"{error.message if error else result.status}")
+                self.references[(exercise_id, key)] = probe
+        if not problems and self.tests:
+            problems += self._reference_tests()
+        if problems:
+            self._broken = "\n".join(problems)  # said again to whoever asks again: nothing is graded
+            raise GraderError(self._broken)
+
+    def _spread(self, job: Job) -> list[UnitResult]:
+        """The job's processes (a unit group each) spread over the pool's runners and run at once,
+        as they wait idle at the start; the results in the job's order."""
+        groups: dict[str, list[int]] = {}
+        for i, unit in enumerate(job.units):
+            groups.setdefault(unit.process, []).append(i)
+        shares: list[list[int]] = [[] for _ in range(min(self.pool.size, len(groups)))]
+        for k, positions in enumerate(groups.values()):
+            shares[k % len(shares)].extend(positions)
+        results: list[UnitResult | None] = [None] * len(job.units)
+        parts = [Job(tuple(job.units[i] for i in share), job.limits, job.capture_output) for share in shares]
+        for n, got in self.pool.map(parts):
+            for i, result in zip(shares[n], got):
+                results[i] = result
+        return results  # type: ignore[return-value]
+
+    def _reference_tests(self) -> list[str]:
+        """Every test function on the reference solution: each must pass there (a grader gives the
+        solution all its points) and ask the program something (else it checks nothing)."""
+        problems = []
+        for exercise in self.exercises:
+            tests = [t for b in exercise.blanks for t in self.tests.of(exercise.id, b.id)]
+            if not tests:
+                continue
+            ref = self.refs[exercise.id]
+            wall = self.limits(exercise).wall
+            with self.pool.session(Unit(ref.solution, f"solutions/{exercise.id}.py", wall=wall),
+                                   self.job_limits()) as session:
+                outcomes = self.tests.run(tests, session, Clock(float("inf")), "", reference=True,
+                                          value_kb=self.job_limits().value_kb)
+            for outcome in outcomes:
+                test = outcome.test
+                if outcome.outcome not in ("passed", "skipped"):
+                    detail = "\n".join("    " + line for line in outcome.detail.splitlines()[-25:])
+                    problems.append(f"{test.path}::{test.name} (trou « {test.blank} ») échoue sur la solution de "
+                                    f"référence : un correcteur donne tous ses points à la solution\n{detail}")
+                elif outcome.outcome == "passed" and outcome.asked == 0:
+                    problems.append(f"{test.path}::{test.name} (trou « {test.blank} ») ne demande rien au programme "
+                                    "(eleve n'y est jamais appelé) : il ne vérifie rien")
+        return problems
+
+    # -- one submission ------------------------------------------------------------------------
+    def plan(self, files: dict[str, bytes | None]) -> tuple[Job, list[_ExercisePlan], list[_Planned]]:
+        units: list[Unit] = []
+        planned: list[_Planned] = []
+        plans: list[_ExercisePlan] = []
+        as_is: list[tuple[Unit, _Planned, _ExercisePlan]] = []  # run last: see run()
+
+        def add(unit: Unit, meta: _Planned, plan: _ExercisePlan) -> None:
+            plan.units.append(len(units))
+            units.append(unit)
+            planned.append(meta)
+
+        for exercise in self.exercises:
+            shown = f"exercises/{exercise.id}.py"
+            analysis = self._analyse(exercise, files.get(exercise.id), shown)
+            wall = self.limits(exercise).wall
+            if files.get(exercise.id) is None:
+                plans.append(_ExercisePlan(exercise, analysis, "missing"))
+                continue
+            if not analysis.readable:
+                plans.append(_ExercisePlan(exercise, analysis, "unreadable"))
+                continue
+            if not analysis.source.text.strip():
+                plans.append(_ExercisePlan(exercise, analysis, "empty"))
+                continue
+            if analysis.aligned:
+                plan = _ExercisePlan(exercise, analysis, "blanks")
+                ref = self.refs[exercise.id]
+                for index in range(len(exercise.blanks)):
+                    if not analysis.is_filled(index):
+                        continue
+                    program = self._spliced(ref, analysis, index)
+                    # One process per blank: it holds the solution's other fills, never this one's.
+                    group = f"{exercise.id}/{index}"
+                    for variant, expects in self._variants(exercise, [index]).items():
+                        names = tuple(self.states.get((exercise.id, variant), {}))
+                        add(Unit(program, shown, tuple(_probe(e) for _, e in expects),
+                                 overrides=variant, process=group, group=group, wall=wall, state=names),
+                            _Planned(exercise, index, expects, variant), plan)
+                    tests = self.tests.of(exercise.id, exercise.blanks[index].id)
+                    if tests:
+                        plan.tests.append(_TestPlan(index, program, shown, wall, group, tests))
+                # The student's own files, run as they are: all in one process (one after the other,
+                # each in a fresh namespace), since they hold nothing but the student's own code.
+                as_is.append((Unit(analysis.source.text, shown, (), process=AS_IS, group=f"{exercise.id}/fichier",
+                                   wall=wall), _Planned(exercise, None, [], (), as_is=True), plan))
+                plans.append(plan)
+                continue
+            if analysis.syntax is not None:
+                plans.append(_ExercisePlan(exercise, analysis, "syntax"))
+                continue
+            plan = _ExercisePlan(exercise, analysis, "whole_file")
+            filled = [i for i in range(len(exercise.blanks)) if analysis.is_filled(i)]
+            for variant, expects in self._variants(exercise, filled).items():
+                add(Unit(analysis.source.text, shown, tuple(_probe(e) for _, e in expects),
+                         overrides=variant, process=exercise.id, group=exercise.id, wall=wall),
+                    _Planned(exercise, None, expects, variant, as_is=not variant), plan)
+            for index in filled:
+                tests = self.tests.of(exercise.id, exercise.blanks[index].id)
+                if tests:
+                    plan.tests.append(_TestPlan(index, analysis.source.text, shown, wall, exercise.id, tests))
+            plans.append(plan)
+        for unit, meta, plan in as_is:
+            add(unit, meta, plan)
+        job = Job(tuple(units), self.job_limits(), capture_output=False)
+        return job, plans, planned
+
+    @staticmethod
+    def _spliced(ref: _Reference, analysis: Analysis, index: int) -> str:
+        return blanks_mod.splice(ref.solution, ref.fills, {index: analysis.fill_text(index)})
+
+    def blank_program(self, exercise: Exercise, data: bytes | None, index: int) -> tuple[str | None, str]:
+        """The program grading runs blank `index` of this file on: the solution with only that blank
+        replaced by the student's fill, or the whole file when code outside the blanks changed.
+        (None, why) when the blank is not run at all."""
+        analysis = self._analyse(exercise, data, f"exercises/{exercise.id}.py")
+        if data is None:
+            return None, "fichier absent de la copie"
+        if not analysis.readable:
+            return None, analysis.error or "fichier illisible"
+        if not analysis.source.text.strip():
+            return None, "fichier vide : rien à noter"
+        if not analysis.is_filled(index):
+            return None, "trou pas rempli (___)"
+        if analysis.aligned:
+            return self._spliced(self.refs[exercise.id], analysis, index), ""
+        if analysis.syntax is not None:
+            return None, f"erreur de syntaxe ligne {analysis.syntax.line} : {analysis.syntax.message}"
+        return analysis.source.text, ""
+
+    def _analyse(self, exercise: Exercise, data: bytes | None, shown: str) -> Analysis:
+        # Tokenizing is the costliest step here, and many copies hold the very same file.
+        key = (exercise.id, shown, None if data is None else hashlib.sha256(data).digest())
+        with self._cache_lock:
+            found = self._analyses.get(key)
+            if found is not None:
+                self._analyses.move_to_end(key)
+        if found is None:
+            found = analyse_bytes(exercise, data, shown)
+            with self._cache_lock:
+                self._analyses[key] = found
+                while len(self._analyses) > ANALYSES:
+                    self._analyses.popitem(last=False)
+        return found
+
+    def interpret(self, student: str, plans: list[_ExercisePlan], planned: list[_Planned],
+                  results: list[UnitResult]) -> SubmissionGrade:
+        grade = SubmissionGrade(student, self.course.id, self.version)
+        for plan in plans:
+            grade.exercises.append(self._exercise_grade(plan, planned, results))
+            tampered = next(filter(None, (_tampered(results[i]) for i in plan.units)), None)
+            if tampered is not None:
+                grade.incidents.append(f"{plan.exercise.id} : réponse du bac à sable refusée ({tampered}) — aucun "
+                                       "programme ne l'écrit sans toucher au correcteur : la copie l'a sans doute modifié")
+            for test_plan in plan.tests:
+                for outcome in test_plan.outcomes:
+                    if self.observe is not None:
+                        self.observe(student, outcome)
+                    incident = outcome.incident()
+                    if incident is not None:  # the test passes on the reference: this copy's values did it
+                        grade.incidents.append(f"{plan.exercise.id} : {incident}")
+        return grade
+
+    def _exercise_grade(self, plan: _ExercisePlan, planned: list[_Planned], results: list[UnitResult]) -> ExerciseGrade:
+        exercise, analysis = plan.exercise, plan.analysis
+        grade = ExerciseGrade(exercise.id, exercise.title, 0.0, exercise.points, plan.mode)
+        if plan.mode in ("missing", "unreadable", "syntax", "empty"):
+            return self._unrunnable(grade, plan)
+        verdicts: dict[int, list[tuple[Expect | None, object]]] = {}
+        seen: dict[tuple, object] = {}  # (blank, check, variant) → the value it obtained
+        told: set[int] = set()  # blanks whose downstream problem is already said
+        spliced = plan.mode == "blanks"
+        for position in plan.units:
+            meta, result = planned[position], results[position]
+            if meta.as_is:
+                grade.run = self._run_as_is(result, analysis)
+                if meta.blank is None and not meta.expects:
+                    continue
+            own_ok = True
+            judged = self._judged.of(result)
+            for j, ((index, expect), probe) in enumerate(zip(meta.expects, result.probes)):
+                if spliced:
+                    result_view, probe_view = _remap(result, probe, analysis, index)
+                else:
+                    result_view, probe_view = result, probe
+                expected = expect.expected
+                if expect.uses_solution:
+                    reference = self.references.get((exercise.id, _probe_key(expect)))
+                    if reference is None or reference.error is not None or not reference.evaluated:
+                        raise GraderError(f"{exercise.id} : pas de valeur de référence pour {expect.expr!r}")
+                    expected = reference.value
+                say = disclosure(expect, graded=True, own_file=not spliced and not meta.variant)
+                # Drawn from the result alone (no line of this copy's own in it): the same for every copy.
+                key = (j, id(expect), say) if result_view is result and probe_view is probe else None
+                verdict = judged.get(key) if key is not None else None
+                if verdict is None:
+                    verdict = judge(expect, expected, result_view, probe_view, say=say)
+                    if key is not None:
+                        judged[key] = verdict
+                own_ok = own_ok and verdict.ok
+                verdicts.setdefault(index, []).append((expect, verdict))
+                if probe.evaluated and probe.error is None:
+                    seen[(index, expect.setup, expect.expr, expect.variant.key if expect.variant else ())] = probe.value
+            if spliced and meta.blank is not None:
+                downstream = self._downstream(exercise, analysis, meta, result, own_ok)
+                if downstream is not None:
+                    if meta.blank in told:  # said once, on the first inputs where it shows
+                        downstream = replace(downstream, reason="")
+                    told.add(meta.blank)
+                    verdicts.setdefault(meta.blank, []).append((None, downstream))
+        for test_plan in plan.tests:
+            line = (lambda n, i=test_plan.blank: analysis.line_of(i) if n else None) if spliced else (lambda n: n)
+            for outcome in test_plan.outcomes:
+                verdict = outcome.verdict(line)
+                if verdict is not None:
+                    verdicts.setdefault(test_plan.blank, []).append((None, verdict))
+        if plan.mode == "whole_file":
+            grade.notes.append(WHOLE_FILE_NOTE)
+        for i, blank in enumerate(exercise.blanks):
+            line = analysis.line_of(i)
+            if not analysis.is_filled(i):
+                grade.blanks.append(BlankGrade(blank.id, i + 1, 0.0, blank.points, UNFILLED, "pas rempli (___)",
+                                               line, blank.hints[0]))
+                continue
+            judged = verdicts.get(i, [])
+            failures = [(e, v) for e, v in judged if not v.ok]
+            if not failures:
+                grade.blanks.append(BlankGrade(blank.id, i + 1, blank.points, blank.points, PASSED, "juste", line))
+                continue
+            example_ok = all(v.ok for e, v in judged if e is not None and e.variant is None)
+            reasons = list(dict.fromkeys(v.reason for _, v in failures if v.reason))[:2]
+            message = "\n".join(reasons)
+            # Right on the course's own inputs, other values on other inputs (shown or hidden): likely
+            # written by hand (not when the trouble is a kind or shape, which the other messages say).
+            if example_ok and not any(v.kind == "structure" for _, v in failures) and any(
+                    e is not None and e.variant is not None and v.kind == "value" for e, v in failures):
+                # Written in, it gives on other inputs what it gave on the course's; a formula that only
+                # coincides there (a `>` for `>=`) gives something else: it is not called « écrit en dur ».
+                unmoved = (_unmoved(seen, i, e) for e, _ in failures if e is not None and e.variant is not None)
+                known = [u for u in unmoved if u is not None]
+                written_in = any(known) if known else not _reads_data(analysis, i)
+                message = (HARD_CODED if written_in else ONLY_EXAMPLE) + "\n" + message
+            grade.blanks.append(BlankGrade(blank.id, i + 1, 0.0, blank.points, FAILED, message, line,
+                                           blank.hints[0]))
+        grade.score = round(sum(b.score for b in grade.blanks), 6)
+        return grade
+
+    @staticmethod
+    def _unrunnable(grade: ExerciseGrade, plan: _ExercisePlan) -> ExerciseGrade:
+        exercise, analysis = plan.exercise, plan.analysis
+        if plan.mode == "missing":
+            message = "fichier absent de la copie"
+        elif plan.mode == "empty":
+            message = "fichier vide : rien à noter"
+        elif plan.mode == "unreadable":
+            message = analysis.error or "fichier illisible"
+        else:
+            s = analysis.syntax
+            message = f"erreur de syntaxe ligne {s.line} : {s.message}\n  {s.line} | {s.text.strip()}"
+        grade.message = message
+        if plan.mode == "syntax":
+            grade.run = {"ok": False, "line": analysis.syntax.line, "text": analysis.syntax.text.strip(),
+                         "error": f"SyntaxError: {analysis.syntax.message}"}
+        for i, blank in enumerate(exercise.blanks):
+            status = MISSING if plan.mode in ("missing", "empty") else (
+                UNFILLED if analysis.readable and not analysis.is_filled(i) else ERROR)
+            grade.blanks.append(BlankGrade(blank.id, i + 1, 0.0, blank.points, status,
+                                           "pas rempli (___)" if status == UNFILLED else message,
+                                           analysis.line_of(i) if analysis.readable else None, blank.hints[0]))
+        return grade
+
+    @staticmethod
+    def _run_as_is(result: UnitResult, analysis: Analysis) -> dict:
+        """Does the student's own file, run as it is on the course's inputs, reach its end?"""
+        if result.status == OK:
+            return {"ok": True}
+        error = result.error
+        line = error.line if error else None
+        text = analysis.source.line(line).strip() if (line and analysis.source) else None
+        if error is not None and error.kind in ("exception", "syntax") and error.type:
+            said = f"{error.type}: {error.message}" if error.message else error.type
+        else:
+            said = describe_error(error)
+        if error is not None and error.type == "NameError" and "'___'" in (error.message or ""):
+            said = "trou pas encore rempli (___)"
+        return {"ok": False, "line": line, "text": text, "error": _short(said, 300)}
+
+    def _downstream(self, exercise: Exercise, analysis: Analysis, meta: _Planned, result: UnitResult,
+                    own_ok: bool):
+        """Does the rest of the program still run, and leave the reference's variables? A verdict
+        when it does not (values are never shown: they could be the reference's), else None.
+        `own_ok`: the blank's own expectations hold on this unit."""
+        reference = self.states.get((exercise.id, meta.variant))
+        if reference is None:
+            return None
+        ref = self.refs[exercise.id]
+        index = meta.blank
+        statement = ref.statements[index]
+        context = ""
+        if meta.variant:
+            variant = next((e.variant for _, e in meta.expects if e.variant), None)
+            context = f"sur d'autres entrées ({variant.description}) : " if variant else "sur d'autres entrées : "
+        if result.status == OK and self._plain_states[(exercise.id, meta.variant)]:
+            judged = self._judged.of(result)
+            same = judged.get(("state", exercise.id, meta.variant))
+            if same is None:
+                same = judged[("state", exercise.id, meta.variant)] = result.state == reference
+            if same:
+                return None  # the usual case: the very variables of the reference
+        kind = self._kind_gloss(statement, reference, result.state)
+        error = result.error
+        but = "ton trou donne la bonne valeur, mais " if own_ok else ""
+        if result.status != OK and error is not None and statement is not None:
+            extra = blanks_mod.extra_lines(analysis.fill_text(index) or "") - blanks_mod.extra_lines(ref.fills[index].text)
+            running = error.statement or error.line  # the line the top-level flow was on
+            after = running is not None and running > statement.last + extra
+            # The program must reach its end: a stop costs the blank wherever it happens (in a loop, a
+            # later line may run before the blank's own line does again). Said once the blank's own
+            # expectations hold; otherwise they say what is wrong.
+            if after or own_ok:
+                where = self._student_line(exercise, analysis, meta, running) if running else None
+                # The exception's type only: its message could carry what the reference computed.
+                said = (f" — {error.type or 'erreur'}" if error.kind in ("exception", "exit")
+                        else f" — {describe_error(error, message=error.kind != 'memory')}")
+                shown = f"\n  {where} | {analysis.source.line(where).strip()}" if where and analysis.source else ""
+                stops = "la suite du programme s'arrête" if after else "le programme s'arrête"
+                text = f"{context}{but}{stops}{f' ligne {where}' if where else ''}{said}{shown}"
+                return Verdict(False, text + (f"\n{kind}" if kind else ""), where)
+        if result.status != OK:
+            return None  # the blank's own expectations already say why
+        if not isinstance(result.state, dict) or "$error" in result.state:
+            # What the program left cannot be compared: no credit for what could not be checked. The
+            # words are the grader's (the sandbox's could carry what a hidden run read).
+            why = STATE_UNREAD.get(((result.state or {}).get("$error") or {}).get("kind"), "")
+            return Verdict(False, f"{context}{but}les variables que laisse le programme n'ont pas pu être comparées "
+                                  f"à celles de la solution{why}", kind="error")
+        own = set(statement.names) if statement is not None else set()
+        for name, expected in reference.items():
+            obtained = result.state.get(name, {"$missing": True})
+            if name in own:
+                # The blank's own variable: its values are its expectations' to judge (with their
+                # tolerances); its kind is judged here, since what follows relies on it.
+                mismatch = compare.compare(expected, obtained, rtol=float("inf"), atol=float("inf"))
+            elif own_ok:
+                mismatch = compare.compare(expected, obtained, rtol=DOWNSTREAM_RTOL, atol=DOWNSTREAM_ATOL)
+            else:
+                continue  # a wrong value changes what follows: its own expectations say it
+            if mismatch is None or (name in own and not mismatch.structural):
+                continue
+            reason = mismatch.reason if mismatch.structural else ""  # values could be the reference's
+            if name in own:
+                return Verdict(False, context + (kind or f"« {name} » : {reason}"), kind="structure")
+            text = (f"{context}{but}la suite du programme ne donne plus les mêmes résultats : "
+                    f"« {name} »{f' — {reason}' if reason else ' diffère'}")
+            return Verdict(False, text + (f"\n{kind}" if kind else ""), kind="value")
+        return None
+
+    @staticmethod
+    def _kind_gloss(statement: _Statement | None, reference: dict, state: dict | None) -> str:
+        """When the blank's own variable is not of the kind the course builds, say so in French."""
+        if statement is None or not isinstance(state, dict):
+            return ""
+        for name in statement.names:
+            if name not in reference or name not in state:
+                continue
+            expected, obtained = compare.decode(reference[name], arrays=True), compare.decode(state[name], arrays=True)
+            if isinstance(expected, compare.Array) and not isinstance(obtained, compare.Array):
+                return (f"« {name} » est {compare.describe_type(obtained)} là où le cours construit un tableau NumPy "
+                        "(np.array…) : la suite du programme s'en sert comme d'un tableau")
+            if isinstance(expected, float) and isinstance(obtained, int) and not isinstance(obtained, bool):
+                return (f"« {name} » est un entier là où le cours construit un nombre à virgule : "
+                        "la suite du programme en dépend")
+        return ""
+
+    def _student_line(self, exercise: Exercise, analysis: Analysis, meta: _Planned, line: int) -> int | None:
+        """A line of the per-blank program, placed in the student's own file."""
+        ref = self.refs[exercise.id]
+        extras = [blanks_mod.extra_lines(f.text) for f in ref.fills]
+        extras[meta.blank] = blanks_mod.extra_lines(analysis.fill_text(meta.blank) or "")
+        template_line = blanks_mod.LineMap.of(ref.blank_lines, extras).to_template(line)
+        own = [blanks_mod.extra_lines(f.text) for f in analysis.fills or []]
+        if len(own) != len(ref.blank_lines):
+            return None
+        return blanks_mod.LineMap.of(ref.blank_lines, own).to_copy(template_line)
+
+    def grade(self, student: str, files: dict[str, bytes | None]) -> SubmissionGrade:
+        if self.pool is None:
+            raise GraderError("aucun exécuteur : créez le Grader avec un RunnerPool")
+        self.compute_references()
+        job, plans, planned = self.plan(files)
+        return self.interpret(student, plans, planned, self.run(job, planned, plans))
+
+    def run(self, job: Job, planned: list[_Planned] | None = None,
+            plans: list[_ExercisePlan] | None = None) -> list[UnitResult]:
+        """Run a submission's units, one job per process key (a blank, or a whole file), within the
+        copy's time budget; after each blank's units, its test functions (`plans`), in a session.
+
+        A job per blank means the process running a student's fill never holds the programs of the
+        same exercise's other blanks, which contain the solution of this one. Programs are
+        deterministic, so a group of units already run in this session (another student wrote
+        the same fill) is not run again; groups that timed out or crashed always are. Past the
+        copy's budget, the remaining groups are not run: their blanks get 0 with a remark.
+        """
+        results: list[UnitResult | None] = [None] * len(job.units)
+        groups: dict[str, list[int]] = {}
+        for i, unit in enumerate(job.units):
+            groups.setdefault(unit.process, []).append(i)
+        tests: dict[str, list[_TestPlan]] = {}
+        for plan in plans or ():
+            for test_plan in plan.tests:
+                tests.setdefault(test_plan.group, []).append(test_plan)
+        clock = Clock(self.copy_wall)
+        for process, positions in groups.items():
+            self._run_group(process, positions, job, planned, results, clock)
+            for test_plan in tests.pop(process, ()):
+                self._run_tests(test_plan, [results[i] for i in positions], job.limits, clock)
+        return results  # type: ignore[return-value]
+
+    def _spent_message(self) -> str:
+        return (f"non exécuté : le temps accordé à la copie ({_seconds(self.copy_wall)}) est épuisé "
+                "(boucles trop longues ailleurs ?)")
+
+    def _run_group(self, process: str, positions: list[int], job: Job, planned: list[_Planned] | None,
+                   results: list, clock: Clock) -> None:
+        if process == AS_IS:
+            if planned is not None:
+                positions = self._known_loops(positions, planned, results)
+            # Each file is its own program: one already run as it is (another student handed in
+            # the very same file) is not run again, even when the rest of the copy differs.
+            for i in list(positions):
+                known = self._file_result(job.units[i], job.limits)
+                if known is not None:
+                    results[i] = known
+                    positions.remove(i)
+            if not positions:
+                return
+        left = clock.left()
+        if left <= 0.05:
+            for i in positions:
+                results[i] = UnitResult.failed(SKIPPED, "skipped", self._spent_message(), len(job.units[i].probes))
+            return
+        units = tuple(_within(job.units[i], left, job.limits) for i in positions)
+        key = _group_key(units, job.limits)
+        cached = self._cache.get(key)
+        while cached is None:
+            # Another thread running this very group (the first copies of a class share most of
+            # their programs, and all miss the cache at once): its results, once they are in.
+            with self._cache_lock:
+                running = self._running.get(key)
+                if running is None:
+                    self._running[key] = threading.Event()
+            if running is not None:
+                running.wait()
+                # None when they were not kept (a timeout): run here. Files run as they are are kept each
+                # on its own (another copy may hand in one of them only).
+                if process == AS_IS:
+                    found = [self._file_result(unit, job.limits) for unit in units]
+                    cached = None if any(f is None for f in found) else found
+                else:
+                    cached = self._cache.get(key)
+                continue
+            try:
+                started = time.monotonic()
+                cached = self.pool.run(Job(units, job.limits, job.capture_output))
+                clock.spend(time.monotonic() - started)
+                if process == AS_IS:
+                    for unit, result in zip(units, cached):
+                        if result.status in ENDED:
+                            self._cache.put(_group_key((unit,), job.limits), [result])
+                elif all(r.status in ENDED for r in cached):
+                    self._cache.put(key, cached)
+            finally:
+                with self._cache_lock:
+                    self._running.pop(key).set()
+        for i, result in zip(positions, cached):
+            results[i] = result
+
+    def _file_result(self, unit: Unit, limits: Limits) -> UnitResult | None:
+        """The result of a file run as it is, when known: kept for another copy's same file, or run
+        by scan() for this copy's turn (then taken, and kept like the others)."""
+        key = _group_key((unit,), limits)
+        known = self._cache.get(key)
+        if known is not None:
+            return known[0]
+        with self._cache_lock:
+            scanned = self._scanned.pop(key, None)
+        if scanned is not None:
+            self._cache.put(key, [scanned])
+        return scanned
+
+    def _run_tests(self, plan: _TestPlan, unit_results: list[UnitResult], limits: Limits, clock: Clock) -> None:
+        """A blank's test functions, in a session on the program its units ran. Not when those units
+        found the program hanging or crashing: the tests would cost that time again for nothing."""
+        stopped = next((r for r in unit_results if r is not None and r.status in (TIMEOUT, CRASH, SKIPPED)), None)
+        if stopped is not None:
+            plan.outcomes = [Outcome.stopped(t, stopped.error) for t in plan.tests]
+            return
+        digest = hashlib.sha256(_digest(plan.program))
+        digest.update("\0".join((plan.filename, repr(plan.wall), repr(sorted(limits.__dict__.items())),
+                                  *(t.nodeid for t in plan.tests))).encode())
+        key = digest.hexdigest()
+        with self._cache_lock:
+            known = self._test_results.get(key)
+        if known is not None:
+            plan.outcomes = known
+            return
+        if clock.left() <= 0.05:
+            error = ErrorInfo("skipped", message=self._spent_message())
+            plan.outcomes = [Outcome.stopped(t, error) for t in plan.tests]
+            return
+        with self.pool.session(Unit(plan.program, plan.filename, wall=plan.wall), limits) as session:
+            plan.outcomes = self.tests.run(plan.tests, session, clock, self._spent_message(), value_kb=limits.value_kb)
+        if all(o.definitive for o in plan.outcomes):
+            with self._cache_lock:
+                self._test_results[key] = plan.outcomes
+                while len(self._test_results) > TEST_RESULTS:
+                    self._test_results.popitem(last=False)
+
+    @staticmethod
+    def _known_loops(positions: list[int], planned: list[_Planned], results: list) -> list[int]:
+        """The student's files whose exercise already looped in a per-blank run are not run again as
+        they are (that would cost the same wall time once more): their report says so instead."""
+        looped = {planned[i].exercise.id for i, r in enumerate(results)
+                  if r is not None and r.status == "timeout" and planned[i].blank is not None}
+        keep = []
+        for i in positions:
+            if planned[i].exercise.id in looped:
+                results[i] = UnitResult.failed(SKIPPED, "skipped", "non lancé tel quel : un de tes trous tourne déjà "
+                                                                   "sans fin (temps dépassé)", 0)
+            else:
+                keep.append(i)
+        return keep
+
+    # -- the copy's files run as they are, ahead of its turn (order.py) --------------------------
+    def scan(self, files: dict[str, bytes | None]) -> bool:
+        """Run each file of the copy as it is, in one process, each within a few times what its
+        reference solution takes (SCAN_FLOOR + SCAN_FACTOR times, not when that is over half its
+        wall time): a result the full wall time would give too (it ended by itself) is kept for the
+        copy's turn, which finds it for the very unit it runs. True when a file ran past that time:
+        it may loop (or be slow), and its copy is better graded early."""
+        units: list[Unit] = []
+        reused: list[Unit] = []  # the unit grading runs, the same but for its full wall
+        whole: list[Unit] = []
+        for exercise in self.exercises:
+            data = files.get(exercise.id)
+            if data is None:
+                continue
+            shown = f"exercises/{exercise.id}.py"
+            analysis = self._analyse(exercise, data, shown)
+            if not analysis.readable or not analysis.source.text.strip():
+                continue
+            if not analysis.aligned and analysis.syntax is not None:
+                continue
+            wall = self.limits(exercise).wall
+            scan_wall = SCAN_FLOOR + SCAN_FACTOR * self._reference_seconds.get(exercise.id, 0.0)
+            if scan_wall > wall / 2:  # its reference is too slow to tell a loop early: left to its turn
+                continue
+            unit = Unit(analysis.source.text, shown, (), process=AS_IS, group=f"{exercise.id}/fichier", wall=wall)
+            scanned = replace(unit, wall=scan_wall)
+            if analysis.aligned:  # the very unit of the copy's own files (plan), in the same order
+                reused.append(unit)
+                units.append(scanned)
+            else:  # run whole with its checks when graded: scanned only to see whether it ends, and last
+                whole.append(scanned)
+        if not units and not whole:
+            return False
+        limits = self.job_limits()
+        results = self.pool.run(Job(tuple(units + whole), limits, capture_output=False))
+        for unit, result in zip(reused, results):
+            if result.status in ENDED:  # so it would have with more time
+                with self._cache_lock:
+                    self._scanned[_group_key((unit,), limits)] = result
+        return any(result.status == TIMEOUT for result in results)
+
+    def grade_many(self, submissions: Iterable[tuple[str, dict[str, bytes | None]]],
+                   on_done: Callable[[SubmissionGrade], None] | None = None) -> Iterator[SubmissionGrade]:
+        """Grade in parallel across the pool's runners; yields grades as they finish. More copies
+        than runners: the class is scanned first, and the copies that may loop graded first (order.py)."""
+        import queue  # noqa: PLC0415
+
+        self.compute_references()
+        copies = list(submissions)
+        schedule = order_mod.Schedule(len(copies), scan=len(copies) > self.pool.size)
+        finished: queue.SimpleQueue = queue.SimpleQueue()  # (grade, None), (None, error), or None: a thread ended
+
+        def work() -> None:
+            try:
+                while (task := schedule.next()) is not None:
+                    kind, k = task
+                    student, files = copies[k]
+                    if kind == "scan":
+                        if self.scan(files):
+                            schedule.suspect(k)
+                    else:
+                        finished.put((self.grade(student, files), None))
+            except BaseException as exc:  # noqa: BLE001 - raised to the caller, which stops the rest
+                schedule.stop()
+                finished.put((None, exc))
+            finally:
+                finished.put(None)
+
+        threads = [threading.Thread(target=work, name=f"trous-grading-{i}", daemon=True)
+                   for i in range(min(self.pool.size, len(copies)))]
+        # Grading threads mostly wait on pipes; a short switch interval lets the thread that records
+        # grades (SQLite releases the lock on every statement) get it back without queuing 5 ms.
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(min(interval, 0.0005))
+        try:
+            for thread in threads:
+                thread.start()
+            running = len(threads)
+            while running:
+                item = finished.get()
+                if item is None:
+                    running -= 1
+                    continue
+                grade, error = item
+                if error is not None:
+                    raise error
+                if on_done:
+                    on_done(grade)
+                yield grade
+        finally:
+            # Interrupted (Ctrl+C, an error): the threads end with the copy they are on, no other.
+            schedule.stop()
+            for thread in threads:
+                thread.join()
+            sys.setswitchinterval(interval)
+            with self._cache_lock:
+                self._scanned.clear()  # what a copy did not take (its exercise looped in a blank's run)
+
+
+def _statements(solution: str, fills: list[blanks_mod.Fill]) -> list[_Statement | None]:
+    """For each blank, the statement of the solution that holds it and the top-level names it sets
+    (read from the data flow of the file, as the self-check reads it)."""
+    flow = flow_mod.analyse(solution, [(f.begin, f.stop) for f in fills])
+    if not flow.known or len(flow.blanks) != len(fills):
+        return [None] * len(fills)
+    return [_Statement(b.statement[0], b.statement[1], tuple(sorted(b.assigns | b.changes))) for b in flow.blanks]
+
+
+def _tampered(result: UnitResult) -> str | None:
+    """Why a unit's result shows the sandbox's answer was forged (sandbox/wire.py refused it, or the
+    channel carried what no child writes), else None."""
+    errors = [result.error, *(p.error for p in result.probes)]
+    if isinstance(result.state, dict) and isinstance(result.state.get("$error"), dict):
+        errors.append(ErrorInfo(str(result.state["$error"].get("kind")), message=str(result.state["$error"].get("message"))))
+    for error in errors:
+        if error is not None and error.kind in ("invalid", "protocol"):
+            return error.message
+    return None
+
+
+def _within(unit: Unit, left: float, limits: Limits) -> Unit:
+    """The unit with its wall time cut to what the copy has left."""
+    wall = unit.wall or limits.wall
+    return unit if wall <= left else replace(unit, wall=max(0.1, left))
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.0f} s" if value == int(value) else f"{value:.1f} s".replace(".", ",")
+
+
+def _short(text: str, n: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _group_key(units: tuple[Unit, ...], limits: Limits) -> str:
+    """What decides a group's results: its programs, inputs, checks and bounds."""
+    digest = hashlib.sha256(_limits_text(limits))
+    for unit in units:
+        digest.update(_digest(unit.source))  # the variants of a blank share one program: hashed once
+        digest.update(_unit_text(unit.filename, unit.module_name, unit.wall, unit.overrides, unit.state, unit.probes))
+    return digest.hexdigest()
+
+
+# Every copy asks for the same bounds and, blank after blank, the same inputs and checks: their text
+# is written once (a key is computed for each group of each copy, some sixty a copy).
+@functools.lru_cache(maxsize=64)
+def _limits_text(limits: Limits) -> bytes:
+    return repr(sorted(limits.__dict__.items())).encode()
+
+
+@functools.lru_cache(maxsize=4096)
+def _unit_text(filename: str, module_name: str, wall: float | None, overrides: tuple, state: tuple | None,
+               probes: tuple[Probe, ...]) -> bytes:
+    return "\0".join((filename, module_name, repr(wall), repr(overrides), repr(state),
+                      *(f"{p.expr}\1{p.setup}\1{p.secret}" for p in probes))).encode()
+
+
+@functools.lru_cache(maxsize=1024)
+def _digest(source: str) -> bytes:
+    return hashlib.sha256(source.encode()).digest()
+
+
+def _unmoved(seen: dict, blank: int, expect: Expect) -> bool | None:
+    """Did the check give on the variant's inputs the very value it gave on the course's? None when
+    either is unknown (no check of the same expression on the course's inputs)."""
+    key = (blank, expect.setup, expect.expr)
+    here, there = seen.get((*key, expect.variant.key), seen), seen.get((*key, ()), seen)
+    return None if here is seen or there is seen else here == there
+
+
+def _reads_data(analysis: Analysis, index: int) -> bool:
+    """Does the fill read a variable of the program (not only literals, builtins, modules and the
+    file's functions)? What is written in reads none."""
+    import builtins  # noqa: PLC0415
+
+    try:
+        fill = ast.parse((analysis.fill_text(index) or "").strip(), mode="eval")
+        tree = ast.parse(analysis.source.text) if analysis.source else None
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return True
+    given = set(dir(builtins))
+    for node in tree.body if tree else ():
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            given |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            given.add(node.name)
+    bound = {n.id for n in ast.walk(fill) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    bound |= {a.arg for n in ast.walk(fill) if isinstance(n, ast.Lambda) for a in n.args.args}
+    return any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in given | bound
+               for n in ast.walk(fill))
+
+
+def _remap(result: UnitResult, probe: ProbeResult, analysis: Analysis, index: int):
+    """Errors in a spliced program point at the student's own blank, never at the solution's lines."""
+    if (result.error is None or result.error.line is None) and (probe.error is None or probe.error.line is None):
+        return result, probe
+    line = analysis.line_of(index)
+    text = analysis.source.line(line) if (line and analysis.source) else None
+
+    def fix(error: ErrorInfo | None) -> ErrorInfo | None:
+        if error is None or error.line is None:
+            return error
+        return replace(error, line=line, text=text)
+
+    return replace(result, error=fix(result.error)), replace(probe, error=fix(probe.error))

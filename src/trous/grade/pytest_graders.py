@@ -1,0 +1,451 @@
+"""The graders' pytest plugin (entry point `pytest11`): hidden graders are pytest files.
+
+- `pytest graders/` runs every hidden grader against the reference solutions: each declaration
+  (`blank(...)` of trous.spec) is an item, each test function is an item, failures are said in
+  French with their blank, and a summary gives each blank's checks. It is how an author checks a
+  grader while writing it.
+- `pytest graders/ --copie CLASSE/alice` runs the same graders against one student's copy (each
+  blank on the reference solution with only that blank replaced by the student's fill, as grading
+  does), in the sandbox `trous grade` uses, then prints the points `trous grade` gives that copy,
+  blank by blank (computed by the grading engine itself).
+
+A test function names its blank with the `trou` marker and asks the student's program through the
+`eleve` fixture (grade/eleve.py): the expression runs in the sandbox, its value comes back as
+plain data, and the test's asserts run here. A test function in a course's test file without a
+`trou` marker, or naming a blank that course.yaml does not list, is refused; so is one in graders/
+that is no exercise's grader (trous grade would never read it).
+
+The same plugin runs inside the grading engine's test worker (grade/testworker.py), where the
+`eleve` fixture asks the grading thread instead of a runner of its own: `set_backend`.
+Outside a course, the plugin does nothing.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import pytest
+
+from ..core.course import Course, CourseError, Exercise
+from ..core.checks import Check, GraderMistake, StudentError, StudentStopped, checks_in
+from .bounded import TestOverrun
+from .eleve import Eleve
+
+MARKER = "trou"
+FIXTURE = "eleve"
+HIDDEN, PUBLIC = "cache", "public"
+
+_INFO = pytest.StashKey["TestInfo"]()
+_CAUSE = pytest.StashKey[tuple]()
+_BACKEND = pytest.StashKey[object]()
+_RESULTS = pytest.StashKey[dict]()
+_COURSES: dict[Path, Course | None] = {}
+
+
+# -- where a test file belongs ---------------------------------------------------------------------
+def _course_of(path: Path) -> Course | None:
+    folder = path.parent.resolve()
+    if folder not in _COURSES:
+        try:
+            _COURSES[folder] = Course.find(folder)
+        except CourseError:
+            _COURSES[folder] = None
+    return _COURSES[folder]
+
+
+def role(path: Path) -> tuple[Course, Exercise | None, str] | None:
+    """(course, exercise, HIDDEN or PUBLIC) of a course's test file; exercise None for a file in
+    graders/ that is no exercise's grader. None outside a course's graders/ and exercises/."""
+    path = Path(path).resolve()
+    if path.parent.name not in ("graders", "exercises"):
+        return None
+    course = _course_of(path)
+    if course is None or path.parent != (course.root / path.parent.name).resolve():
+        return None
+    exercise = course.exercise_for_path(path)
+    if exercise is not None and path == exercise.grader_path.resolve():
+        return course, exercise, HIDDEN
+    if exercise is not None and path == exercise.checks_path.resolve():
+        return course, exercise, PUBLIC
+    if path.parent.name == "graders" and path.name.startswith("test"):
+        return course, None, HIDDEN
+    return None
+
+
+# -- what a test function is for -------------------------------------------------------------------
+@dataclass(frozen=True)
+class TestInfo:
+    """A test function of a course's test file, as grading sees it."""
+
+    __test__ = False  # not a test class, whatever pytest thinks of its name
+
+    nodeid: str
+    path: str  # relative to the course's root
+    name: str  # the item's name (with its parameters' ids)
+    exercise: str | None
+    blank: str | None
+    hidden: bool
+    description: str  # French: what a student reads of it (never its parameters)
+    problem: str | None = None  # why grading refuses it
+    uses_eleve: bool = True
+
+    @property
+    def label(self) -> str:
+        return f"{'vérification cachée' if self.hidden else 'vérification'} « {self.description} »"
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> "TestInfo":
+        return cls(**{k: data.get(k) for k in cls.__dataclass_fields__})
+
+
+def _blanks_of(item) -> tuple[list[str], object, str | None]:
+    """(blank ids, points= if any, problem) from the item's `trou` markers."""
+    blanks: list[str] = []
+    points = None
+    for mark in item.iter_markers(MARKER):
+        if not mark.args or not all(isinstance(a, str) and a for a in mark.args):
+            return [], None, ("@pytest.mark.trou(...) attend le ou les identifiants de trou, en texte : "
+                              "@pytest.mark.trou(\"somme_exp\")")
+        unknown = sorted(set(mark.kwargs) - {"points"})
+        if unknown:
+            return [], None, f"@pytest.mark.trou(...) : argument inconnu {', '.join(unknown)} (seul points= existe)"
+        blanks += [a for a in mark.args if a not in blanks]
+        if "points" in mark.kwargs:
+            points = mark.kwargs["points"]
+    return blanks, points, None
+
+
+def describe(item) -> TestInfo | None:
+    """How grading sees a collected test function (None: not in a course's test file)."""
+    if not isinstance(item, pytest.Function):
+        return None
+    found = role(Path(item.path))
+    if found is None:
+        return None
+    course, exercise, kind = found
+    rel = Path(item.path).resolve().relative_to(course.root.resolve()).as_posix()
+    blanks, points, problem = _blanks_of(item)
+    blank = None
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and FIXTURE in callspec.params and len(blanks) > 1:
+        blank = callspec.params[FIXTURE]
+    elif blanks:
+        blank = blanks[0]
+    if exercise is None:
+        problem = (f"{rel} n'est le correcteur d'aucun exercice de course.yaml (attendu : graders/test_<exercice>.py) : "
+                   "trous grade ne lirait jamais ce test")
+    elif problem is None and not blanks:
+        problem = (f"ce test ne dit pas quel trou il note : ajoutez @pytest.mark.trou(\"…\") au-dessus de « def "
+                   f"{item.originalname} » (trous de {exercise.id} : {', '.join(b.id for b in exercise.blanks)})")
+    elif problem is None:
+        ids = [b.id for b in exercise.blanks]
+        wrong = [b for b in blanks if b not in ids]
+        if wrong:
+            problem = (f"le trou « {wrong[0]} » n'existe pas dans {exercise.id} (trous de course.yaml : "
+                       f"{', '.join(ids)})")
+        elif points is not None:
+            for b in blanks:
+                expected = exercise.blank(b).points
+                if not isinstance(points, (int, float)) or isinstance(points, bool) or points != expected:
+                    problem = (f"points={points!r}, mais course.yaml donne {expected:g} point(s) au trou « {b} » : les "
+                               "points d'un trou se règlent dans course.yaml (retirez points= ou accordez-les)")
+                    break
+    uses = FIXTURE in getattr(item, "fixturenames", ())
+    if problem is None and not uses:
+        problem = ("ce test n'utilise pas la fixture eleve : il ne demande rien au programme de l'élève, il ne peut "
+                   "donc rien noter (ajoutez le paramètre eleve et demandez-lui une valeur)")
+    return TestInfo(item.nodeid, rel, item.name, exercise.id if exercise else None, blank, kind == HIDDEN,
+                    _description(item), problem, uses)
+
+
+def _description(item) -> str:
+    """The first line of the test's docstring, else its name in words; never its parameters."""
+    doc = inspect.getdoc(getattr(item, "function", None)) or ""
+    first = next((line.strip() for line in doc.splitlines() if line.strip()), "")
+    if first:
+        return first.rstrip(".")
+    name = item.originalname
+    for prefix in ("test_", "test"):
+        if name.startswith(prefix):
+            name = name[len(prefix):]
+            break
+    return name.replace("_", " ").strip() or item.originalname
+
+
+def classify(excinfo, when: str) -> tuple[str, dict]:
+    """Why a test function failed: "assert" (its assertion), "student" (the student's code raised),
+    "stopped" (it gave no answer), "reading" (the test could not work with what came back),
+    "overrun" (the test ran out of its own time or memory, bounded.py), or "bug" (the test itself
+    is broken, whatever the student wrote)."""
+    exc = excinfo.value
+    # The student's code, whether a test or a fixture of the test's asked it.
+    if isinstance(exc, StudentError):
+        return "student", {"kind": exc.kind, "type": exc.type, "line": exc.line}
+    if isinstance(exc, StudentStopped):
+        return "stopped", {"kind": exc.kind, "message": exc.message, "line": exc.line}
+    if isinstance(exc, TestOverrun):
+        return "overrun", {"kind": "time", "seconds": exc.seconds}
+    if isinstance(exc, MemoryError):
+        return "overrun", {"kind": "memory"}
+    if when != "call":  # a fixture, or a teardown, that fails by itself
+        return "bug", {"type": type(exc).__name__}
+    if isinstance(exc, GraderMistake):
+        return "bug", {"type": type(exc).__name__}
+    if isinstance(exc, (AssertionError, pytest.fail.Exception)):
+        return "assert", {}
+    # A name, a module or a syntax no value of the student's could have caused.
+    if isinstance(exc, (NameError, ImportError, SyntaxError, pytest.UsageError, pytest.FixtureLookupError)):
+        return "bug", {"type": type(exc).__name__}
+    return "reading", {"type": type(exc).__name__}
+
+
+CAUSES = {
+    "assert": "l'assertion du test échoue",
+    "overrun": "le test a dépassé ses propres bornes (temps de calcul ou mémoire) sur ces valeurs",
+    "reading": "le test n'a pas pu se servir de ce que donne le code de l'élève",
+    "bug": "erreur dans le test lui-même, quoi que l'élève ait écrit (bug du correcteur)",
+}
+
+
+# -- the backend that answers eleve(...) -----------------------------------------------------------
+def set_backend(config, backend) -> None:
+    """Who answers `eleve`: an object with `eleve(info, path) -> Eleve` (the engine's worker
+    sets its own before collection; otherwise this plugin's own runner answers)."""
+    config.stash[_BACKEND] = backend
+
+
+def _backend(config):
+    if _BACKEND not in config.stash:
+        from ..author.copie import Native  # noqa: PLC0415 - the runner, only when a test asks
+
+        config.stash[_BACKEND] = Native(config)
+    return config.stash[_BACKEND]
+
+
+def _worker(config) -> bool:
+    return bool(getattr(config.stash.get(_BACKEND, None), "worker", False))
+
+
+@pytest.fixture
+def eleve(request) -> Eleve:
+    """The student's program (the reference solution, a copy's, or the student's own file): call it
+    with an expression, and variables replacing the program's top-level values, to get a value."""
+    info = request.node.stash.get(_INFO, None)
+    if info is None:
+        pytest.fail("la fixture eleve ne sert que dans les tests d'un cours : graders/test_<exercice>.py ou "
+                    "exercises/test_<exercice>.py", pytrace=False)
+    if info.problem:
+        pytest.fail(info.problem, pytrace=False)
+    return _backend(request.config).eleve(info, Path(request.node.path))
+
+
+# -- hooks -----------------------------------------------------------------------------------------
+def pytest_addoption(parser):
+    group = parser.getgroup("trous-correcteurs", "trous : correcteurs cachés")
+    group.addoption("--copie", metavar="CHEMIN", default=None,
+                    help="trous : corriger cette copie (le dossier ou le .zip d'un élève, dans le dossier des "
+                         "copies) au lieu des solutions, dans le bac à sable de trous grade, et afficher ses points")
+    group.addoption("--bac-a-sable", dest="trous_bac_a_sable", default=None,
+                    choices=("auto", "bwrap", "espaces", "limites"),
+                    help="trous : le bac à sable des tests de correcteurs (par défaut : auto avec --copie, sinon "
+                         "limites, comme trous doctor)")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "trou(id, ..., points=None): le ou les trous que ce test note (trous)")
+    config.stash[_RESULTS] = {}
+    copy = config.getoption("copie", None)
+    if copy is not None and not _worker(config):
+        from ..author.copie import check_copy_option  # noqa: PLC0415
+
+        check_copy_option(config, copy)
+
+
+def pytest_generate_tests(metafunc):
+    """A test naming several blanks runs once per blank, each on that blank's program."""
+    if FIXTURE not in metafunc.fixturenames or role(Path(metafunc.definition.path)) is None:
+        return
+    blanks, _, problem = _blanks_of(metafunc.definition)
+    if problem is None and len(blanks) > 1:
+        metafunc.parametrize(FIXTURE, blanks, indirect=True, ids=blanks)
+
+
+def pytest_pycollect_makeitem(collector, name, obj):
+    if not isinstance(obj, Check):
+        return None
+    found = role(Path(collector.path))
+    if found is None or found[2] != HIDDEN or found[1] is None:
+        return None  # public checks are the student plugin's
+    if _worker(collector.config):
+        return []  # the engine grades declarations itself
+    return [DeclarationItem.from_parent(collector, name=name, check=check, exercise=found[1])
+            for check in checks_in({name: obj})]
+
+
+def pytest_collection_modifyitems(session, config, items):
+    for item in items:
+        info = describe(item)
+        if info is not None:
+            item.stash[_INFO] = info
+            # -k matches the exercise and the blank, as in pytest exercises/.
+            item.extra_keyword_matches.update(x for x in (info.exercise, info.blank) if x)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    info = item.stash.get(_INFO, None)
+    if info is not None and info.problem and not _worker(item.config):
+        pytest.fail(f"{info.path}::{item.name} refusé : {info.problem}", pytrace=False)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    """With --copie, a test runs here, in the teacher's own process, on a copy's values: within the
+    bounds a test worker of `trous grade` gives it (bounded.py), so that no copy can exhaust this
+    process; past them the test fails with cause "overrun", as it would in `trous grade`."""
+    info = item.stash.get(_INFO, None)
+    if info is None or _worker(item.config) or item.config.getoption("copie", None) is None:
+        return (yield)
+    from . import bounded  # noqa: PLC0415
+    from .testfunctions import PATIENCE, memory_bound  # noqa: PLC0415
+
+    found = role(Path(item.path))
+    memory = memory_bound([found[1]]) if found is not None and found[1] is not None else None
+    backend = _backend(item.config)
+    cpu = backend.cpu_budget(found[0], info) if found is not None and hasattr(backend, "cpu_budget") else PATIENCE
+    with bounded.memory(memory), bounded.CpuBudget(cpu):
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    info = item.stash.get(_INFO, None)
+    if info is not None and call.excinfo is not None and report.failed:
+        cause = classify(call.excinfo, call.when)
+        item.stash[_CAUSE] = cause
+        if not _worker(item.config) and not info.problem:
+            report.longrepr = _french(info, cause, call.excinfo, report.longrepr)
+    _keep(item, report)
+    return report
+
+
+def _keep(item, report) -> None:
+    """Each grader item's outcome, by blank, for the summary (a public check's test is the student
+    plugin's to summarise, in `pytest exercises/`)."""
+    key = _blank_key(item)
+    info = item.stash.get(_INFO, None)
+    if key is None or _worker(item.config) or (info is not None and not info.hidden):
+        return
+    said = None
+    if report.when == "call":
+        said = "passe" if report.passed else "sautée" if report.skipped else "échoue"
+    elif report.when == "setup" and not report.passed:
+        said = "sautée" if report.skipped else "échoue"
+    if said is not None:
+        why = ""
+        if report.skipped:
+            why = str(report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr)
+            why = why.removeprefix("Skipped: ")
+        item.config.stash[_RESULTS].setdefault(key, []).append((item.name, said, why))
+
+
+def _french(info: TestInfo, cause: tuple[str, dict], excinfo, longrepr) -> str:
+    kind, _ = cause
+    head = f"trou « {info.blank} » ({info.exercise}), {info.label} :"
+    if kind in ("student", "stopped"):
+        where = ""
+        for entry in reversed(excinfo.traceback):
+            if Path(str(entry.path)).name == Path(info.path).name:
+                where = f"\n  {info.path}:{entry.lineno + 1} | {str(entry.statement).strip()}"
+                break
+        return f"{head}\n  {excinfo.value}{where}"
+    return f"{head}\n  {CAUSES[kind]} :\n{longrepr}"
+
+
+def _blank_key(item) -> tuple[str, str] | None:
+    info = item.stash.get(_INFO, None)
+    if info is not None and info.exercise and info.blank:
+        return info.exercise, info.blank
+    if isinstance(item, DeclarationItem):
+        return item.exercise.id, item.check.blank
+    return None
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if _worker(config):
+        return
+    results: dict = config.stash.get(_RESULTS, {})
+    backend = config.stash.get(_BACKEND, None)
+    copy = config.getoption("copie", None)
+    if not results and copy is None:
+        return
+    terminalreporter.section("trous — correcteurs, trou par trou", sep="=")
+    subject = f"la copie {copy}" if copy else "les solutions de référence"
+    terminalreporter.write_line(f"sur {subject} :")
+    for (exercise_id, blank_id), runs in sorted(results.items()):
+        failed = [name for name, said, _ in runs if said == "échoue"]
+        skipped = [(name, why) for name, said, why in runs if said == "sautée"]
+        passed = len(runs) - len(failed) - len(skipped)
+        if failed:
+            text = f"✘ {exercise_id} · « {blank_id} » : {len(failed)} sur {len(runs)} échoue" + (
+                "nt" if len(failed) > 1 else "") + f" ({', '.join(failed)})"
+        elif passed:
+            text = f"✔ {exercise_id} · « {blank_id} » : {passed} vérification{'s' if passed > 1 else ''}, " + (
+                "toutes passent" if passed > 1 else "elle passe")
+        else:
+            text = f"○ {exercise_id} · « {blank_id} » : rien de vérifié"
+        if skipped:
+            text += f" — {len(skipped)} sautée{'s' if len(skipped) > 1 else ''} : {skipped[0][1] or 'sans raison dite'}"
+        terminalreporter.write_line("  " + text, red=bool(failed), green=not failed and bool(passed))
+    if copy is not None and backend is not None and hasattr(backend, "points_table"):
+        terminalreporter.write_line("")
+        for line, style in backend.points_table(sorted({e for e, _ in results})):
+            terminalreporter.write_line(line, **style)
+
+
+def pytest_unconfigure(config):
+    backend = config.stash.get(_BACKEND, None)
+    if backend is not None and hasattr(backend, "close"):
+        backend.close()
+
+
+# -- declarations as items -------------------------------------------------------------------------
+class DeclarationFailure(Exception):
+    def __init__(self, text: str):
+        super().__init__(text)
+        self.text = text
+
+
+class DeclarationItem(pytest.Item):
+    """One `blank(...)` declaration of a hidden grader: its expectations on the program."""
+
+    def __init__(self, *, check: Check, exercise: Exercise, **kwargs):
+        super().__init__(**kwargs)
+        self.check, self.exercise = check, exercise
+        self.extra_keyword_matches.update({exercise.id, check.blank})
+
+    def runtest(self) -> None:
+        if self.check.blank not in [b.id for b in self.exercise.blanks]:
+            raise DeclarationFailure(f"le trou « {self.check.blank} » n'existe pas dans {self.exercise.id} (trous de "
+                                     f"course.yaml : {', '.join(b.id for b in self.exercise.blanks)})")
+        failures = _backend(self.config).declaration(self.exercise, self.check)
+        if failures:
+            lines = [f"trou « {self.check.blank} » ({self.exercise.id}), déclaration « {self.name} » : "
+                     f"{len(failures)} attente{'s' if len(failures) > 1 else ''} sur {len(self.check.expects)} "
+                     "non satisfaite" + ("s" if len(failures) > 1 else "")]
+            lines += ["  " + line for failure in failures for line in failure.split("\n")]
+            raise DeclarationFailure("\n".join(lines))
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, DeclarationFailure):
+            return excinfo.value.text
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self):
+        return self.path, None, f"{self.exercise.id} · trou « {self.check.blank} » · {self.name}"

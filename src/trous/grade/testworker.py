@@ -1,0 +1,453 @@
+"""The graders' test functions, run for the grading engine in a pytest session of their own.
+
+The engine grades copies in several threads, and a pytest session is not made for threads. So each
+grading thread has a *worker*: a separate process of the teacher's own account (it runs the course's
+graders, never a student's code) where pytest collects the test functions once, with the course's
+fixtures, parametrization and assertion rewriting, then runs one test at a time when asked. When a
+test calls `eleve(...)`, the worker asks the grading thread, which asks the sandbox; the answer
+comes back as JSON data, rebuilt as plain values in the worker. The student's code never reaches
+the worker, and the worker never reaches the sandbox.
+
+The worker handles a copy's values, so it has bounds of its own (bounded.py): once its graders are
+collected, its address space may grow by the course's memory bound and no more, and each test may
+use `cpu` seconds of CPU (a test that blocks is the engine's wall clock's to stop: then the worker
+is killed, and replaced). The answers it is given are read under the copy's bounds (sandbox/wire.py),
+as the engine read them from the sandbox.
+
+Protocol (JSON lines; the worker's stdin and a copy of its stdout, pytest's own output going to stderr):
+    engine → worker   {"root": course root, "files": [test files], "memory_mb": n}   once, first
+    worker → engine   {"collected": {"items": [TestInfo…], "errors": [...]}}
+    engine → worker   {"run": nodeid, "cpu": seconds, "value_kb": n}
+    worker → engine   {"ask": {"expr": ..., "overrides": [[name, text], ...]}}   zero or more times, each
+    engine → worker   {"result": {"status", "error", "probes": [...]}}       answered before the next
+    worker → engine   {"done": {"outcome": ..., "cause": ..., "info": ..., "detail": ..., "asked": n, "cpu": s}}
+The worker ends when its stdin closes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import sys
+import threading
+import time
+import weakref
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+
+from ..sandbox import wire
+from ..sandbox.protocol import ErrorInfo, Limits, UnitResult
+from ..sandbox.wire import Bounds
+from . import bounded
+
+START_TIMEOUT = 120.0
+# A line from the worker: a question's variables (eleve.MAX_TEXT each) or a test's report.
+MAX_LINE = 64 << 20
+
+
+class WorkerFailed(RuntimeError):
+    """The worker died, or a test of the teacher's kept it busy too long: on the reference, a
+    problem of the grader's; on a copy, that copy's failure of the test (testfunctions.py)."""
+
+    def __init__(self, message: str, why: str = ""):
+        super().__init__(message)
+        self.why = why or message  # without the test's name
+
+
+# -- in the worker ----------------------------------------------------------------------------------
+def result_json(result: UnitResult) -> dict:
+    def error(e: ErrorInfo | None):
+        return None if e is None else asdict(e)
+
+    return {"status": result.status, "error": error(result.error),
+            "probes": [({"value": p.value} if p.error is None else {"error": error(p.error)}) if p.evaluated else None
+                       for p in result.probes]}
+
+
+class Remote:
+    """The worker's answer to `eleve`: ask the engine, which asks the sandbox."""
+
+    worker = True
+
+    def __init__(self, serve: "Serve"):
+        self.serve = serve
+
+    def eleve(self, info, path):
+        from .eleve import Eleve  # noqa: PLC0415
+
+        def ask(expr: str, overrides) -> UnitResult:
+            with bounded.CpuBudget.held():  # the engine's and the sandbox's time, not the test's
+                self.serve.asked += 1
+                self.serve.send({"ask": {"expr": expr, "overrides": [list(p) for p in overrides]}})
+                reply = self.serve.receive()
+                if reply is None:  # the engine is gone: nothing left to do
+                    os._exit(0)
+                result = reply.get("result")
+                return UnitResult.from_json(result if isinstance(result, dict) else {}, 1, bounds=self.serve.bounds)
+
+        return Eleve(ask, blank=info.blank or "")
+
+
+class Serve:
+    """The pytest plugin of the worker's session: collect, then run what the engine asks."""
+
+    def __init__(self, channel_in, channel_out, memory_mb: int | None = None):
+        self.channel_in, self.channel_out = channel_in, channel_out
+        self.errors: list[dict] = []
+        self.items: dict = {}
+        self.asked = 0
+        self.memory_mb = memory_mb
+        self.bounds = Bounds()
+
+    def send(self, message: dict) -> None:
+        self.channel_out.write((json.dumps(message) + "\n").encode())
+        self.channel_out.flush()
+
+    def receive(self) -> dict | None:
+        line = self.channel_in.readline()
+        return json.loads(line) if line else None
+
+    @pytest.hookimpl(tryfirst=True)  # before the graders plugin's own, which asks who answers eleve
+    def pytest_configure(self, config):
+        from .pytest_graders import set_backend  # noqa: PLC0415
+
+        set_backend(config, Remote(self))
+
+    def pytest_collectreport(self, report):
+        if report.failed:
+            self.errors.append({"nodeid": report.nodeid, "detail": report.longreprtext[-4000:]})
+
+    def pytest_collection_finish(self, session):
+        from .pytest_graders import _INFO  # noqa: PLC0415
+
+        self.items = {item.nodeid: item for item in session.items}
+        infos = [item.stash[_INFO].to_json() for item in session.items if _INFO in item.stash]
+        # The graders and what they import are loaded: from here on, the tests' own memory is bounded.
+        bounded.limit_memory(self.memory_mb)
+        self.send({"collected": {"items": infos, "errors": self.errors}})
+
+    def pytest_runtestloop(self, session):
+        from _pytest.runner import runtestprotocol  # noqa: PLC0415 - to run one item on demand
+
+        while True:
+            request = self.receive()
+            if request is None:
+                return True
+            item = self.items.get(request.get("run"))
+            if item is None:
+                self.send({"done": {"outcome": "bug", "cause": "bug", "detail": "test introuvable"}})
+                continue
+            self.asked = 0
+            value_kb = request.get("value_kb")
+            self.bounds = Bounds.of(Limits(value_kb=value_kb)) if type(value_kb) is int and value_kb > 0 else Bounds()
+            cpu = request.get("cpu")
+            started = time.process_time()
+            with bounded.CpuBudget(float(cpu) if type(cpu) in (int, float) and cpu > 0 else 0.0):
+                reports = runtestprotocol(item, log=False, nextitem=None)
+            done = self.outcome(item, reports)
+            done["cpu"] = round(time.process_time() - started, 4)
+            self.send({"done": done})
+
+    def outcome(self, item, reports) -> dict:
+        from .pytest_graders import _CAUSE  # noqa: PLC0415
+
+        cause, info = item.stash.get(_CAUSE, ("", {}))
+        item.stash[_CAUSE] = ("", {})
+        failed = next((r for r in reports if r.failed), None)
+        if failed is not None:
+            outcome = "bug" if cause in ("bug", "") else "failed"
+            return {"outcome": outcome, "cause": cause or "bug", "info": info, "when": failed.when,
+                    "detail": failed.longreprtext[-6000:], "asked": self.asked}
+        if any(r.skipped for r in reports):
+            skipped = next(r for r in reports if r.skipped)
+            why = skipped.longrepr[2] if isinstance(skipped.longrepr, tuple) else str(skipped.longrepr)
+            return {"outcome": "skipped", "detail": str(why)[:500], "asked": self.asked}
+        return {"outcome": "passed", "asked": self.asked}
+
+
+def main() -> int:
+    # The protocol gets its own copy of stdout; whatever pytest or a test prints goes to stderr.
+    channel_out = os.fdopen(os.dup(1), "wb", buffering=0)
+    os.dup2(2, 1)
+    channel_in = sys.stdin.buffer
+    start = json.loads(channel_in.readline() or b"{}")
+    root = start.get("root") or "."
+    os.chdir(root)
+    memory = start.get("memory_mb")
+    plugin = Serve(channel_in, channel_out, memory if type(memory) is int else None)
+    args = ["-p", "trous.grade.pytest_graders", "-p", "no:cacheprovider", "--import-mode=importlib",
+            "-c", os.devnull, "--rootdir", root, "--confcutdir", root, "-q", "-s", "--no-header",
+            "-W", "ignore::pytest.PytestAssertRewriteWarning", *start.get("files", [])]
+    return int(pytest.main(args, plugins=[plugin]))
+
+
+# -- in the engine ----------------------------------------------------------------------------------
+class Worker:
+    """The engine's end of one worker process."""
+
+    def __init__(self, root: Path, files: list[Path], memory_mb: int | None = None):
+        started = time.monotonic()
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS")}
+        # Only trous's plugin: the worker's session must not depend on what else is installed here.
+        env.update(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", PYTHONDONTWRITEBYTECODE="1")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "trous.grade.testworker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=None if os.environ.get("TROUS_DEBUG") else subprocess.DEVNULL, env=env, cwd=str(root),
+            start_new_session=True)
+        self.lines = wire.Lines(MAX_LINE)
+        self.garbled = False  # it wrote a line that is not a message
+        self.eof = False  # its output closed: it is ending
+        self._finalizer = weakref.finalize(self, _stop, self.process)
+        self._send({"root": str(root), "files": [str(f) for f in files], "memory_mb": memory_mb})
+        message = self._receive(time.monotonic() + START_TIMEOUT)
+        if message is None or "collected" not in message:
+            self.close()
+            raise WorkerFailed("le processus des tests des correcteurs n'a pas démarré (pytest ne collecte pas "
+                               "les correcteurs ; lancez « pytest graders/ » pour voir pourquoi)")
+        self.items: list[dict] = message["collected"].get("items", [])
+        self.errors: list[dict] = message["collected"].get("errors", [])
+        self.start_seconds = time.monotonic() - started  # from its launch to its collection
+
+    def _send(self, message: dict) -> None:
+        try:
+            self.process.stdin.write((json.dumps(message) + "\n").encode())
+            self.process.stdin.flush()
+        except (OSError, ValueError):
+            raise WorkerFailed("le processus des tests des correcteurs s'est arrêté") from None
+
+    def _receive(self, deadline: float) -> dict | None:
+        fd = self.process.stdout.fileno()
+        while (line := self.lines.pop()) is None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or self.lines.overflow:
+                return None
+            ready, _, _ = select.select([fd], [], [], remaining)
+            if not ready:
+                continue
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                self.eof = True
+                return None
+            self.lines.feed(chunk)
+        try:
+            return wire.parse_line(line, MAX_LINE)
+        except wire.WireError:
+            self.garbled = True
+            return None
+
+    def run(self, nodeid: str, ask: Callable[[str, tuple], UnitResult], patience: float, cpu: float = 0.0,
+            value_kb: int | None = None) -> dict:
+        """Run one test; `ask` answers its questions. `patience`: seconds the test's own code may take
+        (the time spent answering its questions is not counted); `cpu`: seconds of CPU it may use, in
+        the worker (past them the test fails there, with cause "overrun"; 0: no bound)."""
+        self._send({"run": nodeid, "cpu": cpu, "value_kb": value_kb})
+        deadline = time.monotonic() + patience
+        while True:
+            message = self._receive(deadline)
+            if message is None:
+                if self.eof:  # it is ending: let it be reaped, to say how
+                    try:
+                        self.process.wait(timeout=2)
+                    except subprocess.TimeoutExpired:
+                        pass
+                alive = self.process.poll() is None
+                if self.lines.overflow or self.garbled:
+                    why = "le processus des tests des correcteurs a écrit une ligne illisible ou démesurée"
+                elif alive:
+                    why = f"le test ne rend pas la main après {patience:.0f} s"
+                else:
+                    code = self.process.returncode
+                    why = "le processus des tests des correcteurs s'est arrêté" + (
+                        f" (signal {-code})" if code is not None and code < 0 else
+                        f" (code de sortie {code})" if code else "")
+                if alive:  # stuck in a test, or past its bounds: it is not given its five seconds to end
+                    self.process.kill()
+                self.close()
+                raise WorkerFailed(f"{nodeid} : {why}", why)
+            if "ask" in message:
+                question = message["ask"]
+                started = time.monotonic()
+                overrides = tuple((str(k), str(v)) for k, v in question.get("overrides", ()))
+                result = ask(str(question.get("expr", "")), overrides)
+                self._send({"result": result_json(result)})
+                deadline += time.monotonic() - started
+                continue
+            if "done" in message:
+                return message["done"]
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def close(self) -> None:
+        self._finalizer()
+
+
+def _stop(process: subprocess.Popen) -> None:
+    try:
+        if process.stdin:
+            process.stdin.close()
+    except OSError:
+        pass
+    try:
+        process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    for stream in (process.stdout,):
+        try:
+            stream.close()
+        except (OSError, AttributeError):
+            pass
+
+
+class WorkerPool:
+    """One worker per grading thread at most, replaced when one dies.
+
+    A start collects the graders: about a second of CPU, which the sandboxes need too, while a test
+    function keeps a worker for tens of milliseconds, and most copies need none (their programs'
+    outcomes are known from a copy graded before). So a thread that finds no free worker first
+    waits for a busy one to be given back, as long as the last start took (rent or buy: never more
+    than twice the cheaper choice's cost); past that, it has a worker started (one start at a time)
+    and takes whichever is free first, the new one or a busy one given back. With no worker at all,
+    the first start is immediate."""
+
+    def __init__(self, root: Path, files: list[Path], size: int, memory_mb: int | None = None):
+        self.root, self.files, self.size = root, files, max(1, size)
+        self.memory_mb = memory_mb
+        self.free: list[Worker] = []
+        self.started = 0  # workers alive or starting
+        self.starting = False
+        self.failure: WorkerFailed | None = None  # why the last start failed
+        self.lock = threading.Condition()
+        self.closed = False
+        self.start_seconds = 0.0  # how long the last successful start took: the patience of a take
+
+    def take(self) -> Worker:
+        with self.lock:
+            since = time.monotonic()
+            while True:
+                if self.closed:
+                    raise WorkerFailed("les tests des correcteurs sont arrêtés (correction interrompue)")
+                while self.free and not self.free[-1].alive:
+                    self.free.pop().close()
+                    self.started -= 1
+                if self.free:
+                    return self.free.pop()
+                if self.started == 0 and self.failure is not None and not self.starting:
+                    failure, self.failure = self.failure, None
+                    raise failure
+                # After a failed start, the workers that run go on alone (a second failure would only
+                # cost time); with none left, the failure is said once, and the next take tries again.
+                if self.started < self.size and not self.starting and self.failure is None:
+                    patience = self.start_seconds if self.started else 0.0
+                    waited = time.monotonic() - since
+                    if waited < patience:  # a busy one is likely given back before a new one collects
+                        self.lock.wait(patience - waited)
+                        continue
+                    self.started += 1
+                    self.starting = True
+                    threading.Thread(target=self._start_one, name="trous-test-worker-start", daemon=True).start()
+                self.lock.wait()
+
+    def _start_one(self) -> None:
+        try:
+            worker = _claim(self.root, self.files, self.memory_mb) or Worker(self.root, self.files, self.memory_mb)
+        except BaseException as exc:  # noqa: BLE001 - said to the threads that wait for a worker
+            with self.lock:
+                self.started -= 1
+                self.starting = False
+                self.failure = exc if isinstance(exc, WorkerFailed) else WorkerFailed(str(exc))
+                self.lock.notify_all()
+            return
+        with self.lock:
+            self.starting = False
+            self.failure = None
+            self.start_seconds = worker.start_seconds
+            if self.closed:
+                self.started -= 1
+                worker.close()
+            else:
+                self.free.append(worker)
+            self.lock.notify_all()
+
+    def give(self, worker: Worker) -> None:
+        with self.lock:
+            if worker.alive:
+                self.free.append(worker)
+            else:
+                worker.close()
+                self.started -= 1
+            self.lock.notify_all()
+
+    def close(self) -> None:
+        with self.lock:
+            self.closed = True
+            for worker in self.free:
+                worker.close()
+            self.started -= len(self.free)
+            self.free.clear()
+
+
+# -- started ahead -----------------------------------------------------------------------------------
+# `trous grade` knows the course's graders before it reads a single copy: a worker started then
+# collects them (half a second of CPU) while the copies are read and the sandboxes start, instead of
+# after, when the grading waits for it. The first pool on the same graders takes it.
+_ahead: dict[tuple, Future] = {}
+_ahead_lock = threading.Lock()
+
+
+def _key(root: Path, files: list[Path], memory_mb: int | None = None) -> tuple:
+    return str(Path(root).resolve()), tuple(str(Path(f).resolve()) for f in files), memory_mb
+
+
+def start_ahead(root: Path, files: list[Path], memory_mb: int | None = None) -> None:
+    """Start collecting these graders now, in the background (nothing when there are none)."""
+    if not files:
+        return
+    key = _key(root, files, memory_mb)
+    with _ahead_lock:
+        if key in _ahead:
+            return
+        future: Future = Future()
+        _ahead[key] = future
+
+    def start() -> None:
+        try:
+            future.set_result(Worker(root, files, memory_mb))
+        except BaseException as exc:  # noqa: BLE001 - said again by the start that replaces it
+            future.set_exception(exc)
+
+    threading.Thread(target=start, name="trous-test-worker-ahead", daemon=True).start()
+
+
+def _claim(root: Path, files: list[Path], memory_mb: int | None) -> Worker | None:
+    """The worker started ahead on these graders, once collected; None when there is none or its
+    start failed (a new start then fails the same way and says why)."""
+    with _ahead_lock:
+        future = _ahead.pop(_key(root, files, memory_mb), None)
+    if future is None:
+        return None
+    try:
+        return future.result()
+    except BaseException:  # noqa: BLE001
+        return None
+
+
+def drop_ahead() -> None:
+    """Stop the workers started ahead that no pool took (a run refused, or on fewer exercises)."""
+    with _ahead_lock:
+        futures = list(_ahead.values())
+        _ahead.clear()
+    for future in futures:
+        future.add_done_callback(lambda f: f.exception() is None and f.result().close())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

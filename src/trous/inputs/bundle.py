@@ -1,0 +1,191 @@
+"""What a notebook carries about its exercise, so that it can be checked and graded without the course.
+
+The *public* bundle (in the check cell, shipped to students): the exercise's description from
+course.yaml (first hint only: the one feedback shows), the course's limits, the template, the public
+checks, and where each answer cell sits in the template. The *hidden* bundle (inside hidden-test
+blocks only, stripped from the release) adds the reference solution and the hidden grader.
+
+`materialize` writes a bundle back as a one-exercise course directory, so that the very same engine
+(`trous.grade.engine.Grader`) and self-check (`trous.checking`) run on it, with the same limits and
+checks as on the full course: the notebook's grades are the engine's grades.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import yaml
+
+from ..core.course import Course, Exercise
+from ..core.course import TEMPLATES_DIR
+
+FORMAT = 1
+
+
+@dataclass(frozen=True)
+class AnswerCell:
+    grade_id: str  # nbgrader grade_id of the answer cell
+    template: str  # its source in the template (with the `___` blanks)
+
+
+@dataclass(frozen=True)
+class Bundle:
+    course: dict  # {"id", "title", "language", "version"}
+    limits: dict  # course.yaml `limits:` (only the values set)
+    assignment: dict  # {"id", "title", "source"}
+    exercise: dict  # course.yaml's exercise entry
+    template: str  # exercises/<id>.py
+    checks: str  # exercises/test_<id>.py
+    cells: tuple[AnswerCell, ...]
+    solution: str | None = None  # hidden bundle only
+    grader: str | None = None  # hidden bundle only
+
+    @property
+    def exercise_id(self) -> str:
+        return self.exercise["id"]
+
+    @property
+    def hidden(self) -> bool:
+        return self.solution is not None
+
+    def public(self) -> "Bundle":
+        return Bundle(self.course, self.limits, self.assignment, self.exercise, self.template, self.checks,
+                      self.cells)
+
+    def to_dict(self) -> dict:
+        data = {"format": FORMAT, **asdict(self)}
+        data["cells"] = [[c.grade_id, c.template] for c in self.cells]
+        if not self.hidden:
+            del data["solution"], data["grader"]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Bundle":
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise ValueError("données d'exercice illisibles (cellule modifiée ou version de trous différente)")
+        return cls(data["course"], data["limits"], data["assignment"], data["exercise"], data["template"],
+                   data["checks"], tuple(AnswerCell(g, t) for g, t in data["cells"]),
+                   data.get("solution"), data.get("grader"))
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()
+
+
+def _exercise_entry(exercise: Exercise, all_hints: bool) -> dict:
+    entry = exercise.spec.model_dump(mode="json", exclude_none=True)
+    if not all_hints:
+        # Feedback shows the first hint only; the later ones come close to the answer.
+        for blank, spec in zip(entry["blanks"], exercise.blanks):
+            blank["hint"] = spec.hints[0]
+    return entry
+
+
+def of(exercise: Exercise, cells: list[AnswerCell], hidden: bool) -> Bundle:
+    course = exercise.course
+    info = course.spec.course.model_dump(mode="json")
+    limits = course.spec.limits.model_dump(mode="json", exclude_none=True)
+    assignment = {"id": exercise.assignment.id, "title": exercise.assignment.title,
+                  "source": exercise.assignment.source}
+    read = lambda p: p.read_text(encoding="utf-8")  # noqa: E731
+    return Bundle(info, limits, assignment, _exercise_entry(exercise, all_hints=False),
+                  read(exercise.template_path), read(exercise.checks_path), tuple(cells),
+                  read(exercise.solution_path) if hidden else None,
+                  read(exercise.grader_path) if hidden else None)
+
+
+def materialize(bundle: Bundle, root: str | Path) -> Exercise:
+    """Write the bundle as a course directory with this one exercise; the student's file is
+    `exercises/<id>.py` (the caller writes it), the template a pristine copy beside it."""
+    root = Path(root)
+    ex = bundle.exercise_id
+    spec = {"course": bundle.course, "assignments": [{**bundle.assignment, "exercises": [bundle.exercise]}]}
+    if bundle.limits:
+        spec["limits"] = bundle.limits
+    (root / "exercises").mkdir(parents=True, exist_ok=True)
+    (root / TEMPLATES_DIR).mkdir(parents=True, exist_ok=True)
+    (root / "course.yaml").write_text(yaml.safe_dump(spec, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    (root / TEMPLATES_DIR / f"{ex}.py").write_text(bundle.template, encoding="utf-8")
+    (root / "exercises" / f"test_{ex}.py").write_text(bundle.checks, encoding="utf-8")
+    if bundle.hidden:
+        (root / "solutions").mkdir(exist_ok=True)
+        (root / "graders").mkdir(exist_ok=True)
+        (root / "solutions" / f"{ex}.py").write_text(bundle.solution, encoding="utf-8")
+        (root / "graders" / f"test_{ex}.py").write_text(bundle.grader, encoding="utf-8")
+    return Course.load(root).exercise(ex)
+
+
+def materialize_course(bundles: list[Bundle], order: list[tuple[str, list[str]]], root: str | Path) -> Course:
+    """Write several hidden bundles back as one course directory, the nbgrader course's whole course:
+    its assignments and exercises in `order` ((assignment id, exercise ids)), each exercise with its
+    template, public checks, solution and hidden grader (no student file)."""
+    root = Path(root)
+    by_id = {b.exercise_id: b for b in bundles}
+    first = bundles[0]
+    assignments = []
+    for assignment_id, exercise_ids in order:
+        exercises = [by_id[e] for e in exercise_ids]
+        assignments.append({**exercises[0].assignment, "exercises": [b.exercise for b in exercises]})
+        if any(b.assignment.get("id") != assignment_id for b in exercises):
+            raise ValueError(f"devoir {assignment_id} : un exercice y est rangé sous un autre devoir")
+    spec = {"course": first.course, "assignments": assignments}
+    if first.limits:
+        spec["limits"] = first.limits
+    for folder in ("exercises", TEMPLATES_DIR, "solutions", "graders"):
+        (root / folder).mkdir(parents=True, exist_ok=True)
+    (root / "course.yaml").write_text(yaml.safe_dump(spec, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    for bundle in bundles:
+        ex = bundle.exercise_id
+        (root / TEMPLATES_DIR / f"{ex}.py").write_text(bundle.template, encoding="utf-8")
+        (root / "exercises" / f"test_{ex}.py").write_text(bundle.checks, encoding="utf-8")
+        (root / "solutions" / f"{ex}.py").write_text(bundle.solution or "", encoding="utf-8")
+        (root / "graders" / f"test_{ex}.py").write_text(bundle.grader or "", encoding="utf-8")
+    return Course.load(root)
+
+
+# -- reading the bundles back from cell sources (one-line literal calls, never executed) ---------------
+def _calls(source: str, name: str) -> list[list]:
+    found = []
+    for line in source.split("\n"):
+        if not line.startswith(name + "("):
+            continue
+        try:
+            call = ast.parse(line, mode="eval").body
+            found.append([ast.literal_eval(a) for a in call.args])
+        except (SyntaxError, ValueError, TypeError, AttributeError, MemoryError, RecursionError):
+            continue
+    return found
+
+
+def hidden_calls(source: str) -> list[tuple[str, dict]]:
+    """(blank id, hidden bundle) of each `corriger_trou(...)` line of a grade cell's source."""
+    return [(args[0], args[1]) for args in _calls(source, "corriger_trou")
+            if len(args) == 2 and isinstance(args[0], str) and isinstance(args[1], dict)]
+
+
+def check_bundle_of(cell: dict) -> Bundle | None:
+    """The public bundle a check cell carries: in its metadata (`trous.verification`), or, in notebooks
+    built by older versions of trous, as the literal of its `verifier(...)` line."""
+    meta = (cell.get("metadata") or {}).get("trous") if isinstance(cell, dict) else None
+    data = meta.get("verification") if isinstance(meta, dict) else None
+    if isinstance(data, dict):
+        try:
+            return Bundle.from_dict(data).public()
+        except (ValueError, KeyError, TypeError, IndexError):
+            return None
+    source = cell.get("source", "") if isinstance(cell, dict) else ""
+    return check_bundle("".join(source) if isinstance(source, list) else str(source))
+
+
+def check_bundle(source: str) -> Bundle | None:
+    """The public bundle of a check cell's `verifier(...)` line, or None."""
+    for args in _calls(source, "verifier"):
+        try:
+            return Bundle.from_dict(args[0]).public()
+        except (ValueError, KeyError, TypeError, IndexError):
+            continue
+    return None

@@ -1,0 +1,1045 @@
+"""Turning what the teacher has into `Submission`s: a folder with one sub-folder per student, or the
+`.zip` Moodle's « Télécharger tous les travaux remis » gives.
+
+Every copy is accounted for. Each entry of the input is a student's copy, or is listed with why it
+is not one (`Intake.ignored`): trous's own results folder is recognised by the mark trous writes in
+it (marker.py), never by a file name a student could imitate; a folder holding a `grades.csv` of its
+own, or whose name starts with « . », is graded like any other (with a note when it looks like
+results). In each copy, every file that is not graded is named with why (`Submission.ignored`).
+
+The exercises are found first. A copy is walked in full, whatever else it holds (21 000 files of a
+virtual environment, say): each name is classified as it is seen, only the files that can be an
+exercise (filenames.py: `<id>.py`, its notebook, its browser and Moodle renamings, case variants) and
+the student's own archives are kept; the rest is recorded as not graded, and the bounds only limit
+how many of those are named (`IntakeLimits.listed` per reason; the others are counted). When two
+files can be one exercise, the newest wins (file date in a folder, entry date in a zip).
+
+Nothing is ever extracted to disk: archives are read in memory, entry by entry, and only the files
+that can be an exercise and the students' own archives are decompressed. Every untrusted name and
+size is checked first:
+- an entry whose path escapes (`..`, an absolute path, a drive letter) or that is a symbolic link is
+  refused and reported, never read;
+- sizes are bounded (per file, decompressed bytes per archive, archives inside archives, the size of
+  an archive's central directory before zipfile reads it), and an entry that expands far beyond its
+  compressed size is refused as a zip bomb;
+- in a folder, symbolic links are never followed (each path component is opened with O_NOFOLLOW
+  relative to its parent's descriptor), and only regular files are read, read-only: a student's file
+  is never modified, not even its access time when the system allows it.
+Names shown anywhere go through `safetext.printable` (no terminal escapes, no line breaks); a folder
+whose name is not printable gets an identifier that is (its cleaned name and a short hash).
+
+Inputs are pluggable: `register(Kind(...))` adds a kind (nbgrader's `submitted/` notebooks, say), and
+`load(path, course)` picks the first kind whose `detect` accepts the path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import re
+import stat
+import time
+import zipfile
+import zlib
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..core.course import Course
+from ..core.analysis import MAX_BYTES
+from . import marker, moodle as moodlefolders, notebookfile
+from .filenames import Match, Matcher, is_other_archive, is_zip
+from ..core.safetext import printable
+from ..core.submission import IgnoredFile, Submission
+from ..core.wording import count, plural
+
+MiB = 1 << 20
+
+
+class IntakeError(Exception):
+    """The whole input is refused (not found, not an archive, a zip bomb…); the message is French."""
+
+
+@dataclass(frozen=True)
+class IntakeLimits:
+    file_bytes: int = MAX_BYTES  # an exercise file: read at most this (+1, so the engine says « trop gros »)
+    notebook_bytes: int = 32 * MiB  # a .ipynb (outputs, images) read before conversion to its .py
+    archive_bytes: int = 64 * MiB  # a student's own archive, read into memory
+    total_bytes: int = 512 * MiB  # decompressed from one input, nested archives included
+    # Safety ceilings far above any real copy, against hostile trees; reaching one is said, loudly:
+    scan: int = 200_000  # entries walked in one copy, or listed in one archive's directory
+    directory_bytes: int = 16 * MiB  # an archive's central directory (zipfile holds it whole in memory)
+    folder_depth: int = 40  # folders inside folders
+    depth: int = 2  # archives opened one inside the other: Moodle's (1), then the student's own (2)
+    ratio: int = 100  # an entry expanding more than this many times its compressed size is a bomb…
+    ratio_floor: int = 4 * MiB  # …once it is bigger than this (small files of zeros are legitimate)
+    warnings: int = 20  # notes kept per student
+    listed: int = 12  # files not graded named per reason and per student; the others are counted
+
+
+@dataclass
+class Intake:
+    """What an input gave: submissions (sorted by student), the input's entries that are not a copy
+    (with why), and notes about the input as a whole."""
+
+    kind: str
+    source: Path
+    submissions: list[Submission] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    # Called with (course, grades) once the reports are written; returns more reports to list
+    # (the nbgrader kind writes nbgrader's own gradebook there).
+    after: Callable[[Course, list], dict[str, Path]] | None = None
+    ignored: list[IgnoredFile] = field(default_factory=list)
+    # Called with (course, grades) before the reports are written; returns the grades they show (the
+    # nbgrader kind writes nbgrader's gradebook there and takes back the grades changed in formgrader).
+    settle: Callable[[Course, list], list] | None = None
+    # Called with (course, grade) as each grade is recorded, before `settle` (the nbgrader kind starts
+    # writing nbgrader's gradebook then); `abandon()` when the run stops before `settle`.
+    graded: Callable[[Course, object], None] | None = None
+    abandon: Callable[[], None] | None = None
+    # Which copies are which Moodle participants (a Moodle archive, its folders unpacked, an nbgrader
+    # course collected from one): what the worksheet and the feedback zip are written from.
+    moodle: "moodlefolders.Copies | None" = None
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    description: str  # French, for `trous grade --help`
+    detect: Callable[[Path], bool]
+    load: Callable[[Path, Course, IntakeLimits], Intake]
+    # An input that carries its own course (an nbgrader course built by trous): the course to grade it
+    # with, given the course directory named with -C (or None); raises IntakeError when it cannot.
+    course: Callable[[Path, str | None], Course] | None = None
+    # Where its results go by default, when not next to it (`default_results`).
+    results: Callable[[Path], Path] | None = None
+
+
+KINDS: dict[str, Kind] = {}
+
+
+def register(kind: Kind) -> None:
+    """Add an input kind; later registrations are tried first by `load(..., kind="auto")`."""
+    KINDS[kind.name] = kind
+
+
+def detected(path: str | Path, kind: str = "auto") -> Kind | None:
+    """The kind of input `path` is (None when no kind takes it, or when `kind` is unknown)."""
+    if kind != "auto":
+        return KINDS.get(kind)
+    path = Path(path)
+    return next((k for k in reversed(list(KINDS.values())) if k.detect(path)), None)
+
+
+def carried_course(path: str | Path, kind: str = "auto", given: str | None = None) -> Course | None:
+    """The course an input carries itself, or None (then the course is the one around, or -C)."""
+    found = detected(path, kind) if Path(path).exists() else None
+    return found.course(Path(path), given) if found is not None and found.course is not None else None
+
+
+def carried_results(path: str | Path, kind: str = "auto") -> Path | None:
+    found = detected(path, kind) if Path(path).exists() else None
+    return found.results(Path(path)) if found is not None and found.results is not None else None
+
+
+def load(path: str | Path, course: Course, kind: str = "auto", limits: IntakeLimits | None = None, *,
+         results: Path | None = None) -> Intake:
+    """`results`: the folder this run writes its results in; if it lies among the copies, it is
+    listed as such (even before it carries trous's mark, written by older versions)."""
+    path = Path(path)
+    limits = limits or IntakeLimits()
+    if not path.exists() and not path.is_symlink():
+        raise IntakeError(f"{path} : introuvable (attendu : un dossier avec un sous-dossier par étudiant, "
+                          "ou le .zip de Moodle)")
+    if kind != "auto":
+        if kind not in KINDS:
+            raise IntakeError(f"type d'entrée inconnu « {kind} » (possibles : {', '.join(KINDS)})")
+        chosen = KINDS[kind]
+    else:
+        found = [k for k in reversed(list(KINDS.values())) if k.detect(path)]
+        if not found:
+            raise IntakeError(f"{path} : ni un dossier de copies ni une archive .zip "
+                              f"(types reconnus : {', '.join(KINDS)})")
+        chosen = found[0]
+    if chosen.load is load_folder:
+        return load_folder(path, course, limits, results=results)
+    return chosen.load(path, course, limits)
+
+
+# -- what is not graded, and why ------------------------------------------------------------------
+# Ranks: the order reasons are listed in, the ones a teacher must see first.
+CANDIDATE, REFUSED, ARCHIVE, PYTHON, OTHER, COURSE, FOLDER = range(7)
+MAX_REASONS = 40
+
+NOT_REGULAR = "pas un fichier ordinaire (tube, périphérique…) : non lu"
+NOT_EXERCISE = "pas un exercice du cours"
+PYTHON_EXTRA = "fichier Python qui n'est pas un exercice du cours"
+PUBLIC_CHECK = "vérifications publiques du cours (non corrigées)"
+COURSE_FILE = "fichier fourni avec le cours (non corrigé)"
+OTHER_ARCHIVE = ("format d'archive non pris en charge (seul le .zip est ouvert) : dépose un .zip ou directement "
+                 "tes fichiers .py")
+TOO_DEEP = "archive dans une archive dans une archive : non ouverte"
+NOT_A_COPY = "ni un dossier ni un .zip : pas une copie (attendu : un dossier ou un .zip par étudiant)"
+OUTSIDE = "hors des dossiers d'étudiants : pas une copie"
+LINK_NEVER_FOLLOWED = "lien symbolique : jamais suivi"
+OUR_RESULTS = "dossier des résultats de cette correction"
+MARKED_RESULTS = "dossier de résultats de trous (il porte la marque que trous y a écrite) : pas une copie"
+RESULTS_FILES = ("gradebook.db", "grades.csv", "results.schema.json", "moodle.csv", "rapport.html")
+
+SKIPPED_DIRS = {
+    ".git": "dossier de gestion de versions (git) : non exploré",
+    ".hg": "dossier de gestion de versions (Mercurial) : non exploré",
+    ".svn": "dossier de gestion de versions (Subversion) : non exploré",
+    "__pycache__": "cache de Python : non exploré",
+    ".pytest_cache": "cache de pytest : non exploré",
+    ".mypy_cache": "cache de mypy : non exploré",
+    ".ipynb_checkpoints": "sauvegardes automatiques de Jupyter : non explorées",
+    "__MACOSX": "métadonnées de macOS : non explorées",
+    ".venv": "environnement Python (bibliothèques installées) : non exploré",
+    "venv": "environnement Python (bibliothèques installées) : non exploré",
+    "node_modules": "bibliothèques JavaScript installées : non explorées",
+    ".trous": "dossier interne de trous (modèles, état) : non exploré",
+    ".idea": "réglages de l'éditeur : non explorés",
+    ".vscode": "réglages de l'éditeur : non explorés",
+}
+RESOURCE_FORK = "métadonnées de macOS (« ._ ») : ignorées"
+# What the student edition ships besides the exercises (edition.py), and `trous lab`'s explorer.
+COURSE_FILES = {"course.yaml", "lisezmoi.md", "requirements.txt", "requirements-lab.txt", "pytest.ini",
+                ".gitignore", "explorateur.ipynb"}
+
+
+def _short(path: str, n: int = 120) -> str:
+    path = printable(path)
+    return path if len(path) <= n else path[: n - 1] + "…"
+
+
+def _reason(exc: BaseException) -> str:
+    return printable(getattr(exc, "strerror", None) or str(exc) or type(exc).__name__)
+
+
+def size_text(n: int) -> str:
+    return f"{n / MiB:.0f} Mio" if n >= MiB else f"{max(1, round(n / 1024))} Kio"
+
+
+class Ledger:
+    """What one copy gave besides its exercises: notes, and every file not graded with why.
+
+    Bounded: at most `limits.listed` files are named per reason (the others are counted), at most
+    MAX_REASONS reasons are told apart; a skipped folder is named once however many files it holds."""
+
+    def __init__(self, limits: IntakeLimits):
+        self.limits = limits
+        self.notes: list[str] = []
+        self._named: dict[str, list[IgnoredFile]] = {}
+        self._counts: dict[str, int] = {}
+        self._ranks: dict[str, int] = {}
+        self._folders: set[tuple[str, str]] = set()
+
+    def note(self, text: str) -> None:
+        self.notes.append(printable(text))
+
+    def ignore(self, path: str, reason: str, rank: int = OTHER, exercise: str = "") -> None:
+        reason = printable(reason)
+        if path.endswith("/"):
+            if (path, reason) in self._folders:
+                return
+            self._folders.add((path, reason))
+        if reason not in self._counts and len(self._counts) >= MAX_REASONS:
+            reason, rank = "autre raison", OTHER
+        self._counts[reason] = self._counts.get(reason, 0) + 1
+        self._ranks[reason] = min(rank, self._ranks.get(reason, rank))
+        named = self._named.setdefault(reason, [])
+        if len(named) < self.limits.listed:
+            named.append(IgnoredFile(_short(path), reason, exercise, notable=self._ranks[reason] <= PYTHON))
+
+    def result(self) -> tuple[tuple[str, ...], tuple[IgnoredFile, ...], tuple[tuple[str, int], ...]]:
+        order = sorted(self._named, key=lambda r: self._ranks[r])  # stable: first seen first within a rank
+        ignored = tuple(i for r in order for i in self._named[r])
+        unlisted = tuple((r, self._counts[r] - len(self._named[r])) for r in order
+                         if self._counts[r] > len(self._named[r]))
+        return _bounded(self.notes, self.limits), ignored, unlisted
+
+
+def _bounded(notes: list[str], limits: IntakeLimits) -> tuple[str, ...]:
+    unique = list(dict.fromkeys(notes))
+    if len(unique) > limits.warnings:
+        rest = len(unique) - limits.warnings + 1
+        unique = unique[: limits.warnings - 1] + [f"… et {count(rest, 'autre remarque')}"]
+    return tuple(unique)
+
+
+class Sorter:
+    """Decides, from a name alone, whether an entry of a copy is kept (it can be an exercise, or is an
+    archive to open) or recorded as not graded, with which reason."""
+
+    def __init__(self, matcher: Matcher):
+        self.matcher = matcher
+
+    def keep(self, name: str) -> bool:
+        return is_zip(name) or self.matcher.match(name) is not None
+
+    def exercise_of(self, name: str) -> str:
+        """The exercise a refused entry (a link, a fifo…) would have been, if its name says so."""
+        match = self.matcher.match(name)
+        return match.exercise if match else ""
+
+    def first(self, folder: str) -> bool:
+        """Walk this folder before the others (it is where exercises live)."""
+        return folder.casefold() == "exercises"
+
+    def reason(self, name: str) -> tuple[str, int] | None:
+        """(why, rank) for a file not kept; None only for a file that is no one's work (a grading
+        tool's own bookkeeping), which is not named at all."""
+        folded = name.casefold()
+        if name.startswith("._"):
+            return RESOURCE_FORK, FOLDER
+        if is_other_archive(name):
+            return OTHER_ARCHIVE, ARCHIVE
+        if self.matcher.is_public_check(name):
+            return PUBLIC_CHECK, COURSE
+        if folded in COURSE_FILES:
+            return COURSE_FILE, COURSE
+        near = self.matcher.near(name)
+        if near is not None:
+            return (f"nom proche de {near}.py mais pas un renommage reconnu : non corrigé (renomme-le {near}.py "
+                    "si c'est ton exercice)"), PYTHON
+        if folded.endswith(".py"):
+            return PYTHON_EXTRA, PYTHON
+        return NOT_EXERCISE, OTHER
+
+
+def skipped_folder(name: str) -> str | None:
+    return SKIPPED_DIRS.get(name)
+
+
+def student_id(name: str) -> str:
+    """The identifier of a copy named `name`: the name itself when it is printable, else its cleaned
+    form and a short hash (unique, and safe in a terminal, a CSV, a file name)."""
+    clean = printable(name).strip()
+    if clean == name and clean:
+        return name
+    digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    return f"{clean[:80] or 'copie'}-{digest}"
+
+
+# -- a student's files, whatever holds them -------------------------------------------------------
+FILE, LINK, OTHER_KIND, REFUSED_KIND, SKIPPED = "file", "link", "other", "refused", "skipped"
+
+
+@dataclass
+class Entry:
+    parts: tuple[str, ...]  # path relative to the student's root (or to the archive, before grouping)
+    kind: str  # FILE, LINK, OTHER_KIND (device, fifo…), REFUSED_KIND or SKIPPED (note says why)
+    size: int = 0
+    read: Callable[[int], bytes] | None = None  # at most n bytes; FILE only
+    note: str = ""  # why it was refused or skipped, or where a link points
+    mtime: float | None = None  # last modification (seconds since the epoch), when known
+    label: str = ""  # how to show it when `parts` cannot (an unsafe archive name)
+    folder: bool = False  # SKIPPED: a whole folder
+
+    @property
+    def path(self) -> str:
+        return self.label or "/".join(self.parts)
+
+    def under(self, prefix: tuple[str, ...]) -> "Entry":
+        label = "/".join(prefix + (self.label,)) if self.label else ""
+        return Entry(prefix + self.parts, self.kind, self.size, self.read, self.note, self.mtime, label, self.folder)
+
+
+class _Budget:
+    """Bytes one student's archives may still decompress (archives inside archives add up)."""
+
+    def __init__(self, limits: IntakeLimits):
+        self.limits = limits
+        self.left = limits.total_bytes
+
+    def take(self, n: int) -> None:
+        self.left -= n
+        if self.left < 0:
+            raise IntakeError(f"plus de {size_text(self.limits.total_bytes)} décompressés : copie refusée "
+                              "(bombe de décompression ?)")
+
+
+def expand(entries: list[Entry], limits: IntakeLimits, budget: _Budget, ledger: Ledger, depth: int,
+           sorter: Sorter) -> list[Entry]:
+    """Open the student's own archives (down to `limits.depth`); return the entries that can be an
+    exercise, record every other one in the ledger."""
+    out: list[Entry] = []
+    for entry in entries:
+        if entry.kind == REFUSED_KIND:
+            exercise = sorter.exercise_of(entry.parts[-1]) if entry.parts and not entry.label else ""
+            ledger.ignore(entry.path or "?", entry.note, REFUSED, exercise)
+            continue
+        if entry.kind == SKIPPED:
+            ledger.ignore(entry.path + ("/" if entry.folder else ""), entry.note, FOLDER)
+            continue
+        if entry.kind == LINK:
+            ledger.ignore(entry.path, f"lien symbolique vers {_short(entry.note, 60)} : jamais suivi", REFUSED,
+                          sorter.exercise_of(entry.parts[-1]) if entry.parts else "")
+            continue
+        if not entry.parts:
+            continue
+        name = entry.parts[-1]
+        if entry.kind == FILE and is_zip(name):
+            if depth >= limits.depth:
+                ledger.ignore(entry.path, TOO_DEEP, ARCHIVE)
+                continue
+            inner = _open_nested(entry, limits, budget, ledger)
+            out += expand([e.under(entry.parts) for e in inner], limits, budget, ledger, depth + 1, sorter)
+        elif sorter.keep(name):
+            out.append(entry)
+        elif entry.kind != FILE:
+            ledger.ignore(entry.path, NOT_REGULAR, OTHER)
+        else:
+            said = sorter.reason(name)
+            if said is not None:
+                ledger.ignore(entry.path, *said)
+    return out
+
+
+def _open_nested(entry: Entry, limits: IntakeLimits, budget: _Budget, ledger: Ledger) -> list[Entry]:
+    if entry.size > limits.archive_bytes:
+        ledger.ignore(entry.path, f"archive trop grosse ({size_text(entry.size)}, au plus "
+                                  f"{size_text(limits.archive_bytes)}) : non ouverte", ARCHIVE)
+        return []
+    try:
+        assert entry.read is not None
+        data = entry.read(limits.archive_bytes + 1)
+        if len(data) > limits.archive_bytes:
+            ledger.ignore(entry.path, f"archive trop grosse (plus de {size_text(limits.archive_bytes)}) : "
+                                      "non ouverte", ARCHIVE)
+            return []
+        budget.take(len(data))
+        handle = io.BytesIO(data)
+        _check_directory(handle, limits)
+        return members(zipfile.ZipFile(handle), limits, budget)
+    except IntakeError as exc:
+        ledger.ignore(entry.path, str(exc), ARCHIVE)
+        return []
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, NotImplementedError, ValueError,
+            zlib.error) as exc:
+        ledger.ignore(entry.path, f"archive illisible ({_reason(exc)})", ARCHIVE)
+        return []
+
+
+# -- choosing each exercise's file ----------------------------------------------------------------
+TIE_SECONDS = 2.0  # zip dates have a 2-second resolution: closer than this, two files are « as recent »
+
+
+def _in_exercises(entry: Entry) -> bool:
+    return len(entry.parts) >= 2 and entry.parts[-2] == "exercises"
+
+
+def _ranked(candidates: list[tuple[Entry, Match]]) -> list[tuple[Entry, Match]]:
+    """Newest first; among files as recent, the exact name, then a .py over a notebook, then the
+    exercises/ folder, then the shallowest, then the path."""
+    if not candidates:
+        return []
+    newest = max(e.mtime or 0.0 for e, _ in candidates)
+
+    def key(candidate: tuple[Entry, Match]) -> tuple:
+        entry, match = candidate
+        when = entry.mtime or 0.0
+        recent = when >= newest - TIE_SECONDS
+        return (not recent, 0.0 if recent else -when, not match.exact, match.notebook, not _in_exercises(entry),
+                len(entry.parts), entry.path)
+
+    return sorted(candidates, key=key)
+
+
+def date_text(mtime: float | None) -> str:
+    if not mtime:
+        return "date inconnue"
+    try:
+        return time.strftime("%d/%m/%Y %H:%M", time.localtime(mtime))
+    except (OverflowError, OSError, ValueError):
+        return "date inconnue"
+
+
+def _not_chosen(entry: Entry, match: Match, chosen: tuple[Entry, Match]) -> str:
+    kept, kept_match = chosen
+    shown = _short(kept.path, 80)
+    if (entry.mtime or 0.0) < (kept.mtime or 0.0) - TIE_SECONDS:
+        return f"version plus ancienne : {shown} (modifié le {date_text(kept.mtime)}) est corrigé à sa place"
+    if kept_match.exact and not match.exact:
+        why = "nom exact"
+    elif match.notebook and not kept_match.notebook:
+        why = "un .py plutôt qu'un carnet"
+    elif _in_exercises(kept) and not _in_exercises(entry):
+        why = "dans exercises/"
+    elif len(kept.parts) < len(entry.parts):
+        why = "moins profond dans la copie"
+    else:
+        why = "premier par ordre alphabétique"
+    return f"même date que {shown}, corrigé à sa place ({why})"
+
+
+def _read_candidate(entry: Entry, match: Match, limits: IntakeLimits) -> tuple[bytes | None, str]:
+    """The bytes to grade for this file (a notebook: its .py), or None and why not."""
+    assert entry.read is not None
+    try:
+        if not match.notebook:
+            return entry.read(limits.file_bytes + 1), ""
+        problem = notebookfile.unavailable()
+        if problem:
+            return None, problem
+        too_big = (f"carnet trop gros ({size_text(entry.size)}, au plus {size_text(limits.notebook_bytes)}) : "
+                   "non corrigé")
+        if entry.size > limits.notebook_bytes:
+            return None, too_big
+        data = entry.read(limits.notebook_bytes + 1)
+        if len(data) > limits.notebook_bytes:
+            return None, too_big
+        return notebookfile.to_python(data)[: limits.file_bytes + 1], ""
+    except notebookfile.NotebookError as exc:
+        return None, f"carnet illisible : {exc}"
+    except IntakeError as exc:  # the student's decompression budget is spent
+        return None, str(exc)
+    except (OSError, zipfile.BadZipFile, EOFError, RuntimeError, ValueError, NotImplementedError, zlib.error) as exc:
+        return None, f"lecture impossible ({_reason(exc)})"
+
+
+def pick(course: Course, entries: list[Entry], limits: IntakeLimits, ledger: Ledger,
+         matcher: Matcher) -> tuple[dict[str, bytes | None], dict[str, str]]:
+    """Each exercise's file among the candidates: the newest readable one; every other candidate is
+    recorded with why it was not taken. Returns (files, origins: exercise → path graded)."""
+    groups: dict[str, list[tuple[Entry, Match]]] = {}
+    for entry in entries:
+        match = matcher.match(entry.parts[-1]) if entry.parts else None
+        if match is None:
+            continue
+        if entry.kind != FILE:
+            ledger.ignore(entry.path, NOT_REGULAR, CANDIDATE, match.exercise)
+            continue
+        groups.setdefault(match.exercise, []).append((entry, match))
+    files: dict[str, bytes | None] = {e.id: None for e in course.exercises}
+    origins: dict[str, str] = {}
+    for exercise in course.exercises:
+        chosen: tuple[Entry, Match] | None = None
+        for entry, match in _ranked(groups.get(exercise.id, [])):
+            if chosen is not None:
+                ledger.ignore(entry.path, _not_chosen(entry, match, chosen), CANDIDATE, exercise.id)
+                continue
+            data, problem = _read_candidate(entry, match, limits)
+            if data is None:
+                ledger.ignore(entry.path, problem, CANDIDATE, exercise.id)
+                continue
+            chosen = (entry, match)
+            files[exercise.id] = data
+            origins[exercise.id] = _short(entry.path)
+            what = "carnet Jupyter converti en .py par jupytext" if match.notebook else ""
+            if not match.exact or match.notebook:
+                details = " ; ".join(x for x in (what, match.how) if x)
+                ledger.note(f"{_short(entry.path)} corrigé comme {exercise.id}.py ({details})")
+    return files, origins
+
+
+def _submission(course: Course, student: str, entries: list[Entry], ledger: Ledger, limits: IntakeLimits,
+                depth: int, source: str, name: str = "", budget: _Budget | None = None,
+                matcher: Matcher | None = None) -> Submission:
+    budget = budget or _Budget(limits)
+    matcher = matcher or Matcher(e.id for e in course.exercises)
+    try:
+        files, origins = pick(course, expand(entries, limits, budget, ledger, depth, Sorter(matcher)), limits,
+                              ledger, matcher)
+    except IntakeError as exc:  # this student's archives are a bomb: nothing of theirs is kept
+        ledger.note(str(exc))
+        files, origins = {e.id: None for e in course.exercises}, {}
+    notes, ignored, unlisted = ledger.result()
+    return Submission(student, files, source=source, name=name, warnings=notes, ignored=ignored,
+                      unlisted=unlisted, origins=origins)
+
+
+def _finish(intake: Intake, limits: IntakeLimits) -> Intake:
+    """Notes about the whole input: a teacher must hear once that notebooks went ungraded."""
+    problem = notebookfile.unavailable()
+    if problem:
+        missed = sum(1 for s in intake.submissions for i in s.ignored if i.reason == problem)
+        missed += sum(n for s in intake.submissions for r, n in s.unlisted if r == problem)
+        if missed:
+            what = plural(missed, "carnet Jupyter (.ipynb) non corrigé", "carnets Jupyter (.ipynb) non corrigés")
+            intake.warnings.append(f"{missed} {what} : jupytext n'est pas installé sur cette machine "
+                                   f"({notebookfile.INSTALL}, puis relance la correction)")
+    intake.warnings = list(_bounded([printable(w) for w in intake.warnings], limits))
+    return intake
+
+
+# -- folders --------------------------------------------------------------------------------------
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_O_NOATIME = getattr(os, "O_NOATIME", 0)
+_AT = (os.open in os.supports_dir_fd and os.stat in os.supports_dir_fd and os.scandir in os.supports_fd
+       and _O_NOFOLLOW != 0)
+
+
+def _open_at(dir_fd: int | None, name: str, flags: int) -> int:
+    flags |= os.O_RDONLY | _O_NOFOLLOW | _O_CLOEXEC
+    if _O_NOATIME:
+        try:
+            return os.open(name, flags | _O_NOATIME, dir_fd=dir_fd)
+        except PermissionError:
+            pass  # O_NOATIME needs to own the file (or CAP_FOWNER)
+    return os.open(name, flags, dir_fd=dir_fd)
+
+
+def _open_dir(root: Path, rel: tuple[str, ...]) -> int:
+    """A descriptor for root/rel…, refusing a symbolic link at every step below root."""
+    fd = _open_at(None, str(root), _O_DIRECTORY)
+    try:
+        for part in rel:
+            child = _open_at(fd, part, _O_DIRECTORY)
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _reader(root: Path, parts: tuple[str, ...]) -> Callable[[int], bytes]:
+    def read(n: int) -> bytes:
+        if _AT:
+            parent = _open_dir(root, parts[:-1])
+            try:
+                fd = _open_at(parent, parts[-1], _O_NONBLOCK)
+            finally:
+                os.close(parent)
+        else:  # no openat (Windows): check each component, then open
+            path = root
+            for part in parts:
+                path = path / part
+                if path.is_symlink():
+                    raise OSError(0, "lien symbolique refusé")
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise OSError(0, "pas un fichier ordinaire")
+            chunks, left = [], n
+            while left > 0:
+                chunk = os.read(fd, min(left, MiB))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                left -= len(chunk)
+            return b"".join(chunks)
+        finally:
+            os.close(fd)
+
+    return read
+
+
+def _listing(root: Path, rel: tuple[str, ...]) -> list[tuple[str, os.stat_result]]:
+    if not _AT:
+        return [(d.name, d.stat(follow_symlinks=False)) for d in os.scandir(root.joinpath(*rel))]
+    fd = _open_dir(root, rel)
+    try:
+        return [(name, os.stat(name, dir_fd=fd, follow_symlinks=False)) for name in os.listdir(fd)]
+    finally:
+        os.close(fd)
+
+
+def _scan(root: Path, rel: tuple[str, ...], keep: Callable[[str], bool]) -> list[tuple[str, str, os.stat_result | None]]:
+    """(name, kind, stat) of each entry of root/rel…, sorted; only kept regular files are stat'ed
+    (the kind comes from the directory itself: a copy of 21 000 files is listed, not stat'ed)."""
+    def one(d: os.DirEntry) -> tuple[str, str, os.stat_result | None]:
+        if d.is_symlink():
+            return d.name, LINK, None
+        if d.is_dir(follow_symlinks=False):
+            return d.name, "dir", None
+        if d.is_file(follow_symlinks=False):
+            return d.name, FILE, d.stat(follow_symlinks=False) if keep(d.name) else None
+        return d.name, OTHER_KIND, None
+
+    if not _AT:
+        with os.scandir(root.joinpath(*rel)) as it:
+            return sorted((one(d) for d in it), key=lambda x: x[0])
+    fd = _open_dir(root, rel)
+    try:
+        with os.scandir(fd) as it:  # DirEntry.stat() uses fd: it must stay open meanwhile
+            return sorted((one(d) for d in it), key=lambda x: x[0])
+    finally:
+        os.close(fd)
+
+
+def walk(root: Path, limits: IntakeLimits, ledger: Ledger, sorter: Sorter,
+         shown: tuple[str, ...] = ()) -> list[Entry]:
+    """The entries under `root` that can be an exercise (or are archives to open), never following a
+    symbolic link, nothing opened but directories; every other entry is recorded in the ledger as
+    it is seen (under `shown/`, when root is not the copy's top). The whole tree is walked
+    (exercises/ folders first), up to `limits.scan` entries."""
+    kept: list[Entry] = []
+    pending: deque[tuple[str, ...]] = deque([()])
+    seen = 0
+    while pending:
+        rel = pending.popleft()
+        try:
+            listing = _scan(root, rel, sorter.keep)
+        except OSError as exc:
+            ledger.ignore("/".join(shown + rel) + "/", f"dossier illisible ({_reason(exc)})", REFUSED)
+            continue
+        for name, kind, st in listing:
+            seen += 1
+            if seen > limits.scan:
+                ledger.note(f"plus de {limits.scan} entrées dans la copie : exploration arrêtée, la suite n'est ni "
+                            "lue ni listée")
+                return kept
+            parts = rel + (name,)
+            path = "/".join(shown + parts)
+            if kind == "dir":
+                skipped = skipped_folder(name)
+                if skipped:
+                    ledger.ignore(path + "/", skipped, FOLDER)
+                elif len(parts) >= limits.folder_depth:
+                    ledger.ignore(path + "/", f"dossier à plus de {limits.folder_depth} niveaux : non exploré", REFUSED)
+                elif sorter.first(name):
+                    pending.appendleft(parts)
+                else:
+                    pending.append(parts)
+            elif kind == LINK:
+                try:
+                    target = os.readlink(root.joinpath(*parts))
+                except OSError:
+                    target = "?"
+                ledger.ignore(path, f"lien symbolique vers {_short(target, 60)} : jamais suivi", REFUSED,
+                              sorter.exercise_of(name))
+            elif not sorter.keep(name):
+                said = sorter.reason(name) if kind == FILE else (NOT_REGULAR, OTHER)
+                if said is not None:
+                    ledger.ignore(path, *said)
+            elif kind == FILE:
+                assert st is not None
+                kept.append(Entry(parts, FILE, st.st_size, _reader(root, parts), mtime=st.st_mtime))
+            else:
+                kept.append(Entry(parts, OTHER_KIND))  # named by pick(), which knows its exercise
+    return kept
+
+
+def _looks_like_results(folder: Path) -> list[str]:
+    return [name for name in RESULTS_FILES if (folder / name).is_file() and not (folder / name).is_symlink()]
+
+
+def load_folder(root: Path, course: Course, limits: IntakeLimits, results: Path | None = None) -> Intake:
+    """SUBMISSIONS/<student>/… (a git clone, an unpacked archive), or SUBMISSIONS/<student>.zip."""
+    root = root.resolve()  # the teacher's own path may go through links; below it, none is followed
+    if not root.is_dir():
+        raise IntakeError(f"{root} : ce n'est pas un dossier")
+    intake = Intake("dossier", root)
+    try:
+        children = sorted(_listing(root, ()))
+    except OSError as exc:
+        raise IntakeError(f"{root} : dossier illisible ({_reason(exc)})") from None
+    ours = None
+    if results is not None:
+        try:
+            st = os.stat(results)
+            ours = (st.st_dev, st.st_ino)
+        except OSError:
+            pass  # not created yet: it cannot be among the copies
+    seen: set[str] = set()
+    matcher = Matcher(e.id for e in course.exercises)
+    sorter = Sorter(matcher)
+    # Moodle's archive unpacked by hand: its folders are grouped by participant as in the archive.
+    tops = {name: found for name, st in children if stat.S_ISDIR(st.st_mode)
+            and (found := moodlefolders.read(name, True)) is not None}
+    grouping = moodlefolders.group(tops, student_id) if tops else None
+    moodle: dict[str, tuple[list[Entry], Ledger, _Budget, str]] = {}
+    for name, st in children:
+        shown = _short(name)
+        ledger = Ledger(limits)
+        budget = _Budget(limits)
+        if grouping is not None and name in grouping.key and stat.S_ISDIR(st.st_mode) and name not in SKIPPED_DIRS \
+                and marker.check(root / name) != marker.OURS and (st.st_dev, st.st_ino) != ours:
+            entries, ledger, budget, first = moodle.setdefault(grouping.key[name], ([], ledger, budget, shown))
+            if grouping.plugins.get(name) != "file":
+                plugin = MOODLE_PLUGINS.get(grouping.plugins.get(name, ""), grouping.plugins.get(name, ""))
+                ledger.ignore(shown + "/", f"remise « {plugin} » de Moodle : seuls les fichiers déposés sont corrigés",
+                              ARCHIVE)
+                continue
+            entries += walk(root / name, limits, ledger, sorter)
+            continue
+        if stat.S_ISLNK(st.st_mode):
+            intake.ignored.append(IgnoredFile(shown, LINK_NEVER_FOLLOWED))
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            if (st.st_dev, st.st_ino) == ours:
+                intake.ignored.append(IgnoredFile(shown + "/", OUR_RESULTS))
+                continue
+            if name in SKIPPED_DIRS:
+                intake.ignored.append(IgnoredFile(shown + "/", SKIPPED_DIRS[name]))
+                continue
+            mark = marker.check(root / name)
+            if mark == marker.OURS:
+                intake.ignored.append(IgnoredFile(shown + "/", MARKED_RESULTS))
+                continue
+            if mark == marker.FOREIGN:
+                ledger.note("ce dossier porte une marque de dossier de résultats de trous qui désigne un autre "
+                            "dossier (copiée ?) : corrigé comme une copie")
+            elif _looks_like_results(root / name):
+                found = ", ".join(_looks_like_results(root / name))
+                ledger.note(f"ce dossier ressemble à des résultats de trous ({found}) mais n'en porte pas la marque : "
+                            "corrigé comme une copie (si ce sont des résultats, sors-le du dossier des copies)")
+            student = student_id(name)
+            entries = walk(root / name, limits, ledger, sorter)
+            depth = 0
+        elif stat.S_ISREG(st.st_mode) and is_zip(name) and len(name) > 4:
+            # The student's archive is opened as if unpacked in their folder.
+            student = student_id(name[:-4])
+            archive = Entry((name,), FILE, st.st_size, _reader(root, (name,)), mtime=st.st_mtime)
+            entries = _open_nested(archive, limits, budget, ledger)
+            depth = 1
+        else:
+            intake.ignored.append(IgnoredFile(shown, NOT_A_COPY))
+            continue
+        if student in seen:
+            intake.ignored.append(IgnoredFile(shown, f"un autre dossier ou .zip donne déjà l'identifiant « {student} » : "
+                                                     "non corrigé (renomme l'un des deux)"))
+            continue
+        seen.add(student)
+        if student != name and student != name[:-4]:
+            ledger.note(f"nom avec des caractères de contrôle : copie identifiée par « {student} »")
+        intake.submissions.append(_submission(course, student, entries, ledger, limits, depth, str(root / shown),
+                                              budget=budget, matcher=matcher))
+    if grouping is not None:
+        intake.moodle, intake.warnings = grouping.copies, intake.warnings + grouping.warnings
+        for key, (entries, ledger, budget, first) in moodle.items():
+            for note in grouping.notes.get(key, ()):
+                ledger.note(note)
+            name = grouping.names.get(key, "")
+            if key in seen:  # a plain folder already has that name: both kept apart, neither sent back to Moodle
+                grouping.copies.participants.pop(key, None)
+                intake.warnings.append(f"un dossier « {_short(key)} » et un dossier Moodle du même numéro : corrigés à "
+                                       "part, aucun renvoyé à Moodle sous ce numéro")
+                key = student_id(f"{first} (Moodle)")
+            seen.add(key)
+            intake.submissions.append(_submission(course, key, entries, ledger, limits, 0, str(root / first),
+                                                  name, budget=budget, matcher=matcher))
+        intake.submissions.sort(key=lambda s: (not s.student.isdigit(), len(s.student) if s.student.isdigit() else 0,
+                                               s.student))
+    if not intake.submissions:
+        listed = "".join(f"\n  {i.path} : {i.reason}" for i in intake.ignored[:10])
+        raise IntakeError(f"{root} : aucun sous-dossier d'étudiant (attendu : {root.name}/<identifiant>/"
+                          f"exercises/01_….py){listed}")
+    return _finish(intake, limits)
+
+
+# -- zip archives ---------------------------------------------------------------------------------
+_DRIVE = re.compile(r"^[A-Za-z]:")
+
+
+def safe_parts(name: str) -> tuple[str, ...] | None:
+    """The components of an archive member's name, or None when it could land outside the archive."""
+    if "\x00" in name:
+        return None
+    unified = name.replace("\\", "/")
+    if unified.startswith("/") or _DRIVE.match(unified):
+        return None
+    parts = tuple(p for p in unified.split("/") if p not in ("", "."))
+    if any(p == ".." for p in parts):
+        return None
+    return parts
+
+
+def _decode_name(info: zipfile.ZipInfo) -> str:
+    # Archives made on Windows without the UTF-8 flag store names in cp437 (zipfile's reading) while
+    # the bytes are often UTF-8: try that first, so « Élodie » stays « Élodie ».
+    if info.flag_bits & 0x800:
+        return info.filename
+    try:
+        return info.filename.encode("cp437").decode("utf-8")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        return info.filename
+
+
+def _zip_reader(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: _Budget | None) -> Callable[[int], bytes]:
+    def read(n: int) -> bytes:
+        chunks, left = [], n
+        with archive.open(info) as handle:  # stops at the declared size; the CRC is checked at its end
+            while left > 0:
+                chunk = handle.read(min(left, MiB))
+                if not chunk:
+                    break
+                if budget is not None:
+                    budget.take(len(chunk))
+                chunks.append(chunk)
+                left -= len(chunk)
+        return b"".join(chunks)
+
+    return read
+
+
+def _zip_time(info: zipfile.ZipInfo) -> float | None:
+    try:
+        return time.mktime(tuple(info.date_time) + (0, 0, -1))
+    except (OverflowError, ValueError, TypeError):
+        return None
+
+
+def _check_directory(handle, limits: IntakeLimits) -> None:
+    """Refuse an archive whose central directory zipfile would hold whole in memory before anything
+    else can be checked: its size and entry count come from the end record, read first."""
+    end_record = getattr(zipfile, "_EndRecData", None)  # the reader zipfile itself uses
+    if end_record is None:
+        return
+    try:
+        record = end_record(handle)
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile):
+        return  # zipfile's own opening says what is wrong
+    finally:
+        handle.seek(0)
+    if not record:
+        return
+    size, count = record[zipfile._ECD_SIZE], record[zipfile._ECD_ENTRIES_TOTAL]
+    if size > limits.directory_bytes or count > limits.scan:
+        raise IntakeError(f"archive refusée : {count} entrées ({size_text(size)} de répertoire), plus que les "
+                          f"{limits.scan} entrées permises")
+
+
+def members(archive: zipfile.ZipFile, limits: IntakeLimits, budget: _Budget | None) -> list[Entry]:
+    """An archive's entries, checked: unsafe names, links, bombs and encrypted files come back
+    REFUSED_KIND (with the best guess of where they were, so the note reaches the right student),
+    tool folders (.git/, __MACOSX/…) SKIPPED.
+
+    Reading an entry never goes past its declared size (zipfile stops there and checks the CRC), the
+    declared size is checked against the compressed one, and readers charge `budget` (the student's,
+    for their own archives; None for Moodle's archive, whose every read is already bounded per file)."""
+    infos = archive.infolist()
+    if len(infos) > limits.scan:
+        raise IntakeError(f"archive refusée : {len(infos)} entrées, plus que les {limits.scan} permises")
+    out: list[Entry] = []
+    for info in infos:
+        name = _decode_name(info)
+        parts = safe_parts(name)
+        if parts is None:
+            guess = tuple(p for p in name.replace("\\", "/").split("/")[:1] if p not in ("", ".", ".."))
+            guess = guess if guess and not _DRIVE.match(guess[0]) else ()
+            out.append(Entry(guess, REFUSED_KIND, label=_short(repr(name), 70),
+                             note="chemin dangereux refusé dans l'archive (il sortirait du dossier)"))
+            continue
+        if not parts or info.is_dir():
+            continue
+        skipped = next((i for i, p in enumerate(parts[:-1]) if p in SKIPPED_DIRS), None)
+        if skipped is not None:
+            out.append(Entry(parts[: skipped + 1], SKIPPED, note=SKIPPED_DIRS[parts[skipped]], folder=True))
+        elif parts[-1].startswith("._"):
+            out.append(Entry(parts, SKIPPED, note=RESOURCE_FORK))
+        elif stat.S_ISLNK(info.external_attr >> 16):
+            out.append(Entry(parts, REFUSED_KIND, note="lien symbolique refusé dans l'archive"))
+        elif info.flag_bits & 0x1:
+            out.append(Entry(parts, REFUSED_KIND, note="fichier chiffré (mot de passe) : non lu"))
+        elif info.file_size > limits.ratio_floor and info.file_size > limits.ratio * max(1, info.compress_size):
+            out.append(Entry(parts, REFUSED_KIND, note=(
+                f"refusé : {size_text(info.compress_size)} qui se décompresseraient en "
+                f"{size_text(info.file_size)} (bombe de décompression ?)")))
+        else:
+            out.append(Entry(parts, FILE, info.file_size, _zip_reader(archive, info, budget), mtime=_zip_time(info)))
+    return out
+
+
+# Moodle's folder names (moodlefolders.py): kept here under this name for the modules that read them.
+MOODLE = moodlefolders.FOLDER
+MOODLE_PLUGINS = {"onlinetext": "texte en ligne", "comments": "commentaires"}
+
+
+def _moodle_tops(entries: list[Entry]) -> dict[str, moodlefolders.Name | moodlefolders.Ambiguous]:
+    """Each top-level entry of the archive named as Moodle names them: a folder (it holds files) or,
+    with « download as folders » off, a file."""
+    folders = {e.parts[0] for e in entries if len(e.parts) > 1}
+    tops: dict[str, moodlefolders.Name | moodlefolders.Ambiguous] = {}
+    for entry in entries:
+        if not entry.parts or entry.parts[0] in tops:
+            continue
+        top = entry.parts[0]
+        found = moodlefolders.read(top, top in folders)
+        if found is not None:
+            tops[top] = found
+    return tops
+
+
+def _moodle_inner(entry: Entry, found: moodlefolders.Name) -> tuple[str, ...]:
+    if len(entry.parts) > 1:
+        return entry.parts[1:]
+    return (found.rest,) if found.rest else ()
+
+
+def load_zip(path: Path, course: Course, limits: IntakeLimits) -> Intake:
+    try:
+        with open(path, "rb") as handle:
+            _check_directory(handle, limits)
+        archive = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise IntakeError(f"{path} : archive .zip illisible ({_reason(exc)})") from None
+    with archive:
+        entries = members(archive, limits, None)
+        tops = _moodle_tops(entries)
+        moodle = bool(tops)
+        intake = Intake("moodle" if moodle else "zip", path)
+        grouping = moodlefolders.group(tops, student_id) if moodle else None
+        grouped: dict[str, tuple[str, list[Entry], Ledger, str]] = {}
+        outside: set[tuple[str, str]] = set()
+        ambiguous = {a.top: a for a in grouping.ambiguous} if grouping else {}
+        for entry in entries:
+            top = entry.parts[0] if entry.parts else ""
+            found = tops.get(top) if moodle else None
+            if top in ambiguous:
+                item = (_short(top), printable(ambiguous[top].reason))
+                if item not in outside:
+                    outside.add(item)
+                    intake.ignored.append(IgnoredFile(*item))
+                continue
+            folder_only = entry.kind == SKIPPED and len(entry.parts) == 1
+            if not top or (moodle and found is None) or folder_only or (
+                    not moodle and len(entry.parts) < 2 and entry.kind != REFUSED_KIND):
+                item = (_short(entry.path) + ("/" if entry.folder else ""),
+                        printable(entry.note if entry.kind in (REFUSED_KIND, SKIPPED) else OUTSIDE))
+                if item not in outside:  # a folder (__MACOSX/) is named once, not once per file in it
+                    outside.add(item)
+                    intake.ignored.append(IgnoredFile(*item))
+                continue
+            if found is not None:
+                key, name, inner = grouping.key[top], grouping.names[grouping.key[top]], _moodle_inner(entry, found)
+            else:
+                key, name, inner = student_id(top), "", entry.parts[1:]
+            _, held, ledger, _ = grouped.setdefault(key, (name, [], Ledger(limits), top))
+            shown = entry.label or "/".join(inner)
+            if found is not None and found.plugin != "file":
+                plugin = MOODLE_PLUGINS.get(found.plugin, found.plugin)
+                # Ranked with the files a teacher must see: a student who typed the work there has 0.
+                ledger.ignore(shown or top, f"remise « {plugin} » de Moodle : seuls les fichiers déposés sont corrigés",
+                              ARCHIVE)
+                continue
+            if entry.kind == REFUSED_KIND:
+                ledger.ignore(shown or "?", entry.note, REFUSED)
+            elif inner:
+                held.append(Entry(inner, entry.kind, entry.size, entry.read, entry.note, entry.mtime, entry.label,
+                                  entry.folder))
+        if not grouped:
+            raise IntakeError(f"{path} : aucune copie d'étudiant dans l'archive (attendu : le .zip de Moodle, "
+                              "« <Nom>_<id>_assignsubmission_file_/… », ou un dossier par étudiant)"
+                              + "".join(f"\n  {i.path} : {i.reason}" for i in intake.ignored[:10]))
+        if grouping is not None:
+            intake.moodle = grouping.copies
+            intake.warnings += grouping.warnings
+        matcher = Matcher(e.id for e in course.exercises)
+        for key in sorted(grouped, key=lambda k: (not k.isdigit(), len(k) if k.isdigit() else 0, k)):
+            name, held, ledger, top = grouped[key]
+            if not moodle and key != top:
+                ledger.note(f"nom avec des caractères de contrôle : copie identifiée par « {key} »")
+            for note in (grouping.notes.get(key, ()) if grouping else ()):
+                ledger.note(note)
+            intake.submissions.append(_submission(course, key, held, ledger, limits, 1,
+                                                  f"{path.name}:{_short(top)}", name, matcher=matcher))
+        # Reading happened in _submission: every byte kept is in memory, the archive can close.
+    return _finish(intake, limits)
+
+
+def _looks_like_zip(path: Path) -> bool:
+    return path.is_file() and (path.suffix.lower() == ".zip" or zipfile.is_zipfile(path))
+
+
+register(Kind("dossier", "un dossier, un sous-dossier (ou un .zip) par étudiant", lambda p: p.is_dir(), load_folder))
+register(Kind("moodle", "le .zip « Télécharger tous les travaux remis » de Moodle (ou un .zip de dossiers)",
+              _looks_like_zip, load_zip))

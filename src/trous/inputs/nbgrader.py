@@ -1,0 +1,386 @@
+"""nbgrader's `submitted/<student>/<assignment>/<exercise>.ipynb` as trous `Submission`s.
+
+Importing this module registers the input kind « nbgrader » of `trous grade` (the path is an nbgrader
+course directory, or its `submitted/` folder). Each notebook becomes the text of its exercise, rebuilt
+from its answer cells exactly as the hidden cells do in the kernel (answers.py), so that the engine
+grades the same program under `trous grade` and under `nbgrader autograde`. Files are opened without
+following symbolic links, read-only and bounded in size; an unreadable notebook counts as absent,
+with a note. Only what nbgrader grades is graded (`<assignment>/<exercise>.ipynb`, exactly so named);
+every other file of a student's folder is named in their feedback with why (a renamed notebook, a
+.py, a file of another assignment…), and every entry of `submitted/` that is not a student is listed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import os
+import sqlite3
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..core.course import Course, CourseError, Exercise
+from . import intake as intake_mod
+from .filenames import Matcher
+from ..core.safetext import printable
+from ..core.submission import IgnoredFile, Submission
+from . import answers, locked, standalone
+from ..outputs.nbgrader_session import without_iri_grammars
+from .bundle import Bundle, of
+from ..outputs import writing
+from ..outputs.writing import say
+
+MAX_NOTEBOOK = 32 * 1024 * 1024
+NAME = "nbgrader"
+without_iri_grammars()  # whatever imports nbformat later in this process (session.py says why)
+
+
+@dataclass(frozen=True)
+class Layout:
+    root: Path  # the nbgrader course directory
+
+    @property
+    def submitted(self) -> Path:
+        return self.root / "submitted"
+
+
+def layout(path: Path) -> Layout | None:
+    root = writing.course_root(path)
+    return Layout(root) if root is not None else None
+
+
+_bundles: dict[tuple, Bundle] = {}
+
+
+def _public_bundle(exercise: Exercise, root: Path | None = None) -> Bundle:
+    """The exercise's public bundle: the one the nbgrader course's source notebook carries (what was
+    released), else built from the course (jupytext, slower to import)."""
+    source = root / "source" / exercise.assignment.id / f"{exercise.id}.ipynb" if root else None
+    if source is not None and source.is_file():
+        try:
+            return standalone.read_source(source).bundle.public()
+        except standalone.StandaloneError:
+            pass  # not a notebook trous built: the course's own exercise below
+    path = exercise.template_path
+    key = (str(path), path.stat().st_mtime_ns, str(exercise.checks_path), exercise.id)
+    if key not in _bundles:
+        from ..publish.nbgrader.notebooks import answer_cells  # noqa: PLC0415 - jupytext: only when no source notebook
+
+        _bundles[key] = of(exercise, answer_cells(exercise), hidden=False)
+    return _bundles[key]
+
+
+def notebook_exercise(exercise: Exercise, data: bytes, shown: str, notes: list[str],
+                      root: Path | None = None) -> bytes | None:
+    """The exercise text a submitted notebook gives, or None (with a note) when it cannot be read."""
+    if len(data) > MAX_NOTEBOOK:
+        notes.append(f"{shown} : carnet trop gros ({len(data) // (1024 * 1024)} Mio) : compté comme absent")
+        return None
+    try:
+        nb = json.loads(data.decode("utf-8"))
+        cells = nb["cells"]
+        if not isinstance(cells, list):
+            raise TypeError
+    except (UnicodeDecodeError, ValueError, KeyError, TypeError, RecursionError):
+        notes.append(f"{shown} : carnet illisible (ce n'est pas un .ipynb valide) : compté comme absent")
+        return None
+    cells = [c for c in cells if isinstance(c, dict)]
+    bundle = _public_bundle(exercise, root)
+    found = answers.from_cells(cells)
+    missing = [c.grade_id for c in bundle.cells if c.grade_id not in found]
+    if missing:
+        notes.append(f"{shown} : cellule(s) de réponse supprimée(s) : {', '.join(missing)}")
+    if root is not None:
+        source = root / "source" / exercise.assignment.id / f"{exercise.id}.ipynb"
+        notes.extend(locked.changes(cells, locked.source_cells(source), shown))
+    return answers.exercise_text(bundle, found).encode("utf-8", "surrogatepass")
+
+
+class _AssignmentSorter(intake_mod.Sorter):
+    """In `submitted/<student>/<assignment>/`, nbgrader grades `<exercise>.ipynb` at the top, exactly
+    so named, and nothing else: trous grades the same files (the grades must be nbgrader's), and
+    names every other one with why (a renamed notebook most of all)."""
+
+    def __init__(self, course: Course, assignment: str):
+        super().__init__(Matcher(e.id for e in course.exercises))
+        self.course = course
+        self.assignment = assignment
+        self.expected = {f"{e.id}.ipynb" for e in course.exercises if e.assignment.id == assignment}
+
+    def keep(self, name: str) -> bool:
+        return name in self.expected
+
+    def first(self, folder: str) -> bool:
+        return False
+
+    def reason(self, name: str) -> tuple[str, int] | None:
+        if name in NBGRADER_FILES:
+            return None  # nbgrader's own bookkeeping, not the student's
+        match = self.matcher.match(name)
+        if match is not None:
+            exercise = self.course.exercise(match.exercise)
+            expected = f"{exercise.id}.ipynb"
+            if exercise.assignment.id != self.assignment:
+                return (f"exercice d'un autre devoir ({exercise.assignment.id}) : non corrigé avec "
+                        f"{self.assignment}"), intake_mod.CANDIDATE
+            if not match.notebook:
+                return f"fichier .py : nbgrader ne corrige que le carnet {expected}", intake_mod.CANDIDATE
+            return (f"nom différent de {expected} ({match.how}) : nbgrader ne corrige que {expected} "
+                    "(renomme le carnet)"), intake_mod.CANDIDATE
+        reason, rank = super().reason(name)
+        if reason in (intake_mod.NOT_EXERCISE, intake_mod.PYTHON_EXTRA):
+            return f"pas un carnet du devoir {self.assignment}", rank
+        return reason, rank
+
+
+NBGRADER_FILES = {"timestamp.txt"}  # written by nbgrader submit and collect in every submitted folder
+# nbgrader finds students with glob's « * » (CourseDirectory.student_id), which never matches a name
+# starting with « . »: such a folder is nobody nbgrader grades, so trous does not grade it either.
+HIDDEN_STUDENT = "dossier caché : nbgrader ne le prend pas pour un élève (son motif « * » ignore les noms en « . »)"
+
+
+def student_submission(course: Course, folder: Path, assignments: list[str] | None = None,
+                       root: Path | None = None, limits: intake_mod.IntakeLimits | None = None) -> Submission:
+    limits = limits or intake_mod.IntakeLimits()
+    student = folder.name
+    files: dict[str, bytes | None] = {e.id: None for e in course.exercises}
+    origins: dict[str, str] = {}
+    ledger = intake_mod.Ledger(limits)
+    known = {a.id for a in course.spec.assignments}
+    handed: list[str] = []  # the assignment folders read: what this student hands in
+    try:
+        listing = sorted(os.scandir(folder), key=lambda d: d.name)
+    except OSError as exc:
+        ledger.note(f"dossier illisible ({exc.strerror or exc})")
+        listing = []
+    for entry in listing:
+        name = entry.name
+        if entry.is_symlink():
+            ledger.ignore(name, intake_mod.LINK_NEVER_FOLLOWED, intake_mod.REFUSED)
+            continue
+        if not entry.is_dir(follow_symlinks=False):
+            if name not in NBGRADER_FILES:
+                ledger.ignore(name, "hors des dossiers de devoirs : nbgrader ne le corrige pas")
+            continue
+        if name not in known:
+            reason = intake_mod.SKIPPED_DIRS.get(name) or "devoir inconnu du cours : non corrigé"
+            rank = intake_mod.FOLDER if name in intake_mod.SKIPPED_DIRS else intake_mod.OTHER
+            ledger.ignore(name + "/", reason, rank)
+            continue
+        if assignments and name not in assignments:
+            continue  # another assignment than the one asked for: not part of this grading
+        handed.append(name)
+        sorter = _AssignmentSorter(course, name)
+        found = {e.parts: e for e in intake_mod.walk(folder / name, limits, ledger, sorter, shown=(name,))}
+        for parts, candidate in sorted(found.items()):
+            shown = f"{name}/{'/'.join(parts)}"
+            exercise_id = parts[-1][: -len(".ipynb")]
+            if len(parts) > 1:
+                ledger.ignore(shown, f"pas à la racine du devoir : nbgrader ne corrige que {name}/{parts[-1]}",
+                              intake_mod.CANDIDATE, exercise_id)
+                continue
+            if candidate.kind != intake_mod.FILE:
+                ledger.ignore(shown, intake_mod.NOT_REGULAR, intake_mod.CANDIDATE, exercise_id)
+                continue
+            try:
+                data = candidate.read(MAX_NOTEBOOK + 1)
+            except OSError as exc:
+                ledger.ignore(shown, f"lecture impossible ({exc.strerror or exc}) : compté comme absent",
+                              intake_mod.CANDIDATE, exercise_id)
+                continue
+            notes: list[str] = []
+            files[exercise_id] = notebook_exercise(course.exercise(exercise_id), data, shown, notes, root)
+            for note in notes:
+                ledger.note(note)
+            if files[exercise_id] is not None:
+                origins[exercise_id] = shown
+    warnings, ignored, unlisted = ledger.result()
+    return Submission(student, files, source=str(folder), warnings=warnings, ignored=ignored, unlisted=unlisted,
+                      origins=origins, assignments=tuple(handed))
+
+
+def load(path: Path, course: Course, limits=None, assignments: list[str] | None = None,
+         students: list[str] | None = None, background: bool = False) -> intake_mod.Intake:
+    """The submitted notebooks. `background`: start writing nbgrader's gradebook in a process of its
+    own now (writing.py), each grade as the engine gives it (what `trous grade` does)."""
+    found = layout(path)
+    if found is None:
+        raise intake_mod.IntakeError(f"{path} : pas un cours nbgrader (attendu : le dossier qui contient "
+                                     "nbgrader_config.py et submitted/)")
+    result = intake_mod.Intake(NAME, found.root)
+    names = student_names(found.root)
+    for folder in sorted(found.submitted.iterdir()):
+        shown = printable(folder.name)
+        if folder.is_symlink():
+            result.ignored.append(IgnoredFile(shown, intake_mod.LINK_NEVER_FOLLOWED))
+            continue
+        if not folder.is_dir():
+            result.ignored.append(IgnoredFile(shown, "pas un dossier d'élève de nbgrader : pas une copie"))
+            continue
+        if students and folder.name not in students:
+            continue
+        if folder.name in intake_mod.SKIPPED_DIRS:
+            result.ignored.append(IgnoredFile(shown + "/", intake_mod.SKIPPED_DIRS[folder.name]))
+            continue
+        if folder.name.startswith("."):
+            result.ignored.append(IgnoredFile(shown + "/", HIDDEN_STUDENT))
+            continue
+        # nbgrader's student ids are the folder names (its gradebook is keyed by them): graded as
+        # they are; only what is shown is cleaned.
+        submission = student_submission(course, folder, assignments, found.root, limits)
+        name = names.get(folder.name)
+        result.submissions.append(dataclasses.replace(submission, name=name) if name else submission)
+    if not result.submissions:
+        result.warnings.append(f"{found.submitted} : aucune copie (lancez d'abord nbgrader collect)")
+    result.moodle, moodle_notes = moodle_copies(found.root, [s.student for s in result.submissions], assignments)
+    result.warnings += moodle_notes
+    settle = Settle(found.root, assignments, writing.claim(found.root) if background else None)
+    result.settle, result.after, result.graded, result.abandon = settle.settle, settle.after, settle.graded, \
+        settle.abandon
+    return result
+
+
+MAX_EXTRACTED = 20_000  # entries walked under downloaded/<assignment>/extracted/ (a class is far below)
+
+
+def moodle_copies(root: Path, students: list[str], assignments: list[str] | None = None):
+    """The Moodle participants among the course's students: those `nbgrader zip_collect` took from a
+    Moodle archive, whose student id is the participant number (zipcollect.py). Read from what
+    zip_collect leaves in `downloaded/<assignment>/extracted/` (the archive's folders, as Moodle named
+    them), with the same rules as an archive graded directly (inputs/moodle.py); (None, [])
+    when no Moodle folder is there. Returns (Copies, notes for the teacher)."""
+    from . import moodle as moodlefolders  # noqa: PLC0415
+
+    downloaded = root / "downloaded"
+    if not downloaded.is_dir() or downloaded.is_symlink():
+        return None, []
+    tops: dict[str, moodlefolders.Name | moodlefolders.Ambiguous] = {}
+    seen = 0
+    for assignment in sorted(p.name for p in downloaded.iterdir() if p.is_dir() and not p.is_symlink()):
+        if assignments and assignment not in assignments:
+            continue
+        pending = [downloaded / assignment / "extracted"]
+        while pending and seen < MAX_EXTRACTED:
+            folder = pending.pop()
+            try:
+                entries = list(os.scandir(folder))
+            except OSError:
+                continue
+            for entry in entries:
+                seen += 1
+                if not entry.is_dir(follow_symlinks=False):
+                    continue
+                found = moodlefolders.read(entry.name, True)
+                if found is not None:
+                    tops.setdefault(entry.name, found)
+                else:
+                    pending.append(Path(entry.path))
+    if not tops:
+        return None, []
+    grouping = moodlefolders.group(tops, intake_mod.student_id)
+    copies = moodlefolders.Copies(team=grouping.copies.team)
+    for student in students:
+        if not student.isdigit():
+            continue
+        number = moodlefolders.number(student)  # zip_collect keeps the digits as written
+        if number in grouping.copies.conflicts:
+            copies.conflicts[number] = grouping.copies.conflicts[number]
+        elif number in grouping.copies.participants:
+            copies.participants[student] = grouping.copies.participants[number]
+    return copies, grouping.warnings
+
+
+def student_names(root: Path) -> dict[str, str]:
+    """Student id → « Prénom Nom » from nbgrader's gradebook (zip_collect records Moodle's names there,
+    formgrader edits them), read-only; {} when there is none."""
+    path = Path(root) / "gradebook.db"
+    if not path.is_file():
+        return {}
+    try:
+        connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            rows = connection.execute("SELECT id, first_name, last_name FROM student").fetchall()
+        finally:
+            connection.close()
+    except sqlite3.Error:
+        return {}
+    return {sid: " ".join(n for n in (first, last) if n) for sid, first, last in rows if first or last}
+
+
+class Settle:
+    """What `trous grade` does with nbgrader once the engine has graded: write nbgrader's gradebook
+    and autograded/ (before trous's reports), take back the grades a teacher changed by hand in
+    formgrader and nbgrader's late penalties (overrides.py: they win, and every report shows them),
+    then list nbgrader's files among the reports.
+
+    With a `writer` (writing.py, started when the copies are read), each grade is written in a
+    process of its own as soon as it is recorded (`graded`); `settle` sends what is left (copies
+    graded by an earlier run, a grade that changed) and waits. Without one, or when that process
+    gives no report, `settle` writes everything here, as nbgrader's autograde would."""
+
+    def __init__(self, root: Path, assignments: list[str] | None, writer=None):
+        self.root, self.assignments, self.writer = root, assignments, writer
+
+    def _chosen(self, course, grades) -> list[str]:
+        from ..grade.assignments import graded_assignments  # noqa: PLC0415
+
+        # `trous grade --devoir X` grades X only: nbgrader's other assignments are left as they are.
+        return self.assignments or graded_assignments(course, grades)
+
+    def graded(self, course, grade) -> None:
+        if self.writer is not None:
+            self.writer.send(grade, self._chosen(course, [grade]))
+
+    def settle(self, course, grades):
+        from ..outputs.overrides import apply, describe  # noqa: PLC0415
+
+        report = None
+        if self.writer is not None:
+            for grade in grades:
+                self.graded(course, grade)
+            report = self.writer.finish()
+            if report is not None:
+                say(report)
+            else:
+                print("nbgrader : le processus d'écriture du carnet de notes n'a pas abouti "
+                      f"({self.writer.failure}) ; écriture reprise ici, pour toutes les copies", file=sys.stderr)
+        if report is None:
+            from ..outputs.nbgrader import write_all  # noqa: PLC0415
+
+            report = write_all(self.root, course, grades, self._chosen(course, grades))
+        changes = apply(grades, report.final)
+        for line in describe(changes):
+            print(line)
+        return grades
+
+    def abandon(self) -> None:
+        if self.writer is not None:
+            self.writer.abandon()
+
+    def after(self, course, grades) -> dict[str, Path]:
+        return {"nbgrader_gradebook": self.root / "gradebook.db", "nbgrader_autograded": self.root / "autograded"}
+
+
+def carried_course(path: Path, given: str | None) -> Course:
+    """The course the nbgrader course directory carries (standalone.py), checked."""
+    found = layout(path)
+    try:
+        return standalone.load(found.root if found else path, given)
+    except standalone.StandaloneError as exc:
+        raise intake_mod.IntakeError(str(exc)) from None
+    except CourseError as exc:
+        raise intake_mod.IntakeError(f"-C {given} : {exc}") from None
+
+
+def results_place(path: Path) -> Path:
+    """In the nbgrader course, in the folder its .gitignore keeps out of git (build.py)."""
+    found = layout(path)
+    return (found.root if found else Path(path)).resolve() / standalone.RESULTS
+
+
+intake_mod.register(intake_mod.Kind(
+    NAME, "cours nbgrader : submitted/<élève>/<devoir>/<exercice>.ipynb, notes écrites aussi dans le carnet "
+          "de notes de nbgrader", lambda p: layout(Path(p)) is not None, functools.partial(load, background=True), course=carried_course,
+    results=results_place))

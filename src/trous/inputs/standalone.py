@@ -1,0 +1,423 @@
+"""The nbgrader course graded on its own, wherever it lives (a hub, another disk), without the course
+directory it was built from.
+
+`trous nbgrader build` leaves `trous-cours.json` at the course's root: the trous version that built
+it, the order of its assignments and exercises, the grader fingerprint (a hash of that version and
+of every exercise's hidden bundle, the reference solution and hidden grader that the grade cells
+carry), and a hash of each source notebook as written. `trous grade .` then rebuilds the course
+from the source notebooks' grade cells (bundle.materialize_course) and refuses, before reading any
+copy, when it cannot promise the grades nbgrader would give:
+
+- another trous version than the one that built the course (its engine may grade differently);
+- hidden data changed in a source notebook since the build (the fingerprint differs);
+- a grade cell whose points disagree with the blank's points in course.yaml (as built);
+- nbgrader's gradebook holding other grade cells than the source notebooks (generate_assignment
+  not run again after a rebuild): nbgrader autograde would grade with those;
+- with `-C COURSE`: a course whose files differ from what the nbgrader course distributed.
+
+Every refusal names both sides and says what to run. Reading is cheap (JSON and one literal per
+exercise, never nbgrader or jupytext), so that `trous grade` starts fast.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import json
+import shutil
+import sqlite3
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import trous
+
+from ..core.course import Course, CourseError, Exercise
+from ..core.wording import count
+from .bundle import Bundle, hidden_calls, materialize_course
+
+MANIFEST = "trous-cours.json"
+FORMAT = 1
+RESULTS = "trous-resultats"  # where `trous grade .` writes its results by default (build.py git-ignores it)
+REBUILD = "trous nbgrader build {root} --force (depuis le dossier du cours trous)"
+
+
+class StandaloneError(Exception):
+    """The nbgrader course cannot be graded as it is; the message is French and says what to do."""
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def grader_fingerprint(bundles: list[Bundle], version: str = trous.__version__) -> str:
+    """What decides a grade: trous's version and every exercise's hidden bundle, in course order."""
+    h = hashlib.sha256(f"trous {version}\0".encode())
+    for bundle in bundles:
+        h.update(json.dumps(bundle.to_dict(), sort_keys=True, ensure_ascii=False).encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+# -- the manifest ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Built:
+    """One exercise as the build wrote it."""
+
+    exercise: Exercise
+    path: str  # relative to the course root: source/<assignment>/<exercise>.ipynb
+    data: bytes
+    bundle: Bundle  # its hidden bundle
+
+
+def manifest(course: Course, built: list[Built]) -> dict:
+    assignments: list[dict] = []
+    for item in built:
+        assignment = item.exercise.assignment.id
+        if not assignments or assignments[-1]["id"] != assignment:
+            assignments.append({"id": assignment, "exercices": []})
+        assignments[-1]["exercices"].append(item.exercise.id)
+    return {
+        "format": FORMAT,
+        "explication": "écrit par trous nbgrader build : ce dont trous grade a besoin pour corriger ce cours "
+                       "sans son dossier d'origine (ne pas modifier)",
+        "trous": trous.__version__,
+        "cours": course.id,
+        "devoirs": assignments,
+        "empreinte": grader_fingerprint([b.bundle for b in built]),
+        "carnets": {b.path: {"exercice": b.exercise.id, "octets": digest(b.data),
+                             "correcteur": b.bundle.digest} for b in built},
+    }
+
+
+def manifest_bytes(data: dict) -> bytes:
+    return (json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True) + "\n").encode("utf-8")
+
+
+def read_manifest(root: Path) -> dict | None:
+    path = Path(root) / MANIFEST
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise StandaloneError(f"{path} : illisible ({exc}) ; reconstruisez : " + REBUILD.format(root=root)) from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("devoirs"), list):
+        raise StandaloneError(f"{path} : format inconnu (écrit par une autre version de trous ?) ; reconstruisez : "
+                              + REBUILD.format(root=root))
+    return data
+
+
+# -- the source notebooks --------------------------------------------------------------------------
+@dataclass
+class SourceExercise:
+    """What a source notebook says about its exercise."""
+
+    path: Path
+    bundle: Bundle  # hidden bundle, from the first grade cell
+    points: dict[str, float] = field(default_factory=dict)  # blank id → points of its grade cell
+    cells: dict[str, str] = field(default_factory=dict)  # blank id → grade_id of its grade cell
+    sources: dict[str, str] = field(default_factory=dict)  # grade_id → source of the grade cell
+
+
+_read: dict[tuple, SourceExercise] = {}
+
+
+def _source(cell: dict) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
+def read_source(path: Path, shown: str | None = None) -> SourceExercise:
+    """The exercise a source notebook grades (cached while the file does not change)."""
+    path = Path(path)
+    shown = shown or str(path)
+    try:
+        info = path.stat()
+        key = (str(path), info.st_mtime_ns, info.st_size)
+        if key in _read:
+            return _read[key]
+        cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
+    except FileNotFoundError:
+        raise StandaloneError(f"{shown} : carnet source absent") from None
+    except (OSError, ValueError, AttributeError) as exc:
+        raise StandaloneError(f"{shown} : carnet source illisible ({exc})") from None
+    found: SourceExercise | None = None
+    calls: dict[str, str] = {}  # blank id → the text of its hidden call, after the blank id
+    for cell in cells if isinstance(cells, list) else []:
+        meta = ((cell.get("metadata") or {}).get("nbgrader") or {}) if isinstance(cell, dict) else {}
+        if not meta.get("grade") or cell.get("cell_type") != "code":
+            continue
+        source = _source(cell)
+        for line in source.split("\n"):
+            if not line.startswith("corriger_trou("):
+                continue
+            parsed = hidden_calls(line)
+            if not parsed:
+                raise StandaloneError(f"{shown}, cellule {meta.get('grade_id')} : données de correction illisibles "
+                                      "(cellule cachée modifiée à la main ?) ; reconstruisez : " + REBUILD.format(
+                                          root=path.parent.parent.parent))
+            blank_id, data = parsed[0]
+            if found is None:
+                try:
+                    found = SourceExercise(path, Bundle.from_dict(data))
+                except (ValueError, KeyError, TypeError) as exc:
+                    raise StandaloneError(f"{shown} : {exc}") from None
+            calls[blank_id] = line[line.index(",") + 1:]
+            found.points[blank_id] = meta.get("points")
+            found.cells[blank_id] = str(meta.get("grade_id"))
+            found.sources[str(meta.get("grade_id"))] = source
+    if found is None:
+        raise StandaloneError(f"{shown} : aucune cellule de correction de trous (ce carnet n'a pas été écrit par "
+                              "trous nbgrader build)")
+    if len(set(calls.values())) > 1:
+        raise StandaloneError(f"{shown} : les cellules de correction ne portent pas toutes le même corrigé "
+                              "(cellules cachées modifiées à la main ?) ; reconstruisez : "
+                              + REBUILD.format(root=path.parent.parent.parent))
+    _read[key] = found
+    return found
+
+
+def _points(value) -> str:
+    try:
+        return count(float(value), "point")
+    except (TypeError, ValueError):
+        return f"« {value} »"
+
+
+def check_points(source: SourceExercise, shown: str) -> list[str]:
+    """Each grade cell's points against the blank's points in course.yaml (as the bundle carries them)."""
+    problems = []
+    blanks = {b["id"]: b for b in source.bundle.exercise.get("blanks", [])}
+    for blank_id, spec in blanks.items():
+        if blank_id not in source.points:
+            problems.append(f"{shown} : pas de cellule de correction pour le trou « {blank_id} » de course.yaml")
+            continue
+        given, expected = source.points[blank_id], float(spec.get("points", 1.0))
+        try:
+            same = float(given) == expected
+        except (TypeError, ValueError):
+            same = False
+        if not same:
+            problems.append(f"{shown}, cellule {source.cells[blank_id]} : {_points(given)} ; course.yaml, trou "
+                            f"« {blank_id} » de {source.bundle.exercise_id} : {_points(expected)}")
+    for blank_id in source.points:
+        if blank_id not in blanks:
+            problems.append(f"{shown}, cellule {source.cells[blank_id]} : trou « {blank_id} » absent de course.yaml")
+    return problems
+
+
+# -- nbgrader's gradebook --------------------------------------------------------------------------
+def gradebook_cells(root: Path) -> dict[tuple[str, str, str], tuple[float, str | None]] | None:
+    """(assignment, notebook, cell) → (max score, stored source) of every grade cell nbgrader's gradebook
+    holds (recorded by generate_assignment), read-only; None when there is no readable gradebook."""
+    path = Path(root) / "gradebook.db"
+    if not path.is_file():
+        return None
+    try:
+        connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return None
+    try:
+        rows = connection.execute(
+            "SELECT a.name, n.name, b.name, g.max_score, s.source FROM grade_cells g "
+            "JOIN base_cell b ON b.id = g.id JOIN notebook n ON n.id = b.notebook_id "
+            "JOIN assignment a ON a.id = n.assignment_id "
+            "LEFT JOIN source_cell s ON s.name = b.name AND s.notebook_id = b.notebook_id").fetchall()
+    except sqlite3.Error:
+        return None  # another schema: nbgrader's own checks apply when the grades are written
+    finally:
+        connection.close()
+    return {(a, n, c): (float(score), source) for a, n, c, score, source in rows}
+
+
+def check_gradebook(root: Path, sources: dict[str, tuple[str, SourceExercise]]) -> list[str]:
+    """The grade cells nbgrader recorded at generate_assignment against the source notebooks: what
+    `nbgrader autograde` grades with must be what `trous grade` grades with."""
+    cells = gradebook_cells(root)
+    if not cells:
+        return []
+    assignments = {a for a, _, _ in cells}
+    problems = []
+    for exercise_id, (assignment, source) in sources.items():
+        if assignment not in assignments:
+            continue  # not generated yet: nothing to disagree with
+        stale = []
+        for blank_id, grade_id in source.cells.items():
+            stored = cells.get((assignment, exercise_id, grade_id))
+            if stored is None:
+                stale.append(f"{grade_id} absente")
+                continue
+            if stored[0] != float(source.points[blank_id]):
+                problems.append(f"gradebook.db (nbgrader), cellule {grade_id} : {_points(stored[0])} ; "
+                                f"source/{assignment}/{exercise_id}.ipynb : {_points(source.points[blank_id])}")
+            if stored[1] is not None and stored[1] != source.sources[grade_id]:
+                stale.append(f"{grade_id} différente")
+        if stale:
+            problems.append(f"gradebook.db (nbgrader) garde d'autres cellules de correction pour {exercise_id} que "
+                            f"source/{assignment}/{exercise_id}.ipynb ({', '.join(stale[:3])}"
+                            f"{'…' if len(stale) > 3 else ''}) : nbgrader autograde corrigerait avec elles ; "
+                            f"relancez nbgrader generate_assignment {assignment} --force")
+    return problems
+
+
+# -- the course, rebuilt ---------------------------------------------------------------------------
+_built: dict[tuple, Course] = {}
+_roots: list[Path] = []
+
+
+def _cleanup() -> None:
+    for path in _roots:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+atexit.register(_cleanup)
+
+
+def _compare(given: Course, bundles: list[Bundle]) -> list[str]:
+    """What differs between a course directory and the bundles the nbgrader course carries."""
+    differ = []
+    for bundle in bundles:
+        try:
+            exercise = given.exercise(bundle.exercise_id)
+        except KeyError:
+            differ.append(f"{bundle.exercise_id} : absent de {given.root / 'course.yaml'}")
+            continue
+        read = lambda p: p.read_text(encoding="utf-8") if p.is_file() else None  # noqa: E731
+        files = [(exercise.template_path, bundle.template), (exercise.checks_path, bundle.checks),
+                 (exercise.solution_path, bundle.solution), (exercise.grader_path, bundle.grader)]
+        changed = [p.relative_to(given.root).as_posix() for p, text in files if read(p) != text]
+        spec = exercise.spec.model_dump(mode="json", exclude_none=True)
+        carried = bundle.exercise
+        for blank, carried_blank in zip(spec.get("blanks", []), carried.get("blanks", [])):
+            blank["hint"] = carried_blank.get("hint")  # only the first hint travels (bundle.py)
+        if spec != carried:
+            changed.append("course.yaml (entrée de l'exercice)")
+        if changed:
+            differ.append(f"{bundle.exercise_id} : {', '.join(changed)}")
+    return differ
+
+
+def load(root: str | Path, given: str | Path | None = None) -> Course:
+    """The course an nbgrader course directory grades with (see the module's docstring)."""
+    root = Path(root).resolve()
+    data = read_manifest(root)
+    if data is None:
+        if given is None:
+            raise StandaloneError(f"{root / MANIFEST} absent : ce cours nbgrader a été construit par une version de "
+                                  "trous qui ne l'écrivait pas, ou pas par trous ; reconstruisez-le : "
+                                  + REBUILD.format(root=root) + ", ou donnez le dossier du cours : trous -C COURS grade")
+        return _legacy(root, Course.load(given))
+    if data.get("trous") != trous.__version__:
+        raise StandaloneError(
+            f"ce cours nbgrader a été construit par trous {data.get('trous')} ; trous {trous.__version__} est installé "
+            "ici : son moteur pourrait noter autrement que les cellules de correction des carnets. Installez la même "
+            f"version (python -m pip install \"trous=={data.get('trous')}\") ou reconstruisez le cours : "
+            + REBUILD.format(root=root))
+    order: list[tuple[str, list[str]]] = []
+    sources: dict[str, tuple[str, SourceExercise]] = {}
+    problems: list[str] = []
+    changed: list[str] = []
+    recorded = {v.get("exercice"): (k, v) for k, v in (data.get("carnets") or {}).items() if isinstance(v, dict)}
+    for assignment in data["devoirs"]:
+        ids = [str(e) for e in assignment.get("exercices", [])]
+        order.append((str(assignment.get("id")), ids))
+        for exercise_id in ids:
+            rel = f"source/{assignment.get('id')}/{exercise_id}.ipynb"
+            try:
+                source = read_source(root / rel, rel)
+            except StandaloneError as exc:
+                problems.append(str(exc))
+                continue
+            if source.bundle.exercise_id != exercise_id:
+                problems.append(f"{rel} : carnet de l'exercice {source.bundle.exercise_id}, pas de {exercise_id}")
+                continue
+            sources[exercise_id] = (str(assignment.get("id")), source)
+            problems += check_points(source, rel)
+            entry = recorded.get(exercise_id)
+            if entry is not None and entry[1].get("correcteur") != source.bundle.digest:
+                changed.append(rel)
+    if problems:
+        raise StandaloneError("ce cours nbgrader ne peut pas être corrigé tel quel :\n  " + "\n  ".join(problems))
+    bundles = [sources[e][1].bundle for _, ids in order for e in ids]
+    if grader_fingerprint(bundles) != data.get("empreinte"):
+        which = ", ".join(changed) or "les carnets sources"
+        raise StandaloneError(f"{which} : les données de correction ont changé depuis trous nbgrader build (empreinte "
+                              "du correcteur différente) ; reconstruisez : " + REBUILD.format(root=root))
+    problems = check_gradebook(root, sources)
+    if problems:
+        raise StandaloneError("le carnet de notes de nbgrader et les carnets sources ne disent pas la même chose :\n  "
+                              + "\n  ".join(problems))
+    if given is not None:
+        differ = _compare(Course.load(given), bundles)
+        if differ:
+            raise StandaloneError(f"le cours {Path(given).resolve()} et le cours nbgrader {root} diffèrent (le cours "
+                                  "nbgrader corrige avec ce qu'il a distribué) :\n  " + "\n  ".join(differ)
+                                  + "\npour corriger avec le cours : " + REBUILD.format(root=root)
+                                  + ", puis nbgrader generate_assignment --force ; sinon, corrigez sans -C")
+    key = (str(root), data.get("empreinte"))
+    if key not in _built:
+        where = Path(tempfile.mkdtemp(prefix="trous-cours-nbgrader-"))
+        _roots.append(where)
+        try:
+            _built[key] = materialize_course(bundles, order, where)
+        except CourseError as exc:
+            raise StandaloneError(f"{root} : cours illisible ({exc})") from None
+    return _built[key]
+
+
+def _legacy(root: Path, given: Course) -> Course:
+    """No manifest (built by an older trous): grade with the course given, if the notebooks agree."""
+    sources: dict[str, tuple[str, SourceExercise]] = {}
+    problems = []
+    for path in sorted((root / "source").glob("*/*.ipynb")):
+        rel = path.relative_to(root).as_posix()
+        try:
+            source = read_source(path, rel)
+        except StandaloneError:
+            continue  # not a trous notebook
+        sources[source.bundle.exercise_id] = (path.parent.name, source)
+        problems += check_points(source, rel)
+    differ = _compare(given, [s.bundle for _, s in sources.values()])
+    if differ:
+        problems.append(f"le cours {given.root} et les carnets de {root / 'source'} diffèrent : " + " ; ".join(differ))
+    problems += check_gradebook(root, sources)
+    if problems:
+        raise StandaloneError("ce cours nbgrader ne peut pas être corrigé tel quel :\n  " + "\n  ".join(problems)
+                              + "\nreconstruisez-le : " + REBUILD.format(root=root))
+    return given
+
+
+# -- a student's folder ----------------------------------------------------------------------------
+def course_from_notebooks(folder: str | Path) -> tuple[Course, dict[str, str]]:
+    """The course the exercise notebooks of a student's folder describe (their check cells' public
+    bundles: templates and public checks, no solution), and each exercise's notebook name. For the
+    attention explorer released with an assignment, where no course directory exists."""
+    from .bundle import check_bundle_of  # noqa: PLC0415
+
+    folder = Path(folder)
+    found: dict[str, tuple[Bundle, str]] = {}
+    for path in sorted(folder.glob("*.ipynb")):
+        try:
+            cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
+        except (OSError, ValueError, AttributeError):
+            continue
+        for cell in cells if isinstance(cells, list) else []:
+            bundle = check_bundle_of(cell) if isinstance(cell, dict) else None
+            if bundle is not None and bundle.exercise_id not in found:
+                found[bundle.exercise_id] = (bundle, path.name)
+                break
+    if not found:
+        raise StandaloneError(f"{folder} : aucun carnet d'exercice de trous ici (ni course.yaml)")
+    order: list[tuple[str, list[str]]] = []
+    for exercise_id in sorted(found):
+        assignment = found[exercise_id][0].assignment.get("id")
+        if not order or order[-1][0] != assignment:
+            order.append((assignment, []))
+        order[-1][1].append(exercise_id)
+    key = ("carnets", str(folder.resolve()), tuple(sorted((e, b.digest) for e, (b, _) in found.items())))
+    if key not in _built:
+        where = Path(tempfile.mkdtemp(prefix="trous-carnets-eleve-"))
+        _roots.append(where)
+        _built[key] = materialize_course([b for b, _ in found.values()], order, where)
+    return _built[key], {e: name for e, (_, name) in found.items()}

@@ -1,0 +1,237 @@
+"""Grades as CSV: `grades.csv` for the teacher's spreadsheet, and a file Moodle's grade import takes.
+
+`grades.csv` (UTF-8 with a byte-order mark, so that a spreadsheet opened by double-click shows the
+accents): one row per student, `etudiant`, `nom` (empty under Moodle's blind marking), one column per
+exercise graded (points). One assignment: `total`, `total_max` (the same maximum for everyone). Several:
+one total per assignment (`<devoir>`, `<devoir>_max`, empty for a student who did not hand it in),
+then `total_sur_<M>` (points over all the run's assignments, one not handed in counting 0: one scale
+for everyone, so that sorting by it compares like with like) and `devoirs_rendus_sur_<n>` (how many of
+the n assignments the student handed in). Numbers use a dot.
+
+`moodle.csv` (UTF-8, comma, no byte-order mark), for Moodle's *Notes › Importer › Fichier CSV*
+(Grades › Import › CSV file), written only when the students' Moodle accounts are known
+(`--participants`: a username or an email address per copy). The folder numbers of Moodle's archive
+are participant numbers *inside one assignment*, which the gradebook import cannot map, and one
+unknown identifier stops the whole import: a copy without a known account is left out and named in
+`moodle-import.txt`. Columns:
+
+    Nom d'utilisateur | Adresse de courriel, Nom complet, <devoir>, <devoir> — commentaire, …
+
+On the import screen: *Identifier l'utilisateur par* — map the first column to `username` or
+`useremail`; `Nom complet` → ignorer; each assignment column → its Moodle grade item, its comment
+column → « Feedback » of that item. Grades are points: the Moodle item's maximum must equal the
+column's maximum (written in `moodle-import.txt`). For one assignment, the offline grading worksheet
+(moodle.py) is the round trip that needs no account at all.
+
+The feedback column holds only what trous itself writes (exercise ids, blank ids, points): never a
+message that could carry text from the student's program.
+
+Every cell of every CSV goes through `safetext.csv_cell` (one printable line, never a formula: OWASP's
+rule), and every cell is quoted, so that a spreadsheet that splits on « ; » cannot cut one in two.
+An identifier that had to be protected (it began with « = », « + », « - », « @ ») no longer matches
+a Moodle account: `moodle-import.txt` names those rows.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ..core.compare import format_number
+from ..core.course import Course
+from ..core.grades import PASSED, SubmissionGrade
+from ..core.safetext import csv_cell
+from ..core.wording import count, plural
+
+
+def number(value: float) -> str:
+    """Points as the CSV writes them: at most two decimals, a dot, no useless zeros."""
+    text = f"{round(value, 2):.2f}".rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def cell(text: object) -> str:
+    """A cell a spreadsheet will not run as a formula, on one printable line (student ids come from
+    folder names, full names from Moodle)."""
+    return csv_cell(text)
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str  # exercise id, or assignment id
+    title: str
+    max_score: float
+
+
+def exercise_columns(course: Course, grades: Iterable[SubmissionGrade]) -> list[Column]:
+    """The exercises graded in this run, in course order (a run may grade only some of them)."""
+    seen: dict[str, float] = {}
+    titles: dict[str, str] = {}
+    for grade in grades:
+        for e in grade.exercises:
+            seen[e.id] = max(seen.get(e.id, 0.0), e.max_score)
+            titles.setdefault(e.id, e.title)
+    order = {e.id: i for i, e in enumerate(course.exercises)}
+    ids = sorted(seen, key=lambda x: (order.get(x, len(order)), x))
+    return [Column(i, titles[i], seen[i]) for i in ids]
+
+
+def assignment_columns(course: Course, exercises: list[Column]) -> list[tuple[Column, list[str]]]:
+    graded = {c.key: c for c in exercises}
+    columns = []
+    for assignment in course.spec.assignments:
+        ids = [e.id for e in assignment.exercises if e.id in graded]
+        if ids:
+            total = sum(graded[i].max_score for i in ids)
+            columns.append((Column(assignment.id, assignment.title, total), ids))
+    return columns
+
+
+def _render(rows: list[list[str]]) -> str:
+    out = io.StringIO()
+    # RFC 4180, what Moodle and spreadsheets expect; every cell guarded and quoted, whoever built it.
+    writer = csv.writer(out, lineterminator="\r\n", quoting=csv.QUOTE_ALL)
+    writer.writerows([[cell(value) for value in row] for row in rows])
+    return out.getvalue()
+
+
+def grades_csv(course: Course, grades: list[SubmissionGrade], names: dict[str, str]) -> bytes:
+    columns = exercise_columns(course, grades)
+    assignments = assignment_columns(course, columns)
+    if len(assignments) <= 1:
+        # One assignment: every student is graded on all of it (a missing file counts 0), one scale.
+        rows = [["etudiant", "nom", *[c.key for c in columns], "total", "total_max"]]
+        for grade in sorted(grades, key=lambda g: g.student):
+            by_id = {e.id: e for e in grade.exercises}
+            rows.append([grade.student, names.get(grade.student, ""),
+                         *[number(by_id[c.key].score) if c.key in by_id else "" for c in columns],
+                         number(grade.score), number(grade.max_score)])
+        return b"\xef\xbb\xbf" + _render(rows).encode("utf-8")
+    # Several: each assignment's points on its own scale (empty when not handed in), then one total on
+    # the same scale for everyone, the column saying it: all the run's assignments, one not handed in
+    # counting 0 (a student's own total would be on 20 beside another's 46, and sort wrong).
+    maximum = sum(a.max_score for a, _ in assignments)
+    rows = [["etudiant", "nom", *[c.key for c in columns],
+             *[name for a, _ in assignments for name in (a.key, f"{a.key}_max")],
+             f"total_sur_{number(maximum)}", f"devoirs_rendus_sur_{len(assignments)}"]]
+    for grade in sorted(grades, key=lambda g: g.student):
+        by_id = {e.id: e for e in grade.exercises}
+        sums, total, handed = [], 0.0, 0
+        for _, ids in assignments:
+            held = [by_id[i] for i in ids if i in by_id]
+            if held:
+                handed += 1
+                total += sum(e.score for e in held)
+            sums += ([number(sum(e.score for e in held)), number(sum(e.max_score for e in held))] if held else ["", ""])
+        rows.append([grade.student, names.get(grade.student, ""),
+                     *[number(by_id[c.key].score) if c.key in by_id else "" for c in columns],
+                     *sums, number(total), str(handed)])
+    return b"\xef\xbb\xbf" + _render(rows).encode("utf-8")
+
+
+def points(value: float) -> str:
+    """Points inside French text (a comment): a decimal comma, unlike the CSV's number cells."""
+    return format_number(round(value, 2), 2)
+
+
+def moodle_feedback(grade: SubmissionGrade, exercise_ids: Iterable[str] | None = None,
+                    moodle_scale: tuple[float, float] | None = None) -> str:
+    """The comment Moodle shows with a grade: the total, each exercise's points and the blanks to
+    work on. `exercise_ids`: only those exercises (one assignment's); `moodle_scale`: (grade, maximum)
+    when the Moodle assignment counts on another maximum than trous's points."""
+    wanted = None if exercise_ids is None else set(exercise_ids)
+    exercises = [e for e in grade.exercises if wanted is None or e.id in wanted]
+    parts = []
+    for e in exercises:
+        text = f"{e.id} : {points(e.score)}/{points(e.max_score)}"
+        missed = [b.id for b in e.blanks if b.status != PASSED]
+        if e.mode == "missing":
+            text += " (fichier absent)"
+        elif missed and len(missed) < len(e.blanks):
+            text += " (à revoir : " + ", ".join(missed) + ")"
+        parts.append(text)
+    score, maximum = sum(e.score for e in exercises), sum(e.max_score for e in exercises)
+    total = f"Total {points(score)}/{points(maximum)}"
+    if moodle_scale is not None:
+        total += f" points, soit {points(moodle_scale[0])}/{points(moodle_scale[1])}"
+    return f"{total}. " + " ; ".join(parts) + ". Le détail de chaque trou est dans ta page de retour."
+
+
+def moodle_csv(course: Course, grades: list[SubmissionGrade], names: dict[str, str],
+               participants=None) -> tuple[bytes, str] | None:
+    """The gradebook import and its French help (which column to map to what, with the maxima), or
+    None without `participants` (moodle.Participants: each copy's Moodle account)."""
+    if participants is None:
+        return None
+    exercises = exercise_columns(course, grades)
+    assignments = assignment_columns(course, exercises)
+    from .moodle import IDENTITY_TITLES  # noqa: PLC0415
+
+    identity_title = IDENTITY_TITLES[participants.field]
+    rows = [[identity_title, "Nom complet",
+             *[title for c, _ in assignments for title in (c.title, f"{c.title} — commentaire")]]]
+    missing: list[str] = []
+    changed: list[str] = []
+    for grade in sorted(grades, key=lambda g: g.student):
+        identity = participants.identity(grade.student)
+        if not identity:
+            missing.append(grade.student)
+            continue
+        if cell(identity) != identity:
+            changed.append(identity)
+        by_id = {e.id: e for e in grade.exercises}
+        cells: list[str] = []
+        for _, ids in assignments:
+            held = [i for i in ids if i in by_id]
+            cells += ([number(sum(by_id[i].score for i in held)), moodle_feedback(grade, held)] if held else ["", ""])
+        rows.append([identity, names.get(grade.student, ""), *cells])
+    field = "username (nom d'utilisateur)" if participants.field == "username" else "useremail (adresse de courriel)"
+    help_lines = [
+        "Importer ces notes dans Moodle : Notes › Importer › Fichier CSV",
+        "  fichier moodle.csv, encodage UTF-8, séparateur virgule.",
+        "",
+        "Identifier l'utilisateur par :",
+        f"  « {identity_title} » (du fichier) → {field}. Une seule ligne inconnue de Moodle annule tout",
+        f"  l'import : chaque ligne vient de {participants.path.name} et doit être un compte inscrit au cours.",
+        "",
+        "Correspondance des éléments d'évaluation :",
+        "  « Nom complet » → ignorer",
+    ]
+    for column, _ in assignments:
+        help_lines.append(f"  « {column.title} » → l'élément d'évaluation de ce devoir "
+                          f"(note maximale : {number(column.max_score)} points)")
+        help_lines.append(f"  « {column.title} — commentaire » → « Feedback » de ce même élément")
+    help_lines += [
+        "",
+        "Les notes sont en points : la note maximale de l'élément Moodle doit être celle indiquée ci-dessus.",
+        "Une case vide (devoir non rendu) ne change rien dans Moodle.",
+        "",
+    ]
+    if missing:
+        help_lines += [
+            f"{count(len(missing), 'copie')} sans compte Moodle dans {participants.path.name} : "
+            f"{plural(len(missing), 'absente', 'absentes')} de moodle.csv (à noter à la main, ou à ajouter au fichier) :",
+            *[f"  {cell(student)}" for student in missing[:50]],
+            *([f"  … et {len(missing) - 50} autres"] if len(missing) > 50 else []),
+            "",
+        ]
+    if participants.unmatched:
+        help_lines += [
+            f"{count(len(participants.unmatched), 'ligne')} de {participants.path.name} ne "
+            f"{plural(len(participants.unmatched), 'désigne', 'désignent')} aucune copie corrigée (pas de note) :",
+            *[f"  {cell(value)}" for value in participants.unmatched[:50]],
+            "",
+        ]
+    if changed:
+        help_lines += [
+            f"Attention : {count(len(changed), 'identifiant')} "
+            f"{plural(len(changed), 'a été protégé', 'ont été protégés')} dans le fichier (caractères de contrôle "
+            "retirés, apostrophe devant = + - @ pour qu'un tableur n'en fasse pas une formule) : ces lignes ne "
+            "correspondront à aucun compte Moodle, corrige-les ou retire-les avant l'import :",
+            *[f"  {cell(value)}" for value in changed[:50]],
+            *([f"  … et {len(changed) - 50} autres"] if len(changed) > 50 else []),
+            "",
+        ]
+    return _render(rows).encode("utf-8"), "\n".join(help_lines)

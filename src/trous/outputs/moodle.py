@@ -1,0 +1,885 @@
+"""Grades and feedback back into Moodle, the way Moodle takes them: one assignment at a time.
+
+Moodle's « Télécharger tous les travaux remis » archive names each folder
+`<Nom complet>_<N>_assignsubmission_<plugin>`, where N is the participant's number *inside that
+assignment*: no username, no email. Which copy is which participant is read by moodlefolders.py
+(for an archive, its folders unpacked, or an nbgrader course collected from one). Two Moodle files
+come back with that same N (checked against Moodle's source):
+
+- the **offline grading worksheet** (« Formulaire d'évaluation hors ligne »), which the teacher
+  downloads from the same assignment and uploads back. Moodle finds its columns by their exact header
+  text in the interface's language (identifier, grade, « last modified (grade) », feedback comments),
+  strips the word « Participant » before N, reads the grade with the language's decimal separator
+  (`unformat_float`: in English « 7,5 » would read 75), and skips a row, grade and comment, when the
+  grade record it holds was modified more than a minute after the row's date as PHP's strtotime
+  reads it, unless the box that ignores dates is ticked (feedback/offline/locallib.php,
+  process_import_grades). A French date is not read (phpdate.py): `existing_lines()` says, per
+  participant who already has a grade record, what Moodle will do, in the labels of that language.
+  `fill()` writes into the teacher's own file and changes nothing else: every row, every column, the
+  headers, the dates, the encoding, the byte-order mark, the separator, the quoting and the line ends
+  stay as downloaded (the file is edited field by field, never re-serialised); only the grade and the
+  feedback-comment fields of the rows trous graded are replaced. Rows of students who sent nothing
+  keep their empty grade. A participant of the archive missing from the worksheet, or the reverse, is
+  listed, never guessed; a worksheet whose names disagree with the archive's is refused (it comes
+  from another assignment).
+  Without the teacher's worksheet, `default_worksheets()` writes one in each language trous knows,
+  the identifier as Moodle writes it there (`Participant1001`, `Participant 1001`); its « last
+  modified (grade) » is empty (a lone « - » is a formula to spreadsheets), which strtotime does not read.
+- the **feedback files zip** (« Déposer plusieurs fichiers de feedback dans un ZIP »): Moodle's
+  importer reads N as the second `_`-separated field of a path part (feedback/file/importziplib.php).
+  `feedback_zip()` puts each student's French feedback page in the archive's own folder when Moodle
+  reads that participant's number in it (moodlefolders.feedback_folder). Uploading it creates a grade
+  record for each participant who had none, which makes their worksheet rows stale: the worksheet goes
+  first.
+
+The gradebook import (moodle.csv, exports.py) needs a real account identifier: `read_participants()`
+reads it from a CSV the teacher gives (username or email), or the import file is not written.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import unicodedata
+import zipfile
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import phpdate
+from ..inputs.moodle import Copies, feedback_folder
+from ..core.safetext import csv_cell, printable
+from ..core.submission import Submission
+from ..core.wording import count, plural
+
+
+class MoodleError(Exception):
+    """A Moodle file cannot be used as it is (French message saying what to do)."""
+
+
+# -- the texts of Moodle's worksheet and upload pages, per interface language ---------------------
+# From Moodle's language packs (English: the strings in Moodle's own source; French: Moodle's French
+# pack, whose wording may shift a little between versions), by component and string name.
+@dataclass(frozen=True)
+class Language:
+    code: str
+    name: str  # French, for messages
+    identifier: str  # mod_assign 'recordid'
+    hidden_user: str  # mod_assign 'hiddenuser': what precedes N in the identifier cell (gradingtable.php col_recordid)
+    full_name: str
+    grade: str  # core 'grade' / 'gradenoun'
+    max_grade: str  # mod_assign 'maxgrade'
+    scale: str  # mod_assign 'scale' (an assignment graded on a scale has it instead of max_grade)
+    modified_grade: str  # mod_assign 'lastmodifiedgrade'
+    comments: tuple[str, ...]  # assignfeedback_comments 'pluginname', as several Moodle versions said it
+    can_change: str  # mod_assign 'gradecanbechanged'
+    no: str  # core 'no'
+    decimal: str  # langconfig 'decsep'
+    thousands: tuple[str, ...]  # langconfig 'thousandssep' (removed by unformat_float)
+    team: str  # mod_assign 'submissionteam': the worksheet's column when students hand in as groups
+    date_example: str  # userdate() with langconfig 'strftimedaydatetime', as that column shows a date
+    ignore_modified: str  # assignfeedback_offline 'ignoremodified': the box of the upload form
+    download_sheet: str  # assignfeedback_offline 'downloadgrades'
+    upload_sheet: str  # assignfeedback_offline 'uploadgrades'
+    upload_zip: str  # assignfeedback_file 'uploadzip'
+    download_all: str  # mod_assign 'downloadall'
+
+
+LANGUAGES = (
+    Language("fr", "français", "Identifiant", "Participant", "Nom complet", "Note", "Note maximale", "Barème",
+             "Dernière modification (note)", ("Feedback par commentaires", "Commentaires de feedback",
+                                              "Commentaires feedback"),
+             "La note peut être modifiée", "Non", ",", ("\u00a0", "\u202f", " "), "Groupe",
+             "mardi 1 décembre 2026, 09:15",
+             "Autorise la modification de données modifiées plus récemment dans Moodle que dans le formulaire "
+             "d'évaluation.", "Télécharger le formulaire d'évaluation", "Déposer un formulaire d'évaluation",
+             "Déposer plusieurs fichiers de feedback dans un ZIP", "Télécharger tous les travaux remis"),
+    Language("en", "anglais", "Identifier", "Participant ", "Full name", "Grade", "Maximum grade", "Scale",
+             "Last modified (grade)", ("Feedback comments",), "Grade can be changed", "No", ".", (",",), "Group",
+             "Tuesday, 1 December 2026, 9:15 AM",
+             "Allow updating records that have been modified more recently in Moodle than in the spreadsheet.",
+             "Download grading worksheet", "Upload grading worksheet", "Upload multiple feedback files in a zip",
+             "Download all submissions"),
+)
+DELIMITERS = (",", ";", "\t", ":")  # what Moodle's upload form offers: comma, semicolon, tab, colon
+DELIMITER_NAMES = {",": "virgule", ";": "point-virgule", "\t": "tabulation", ":": "deux-points"}
+
+
+def unformat_float(text: str, language: Language) -> float | None:
+    """Moodle's `unformat_float`: the number a grade cell gives in `language` (None when empty)."""
+    text = text.strip()
+    if not text:
+        return None
+    text = text.replace(" ", "")
+    for separator in language.thousands:
+        text = text.replace(separator, "")
+    text = text.replace(language.decimal, ".")
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def participant_number(value: str, language: Language) -> str | None:
+    """N from the identifier cell, as Moodle's importer reads it: the word « Participant » stripped."""
+    value = value.strip()
+    prefix = language.hidden_user.strip()
+    rest = value[len(prefix):] if value.startswith(prefix) else value
+    rest = rest.strip()
+    return rest if rest.isdigit() else None
+
+
+# -- CSV, field by field -------------------------------------------------------------------------
+@dataclass
+class Cell:
+    start: int  # offsets in the decoded text: the field as written (quotes included)
+    end: int
+    value: str
+    quoted: bool
+
+
+@dataclass
+class Record:
+    cells: list[Cell]
+    line: int  # 1-based line of its start, for messages
+
+
+def parse_records(text: str, delimiter: str) -> list[Record]:
+    """RFC 4180 as spreadsheets and PHP write it (quotes doubled inside quoted fields, line breaks
+    allowed there), keeping where each field lies. Lenient: text after a closing quote belongs to
+    the field, an unclosed quote runs to the end."""
+    records: list[Record] = []
+    i, n, line = 0, len(text), 1
+    while i < n:
+        cells: list[Cell] = []
+        start_line = line
+        while True:
+            start = i
+            if i < n and text[i] == '"':
+                i += 1
+                chunks = []
+                while i < n:
+                    if text[i] == '"':
+                        if i + 1 < n and text[i + 1] == '"':
+                            chunks.append('"')
+                            i += 2
+                            continue
+                        i += 1
+                        break
+                    if text[i] == "\n":
+                        line += 1
+                    chunks.append(text[i])
+                    i += 1
+                while i < n and text[i] not in (delimiter, "\r", "\n"):
+                    chunks.append(text[i])
+                    i += 1
+                cells.append(Cell(start, i, "".join(chunks), True))
+            else:
+                while i < n and text[i] not in (delimiter, "\r", "\n"):
+                    i += 1
+                cells.append(Cell(start, i, text[start:i], False))
+            if i < n and text[i] == delimiter:
+                i += 1
+                continue
+            break
+        if i < n and text[i] == "\r":
+            i += 1
+        if i < n and text[i] == "\n":
+            i += 1
+        line += 1
+        records.append(Record(cells, start_line))
+    return records
+
+
+def _needs_quotes(value: str, delimiter: str) -> bool:
+    # PHP's fputcsv (what Moodle's download uses): a delimiter, a quote, an escape, a space or a line break.
+    return any(c in value for c in (delimiter, '"', "\\", " ", "\t", "\r", "\n"))
+
+
+def _field(value: str, delimiter: str, quote_all: bool) -> str:
+    if quote_all or _needs_quotes(value, delimiter):
+        return '"' + value.replace('"', '""') + '"'
+    return value
+
+
+# -- reading the teacher's worksheet -------------------------------------------------------------
+BOMS = ((b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
+ENCODING_NAMES = {"utf-8": "UTF-8", "utf-16-le": "UTF-16", "utf-16-be": "UTF-16", "cp1252": "Windows-1252",
+                  "latin-1": "ISO-8859-1"}
+
+
+def _decode(data: bytes) -> tuple[str, str, bytes]:
+    """(text, encoding, byte-order mark) of a file a spreadsheet may have saved again."""
+    for bom, encoding in BOMS:
+        if data.startswith(bom):
+            try:
+                return data[len(bom):].decode(encoding), encoding, bom
+            except UnicodeDecodeError:
+                raise MoodleError(f"le fichier commence comme de l'{ENCODING_NAMES[encoding]} mais n'en est pas : "
+                                  "retélécharge la feuille depuis Moodle") from None
+    for encoding in ("utf-8", "cp1252", "latin-1"):
+        try:
+            return data.decode(encoding), encoding, b""
+        except UnicodeDecodeError:
+            continue
+    raise MoodleError("encodage illisible")  # latin-1 decodes every byte: never reached
+
+
+@dataclass
+class Columns:
+    identifier: int
+    grade: int
+    modified: int
+    full_name: int | None
+    max_grade: int | None
+    scale: int | None
+    comments: int | None
+    can_change: int | None
+    team: int | None = None  # the « Group » column: an assignment handed in by groups
+
+
+@dataclass
+class Row:
+    record: Record
+    participant: str | None  # N, or None when the identifier cannot be read
+    name: str
+    max_grade: float | None
+    locked: bool  # « La note peut être modifiée : Non »
+    modified: str = ""  # the « last modified (grade) » cell as Moodle wrote it (« - »: no grade record)
+
+
+@dataclass
+class Worksheet:
+    path: Path
+    data: bytes
+    text: str
+    encoding: str
+    bom: bytes
+    delimiter: str
+    language: Language
+    columns: Columns
+    header: Record
+    rows: list[Row]
+    quote_all: bool
+    decimals: int  # of the grade cells Moodle wrote (format_float with the grade item's decimals)
+    decimal: str  # the decimal separator Moodle will read
+
+    @property
+    def participants(self) -> dict[str, Row]:
+        return {r.participant: r for r in self.rows if r.participant is not None}
+
+    @property
+    def max_grade(self) -> float | None:
+        values = {r.max_grade for r in self.rows if r.max_grade is not None}
+        return values.pop() if len(values) == 1 else None
+
+    def describe(self) -> str:
+        return (f"en-têtes en {self.language.name}, {ENCODING_NAMES.get(self.encoding, self.encoding)}"
+                f"{' avec BOM' if self.bom else ''}, séparateur {DELIMITER_NAMES[self.delimiter]}, "
+                f"décimales avec « {self.decimal} »")
+
+
+def _find(header: list[str], *names: str) -> int | None:
+    for name in names:
+        if name in header:
+            return header.index(name)
+    return None
+
+
+def _locate(records: list[Record]) -> tuple[Language, Columns] | None:
+    if not records:
+        return None
+    header = [c.value.strip() for c in records[0].cells]
+    for language in LANGUAGES:
+        identifier, grade = _find(header, language.identifier), _find(header, language.grade)
+        if identifier is None or grade is None:
+            continue
+        modified = _find(header, language.modified_grade)
+        return language, Columns(identifier, grade, -1 if modified is None else modified,
+                                 _find(header, language.full_name), _find(header, language.max_grade),
+                                 _find(header, language.scale), _find(header, *language.comments),
+                                 _find(header, language.can_change), _find(header, language.team))
+    return None
+
+
+def _decimals(text: str) -> int:
+    match = re.search(r"[.,](\d+)\s*$", text.strip())
+    return len(match.group(1)) if match else 0
+
+
+def read_worksheet(path: str | Path, max_bytes: int = 32 << 20) -> Worksheet:
+    """The teacher's worksheet, understood as Moodle's importer will understand it; MoodleError
+    (French, saying what to do) when Moodle would refuse it or trous cannot fill it safely."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(max_bytes + 1)
+    except OSError as exc:
+        raise MoodleError(f"{path} : illisible ({exc.strerror or exc})") from None
+    if len(data) > max_bytes:
+        raise MoodleError(f"{path} : plus de {max_bytes >> 20} Mio, ce n'est pas une feuille d'évaluation de Moodle")
+    try:
+        text, encoding, bom = _decode(data)
+    except MoodleError as exc:
+        raise MoodleError(f"{path} : {exc}") from None
+    found = None
+    for delimiter in DELIMITERS:
+        records = parse_records(text, delimiter)
+        located = _locate(records)
+        if located:
+            found = (delimiter, records, *located)
+            break
+    if found is None:
+        first = printable(text.split("\n", 1)[0])[:200]
+        known = " ; ".join(f"{lang.name} : « {lang.identifier} », « {lang.grade} », « {lang.modified_grade} »"
+                           for lang in LANGUAGES)
+        raise MoodleError(f"{path} : pas une feuille d'évaluation de Moodle que trous sait lire (première ligne : "
+                          f"« {first} »). Attendu : la feuille « Download grading worksheet » du devoir, "
+                          f"telle que Moodle la donne, avec ses en-têtes ({known}). Si ton Moodle parle une autre "
+                          "langue, passe-le en français ou en anglais le temps de télécharger et de redéposer la feuille")
+    delimiter, records, language, columns = found
+    if columns.modified < 0:
+        raise MoodleError(f"{path} : la colonne « {language.modified_grade} » manque : Moodle refuserait la feuille "
+                          "(il en a besoin pour ne pas écraser une note plus récente). Utilise la feuille telle que "
+                          "Moodle la donne")
+    if columns.scale is not None and columns.max_grade is None:
+        raise MoodleError(f"{path} : ce devoir est noté avec un barème (colonne « {language.scale} ») : trous donne des "
+                          "points ; règle le devoir Moodle sur « Point », puis retélécharge la feuille")
+    header, body = records[0], records[1:]
+    rows: list[Row] = []
+    decimals: list[int] = []
+    separators: set[str] = set()
+    needed = max(i for i in (columns.identifier, columns.grade, columns.modified, columns.comments or 0) if i is not None)
+    for record in body:
+        values = [c.value for c in record.cells]
+        if len(values) == 1 and not values[0].strip():
+            continue  # an empty line
+        if len(values) <= needed:
+            rows.append(Row(record, None, "", None, False))
+            continue
+        number = participant_number(values[columns.identifier], language)
+        name = values[columns.full_name].strip() if columns.full_name is not None and columns.full_name < len(values) else ""
+        maximum = None
+        for index in (columns.max_grade, columns.grade):
+            if index is not None and index < len(values) and values[index].strip():
+                cell = values[index].strip()
+                decimals.append(_decimals(cell))
+                separators.update(c for c in cell if c in ".,")
+                if index == columns.max_grade:
+                    maximum = unformat_float(cell, language)
+        locked = (columns.can_change is not None and columns.can_change < len(values)
+                  and values[columns.can_change].strip() == language.no)
+        rows.append(Row(record, number, name, maximum, locked, values[columns.modified]))
+    # The separator Moodle writes is the one it reads: the file tells it (« 20,00 »); else the language's.
+    decimal = separators.pop() if len(separators) == 1 else language.decimal
+    if decimal not in ".,":
+        decimal = language.decimal
+    quote_all = all(c.quoted for r in records for c in r.cells if c.value)
+    return Worksheet(path, data, text, encoding, bom, delimiter, language, columns, header, rows, quote_all,
+                     max(decimals, default=2), decimal)
+
+
+# -- matching the archive's copies and the worksheet's rows --------------------------------------
+def _same_name(a: str, b: str) -> bool:
+    def key(text: str) -> str:
+        ascii_form = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+        return "".join(ch for ch in ascii_form.casefold() if ch.isalnum())
+    return key(a) == key(b)
+
+
+@dataclass
+class Matching:
+    copies: dict[str, str]  # participant N → student id of the copy
+    no_copy: list[Row]  # rows of the worksheet without a copy in the archive (kept as they are)
+    not_in_sheet: list[Submission]  # copies of the archive without a row
+    other_name: list[tuple[Row, Submission]]  # same N, another name: not written
+    unreadable: list[Row]  # rows whose identifier Moodle could not read either
+    conflicts: list[tuple[Row, list[str]]] = field(default_factory=list)  # N claimed by several folders: not written
+
+
+def match(sheet: Worksheet, submissions: list[Submission], copies: Copies | None) -> Matching:
+    """The worksheet's rows and the run's copies, by participant number (`copies`: the intake's)."""
+    copies = copies or Copies()
+    if copies.team or sheet.columns.team is not None:
+        raise MoodleError(f"{sheet.path} : devoir remis en groupe (colonne « {sheet.language.team} » de la feuille, ou "
+                          "dossier « groupe par défaut » dans l'archive) : les dossiers de l'archive portent les numéros "
+                          "des groupes, la feuille ceux des participants, et trous ne sait pas les faire correspondre ; "
+                          "reporte les notes de grades.csv à la main")
+    by_number: dict[str, Submission] = {}
+    for s in submissions:
+        number = copies.number(s.student)
+        if number is not None:
+            by_number[number] = s
+    if not by_number and not copies.conflicts:
+        raise MoodleError("--feuille : aucune copie ne porte de numéro de participant Moodle. La feuille d'évaluation "
+                          "va avec l'archive « Télécharger tous les travaux remis » du même devoir (dossiers "
+                          "« Nom_N_assignsubmission_file_ »), ou avec un cours nbgrader collecté par zip_collect de "
+                          "cette archive")
+    rows = sheet.participants
+    matched, other, checked = {}, [], 0
+    for number, row in rows.items():
+        s = by_number.get(number)
+        if s is None:
+            continue
+        if row.name and s.name and not s.name.startswith(sheet.language.hidden_user.strip()):
+            checked += 1
+            if not _same_name(row.name, s.name):
+                other.append((row, s))
+                continue
+        matched[number] = s.student
+    if checked and len(other) == checked:
+        shown = "; ".join(f"Participant {r.participant} : « {printable(r.name)} » dans la feuille, "
+                          f"« {printable(s.name)} » dans l'archive" for r, s in other[:3])
+        raise MoodleError(f"{sheet.path} : aucun nom de la feuille ne correspond à celui de l'archive pour le même "
+                          f"numéro ({shown}…). Les numéros de participant changent d'un devoir à l'autre : la feuille "
+                          "et l'archive doivent venir du même devoir")
+    conflicts = [(r, copies.conflicts[n]) for n, r in rows.items() if n in copies.conflicts]
+    no_copy = [r for n, r in rows.items() if n not in by_number and n not in copies.conflicts]
+    not_in_sheet = [s for n, s in sorted(by_number.items(), key=lambda x: (len(x[0]), x[0])) if n not in rows]
+    unreadable = [r for r in sheet.rows if r.participant is None]
+    return Matching(matched, no_copy, not_in_sheet, other, unreadable, conflicts)
+
+
+# -- writing grades --------------------------------------------------------------------------------
+def grade_text(value: float, decimals: int, separator: str) -> str:
+    """A grade as Moodle writes it (format_float: the item's decimals, the language's separator)."""
+    places = max(decimals, 0)
+    if places == 0 and round(value, 2) != round(value):
+        places = 2
+    return f"{value:.{places}f}".replace(".", separator)
+
+
+def _encodable(text: str, encoding: str) -> str:
+    """Text the file's encoding can hold (a Windows-1252 file cannot hold every character)."""
+    try:
+        text.encode(encoding)
+        return text
+    except UnicodeEncodeError:
+        out = []
+        for ch in text:
+            try:
+                ch.encode(encoding)
+                out.append(ch)
+            except UnicodeEncodeError:
+                out.append(unicodedata.normalize("NFKD", ch).encode("ascii", "ignore").decode() or "?")
+        return "".join(out)
+
+
+@dataclass(frozen=True)
+class Existing:
+    """A row trous wrote whose participant already has a grade record in Moodle (its « last modified
+    (grade) » cell holds a date: Moodle writes one whenever the record exists, and « - » otherwise)."""
+
+    participant: str
+    before: str  # the grade cell as downloaded (empty: a record without a grade, e.g. feedback files only)
+    after: str  # the grade written
+    date: str  # the date cell
+    readable: bool | None  # phpdate.reads: can Moodle's strtotime read that date?
+
+
+@dataclass
+class Filled:
+    data: bytes
+    written: list[str]  # participants whose grade (and comment) were written
+    locked: list[str]  # written, but Moodle will keep its grade (« La note peut être modifiée : Non »)
+    existing: list[Existing] = field(default_factory=list)
+
+    def kept_by_moodle(self) -> list[Existing]:
+        """Rows Moodle skips whole (grade and comment) unless the box that ignores dates is ticked:
+        strtotime cannot read their date, which counts as 0, older than any grade record."""
+        return [e for e in self.existing if e.readable is False]
+
+    def replaced(self) -> list[Existing]:
+        """Rows whose date Moodle reads: their grade replaces Moodle's unless it changed in Moodle
+        more than a minute after the worksheet was downloaded."""
+        return [e for e in self.existing if e.readable]
+
+    def unsure(self) -> list[Existing]:
+        return [e for e in self.existing if e.readable is None]
+
+
+def fill(sheet: Worksheet, values: dict[str, tuple[float, str]]) -> Filled:
+    """The worksheet with, for each participant N of `values`, its grade (already on Moodle's scale)
+    and its feedback comment written; every other byte as it was."""
+    edits: list[tuple[int, int, str]] = []
+    written, locked, existing = [], [], []
+    for row in sheet.rows:
+        if row.participant is None or row.participant not in values:
+            continue
+        grade, comment = values[row.participant]
+        cells = row.record.cells
+        text = grade_text(grade, sheet.decimals, sheet.decimal)
+        # A grade record already in Moodle: whether Moodle takes this row depends on its date (write_outputs says).
+        date = row.modified.strip()
+        if date and date != "-":
+            existing.append(Existing(row.participant, cells[sheet.columns.grade].value.strip(), text, date,
+                                     phpdate.reads(row.modified).readable))
+        edits.append((cells[sheet.columns.grade].start, cells[sheet.columns.grade].end,
+                      _field(text, sheet.delimiter, sheet.quote_all)))
+        if sheet.columns.comments is not None and sheet.columns.comments < len(cells):
+            cell = cells[sheet.columns.comments]
+            edits.append((cell.start, cell.end, _field(_encodable(csv_cell(comment), sheet.encoding), sheet.delimiter,
+                                                       sheet.quote_all)))
+        written.append(row.participant)
+        if row.locked:
+            locked.append(row.participant)
+    text = sheet.text
+    for start, end, replacement in sorted(edits, reverse=True):
+        text = text[:start] + replacement + text[end:]
+    return Filled(sheet.bom + text.encode(sheet.encoding), written, locked, existing)
+
+
+def scaled(points: float, total: float, maximum: float | None) -> float:
+    """Points on Moodle's scale: the assignment's maximum grade in Moodle may differ from trous's total."""
+    if maximum is None or not total or abs(maximum - total) < 1e-9:
+        return round(points, 2)
+    return round(points * maximum / total, 2)
+
+
+# -- a worksheet of trous's own, when the teacher gives none --------------------------------------
+def default_worksheets(rows: list[tuple[str, str, float, float, str]]) -> dict[str, bytes]:
+    """{language code: CSV} with Moodle's headers in that language; `rows` are (N, full name, points,
+    maximum, comment). UTF-8 with BOM, comma, quoted as Moodle's own download."""
+    out = {}
+    for language in LANGUAGES:
+        header = [language.identifier, language.full_name, language.grade, language.max_grade,
+                  language.modified_grade, language.comments[0]]
+        lines = [",".join(_field(h, ",", False) for h in header)]
+        for number, name, points, maximum, comment in rows:
+            # The name comes from the archive's folder (the student's): never a formula in a spreadsheet.
+            # The identifier exactly as Moodle writes it in that language: « Participant12 », « Participant 12 ».
+            values = [f"{language.hidden_user}{number}", csv_cell(name), grade_text(points, 2, language.decimal),
+                      grade_text(maximum, 2, language.decimal), "", csv_cell(comment)]
+            lines.append(",".join(_field(v, ",", False) for v in values))
+        out[language.code] = b"\xef\xbb\xbf" + ("\n".join(lines) + "\n").encode("utf-8")
+    return out
+
+
+# -- the feedback files zip -----------------------------------------------------------------------
+FIXED_DATE = (2026, 1, 1, 0, 0, 0)
+
+
+FEEDBACK_FILE = "retour.html"
+
+
+def feedback_zip(pages: dict[str, bytes]) -> bytes:
+    """{archive folder name: that student's page} as the zip Moodle's « plusieurs fichiers de feedback »
+    takes: `<folder>/retour.html` (never a name starting with « . » or « ~ », which Moodle skips)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for folder in sorted(pages):
+            info = zipfile.ZipInfo(f"{folder}/{FEEDBACK_FILE}", FIXED_DATE)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            info.flag_bits |= 0x800  # UTF-8 names: « Élodie » stays « Élodie » in Moodle
+            archive.writestr(info, pages[folder])
+    return buffer.getvalue()
+
+
+# -- identities for the gradebook import ---------------------------------------------------------
+USERNAME, EMAIL = "username", "useremail"
+_COPY_HEADERS = {"identifiant", "identifier", "etudiant", "eleve", "student", "copie", "dossier", "participant"}
+_IDENTITY_HEADERS = {
+    USERNAME: {"nom d'utilisateur", "nom d’utilisateur", "username", "utilisateur", "login", "identifiant de connexion"},
+    EMAIL: {"adresse de courriel", "courriel", "email", "e-mail", "adresse email", "adresse e-mail", "email address",
+            "adresse electronique", "mail"},
+}
+IDENTITY_TITLES = {USERNAME: "Nom d'utilisateur", EMAIL: "Adresse de courriel"}
+
+
+def _header_key(text: str) -> str:
+    ascii_form = unicodedata.normalize("NFKD", text.strip().lstrip("\ufeff")).encode("ascii", "ignore").decode()
+    return " ".join(ascii_form.casefold().replace("’", "'").split())
+
+
+@dataclass
+class Participants:
+    path: Path
+    field: str  # USERNAME or EMAIL: the Moodle user field the identities are
+    identities: dict[str, str]  # value of the copy column (« 12 », « alice ») → username or email
+    unmatched: list[str] = field(default_factory=list)  # rows naming no copy of this run
+
+    def identity(self, student: str) -> str | None:
+        return self.identities.get(student)
+
+
+def read_participants(path: str | Path, students: Iterable[str]) -> Participants:
+    """`--participants`: a CSV with a header, one column naming the copy (« etudiant », « copie »,
+    « dossier », « Identifiant »…: the folder name, or Moodle's « Participant N ») and one holding the
+    Moodle account (« username » / « Nom d'utilisateur », or « email » / « Adresse de courriel »).
+    Moodle's own worksheet qualifies when it shows the email address."""
+    path = Path(path)
+    try:
+        text, _, _ = _decode(path.read_bytes())
+    except OSError as exc:
+        raise MoodleError(f"--participants {path} : illisible ({exc.strerror or exc})") from None
+    students = set(students)
+    for delimiter in DELIMITERS:
+        records = parse_records(text, delimiter)
+        if not records:
+            continue
+        header = [_header_key(c.value) for c in records[0].cells]
+        copy = next((i for i, h in enumerate(header) if h in _COPY_HEADERS), None)
+        kind, index = next(((k, i) for k in (USERNAME, EMAIL) for i, h in enumerate(header)
+                            if h in _IDENTITY_HEADERS[k]), (None, None))
+        if copy is None or kind is None:
+            continue
+        identities: dict[str, str] = {}
+        unmatched: list[str] = []
+        for record in records[1:]:
+            values = [c.value.strip() for c in record.cells]
+            if len(values) <= max(copy, index) or not values[copy] or not values[index]:
+                continue
+            key = values[copy]
+            if key not in students:
+                number = re.fullmatch(r"\D*?\s*(\d+)", key)
+                key = number.group(1) if number and number.group(1) in students else key
+            if key in students:
+                identities[key] = values[index]
+            else:
+                unmatched.append(values[copy])
+        return Participants(path, kind, identities, unmatched)
+    raise MoodleError(f"--participants {path} : il faut une ligne d'en-têtes avec une colonne qui nomme la copie "
+                      "(« etudiant », « copie », « dossier » ou « Identifiant ») et une colonne avec le compte Moodle "
+                      "(« username » / « Nom d'utilisateur », ou « email » / « Adresse de courriel »)")
+
+# -- everything a run writes for Moodle ------------------------------------------------------------
+SHEET_FILLED = "moodle-feuille-remplie.csv"
+SHEET_DEFAULT = "moodle-feuille-{code}.csv"
+FEEDBACK_ZIP = "moodle-retours.zip"
+README = "moodle-lisezmoi.txt"
+OWN_FILES = (SHEET_FILLED, *(SHEET_DEFAULT.format(code=lang.code) for lang in LANGUAGES), FEEDBACK_ZIP, README)
+SHOWN = 20  # names listed per kind of problem
+
+
+@dataclass
+class RoundTrip:
+    """What a run knows for Moodle: its input, which copy is which participant, the teacher's
+    worksheet (read and matched before any copy was graded) and the run's assignments."""
+
+    kind: str  # the intake kind
+    source: Path
+    assignments: tuple[str, ...]
+    worksheet: Worksheet | None = None
+    matching: Matching | None = None
+    copies: Copies | None = None
+    lines: list[str] = field(default_factory=list)  # what the terminal says about it, once written
+
+
+def _number(value: float) -> str:
+    """A number in French text: a decimal comma, no useless zeros."""
+    text = f"{round(value, 2):.2f}".rstrip("0").rstrip(".")
+    return ("0" if text in ("-0", "") else text).replace(".", ",")
+
+
+def _who(number: str, name: str) -> str:
+    return f"Participant {number}" + (f" ({printable(name)})" if name else "")
+
+
+def _listed(items: list[str]) -> str:
+    shown = ", ".join(items[:SHOWN])
+    return shown + (f" … et {len(items) - SHOWN} autres" if len(items) > SHOWN else "")
+
+
+def _change(e: Existing) -> str:
+    return f"Participant {e.participant} ({printable(e.before) or 'sans note'} → {e.after})"
+
+
+def existing_lines(filled: Filled, language: Language, zip_too: bool) -> list[str]:
+    """What Moodle's upload (feedback/offline/locallib.php, process_import_grades) will do with the
+    rows of participants who already have a grade record, in the words of the teacher's Moodle."""
+    box = f"« {language.ignore_modified} »"
+    lines = []
+    kept = filled.kept_by_moodle()
+    if kept:
+        lines.append(
+            f"{count(len(kept), 'participant a', 'participants ont')} déjà une note (ou un retour) dans Moodle : "
+            f"leur date « {language.modified_grade} » est écrite comme « {printable(kept[0].date)} », que Moodle "
+            "ne sait pas relire (PHP strtotime) : au dépôt, Moodle ignorera ces lignes, note ET commentaire, et gardera "
+            f"ce qu'il a, sauf si tu coches {box} : " + _listed([_change(e) for e in kept]))
+    replaced = filled.replaced()
+    if replaced:
+        lines.append(
+            f"{count(len(replaced), 'note déjà dans Moodle sera remplacée', 'notes déjà dans Moodle seront remplacées')}"
+            f" (Moodle relit leur date) : " + _listed([_change(e) for e in replaced]) + " ; sauf une note modifiée "
+            "dans Moodle depuis le téléchargement de la feuille : Moodle ignore alors sa ligne (note et commentaire), "
+            f"à moins de cocher {box} (de même pour toutes si le fuseau horaire de ton profil Moodle est en retard "
+            "sur celui du serveur : Moodle écrit la date à ton heure et la relit à celle du serveur)")
+    unsure = filled.unsure()
+    if unsure:
+        lines.append(
+            f"{count(len(unsure), 'participant a', 'participants ont')} déjà une note dans Moodle et une date réécrite "
+            f"(par un tableur ?) sous une forme dont trous ne sait pas si Moodle la relit (« {printable(unsure[0].date)} ») : "
+            f"s'il ne la relit pas, il ignorera ces lignes (note et commentaire) ; pour être sûr, coche {box} : "
+            + _listed([_change(e) for e in unsure]))
+    if zip_too and filled.written:
+        lines.append(f"dépose la feuille avant {FEEDBACK_ZIP} : le dépôt des retours crée une note (vide) dans Moodle "
+                     "pour chaque participant qui n'en a pas encore, plus récente que la date de sa ligne (« - »), et "
+                     f"Moodle ignorerait ensuite ces lignes de la feuille, note et commentaire, sauf avec {box}")
+    return lines
+
+
+def write_outputs(results_dir: Path, course, grades: list, names: dict[str, str], pages: dict[str, bytes],
+                  trip: RoundTrip, write) -> dict[str, Path]:
+    """The worksheet (filled, or trous's own), the feedback zip and the French instructions; `write`
+    is the reports' atomic writer. Files of an earlier run that no longer apply are removed."""
+    from .exports import moodle_feedback  # noqa: PLC0415
+
+    results_dir = Path(results_dir)
+    paths: dict[str, Path] = {}
+    copies = trip.copies or Copies()
+    numbers = {g.student: n for g in grades if (n := copies.number(g.student)) is not None}
+    if trip.worksheet is None and not numbers and not copies.conflicts and not copies.team:
+        for name in OWN_FILES:
+            (results_dir / name).unlink(missing_ok=True)
+        return paths
+    exercises = [e for e in course.exercises if e.assignment.id in trip.assignments]
+    total = sum(e.points for e in exercises)
+    titles = {a.id: a.title for a in course.spec.assignments}
+    single = len(trip.assignments) == 1
+    readme: list[str] = [f"Renvoyer les notes et les retours dans Moodle — {course.title}", ""]
+    lines: list[str] = []
+    written_files: set[str] = set()
+    steps: list[list[str]] = []
+    feedback = {} if copies.team else {feedback_folder(copies.participants[s]): pages[s] for s in numbers if s in pages}
+    zip_too = bool(feedback)
+
+    if copies.team:
+        lines.append("devoir remis en groupe : pas de feuille d'évaluation ni d'archive des retours pour Moodle, dont "
+                     "les numéros de dossiers sont ceux des groupes ; reporte les notes de grades.csv à la main")
+    elif trip.worksheet is not None and trip.matching is not None:
+        sheet, matching = trip.worksheet, trip.matching
+        language = sheet.language
+        maximum = sheet.max_grade
+        by_student = {g.student: g for g in grades}
+        values = {}
+        for number, student in matching.copies.items():
+            grade = by_student.get(student)
+            if grade is None:
+                continue
+            moodle_grade = scaled(grade.score, total, maximum)
+            scale = (moodle_grade, maximum) if maximum is not None and abs(maximum - total) > 1e-9 else None
+            values[number] = (moodle_grade, moodle_feedback(grade, moodle_scale=scale))
+        filled = fill(sheet, values)
+        paths["moodle_sheet"] = write(results_dir / SHEET_FILLED, filled.data)
+        written_files.add(SHEET_FILLED)
+        lines.append(f"feuille d'évaluation Moodle remplie : {count(len(filled.written), 'note écrite', 'notes écrites')} "
+                     f"dans {SHEET_FILLED} ({sheet.describe()}) ; le reste de {printable(sheet.path.name)} est "
+                     "inchangé")
+        if maximum is not None and abs(maximum - total) > 1e-9:
+            lines.append(f"notes ramenées sur {_number(maximum)}, la note maximale du devoir dans Moodle : "
+                         f"note Moodle = points × {_number(maximum)} / {_number(total)} (le commentaire donne les deux)")
+        elif maximum is None:
+            lines.append("la feuille ne dit pas la note maximale du devoir : notes écrites en points, sur "
+                         f"{_number(total)} ; vérifie la note maximale du devoir dans Moodle")
+        if sheet.columns.comments is None:
+            lines.append(f"la feuille n'a pas de colonne « {language.comments[0]} » : notes seules, sans "
+                         "commentaire (active les commentaires de feedback dans les réglages du devoir, puis "
+                         "retélécharge la feuille)")
+        lines += existing_lines(filled, language, zip_too)
+        if matching.no_copy:
+            lines.append(f"{count(len(matching.no_copy), 'participant')} de la feuille sans copie dans l'archive "
+                         f"(note laissée telle quelle) : {_listed([_who(r.participant, r.name) for r in matching.no_copy])}")
+        if matching.conflicts:
+            lines.append(f"{count(len(matching.conflicts), 'participant')} de la feuille dont le numéro est porté par "
+                         "plusieurs dossiers de l'archive (ligne laissée telle quelle, note à reporter à la main) : "
+                         + _listed([f"{_who(r.participant, r.name)} : " + ", ".join(f"« {printable(f)} »" for f in folders)
+                                    for r, folders in matching.conflicts]))
+        if matching.not_in_sheet:
+            lines.append(f"{count(len(matching.not_in_sheet), 'copie')} de l'archive "
+                         f"{plural(len(matching.not_in_sheet), 'absente', 'absentes')} de la feuille (note à reporter "
+                         "à la main, ou feuille d'un autre groupe ?) : "
+                         + _listed([_who(copies.number(s.student) or s.student, s.name) for s in matching.not_in_sheet]))
+        if matching.other_name:
+            lines.append(f"{count(len(matching.other_name), 'numéro')} dont le nom diffère entre la feuille et l'archive "
+                         "(note non écrite) : " + _listed([f"Participant {r.participant} : « {printable(r.name)} » / "
+                                                          f"« {printable(s.name)} »" for r, s in matching.other_name]))
+        if matching.unreadable:
+            lines.append(f"{count(len(matching.unreadable), 'ligne')} de la feuille sans identifiant lisible (laissées "
+                         "telles quelles) : " + _listed([f"ligne {r.record.line}" for r in matching.unreadable]))
+        if filled.locked:
+            lines.append(f"{count(len(filled.locked), 'note verrouillée', 'notes verrouillées')} dans Moodle "
+                         f"(« {language.can_change} » : {language.no}), Moodle n'en changera pas la note : "
+                         + _listed([f"Participant {n}" for n in filled.locked]))
+        steps.append([
+            f"Les notes et les commentaires : {SHEET_FILLED} (ta feuille {printable(sheet.path.name)}, remplie : seules",
+            f"   les colonnes « {language.grade} » et « {sheet.columns.comments is not None and language.comments[0] or '—'} »"
+            " des copies corrigées ont changé).",
+            f"   Dans Moodle ({language.name}, la langue de la feuille) : la page des travaux remis du devoir ›",
+            f"   « {language.upload_sheet} », encodage {ENCODING_NAMES.get(sheet.encoding, sheet.encoding)}, "
+            f"séparateur {DELIMITER_NAMES[sheet.delimiter]}.",
+            f"   La case « {language.ignore_modified} »",
+            "   fait prendre à Moodle toutes les lignes ; sans elle, Moodle ignore (note et commentaire) celles dont la",
+            "   note a changé dans Moodle depuis le téléchargement, et toutes celles dont il ne relit pas la date",
+            "   (voir plus bas ce que trous a remarqué).",
+        ])
+    elif numbers and single:
+        rows = []
+        for grade in sorted(grades, key=lambda g: (len(numbers.get(g.student, "")), numbers.get(g.student, ""))):
+            if grade.student in numbers:
+                rows.append((numbers[grade.student], names.get(grade.student, ""), grade.score, total,
+                             moodle_feedback(grade)))
+        for code, data in default_worksheets(rows).items():
+            name = SHEET_DEFAULT.format(code=code)
+            paths[f"moodle_sheet_{code}"] = write(results_dir / name, data)
+            written_files.add(name)
+        lines.append(f"feuilles d'évaluation Moodle : {', '.join(SHEET_DEFAULT.format(code=l.code) for l in LANGUAGES)} "
+                     f"(en-têtes en {', '.join(l.name for l in LANGUAGES)}) ; mieux : « --feuille » avec la feuille "
+                     "téléchargée du devoir, que trous remplit sans rien changer d'autre")
+        lines.append("leur colonne de date est vide, ce que Moodle lit comme « aucune date » : au dépôt, il ignorera "
+                     "(note et commentaire) la ligne de chaque participant qui a déjà une note ou un retour dans "
+                     "Moodle, sauf si tu coches " + " / ".join(f"« {l.ignore_modified} » (Moodle en {l.name})"
+                                                               for l in LANGUAGES))
+        steps.append([
+            "Les notes et les commentaires : une feuille d'évaluation hors ligne écrite par trous.",
+            f"   Mieux : télécharge la feuille du devoir dans Moodle (« {LANGUAGES[0].download_sheet} » en français,",
+            f"   « {LANGUAGES[1].download_sheet} » en anglais), puis relance trous grade avec --feuille <ce fichier> :",
+            "   trous la remplit sans rien changer d'autre.",
+            f"   Sinon : {', '.join(f'{SHEET_DEFAULT.format(code=l.code)} (Moodle en {l.name})' for l in LANGUAGES)}",
+            "   — Moodle trouve les colonnes par leur titre dans la langue de son interface. La note maximale du",
+            f"   devoir dans Moodle doit être {_number(total)} (les notes sont en points). Dans Moodle : la page des",
+            "   travaux remis du devoir › " + " / ".join(f"« {l.upload_sheet} »" for l in LANGUAGES) + ".",
+            "   La colonne de date est vide : si Moodle a déjà une note (ou un retour) pour un participant, il ignore",
+            "   sa ligne, note et commentaire, sauf si tu coches la case",
+            *[f"   « {l.ignore_modified} » (Moodle en {l.name})" for l in LANGUAGES],
+        ])
+    elif numbers:
+        lines.append("plusieurs devoirs corrigés ensemble : pas de feuille d'évaluation Moodle (une feuille = un "
+                     "devoir) ; relance avec --devoir " + " ou --devoir ".join(trip.assignments))
+    if copies.conflicts and not (trip.worksheet is not None and trip.matching and trip.matching.conflicts):
+        lines.append(f"{count(len(copies.conflicts), 'numéro')} de participant porté par plusieurs dossiers de "
+                     "l'archive : aucune note ni aucun retour écrit pour Moodle sous ce numéro (à reporter à la main) : "
+                     + _listed([f"Participant {n} : " + ", ".join(f"« {printable(f)} »" for f in folders)
+                                for n, folders in sorted(copies.conflicts.items())]))
+
+    if feedback:
+        paths["moodle_feedback"] = write(results_dir / FEEDBACK_ZIP, feedback_zip(feedback))
+        written_files.add(FEEDBACK_ZIP)
+        lines.append(f"retours pour Moodle : {FEEDBACK_ZIP} ({count(len(feedback), 'page')}, une par participant, dans "
+                     "le dossier de l'archive qui est le sien)")
+        language = trip.worksheet.language if trip.worksheet is not None else None
+        action = (f"« {language.upload_zip} »" if language else
+                  " / ".join(f"« {l.upload_zip} »" for l in LANGUAGES))
+        steps.append([
+            f"Les pages de retour : {FEEDBACK_ZIP}" + (", APRÈS la feuille." if steps else "."),
+            f"   Dans Moodle : la page des travaux remis du devoir › {action} ;",
+            "   il faut que le devoir ait les fichiers de feedback activés. Chaque page va à l'étudiant dont le",
+            "   numéro de participant est dans le nom de son dossier (celui de l'archive de Moodle).",
+            *(["   Dans cet ordre : déposer les retours crée dans Moodle une note (vide) pour chaque participant",
+               "   qui n'en avait pas, plus récente que sa ligne de la feuille, et Moodle ignorerait alors cette",
+               "   ligne (note et commentaire) sauf avec la case ci-dessus cochée."] if steps else []),
+        ])
+    for i, step in enumerate(steps, 1):
+        readme += [f"{i}. {step[0]}", *step[1:], ""]
+    if single:
+        readme.insert(1, f"Devoir : {titles.get(trip.assignments[0], trip.assignments[0])} "
+                         f"({_number(total)} points)")
+    if lines:
+        readme += ["Ce que trous a remarqué :", *[f"- {line}" for line in lines], ""]
+    paths["moodle_readme"] = write(results_dir / README, ("\n".join(readme) + "\n").encode("utf-8"))
+    written_files.add(README)
+    for name in OWN_FILES:
+        if name not in written_files:
+            (results_dir / name).unlink(missing_ok=True)
+    trip.lines = lines
+    return paths

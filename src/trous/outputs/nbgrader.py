@@ -1,0 +1,236 @@
+"""`trous grade`'s results written where `nbgrader autograde` writes its own: nbgrader's gradebook
+(submissions, per-cell grades, comments, late penalties) and `autograded/<student>/<assignment>/`.
+
+The work is nbgrader's own: the autograde preprocessors configured in nbgrader_config.py run on each
+submitted notebook, in nbgrader's order (sanitize: outputs cleared, locked cells and points restored
+from the gradebook, missing grade cells added back; then the autograde list, with timestamps, late
+penalties, "No response." comments and missing notebooks handled as nbgrader does), except that no
+kernel runs: the step that would execute the notebook fills each blank's grade cell with the output
+the engine's grade calls for (outcome.py), the very output the hidden cell would print in the kernel.
+nbgrader's `generate_feedback`, `export` and formgrader then work on the result as on their own.
+
+All preprocessors share one gradebook session (session.py); nothing else of nbgrader is changed.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import shutil
+import warnings
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from .nbgrader_session import Borrowed, Deferred, sa_warning, shared_gradebook  # isort: skip - before nbformat
+
+import nbformat  # noqa: E402
+from nbconvert.preprocessors import ExecutePreprocessor, Preprocessor  # noqa: E402
+from traitlets import Bool  # noqa: E402
+from traitlets.config import Config  # noqa: E402
+from traitlets.config.loader import PyFileConfigLoader  # noqa: E402
+from traitlets.utils.importstring import import_item  # noqa: E402
+
+from ..core.course import Course  # noqa: E402
+from ..core.grades import SubmissionGrade  # noqa: E402
+from ..inputs import answers  # noqa: E402
+from ..inputs.cells import cell_map  # noqa: E402
+from .outcome import outputs_for  # noqa: E402
+from .overrides import Final  # noqa: E402
+from ..publish.nbgrader.preprocessors import TROUS_KEY, VerifyGrades, grade_cells  # noqa: E402
+from .writing import WriteReport, say  # noqa: E402, F401 - WriteReport: this module's result
+
+
+def load_config(root: Path) -> Config:
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
+    config.CourseDirectory.root = str(root)
+    return config
+
+
+class FillGrades(Preprocessor):
+    """Where Execute was: the grade cells of trous's blanks get the engine's outputs."""
+
+    enabled = Bool(True)
+    grade: SubmissionGrade | None = None
+
+    def preprocess(self, nb, resources):
+        for exercise_id, entries in grade_cells(nb).items():
+            try:
+                exercise_grade = self.grade.exercise(exercise_id)
+            except KeyError:
+                continue
+            # The text the intake graded, with its cells located: the outputs name them as the
+            # kernel's hidden cells and VerifyGrades do.
+            where = cell_map(entries[0][2], answers.from_cells(nb.cells))
+            for cell, blank_id, _ in entries:
+                try:
+                    cell.outputs, score = outputs_for(exercise_grade, blank_id, self.grade.unisolated, where)
+                except KeyError:
+                    continue
+                cell.metadata[TROUS_KEY] = {"moteur": score, "source": "trous grade"}
+        return nb, resources
+
+
+def _classes(items) -> list:
+    return [import_item(i) if isinstance(i, str) else i for i in items]
+
+
+class Writer:
+    def __init__(self, root: Path):
+        from nbgrader.converters import Autograde  # noqa: PLC0415
+        from nbgrader.coursedir import CourseDirectory  # noqa: PLC0415
+
+        self.root = Path(root).resolve()
+        self.config = load_config(self.root)
+        self.coursedir = CourseDirectory(config=self.config)
+        reference = Autograde(coursedir=self.coursedir, config=self.config)
+        self.permissions = int(str(reference.permissions), 8)
+        self.exclude_overwriting = reference.exclude_overwriting
+        self.fill = FillGrades()
+        self.borrowed: Borrowed | None = None  # set while writing (shared_gradebook)
+        self.sanitize = [c(config=self.config) for c in _classes(reference.sanitize_preprocessors)]
+        steps = []
+        for cls in _classes(reference.autograde_preprocessors):
+            if issubclass(cls, (ExecutePreprocessor, VerifyGrades)):
+                if self.fill not in steps:
+                    steps.append(self.fill)
+                continue
+            steps.append(cls(config=self.config))
+        if self.fill not in steps:
+            steps.insert(0, self.fill)
+        self.autograde = steps
+
+    def _copy_files(self, source: Path, dest: Path, exclude: set[str]) -> None:
+        from nbgrader.utils import find_all_files  # noqa: PLC0415
+
+        for filename in find_all_files(str(source), self.coursedir.ignore + ["*.ipynb"]):
+            if filename in exclude or os.path.islink(filename):
+                continue
+            target = dest / os.path.relpath(filename, source)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if target.exists():
+                target.unlink()
+            shutil.copy(filename, target)
+
+    @staticmethod
+    def _final(gradebook, notebook: str, assignment: str, student: str) -> Final:
+        """What nbgrader's gradebook adds to the autograder's scores for this notebook: manual scores
+        set in formgrader (nbgrader keeps them when a notebook is graded again), extra credit, late
+        penalty."""
+        submitted = gradebook.find_submission_notebook(notebook, assignment, student)
+        final = Final(penalty=float(submitted.late_submission_penalty or 0.0))
+        for grade in submitted.grades:
+            if grade.manual_score is not None:
+                final.manual[grade.name] = float(grade.manual_score)
+            final.extra += float(grade.extra_credit or 0.0)
+        return final
+
+    def student(self, gradebook, assignment, student: str, grade: SubmissionGrade, report: WriteReport) -> None:
+        submitted = Path(self.coursedir.format_path(self.coursedir.submitted_directory, student, assignment.name))
+        dest = Path(self.coursedir.format_path(self.coursedir.autograded_directory, student, assignment.name))
+        if dest.exists():
+            shutil.rmtree(dest)
+        dest.mkdir(parents=True)
+        self._copy_files(submitted, dest, set())
+        gradebook.update_or_create_student(student)
+        timestamp = self.coursedir.get_existing_timestamp(str(submitted))
+        if timestamp:
+            gradebook.update_or_create_submission(assignment.name, student, timestamp=timestamp)
+        else:
+            gradebook.update_or_create_submission(assignment.name, student)
+        gradebook.db.really_commit()
+        source = Path(self.coursedir.format_path(self.coursedir.source_directory, ".", assignment.name))
+        excluded = {str(source / x) for x in self.exclude_overwriting.get(assignment.name, [])}
+        self._copy_files(source, dest, excluded)
+        self.fill.grade = grade
+        self.borrowed.forget_student()
+        for notebook in assignment.notebooks:
+            path = submitted / f"{notebook.name}.ipynb"
+            if not path.is_file() or path.is_symlink():
+                submission = gradebook.find_submission_notebook(notebook.name, assignment.name, student)
+                for cell_grade in submission.grades:
+                    cell_grade.auto_score = 0
+                    cell_grade.needs_manual_grade = False
+                gradebook.db.really_commit()
+                continue
+            try:
+                nb = nbformat.read(str(path), as_version=4)
+            except Exception as exc:  # noqa: BLE001 - nbgrader fails on it too; say so, grade nothing
+                report.problems.append(f"{student}/{assignment.name}/{notebook.name}.ipynb : illisible ({exc})")
+                continue
+            resources = {"nbgrader": {"student": student, "assignment": assignment.name, "notebook": notebook.name,
+                                      "db_url": self.coursedir.db_url},
+                         "metadata": {"path": str(dest)}}
+            try:
+                for step in self.sanitize + self.autograde:
+                    nb, resources = step(nb, resources)
+            except Exception as exc:  # noqa: BLE001 - nbgrader's own steps failed: nbgrader would fail too
+                gradebook.db.rollback()
+                report.problems.append(f"{student}/{assignment.name}/{notebook.name}.ipynb : nbgrader n'a pas pu "
+                                       f"le préparer ({type(exc).__name__}: {exc}) : à corriger à la main")
+                continue
+            gradebook.db.really_commit()
+            report.final[(student, notebook.name)] = self._final(self.borrowed, notebook.name, assignment.name, student)
+            # The steps above validated every cell; nbformat.write would validate the whole notebook again.
+            (dest / f"{notebook.name}.ipynb").write_text(nbformat.v4.nbjson.writes(nb) + "\n", encoding="utf-8")
+        for folder, _, names in os.walk(dest):
+            for name in names:
+                os.chmod(os.path.join(folder, name), self.permissions)
+        report.written.append((student, assignment.name))
+
+
+def write(root: Path, grades: Iterable[SubmissionGrade], assignments: list[str] | None = None,
+          assignments_of: Callable[[SubmissionGrade], list[str] | None] | None = None) -> WriteReport:
+    """Record `grades` (students of nbgrader's submitted/) in the nbgrader course at `root`: of each
+    student's assignment folders, those in `assignments` (or `assignments_of(grade)`), all when None.
+    `grades` may be a stream (writing.py): each is written as it comes."""
+    # Thousands of short-lived ORM and notebook objects: the cycle collector would walk them all
+    # again and again (a sixth of the time); they are freed when the session closes.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _write(root, grades, assignments_of or (lambda grade: assignments))
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _write(root: Path, grades: Iterable[SubmissionGrade],
+           assignments_of: Callable[[SubmissionGrade], list[str] | None]) -> WriteReport:
+    from nbgrader.api import Gradebook, MissingEntry  # noqa: PLC0415
+
+    writer = Writer(root)
+    report = WriteReport(writer.root)
+    submitted = Path(writer.coursedir.submitted_directory)
+    submitted = submitted if submitted.is_absolute() else writer.root / submitted
+    with Gradebook(writer.coursedir.db_url, writer.coursedir.course_id) as gradebook, \
+            shared_gradebook(gradebook) as writer.borrowed, warnings.catch_warnings():
+        # nbgrader's own submission code trips SQLAlchemy's autoflush warnings; `nbgrader autograde`
+        # prints them too. They say nothing to a teacher.
+        warnings.simplefilter("ignore", category=sa_warning())
+        gradebook.db = Deferred(gradebook.db)
+        # This process is the only writer while it runs: what it read stays true after a commit.
+        gradebook.db.session().expire_on_commit = False
+        for grade in grades:
+            folder = submitted / grade.student
+            if not folder.is_dir():
+                continue
+            assignments = assignments_of(grade)
+            for entry in sorted(folder.iterdir()):
+                if not entry.is_dir() or entry.is_symlink() or (assignments and entry.name not in assignments):
+                    continue
+                try:
+                    assignment = gradebook.find_assignment(entry.name)
+                except MissingEntry:
+                    report.problems.append(f"devoir {entry.name} absent du carnet de notes nbgrader "
+                                           "(lancez nbgrader generate_assignment)")
+                    continue
+                writer.student(gradebook, assignment, grade.student, grade, report)
+    report.problems = list(dict.fromkeys(report.problems))
+    report.written = list(dict.fromkeys(report.written))  # a stream may bring a student again
+    return report
+
+
+def write_all(root: Path, course: Course, grades: list[SubmissionGrade],
+              assignments: list[str] | None = None) -> WriteReport:
+    """For `trous grade` on the nbgrader input kind (intake.Settle): write, and say so."""
+    return say(write(root, grades, assignments))

@@ -1,0 +1,115 @@
+"""What a blank's grade cell shows, the same wherever the grade was computed: in the kernel (hidden
+cell), in nbgrader's process (VerifyGrades) or by `trous grade` (autograded notebooks it writes).
+
+A right blank prints one line on stdout (nbgrader: full points); a wrong one ends in an error whose
+traceback is the French explanation alone (nbgrader: zero), never a Python traceback that would
+quote the hidden cell's code.
+"""
+
+from __future__ import annotations
+
+from ..core.grades import ERROR, FAILED, MISSING, PASSED, UNFILLED, BlankGrade, ExerciseGrade
+
+ERROR_NAME = "TrouFaux"
+# The errors SandboxedExecute gives a cell the kernel did not finish (kernel.py): such a grade cell
+# holds no verdict of the kernel's, and VerifyGrades writes the engine's in it.
+KERNEL_DIED, NOT_RUN_NAME, TIMEOUT_NAME = "NoyauArrete", "NonExecutee", "TempsEcoule"
+KERNEL_MARKS = (KERNEL_DIED, NOT_RUN_NAME, TIMEOUT_NAME)
+UNISOLATED_NOTE = ("⚠ corrigé SANS ISOLATION (--sans-isolation) : ce code a tourné sous le compte du correcteur, "
+                   "sans bac à sable ; cette note ne vaut que pour du code de confiance")
+STATUS = {PASSED: "juste", FAILED: "faux", UNFILLED: "pas rempli (___)", ERROR: "non noté (erreur)",
+          MISSING: "absent de la copie"}
+
+
+def _points(value: float) -> str:
+    text = f"{value:g}".replace(".", ",")
+    return f"{text} point" + ("s" if value > 1 else "")
+
+
+def find_blank(grade: ExerciseGrade, blank_id: str) -> BlankGrade:
+    for blank in grade.blanks:
+        if blank.id == blank_id:
+            return blank
+    raise KeyError(f"{grade.id} : trou « {blank_id} » inconnu")
+
+
+def blank_outcome(grade: ExerciseGrade, blank_id: str, where=None) -> tuple[bool, str]:
+    """(passed, text) for one blank of an engine grade. `where` (a cells.CellMap of the graded text)
+    names the notebook's cells instead of lines of the exercise file."""
+    blank = find_blank(grade, blank_id)
+    relocate = where.relocate if where is not None else (lambda text: text)
+    place = where.describe(blank.line) if where is not None else None
+    head = f"trou {blank.number}/{len(grade.blanks)} « {blank.id} »" + (f" ({place})" if place else "")
+    if blank.status == PASSED:
+        return True, f"✔ {head} : juste — {_points(blank.score)} sur {_points(blank.max_score)}"
+    lines = [f"✘ {head} : {STATUS.get(blank.status, blank.status)} — 0 sur {_points(blank.max_score)}"]
+    if blank.message and blank.status != UNFILLED:
+        lines += ["    " + line for line in relocate(blank.message).split("\n")]
+    lines += ["    note : " + relocate(note) for note in grade.notes]
+    if blank.hint:
+        lines.append(f"    indice : {blank.hint}")
+    return False, "\n".join(lines)
+
+
+def outputs_for(grade: ExerciseGrade, blank_id: str, unisolated: bool = False, where=None) -> tuple[list, float]:
+    """The outputs a grade cell has for this blank, and the score nbgrader reads from them
+    (`unisolated`: graded with --sans-isolation, which the output then says; `where`: see blank_outcome)."""
+    import nbformat  # noqa: PLC0415 - not in the kernel, which only raises or prints
+
+    passed, text = blank_outcome(grade, blank_id, where)
+    if unisolated:
+        text += "\n" + UNISOLATED_NOTE
+    blank = find_blank(grade, blank_id)
+    # from_dict, not new_output: the same node, without validating it against the schema each time
+    if passed:
+        return [nbformat.from_dict({"output_type": "stream", "name": "stdout", "text": text + "\n"})], \
+            blank.max_score
+    return [nbformat.from_dict({"output_type": "error", "ename": ERROR_NAME, "evalue": text,
+                                "traceback": text.split("\n")})], 0.0
+
+
+class TrouFaux(Exception):
+    """Raised by a grade cell whose blank is not right. IPython shows `_render_traceback_` instead of
+    a traceback: the explanation, and no line of the cell (whose hidden part is secret)."""
+
+    def _render_traceback_(self) -> list[str]:
+        return str(self).split("\n")
+
+
+def _verdict_line(text: str, auto: float, final: float, max_score: float, extra: float) -> str:
+    """The first line of a blank's verdict, once a teacher changed its grade: what the engine gave,
+    then what counts (nbgrader's « Score » above the cell)."""
+    head, sep, _ = text.partition(" — ")
+    if not sep:
+        return text
+    number = lambda v: f"{v:g}".replace(".", ",")  # noqa: E731
+    out_of = f"sur {_points(max_score)}"
+    given = final - extra
+    line = f"{head} à la correction automatique ({number(auto)} {out_of}) — "
+    if given != auto:
+        line += f"note donnée par l'enseignant : {number(given)} {out_of}"
+        if extra:
+            line += f", plus un bonus de {_points(extra)} : {number(final)} {out_of}"
+    else:
+        line += f"plus un bonus de {_points(extra)} donné par l'enseignant : {number(final)} {out_of}"
+    return line
+
+
+def teacher_outputs(outputs: list, auto: float, final: float, max_score: float, extra: float = 0.0) -> list:
+    """A grade cell's verdict outputs (outputs_for's, or the kernel's own), with their first line
+    saying the teacher's grade beside the engine's: feedback never shows « faux — 0 sur 1 point »
+    under « Score: 1.0 / 1.0 »."""
+    changed = []
+    for output in outputs:
+        output = dict(output)
+        if output.get("output_type") == "error" and output.get("ename") == ERROR_NAME:
+            lines = str(output.get("evalue", "")).split("\n")
+            lines[0] = _verdict_line(lines[0], auto, final, max_score, extra)
+            output["evalue"] = "\n".join(lines)
+            output["traceback"] = lines
+        elif output.get("output_type") == "stream" and str(output.get("text", "")).startswith("✔ trou"):
+            lines = str(output["text"]).split("\n")
+            lines[0] = _verdict_line(lines[0], auto, final, max_score, extra)
+            output["text"] = "\n".join(lines)
+        changed.append(output)
+    return changed

@@ -1,0 +1,81 @@
+"""One source of truth: what a teacher changed in formgrader counts in trous's reports too.
+
+nbgrader keeps, for each grade cell of each student, the autograder's score and a manual score a
+teacher may set in formgrader; the manual one wins in nbgrader (formgrader, `nbgrader export`), and
+nbgrader keeps it when the notebook is graded again. It also adds extra credit and takes off late
+penalties. After `trous grade` has written nbgrader's gradebook, those are read back (gradebook.py)
+and applied to the grades trous reports (grades.csv, the pages, the class report, Moodle's files):
+nbgrader's gradebook wins, and each change is said, in the terminal and in the student's page,
+with the engine's own score beside it. trous's own gradebook keeps the engine's grades.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..core.wording import count
+from ..core.grades import SubmissionGrade
+
+
+@dataclass
+class Final:
+    """nbgrader's word on one submitted notebook (one exercise of one student)."""
+
+    manual: dict[str, float] = field(default_factory=dict)  # grade cell → manual score (formgrader)
+    extra: float = 0.0  # extra credit given in formgrader, over the notebook
+    penalty: float = 0.0  # late penalty (AssignLatePenalties)
+
+
+@dataclass(frozen=True)
+class Change:
+    student: str
+    exercise: str
+    what: str  # French
+
+
+def _points(value: float) -> str:
+    return count(round(value, 6), "point")
+
+
+def cell_id(exercise_id: str, blank_id: str) -> str:
+    return f"{exercise_id}-trou-{blank_id}"  # notebooks.grade_id(exercise, "trou", blank)
+
+
+def apply(grades: list[SubmissionGrade], final: dict[tuple[str, str], Final]) -> list[Change]:
+    """Make each grade say what nbgrader's gradebook says; the changes, in French."""
+    changes = []
+    for grade in grades:
+        for exercise in grade.exercises:
+            word = final.get((grade.student, exercise.id))
+            if word is None:
+                continue
+            notes = []
+            for blank in exercise.blanks:
+                manual = word.manual.get(cell_id(exercise.id, blank.id))
+                if manual is None or manual == blank.score:
+                    continue
+                text = (f"trou {blank.number} « {blank.id} » : {_points(manual)} donné(s) à la main dans formgrader "
+                        f"(correction automatique : {_points(blank.score)})")
+                blank.score = float(manual)
+                notes.append(text)
+            if word.extra:
+                notes.append(f"bonus donné dans formgrader : {_points(word.extra)}")
+            if word.penalty:
+                notes.append(f"pénalité de retard (nbgrader) : −{_points(word.penalty)}")
+            if not notes:
+                continue
+            total = sum(b.score for b in exercise.blanks) + word.extra - word.penalty
+            exercise.score = round(max(0.0, total), 6)
+            exercise.notes = list(exercise.notes) + [f"carnet de notes de nbgrader : {n}" for n in notes]
+            changes += [Change(grade.student, exercise.id, n) for n in notes]
+    return changes
+
+
+def describe(changes: list[Change]) -> list[str]:
+    if not changes:
+        return []
+    lines = [f"formgrader (carnet de notes de nbgrader) : {count(len(changes), 'note changée', 'notes changées')} "
+             "à la main ou par nbgrader ; le carnet de nbgrader l'emporte : elles comptent dans grades.csv, les "
+             "pages, le rapport de classe et l'export de nbgrader :"]
+    lines += [f"  {c.student} — {c.exercise}, {c.what}" for c in changes]
+    return lines

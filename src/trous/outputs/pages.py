@@ -1,0 +1,278 @@
+"""HTML pages in French: one feedback page per student, and the class report.
+
+Everything shown comes from `SubmissionGrade` (messages the engine already made safe to show, hints
+from course.yaml): nothing of the hidden graders. Student-controlled text (messages quoting their
+exceptions, folder names) is untrusted: the templates always autoescape, and each page forbids
+scripts and remote content through its Content-Security-Policy.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from ..core.course import Course
+from ..grade import assignments as assignments_mod
+from .exports import Column, exercise_columns
+from ..core.grades import ERROR, FAILED, MISSING, PASSED, UNFILLED, SubmissionGrade
+from ..core.wording import plural
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+STATUS = {PASSED: "réussi", FAILED: "faux", UNFILLED: "pas rempli", ERROR: "erreur", MISSING: "absent"}
+MODE_NOTE = {
+    "missing": "fichier absent de la copie",
+    "unreadable": "fichier illisible",
+    "syntax": "le fichier ne se compile pas : aucun trou n'a pu être vérifié",
+}
+
+
+def environment() -> Environment:
+    env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=True, undefined=StrictUndefined,
+                      trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env.filters["points"] = french_number
+    env.filters["percent"] = lambda x: f"{round(100 * x):d} %"
+    env.globals["STATUS"] = STATUS
+    env.globals["plural"] = plural
+    return env
+
+
+def french_number(value: float) -> str:
+    text = f"{round(value, 2):.2f}".rstrip("0").rstrip(".")
+    return ("0" if text in ("-0", "") else text).replace(".", ",")
+
+
+@dataclass
+class IgnoredGroup:
+    """Files of a copy not graded for one reason: the ones named, and how many more."""
+
+    reason: str
+    files: list[str]
+    more: int = 0
+
+    @property
+    def total(self) -> int:
+        return len(self.files) + self.more
+
+
+def ignored_groups(copy: object | None, exercise: str | None = None) -> list[IgnoredGroup]:
+    """A submission's files not graded, grouped by reason in the submission's order (what matters
+    most first). With `exercise`, only the files that could have been that exercise."""
+    groups: dict[str, IgnoredGroup] = {}
+    for item in getattr(copy, "ignored", ()) or ():
+        if exercise is not None and item.exercise != exercise:
+            continue
+        groups.setdefault(item.reason, IgnoredGroup(item.reason, [])).files.append(item.path)
+    if exercise is None:
+        for reason, more in getattr(copy, "unlisted", ()) or ():
+            groups.setdefault(reason, IgnoredGroup(reason, [])).more += more
+    return list(groups.values())
+
+
+def feedback_page(env: Environment, course: Course, grade: SubmissionGrade, name: str = "",
+                  warnings: tuple[str, ...] = (), copy: object | None = None,
+                  not_handed_in: tuple[str, ...] = ()) -> str:
+    """`copy`: the `Submission` graded (optional): which file was graded for each exercise, and every
+    file of the copy that was not, with why. `not_handed_in`: the run's assignments this copy did not
+    hand in (not graded: said, never counted as zero)."""
+    numbers = {e.id: e.number for e in course.exercises}
+    titles = {e.id: {b.id: b.title for b in e.blanks} for e in course.exercises}
+    origins = dict(getattr(copy, "origins", {}) or {})
+    expected = {e.id: e.path.relative_to(course.root).as_posix() if e.path.is_relative_to(course.root)
+                else f"exercises/{e.id}.py" for e in course.exercises}
+    not_taken = {e.id: ignored_groups(copy, e.id) for e in grade.exercises}
+    return env.get_template("feedback.html").render(
+        course=course, grade=grade, name=name, warnings=list(warnings), numbers=numbers, blank_titles=titles,
+        mode_note=MODE_NOTE, ratio=grade.score / grade.max_score if grade.max_score else 0.0,
+        origins=origins, expected=expected, ignored=ignored_groups(copy), not_taken=not_taken,
+        totals=assignments_mod.totals(course, grade),
+        not_handed_in=[assignments_mod.titles(course).get(a, a) for a in not_handed_in])
+
+
+# -- the class report ----------------------------------------------------------------------------
+@dataclass
+class Bar:
+    low: float
+    high: float
+    count: int
+    label: str
+    x: float = 0.0
+    y: float = 0.0
+    width: float = 0.0
+    height: float = 0.0
+
+
+@dataclass
+class Histogram:
+    bars: list[Bar]
+    width: int = 640
+    height: int = 260
+    top: int = 20
+    bottom: int = 40  # room for the labels under the bars
+    left: int = 40
+    ticks: list[tuple[float, int]] = field(default_factory=list)  # (y, count) of horizontal lines
+
+    @property
+    def base(self) -> int:
+        return self.height - self.bottom
+
+
+def histogram(scores: list[float], max_score: float) -> Histogram:
+    """One bar per point when the scores are whole points on a small scale, else ten equal bins."""
+    whole = max_score <= 30 and float(max_score).is_integer() and all(float(s).is_integer() for s in scores)
+    if whole:
+        edges = [(float(k), float(k)) for k in range(int(max_score) + 1)]
+        labels = [str(k) for k in range(int(max_score) + 1)]
+    else:
+        step = (max_score or 1.0) / 10
+        edges = [(i * step, (i + 1) * step) for i in range(10)]
+        labels = [f"{french_number(lo)}–{french_number(hi)}" for lo, hi in edges]
+    counts = [0] * len(edges)
+    for s in scores:
+        if whole:
+            k = int(round(s))
+        else:
+            k = min(int(s / (max_score or 1.0) * 10), 9) if s > 0 else 0
+        counts[max(0, min(k, len(counts) - 1))] += 1
+    chart = Histogram([Bar(lo, hi, c, label) for (lo, hi), c, label in zip(edges, counts, labels)])
+    span = chart.width - chart.left - 10
+    slot = span / len(chart.bars)
+    tallest = max(counts) if counts and max(counts) else 1
+    usable = chart.base - chart.top
+    for i, bar in enumerate(chart.bars):
+        bar.width = round(slot * 0.8, 1)
+        bar.x = round(chart.left + i * slot + slot * 0.1, 1)
+        bar.height = round(usable * bar.count / tallest, 1)
+        bar.y = round(chart.base - bar.height, 1)
+    step = max(1, -(-tallest // 5))
+    chart.ticks = [(round(chart.base - usable * n / tallest, 1), n) for n in range(0, tallest + 1, step)]
+    return chart
+
+
+@dataclass
+class BlankStat:
+    exercise: str
+    exercise_title: str
+    number: int
+    id: str
+    title: str
+    got: int
+    total: int
+    counts: dict[str, int]
+
+    @property
+    def share(self) -> float:
+        return self.got / self.total if self.total else 0.0
+
+
+@dataclass
+class ExerciseStat:
+    column: Column
+    number: int | str
+    mean: float
+    full: int  # students with full marks
+    zero: int
+    total: int
+    whole_file: int  # graded by running the whole file (code changed outside the blanks)
+    stopped: int  # whose file, run as it is, stops before its end
+
+
+def class_stats(course: Course, grades: list[SubmissionGrade]) -> tuple[list[ExerciseStat], list[BlankStat]]:
+    columns = exercise_columns(course, grades)
+    numbers = {e.id: e.number for e in course.exercises}
+    blank_titles = {e.id: {b.id: b.title or "" for b in e.blanks} for e in course.exercises}
+    exercise_stats, blank_stats = [], []
+    for column in columns:
+        graded = [e for g in grades for e in g.exercises if e.id == column.key]
+        scores = [e.score for e in graded]
+        exercise_stats.append(ExerciseStat(
+            column, numbers.get(column.key, ""), statistics.fmean(scores) if scores else 0.0,
+            sum(1 for e in graded if e.max_score and e.score >= e.max_score),
+            sum(1 for e in graded if e.score == 0), len(graded),
+            sum(1 for e in graded if e.mode == "whole_file"),
+            sum(1 for e in graded if e.run is not None and not e.run.get("ok"))))
+        order: list[tuple[int, str]] = []
+        per_blank: dict[str, dict[str, int]] = {}
+        for e in graded:
+            for b in e.blanks:
+                if b.id not in per_blank:
+                    per_blank[b.id] = {}
+                    order.append((b.number, b.id))
+                per_blank[b.id][b.status] = per_blank[b.id].get(b.status, 0) + 1
+        for number, blank_id in sorted(order):
+            counts = per_blank[blank_id]
+            blank_stats.append(BlankStat(column.key, column.title, number, blank_id,
+                                         blank_titles.get(column.key, {}).get(blank_id, ""),
+                                         counts.get(PASSED, 0), sum(counts.values()), counts))
+    # The blanks the class struggles with first; ties in course order.
+    exercise_order = {c.key: i for i, c in enumerate(columns)}
+    blank_stats.sort(key=lambda s: (s.share, exercise_order[s.exercise], s.number))
+    return exercise_stats, blank_stats
+
+
+@dataclass
+class Section:
+    """One assignment of the class report: who handed it in, and how it went."""
+
+    id: str
+    title: str
+    summary: dict
+    chart: Histogram
+
+
+def summarise(scores: list[float], max_score: float) -> dict:
+    return {
+        "count": len(scores),
+        "mean": statistics.fmean(scores) if scores else 0.0,
+        "median": statistics.median(scores) if scores else 0.0,
+        "low": min(scores, default=0.0),
+        "high": max(scores, default=0.0),
+        "max": max_score,
+    }
+
+
+def sections(course: Course, grades: list[SubmissionGrade]) -> list[Section]:
+    """Per assignment graded: the totals of the copies that handed it in."""
+    per: dict[str, list[assignments_mod.Total]] = {}
+    for grade in grades:
+        for total in assignments_mod.totals(course, grade):
+            per.setdefault(total.assignment, []).append(total)
+    out = []
+    for assignment in assignments_mod.graded_assignments(course, grades):
+        items = per.get(assignment, [])
+        maximum = max((t.max_score for t in items), default=0.0)
+        scores = [t.score for t in items]
+        out.append(Section(assignment, items[0].title if items else assignment, summarise(scores, maximum),
+                           histogram(scores, maximum)))
+    return out
+
+
+def class_report(env: Environment, course: Course, grades: list[SubmissionGrade], names: dict[str, str],
+                 links: dict[str, str], gradebook_label: str = "", *, copies: dict[str, object] | None = None,
+                 ignored: list | None = None, notes: list[str] | None = None,
+                 scope_notes: list[str] | None = None, incidents: list[str] | None = None) -> str:
+    """`copies` (student → Submission): the files each copy held that were not graded; `ignored` and
+    `notes`: the input's entries that are no copy (with why), and notes about the input; `incidents`:
+    graders' tests that behaved on a copy otherwise than on the reference."""
+    grades = sorted(grades, key=lambda g: g.student)
+    scores = [g.score for g in grades]
+    max_score = max((g.max_score for g in grades), default=0.0)
+    exercise_stats, blank_stats = class_stats(course, grades)
+    summary = summarise(scores, max_score)
+    parts = sections(course, grades)
+    totals = {g.student: {t.assignment: t for t in assignments_mod.totals(course, g)} for g in grades}
+    versions = sorted({g.grader_version[:12] for g in grades})
+    unisolated = [g.student for g in grades if g.unisolated]
+    copies = copies or {}
+    per_copy = {g.student: ignored_groups(copies.get(g.student)) for g in grades}
+    return env.get_template("class_report.html").render(
+        course=course, grades=grades, names=names, links=links, summary=summary,
+        chart=histogram(scores, max_score), exercises=exercise_stats, blanks=blank_stats,
+        statuses=[PASSED, FAILED, UNFILLED, ERROR, MISSING], versions=versions, gradebook=gradebook_label,
+        unisolated=unisolated, input_ignored=list(ignored or ()), input_notes=list(notes or ()), per_copy=per_copy,
+        notes_of={g.student: list(getattr(copies.get(g.student), "warnings", ()) or ()) for g in grades},
+        sections=parts if len(parts) > 1 else [], totals=totals, scope_notes=list(scope_notes or ()),
+        incidents=list(incidents or ()))

@@ -1,0 +1,268 @@
+"""Everything a grading run writes for people, from the grades alone.
+
+    <results_dir>/grades.csv             one row per student, one column per exercise, one total per
+                                         assignment when the run grades several, total
+    <results_dir>/moodle.csv             for Moodle's grade import, only when the students' accounts are
+                                         known (--participants; see exports.py for the mapping)
+    <results_dir>/moodle-import.txt      which column to map to what on Moodle's import screen
+    <results_dir>/moodle-feuille-*.csv   Moodle's offline grading worksheet: the teacher's own, filled
+                                         (--feuille), or trous's in each language (moodle.py)
+    <results_dir>/moodle-retours.zip     each feedback page in the archive's own folder name, for Moodle's
+                                         « plusieurs fichiers de feedback dans un ZIP »
+    <results_dir>/moodle-lisezmoi.txt    what to upload where in Moodle, and what did not match
+    <results_dir>/results/<élève>.json   SubmissionGrade.to_json() (schema: results.schema.json)
+    <results_dir>/results.schema.json    the JSON Schema of those files
+    <results_dir>/retours/<élève>.html   the student's French feedback page
+    <results_dir>/rapport.html           the class report (histogram, blanks the class struggles with)
+    <results_dir>/AVERTISSEMENT-sans-isolation.txt
+                                         only while some current grade was given without isolation
+                                         (--sans-isolation): who, and what it means; every page says it too
+
+`<élève>` is the student's stem (`file_stems`): the student id when it is a plain file name, else a
+cleaned form with a short hash, so that a hostile folder name can never write elsewhere, and two
+students never share a file, not even on a case-insensitive disk (« Alice » and « alice »).
+
+Every file is written to a temporary name and then renamed, so a run killed at any moment leaves
+each file either as it was or complete; the same grades always give the same bytes (no dates).
+Per-student files of students no longer in `grades` are removed, so the folders match the grades.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import unicodedata
+from collections.abc import Iterable
+from pathlib import Path
+
+from ..core.course import Course
+from . import exports, moodle, pages
+from ..core.grades import SubmissionGrade
+
+SCHEMA_FILE = Path(__file__).with_name("results.schema.json")
+ISOLATION_NOTICE = "AVERTISSEMENT-sans-isolation.txt"
+RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)), *(f"lpt{i}" for i in range(1, 10))}
+
+
+def _cleaned(student: str) -> str:
+    ascii_form = unicodedata.normalize("NFKD", student).encode("ascii", "ignore").decode()
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", ascii_form).strip("._-")[:80] or "eleve"
+
+
+def _digest(student: str, length: int = 8) -> str:
+    return hashlib.sha256(student.encode("utf-8", "surrogatepass")).hexdigest()[:length]
+
+
+def file_stem(student: str) -> str:
+    cleaned = _cleaned(student)
+    if cleaned != student or cleaned.lower().split(".")[0] in RESERVED:
+        cleaned += "-" + _digest(student)
+    return cleaned
+
+
+def file_stems(students: Iterable[str]) -> dict[str, str]:
+    """Each student's stem, two never the same on a case-insensitive disk (macOS, Windows): ids that
+    differ only by case (« Alice », « alice ») or clean to one name each get their own hash, longer
+    while two still meet (a crafted hash), and a counter at the very end."""
+    students = list(dict.fromkeys(students))
+    stems = {s: file_stem(s) for s in students}
+    for length in (8, 16, 64, None):
+        seen: dict[str, list[str]] = {}
+        for student, stem in stems.items():
+            seen.setdefault(stem.casefold(), []).append(student)
+        clashes = [group for group in seen.values() if len(group) > 1]
+        if not clashes:
+            return stems
+        for group in clashes:
+            for i, student in enumerate(group):
+                stems[student] = (f"{_cleaned(student)}-{_digest(student, length)}" if length
+                                  else f"{_cleaned(student)}-{_digest(student, 64)}-{i}")
+    return stems
+
+
+def _write(path: Path, data: bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    with open(temporary, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(temporary, path)
+    return path
+
+
+def _prune(folder: Path, keep: set[str], suffix: str) -> None:
+    for path in folder.glob(f"*{suffix}"):
+        if path.name not in keep and path.is_file():
+            path.unlink()
+    for path in folder.glob(".*.tmp*"):  # left by a killed run
+        path.unlink(missing_ok=True)
+
+
+def _identities(submissions: Iterable | None) -> tuple[dict[str, str], dict[str, tuple[str, ...]],
+                                                      dict[str, object]]:
+    names: dict[str, str] = {}
+    warnings: dict[str, tuple[str, ...]] = {}
+    copies: dict[str, object] = {}
+    for s in submissions or ():
+        if getattr(s, "name", ""):
+            names[s.student] = s.name
+        if getattr(s, "warnings", ()):
+            warnings[s.student] = tuple(s.warnings)
+        copies[s.student] = s
+    return names, warnings, copies
+
+
+def _intake(copy: object | None) -> dict | None:
+    report = getattr(copy, "report", None)
+    return report() if callable(report) else None
+
+
+def _document_key(document: dict) -> str:
+    # Compact and sorted (the C encoder): two documents with the same content give the same key.
+    return json.dumps(document, ensure_ascii=False, sort_keys=True, allow_nan=False)
+
+
+class StudentFiles:
+    """A student's results JSON and feedback page, written as soon as the grade is known.
+
+    `trous grade` writes them while the class's last copies are still being graded (one endless loop
+    can keep a runner busy for seconds while the others have nothing left to do), instead of all
+    after the last copy. `write_all` then writes only what changed since (a grade recorded again, a
+    student graded later), so the files are the same bytes either way."""
+
+    def __init__(self, results_dir: Path, course: Course, submissions: Iterable | None = None,
+                 not_handed_in: dict[str, tuple[str, ...]] | None = None):
+        self.results_dir, self.course = Path(results_dir), course
+        self.names, self.warnings, self.copies = _identities(submissions)
+        self.not_handed_in = not_handed_in or {}
+        self.env = pages.environment()
+        self.written: dict[str, tuple[str, bytes]] = {}  # student → (document key, page bytes)
+        self.stems = file_stems(self.copies)  # fixed for the whole class before the first file is written
+
+    def document(self, grade: SubmissionGrade) -> dict:
+        return grade.to_json(intake=_intake(self.copies.get(grade.student)))
+
+    def write(self, grade: SubmissionGrade, stem: str | None = None, document: dict | None = None) -> bytes:
+        """Write both files of `grade`; return the page."""
+        stem = stem or self.stems.get(grade.student) or file_stem(grade.student)
+        document = document if document is not None else self.document(grade)
+        data = json.dumps(document, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+        _write(self.results_dir / "results" / f"{stem}.json", data.encode("utf-8"))
+        html = pages.feedback_page(self.env, self.course, grade, self.names.get(grade.student, ""),
+                                   self.warnings.get(grade.student, ()), self.copies.get(grade.student),
+                                   self.not_handed_in.get(grade.student, ()))
+        page = html.encode("utf-8")
+        _write(self.results_dir / "retours" / f"{stem}.html", page)
+        self.written[grade.student] = (_document_key(document), page)
+        return page
+
+    def current(self, grade: SubmissionGrade, stem: str) -> bytes:
+        """The page of `grade`, its two files written unless they already hold this very grade."""
+        document = self.document(grade)
+        done = self.written.get(grade.student)
+        if done is not None and done[0] == _document_key(document):
+            return done[1]
+        return self.write(grade, stem, document)
+
+
+def write_all(results_dir: Path, course: Course, grades: list[SubmissionGrade], gradebook=None, *,
+              submissions: Iterable | None = None, ignored: Iterable = (),
+              notes: Iterable[str] = (), participants=None, round_trip=None,
+              not_handed_in: dict[str, tuple[str, ...]] | None = None,
+              scope_notes: Iterable[str] = (), early: StudentFiles | None = None,
+              incidents: Iterable[str] = ()) -> dict[str, Path]:
+    """Write every report; return their paths by kind: "grades_csv", "moodle_csv", "moodle_help",
+    "results" (folder), "schema", "feedback" (folder), "class_report".
+
+    `submissions` (optional, `Submission` objects or anything with `student`, `name`, `warnings`)
+    gives display names (Moodle's full name), intake notes and the files not graded (shown in the
+    feedback pages, the results files and the class report).
+    `ignored` and `notes`: the input's entries that are not a copy (`IgnoredFile`) and notes about the
+    input, listed in the class report.
+    `gradebook` (optional) is only named in the class report (its `path` or `url` attribute).
+    `participants` (moodle.Participants): the students' Moodle accounts; moodle.csv is written only then.
+    `round_trip` (moodle.RoundTrip): the Moodle worksheet and feedback zip of a Moodle archive's run.
+    `not_handed_in`: student → the run's assignments that copy did not hand in (said on its page).
+    `scope_notes`: which assignments the run graded, and why not the others (atop the class report).
+    `early`: the per-student files already written during the run, with the same `submissions` and
+    `not_handed_in` (only those whose grade changed since are written again).
+    `incidents`: graders' tests that behaved on a copy otherwise than on the reference (teacher only).
+    """
+    results_dir = Path(results_dir)
+    results_dir.mkdir(parents=True, exist_ok=True)
+    names, warnings, copies = _identities(submissions)
+    students = [grade.student for grade in grades]
+    if len(set(students)) != len(students):
+        twice = next(s for s in students if students.count(s) > 1)
+        raise ValueError(f"deux copies portent le même identifiant « {twice} »")
+    files = early or StudentFiles(results_dir, course, submissions, not_handed_in)
+    known = files.stems if set(students) <= set(files.stems) else file_stems([*files.stems, *students])
+    stems = {student: known[student] for student in students}
+
+    paths = {
+        "grades_csv": _write(results_dir / "grades.csv", exports.grades_csv(course, grades, names)),
+    }
+    gradebook_import = exports.moodle_csv(course, grades, names, participants)
+    if gradebook_import is not None:
+        data, help_text = gradebook_import
+        paths["moodle_csv"] = _write(results_dir / "moodle.csv", data)
+        paths["moodle_help"] = _write(results_dir / "moodle-import.txt", help_text.encode("utf-8"))
+    else:  # no account known: a file Moodle's import would choke on is not left from an earlier run
+        for name in ("moodle.csv", "moodle-import.txt"):
+            (results_dir / name).unlink(missing_ok=True)
+
+    results = results_dir / "results"
+    feedback = results_dir / "retours"
+    rendered = {grade.student: (files.current if early else files.write)(grade, stems[grade.student])
+                for grade in grades}
+    results.mkdir(exist_ok=True)
+    _prune(results, {f"{s}.json" for s in stems.values()}, ".json")
+    paths["results"] = results
+    paths["schema"] = results_dir / "results.schema.json"
+    _write(paths["schema"], SCHEMA_FILE.read_bytes())
+    feedback.mkdir(exist_ok=True)
+    _prune(feedback, {f"{s}.html" for s in stems.values()}, ".html")
+    paths["feedback"] = feedback
+    env = files.env
+
+    label = str(getattr(gradebook, "path", "") or getattr(gradebook, "url", "") or "") if gradebook else ""
+    links = {student: f"retours/{stem}.html" for student, stem in stems.items()}
+    report = pages.class_report(env, course, grades, names, links, label, copies=copies, ignored=list(ignored),
+                                notes=list(notes), scope_notes=list(scope_notes), incidents=list(incidents))
+    paths["class_report"] = _write(results_dir / "rapport.html", report.encode("utf-8"))
+    if round_trip is not None:
+        paths.update(moodle.write_outputs(results_dir, course, grades, names, rendered, round_trip, _write))
+    else:
+        for name in moodle.OWN_FILES:
+            (results_dir / name).unlink(missing_ok=True)
+    notice = isolation_notice(grades)
+    if notice:
+        paths["isolation_notice"] = _write(results_dir / ISOLATION_NOTICE, notice.encode("utf-8"))
+    else:
+        (results_dir / ISOLATION_NOTICE).unlink(missing_ok=True)
+    return paths
+
+
+def isolation_notice(grades: list[SubmissionGrade]) -> str:
+    """The text next to grades.csv while some grade was given without isolation, else ""."""
+    unisolated = sorted(g.student for g in grades if g.unisolated)
+    if not unisolated:
+        return ""
+    lines = [
+        "ATTENTION : NOTES OBTENUES SANS ISOLATION",
+        "",
+        f"{len(unisolated)} copie(s) sur {len(grades)} ont été corrigées avec --sans-isolation : le code de ces "
+        "étudiants a tourné sous le compte du correcteur, avec de simples limites de ressources. Il pouvait lire le "
+        "cours, les corrigés, les correcteurs cachés et les autres copies, et modifier le carnet de notes, ces "
+        "fichiers de résultats et les notes des autres. Ces notes ne valent que pour du code de confiance.",
+        "",
+        "Pour les recorriger isolées : installez bubblewrap (sudo apt-get install bubblewrap) et relancez "
+        "« trous grade » sans --sans-isolation ; ces copies-là seront recorrigées.",
+        "",
+        "Copies concernées :",
+        *(f"  {student}" for student in unisolated),
+    ]
+    return "\n".join(lines) + "\n"

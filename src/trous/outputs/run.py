@@ -1,0 +1,785 @@
+"""`trous grade SUBMISSIONS`: grade a whole class, store it in the gradebook, write the reports.
+
+The work is split so that other front ends reuse it: `grade_class()` does everything but printing
+(the benchmark calls it), and two registries are the extension points:
+- input kinds live in `intake.KINDS` (`--format`); a module that adds one (nbgrader's `submitted/`
+  notebooks) registers it on import and is listed in `PLUGINS`;
+- schedulers live in `SCHEDULERS` (`--ordonnanceur`): a function that receives the course, the
+  submissions still to grade and the options, and yields their grades as they finish. `local` grades
+  on this machine's cores with a `RunnerPool`; a distributed one (Dask) can be added the same way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..core.course import Course
+from ..grade import assignments as assignments_mod
+from ..inputs import intake as intake_mod
+from ..inputs import marker
+from . import moodle as moodle_mod
+from ..inputs.lookalike import lookalikes
+from ..grade import testworker
+from ..grade.engine import Grader, GraderError, fingerprint, preloaded
+from ..core.grades import UNISOLATED, SubmissionGrade
+from ..core.safetext import printable
+from ..core.submission import IgnoredFile, Submission
+from ..grade.testfunctions import test_files
+from ..core.wording import count, plural
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+PLUGINS = ("trous.inputs.nbgrader", "trous.grade.dask")  # optional modules: more input kinds, schedulers
+
+
+@dataclass
+class GradeOptions:
+    source: Path
+    results: Path | None = None
+    sandbox: str = "auto"  # "auto", "bwrap", "espaces", or "sans-isolation" (never as root): runner.sandbox.choose
+    workers: int | None = None
+    gradebook: str | None = None  # SQLAlchemy URL; default sqlite:///<results>/gradebook.db
+    force: bool = False
+    kind: str = "auto"
+    scheduler: str = "local"
+    address: str | None = None  # a distributed scheduler's address (tcp://host:8786), for "dask"
+    assignments: list[str] | None = None  # --devoir: grade these assignments only (else: read from the copies)
+    worksheet: Path | None = None  # --feuille: Moodle's offline grading worksheet of the same assignment
+    participants: Path | None = None  # --participants: each copy's Moodle account (username or email)
+    exercises: tuple[str, ...] | None = None  # set by grade_class: the exercises the run grades
+
+    @property
+    def results_dir(self) -> Path:
+        return self.results or default_results(self.source, self.assignments)
+
+
+@dataclass
+class Hooks:
+    """What the caller wants to hear about while grading (the CLI draws with these)."""
+
+    sandbox: Callable[[str, str], None] = lambda kind, description: None  # once, before the first copy
+    started: Callable[[int, int], None] = lambda to_grade, skipped: None
+    graded: Callable[[SubmissionGrade], None] = lambda grade: None
+
+
+@dataclass
+class Outcome:
+    intake: intake_mod.Intake
+    grades: list[SubmissionGrade]  # current grade of every student of the input, in its order
+    graded: list[str]  # students graded by this run
+    skipped: list[str]  # students whose content this grader had already graded
+    reports: dict[str, Path]
+    gradebook: str
+    sandbox: str = ""
+    timings: dict[str, float] = field(default_factory=dict)
+    scope: assignments_mod.Scope | None = None
+    round_trip: moodle_mod.RoundTrip | None = None
+    # For the teacher: graders' tests that behaved on a copy otherwise than on the reference, copies
+    # that tampered with what the sandbox sends (each costs only that copy; the run went on). Said
+    # in the terminal and the class report.
+    incidents: list[str] = field(default_factory=list)
+
+
+def default_results(source: Path, assignments: list[str] | None = None) -> Path:
+    """Next to the input, named after it: `classe/` → `classe-resultats/`, `devoir.zip` → `devoir-resultats/`;
+    with --devoir, one folder per assignment: `classe-resultats-partie5/`. An input kind may keep its own
+    place: an nbgrader course, its git-ignored `trous-resultats/` (with --devoir, `trous-resultats/partie5/`)."""
+    suffix = "".join(f"-{a}" for a in sorted(dict.fromkeys(assignments or ())))
+    carried = intake_mod.carried_results(source)
+    if carried is not None:
+        return carried / suffix[1:] if suffix else carried
+    source = Path(source).absolute()
+    stem = source.name[:-4] if source.name.lower().endswith(".zip") else source.name
+    return source.parent / f"{stem or 'copies'}-resultats{suffix}"
+
+
+def check_results_place(source: Path, results: Path) -> None:
+    """Refuse, before anything is read, a results folder that would be written into the copies: the
+    copies folder itself, or a folder inside one student's copy. Directly in the copies folder is
+    fine (`copies/resultats`): it is then listed as this run's results, never graded."""
+    source, results = Path(source).resolve(), Path(results).resolve()
+    if not source.is_dir():
+        return
+    if results == source:
+        raise intake_mod.IntakeError(f"--resultats {results} : c'est le dossier des copies ; choisis un autre dossier "
+                                     f"(par défaut : {default_results(source)})")
+    if source in results.parents and len(results.relative_to(source).parts) > 1:
+        copy = printable(results.relative_to(source).parts[0])
+        raise intake_mod.IntakeError(f"--resultats {results} : ce dossier est dans la copie « {copy} », que trous ne "
+                                     "modifie jamais ; choisis un dossier hors des copies")
+
+
+def cores() -> int:
+    """Cores this process may use (a container's affinity, not the host's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def default_workers() -> int:
+    """One sandbox more than cores: while the grader prepares or records a student, the cores keep
+    running another one's code (measured: 0.102 → 0.095 s per student on 2 cores)."""
+    return cores() + 1
+
+
+# -- schedulers -----------------------------------------------------------------------------------
+Scheduler = Callable[[Course, list[Submission], GradeOptions, Hooks], Iterator[SubmissionGrade]]
+
+
+def memory_bound(course: Course) -> int:
+    """The largest memory bound of the course's exercises: the sandboxes' tmpfs sizes follow it."""
+    from ..check.selfcheck import limits_for  # noqa: PLC0415
+
+    return max((limits_for(e).memory_mb for e in course.exercises), default=0) or 0
+
+
+def local_scheduler(course: Course, submissions: list[Submission], options: GradeOptions,
+                    hooks: Hooks) -> Iterator[SubmissionGrade]:
+    from ..sandbox.pool import RunnerPool  # noqa: PLC0415
+
+    with RunnerPool(options.workers or default_workers(), options.sandbox,
+                    memory_mb=memory_bound(course) or None) as pool:
+        # Every sandbox starts now, at once (each imports NumPy, a fraction of a second): the first
+        # computes the references while the others get ready, instead of each starting at its first copy.
+        # They preload what the course requires (torch…): wanted later, it would be imported by every job.
+        pool.want(preloaded(course, options.exercises))
+        for runner in pool.runners:
+            runner.launch()
+        runner = pool.runners[0]
+        kind = pool.kind
+        hooks.sandbox(kind, runner.spec.description if runner.spec else kind)
+        grader = Grader(course, pool, only=options.exercises)
+        for grade in grader.grade_many((s.student, s.files) for s in submissions):
+            grade.isolation = kind
+            yield grade
+
+
+SCHEDULERS: dict[str, Scheduler] = {"local": local_scheduler}
+
+
+def _load_plugins() -> None:
+    for module in PLUGINS:
+        try:
+            __import__(module)
+        except ImportError:
+            continue
+
+
+# -- isolation ------------------------------------------------------------------------------------
+def grading_version(version: str, isolation: str) -> str:
+    """The grader version recorded for a grading: a grading without isolation is another version, so
+    that a later isolated run grades those copies again instead of keeping what their code could fake."""
+    if isolation != UNISOLATED:
+        return version
+    return hashlib.sha256(f"trous/{UNISOLATED}\0{version}".encode()).hexdigest()
+
+
+def resolve_sandbox(options: GradeOptions) -> str:
+    """The sandbox kind this run grades in, decided before any copy is read (SandboxRefused if none).
+
+    On a cluster, each worker decides for itself (its machine is not this one): here only the request
+    is checked, and sans-isolation is then every worker's or none's."""
+    from ..sandbox import backend as sandbox_mod  # noqa: PLC0415
+
+    if options.scheduler == "local":
+        return sandbox_mod.choose(options.sandbox)
+    if options.sandbox not in sandbox_mod.GRADING_MODES:
+        sandbox_mod.choose(options.sandbox)  # raises, saying why
+    return options.sandbox
+
+
+# -- the whole run --------------------------------------------------------------------------------
+def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = None) -> Outcome:
+    """Intake, skip what is graded, grade the rest in parallel, record each student, write reports."""
+    hooks = hooks or Hooks()
+    timings: dict[str, float] = {}
+    check_results_place(options.source, options.results_dir)
+    try:
+        if options.assignments:  # a typo is said before anything else happens
+            assignments_mod.check_requested(course, options.assignments)
+    except assignments_mod.ScopeError as exc:
+        raise intake_mod.IntakeError(str(exc)) from None
+    t = time.perf_counter()
+    # First, before any copy is read: the isolation (a refusal stops everything here).
+    requested = resolve_sandbox(options)
+    options = dataclasses.replace(options, sandbox=requested)
+    timings["bac à sable"] = time.perf_counter() - t
+    t = time.perf_counter()
+    if options.scheduler == "local":  # a cluster's workers collect the graders on their own machines
+        testworker.start_ahead(course.root, test_files(course.exercises), memory_bound(course) or None)
+    try:
+        intake = intake_mod.load(options.source, course, options.kind, results=options.results_dir)
+        try:
+            return _graded(course, options, hooks, intake, requested, timings, t)
+        finally:
+            if intake.abandon is not None:  # stopped before the grades were settled (settle clears it)
+                intake.abandon()
+    finally:
+        testworker.drop_ahead()  # not taken: fewer exercises graded than the course has, or a refusal
+
+
+def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_mod.Intake, requested: str,
+            timings: dict[str, float], t: float) -> Outcome:
+    from .gradebook import Gradebook  # noqa: PLC0415  (SQLAlchemy: the grading extra)
+    from .reports import StudentFiles, write_all  # noqa: PLC0415
+
+    scope, trip, participants = _prepare(course, options, intake)
+    options = dataclasses.replace(options, exercises=tuple(scope.exercises(course)))
+    timings["lecture des copies"] = time.perf_counter() - t
+    if options.scheduler not in SCHEDULERS:
+        _load_plugins()  # called as a library (no `register`): the plugins' schedulers are not in yet
+    if options.scheduler not in SCHEDULERS:
+        raise intake_mod.IntakeError(f"ordonnanceur inconnu « {options.scheduler} » "
+                                     f"(possibles : {', '.join(SCHEDULERS)})")
+    results_dir = options.results_dir
+    results_dir.mkdir(parents=True, exist_ok=True)
+    marker.stamp(results_dir)  # kept among the copies, it is then never taken for a student's folder
+    version = fingerprint(course)
+    recorded = grading_version(version, requested)
+    by_student = {s.student: s for s in intake.submissions}
+    graded_exercises = {s: scope.exercises(course, scope.per_copy[s]) for s in by_student}
+    gradebook = Gradebook.open(options.gradebook, results_dir)
+    try:
+        t = time.perf_counter()
+        done = {} if options.force else gradebook.graded(intake.submissions, recorded)
+        gradebook.reuse(intake.submissions, done)
+        todo = [s for s in intake.submissions if s.student not in done]
+        run_id = gradebook.start_run(course.id, recorded, sandbox=requested, source=str(options.source),
+                                     submissions=len(intake.submissions))
+        hooks.started(len(todo), len(done))
+        graded: list[str] = []
+        incidents: list[str] = []
+        sandbox = ""
+        timings["carnet de notes"] = time.perf_counter() - t
+        not_handed_in = {s: tuple(a for a in scope.assignments if a not in scope.per_copy[s]) for s in by_student}
+        # Each student's own files (results JSON, feedback page) are written as soon as the grade is
+        # recorded, while the other copies are graded, rather than all after the last one; write_all
+        # writes again those whose grade changed since (formgrader's, through settle). Each file is
+        # complete or absent at any time.
+        early = StudentFiles(results_dir, course, intake.submissions, not_handed_in)
+        writing = 0.0
+        if todo:
+            t = time.perf_counter()
+            recording = 0.0
+
+            def on_sandbox(kind: str, description: str) -> None:
+                nonlocal sandbox
+                sandbox = kind
+                hooks.sandbox(kind, description)
+
+            inner = Hooks(sandbox=on_sandbox)
+            for grade in SCHEDULERS[options.scheduler](course, todo, options, inner):
+                if grade.unisolated and requested != UNISOLATED:  # a worker must never decide this alone
+                    raise GraderError(f"{grade.student} : corrigée sans isolation alors que ce n'était pas demandé")
+                grade.grader_version = grading_version(grade.grader_version, grade.isolation)
+                # Only the assignments this copy hands in (a scheduler may grade the whole course).
+                grade = assignments_mod.restrict_grade(grade, graded_exercises.get(grade.student, []))
+                r = time.perf_counter()
+                # once: a grader sharing the gradebook may have recorded this copy meanwhile (--force: a new grading)
+                gradebook.record(run_id, by_student[grade.student], grade, once=not options.force)
+                recording += time.perf_counter() - r
+                if intake.graded is not None:
+                    intake.graded(course, grade)
+                graded.append(grade.student)
+                incidents += [f"copie « {printable(grade.student)} », {incident}" for incident in grade.incidents]
+                hooks.graded(grade)
+                w = time.perf_counter()
+                early.write(grade)
+                writing += time.perf_counter() - w
+            timings["correction"] = time.perf_counter() - t - recording - writing
+            timings["carnet de notes"] += recording
+        gradebook.finish_run(run_id, len(graded), len(done))
+        current = gradebook.current(by_student)
+        missing = [s for s in by_student if s not in current]
+        if missing:  # cannot happen unless the database was changed under us
+            raise GraderError(f"pas de note enregistrée pour : {', '.join(missing[:5])}")
+        grades = [current[s.student] for s in intake.submissions]
+        t = time.perf_counter()
+        if intake.settle is not None:
+            settle, intake.abandon = intake.settle, None
+            grades = settle(course, grades)
+        reports = write_all(results_dir, course, grades, gradebook, submissions=intake.submissions,
+                            ignored=intake.ignored, notes=intake.warnings, participants=participants,
+                            round_trip=trip, not_handed_in=not_handed_in, scope_notes=_scope_notes(course, scope),
+                            early=early, incidents=incidents)
+        assignments_mod.record_results(results_dir, scope)
+        if intake.after is not None:
+            reports.update(intake.after(course, grades))
+        timings["rapports"] = time.perf_counter() - t + writing
+        return Outcome(intake, grades, graded, sorted(done), reports, gradebook.path, sandbox, timings, scope, trip,
+                       incidents)
+    finally:
+        gradebook.close()
+
+
+def _scope_notes(course: Course, scope: assignments_mod.Scope) -> list[str]:
+    """For the class report: the assignments graded, and why the others were not."""
+    titles = assignments_mod.titles(course)
+    how = "demandé avec --devoir" if scope.chosen else "rendu dans les copies"
+    notes = [f"{plural(len(scope.assignments), 'devoir corrigé', 'devoirs corrigés')} : "
+             f"{', '.join(titles.get(a, a) for a in scope.assignments)} ({how})"]
+    if not scope.chosen:
+        notes += [f"non corrigé : {titles.get(a, a)} — {why}" for a, why in scope.left_out]
+    return notes
+
+
+def _prepare(course: Course, options: GradeOptions, intake: intake_mod.Intake):
+    """Before any copy is graded: the run's assignments and each copy's, the results folder's own
+    assignment, the teacher's Moodle worksheet and the accounts file (each refused now, with why,
+    rather than after minutes of grading). Copies that hand in none of the run's assignments (an
+    nbgrader student without that assignment's folder) are listed with the input's entries."""
+    try:
+        scope = assignments_mod.resolve(course, intake.submissions, options.assignments)
+        if not scope.assignments:
+            raise intake_mod.IntakeError(f"{intake.source} : aucun devoir du cours dans ces copies")
+        titles = assignments_mod.titles(course)
+        kept = []
+        for submission in intake.submissions:
+            mine = scope.per_copy[submission.student]
+            if not mine:
+                asked = ", ".join(titles.get(a, a) for a in scope.assignments)
+                intake.ignored.append(IgnoredFile(printable(submission.student) + "/",
+                                                  f"ne rend pas {asked} : rien à corriger ici"))
+                continue
+            kept.append(assignments_mod.restrict_files(course, submission, mine))
+        if not kept:
+            raise intake_mod.IntakeError(f"{intake.source} : aucune copie pour "
+                                         f"{', '.join(titles.get(a, a) for a in scope.assignments)}")
+        intake.submissions = kept
+        intake.warnings += lookalikes((s.student, s.name or s.student) for s in kept)
+        assignments_mod.check_results(options.results_dir, scope)
+        trip = None
+        if options.worksheet is not None:
+            if len(scope.assignments) != 1:
+                raise intake_mod.IntakeError(
+                    "--feuille : une feuille d'évaluation de Moodle est celle d'un seul devoir ; précise lequel "
+                    f"avec --devoir (devoirs de ces copies : {', '.join(scope.assignments)})")
+            sheet = moodle_mod.read_worksheet(options.worksheet)
+            trip = moodle_mod.RoundTrip(intake.kind, intake.source, scope.assignments, sheet,
+                                        moodle_mod.match(sheet, kept, intake.moodle), intake.moodle)
+        elif intake.moodle is not None and (intake.moodle.participants or intake.moodle.conflicts or intake.moodle.team):
+            trip = moodle_mod.RoundTrip(intake.kind, intake.source, scope.assignments, copies=intake.moodle)
+        participants = None
+        if options.participants is not None:
+            participants = moodle_mod.read_participants(options.participants, [s.student for s in kept])
+        return scope, trip, participants
+    except (assignments_mod.ScopeError, moodle_mod.MoodleError) as exc:
+        raise intake_mod.IntakeError(str(exc)) from None
+
+
+# -- printing -------------------------------------------------------------------------------------
+def _points(value: float) -> str:
+    text = f"{round(value, 2):.2f}".rstrip("0").rstrip(".")
+    return ("0" if text in ("-0", "") else text).replace(".", ",")
+
+
+@dataclass
+class _Column:
+    header: str
+    cells: list[str]  # rich markup, one per grade
+    bold: bool = False
+
+
+def _columns(course: Course, outcome: Outcome) -> list[list[_Column]]:
+    """The table's columns, in blocks that stay together: one block per assignment (its exercises,
+    then its total when the run grades several), the total at the end of the last one."""
+    grades = outcome.grades
+    graded = {e.id for g in grades for e in g.exercises}
+    assignments = (outcome.scope.assignments if outcome.scope is not None
+                   else tuple(assignments_mod.graded_assignments(course, grades)))
+    several = len(assignments) > 1
+    blocks: list[list[_Column]] = []
+    for assignment in assignments:
+        exercises = [e for e in course.exercises if e.assignment.id == assignment and e.id in graded]
+        block = []
+        for exercise in exercises:
+            cells = []
+            for grade in grades:
+                e = next((x for x in grade.exercises if x.id == exercise.id), None)
+                if e is None:
+                    cells.append("[dim]—[/]")
+                    continue
+                colour = "green" if e.score >= e.max_score else ("red" if e.score == 0 else "yellow")
+                cells.append(f"[{colour}]{_points(e.score)}[/]")
+            block.append(_Column(f"{exercise.number}\n/{_points(exercise.points)}", cells))
+        if several and exercises:
+            maximum = sum(e.points for e in exercises)
+            cells = []
+            for grade in grades:
+                held = [x for x in grade.exercises if x.id in {e.id for e in exercises}]
+                cells.append(_points(sum(x.score for x in held)) if held else "[dim]non rendu[/]")
+            block.append(_Column(f"{_escape(assignment)}\n/{_points(maximum)}", cells, bold=True))
+        if block:
+            blocks.append(block)
+    if not several:
+        maximum = max((g.max_score for g in grades), default=sum(e.points for e in course.exercises))
+        total = _Column(f"total\n/{_points(maximum)}", [_points(g.score) for g in grades], bold=True)
+        if blocks:
+            blocks[-1].append(total)
+        else:
+            blocks.append([total])
+    return blocks
+
+
+def _tables(course: Course, outcome: Outcome, console) -> list:
+    """The grades as tables that fit the terminal: nothing is cut. Names wrap inside their column;
+    when the exercises do not fit side by side, they go in several tables (whole assignments
+    together when they fit), each repeating who the row is."""
+    from rich import box  # noqa: PLC0415
+    from rich.measure import Measurement  # noqa: PLC0415
+    from rich.table import Table  # noqa: PLC0415
+
+    from ..core.wording import count  # noqa: PLC0415
+
+    names = {s.student: s.name for s in outcome.intake.submissions}
+    with_names = any(names.get(g.student) for g in outcome.grades)
+    title = f"{course.title} — {count(len(outcome.grades), 'copie')}"
+
+    def table(columns: list[_Column], part: int, parts: int):
+        shown = title + (f" ({part}/{parts})" if parts > 1 else "")
+        t = Table(title=_escape(shown), box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False, collapse_padding=True)
+        # Folder names and Moodle names are the students': wrapped (never cut), never read as markup.
+        # On a narrow terminal they wrap sooner, leaving room for the grades.
+        t.add_column("étudiant", overflow="fold", max_width=min(28, max(10, console.width // 5)))
+        if with_names:
+            t.add_column("nom", overflow="fold", max_width=min(24, max(10, console.width // 5)))
+        for column in columns:
+            t.add_column(column.header, justify="right", no_wrap=True, style="bold" if column.bold else None)
+        for row, grade in enumerate(outcome.grades):
+            who = [_escape(printable(grade.student))]
+            if with_names:
+                who.append(_escape(printable(names.get(grade.student, ""))))
+            t.add_row(*who, *[c.cells[row] for c in columns])
+        return t
+
+    unbounded = console.options.update_width(1 << 20)  # the table's own width, not the terminal's
+
+    def fits(columns: list[_Column]) -> bool:
+        return Measurement.get(console, unbounded, table(columns, 1, 1)).maximum <= console.width
+
+    chunks: list[list[_Column]] = []
+    current: list[_Column] = []
+    for block in _columns(course, outcome):
+        if fits(current + block):
+            current = current + block
+            continue
+        if current:
+            chunks.append(current)
+            current = []
+        for column in block:  # a block too wide alone: as many of its columns per table as fit
+            if current and not fits(current + [column]):
+                chunks.append(current)
+                current = []
+            current.append(column)
+    if current or not chunks:
+        chunks.append(current)
+    return [table(c, i + 1, len(chunks)) for i, c in enumerate(chunks)]
+
+
+REPORT_LABELS = {
+    "grades_csv": "notes (tableur)",
+    "moodle_sheet": "feuille Moodle remplie",
+    "moodle_sheet_fr": "feuille Moodle (français)",
+    "moodle_sheet_en": "feuille Moodle (anglais)",
+    "moodle_feedback": "retours pour Moodle (.zip)",
+    "moodle_readme": "renvoyer dans Moodle (aide)",
+    "moodle_csv": "import carnet Moodle",
+    "moodle_help": "aide à l'import du carnet",
+    "results": "résultats JSON par étudiant",
+    "feedback": "retours HTML par étudiant",
+    "schema": "schéma JSON des résultats",
+    "class_report": "rapport de classe",
+    "isolation_notice": "AVERTISSEMENT sans isolation",
+}
+
+
+def cmd_grade(args) -> int:
+    from rich.console import Console  # noqa: PLC0415
+    from rich.markup import escape  # noqa: PLC0415
+    from rich.panel import Panel  # noqa: PLC0415
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: PLC0415
+    from rich.progress import TimeRemainingColumn  # noqa: PLC0415
+
+    from ..cli import _course  # noqa: PLC0415
+
+    console = Console(highlight=False)
+    try:  # an input that carries its course (an nbgrader course built by trous) is graded with it
+        course = intake_mod.carried_course(Path(args.copies), args.format, args.cours) or _course(args)
+    except intake_mod.IntakeError as exc:
+        console.print(f"[red]erreur :[/] {escape(str(exc))}", soft_wrap=True)
+        return EXIT_USAGE
+    if args.sans_isolation and args.bac_a_sable not in (None, "auto"):
+        console.print(f"[red]erreur :[/] --sans-isolation et --bac-a-sable {args.bac_a_sable} s'excluent : "
+                      "choisissez l'un ou l'autre")
+        return EXIT_USAGE
+    sandbox_mode = "sans-isolation" if args.sans_isolation else (args.bac_a_sable or "auto")
+    options = GradeOptions(Path(args.copies), Path(args.resultats) if args.resultats else None, sandbox_mode,
+                           args.workers, args.gradebook, args.force, args.format, args.ordonnanceur,
+                           assignments=args.devoir or None, worksheet=Path(args.feuille) if args.feuille else None,
+                           participants=Path(args.participants) if args.participants else None)
+    if args.scheduler and args.scheduler != "local":  # a Dask scheduler's address: grade on its cluster
+        options.scheduler, options.address = "dask", args.scheduler
+    progress = Progress(TextColumn("[bold]correction[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        TextColumn("reste"), TimeRemainingColumn(), TextColumn("{task.description}"),
+                        console=console, transient=False)
+    task = None
+
+    def sandbox(kind: str, description: str) -> None:
+        if kind == UNISOLATED:
+            console.print(Panel(f"[bold]{escape(description)}[/]", title="[bold red]ATTENTION : SANS ISOLATION[/]",
+                                border_style="red"))
+        else:
+            console.print(f"[dim]bac à sable : {escape(description)}[/]")
+
+    def started(to_grade: int, skipped: int) -> None:
+        nonlocal task
+        total = to_grade + skipped
+        console.print(f"{count(total, 'copie')} : {to_grade} à corriger"
+                      + (f", {skipped} {plural(skipped, 'inchangée')} depuis la dernière correction "
+                         f"(déjà {plural(skipped, 'notée')})" if skipped else ""))
+        if to_grade:
+            progress.start()
+            task = progress.add_task("", total=to_grade)
+
+    def graded(grade: SubmissionGrade) -> None:
+        if task is not None:
+            progress.update(task, advance=1,
+                            description=f"{_escape(printable(grade.student))} : {_points(grade.score)}")
+
+    try:
+        outcome = grade_class(course, options, Hooks(sandbox, started, graded))
+    except ModuleNotFoundError as exc:
+        progress.stop()
+        if exc.name not in ("sqlalchemy", "jinja2"):
+            raise
+        console.print(f"[red]erreur :[/] il manque le module {exc.name} pour corriger une classe : "
+                      "installe « pip install 'trous[grading]' »")
+        return EXIT_USAGE
+    except intake_mod.IntakeError as exc:
+        progress.stop()
+        console.print(f"[red]erreur :[/] {escape(str(exc))}", markup=True)  # escape: « trous[distributed] », paths
+        return EXIT_USAGE
+    except GraderError as exc:
+        progress.stop()
+        console.print(f"[red]le correcteur ne peut pas tourner :[/] {escape(str(exc))}\n(lance « trous doctor » pour le détail)")
+        return EXIT_FAILED
+    except RuntimeError as exc:  # no isolation here, or the sandbox cannot start
+        from ..sandbox.pool import RunnerError  # noqa: PLC0415
+        from ..sandbox.backend import SandboxRefused  # noqa: PLC0415
+        from ..sandbox.uids import LeaseError  # noqa: PLC0415
+
+        progress.stop()
+        if type(exc) is not RuntimeError and not isinstance(exc, (RunnerError, SandboxRefused, LeaseError)):
+            raise  # RecursionError and friends are bugs, not sandbox trouble
+        console.print(f"[red]erreur du bac à sable :[/] {escape(str(exc))}", soft_wrap=True)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        progress.stop()
+        console.print("[yellow]interrompu.[/] Les copies déjà corrigées sont enregistrées : relance la même "
+                      "commande pour reprendre là où elle s'est arrêtée.")
+        return EXIT_INTERRUPTED
+    finally:
+        progress.stop()
+    _print_intake(console, outcome)
+    _print_scope(console, course, outcome)
+    for table in _tables(course, outcome, console):
+        console.print(table)
+    _print_copies(console, outcome)
+    _print_incidents(console, outcome)
+    if outcome.round_trip is not None:
+        for line in outcome.round_trip.lines:
+            console.print(_escape(f"Moodle : {line}"), soft_wrap=True)
+    shown = outcome.gradebook if "://" in outcome.gradebook else _shown(Path(outcome.gradebook))
+    console.print(f"carnet de notes : {_escape(shown)}", soft_wrap=True)
+    unisolated = sum(1 for g in outcome.grades if g.unisolated)
+    if unisolated:
+        console.print(f"[bold red]{count(unisolated, 'note obtenue', 'notes obtenues')} sans isolation[/] "
+                      "(--sans-isolation) : elles ne valent que pour du code de confiance ; chaque page de résultats "
+                      "le signale.")
+    ordered = [k for k in REPORT_LABELS if k in outcome.reports] + [k for k in outcome.reports if k not in REPORT_LABELS]
+    for key in ordered:  # reports an input kind adds (nbgrader's gradebook…) come last, under their key
+        path = Path(outcome.reports[key])
+        label = REPORT_LABELS.get(key, key.replace("_", " "))
+        console.print(_escape(f"{label:30} {_shown(path)}{os.sep if path.is_dir() else ''}"), soft_wrap=True)
+    return EXIT_OK
+
+
+SHOWN_ENTRIES, SHOWN_COPIES, SHOWN_GROUPS, SHOWN_NAMES = 30, 30, 4, 4
+
+
+def _print_incidents(console, outcome: Outcome) -> None:
+    """What the teacher should look at: graders' tests that did not behave on a copy as on the
+    reference, copies that tampered with what the sandbox sends. The run went on, each copy lost only
+    what it did; the class report lists them all."""
+    if not outcome.incidents:
+        return
+    n = len(outcome.incidents)
+    console.print(f"[yellow]à vérifier[/] : {count(n, 'remarque')} pour l'enseignant (chacune ne compte que contre sa "
+                  "copie ; la correction a continué) :", soft_wrap=True)
+    for incident in outcome.incidents[:SHOWN_COPIES]:
+        console.print("  " + _escape(printable(incident)), soft_wrap=True)
+    if n > SHOWN_COPIES:
+        console.print(f"  … et {n - SHOWN_COPIES} autres (rapport de classe)")
+
+
+def _print_scope(console, course: Course, outcome: Outcome) -> None:
+    """Which assignments this run grades, and why the others are not."""
+    scope = outcome.scope
+    if scope is None:
+        return
+    titles = assignments_mod.titles(course)
+    shown = ", ".join(f"{a} ({titles.get(a, a)})" for a in scope.assignments)
+    how = "demandé avec --devoir" if scope.chosen else "rendu dans les copies"
+    word = plural(len(scope.assignments), "devoir corrigé", "devoirs corrigés")
+    console.print(_escape(f"{word} : {shown} — {how}"), soft_wrap=True)
+    if scope.left_out and not scope.chosen:
+        reasons: dict[str, list[str]] = {}
+        for assignment, why in scope.left_out:
+            reasons.setdefault(why, []).append(assignment)
+        for why, ids in reasons.items():
+            console.print(f"[dim]{plural(len(ids), 'laissé', 'laissés')} de côté : {_escape(', '.join(ids))} — "
+                          f"{_escape(why)} (« --devoir » pour choisir)[/]", soft_wrap=True)
+    missing = sum(1 for s in scope.per_copy.values() if 0 < len(s) < len(scope.assignments))
+    if missing:
+        console.print(f"[dim]{count(missing, 'copie')} ne {plural(missing, 'rend', 'rendent')} pas tous ces devoirs : "
+                      "« non rendu » dans le tableau, jamais compté comme zéro[/]")
+
+
+def _print_intake(console, outcome: Outcome) -> None:
+    """Before the table: notes about the input, and every entry of it that is not a copy, with why.
+    Every name printed goes through `printable` (no terminal escape, no line break) and is escaped
+    for rich (« [bold] » in a folder name is text)."""
+    intake = outcome.intake
+    source = printable(intake.source.name)
+    for warning in intake.warnings:
+        console.print(f"[yellow]remarque[/] ({_escape(source)}) : {_escape(printable(warning))}", soft_wrap=True)
+    if intake.ignored:
+        n = len(intake.ignored)
+        verb = plural(n, "n'est pas une copie", "ne sont pas des copies")
+        console.print(f"[yellow]{count(n, 'entrée')} de {_escape(source)} {verb}[/] :")
+        for item in intake.ignored[:SHOWN_ENTRIES]:
+            console.print(_escape(f"  {printable(item.path)} : {printable(item.reason)}"), soft_wrap=True)
+        if n > SHOWN_ENTRIES:
+            console.print(f"  … et {count(n - SHOWN_ENTRIES, 'autre')} (liste complète dans le rapport de classe)")
+
+
+def _print_copies(console, outcome: Outcome) -> None:
+    """After the table: each copy's notes and the files it held that matter (a renamed or older
+    version of an exercise, a refused entry, a stray .py). What every copy holds (the course's files,
+    caches, a README) is counted here, and named in the class report and the students' pages."""
+    noted = [s for s in outcome.intake.submissions if s.warnings or any(i.notable for i in s.ignored)]
+    if noted:
+        console.print(f"[yellow]{count(len(noted), 'copie')} avec des remarques ou des fichiers non corrigés[/] "
+                      "(repris dans leur page de retour) :")
+    for s in noted[:SHOWN_COPIES]:
+        label = printable(s.student) + (f" ({printable(s.name)})" if s.name else "")
+        console.print(_escape(f"  {label} :"), soft_wrap=True)
+        for note in s.warnings[:3]:
+            console.print(_escape(f"    {printable(note)}"), soft_wrap=True)
+        if len(s.warnings) > 3:
+            console.print(f"    … et {count(len(s.warnings) - 3, 'autre remarque')}")
+        groups: dict[str, list[str]] = {}
+        for item in s.ignored:
+            if item.notable:
+                groups.setdefault(item.reason, []).append(item.path)
+        more = dict(s.unlisted)
+        for reason, paths in list(groups.items())[:SHOWN_GROUPS]:
+            hidden = max(0, len(paths) - SHOWN_NAMES) + more.get(reason, 0)
+            names = ", ".join(printable(p) for p in paths[:SHOWN_NAMES])
+            console.print(_escape(f"    non corrigé : {names}" + (f" … (+{hidden})" if hidden > 0 else "")
+                                  + f" — {printable(reason)}"), soft_wrap=True)
+        if len(groups) > SHOWN_GROUPS:
+            console.print(f"    … et {count(len(groups) - SHOWN_GROUPS, 'autre raison')}")
+    if len(noted) > SHOWN_COPIES:
+        console.print(f"  … et {count(len(noted) - SHOWN_COPIES, 'autre copie')} (détail dans le rapport de classe)")
+    routine = [(s, sum(1 for i in s.ignored if not i.notable)
+                + sum(n for r, n in s.unlisted if not any(i.notable for i in s.ignored if i.reason == r)))
+               for s in outcome.intake.submissions]
+    files = sum(n for _, n in routine)
+    if files:
+        copies = sum(1 for _, n in routine if n)
+        console.print(f"[dim]{count(files, 'autre fichier non corrigé', 'autres fichiers non corrigés')} dans "
+                      f"{count(copies, 'copie')} (fournis avec le cours, pas des exercices, dossiers techniques) : "
+                      "détail dans le rapport de classe et les pages de retour[/]")
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape  # noqa: PLC0415
+
+    return escape(text)
+
+
+def _shown(path: Path) -> str:
+    """Relative to the current folder when inside it (shorter, and what the teacher typed)."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return str(path)
+
+
+def register(sub) -> None:
+    _load_plugins()
+    p = sub.add_parser("grade", help="(enseignants) corriger toutes les copies d'une classe",
+                       description="Corrige les copies (un dossier par étudiant, ou le .zip de Moodle), dans un bac "
+                                   "à sable, en parallèle ; enregistre les notes dans le carnet de notes et écrit "
+                                   "les retours. Relancer la commande ne recorrige que les copies qui ont changé.")
+    p.add_argument("copies", metavar="COPIES", help="dossier des copies ou archive .zip de Moodle")
+    p.add_argument("--resultats", metavar="DOSSIER",
+                   help="où écrire notes et retours (par défaut : <COPIES>-resultats/ à côté des copies)")
+    p.add_argument("--bac-a-sable", dest="bac_a_sable", choices=("auto", "bwrap", "espaces"), default=None,
+                   help="isolation du code des étudiants (auto : bubblewrap s'il démarre, sinon les espaces de "
+                        "noms du noyau, sinon la correction est refusée)")
+    p.add_argument("--sans-isolation", dest="sans_isolation", action="store_true",
+                   help="sans bac à sable, limites de ressources seules : pour du code de confiance sur votre "
+                        "propre machine ; refusé en root, signalé sur chaque page de résultats")
+    p.add_argument("--workers", type=_positive, default=None,
+                   help=f"copies corrigées en parallèle (par défaut : cœurs + 1, {default_workers()})")
+    p.add_argument("--gradebook", "--carnet", dest="gradebook", metavar="URL",
+                   help="base SQLAlchemy du carnet de notes (par défaut : sqlite:///<resultats>/gradebook.db)")
+    p.add_argument("--force", action="store_true", help="tout recorriger, même les copies déjà notées")
+    p.add_argument("--devoir", metavar="DEVOIR", action="append",
+                   help="ne corriger que ce devoir du cours (son id dans course.yaml, ex. partie5 ; répétable) : "
+                        "notes, totaux, feuille Moodle, retours et rapport de ce devoir seul (par défaut : les "
+                        "devoirs rendus dans les copies, un total par devoir)")
+    p.add_argument("--feuille", metavar="FICHIER.csv",
+                   help="la feuille d'évaluation hors ligne téléchargée depuis le même devoir Moodle que l'archive : "
+                        "trous y écrit la note et le commentaire de chaque copie et ne change rien d'autre "
+                        "(résultat : moodle-feuille-remplie.csv, à redéposer dans Moodle)")
+    p.add_argument("--participants", metavar="FICHIER.csv",
+                   help="le compte Moodle de chaque copie (colonnes « etudiant » ou « Identifiant », et « username » "
+                        "ou « email ») : écrit moodle.csv pour l'import du carnet de notes, qui en a besoin")
+    kinds = ", ".join(f"{k.name} ({k.description})" for k in intake_mod.KINDS.values())
+    p.add_argument("--format", default="auto", choices=("auto", *intake_mod.KINDS),
+                   help=f"nature de COPIES (par défaut : devinée) : {kinds}")
+    p.add_argument("--ordonnanceur", default="local", choices=tuple(SCHEDULERS),
+                   help="où tournent les corrections (local : les cœurs de cette machine)")
+    p.add_argument("--scheduler", metavar="ADRESSE", default=os.environ.get("TROUS_SCHEDULER"),
+                   help="adresse d'un ordonnanceur Dask (tcp://hôte:8786) : chaque copie est corrigée sur un "
+                        "travailleur de la grappe (par défaut : $TROUS_SCHEDULER, sinon cette machine ; "
+                        "extra pip trous[distributed])")
+    p.set_defaults(func=cmd_grade)
+
+
+def _positive(text: str) -> int:
+    import argparse  # noqa: PLC0415
+
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"« {text} » : un nombre entier positif est attendu")
+    return value
+
+
+if __name__ == "__main__":  # pragma: no cover
+    from ..cli import main
+
+    sys.exit(main(["grade", *sys.argv[1:]]))

@@ -1,0 +1,276 @@
+"""nbgrader's gradebook written by a process of its own, while the engine grades.
+
+`trous grade` on an nbgrader course ends by writing nbgrader's gradebook and autograded/ (gradebook.py).
+In the grader's process that costs seconds after the last grade: importing nbgrader (a second of
+CPU, which also took the interpreter's lock from the grading threads) and then every notebook, one
+after the other. Here a second process imports nbgrader as soon as the copies are read, and writes
+each student as soon as the engine's grade is recorded, on the other core; the grader only waits for
+what is left when the last grade comes.
+
+The writing is gradebook.py's own (`Writer.student`, nbgrader's preprocessors, one gradebook session);
+only where it runs changes. The process opens nbgrader's gradebook at the first grade it gets, never
+before, so a run stopped before grading leaves it untouched. If the process fails or says nothing
+readable, `finish()` returns None and the caller writes in its own process, as before: a grade never
+depends on this process being there.
+
+Protocol (JSON lines on the child's stdin): {"grade": SubmissionGrade.to_json(), "assignments": [...]}
+per student, in any number, a student again when its grade changed; then {"end": true}. The child then
+writes its report (one JSON document) on the file descriptor named on its command line and exits. A
+stdin closed without "end" (the grader was stopped) ends it without a report.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import site
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..core.wording import count
+from ..core.grades import SubmissionGrade
+from .overrides import Final
+
+
+@dataclass
+class WriteReport:
+    """What a write of nbgrader's gradebook did (gradebook.py writes it, here or in the writing process)."""
+
+    root: Path
+    written: list[tuple[str, str]] = field(default_factory=list)  # (student, assignment)
+    problems: list[str] = field(default_factory=list)
+    # (student, notebook) → what nbgrader's gradebook holds besides the autograder's scores: manual
+    # scores from formgrader, extra credit, late penalty (overrides.py applies them)
+    final: dict[tuple[str, str], Final] = field(default_factory=dict)
+    changes: list = field(default_factory=list)  # overrides.Change applied to the grades (trous nbgrader grade)
+
+
+def say(report: WriteReport) -> WriteReport:
+    """What the terminal shows of a write."""
+    for problem in report.problems:
+        print(f"nbgrader : {problem}")
+    print(f"carnet de notes nbgrader : {count(len(report.written), 'copie enregistrée', 'copies enregistrées')} "
+          f"dans {report.root / 'gradebook.db'}")
+    return report
+
+
+def _final_json(final) -> dict:
+    return {"manual": final.manual, "extra": final.extra, "penalty": final.penalty}
+
+
+class BackgroundWriter:
+    """The grader's side: starts the writing process, hands it grades, collects its report."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+        self.sent: dict[str, str] = {}  # student → the grade's JSON last sent
+        self._queue: queue.Queue[bytes | None] = queue.Queue()
+        self.process: subprocess.Popen | None = None
+        self._report_r: int | None = None
+        self._feeder: threading.Thread | None = None
+        self.failure = ""  # why finish() gave no report, in French
+
+    def start(self) -> "BackgroundWriter":
+        report_r, report_w = os.pipe()
+        env = dict(os.environ)
+        package_parent = str(Path(__file__).resolve().parents[2])  # the folder that holds trous/
+        if package_parent not in site.getsitepackages():  # a source tree (tests, benchmarks): named
+            env["PYTHONPATH"] = os.pathsep.join([package_parent, *filter(None, [env.get("PYTHONPATH")])])
+        try:
+            # A session of its own: the terminal's Ctrl-C reaches the grader, which closes the stream;
+            # the writer then ends after the student it is writing, never in the middle of one.
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "trous.outputs.writing", str(self.root), str(report_w)],
+                stdin=subprocess.PIPE, pass_fds=(report_w,), env=env, cwd=str(self.root), start_new_session=True)
+        except OSError:
+            os.close(report_r)
+            self.process = None
+            return self
+        finally:
+            os.close(report_w)
+        self._report_r = report_r
+        # Writes go through a thread: a pipe holds 64 KiB, and the child reads nothing while it
+        # imports nbgrader; the grader's loop must never wait for it.
+        self._feeder = threading.Thread(target=self._feed, name="nbgrader-writer-feed", daemon=True)
+        self._feeder.start()
+        return self
+
+    def _feed(self) -> None:
+        assert self.process is not None and self.process.stdin is not None
+        stdin = self.process.stdin
+        try:
+            while (data := self._queue.get()) is not None:
+                stdin.write(data)
+                stdin.flush()
+        except OSError:  # the child is gone: finish() sees it
+            pass
+        finally:
+            try:
+                stdin.close()
+            except OSError:
+                pass
+
+    def send(self, grade: SubmissionGrade, assignments: list[str]) -> None:
+        """Have `grade` written (again, if it changed since it was sent)."""
+        if self.process is None:
+            return
+        text = json.dumps(grade.to_json(), sort_keys=True, allow_nan=False)
+        if self.sent.get(grade.student) == text:
+            return
+        self.sent[grade.student] = text
+        line = f'{{"grade": {text}, "assignments": {json.dumps(list(assignments))}}}\n'
+        self._queue.put(line.encode("utf-8"))
+
+    def finish(self):
+        """Wait for the writing to end: its WriteReport, or None when the process did not give one."""
+        if self.process is None:
+            self.failure = "pas de processus"
+            return None
+        self._queue.put(b'{"end": true}\n')
+        self._queue.put(None)
+        assert self._report_r is not None
+        with os.fdopen(self._report_r, "rb") as f:
+            data = f.read()
+        self._report_r = None
+        code = self.process.wait()
+        if self._feeder is not None:
+            self._feeder.join()
+        if code != 0 or not data:
+            self.failure = f"code de sortie {code}"
+            return None
+        try:
+            return _report_from_json(json.loads(data))
+        except (ValueError, KeyError, TypeError):
+            self.failure = "compte rendu illisible"
+            return None
+
+    def abandon(self) -> None:
+        """The run stops without settling: a child that got no grade has touched nothing and is
+        stopped at once; one that did ends after the student it is writing."""
+        if self.process is None:
+            return
+        if not self.sent:
+            self.process.kill()
+        self._queue.put(None)
+        if self._report_r is not None:
+            os.close(self._report_r)
+            self._report_r = None
+        try:
+            self.process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        if self._feeder is not None:
+            self._feeder.join()
+        self.process = None
+
+
+# -- started with the command ---------------------------------------------------------------------
+# Importing nbgrader takes a second of CPU: `trous grade` on what looks like an nbgrader course starts
+# the writing process before anything else (cli.main), and the intake claims it for the course it
+# finds. A guess that turns out wrong (another folder, a refusal) costs that second, nothing more.
+_early: BackgroundWriter | None = None
+
+
+def course_root(path: Path | str) -> Path | None:
+    """The nbgrader course at `path`, or whose submitted/ `path` is: a folder with submitted/ (not a
+    link) and nbgrader_config.py or gradebook.db; None otherwise. intake.layout's test, here so that
+    `trous grade` can run it before importing anything."""
+    path = Path(path)
+    root = path.parent if path.name == "submitted" else path
+    submitted = root / "submitted"
+    if submitted.is_dir() and not submitted.is_symlink() and (
+            (root / "nbgrader_config.py").is_file() or (root / "gradebook.db").is_file()):
+        return root
+    return None
+
+
+def prestart(root: Path) -> None:
+    global _early
+    release()
+    _early = BackgroundWriter(root).start()
+
+
+def claim(root: Path) -> BackgroundWriter:
+    """The writer for the course at `root`: the one started with the command, else a new one."""
+    global _early
+    found, _early = _early, None
+    if found is not None and found.root.resolve() == Path(root).resolve():
+        return found
+    if found is not None:
+        found.abandon()
+    return BackgroundWriter(root).start()
+
+
+def release() -> None:
+    """The command ends: a writer started with it and never claimed is stopped."""
+    global _early
+    found, _early = _early, None
+    if found is not None:
+        found.abandon()
+
+
+def _report_from_json(data: dict) -> WriteReport:
+    report = WriteReport(Path(data["root"]))
+    report.written = [tuple(pair) for pair in data["written"]]
+    report.problems = list(data["problems"])
+    report.final = {(student, notebook): Final(manual={k: float(v) for k, v in final["manual"].items()},
+                                               extra=float(final["extra"]), penalty=float(final["penalty"]))
+                    for student, notebook, final in data["final"]}
+    return report
+
+
+# -- the writing process ----------------------------------------------------------------------------
+def _grades(stream, chosen: dict[str, list[str]], ended: list[bool]):
+    for raw in stream:
+        message = json.loads(raw)
+        if message.get("end"):
+            ended.append(True)
+            return
+        grade = SubmissionGrade.from_json(message["grade"])
+        chosen[grade.student] = list(message["assignments"])
+        yield grade
+
+
+def main(argv: list[str] | None = None) -> int:
+    root, report_fd = (argv or sys.argv[1:])[:2]
+    from . import nbgrader as gradebook  # noqa: PLC0415 - nbgrader, while the grader reads and grades
+
+    stream = sys.stdin.buffer
+    first = stream.readline()
+    if not first:  # the grader stopped before any grade: nothing is touched
+        return 0
+    chosen: dict[str, list[str]] = {}
+    ended: list[bool] = []
+
+    def lines():
+        yield first
+        yield from stream
+
+    grades = _grades(lines(), chosen, ended)
+    # The first message may be the end already (no copy to write): the gradebook is opened anyway,
+    # as the grader's own process would have.
+    report = gradebook.write(Path(root), grades, assignments_of=lambda grade: chosen[grade.student])
+    if not ended:
+        return 0
+    data = {"root": str(report.root), "written": report.written, "problems": report.problems,
+            "final": [[student, notebook, _final_json(final)] for (student, notebook), final in report.final.items()]}
+    try:
+        with os.fdopen(int(report_fd), "w", encoding="utf-8") as out:
+            json.dump(data, out, allow_nan=False)
+    except OSError:  # the grader is gone (interrupted while it waited): everything is committed anyway
+        return 0
+    return 0
+
+
+if __name__ == "__main__":
+    code = main()
+    # Everything is committed and said: the interpreter's teardown of nbgrader, SQLAlchemy and their
+    # objects (a quarter of a second) would only keep the grader waiting.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -1,0 +1,443 @@
+"""The kernel of `nbgrader autograde`, started inside bubblewrap.
+
+`SandboxedExecute` is nbgrader's Execute preprocessor with `SandboxedKernelManager` (nbgrader's
+Execute forces its kernel manager class, so the class is chosen here, and the generated
+nbgrader_config.py names this preprocessor). The kernel then sees:
+- a read-only system and Python (the same directories as trous's runner sandbox);
+- its own folder (the notebook's directory) as a small private tmpfs holding read-only copies of
+  the folder's files, the notebooks reduced to their answer cells (no hidden test to find there):
+  the student's code may write files next to them, bounded in size, and nothing is written back;
+- a private, bounded /tmp; no network (the kernel talks to nbgrader over unix sockets in a private
+  directory that it can no longer write once they are bound); no other process; as root, an
+  unprivileged user id of its own with process, memory and file-size bounds.
+It never sees source/, the gradebook, the exchange, or another student's folder.
+
+An interrupt (nbclient sends one when a cell runs past its time limit) goes to the kernel's own
+process group, as for nbgrader's plain kernel: sent to the group jupyter_client knows, bubblewrap's,
+SIGINT would kill bubblewrap, hence the kernel, and nbgrader would then drop the student's whole
+assignment. `SandboxedExecute` gives each cell its time limit (the exercise's `timeout` for the cells
+a student's code runs in), says in French why a cell was stopped, and when a kernel does not come
+back from an interrupt or dies, stops it and goes on: the submission is always graded.
+
+Without bubblewrap the kernel does not start (auto and bwrap): `nbgrader autograde` would run every
+student's notebook with the grader's rights. `sandbox = "none"` starts it as nbgrader does, when asked
+for explicitly, never as root, with a warning. (`trous grade` on nbgrader's submitted/ needs no kernel
+and also isolates with the kernel's namespaces when bubblewrap is missing.)
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import nbformat
+from jupyter_client.manager import AsyncKernelManager
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from nbgrader.preprocessors import Execute
+from traitlets import Bool, Integer, Unicode
+
+from ...sandbox import backend as sandbox_mod
+from ...sandbox import uids
+from ...outputs.outcome import KERNEL_DIED, NOT_RUN_NAME, TIMEOUT_NAME
+
+COPY_LIMIT = 256 * 1024 * 1024
+FILES_LIMIT = 10_000
+TMPFS_BYTES = 256 * 1024 * 1024  # the kernel's own folder, and its /tmp
+_warned = False
+
+
+def _kept(cell: dict) -> bool:
+    # The answer cells, and the check cell (its public bundle: the release's, which students have).
+    meta = cell.get("metadata") or {}
+    if (meta.get("nbgrader") or {}).get("solution"):
+        return True
+    return isinstance(meta.get("trous"), dict) and "verification" in meta["trous"] and not (
+        (meta.get("nbgrader") or {}).get("grade"))
+
+
+def strip_notebook(data: bytes) -> bytes:
+    """A notebook reduced to its answer cells (nbgrader `solution: true`) and its check cell: what the
+    kernel may read. Grade cells, whose hidden tests nbgrader restored, never reach it."""
+    try:
+        nb = json.loads(data)
+        cells = [c for c in nb.get("cells", []) if isinstance(c, dict) and _kept(c)]
+    except (ValueError, AttributeError, TypeError):
+        return b"{}"
+    for cell in cells:
+        cell["outputs"] = [] if cell.get("cell_type") == "code" else cell.get("outputs", [])
+        if not (cell.get("metadata") or {}).get("nbgrader", {}).get("solution"):
+            cell["source"] = ""  # the check cell: its metadata is what is read, never its code
+    return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}).encode()
+
+
+def private_copy(folder: str, dest: str) -> None:
+    """Copy `folder` (regular files and directories only, bounded) into `dest`, notebooks stripped."""
+    total, count = 0, 0
+    for root, dirs, files in os.walk(folder, followlinks=False):
+        rel = os.path.relpath(root, folder)
+        target_dir = os.path.join(dest, rel) if rel != "." else dest
+        os.makedirs(target_dir, exist_ok=True)
+        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(root, d)) and d != ".ipynb_checkpoints"]
+        for name in files:
+            path = os.path.join(root, name)
+            info = os.lstat(path)
+            count += 1
+            if not stat.S_ISREG(info.st_mode) or count > FILES_LIMIT or total + info.st_size > COPY_LIMIT:
+                continue
+            total += info.st_size
+            with open(path, "rb") as f:
+                data = f.read()
+            if name.endswith(".ipynb"):
+                data = strip_notebook(data)
+            target = os.path.join(target_dir, name)
+            with open(target, "wb") as f:
+                f.write(data)
+            os.chmod(target, 0o644)
+        os.chmod(target_dir, 0o755)
+
+
+def bwrap_argv(inner: list[str], env: dict[str, str], folder: tuple[str, str], sockets: str,
+               root: bool) -> list[str]:
+    """`folder`: (private copy, path the kernel sees it at); `sockets`: the directory of the kernel's
+    unix sockets and connection file, bound at the same path."""
+    argv = [shutil.which(sandbox_mod.BWRAP) or sandbox_mod.BWRAP, "--die-with-parent",
+            "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+            "--hostname", "noyau"]
+    argv += sandbox_mod.system_mounts(extra_etc=("/etc/ssl", "/etc/mime.types"))
+    made: set[str] = set()
+
+    def parents(path: str) -> list[str]:
+        # bwrap creates missing parents as 0700: the kernel's unprivileged user could not reach inside.
+        out = []
+        for parent in reversed([str(p) for p in Path(path).parents if str(p) != "/"]):
+            if parent not in made:
+                made.add(parent)
+                out += ["--perms", "0755", "--dir", parent]
+        return out
+
+    # The private /tmp first: Python may live under /tmp (a venv in a fresh clone), and a later tmpfs
+    # would hide it.
+    size = str(TMPFS_BYTES)
+    # A bounded /dev (bubblewrap's --dev is an unbounded tmpfs the kernel's user could fill).
+    argv += ["--proc", "/proc", *sandbox_mod.bwrap_args(sandbox_mod.dev_plan()), "--perms", "1777", "--size", size,
+             "--tmpfs", "/tmp", "--perms", "1777", "--size", size, "--tmpfs", "/dev/shm"]
+    made.add("/tmp")
+    for path in sandbox_mod._python_dirs():
+        if not any(path == t or path.startswith(t + "/") for t in ("/usr", "/bin", "/lib", "/lib64")):
+            argv += parents(path) + ["--ro-bind", path, path]
+    copy, seen_at = folder
+    argv += parents(seen_at) + ["--perms", "1777", "--size", size, "--tmpfs", seen_at]
+    for name in sorted(os.listdir(copy)):
+        argv += ["--ro-bind", os.path.join(copy, name), os.path.join(seen_at, name)]
+    argv += parents(sockets) + ["--bind", sockets, sockets]
+    argv += ["--remount-ro", "/dev", "--remount-ro", "/"]  # only the bounded tmpfs stay writable
+    argv += ["--chdir", seen_at, "--clearenv"]
+    for key, value in env.items():
+        argv += ["--setenv", key, value]
+    if root:
+        argv += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    return argv + ["--"] + inner
+
+
+@functools.lru_cache(maxsize=1)
+def _bwrap_works() -> bool:
+    return sandbox_mod.bwrap_available()
+
+
+class SandboxedKernelManager(AsyncKernelManager):
+    sandbox = Unicode("auto", help="auto ou bwrap : bubblewrap, sinon le noyau refuse de démarrer ; none : sans "
+                                   "isolation (jamais en root)").tag(config=True)
+    memory_mb = Integer(4096, help="mémoire (espace d'adressage) du noyau, en Mo").tag(config=True)
+    processes = Integer(256, help="processus simultanés du noyau (quand nbgrader tourne en root)").tag(config=True)
+    file_mb = Integer(256, help="plus gros fichier que le noyau peut écrire, en Mo").tag(config=True)
+
+    _private: str | None = None
+    _lease: uids.Lease | None = None  # the kernel's own uid, as root (leased like the runners')
+    _isolated = Bool(False)
+
+    def _use_bwrap(self) -> bool:
+        global _warned
+        if self.sandbox == "none":
+            if os.geteuid() == 0:
+                raise RuntimeError("noyau sans isolation (sandbox = \"none\") refusé en root : le code des élèves "
+                                   "aurait tous les droits sur la machine. " + sandbox_mod.INSTALL_HINT)
+            if not _warned:
+                _warned = True
+                self.log.warning("AUCUNE ISOLATION DU NOYAU (sandbox = \"none\") : le code des élèves s'exécute avec "
+                                 "vos droits et peut lire source/ et le carnet de notes.")
+            return False
+        if self.sandbox not in ("auto", "bwrap"):
+            raise RuntimeError(f"bac à sable du noyau inconnu « {self.sandbox} » (possibles : auto, bwrap, none)")
+        if _bwrap_works():
+            return True
+        raise RuntimeError("le noyau de nbgrader autograde ne démarre pas sans bubblewrap : le code des élèves "
+                           "aurait vos droits (source/, carnet de notes, autres copies). " + sandbox_mod.INSTALL_HINT
+                           + " Ou corrigez avec « trous grade . », qui n'a pas besoin de noyau.")
+
+    async def _async_pre_start_kernel(self, **kw):
+        self._isolated = self._use_bwrap()
+        if self._isolated:
+            self._private = tempfile.mkdtemp(prefix="trous-noyau-")
+            os.chmod(self._private, 0o755)
+            sockets = os.path.join(self._private, "canal")
+            os.mkdir(sockets)
+            self.transport = "ipc"
+            self.ip = os.path.join(sockets, "noyau")
+            self.connection_file = os.path.join(sockets, "connexion.json")
+        return await super()._async_pre_start_kernel(**kw)
+
+    async def _async_launch_kernel(self, kernel_cmd, **kw):
+        if not self._isolated:
+            return await super()._async_launch_kernel(kernel_cmd, **kw)
+        cwd = os.path.realpath(kw.get("cwd") or os.getcwd())
+        work = os.path.join(self._private, "dossier")
+        private_copy(cwd, work)
+        sockets = os.path.dirname(self.connection_file)
+        root = os.geteuid() == 0
+        uid = None
+        if root:
+            if self._lease is None:
+                self._lease = uids.lease(1)
+            uid = self._lease.uids[0]
+        if uid is not None:
+            # Writable by the kernel's group while it binds its sockets; kernel_entry then removes
+            # that right as the directory's owner, before any student code runs.
+            os.chown(sockets, 0, uid)
+            os.chmod(sockets, 0o770)
+            os.chown(self.connection_file, 0, uid)
+            os.chmod(self.connection_file, 0o640)
+        outer_env = kw.get("env") or {}
+        env = dict(sandbox_mod.THREAD_ENV)
+        env.update({"PATH": "/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "USER": "eleve",
+                    "TROUS_NOYAU_ISOLE": "1"})
+        for key in ("NBGRADER_EXECUTION", "NBGRADER_VALIDATING", "JPY_SESSION_NAME"):
+            if key in outer_env:
+                env[key] = outer_env[key]
+        config = {"uid": uid, "memory_mb": self.memory_mb, "processes": self.processes, "file_mb": self.file_mb,
+                  "sockets": sockets}
+        inner = [sys.executable, "-I", "-m", "trous.publish.nbgrader.kernel_entry", json.dumps(config), "--",
+                 *kernel_cmd]
+        argv = bwrap_argv(inner, env, (work, cwd), sockets, root)
+        kw["env"] = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
+        kw.setdefault("stdout", subprocess.DEVNULL)  # ipykernel's banner about Ctrl-C, once per notebook
+        return await super()._async_launch_kernel(argv, **kw)
+
+    async def _async_cleanup_resources(self, restart: bool = False) -> None:
+        await super()._async_cleanup_resources(restart=restart)
+        if self._private and not restart:
+            shutil.rmtree(self._private, ignore_errors=True)
+            self._private = None
+        if self._lease is not None and not restart:
+            self._lease.release()
+            self._lease = None
+
+    # AsyncKernelManager binds its public name to the base class's coroutine, and nbclient calls it
+    # (after a kernel that died, only it): this class's must run.
+    cleanup_resources = _async_cleanup_resources
+
+    def kernel_pid(self) -> int | None:
+        """The kernel's pid: bubblewrap (the process jupyter_client started) → bubblewrap's init in the
+        new pid namespace → the kernel, the first process that init started (pid 2 inside)."""
+        process = getattr(self.provisioner, "process", None)
+        if process is None:
+            return None
+        inner = [pid for pid in _children(process.pid) if _inner_pid(pid) == 1]
+        found = [pid for parent in inner for pid in _children(parent) if _inner_pid(pid) == 2]
+        return found[0] if found else None
+
+    async def _async_signal_kernel(self, signum: int) -> None:
+        pid = self.kernel_pid() if self._isolated and signum == signal.SIGINT and self.has_kernel else None
+        if pid is None:
+            return await super()._async_signal_kernel(signum)
+        try:
+            os.killpg(pid, signum)  # kernel_entry made the kernel lead its group
+        except OSError:
+            try:
+                os.kill(pid, signum)
+            except OSError:
+                pass  # gone already: nbclient sees a dead kernel
+
+    signal_kernel = _async_signal_kernel
+
+    def kill_now(self) -> None:
+        """Every process of the kernel's sandbox, at once (a kernel that did not come back from an
+        interrupt: nbclient would otherwise wait for it)."""
+        process = getattr(self.provisioner, "process", None)
+        if process is None:
+            return
+        try:
+            os.killpg(os.getpgid(process.pid), signal.SIGKILL)
+        except OSError:
+            try:
+                process.kill()
+            except OSError:
+                pass
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(p) for p in f.read().split()]
+    except (OSError, ValueError):
+        pass
+    found = []  # without CONFIG_PROC_CHILDREN: every process's parent
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat") as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        found.append(int(name))
+            except (OSError, ValueError, IndexError):
+                continue
+    return found
+
+
+def _inner_pid(pid: int) -> int | None:
+    """The pid of `pid` in its own (innermost) pid namespace."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("NSpid:"):
+                    return int(line.split()[-1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+DEAD = (KERNEL_DIED, "le noyau s'est arrêté pendant cette cellule (os._exit, plantage ou mémoire épuisée) : "
+        "les cellules suivantes n'ont pas été exécutées ; chaque trou est noté quand même, hors du noyau")
+NOT_RUN = (NOT_RUN_NAME, "cellule non exécutée : le noyau s'était arrêté plus haut")
+TIMED_OUT = ("cette cellule s'exécutait encore après {seconds} s, la limite de temps {whose} : elle a été "
+             "interrompue, et la suite du carnet exécutée")
+NOT_RERUN = (NOT_RUN_NAME, "cellule non exécutée dans le noyau : une cellule plus haut a dépassé sa limite de temps, "
+             "et cette cellule relancerait le même programme ; ce qu'elle vérifie est corrigé hors du noyau")
+LATE = ("les sorties de cette cellule n'avaient pas fini d'arriver {seconds} s après sa fin : le noyau a été "
+        "arrêté, les cellules suivantes n'ont pas été exécutées ; chaque trou est noté quand même, hors du noyau")
+STUCK = ("cette cellule s'exécutait encore après {seconds} s, la limite de temps {whose}, et le noyau n'a pas "
+         "répondu à l'interruption : il a été arrêté, les cellules suivantes n'ont pas été exécutées ; chaque trou "
+         "est noté quand même, hors du noyau")
+
+
+def _seconds(value: float) -> str:
+    return f"{value:g}".replace(".", ",")
+
+
+class SandboxedExecute(Execute):
+    """nbgrader's Execute, whose kernel starts inside bubblewrap.
+
+    A cell a student's code runs in (any cell but the grade cells and the check cell, which run
+    trous's engine under its own bounds, and the preparation cell) may run for the exercise's
+    `timeout` (course.yaml, read from the hidden bundle nbgrader restored), or `Execute.timeout` if
+    shorter; past it, the kernel is interrupted as nbgrader's own is, and the cell ends with a French
+    error. A kernel killed by
+    the student's code (`os._exit`, a crash), or one that does not come back from the interrupt
+    (stopped then), would make plain nbgrader drop the student's whole assignment: here the cells
+    left get an error output instead, and VerifyGrades, which does not need the kernel, gives each
+    blank the engine's grade. After a cell ran out of time, the grade cells and the check cell are not
+    run in the kernel when VerifyGrades follows: they would run the same program again, up to its
+    time limit each, for a verdict VerifyGrades computes anyway."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
+        super().__init__(*args, **kwargs)
+        self._dead = False
+        self._timed_out = False
+        self._interrupted = None  # the cell nbclient last interrupted
+        self._exercise_timeout: float | None = None
+
+    @staticmethod
+    def _error(cell, name: str, message: str) -> None:
+        cell.outputs = list(cell.get("outputs", [])) + [
+            nbformat.v4.new_output("error", ename=name, evalue=message, traceback=[f"{name}: {message}"])]
+
+    @staticmethod
+    def _runs_engine(cell) -> bool:
+        """A grade cell or the check cell: trous's engine runs there, under its own bounds."""
+        meta = cell.get("metadata") or {}
+        return bool((meta.get("nbgrader") or {}).get("grade")) or (
+            isinstance(meta.get("trous"), dict) and "verification" in meta["trous"])
+
+    def _student_cell(self, cell) -> bool:
+        """A cell the exercise's time limit applies to: any but the engine's and the locked
+        preparation cell (it loads trous's extension: no student code; nbgrader restored it)."""
+        if self._runs_engine(cell):
+            return False
+        locked = ((cell.get("metadata") or {}).get("nbgrader") or {}).get("locked")
+        return not (locked and "%load_ext trous.publish.nbgrader" in cell.get("source", ""))
+
+    def _get_timeout(self, cell):
+        timeout = super()._get_timeout(cell)
+        limit = self._exercise_timeout
+        if cell is None or limit is None or not self._student_cell(cell):
+            return timeout
+        return limit if timeout is None or limit < timeout else timeout
+
+    def _whose(self, cell, seconds) -> str:
+        if cell is not None and self._exercise_timeout is not None and self._student_cell(cell) \
+                and seconds == self._exercise_timeout:
+            return "de l'exercice"
+        return "des cellules (Execute.timeout)"
+
+    async def _async_handle_timeout(self, timeout, cell=None):
+        self.log.warning("cellule arrêtée au bout de %s s (temps écoulé) : interruption du noyau", _seconds(timeout))
+        reply = await super()._async_handle_timeout(timeout, cell)
+        if reply is not None:
+            text = TIMED_OUT.format(seconds=_seconds(timeout), whose=self._whose(cell, timeout))
+            reply["content"].update(ename=TIMEOUT_NAME, evalue=text, traceback=[f"{TIMEOUT_NAME}: {text}"])
+        self._timed_out = True
+        self._interrupted = cell
+        return reply
+
+    def _verified(self) -> bool:
+        """VerifyGrades runs after this preprocessor (nbconvert's exporter is our parent)."""
+        from .preprocessors import VerifyGrades  # noqa: PLC0415
+
+        return any(isinstance(p, VerifyGrades) and p.enabled for p in getattr(self.parent, "_preprocessors", []))
+
+    def preprocess_cell(self, cell, resources, index):
+        if self._dead:
+            if cell.cell_type == "code" and cell.source.strip():
+                self._error(cell, *NOT_RUN)
+            return cell, resources
+        if self._timed_out and cell.cell_type == "code" and self._runs_engine(cell) and self._verified():
+            self._error(cell, *NOT_RERUN)
+            return cell, resources
+        try:
+            return super().preprocess_cell(cell, resources, index)
+        except DeadKernelError:
+            self._dead = True
+            self._error(cell, *DEAD)
+            self.log.warning("le noyau s'est arrêté dans la cellule %s : la suite n'est pas exécutée", index)
+            return cell, resources
+        except CellTimeoutError:
+            # No end of the cell's outputs, after an interrupt (SIGINT ignored…) or after its reply:
+            # nbclient raises, and nbgrader would drop the assignment.
+            self._dead = True
+            if isinstance(self.km, SandboxedKernelManager):
+                self.km.kill_now()
+            if self._interrupted is cell:
+                seconds = self._get_timeout(cell)
+                text = STUCK.format(seconds=_seconds(seconds or 0), whose=self._whose(cell, seconds))
+            else:
+                text = LATE.format(seconds=_seconds(self.iopub_timeout))
+            self._error(cell, TIMEOUT_NAME, text)
+            self.log.warning("cellule %s : le noyau ne répond plus ; arrêté, la suite n'est pas exécutée", index)
+            return cell, resources
+
+    def preprocess(self, nb, resources=None, km=None):
+        from .preprocessors import grade_cells  # noqa: PLC0415
+
+        self._dead = self._timed_out = False
+        self._interrupted = None
+        limits = [b.exercise.get("timeout") for entries in grade_cells(nb).values() for _, _, b in entries]
+        limits = [float(t) for t in limits if isinstance(t, (int, float)) and t > 0]
+        self._exercise_timeout = max(limits) if limits else None
+        return super().preprocess(nb, resources, km)

@@ -1,0 +1,330 @@
+"""trous's nbgrader preprocessors, named in the generated nbgrader_config.py.
+
+- `ClearBlanks` (generate_assignment, in place of ClearSolutions): an answer cell built by trous
+  gets back the template's source, with exactly the `___` blanks of `exercises/`; other cells are
+  cleared as nbgrader does (`### BEGIN SOLUTION` regions, or the code stub).
+- `VerifyGrades` (autograde, after Execute, before SaveAutoGrades): grades every trous exercise of
+  the notebook again with the engine, outside the kernel, and makes each blank's grade cell say
+  what the engine says. Student code owns the kernel and could fake any cell's output; it cannot
+  change what this process computes from the notebook's answer cells and the hidden tests that
+  nbgrader restored from the gradebook.
+- `TeacherGrades` (generate_feedback, after GetGrades): a grade changed in formgrader is said in the
+  grade cell's verdict, beside the engine's, instead of contradicting nbgrader's « Score ».
+- `HideHiddenTests` (generate_feedback): nbgrader shows hidden tests in feedback; this removes the
+  hidden-test blocks from every cell, and any output that quotes hidden material.
+- `RepairCells` (first of autograde's sanitizing): nbgrader metadata a student's notebook carries in
+  a shape nbgrader's own steps stop on (nbgrader would drop the submission) is made readable.
+- `RestoreCells` (autograde's sanitizing, in place of OverwriteCells): nbgrader's own, except that a
+  grade cell the student got with its hidden tests stripped (as released) is restored without the
+  warning « Attribute 'checksum' … has changed! » that nbgrader prints for every hidden-test cell of
+  every student (95 lines for one assignment of five students); any other change is still reported.
+  A cell pasted twice (DeduplicateIds empties the copy's nbgrader metadata) no longer makes nbgrader
+  drop the assignment.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import nbformat
+
+from nbconvert.preprocessors import Preprocessor
+from nbgrader import utils
+from nbgrader.preprocessors import ClearHiddenTests, ClearSolutions, NbGraderPreprocessor, OverwriteCells
+from traitlets import Bool, Unicode
+
+from ...core.grades import UNISOLATED
+from ...inputs import answers
+from ...inputs.bundle import Bundle, hidden_calls
+from ...inputs.cells import cell_map
+from .notebooks import HIDDEN_BEGIN, HIDDEN_END
+from ...outputs.outcome import KERNEL_MARKS, teacher_outputs
+
+TROUS_KEY = "trous"
+
+
+class ClearBlanks(ClearSolutions):
+    def preprocess_cell(self, cell, resources, cell_index):
+        template = (cell.metadata.get(TROUS_KEY) or {}).get("modele")
+        if template is not None and utils.is_solution(cell):
+            cell.source = template
+            del cell.metadata[TROUS_KEY]
+            return cell, resources
+        return super().preprocess_cell(cell, resources, cell_index)
+
+
+@functools.lru_cache(maxsize=256)
+def _hidden_bundles(source: str) -> tuple[tuple[str, Bundle], ...]:
+    # Every student's grade cells are the same (nbgrader restores them): parse each source once.
+    found = []
+    for blank_id, data in hidden_calls(source):
+        try:
+            found.append((blank_id, Bundle.from_dict(data)))
+        except (ValueError, KeyError, TypeError):
+            continue
+    return tuple(found)
+
+
+def grade_cells(nb) -> dict[str, list[tuple[object, str, Bundle]]]:
+    """Exercise id → [(cell, blank id, hidden bundle)] for the trous grade cells of a notebook."""
+    found: dict[str, list] = {}
+    for cell in nb.cells:
+        if cell.cell_type != "code" or not utils.is_grade(cell):
+            continue
+        for blank_id, bundle in _hidden_bundles(cell.source):
+            found.setdefault(bundle.exercise_id, []).append((cell, blank_id, bundle))
+    return found
+
+
+def _kernel_finished(cell) -> bool:
+    """False when SandboxedExecute marked the cell as not run to its end (kernel stopped, time out):
+    its outputs then say nothing of the blank, and the engine's verdict replaces them."""
+    return not any(o.get("output_type") == "error" and o.get("ename") in KERNEL_MARKS for o in cell.get("outputs", []))
+
+
+class VerifyGrades(NbGraderPreprocessor):
+    enabled = Bool(True, help="Recorriger chaque trou hors du noyau (recommandé).").tag(config=True)
+    sandbox = Unicode("auto", help="Bac à sable du moteur : auto (bubblewrap, sinon les espaces de noms du noyau, "
+                                   "sinon refus), bwrap, espaces, ou sans-isolation (jamais en root, signalé dans "
+                                   "chaque cellule notée).").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        if not self.enabled:
+            return nb, resources
+        from . import verify  # noqa: PLC0415 - starts runners: only when autograding
+
+        unisolated = verify.kind(self.sandbox) == UNISOLATED  # refused here, before any answer is read
+        for exercise_id, entries in grade_cells(nb).items():
+            bundle = entries[0][2]
+            where = cell_map(bundle, answers.from_cells(nb.cells))
+            grade = verify.grade(bundle, where.text.encode("utf-8", "surrogatepass"), self.sandbox)
+            for cell, blank_id, _ in entries:
+                kernel_score, max_score = utils.determine_grade(cell, self.log)
+                outputs, score = verify.outputs_for(grade, blank_id, unisolated, where)
+                replaced = kernel_score != score
+                if replaced:
+                    self.log.warning("%s, trou %s : le noyau dit %s, le moteur de trous %s : la sortie de la "
+                                     "cellule est remplacée", exercise_id, blank_id, kernel_score, score)
+                if replaced or not _kernel_finished(cell):
+                    cell.outputs = outputs
+                cell.metadata[TROUS_KEY] = {"noyau": kernel_score, "moteur": score, "remplace": replaced}
+        return nb, resources
+
+
+# -- autograde's sanitizing -----------------------------------------------------------------------
+FLAGS = ("grade", "solution", "locked", "task")
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+class RepairCells(NbGraderPreprocessor):
+    """First of autograde's sanitizing (after ClearOutput): nbgrader metadata a student's notebook
+    can carry but nbgrader's own steps stop on (and nbgrader then drops the whole submission) is put
+    in the shape they expect. Metadata that is not a mapping, or names no usable grade_id, is
+    removed: the cell is a plain cell, as if pasted from elsewhere (a grade cell is then added back
+    from the gradebook). Flags that are not booleans take their truth value (what trous reads too),
+    missing ones are false, points that are not a number are 0 (RestoreCells gives a grade cell its
+    gradebook's points), the schema version is nbgrader's. Each repair is logged."""
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        if "nbgrader" not in cell.metadata:
+            return cell, resources
+        meta = cell.metadata["nbgrader"]
+        grade_id = meta.get("grade_id") if isinstance(meta, dict) else None
+        if not isinstance(meta, dict) or (any(meta.get(f) for f in FLAGS) and not (
+                isinstance(grade_id, str) and grade_id)):
+            what = f"grade_id {grade_id!r:.40}" if isinstance(meta, dict) else f"{type(meta).__name__} {meta!r:.40}"
+            self.log.warning("cellule n° %s : métadonnées nbgrader illisibles (%s), retirées", cell_index + 1, what)
+            del cell.metadata["nbgrader"]
+            return cell, resources
+        for flag in FLAGS:
+            if not isinstance(meta.get(flag, False), bool):
+                self.log.warning("cellule %s : « %s » de nbgrader vaut %.40r, lu %s", grade_id, flag, meta[flag],
+                                 bool(meta[flag]))
+            meta[flag] = bool(meta.get(flag, False))
+        if "points" in meta and not _number(meta["points"]):
+            self.log.warning("cellule %s : points illisibles (%.40r)", grade_id, meta["points"])
+            meta["points"] = 0.0
+        if meta.get("grade") and "points" not in meta:
+            meta["points"] = 0.0
+        meta["schema_version"] = 3
+        return cell, resources
+
+
+class RestoreCells(OverwriteCells):
+    """OverwriteCells, quiet about the one change every student's notebook has: its grade cells
+    without their hidden tests, as the release gave them. Also restores what OverwriteCells leaves
+    and then stops on: whether a cell is graded (and its points), and a locked cell's flags."""
+
+    _released: dict[str, str] = {}
+
+    def _as_released(self, source: str) -> str:
+        if source not in self._released:
+            cell = nbformat.v4.new_code_cell(source)
+            try:
+                ClearHiddenTests(enforce_metadata=False)._remove_hidden_test_region(cell)
+            except RuntimeError:  # malformed delimiters: nbgrader's own checks say so
+                pass
+            self._released[source] = cell.source
+        return self._released[source]
+
+    def _restore_flags(self, cell, stored) -> None:
+        """The cell's role is the teacher's: graded or not (with the gradebook's points when they
+        are not a number), and for a locked cell, not an answer. Without it,
+        OverwriteCells asks the gradebook for a graded cell that is not one (MissingEntry), or
+        finds the checksums inconsistent, and nbgrader drops the submission."""
+        from nbgrader.api import MissingEntry  # noqa: PLC0415
+
+        meta, grade_id = cell.metadata["nbgrader"], cell.metadata["nbgrader"]["grade_id"]
+        try:
+            points = float(self.gradebook.find_graded_cell(grade_id, self.notebook_id, self.assignment_id).max_score)
+        except MissingEntry:
+            points = None
+        expected = {"grade": points is not None}
+        if stored.locked:
+            expected["solution"] = False
+        for flag, value in expected.items():
+            if bool(meta.get(flag)) != value:
+                self.report_change(grade_id, flag, value, meta.get(flag))
+                meta[flag] = value
+        if points is None:
+            meta.pop("points", None)
+        elif not _number(meta.get("points")):  # a number is OverwriteCells' to check and restore
+            self.report_change(grade_id, "points", points, meta.get("points"))
+            meta["points"] = points
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        if "nbgrader" in cell.metadata and not cell.metadata["nbgrader"]:
+            # A copy of a cell DeduplicateIds emptied (the student pasted an answer cell twice):
+            # OverwriteCells' add_missing_task_cells would stop on it (KeyError: 'grade_id') and nbgrader
+            # drop the student's assignment. It is a plain cell now.
+            del cell.metadata["nbgrader"]
+            return cell, resources
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        stored = None
+        if grade_id is not None:
+            try:
+                stored = self.gradebook.find_source_cell(grade_id, self.notebook_id, self.assignment_id)
+            except Exception:  # noqa: BLE001 - MissingEntry and friends: nbgrader's own path reports them
+                stored = None
+        if stored is not None:
+            self._restore_flags(cell, stored)
+        if stored is not None and utils.is_grade(cell) and cell.cell_type == "code" and stored.locked \
+                and stored.source != cell.source and self._as_released(stored.source) == cell.source:
+            cell.source = stored.source  # what nbgrader would do, after its warning
+        return super().preprocess_cell(cell, resources, cell_index)
+
+
+# -- feedback ------------------------------------------------------------------------------------
+class TeacherGrades(Preprocessor):
+    """generate_feedback, after GetGrades: a grade cell whose grade a teacher changed in formgrader
+    (manual score, extra credit) keeps the engine's explanation, but its verdict line says both grades,
+    so that it agrees with the « Score » nbgrader prints above it."""
+
+    enabled = Bool(True).tag(config=True)
+
+    def preprocess(self, nb, resources):
+        from nbgrader.api import Gradebook  # noqa: PLC0415
+
+        info = resources["nbgrader"]
+        self._where = (info["notebook"], info["assignment"], info["student"])
+        with Gradebook(info["db_url"]) as self._gradebook:
+            return super().preprocess(nb, resources)
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        if cell.cell_type != "code" or not utils.is_grade(cell):
+            return cell, resources
+        try:
+            grade = self._gradebook.find_grade(cell.metadata["nbgrader"]["grade_id"], *self._where)
+        except Exception:  # noqa: BLE001 - MissingEntry: GetGrades has already said so
+            return cell, resources
+        auto, manual, extra = grade.auto_score, grade.manual_score, grade.extra_credit or 0.0
+        if auto is None or ((manual is None or manual == auto) and not extra):
+            return cell, resources
+        final = (manual if manual is not None else auto) + extra
+        cell.outputs = [nbformat.from_dict(o) for o in
+                        teacher_outputs(cell.outputs, auto, final, grade.max_score, extra)]
+        return cell, resources
+
+
+def strip_hidden(source: str) -> str:
+    lines, inside, kept = source.split("\n"), False, []
+    for line in lines:
+        if HIDDEN_BEGIN in line:
+            inside = True
+        elif HIDDEN_END in line:
+            inside = False
+        elif not inside:
+            kept.append(line)
+    return "\n".join(kept)
+
+
+def hidden_lines(source: str) -> list[str]:
+    lines, inside, found = source.split("\n"), False, []
+    for line in lines:
+        if HIDDEN_BEGIN in line:
+            inside = True
+        elif HIDDEN_END in line:
+            inside = False
+        elif inside and len(line.strip()) >= 12:
+            found.append(line.strip())
+    return found
+
+
+def secrets_of(nb) -> list[str]:
+    """Text that must not reach a student: hidden-test lines, and the hidden bundles' solution and
+    grader lines (long enough to mean something, and absent from the public material)."""
+    secrets = {"corriger_trou(", HIDDEN_BEGIN}
+    for cell in nb.cells:
+        if cell.cell_type == "code" and utils.is_grade(cell):
+            secrets.update(hidden_lines(cell.source))
+    for entries in grade_cells(nb).values():
+        for _, _, bundle in entries:
+            public = bundle.template + "\n" + bundle.checks
+            for text in (bundle.solution or "", bundle.grader or ""):
+                for line in text.split("\n"):
+                    line = line.strip()
+                    if len(line) >= 12 and line not in public:
+                        # as written, and as it appears inside the hidden block's string literals
+                        secrets.update({line, repr(line)[1:-1]})
+    return sorted(secrets)
+
+
+def _output_text(output) -> str:
+    parts = []
+    if "text" in output:
+        parts.append(str(output["text"]))
+    for key in ("evalue", "ename"):
+        if key in output:
+            parts.append(str(output[key]))
+    parts += [str(t) for t in output.get("traceback", [])]
+    for value in (output.get("data") or {}).values():
+        parts.append(value if isinstance(value, str) else str(value))
+    return "\n".join(parts)
+
+
+WITHHELD = "[sortie retirée : elle citait le code des tests cachés]"
+
+
+class HideHiddenTests(Preprocessor):
+    enabled = Bool(True).tag(config=True)
+
+    def preprocess(self, nb, resources):
+        secrets = secrets_of(nb)
+        for cell in nb.cells:
+            if cell.cell_type == "code" and HIDDEN_BEGIN in cell.source:
+                cell.source = strip_hidden(cell.source)
+            if cell.cell_type != "code":
+                continue
+            kept = []
+            for output in cell.get("outputs", []):
+                text = _output_text(output)
+                if any(secret in text for secret in secrets):
+                    kept.append(nbformat.v4.new_output("stream", name="stdout", text=WITHHELD + "\n"))
+                else:
+                    kept.append(output)
+            cell.outputs = kept
+        return nb, resources

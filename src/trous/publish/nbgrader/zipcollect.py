@@ -1,0 +1,170 @@
+"""`nbgrader zip_collect` on Moodle's « Télécharger tous les travaux remis » archive, names kept.
+
+Moodle names each student's folder `<Full Name>_<N>_assignsubmission_file` (Moodle < 4.1: one more
+`_`), where `<N>` is the participant's number inside the assignment: it becomes the nbgrader student
+id. The owner of a file is read as for an archive graded directly (inputs/moodle.py): from
+the first folder under zip_collect's `extracted/` (and the archive's own folder) named as Moodle
+names them, never from a folder deeper down, which is the student's own (a student who uploads a
+folder « Bob_12_assignsubmission_file » in their submission does not hand in for Bob). Folders
+that claim one number (two names, or one plugin twice) are not collected at all: nbgrader would merge
+them into one student; they are named in the log, for the teacher to sort out.
+
+nbgrader's filename collector drops the name, so formgrader showed « None, None » for every such
+student. `MoodleCollector` records each student's name in nbgrader's gradebook when the gradebook has
+none for them (a name set by hand in formgrader is kept). Moodle gives one « full name » in the order
+the site displays names: by default the first word is taken as the first name and the rest as the
+last name (`last_name_first = True` for a site that shows « NOM Prénom »).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+
+from nbgrader.plugins.zipcollect import FileNameCollectorPlugin
+from traitlets import Bool
+
+from ...inputs import moodle as moodlefolders
+from ...inputs.intake import student_id as _student_id
+
+MAX_ENTRIES = 50_000  # walked under extracted/ to find the folders that claim one number
+
+
+def split_name(full_name: str, last_name_first: bool = False) -> tuple[str | None, str | None]:
+    """(first name, last name) of Moodle's full name."""
+    words = full_name.split()
+    if not words:
+        return None, None
+    if len(words) == 1:
+        return None, words[0]
+    if last_name_first:
+        return " ".join(words[1:]), words[0]
+    return words[0], " ".join(words[1:])
+
+
+class MoodleCollector(FileNameCollectorPlugin):
+    last_name_first = Bool(False, help="Moodle shows « NOM Prénom » (first word: last name)").tag(config=True)
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self._seen: set[str] = set()
+        self._gradebook = None
+        self._conflicts: dict[str, list[str]] | None = None
+        self._told: set[str] = set()
+        self._tops: dict[str, set[str]] = {}  # owner's folder → the notebooks right in it
+        self._taken: set[tuple[str, str]] = set()  # (student, notebook) collected
+
+    def _root(self) -> str | None:
+        app = self.parent
+        try:
+            return os.path.realpath(app._format_collect_path(app.extracted_directory))
+        except (AttributeError, KeyError, ValueError):
+            return None
+
+    def _owner(self, submitted_file: str) -> tuple[moodlefolders.Name, str, str] | None:
+        """(the Moodle folder's reading, that folder's path, the path inside it) of the first folder,
+        from the extracted root, named as Moodle names them; None when there is none."""
+        root = self._root()
+        path = os.path.realpath(submitted_file)
+        inside = bool(root) and path.startswith(root + os.sep)
+        rel = os.path.relpath(path, root) if inside else path
+        parts = [p for p in rel.split(os.sep) if p][:-1]
+        for i, part in enumerate(parts):
+            found = moodlefolders.read(part, True)
+            if isinstance(found, moodlefolders.Name):
+                base = os.path.join(root, *parts[: i + 1]) if inside else os.sep + os.path.join(*parts[: i + 1])
+                return found, base, "/".join(parts[i + 1:])
+        return None
+
+    def _claimed(self) -> dict[str, list[str]]:
+        """N → the folders that all claim it, over the whole extracted tree (read once)."""
+        if self._conflicts is None:
+            tops: dict[str, moodlefolders.Name] = {}
+            root, seen = self._root(), 0
+            pending = [root] if root else []
+            while pending and seen < MAX_ENTRIES:
+                folder = pending.pop()
+                try:
+                    entries = list(os.scandir(folder))
+                except OSError:
+                    continue
+                for entry in entries:
+                    seen += 1
+                    if not entry.is_dir(follow_symlinks=False):
+                        continue
+                    found = moodlefolders.read(entry.name, True)
+                    if isinstance(found, moodlefolders.Name):
+                        tops.setdefault(entry.name, found)  # the owner's folder: what is below it is theirs
+                        try:
+                            self._tops[os.path.realpath(entry.path)] = {
+                                e.name for e in os.scandir(entry.path) if e.name.endswith(".ipynb")
+                                and e.is_file(follow_symlinks=False)}
+                        except OSError:
+                            pass
+                    else:
+                        pending.append(entry.path)
+            self._conflicts = moodlefolders.group(tops, _student_id).copies.conflicts
+        return self._conflicts
+
+    def collect(self, submitted_file: str):
+        if not submitted_file.endswith(".ipynb"):
+            return None
+        owner = self._owner(submitted_file)
+        if owner is None:
+            self.log.warning("%s : dans aucun dossier nommé comme Moodle les nomme (<Nom>_<N>_assignsubmission_file) : "
+                             "non collecté", submitted_file)
+            return None
+        found, base, inner = owner
+        if found.number is None or found.plugin != "file":
+            return None
+        folders = self._claimed().get(found.number)
+        if folders:
+            if found.number not in self._told:
+                self._told.add(found.number)
+                self.log.error("participant %s : %d dossiers de l'archive portent ce numéro (%s) : aucun n'est "
+                               "collecté (nbgrader les fondrait en un élève) ; vérifie l'archive", found.number,
+                               len(folders), ", ".join(folders))
+            return None
+        student, notebook = found.number, os.path.basename(submitted_file)
+        # One notebook of a name per student: the one right in the folder, else the first one below it
+        # (nbgrader's zip_collect stops the whole class on a duplicate it cannot date).
+        if (inner and notebook in self._tops.get(base, ())) or (student, notebook) in self._taken:
+            self.log.warning("%s : un autre %s de la même copie est collecté à sa place (celui à la racine de son "
+                             "dossier, ou le premier trouvé)", submitted_file, notebook)
+            return None
+        self._taken.add((student, notebook))
+        if found.name and found.name != moodlefolders.BLIND and student not in self._seen:
+            self._seen.add(student)
+            self._record(student, found.name)
+        return {"student_id": student, "file_id": notebook}
+
+    def _record(self, student: str, full_name: str) -> None:
+        first, last = split_name(full_name, self.last_name_first)
+        gradebook = self._open()
+        if gradebook is None:
+            return
+        from nbgrader.api import MissingEntry  # noqa: PLC0415
+
+        try:
+            known = gradebook.find_student(student)
+        except MissingEntry:
+            known = None
+        if known is not None and (known.first_name or known.last_name):
+            if (known.first_name, known.last_name) != (first, last):
+                self.log.info("élève %s : nom déjà dans le carnet de notes (%s %s), gardé (Moodle : %s)", student,
+                              known.first_name, known.last_name, full_name)
+            return
+        gradebook.update_or_create_student(student, first_name=first, last_name=last)
+        self.log.info("élève %s : %s (nom pris dans l'archive de Moodle)", student, full_name)
+
+    def _open(self):
+        if self._gradebook is None:
+            app = self.parent
+            coursedir = getattr(app, "coursedir", None)
+            if coursedir is None:
+                return None
+            from nbgrader.api import Gradebook  # noqa: PLC0415
+
+            self._gradebook = Gradebook(coursedir.db_url, coursedir.course_id)
+            atexit.register(self._gradebook.close)
+        return self._gradebook

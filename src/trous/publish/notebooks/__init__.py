@@ -1,0 +1,30 @@
+"""The course in JupyterLab: exercise notebooks paired with their `.py`, a check cell that gives
+the same French feedback as `pytest exercises/`, and the attention explorer widget.
+
+In a notebook:
+
+    %load_ext trous.publish.notebooks          # first: remember each cell as the student runs it
+    from trous.publish.notebooks import check
+    check("01_toux")                   # last: check what the student wrote, blank by blank
+
+Heavy imports (jupytext, anywidget) wait until they are needed: the `trous` CLI imports this
+package to find its subcommands.
+"""
+
+from __future__ import annotations
+
+
+def load_ipython_extension(ipython) -> None:
+    from .tracking import install  # noqa: PLC0415
+
+    install(ipython)
+
+
+def check(exercise_id: str, notebook: str | None = None):
+    """Check the exercise as written in this notebook; returns a report the notebook displays."""
+    from .checkcell import check as run  # noqa: PLC0415
+
+    return run(exercise_id, notebook)
+
+
+__all__ = ["check", "load_ipython_extension"]

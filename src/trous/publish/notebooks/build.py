@@ -1,0 +1,187 @@
+"""Writing the course's notebooks: one per exercise, paired with its `.py` through jupytext, and the
+attention explorer.
+
+The exercise's `.py` stays the single source. Its notebook holds the same cells plus two of ours,
+marked `active="ipynb"` so that jupytext writes them into the `.py` as comments only (the blanks'
+alignment ignores comments, so pytest, `trous check` and grading see the same program):
+
+- a preparation cell before the first code cell (`%load_ext trous.publish.notebooks`), so the check sees
+  what the student runs even before they save;
+- a check cell at the end (`check("01_toux")`).
+
+Pairing (`ipynb,py:percent`) makes every save in JupyterLab write the `.py` as well.
+
+The exercise's own code cells carry JupyterLab's `raises-exception` tag: a cell that stops on an
+unfilled blank does not stop « Run All », which goes on to the check cell and its French verdict.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...core.course import TEMPLATES_DIR, Course, Exercise
+
+PAIRING = {"formats": "ipynb,py:percent", "notebook_metadata_filter": "-all"}
+KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+EXPLORER = "explorateur.ipynb"
+GOES_ON = "raises-exception"  # JupyterLab (and nbclient) run the next cells when such a cell fails
+NEEDED = ("jupyterlab", "jupytext", "ipykernel", "ipywidgets", "anywidget")
+INSTALL = 'python -m pip install "jupyterlab>=4.2,<5" "jupytext>=1.16" "ipywidgets>=8.1" "anywidget>=0.9"'
+
+SETUP = ("# Préparation : exécute cette cellule en premier. La vérification, en bas du notebook,\n"
+         "# verra alors ce que tu exécutes, même avant que tu enregistres.\n"
+         "%load_ext trous.publish.notebooks")
+CHECK_TEXT = ("## Vérifie ton travail\n\n"
+              "Exécute la cellule suivante après les cellules du dessus : pour chaque trou, elle dit s'il est "
+              "rempli, s'il est juste, et donne un indice. C'est la même vérification que "
+              "`pytest exercises/`. Enregistre (Ctrl+S) pour mettre à jour ton fichier `{py}`.")
+CHECK = ("# Vérification (la même que pytest exercises/)\n"
+         "from trous.publish.notebooks import check\n\n"
+         "check(\"{id}\")")
+EXPLORER_TEXT = """\
+# Explorateur de l'attention
+
+*D'après « Partie 5 — Lire tout d'un coup (attention) ».*
+
+Pour « toux » dans « fièvre sans toux » : un score par token (le produit scalaire des deux vecteurs),
+des poids (la softmax des scores), puis le nouveau vecteur (la moyenne des vecteurs pondérée par ces poids) :
+[1, 1, 2] → [0,21 ; 0,21 ; 0,58] → [0,79 ; 0,79].
+
+**Édite les trois tokens, clique sur une ligne pour voir son calcul. Active les vecteurs de place, la
+division par √d, puis le masque.** En bas, **baisse w** : le RNN oublie « Pas », alors que le poids
+d'attention de « Pas » ne dépend que de son score.
+
+Tous les nombres sont calculés par les fonctions `softmax` et `attention` de l'exercice 2, celles
+que tu as sous les yeux dans `exercises/02_places.py`.
+
+Exécute la cellule ci-dessous (Maj+Entrée).
+"""
+EXPLORER_CODE = "from trous.publish.notebooks.explorer import Explorer\n\nExplorer()"
+
+
+class NotebookError(Exception):
+    """French, for the CLI."""
+
+
+def missing_modules() -> list[str]:
+    return [m for m in NEEDED if importlib.util.find_spec(m) is None]
+
+
+def require_modules() -> None:
+    missing = missing_modules()
+    if missing:
+        raise NotebookError(f"il manque {', '.join(missing)} pour JupyterLab ; installe-les avec :\n    {INSTALL}")
+
+
+def _tagged(cell, tag: str):
+    cell.metadata.setdefault("tags", []).append(tag)
+    return cell
+
+
+def exercise_notebook(exercise: Exercise):
+    """The notebook of an exercise, from its .py (the student's file: their fills come along)."""
+    import jupytext  # noqa: PLC0415
+    import nbformat  # noqa: PLC0415
+
+    from .snapshot import PY_FORMAT, is_ours  # noqa: PLC0415
+
+    notebook = jupytext.read(exercise.path, fmt=PY_FORMAT)
+    notebook.cells = [c for c in notebook.cells if not is_ours(c)]  # a .py saved from a notebook has them
+    for cell in notebook.cells:
+        if cell.cell_type == "code" and GOES_ON not in cell.metadata.get("tags", []):
+            _tagged(cell, GOES_ON)
+    setup = _tagged(nbformat.v4.new_code_cell(SETUP, metadata={"active": "ipynb"}), "trous-preparation")
+    first_code = next((i for i, c in enumerate(notebook.cells) if c.cell_type == "code"), len(notebook.cells))
+    notebook.cells.insert(first_code, setup)
+    py = exercise.path.relative_to(exercise.course.root).as_posix()
+    notebook.cells.append(_tagged(nbformat.v4.new_markdown_cell(CHECK_TEXT.format(py=py)), "trous-verification-texte"))
+    notebook.cells.append(_tagged(nbformat.v4.new_code_cell(CHECK.format(id=exercise.id), metadata={"active": "ipynb"}),
+                                  "trous-verification"))
+    notebook.metadata["jupytext"] = dict(PAIRING)
+    notebook.metadata["kernelspec"] = dict(KERNELSPEC)
+    notebook.metadata["language_info"] = {"name": "python"}
+    notebook.nbformat, notebook.nbformat_minor = 4, 5
+    return notebook
+
+
+def write_exercise(exercise: Exercise) -> Path:
+    """Write the pair: the .ipynb, then the .py as jupytext writes it (same code, our cells as comments)."""
+    import jupytext  # noqa: PLC0415
+    import nbformat  # noqa: PLC0415
+
+    from .snapshot import PY_FORMAT  # noqa: PLC0415
+
+    notebook = exercise_notebook(exercise)
+    target = exercise.path.with_suffix(".ipynb")
+    nbformat.validate(notebook)
+    nbformat.write(notebook, target)
+    # The .py last: jupytext takes a paired notebook's inputs from the text file, and must not find
+    # it older than the .ipynb.
+    text = jupytext.writes(notebook, fmt=PY_FORMAT)
+    exercise.path.write_text(text, encoding="utf-8")
+    return target
+
+
+def explorer_notebook():
+    import nbformat  # noqa: PLC0415
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_markdown_cell(EXPLORER_TEXT), nbformat.v4.new_code_cell(EXPLORER_CODE)]
+    notebook.metadata["kernelspec"] = dict(KERNELSPEC)
+    notebook.metadata["language_info"] = {"name": "python"}
+    return notebook
+
+
+@dataclass
+class Built:
+    folder: Path
+    written: list[Path]
+    kept: list[Path]
+
+
+def is_edition(course: Course) -> bool:
+    return (course.root / TEMPLATES_DIR).is_dir()
+
+
+def folder_for(course: Course, destination: str | Path | None) -> Course:
+    """Where notebooks go: a student edition (written at `destination`, or this course when it is
+    one already). The authoring repository's exercises are never rewritten: without a destination
+    it gets an edition in _build/<course>-eleves, as `trous edition` does."""
+    from ..edition import build as build_edition  # noqa: PLC0415
+
+    if destination is None and is_edition(course):
+        return course
+    dest = Path(destination) if destination else course.root / "_build" / f"{course.id}-eleves"
+    if dest.resolve() == course.root:
+        raise NotebookError(f"{dest} est le cours lui-même : donne un autre dossier")
+    try:
+        return Course.load(build_edition(course, dest, make_zip=False))
+    except ValueError as exc:
+        raise NotebookError(str(exc)) from None
+
+
+def build(course: Course, force: bool = False) -> Built:
+    """Notebooks for every exercise of a student edition, and the explorer. An exercise notebook
+    that exists is kept (the student's work lives in the pair) unless `force`."""
+    import nbformat  # noqa: PLC0415
+
+    require_modules()
+    if not is_edition(course):
+        raise NotebookError(f"{course.root} n'est pas une édition élève : les notebooks réécrivent les .py "
+                            "des exercices, ils vont dans une édition (trous notebooks DOSSIER)")
+    written, kept = [], []
+    for exercise in course.exercises:
+        target = exercise.path.with_suffix(".ipynb")
+        if target.exists() and not force:
+            kept.append(target)
+            continue
+        written.append(write_exercise(exercise))
+    explorer = course.root / EXPLORER
+    if explorer.exists() and not force:
+        kept.append(explorer)
+    else:
+        nbformat.write(explorer_notebook(), explorer)
+        written.append(explorer)
+    return Built(course.root, written, kept)

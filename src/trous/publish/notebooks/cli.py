@@ -1,0 +1,62 @@
+"""`trous notebooks` and `trous lab` (registered by trous.cli when this package is present)."""
+
+from __future__ import annotations
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def _prepare(args):
+    from ...cli import _course  # noqa: PLC0415
+    from .build import build, folder_for, require_modules  # noqa: PLC0415
+
+    require_modules()
+    course = folder_for(_course(args), args.destination)
+    return course, build(course, force=args.force)
+
+
+def cmd_notebooks(args) -> int:
+    from .build import NotebookError  # noqa: PLC0415
+
+    try:
+        course, built = _prepare(args)
+    except NotebookError as exc:
+        print(f"erreur : {exc}")
+        return EXIT_FAILED
+    for path in built.written:
+        print(f"écrit : {path.relative_to(course.root)}")
+    for path in built.kept:
+        print(f"gardé : {path.relative_to(course.root)} (déjà là ; --force pour le réécrire depuis le .py)")
+    print(f"notebooks prêts dans {course.root}")
+    print(f"pour les ouvrir : trous -C {course.root} lab")
+    return EXIT_OK
+
+
+def cmd_lab(args) -> int:
+    from .build import NotebookError  # noqa: PLC0415
+    from .lab import command, run  # noqa: PLC0415
+
+    try:
+        course, built = _prepare(args)
+    except NotebookError as exc:
+        print(f"erreur : {exc}")
+        return EXIT_FAILED
+    if built.written:
+        print(f"notebooks écrits dans {course.root} : {len(built.written)}")
+    argv = command(course, port=args.port, open_browser=not args.no_browser)
+    print("JupyterLab : " + " ".join(argv[1:]), flush=True)
+    print("(pour l'arrêter : Ctrl+C dans ce terminal)", flush=True)
+    return run(argv, course.root)
+
+
+def register(sub) -> None:
+    p = sub.add_parser("notebooks", help="(JupyterLab) les notebooks des exercices, liés à leurs .py, et l'explorateur")
+    p.add_argument("destination", nargs="?",
+                   help="édition élève à écrire (par défaut : ce dossier s'il en est une, sinon _build/<cours>-eleves)")
+    p.add_argument("--force", action="store_true", help="réécrire les notebooks existants depuis les .py")
+    p.set_defaults(func=cmd_notebooks)
+    p = sub.add_parser("lab", help="ouvrir le cours dans JupyterLab : notebooks, vérification, explorateur")
+    p.add_argument("destination", nargs="?", help="comme pour « trous notebooks »")
+    p.add_argument("--force", action="store_true", help="réécrire les notebooks existants depuis les .py")
+    p.add_argument("--port", type=int, help="port du serveur (par défaut : le premier libre à partir de 8888)")
+    p.add_argument("--no-browser", action="store_true", help="ne pas ouvrir de navigateur")
+    p.set_defaults(func=cmd_lab)

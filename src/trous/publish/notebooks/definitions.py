@@ -1,0 +1,103 @@
+"""Take named, blank-free definitions out of an exercise file, so the explorer computes with the
+course's own code instead of a second implementation.
+
+Exercise 2 gives `softmax(s)` and `attention(X, i)` ready-made (the solution shares them verbatim)
+and the place vectors `places`; exercise 4 gives the RNN sentence `phrase` and its vectors `vec`.
+We parse the file, keep the module's imports and the requested top-level `def` and `name = …`
+statements, refuse any of them that still contains a `___`, and run just those, in file order, in a
+fresh namespace. Nothing else of the file runs (its other lines hold the student's blanks).
+
+In a student edition they are read from the student's own file (what the explorer's caption names,
+and what the student may change), and from the pristine copy only when that file no longer gives
+them (a blank or an error there), which the caption then says.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from pathlib import Path
+
+from ...core.blanks import BLANK
+from ...core.course import Course
+
+
+class DefinitionError(Exception):
+    """French: what is missing, and in which file."""
+
+
+def _defined_name(node: ast.stmt) -> str | None:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return node.name
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+        return node.targets[0].id
+    return None
+
+
+def _has_blank(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == BLANK for n in ast.walk(node))
+
+
+def available(path: Path, names: Iterable[str]) -> bool:
+    """Does the file define every name, blank-free, at top level?"""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    except (OSError, SyntaxError, ValueError):
+        return False
+    found = {_defined_name(n) for n in tree.body if _defined_name(n) and not _has_blank(n)}
+    return set(names) <= found
+
+
+def load(path: Path, names: Iterable[str]) -> dict:
+    """{name: object} for each requested definition of the file at `path`."""
+    names = list(names)
+    text = Path(path).read_text(encoding="utf-8")
+    tree = ast.parse(text, str(path))
+    body: list[ast.stmt] = []
+    found: dict[str, ast.stmt] = {}
+    for node in tree.body:
+        name = _defined_name(node)
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            body.append(node)
+        elif name in names:
+            if _has_blank(node):
+                raise DefinitionError(f"{path} : « {name} » contient un trou (___) ; "
+                                      "l'explorateur a besoin de la version sans trou")
+            found[name] = node  # a later definition replaces an earlier one, as when Python runs
+    missing = [n for n in names if n not in found]
+    if missing:
+        raise DefinitionError(f"{path} : introuvable au premier niveau du fichier : {', '.join(missing)}")
+    body += sorted(found.values(), key=lambda n: n.lineno)
+    namespace: dict = {"__name__": "trous_explorateur", "__builtins__": __builtins__}
+    # Compiled under the exercise's own file name: a traceback points at the course's line.
+    exec(compile(ast.Module(body=body, type_ignores=[]), str(path), "exec"), namespace)  # noqa: S102
+    return {n: namespace[n] for n in names} | {"__namespace__": namespace}
+
+
+def locate(course: Course, names: Iterable[str]) -> tuple[Path, dict, str | None]:
+    """(path, loaded definitions, why not the student's) for the first exercise whose template
+    defines every name without a blank: the student's own file (exercises/, what they see and may
+    change) when it still defines them and they load; else its pristine copy, and why."""
+    names = list(names)
+    template = find(course, names)
+    exercise = next(e for e in course.exercises if e.template_path == template)
+    own = exercise.path
+    why = None
+    if own.resolve() != template.resolve() and own.exists():
+        try:
+            return own, load(own, names), None
+        except DefinitionError as exc:
+            why = str(exc).split(" : ", 1)[-1]
+        except Exception as exc:  # noqa: BLE001 - the student's file: any error is theirs, said in French
+            why = f"{type(exc).__name__} : {exc}"
+    return template, load(template, names), why
+
+
+def find(course: Course, names: Iterable[str]) -> Path:
+    """The first exercise template of the course that defines every name without a blank."""
+    names = list(names)
+    for exercise in course.exercises:
+        path = exercise.template_path
+        if path.exists() and available(path, names):
+            return path
+    raise DefinitionError(f"aucun exercice du cours ({course.root}) ne définit sans trou : {', '.join(names)}")

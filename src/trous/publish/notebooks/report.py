@@ -1,0 +1,166 @@
+"""The check cell's output: the same verdicts and French words as `pytest exercises/` (trous.feedback),
+laid out for a notebook — one line per blank (filled or not, right or not), the problem under it,
+the hint, and where the blank is: « ligne 2 de la cellule 3 » rather than a line of the .py file.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import TYPE_CHECKING
+
+from ...check.selfcheck import DEPENDS, FAILED, NOT_REACHED, NOT_RUN, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED, BlankResult, ExerciseResult
+from ...check.feedback import SYMBOL, hint_text, next_step, status_text, wants_hint
+
+if TYPE_CHECKING:  # jupytext, which snapshot.py imports, is not needed to render (nbgrader's check cell)
+    from .snapshot import Snapshot
+
+COLORS = {PASSED: "#15803d", FAILED: "#b91c1c", UNFILLED: "#a16207", NOT_RUN: "#6b7280", SKIPPED_CHECK: "#6b7280",
+          DEPENDS: "#0e7490", NOT_REACHED: "#0e7490", SUSPECT: "#c2410c"}
+# JupyterLab breaks output lines anywhere (word-break: break-all), cutting « 0,21 » into « 0, » and
+# « 21 »: our blocks break between words only, and a word longer than the line may still wrap.
+WRAP = "white-space:pre-wrap;word-break:normal;overflow-wrap:break-word"
+_LINE = re.compile(r"\bligne (\d+)\b")
+_SHOWN = re.compile(r"^(\s*)(\d+) \| ", re.MULTILINE)
+
+
+class NotebookReport:
+    def __init__(self, result: ExerciseResult, snapshot: "Snapshot", notes: list[str] | None = None):
+        self.result, self.snapshot, self.extra_notes = result, snapshot, list(notes or [])
+
+    # -- words ---------------------------------------------------------------------------------
+    def _relocate(self, text: str) -> str:
+        """« ligne 12 » of the program → « ligne 3 de la cellule 4 » of the notebook."""
+        def line(match):
+            return self.snapshot.describe(int(match.group(1))) or match.group(0)
+
+        def shown(match):
+            place = self.snapshot.where(int(match.group(2)))
+            return f"{match.group(1)}{place[1] if place else match.group(2)} | "
+        return _SHOWN.sub(shown, _LINE.sub(line, text))
+
+    def _where(self, blank: BlankResult) -> str:
+        return self.snapshot.describe(blank.line) or (f"ligne {blank.line}" if blank.line else "")
+
+    def _code_line(self, blank: BlankResult) -> str:
+        if not blank.line:
+            return ""
+        lines = self.snapshot.text.split("\n")
+        return lines[blank.line - 1].strip() if 0 < blank.line <= len(lines) else ""
+
+    def step(self) -> str | None:
+        """What to work on first (a subclass may say it in its own setting's words)."""
+        return next_step(self.result)
+
+    def summary(self) -> str:
+        r = self.result
+        right = sum(1 for b in r.blanks if b.passed)
+        total = len(r.blanks)
+        if r.passed:
+            return f"Bravo : les {total} trous sont justes."
+        return f"{right}/{total} trous justes, {r.filled}/{total} remplis."
+
+    def blank_lines(self, blank: BlankResult) -> list[str]:
+        lines = []
+        for problem in blank.problems:
+            lines += self._relocate(problem).split("\n")
+        return lines
+
+    def title(self, blank: BlankResult) -> str:
+        total = len(self.result.blanks)
+        where = self._where(blank)
+        return (f"trou {blank.index + 1}/{total} « {blank.spec.id} »"
+                + (f" ({where})" if where else "") + f" : {status_text(self.result, blank)}")
+
+    def problem(self) -> str | None:
+        """What stops the whole program (syntax error, crash…), once, above the blanks."""
+        r = self.result
+        if not r.problem:
+            return None
+        where = self.snapshot.describe(r.problem_line) or (f"ligne {r.problem_line}" if r.problem_line else "")
+        lines = [f"{where} — {self._relocate(r.problem)}" if where else self._relocate(r.problem)]
+        if r.problem_text:
+            lines += ["    " + t for t in r.problem_text.split("\n")]
+        return "\n".join(lines)
+
+    def notes(self) -> list[str]:
+        notes = [self._relocate(n) for n in self.result.notes]
+        if self.snapshot.stale:
+            cells = ", ".join(str(c) for c in self.snapshot.stale)
+            notes.append(f"cellule(s) {cells} : pas exécutée(s) dans ce noyau, je vérifie leur version enregistrée")
+        return notes + self.extra_notes
+
+    # -- text (terminal, nbconvert) ---------------------------------------------------------------
+    def __str__(self) -> str:
+        r = self.result
+        out = [f"{r.exercise.id} — {r.exercise.title} : {self.summary()}"]
+        out += [f"note : {n}" for n in self.notes()]
+        if self.problem():
+            out.append(self.problem())
+        for blank in r.blanks:
+            out.append(f"  {SYMBOL[blank.status]} {self.title(blank)}")
+            out += [f"      {line}" for line in self.blank_lines(blank)]
+            if wants_hint(blank):
+                out.append(f"      indice : {hint_text(blank)}")
+        step = self.step()
+        if step:
+            out.append(self._relocate(step))
+        if r.output.strip():
+            out.append("ce que ton programme a affiché :")
+            out += ["  | " + ln for ln in r.output.rstrip("\n").split("\n")[:40]]
+        return "\n".join(out)
+
+    def _repr_pretty_(self, printer, cycle) -> None:
+        printer.text(str(self))
+
+    # -- HTML (JupyterLab) ------------------------------------------------------------------------
+    def _repr_html_(self) -> str:
+        r = self.result
+        e = html.escape
+        color = COLORS[PASSED] if r.passed else "#1f2937"
+        parts = [f'<div class="trous-check" data-exercise="{e(r.exercise.id)}" data-passed="{str(r.passed).lower()}" '
+                 f'style="font-family:var(--jp-ui-font-family,sans-serif);font-size:14px;line-height:1.45;{WRAP}">',
+                 f'<div style="font-weight:700;color:{color};margin-bottom:6px">{e(r.exercise.id)} — '
+                 f'{e(r.exercise.title)} : {e(self.summary())}</div>']
+        for note in self.notes():
+            parts.append(f'<div style="color:#6b7280;font-style:italic">note : {e(note)}</div>')
+        if self.problem():
+            parts.append(f'<pre class="trous-problem" style="color:{COLORS[FAILED]};{WRAP}">'
+                         f'{e(self.problem())}</pre>')
+        parts.append('<ul style="list-style:none;padding-left:0;margin:4px 0">')
+        for blank in r.blanks:
+            c = COLORS[blank.status]
+            parts.append(f'<li class="trous-blank" data-blank="{e(blank.spec.id)}" data-status="{blank.status}" '
+                         f'style="margin:6px 0;padding:4px 8px;border-left:4px solid {c}">')
+            parts.append(f'<span style="color:{c};font-weight:700">{SYMBOL[blank.status]}</span> '
+                         f'<span style="font-weight:600">{e(self.title(blank))}</span>')
+            code = self._code_line(blank)
+            if code and blank.status != PASSED:
+                parts.append(f'<div><code style="white-space:pre">{e(code)}</code></div>')
+            lines = self.blank_lines(blank)
+            if lines:
+                parts.append(f'<pre style="margin:4px 0;{WRAP};background:none;padding:0">'
+                             f'{e(chr(10).join(lines))}</pre>')
+            if wants_hint(blank):
+                parts.append(self._hints_html(blank))
+            parts.append("</li>")
+        parts.append("</ul>")
+        step = self.step()
+        if step:
+            parts.append(f'<div class="trous-next" style="font-weight:600">{e(self._relocate(step))}</div>')
+        if r.output.strip():
+            shown = "\n".join(r.output.rstrip("\n").split("\n")[:40])
+            parts.append('<details><summary>ce que ton programme a affiché</summary>'
+                         f'<pre style="{WRAP}">{e(shown)}</pre></details>')
+        parts.append("</div>")
+        return "".join(parts)
+
+    def _hints_html(self, blank: BlankResult) -> str:
+        hints = blank.spec.hints
+        out = f'<div class="trous-hint">indice : {html.escape(hint_text(blank))}</div>'
+        # The next hints, one click each: the last one is close to the answer.
+        for level, text in enumerate(hints[1:], start=2):
+            out += (f'<details style="margin-left:12px"><summary>indice {level}/{len(hints)}</summary>'
+                    f'{html.escape(text)}')
+        out += "</details>" * (len(hints) - 1)
+        return out

@@ -1,0 +1,424 @@
+"""How the runner process is started, and which isolation grading may use.
+
+Kinds of sandbox:
+- ``bwrap``: bubblewrap. The runner sees a read-only system and Python, its own bounded /tmp and
+  /dev/shm, no network, no other process, and nothing of the course: not graders/, not solutions/,
+  not the gradebook, not the submissions (code reaches it through a pipe).
+- ``espaces``: the same view, built with the kernel's namespaces directly (isolate.py), for machines
+  where bubblewrap is missing or cannot start.
+- ``sans-isolation``: the runner is a plain process of the grader's own user in a private temporary
+  directory, with the kernel's resource limits only. Student code can then read and change whatever
+  that user can. Only on explicit request, never as root, and every page of results says so.
+- ``limites`` (internal; its old name ``fallback`` still works): the same limits-only runner, for the
+  student's self-check and `trous doctor`, which run the student's own code on the student's own
+  machine, or the author's own solutions. Grading never accepts it.
+
+`choose()` is the rule every grading path follows (`trous grade`, nbgrader, Dask workers): auto is
+bubblewrap if it starts, else the namespaces if they work, else a refusal that says how to install
+bubblewrap; sans-isolation is refused to root.
+
+The file system of both isolated kinds is described once, as a list of steps (`runner_plan`), which
+bubblewrap receives as its options and isolate.py performs itself. Files there live in RAM (tmpfs),
+so their size counts against the memory bound: /tmp, which holds the run folders, may hold a quarter
+of it, /dev/shm a sixteenth; what one run leaves there is removed after it (cleanup.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import trous
+
+from . import isolate, uids
+from .confine import Confinement
+
+BWRAP = "bwrap"
+NAMESPACES = "espaces"
+UNISOLATED = "sans-isolation"
+LIMITS = "limites"
+FALLBACK = "fallback"  # the old name of LIMITS (self-check, doctor, TROUS_SANDBOX)
+ISOLATED = (BWRAP, NAMESPACES)
+GRADING_MODES = ("auto", BWRAP, NAMESPACES, UNISOLATED)
+DEFAULT_MEMORY_MB = 1024  # Limits().memory_mb: the bound the tmpfs sizes follow when none is given
+DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
+
+INSTALL_HINT = ("Installez bubblewrap : « sudo apt-get install bubblewrap » (Debian, Ubuntu), « sudo dnf install "
+                "bubblewrap » (Fedora), « sudo pacman -S bubblewrap » (Arch). S'il est installé mais ne démarre "
+                "pas, le noyau refuse les espaces de noms utilisateur : « sudo sysctl "
+                "kernel.unprivileged_userns_clone=1 », ou sur Ubuntu 24.04 un profil AppArmor pour bwrap ; dans "
+                "un conteneur, autorisez-les (Docker : --security-opt seccomp=unconfined, ou corrigez en root).")
+
+THREAD_ENV = {
+    "OPENBLAS_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "NUMEXPR_NUM_THREADS": "1",
+    "PYTHONHASHSEED": "0",
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "PYTHONIOENCODING": "utf-8",
+    "MPLBACKEND": "Agg",
+    "LANG": "C.UTF-8",
+    "LC_ALL": "C.UTF-8",
+}
+
+DESCRIPTIONS = {
+    BWRAP: "bubblewrap : système en lecture seule, sans réseau, sans accès au cours ni aux autres copies",
+    NAMESPACES: ("espaces de noms du noyau (bubblewrap absent ou inutilisable) : système en lecture seule, "
+                 "sans réseau, sans accès au cours ni aux autres copies"),
+    UNISOLATED: ("SANS ISOLATION (--sans-isolation) : le code des étudiants tourne sous votre compte, avec de "
+                 "simples limites de ressources ; il peut lire et modifier tout ce que ce compte peut lire ou "
+                 "modifier (le cours, les corrigés, le carnet de notes, les résultats, les autres copies) et "
+                 "arrêter la correction. Réservé à du code de confiance sur votre propre machine : chaque page "
+                 "de résultats le signale."),
+    LIMITS: "limites de ressources seulement (autovérification, doctor)",
+}
+
+
+class SandboxRefused(RuntimeError):
+    """Grading cannot keep its promise on this machine, or in this mode: it does not start."""
+
+
+@dataclass
+class SandboxSpec:
+    kind: str
+    argv: list[str]
+    env: dict[str, str]
+    confinement: Confinement
+    cleanup: list[str] = field(default_factory=list)  # directories to remove when the runner stops
+    cgroup: str | None = None
+    lease: uids.Lease | None = None  # the host uids this sandbox's student code runs under (root only)
+
+    @property
+    def description(self) -> str:
+        return DESCRIPTIONS.get(self.kind, self.kind)
+
+    def release(self) -> None:
+        """What the runner held on the host: its private directory, its cgroup, its uids."""
+        for path in self.cleanup:
+            shutil.rmtree(path, ignore_errors=True)
+        self.cleanup = []
+        if self.cgroup:
+            try:
+                os.rmdir(self.cgroup)
+            except OSError:
+                pass
+            self.cgroup = None
+        if self.lease is not None:
+            self.lease.release()
+            self.lease = None
+
+
+def _root() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+# -- what works on this machine --------------------------------------------------------------------
+def bwrap_available() -> bool:
+    return _bwrap_problem() is None
+
+
+def _bwrap_problem() -> str | None:
+    path = shutil.which(BWRAP)
+    if not sys.platform.startswith("linux"):
+        return "bubblewrap n'existe que sous Linux"
+    if not path:
+        return "bubblewrap (bwrap) est introuvable"
+    try:
+        # --size: bubblewrap ≥ 0.8, which the bounded tmpfs need.
+        probe = subprocess.run([path, "--ro-bind", "/", "/", "--unshare-pid", "--unshare-net", "--unshare-ipc",
+                                "--proc", "/proc", "--dev", "/dev", "--size", "1048576", "--tmpfs", "/tmp", "true"],
+                               capture_output=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bubblewrap ne démarre pas ({exc})"
+    if probe.returncode != 0:
+        said = probe.stderr.decode("utf-8", "replace").strip().splitlines()
+        return f"bubblewrap ne démarre pas ({said[-1] if said else f'code {probe.returncode}'})"
+    return None
+
+
+def namespaces_available() -> bool:
+    return _namespaces_problem() is None
+
+
+_namespaces_ok = False
+
+
+def _namespaces_problem() -> str | None:
+    """Build a real sandbox (the runner's own file system) and start Python in it."""
+    global _namespaces_ok
+    if _namespaces_ok:  # it worked once in this process: the kernel does not change its mind
+        return None
+    if not sys.platform.startswith("linux"):
+        return "les espaces de noms n'existent que sous Linux"
+    lease = uids.lease(2) if _root() else None
+    try:
+        ids = {"root": lease.uids[0], "student": lease.uids[1]} if lease else None
+        check = "import os, sys; sys.exit(0 if os.getpid() == 1 and os.uname().nodename == 'sandbox' else 3)"
+        argv = isolate.command(runner_plan(64), [sys.executable, "-I", "-S", "-c", check], {"PATH": "/usr/bin:/bin"},
+                               ids)
+        probe = subprocess.run(argv, capture_output=True, timeout=30, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired, uids.LeaseError) as exc:
+        return f"espaces de noms inutilisables ({exc})"
+    finally:
+        if lease is not None:
+            lease.release()
+    if probe.returncode != 0:
+        said = probe.stderr.decode("utf-8", "replace").strip().splitlines()
+        return said[-1].removeprefix("trous-isolation : ") if said else f"code {probe.returncode}"
+    _namespaces_ok = True
+    return None
+
+
+def choose(requested: str = "auto") -> str:
+    """The sandbox kind grading uses for `requested`, or SandboxRefused saying why and what to do.
+
+    Called before any copy is read. `requested`: "auto", "bwrap", "espaces" or "sans-isolation".
+    An isolated kind also needs the seccomp filter (sandbox/seccomp.py): without it, refused too."""
+    kind = _choose(requested)
+    if kind in (BWRAP, NAMESPACES):
+        from . import seccomp  # noqa: PLC0415
+
+        reason = seccomp.problem()
+        if reason is not None:
+            raise SandboxRefused(f"correction refusée : {reason}. Le code des étudiants tournerait sans le filtre "
+                                 "qui lui interdit les appels système dangereux (espaces de noms, montages, "
+                                 "ptrace…). Aucune copie n'a été lue.")
+    return kind
+
+
+def _choose(requested: str) -> str:
+    if requested in (LIMITS, FALLBACK):
+        raise SandboxRefused(
+            f"le bac à sable « {requested} » (limites seules) sert à l'autovérification des élèves et à trous "
+            "doctor, pas à corriger des copies : choisissez --bac-a-sable auto, bwrap ou espaces (ou, sur votre "
+            "propre machine et jamais en root, --sans-isolation)")
+    if requested == UNISOLATED:
+        if _root():
+            raise SandboxRefused(
+                "--sans-isolation est refusé quand le correcteur tourne en root : le code des étudiants aurait tous "
+                "les droits sur la machine. Corrigez avec bubblewrap ou les espaces de noms (--bac-a-sable auto), "
+                "ou lancez trous sous un compte ordinaire. " + INSTALL_HINT)
+        return UNISOLATED
+    if requested == BWRAP:
+        problem = _bwrap_problem()
+        if problem:
+            raise SandboxRefused(f"--bac-a-sable bwrap : {problem}. " + INSTALL_HINT)
+        return BWRAP
+    if requested == NAMESPACES:
+        problem = _namespaces_problem()
+        if problem:
+            raise SandboxRefused(f"--bac-a-sable espaces : le noyau refuse les espaces de noms ({problem}). "
+                                 + INSTALL_HINT)
+        return NAMESPACES
+    if requested != "auto":
+        raise SandboxRefused(f"bac à sable inconnu « {requested} » (possibles : {', '.join(GRADING_MODES)})")
+    bwrap_problem = _bwrap_problem()
+    if bwrap_problem is None:
+        return BWRAP
+    namespaces_problem = _namespaces_problem()
+    if namespaces_problem is None:
+        return NAMESPACES
+    raise SandboxRefused(
+        "correction refusée : aucune isolation n'est possible ici pour le code des étudiants "
+        f"({bwrap_problem} ; espaces de noms du noyau : {namespaces_problem}). Aucune copie n'a été lue. "
+        + INSTALL_HINT + " Sur votre propre machine, pour du code de confiance et hors root : --sans-isolation.")
+
+
+# -- the sandbox's file system ---------------------------------------------------------------------
+def _python_dirs() -> list[str]:
+    """What the runner must see to start Python and import trous and numpy, and nothing more."""
+    wanted = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+              os.path.dirname(os.path.realpath(sys.executable))}
+    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(trous.__file__)))
+    wanted.add(package_parent)
+    # Site directories outside the prefixes (a venv layered on another one, --system-site-packages):
+    # numpy may be there. Only those, never sys.path's other entries (the current folder may hold a course).
+    wanted.update(p for p in sys.path if os.path.basename(p) in ("site-packages", "dist-packages"))
+    dirs = []
+    for path in sorted({os.path.realpath(p) for p in wanted}):
+        if path in ("/", "") or not os.access(path, os.R_OK | os.X_OK) or _looks_like_course(path):
+            continue
+        if not any(path.startswith(d + os.sep) for d in dirs):
+            dirs.append(path)
+    return dirs
+
+
+def _looks_like_course(path: str) -> bool:
+    # Never expose a directory holding a course: graders and solutions would be readable.
+    p = Path(path)
+    try:
+        return any((p / name).exists() for name in ("course.yaml", "graders", "solutions"))
+    except OSError:  # cannot tell: do not expose it
+        return True
+
+
+def system_plan(extra_etc: tuple[str, ...] = ()) -> list[dict]:
+    """A read-only system: /usr and its kin, and the few /etc files that the dynamic linker and Python
+    read (nothing else of /etc: no passwords, no host configuration)."""
+    plan: list[dict] = []
+    for top in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(top):
+            plan.append({"op": "symlink", "src": os.readlink(top), "dest": top})
+        elif os.path.isdir(top):
+            plan.append({"op": "ro-bind", "src": top, "dest": top})
+    for etc in ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
+                "/etc/alternatives", "/etc/nsswitch.conf", *extra_etc):
+        if os.path.exists(etc):
+            plan.append({"op": "ro-bind", "src": etc, "dest": etc})
+    return plan
+
+
+def tmpfs_bytes(memory_mb: int | None) -> tuple[int, int]:
+    """Sizes of the sandbox's /tmp and /dev/shm: a quarter and a sixteenth of the memory bound."""
+    memory = (memory_mb or DEFAULT_MEMORY_MB) * 1024 * 1024
+    return max(memory // 4, 16 << 20), max(memory // 16, 4 << 20)
+
+
+def dev_plan() -> list[dict]:
+    """A minimal /dev: a tiny tmpfs with the harmless devices bound in (bubblewrap's --dev would make
+    an unbounded tmpfs that a student running as the grader's own uid could fill)."""
+    plan: list[dict] = [{"op": "tmpfs", "dest": "/dev", "size": 64 * 1024, "mode": 0o755, "inodes": 64}]
+    plan += [{"op": "dev-bind", "src": f"/dev/{name}", "dest": f"/dev/{name}"} for name in DEVICES
+             if os.path.exists(f"/dev/{name}")]
+    plan += [{"op": "symlink", "src": target, "dest": f"/dev/{name}"} for name, target in
+             (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
+              ("stderr", "/proc/self/fd/2"))]
+    return plan
+
+
+def runner_plan(memory_mb: int | None = None) -> list[dict]:
+    """The runner's file system. Every tmpfs is bounded, and what is not meant to be written (the new
+    root, /dev) is read-only once assembled."""
+    tmp, shm = tmpfs_bytes(memory_mb)
+    plan = system_plan()
+    # The private /tmp first: Python may live under /tmp (a venv in a fresh clone), and a later tmpfs
+    # would hide it.
+    plan += [{"op": "proc", "dest": "/proc"}, *dev_plan(),
+             {"op": "tmpfs", "dest": "/tmp", "size": tmp, "mode": 0o755, "inodes": 16384},
+             {"op": "tmpfs", "dest": "/dev/shm", "size": shm, "mode": 0o755, "inodes": 1024}]
+    made: set[str] = set()
+    for path in _python_dirs():
+        if not any(path == t or path.startswith(t + "/") for t in ("/usr", "/bin", "/lib", "/lib64")):
+            # Missing parents must be 0755: bwrap would make them 0700, and the unprivileged uid running
+            # student code could then import nothing that was not preloaded.
+            for parent in reversed([str(p) for p in Path(path).parents if str(p) != "/"]):
+                if parent not in made:
+                    made.add(parent)
+                    plan.append({"op": "dir", "dest": parent, "mode": 0o755})
+            plan.append({"op": "ro-bind", "src": path, "dest": path})
+    return plan + [{"op": "remount-ro", "dest": "/dev"}, {"op": "remount-ro", "dest": "/"}]
+
+
+def bwrap_args(plan: list[dict]) -> list[str]:
+    """The plan as bubblewrap options."""
+    argv: list[str] = []
+    for step in plan:
+        op, dest = step["op"], step["dest"]
+        if op in ("ro-bind", "bind", "dev-bind"):
+            argv += [f"--{op}", step["src"], dest]
+        elif op == "remount-ro":
+            argv += ["--remount-ro", dest]
+        elif op == "symlink":
+            argv += ["--symlink", step["src"], dest]
+        elif op == "tmpfs":
+            argv += ["--perms", f"{step.get('mode', 0o755):04o}", "--size", str(step["size"]), "--tmpfs", dest]
+        elif op == "dir":
+            argv += ["--perms", f"{step.get('mode', 0o755):04o}", "--dir", dest]
+        elif op == "proc":
+            argv += ["--proc", dest]
+        else:
+            raise ValueError(f"unknown sandbox step {op}")
+    return argv
+
+
+def system_mounts(extra_etc: tuple[str, ...] = ()) -> list[str]:
+    """bubblewrap arguments for the read-only system (the nbgrader kernel's sandbox uses them too)."""
+    return bwrap_args(system_plan(extra_etc))
+
+
+def _bwrap_argv(inner: list[str], env: dict[str, str], root: bool, memory_mb: int | None = None) -> list[str]:
+    argv = [shutil.which(BWRAP) or BWRAP, "--die-with-parent", "--new-session",
+            "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+            "--hostname", "sandbox"]
+    argv += bwrap_args(runner_plan(memory_mb))
+    argv += ["--chdir", "/tmp", "--clearenv"]
+    for key, value in env.items():
+        argv += ["--setenv", key, value]
+    if root:
+        argv += ["--cap-drop", "ALL"]
+        for cap in ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_CHOWN",
+                    "CAP_IPC_OWNER"):
+            argv += ["--cap-add", cap]
+    return argv + ["--"] + inner
+
+
+def _cgroup_for(slot: int) -> str | None:
+    """A pids cgroup directory we may create (root without bubblewrap), or None."""
+    if os.geteuid() != 0:
+        return None
+    candidates = ["/sys/fs/cgroup/pids"]
+    for base in candidates:
+        if os.path.isfile(os.path.join(base, "cgroup.procs")) and os.access(base, os.W_OK):
+            return os.path.join(base, "trous", f"{os.getpid()}-{slot}")
+    v2 = "/sys/fs/cgroup"
+    try:
+        with open(os.path.join(v2, "cgroup.subtree_control")) as f:
+            if "pids" in f.read().split() and os.access(v2, os.W_OK):
+                return os.path.join(v2, "trous", f"{os.getpid()}-{slot}")
+    except OSError:
+        pass
+    return None
+
+
+def _kind(mode: str) -> str:
+    if mode in (LIMITS, FALLBACK):
+        return LIMITS
+    return choose(mode)
+
+
+def build(mode: str = "auto", slot: int = 0, preload: tuple[str, ...] = ("numpy",),
+          processes: int = 32, memory_mb: int | None = None) -> SandboxSpec:
+    """The command line of a runner for sandbox `mode`: "auto", "bwrap", "espaces", "sans-isolation"
+    (all as `choose()` decides, refusing what it refuses), or "limites" (self-check and doctor only)."""
+    kind = _kind(mode)
+    root = _root()
+    env = dict(THREAD_ENV)
+    zygote = [sys.executable, "-I", "-m", "trous.sandbox.zygote"]
+    if kind in ISOLATED:
+        env.update({"PATH": "/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp"})
+        lease = uids.lease(1 if kind == BWRAP else 2) if root else None
+        try:
+            if kind == BWRAP:
+                run_as = lease.uids[0] if lease else None
+            else:
+                run_as = isolate.STUDENT_UID if lease else None
+            confinement = Confinement(run_as=run_as, sweep=True)
+            config = {"preload": list(preload), "confinement": confinement.to_json(), "workroot": "/tmp/runs"}
+            inner = zygote + [json.dumps(config)]
+            if kind == BWRAP:
+                argv = _bwrap_argv(inner, env, root, memory_mb)
+            else:
+                ids = {"root": lease.uids[0], "student": lease.uids[1]} if lease else None
+                argv = isolate.command(runner_plan(memory_mb), inner, env, ids)
+        except BaseException:
+            if lease is not None:
+                lease.release()
+            raise
+        return SandboxSpec(kind, argv, env, confinement, lease=lease)
+    workroot = tempfile.mkdtemp(prefix="trous-runs-")
+    env.update({"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": workroot, "TMPDIR": workroot})
+    if sys.platform == "win32":  # pragma: no cover
+        env.update({k: v for k, v in os.environ.items() if k.upper() in ("SYSTEMROOT", "WINDIR")})
+    cgroup = _cgroup_for(slot) if root else None
+    confinement = Confinement(cgroup=cgroup)
+    config = {"preload": list(preload), "confinement": confinement.to_json(), "workroot": workroot,
+              "pids_max": processes + 4}
+    argv = zygote + [json.dumps(config)]
+    return SandboxSpec(kind, argv, env, confinement, cleanup=[workroot], cgroup=cgroup)

@@ -1,0 +1,514 @@
+"""The grader's side of the runner: start sandboxed runners, hand them jobs, collect results.
+
+A `Runner` is one sandboxed zygote, used by one thread at a time. Whatever happens inside (a
+supervisor killed by the student's code, a runner frozen, a sandbox that dies), `Runner.run` returns
+one result per unit: units already reported keep their result, the unit in progress is marked as a
+crash, and the rest is run again in a fresh runner.
+
+`Runner.session(unit)` opens an interactive unit instead (see protocol.py and session.py): the
+caller asks one question at a time and gets each answer (a `UnitResult` with one probe) before
+asking the next; whatever happens inside, `Session.ask` answers, never raises.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import socket
+import struct
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+
+from . import backend as sandbox_mod
+from . import wire
+from .supervisor import GRACE, START, probe_wall
+from .protocol import CRASH, SESSION, TIMEOUT, Ask, Job, Limits, Unit, UnitResult, frame
+from .wire import Bounds
+
+START_TIMEOUT = 120.0
+PIPE_ROOM = 60_000  # a pipe holds 64 KiB before a write blocks
+_SPAWNER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trous-sandbox-spawner")
+
+
+class RunnerError(RuntimeError):
+    pass
+
+
+class Runner:
+    def __init__(self, mode: str = "auto", slot: int = 0, preload: tuple[str, ...] = ("numpy",),
+                 memory_mb: int | None = None):
+        self.mode, self.slot, self.preload, self.memory_mb = mode, slot, preload, memory_mb
+        self.spec: sandbox_mod.SandboxSpec | None = None
+        self.process: subprocess.Popen | None = None
+        self.control: socket.socket | None = None
+        self.ready = False  # the zygote said it is ready (b"R")
+        self.interrupted = False  # interrupt(): no sandbox is started any more
+        self.restarts = 0
+        self.strays = 0
+
+    # -- life cycle ----------------------------------------------------------------------------
+    def want(self, modules) -> None:
+        """Also import these in the zygote (from its next start): every job then has them for free."""
+        self.preload = tuple(dict.fromkeys([*self.preload, *modules]))
+
+    @property
+    def kind(self) -> str:
+        if self.spec is None:
+            self.spec = sandbox_mod.build(self.mode, self.slot, self.preload, memory_mb=self.memory_mb)
+        return self.spec.kind
+
+    def launch(self) -> None:
+        """Start the sandbox without waiting for it to be ready: it imports numpy while the caller
+        goes on (the self-check collects meanwhile); the first job waits for it (`start`)."""
+        if self.process is not None and self.process.poll() is None:
+            return
+        self._stop_process()
+        if self.interrupted:
+            raise RunnerError("le correcteur a été arrêté")
+        if self.spec is None or self.spec.cleanup:  # a limits-only runner gets a new private directory
+            if self.spec is not None:
+                self.spec.release()
+            self.spec = sandbox_mod.build(self.mode, self.slot, self.preload, memory_mb=self.memory_mb)
+        parent, child = socket.socketpair()
+        try:
+            # bwrap's --die-with-parent follows the *thread* that started it: started from a worker
+            # thread, the sandbox would be killed when that thread ends. One long-lived thread starts them all.
+            self.process = _SPAWNER.submit(
+                subprocess.Popen, self.spec.argv, stdin=child.fileno(), stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL if not os.environ.get("TROUS_DEBUG") else None,
+                env=self.spec.env, close_fds=True, start_new_session=True).result()
+        finally:
+            child.close()
+        self.control = parent
+        self.ready = False
+
+    def start(self) -> None:
+        self.launch()
+        if self.ready:
+            return
+        parent = self.control
+        parent.settimeout(START_TIMEOUT)
+        try:
+            ready = parent.recv(1)
+        except OSError:
+            ready = b""
+        if ready != b"R" or self.interrupted:
+            self._stop_process()
+            raise RunnerError("le correcteur a été arrêté" if self.interrupted
+                              else f"le bac à sable ({self.spec.kind}) n'a pas démarré")
+        self.ready = True
+
+    def interrupt(self) -> None:
+        """From another thread: end the job in progress now (its sandbox is killed: its units not yet
+        reported end as crashes) and start no other sandbox (run() then fails with RunnerError).
+        close() still releases the rest."""
+        self.interrupted = True
+        self.ready = False
+        process = self.process
+        if process is not None and process.poll() is None:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+    def close(self) -> None:
+        self._stop_process()
+        if self.spec is not None:
+            self.spec.release()  # its private directory, cgroup and leased uids
+            self.spec = None
+
+    def _stop_process(self) -> None:
+        self.ready = False
+        if self.control is not None:
+            try:
+                self.control.close()
+            except OSError:
+                pass
+            self.control = None
+        if self.process is not None:
+            if self.process.poll() is None:
+                try:
+                    os.killpg(self.process.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    self.process.kill()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+            self.process = None
+
+    def __enter__(self) -> "Runner":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- jobs ----------------------------------------------------------------------------------
+    def run(self, job: Job) -> list[UnitResult]:
+        results: dict[int, UnitResult] = {}
+        remaining = list(range(len(job.units)))
+        while remaining:
+            sub = Job(tuple(job.units[i] for i in remaining), job.limits, job.capture_output)
+            got, finished, broken = self._attempt(sub)
+            for local, result in got.items():
+                results[remaining[local]] = result
+            if len(got) == len(remaining):  # every unit has its result (the last one, maybe, a timeout)
+                break
+            # The supervisor or the runner died, or sent what no supervisor writes: the first unit
+            # without a result is the culprit.
+            lost = next(i for i in remaining if i not in results)
+            unit = job.units[lost]
+            said = (f"le programme a perturbé le correcteur ({broken})" if broken
+                    else "le programme a interrompu le correcteur (processus de supervision tué)")
+            results[lost] = UnitResult.failed(CRASH, "crash" if not broken else "protocol", said, len(unit.probes))
+            remaining = [i for i in remaining if i not in results]
+            if unit.group:  # the same program would do it again for its other variants
+                for i in list(remaining):
+                    if job.units[i].group == unit.group:
+                        results[i] = UnitResult.failed(
+                            "skipped", "skipped", "non exécuté, car sur une autre entrée : " + results[lost].error.message,
+                            len(job.units[i].probes))
+                remaining = [i for i in remaining if i not in results]
+        return [results[i] for i in range(len(job.units))]
+
+    def _deadline(self, job: Job) -> float:
+        budget = sum((u.wall or job.limits.wall) + 2.0 + len(u.probes) * probe_wall(job.limits) for u in job.units)
+        return time.monotonic() + budget + 10.0
+
+    def open_channel(self) -> tuple[int, int] | None:
+        """A new job's pipes, their other ends handed to the zygote: (job writer, result reader), or
+        None when the zygote cannot take them."""
+        self.start()
+        assert self.control is not None
+        job_r, job_w = os.pipe()
+        res_r, res_w = os.pipe()
+        try:
+            socket.send_fds(self.control, [b"J"], [job_r, res_w])
+        except OSError:
+            for fd in (job_r, job_w, res_r, res_w):
+                os.close(fd)
+            return None
+        os.close(job_r)
+        os.close(res_w)
+        return job_w, res_r
+
+    def _attempt(self, job: Job) -> tuple[dict[int, UnitResult], bool, str | None]:
+        """One run of the job in this runner: (results by unit, finished, why the stream was refused)."""
+        payload = job.to_bytes()
+        channel = self.open_channel()
+        if channel is None:
+            self._stop_process()
+            self.restarts += 1
+            return {}, False, None
+        job_w, res_r = channel
+        if len(payload) <= PIPE_ROOM:  # fits in the pipe: no thread needed
+            _write_all(job_w, payload)
+            writer = None
+        else:
+            writer = threading.Thread(target=_write_all, args=(job_w, payload), daemon=True)
+            writer.start()
+        results: dict[int, UnitResult] = {}
+        finished = False
+        broken: str | None = None  # a line no supervisor writes: the sandbox's word is refused from there on
+        deadline = self._deadline(job)
+        bounds = Bounds.of(job.limits)
+        limit = result_line_bytes(job, bounds)
+        lines = wire.Lines(limit)
+        try:
+            while broken is None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                ready, _, _ = select.select([res_r], [], [], remaining)
+                if not ready:
+                    continue
+                chunk = os.read(res_r, 1 << 20)
+                if not chunk:
+                    break
+                lines.feed(chunk)
+                if lines.overflow:
+                    broken = f"réponse de plus de {limit >> 20} Mio"
+                while broken is None and (line := lines.pop()) is not None:
+                    try:
+                        message = wire.parse_line(line, limit)
+                    except wire.WireError as exc:
+                        broken = exc.reason
+                        break
+                    if message.get("done") is True:
+                        finished = True
+                    index = message.get("i")
+                    if type(index) is int and 0 <= index < len(job.units) and isinstance(message.get("result"), dict):
+                        results[index] = UnitResult.from_json(message["result"], len(job.units[index].probes),
+                                                              size=len(line), bounds=bounds)
+        finally:
+            os.close(res_r)
+        healthy = broken is None and self._await_end(deadline)
+        if not healthy:
+            self._stop_process()
+            self.restarts += 1
+            if broken is None and not finished and len(results) < len(job.units):
+                # The runner was stuck (frozen by the student, or out of time): that is a timeout.
+                lost = next(i for i in range(len(job.units)) if i not in results)
+                results[lost] = UnitResult.failed(TIMEOUT, "timeout", "temps dépassé : le correcteur a dû être "
+                                                  "redémarré", len(job.units[lost].probes))
+        if writer is not None:
+            writer.join(timeout=1)
+        return results, finished, broken
+
+    @contextmanager
+    def session(self, unit: Unit, limits: Limits | None = None) -> Iterator["Session"]:
+        """An interactive unit on `unit`'s program (its probes are ignored): ask, then ask again."""
+        session = Session(self, unit, limits or Limits())
+        try:
+            yield session
+        finally:
+            session.close()
+
+    def _await_end(self, deadline: float) -> bool:
+        assert self.control is not None
+        self.control.settimeout(max(1.0, deadline - time.monotonic()))
+        try:
+            reply = _recv_exact(self.control, 9)
+        except OSError:
+            return False
+        if len(reply) != 9 or reply[:1] != b"E":
+            return False
+        _, strays = struct.unpack("!ii", reply[1:])
+        self.strays += strays
+        return True
+
+
+class Session:
+    """The grader's end of a session: one question at a time, each answered before the next."""
+
+    SLACK = 5.0  # seconds past the supervisor's own clocks before the runner is deemed stuck
+
+    def __init__(self, runner: Runner, unit: Unit, limits: Limits):
+        self.runner, self.unit, self.limits = runner, unit, limits
+        self.broken: str | None = None  # why no question can be answered any more
+        self.job_w = self.res_r = -1
+        self.bounds = Bounds.of(limits)
+        # An answer carries one value (the program's error texts and the question's besides).
+        self.lines = wire.Lines(self.bounds.line_bytes(1, 64 << 10))
+        self.asked = 0
+        self.eof = False
+        channel = runner.open_channel()
+        if channel is None:
+            self._break("le correcteur n'a pas pu ouvrir la session")
+            return
+        self.job_w, self.res_r = channel
+        header = {"unit": Unit(unit.source, unit.filename, (), (), unit.process, unit.group, unit.module_name,
+                               unit.wall).to_json(),
+                  "limits": limits.__dict__}
+        self._write(SESSION + frame(header))
+
+    def _write(self, data: bytes) -> None:
+        if self.broken:
+            return
+        try:
+            _write_all_open(self.job_w, data)
+        except OSError:
+            self._break("le programme a interrompu le correcteur (processus de supervision tué)")
+
+    def _break(self, why: str) -> None:
+        """The runner cannot go on: stop it (the next job starts a fresh one)."""
+        if self.broken is None:
+            self.broken = why
+            self.runner._stop_process()
+            self.runner.restarts += 1
+        for name in ("job_w", "res_r"):
+            fd = getattr(self, name)
+            if fd >= 0:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+                setattr(self, name, -1)
+
+    def ask(self, expr: str, *, setup: str | None = None, overrides: tuple[tuple[str, str], ...] = (),
+            secret: bool = False, fresh: bool = False, wall: float | None = None) -> UnitResult:
+        """The value of `expr` in the program run with `overrides` (a new run when they change, or
+        with `fresh`), as a `UnitResult` whose only probe is that value: the program's status and
+        error, and the probe's value or error."""
+        question = Ask(expr, setup, tuple(overrides), secret, fresh, wall)
+        self.asked += 1
+        self._write(frame(question.to_json()))
+        if self.broken:
+            return UnitResult.failed(CRASH, "crash", self.broken, 1)
+        unit_wall = self.unit.wall or self.limits.wall
+        allowed = min(unit_wall, wall) if wall is not None else unit_wall
+        deadline = time.monotonic() + allowed + START + probe_wall(self.limits) + 2 * GRACE + self.SLACK
+        line = self._line(deadline)
+        if line is None:
+            if self.lines.overflow:
+                status, kind, message = CRASH, "protocol", ("le programme a perturbé le correcteur (réponse de plus "
+                                                            f"de {self.lines.limit >> 20} Mio)")
+            elif self.eof:  # the supervisor is gone (killed by the student's code?)
+                status, kind, message = CRASH, "crash", "le programme a interrompu le correcteur (processus de supervision tué)"
+            else:  # it did not answer within every clock it has: the runner is stuck
+                status, kind, message = TIMEOUT, "timeout", "temps dépassé : le correcteur a dû être redémarré"
+            self._break(message)
+            return UnitResult.failed(status, kind, message, 1)
+        try:
+            message = wire.parse_line(line, self.lines.limit)
+        except wire.WireError as exc:
+            message = {"refused": exc.reason}
+        if "status" not in message:
+            self._break(f"le programme a perturbé le correcteur ({message.get('refused') or 'réponse illisible'})")
+            return UnitResult.failed(CRASH, "protocol", self.broken or "", 1)
+        return UnitResult.from_json(message, 1, size=len(line), bounds=self.bounds)
+
+    def _line(self, deadline: float) -> bytes | None:
+        """The next line from the supervisor, or None (stuck past the deadline, gone, or a line past
+        its bound: `overflowed`)."""
+        while (line := self.lines.pop()) is None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or self.res_r < 0 or self.lines.overflow:
+                return None
+            ready, _, _ = select.select([self.res_r], [], [], remaining)
+            if not ready:
+                continue
+            chunk = os.read(self.res_r, 1 << 20)
+            if not chunk:
+                self.eof = True
+                return None
+            self.lines.feed(chunk)
+        return line
+
+    def close(self) -> None:
+        """End the session: the supervisor stops the child and wipes its folder, the zygote sweeps."""
+        if self.broken:
+            return
+        os.close(self.job_w)
+        self.job_w = -1
+        deadline = time.monotonic() + 10.0 + GRACE
+        while True:
+            line = self._line(deadline)
+            if line is None:
+                break
+            message = _parse(line)
+            if message is not None and message.get("done") is True:
+                break
+        os.close(self.res_r)
+        self.res_r = -1
+        if not self.runner._await_end(deadline + self.SLACK):
+            self.runner._stop_process()
+            self.runner.restarts += 1
+
+
+def _write_all_open(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _recv_exact(sock: socket.socket, n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _parse(line: bytes) -> dict | None:
+    try:
+        return wire.parse_line(line, len(line))
+    except wire.WireError:
+        return None
+
+
+def result_line_bytes(job: Job, bounds: Bounds) -> int:
+    """The longest line a supervisor may send for one of the job's units: its probes' values and its
+    state, its captured output and error texts."""
+    values = max((len(u.probes) + (u.state is not None) for u in job.units), default=1)
+    output = job.limits.output_kb * 1024 if job.capture_output else 0
+    return bounds.line_bytes(values, output + (64 << 10))
+
+
+class RunnerPool:
+    """`size` runners, each in its own sandbox slot, fed from one queue of jobs."""
+
+    def __init__(self, size: int | None = None, mode: str = "auto", preload: tuple[str, ...] = ("numpy",),
+                 slots: tuple[int, ...] | None = None, memory_mb: int | None = None):
+        # Each runner leases its own uids (uids.py): pools sharing a machine never share a process count.
+        # `memory_mb`: the memory bound the sandboxes' tmpfs sizes follow (sandbox.tmpfs_bytes).
+        self.size = len(slots) if slots else max(1, size or os.cpu_count() or 1)
+        self.runners = [Runner(mode, slot, preload, memory_mb) for slot in (slots or range(self.size))]
+        self._free: list[Runner] = list(self.runners)
+        self._lock = threading.Lock()
+
+    @property
+    def kind(self) -> str:
+        return self.runners[0].kind
+
+    def want(self, modules) -> None:
+        for runner in self.runners:
+            runner.want(modules)
+
+    def _take(self) -> Runner:
+        with self._lock:
+            return self._free.pop()
+
+    def _give(self, runner: Runner) -> None:
+        with self._lock:
+            self._free.append(runner)
+
+    def run(self, job: Job) -> list[UnitResult]:
+        runner = self._take()
+        try:
+            return runner.run(job)
+        finally:
+            self._give(runner)
+
+    @contextmanager
+    def session(self, unit: Unit, limits: Limits | None = None) -> Iterator[Session]:
+        """A session on one of the pool's runners, held until the session ends."""
+        runner = self._take()
+        try:
+            with runner.session(unit, limits) as session:
+                yield session
+        finally:
+            self._give(runner)
+
+    def map(self, jobs: Iterable[Job], on_done: Callable[[int, list[UnitResult]], None] | None = None
+            ) -> Iterator[tuple[int, list[UnitResult]]]:
+        """Run jobs in parallel; yield (position, results) as each finishes."""
+        with ThreadPoolExecutor(max_workers=self.size) as executor:
+            futures = {executor.submit(self.run, job): i for i, job in enumerate(jobs)}
+            from concurrent.futures import as_completed  # noqa: PLC0415
+
+            for future in as_completed(futures):
+                position = futures[future]
+                results = future.result()
+                if on_done:
+                    on_done(position, results)
+                yield position, results
+
+    def close(self) -> None:
+        for runner in self.runners:
+            runner.close()
+
+    def __enter__(self) -> "RunnerPool":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,332 @@
+"""The long-lived process of a sandbox: a fork server that never holds a job.
+
+Started once per sandbox (`python -I -m trous.sandbox.zygote CONFIG`), it imports the heavy modules
+(numpy) once, then waits on its control socket (fd 0). For each job the parent sends two pipe ends
+with the message b"J": the zygote forks a supervisor (supervisor.py) that reads the job from the
+first and writes results to the second. When that supervisor needs a process to run student code,
+it asks the zygote (b"C" on their private socket, with the child's pipe ends), and the zygote forks
+one from itself (child.py). So every process that runs student code is a copy of a process that
+never read a job, a submission, a test or a result: nothing of another unit, another variant or
+another student is in its memory.
+
+The zygote reaps every child, tells the supervisor how each one ended (b"X": status and CPU
+seconds), and kills what a child left behind (it is their subreaper) before the next one starts.
+After each job it sweeps again, then answers b"E", the supervisor's exit status and the strays.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import socket
+import struct
+import sys
+import traceback
+
+from . import cleanup
+from .confine import Confinement, join_cgroup, make_undumpable, prctl
+from .protocol import Limits
+
+PR_SET_CHILD_SUBREAPER = 36
+
+# Imported once here, shared by every fork: exercises then never pay for these imports again.
+ALWAYS = ("math", "cmath", "random", "secrets", "statistics", "itertools", "functools", "collections",
+          "json", "re", "time", "fractions", "decimal", "copy", "string", "operator", "heapq", "bisect")
+WITH = {"numpy": ("numpy.random", "numpy.linalg")}
+
+
+# -- processes below this one --------------------------------------------------------------------
+def _children(pid: int) -> list[int] | None:
+    try:
+        found = []
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                found += [int(x) for x in f.read().split()]
+        return found
+    except FileNotFoundError:
+        return [] if os.path.exists(f"/proc/{pid}") else None
+    except (OSError, ValueError):
+        return []
+
+
+def _descendants(root: int, keep: frozenset[int] = frozenset()) -> list[int]:
+    """Every process below `root` except `keep` and theirs. Orphans of the student's code are
+    re-parented to us (we are their subreaper), so the kernel's children lists find them all."""
+    if _children(os.getpid()) is None:  # no children lists on this kernel: read the whole table
+        return _descendants_by_table(root, keep)
+    found, frontier = [], [root]
+    while frontier:
+        for child in _children(frontier.pop()) or []:
+            if child not in found and child not in keep:
+                found.append(child)
+                frontier.append(child)
+    return found
+
+
+def _descendants_by_table(root: int, keep: frozenset[int]) -> list[int]:
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                data = f.read()
+            # The command name may hold spaces and parentheses: the fields start after the last ')'.
+            fields = data[data.rindex(b")") + 2:].split()
+            parents[int(entry)] = int(fields[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    found, frontier = [], [root]
+    while frontier:
+        parent = frontier.pop()
+        for pid, ppid in parents.items():
+            if ppid == parent and pid not in found and pid not in keep:
+                found.append(pid)
+                frontier.append(pid)
+    return found
+
+
+def sweep(keep: frozenset[int] = frozenset()) -> int:
+    """Kill everything below this process but `keep`; return how many strays there were."""
+    import time  # noqa: PLC0415
+
+    me, seen = os.getpid(), set()
+    for _ in range(2000):
+        pids = _descendants(me, keep)
+        if not pids:
+            break
+        seen.update(pids)
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        reaped = 0
+        for pid in pids:  # ours once their parents die (we are the subreaper); others ECHILD
+            try:
+                reaped += os.waitpid(pid, os.WNOHANG)[0] != 0
+            except ChildProcessError:
+                pass
+        if not reaped:
+            time.sleep(0.001)
+    return len(seen)
+
+
+# -- the supervisor and the children it asks for ---------------------------------------------
+class Server:
+    """Serves the grader's jobs through one long-lived supervisor, forks children on its request.
+
+    The supervisor holds jobs (one after the other) but never runs student code, and children are
+    forked from this process, not from it: so a supervisor that lives long costs no secrecy, and
+    saves a fork per job. If it dies (killed by a student's process under the same uid), the job
+    in progress ends without results and a new one is started for the next job.
+    """
+
+    def __init__(self, control: socket.socket, workroot: str, confinement: Confinement):
+        self.control, self.workroot, self.confinement = control, workroot, confinement
+        self.supervisor: int | None = None
+        self.line: socket.socket | None = None
+        self.children: set[int] = set()
+        self.busy = False  # a job is being run
+        self.strays = 0
+        self.wake_r, wake_w = os.pipe()
+        os.set_blocking(self.wake_r, False)
+        os.set_blocking(wake_w, False)
+        signal.signal(signal.SIGCHLD, lambda *_: None)  # a handler, so that the wakeup fd is written
+        signal.set_wakeup_fd(wake_w)
+
+    def _start_supervisor(self) -> None:
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        pid = os.fork()
+        if pid == 0:  # the supervisor
+            status = 0
+            try:
+                # Only its line to us: a job's pipe ends open here (the job that made us start it)
+                # would keep the grader waiting for an end of file that never comes.
+                signal.set_wakeup_fd(-1)
+                keep = theirs.fileno()
+                for sock in (mine, self.control):
+                    sock.detach()
+                os.close(0)
+                os.open(os.devnull, os.O_RDONLY)  # fd 0 again, so that no received fd takes it
+                os.closerange(3, keep)
+                os.closerange(keep + 1, _max_fd())
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                from .supervisor import serve  # noqa: PLC0415
+
+                serve(theirs, self.workroot)
+            except BaseException:  # noqa: BLE001 - report, never hang the zygote
+                traceback.print_exc()
+                status = 3
+            finally:
+                os._exit(status)
+        theirs.close()
+        self.supervisor, self.line = pid, mine
+
+    def _end_job(self, status: int) -> None:
+        self.strays += sweep(keep=frozenset({self.supervisor} if self.supervisor else ()))
+        # What a job may leave outside its run folders: files in /tmp and /dev/shm, System V objects
+        # (only in a sandbox of our own: elsewhere those are the machine's).
+        cleanup.after_job(self.workroot, private=self.confinement.sweep)
+        self.control.sendall(b"E" + struct.pack("!ii", status, self.strays))
+        self.busy, self.strays = False, 0
+
+    def serve(self) -> None:
+        while True:
+            self._reaped()
+            watched = [self.control, self.wake_r] + ([self.line] if self.line is not None else [])
+            try:
+                ready, _, _ = select.select(watched, [], [], 1.0)
+            except InterruptedError:
+                continue
+            if self.wake_r in ready:
+                try:
+                    os.read(self.wake_r, 4096)
+                except BlockingIOError:
+                    pass
+            if self.line is not None and self.line in ready:
+                self._from_supervisor()
+            if self.control in ready and not self.busy:
+                try:
+                    message, fds, _, _ = socket.recv_fds(self.control, 16, 4)
+                except OSError:
+                    return
+                if not message:
+                    return
+                if message != b"J" or len(fds) != 2:
+                    for fd in fds:
+                        os.close(fd)
+                    continue
+                if self.supervisor is None:
+                    self._start_supervisor()
+                try:
+                    socket.send_fds(self.line, [b"J"], fds)
+                    self.busy = True
+                except OSError:
+                    self._end_job(3)
+                finally:
+                    for fd in fds:
+                        os.close(fd)
+
+    def _from_supervisor(self) -> None:
+        assert self.line is not None
+        try:
+            message, fds, _, _ = socket.recv_fds(self.line, 1 << 16, 4)
+        except OSError:
+            message, fds = b"", []
+        if not message:  # the supervisor is gone: it is reaped, and the job ends without it
+            for fd in fds:
+                os.close(fd)
+            self.line.close()
+            self.line = None
+            return
+        if message[:1] == b"D":
+            self._end_job(0)
+        elif message[:1] == b"C":
+            self._spawn(message, fds)
+        else:
+            for fd in fds:
+                os.close(fd)
+
+    def _spawn(self, message: bytes, fds: list[int]) -> None:
+        assert self.line is not None
+        if len(fds) != 3:
+            for fd in fds:
+                os.close(fd)
+            self.line.send(b"F")
+            return
+        request = json.loads(message[1:])
+        pid = os.fork()
+        if pid == 0:  # a child for student code: fds 0 (commands), 1 and 2 (output), 3 (events)
+            try:
+                cmd, events, output = fds
+                os.dup2(cmd, 0)
+                os.dup2(output, 1)
+                os.dup2(output, 2)
+                os.dup2(events, 3)
+                os.closerange(4, _max_fd())
+                signal.set_wakeup_fd(-1)
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                os.chdir(request["workdir"])
+                from . import child  # noqa: PLC0415
+
+                child.main(Limits.from_dict(request.get("limits", {})), self.confinement)
+            finally:
+                os._exit(70)
+        for fd in fds:
+            os.close(fd)
+        self.children.add(pid)
+        self.line.send(b"P" + struct.pack("!i", pid))
+
+    def _reaped(self) -> None:
+        """Reap whatever ended: a child is reported to the supervisor (with what it left behind,
+        now killed); the supervisor's death ends the job in progress; strays are just reaped."""
+        while True:
+            try:
+                pid, status, usage = os.wait4(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            if pid in self.children:
+                self.children.discard(pid)
+                strays = sweep(keep=frozenset({self.supervisor, *self.children} - {None}))
+                self.strays += strays
+                if self.line is not None:
+                    try:
+                        self.line.send(b"X" + struct.pack("!iidi", pid, status, usage.ru_utime + usage.ru_stime, strays))
+                    except OSError:
+                        pass
+            elif pid == self.supervisor:
+                self.supervisor = None
+                if self.line is not None:
+                    self.line.close()
+                    self.line = None
+                if self.busy:
+                    self._end_job(3)
+
+
+def _max_fd() -> int:
+    try:
+        return min(os.sysconf("SC_OPEN_MAX"), 65536)
+    except (ValueError, OSError):
+        return 4096
+
+
+def main(argv: list[str] | None = None) -> None:
+    config = json.loads((argv or sys.argv[1:])[0])
+    confinement = Confinement.from_json(config.get("confinement", {}))
+    if confinement.cgroup:
+        join_cgroup(confinement.cgroup, int(config.get("pids_max", 64)))
+    wanted = list(ALWAYS)
+    for name in config.get("preload", []):
+        wanted += [name, *WITH.get(name, ())]
+    for name in wanted:
+        try:
+            __import__(name)
+        except Exception:  # noqa: BLE001 - a missing optional module is the student's concern
+            pass
+    # Import what every job needs now, so that forks share it and no later import can fail.
+    from . import child, encode, protocol, supervisor  # noqa: F401, PLC0415
+
+    make_undumpable()
+    prctl(PR_SET_CHILD_SUBREAPER, 1)
+    workroot = config.get("workroot") or "/tmp/trous-runs"
+    os.makedirs(workroot, exist_ok=True)
+    os.chmod(workroot, 0o711)
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    # Forks share memory until they write to it, and a garbage collection writes to every object
+    # it visits: frozen objects are never visited, so a fork stays cheap (no copy of numpy's pages).
+    import gc  # noqa: PLC0415
+
+    gc.collect()
+    gc.freeze()
+    control = socket.socket(fileno=0)
+    control.sendall(b"R")
+    Server(control, workroot, confinement).serve()
+
+
+if __name__ == "__main__":
+    main()
