@@ -21,7 +21,7 @@ from trous.core import Course
 from trous.core import blanks as blanks_mod
 from trous.grade.engine import Grader, GraderError
 from trous.core.grades import FAILED
-from trous.check.selfcheck import Verdict
+from trous.core.judge import Verdict
 from trous.sandbox.pool import RunnerPool
 
 HEADER = "import math\n\nimport pytest\n\nfrom trous.spec import SOLUTION, StudentError, blank, expect, variant\n\n"

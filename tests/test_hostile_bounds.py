@@ -24,7 +24,7 @@ from trous.core.grades import FAILED, PASSED
 from trous.sandbox.pool import Runner, RunnerPool
 from trous.sandbox.protocol import Job, Limits, Probe, Unit
 from trous.sandbox.backend import bwrap_available
-from trous.check.selfcheck import describe_error, judge
+from trous.core.judge import describe_error, judge
 from trous.core.checks import expect
 
 ROOT = Path(__file__).resolve().parent.parent

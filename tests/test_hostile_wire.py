@@ -22,7 +22,7 @@ from trous.sandbox.pool import Runner
 from trous.sandbox.protocol import CRASH, OK, Job, Limits, Probe, ProbeResult, Unit, UnitResult
 from trous.sandbox.backend import SandboxSpec
 from trous.sandbox.wire import Bounds, WireError, check
-from trous.check.selfcheck import describe_error
+from trous.core.judge import describe_error
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent

@@ -18,7 +18,8 @@ import nbformat
 import pytest
 
 from conftest import ROOT, complete_exercises, run_trous
-from trous.check.selfcheck import DEPENDS, FAILED, PASSED, UNFILLED, Checker
+from trous.check.checker import Checker
+from trous.check.selfcheck import DEPENDS, FAILED, PASSED, UNFILLED
 from trous.core import Course
 from trous.publish.notebooks import build as nbbuild
 from trous.publish.notebooks import definitions, snapshot, tracking

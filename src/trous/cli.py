@@ -8,7 +8,7 @@ import re
 import sys
 from pathlib import Path
 
-from .core.course import Course, CourseError
+from .core.course import Course, CourseError, course_for
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -80,7 +80,7 @@ class FrenchParser(argparse.ArgumentParser):
 
 
 def _course(args) -> Course:
-    return Course.load(args.cours) if args.cours else Course.find(Path.cwd())
+    return course_for(args.cours)
 
 
 def _console():
@@ -93,7 +93,7 @@ def _console():
 def cmd_list(args) -> int:
     from rich.table import Table  # noqa: PLC0415
 
-    from .check.selfcheck import Checker  # noqa: PLC0415
+    from .check.checker import Checker  # noqa: PLC0415
     from .check.feedback import SYMBOL, progress_line  # noqa: PLC0415
 
     course = _course(args)
@@ -124,7 +124,7 @@ def _current(course: Course, checker) -> object | None:
 
 
 def cmd_check(args) -> int:
-    from .check.selfcheck import Checker  # noqa: PLC0415
+    from .check.checker import Checker  # noqa: PLC0415
     from .check.feedback import exercise_report  # noqa: PLC0415
 
     course = _course(args)
@@ -139,7 +139,8 @@ def cmd_check(args) -> int:
 
 
 def cmd_hint(args) -> int:
-    from .check.selfcheck import NOT_RUN, Checker  # noqa: PLC0415
+    from .check.checker import Checker  # noqa: PLC0415
+    from .check.selfcheck import NOT_RUN  # noqa: PLC0415
     from .check.feedback import next_step, problem_report  # noqa: PLC0415
     from .check.hints import next_hint  # noqa: PLC0415
 
@@ -187,7 +188,7 @@ def cmd_hint(args) -> int:
 
 
 def cmd_watch(args) -> int:
-    from .check.selfcheck import Checker  # noqa: PLC0415
+    from .check.checker import Checker  # noqa: PLC0415
     from .check.feedback import exercise_report, progress_line  # noqa: PLC0415
     from .check.watch import FileWatcher, signature  # noqa: PLC0415
 

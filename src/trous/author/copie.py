@@ -25,7 +25,8 @@ from ..core.checks import Check, Expect
 from ..sandbox import backend as sandbox_mod
 from ..sandbox.pool import RunnerPool
 from ..sandbox.protocol import Job, Limits, Probe, Unit
-from ..check.selfcheck import OPEN, judge, limits_for
+from ..core.course import limits_for
+from ..core.judge import OPEN, judge
 from ..grade.bounded import CpuBudget
 from ..grade.eleve import Eleve
 from ..grade.pytest_graders import TestInfo, role
@@ -72,9 +73,9 @@ class Native:
         if self.pool is None:
             memory = None
             if self.copy:
-                from ..outputs.run import memory_bound  # noqa: PLC0415 - the very bound trous grade gives its sandboxes
+                from ..core.course import memory_bound  # noqa: PLC0415 - the very bound trous grade gives its sandboxes
 
-                memory = memory_bound(course) or None
+                memory = memory_bound(course.exercises)
             self.pool = RunnerPool(1, mode=self.mode, memory_mb=memory)
         return self.pool
 

@@ -38,7 +38,8 @@ from ..core.analysis import analyse_source
 from ..sandbox.pool import RunnerPool
 from ..sandbox.protocol import OK, Job, Probe, Unit, UnitResult
 from ..sandbox.backend import LIMITS
-from ..check.selfcheck import PASSED, SKIPPED_CHECK, interpret, limits_for, prepare
+from ..check.selfcheck import PASSED, SKIPPED_CHECK, interpret, prepare
+from ..core.course import limits_for
 from . import mutants as mutants_mod
 from . import observe
 from ..grade.engine import Grader, GraderError

@@ -13,50 +13,13 @@ plugin launches the runner first, and imports the rest while it starts.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import queue
 import threading
 from collections.abc import Iterable
 from concurrent.futures import Future
 
-
-def available(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):
-        return False
-
-
-COMMON = ("numpy",)  # what most courses' programs import: preloaded unless a run shows no use for it
-
-
-def mentions(exercise, module: str) -> bool:
-    """Whether the exercise's file (the student's copy) or its public checks name `module`: a program
-    that never names it does not import it (a comment naming it costs only a preload)."""
-    for path in (exercise.path, exercise.checks_path):
-        try:
-            if module in path.read_text(encoding="utf-8", errors="replace"):
-                return True
-        except OSError:
-            continue
-    return False
-
-
-def preload_for(exercises, checks: dict | None = None, *, as_needed: bool = False) -> tuple[str, ...]:
-    """Modules the course's programs import that are worth importing once in the runner: numpy, and
-    whatever an exercise or a check `requires` (torch when installed: seconds to import).
-
-    `as_needed` (the self-check, often of one exercise): numpy only if one of these exercises names
-    it, so that a run of exercises that do not use it does not wait for its import (a tenth of a
-    second, on the way to the first verdict). A program that imports it anyway still can: its own
-    run imports it, under the same limits."""
-    wanted = [m for m in COMMON if not as_needed or any(mentions(e, m) for e in exercises)]
-    for exercise in exercises:
-        wanted += exercise.spec.requires
-        for check in (checks or {}).get(exercise.id, []):
-            wanted += check.requires
-    return tuple(m for m in dict.fromkeys(wanted) if available(m))
+from ..core.course import available, preload_for  # noqa: F401 - the self-check asks it
 
 
 class _Lane(threading.Thread):

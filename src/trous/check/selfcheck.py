@@ -7,16 +7,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..core import compare
 from ..core import flow as flow_mod
 from ..core.course import BlankSpec, Exercise
-from ..sandbox.protocol import CRASH, EXIT, SKIPPED, TIMEOUT, Job, Limits, Probe, ProbeResult, Unit, UnitResult
+from ..sandbox.protocol import CRASH, EXIT, SKIPPED, TIMEOUT, Job, Probe, ProbeResult, Unit, UnitResult
 from ..core.checks import Check, Expect, load_checks
 from ..core.analysis import Analysis
 from . import blame
 from ..core import glosses
-from .checker import Checker, preload_for  # noqa: F401 - where the self-check's users import them from
-from .checker import available as _available
+from ..core.course import available, limits_for
+from ..core.judge import Verdict, describe_error, disclosure, in_context, is_blank_name_error, judge, variant_context
 
 PASSED, FAILED, UNFILLED, NOT_RUN, SKIPPED_CHECK = "passed", "failed", "unfilled", "not_run", "skipped"
 DEPENDS, SUSPECT = blame.DEPENDS, blame.SUSPECT  # neither right nor wrong yet; right so far but suspected
@@ -71,168 +70,6 @@ class ExerciseResult:
             (b for b in self.blanks if not b.passed), None)
 
 
-# -- judging one expectation -------------------------------------------------------------------
-@dataclass(frozen=True)
-class Verdict:
-    ok: bool
-    reason: str = ""
-    line: int | None = None
-    kind: str = "error"  # "value": the program ran and gave other values; "structure": another kind or shape
-
-
-def _is_blank_name_error(error) -> bool:
-    return error is not None and error.type == "NameError" and "'___'" in error.message
-
-
-def describe_error(error, unit_label: str = "", message: bool = True, numbers: bool | None = None) -> str:
-    """An error in French; `message=False`: its type and line only (the message could carry what a
-    hidden run computed or read). `numbers`: whether what the run measured (the memory it held) may
-    be said (by default, as messages)."""
-    if error is None:
-        return "erreur inconnue"
-    if error.kind in ("timeout", "crash", "skipped", "files", "output", "protocol", "override"):
-        return error.message
-    if error.kind == "too_big":
-        return f"valeur trop grande pour être vérifiée ({error.message})"
-    if error.kind == "invalid":  # refused by the grader's reading (sandbox/wire.py): its words, no data
-        return f"valeur refusée par le correcteur : {error.message}"
-    if error.kind == "memory":
-        used, _, bound = (error.message or "").partition("/")
-        said = (f"le programme a demandé plus de mémoire que la limite de {bound} Mio par exécution"
-                if bound.isdigit() else "le programme demande trop de mémoire")
-        if (message if numbers is None else numbers) and used.isdigit():
-            said += f" (il en occupait déjà {used} Mio)"
-        return f"mémoire épuisée (MemoryError) : {said}"
-    if error.kind == "exit":
-        where = f" ligne {error.line}" if error.line else ""
-        # The child writes sys.exit's code only when it is a number: this never echoes the student's text.
-        return f"le programme s'arrête{where} par {error.message or 'sys.exit'} avant la fin"
-    text = f"{error.type}: {error.message}" if error.message and message else error.type
-    if error.type == "RecursionError":
-        text += " (une fonction s'appelle elle-même sans fin ?)"
-    # A gloss is read from the message: only where the message itself may be shown.
-    gloss = glosses.error_gloss(error.type, error.message) if message else None
-    after = f"\npiste : {gloss}" if gloss else ""
-    if error.line:
-        shown = f"\n  {error.line} | {error.text.strip()}" if error.text else ""
-        return f"erreur ligne {error.line} — {text}{shown}{after}"
-    return text + after
-
-
-def variant_context(expect: Expect, hidden: bool = False) -> str:
-    """How feedback names the inputs of a variant: its description; a shown variant's inputs too
-    (showing them is the point of a shown variant), never a hidden one's."""
-    variant = expect.variant
-    if variant is None:
-        return ""
-    if hidden or variant.hidden:
-        return f"sur d'autres entrées ({variant.description})"
-    inputs = " ; ".join(f"{name} = {value}" for name, value in variant.overrides)
-    return f"sur d'autres entrées ({variant.description} : {inputs})"
-
-
-@dataclass(frozen=True)
-class Disclosure:
-    """What a verdict may show. Each of these can carry hidden things into a page (a hidden
-    check's inputs, what a spliced program computed from the reference), so grading shows an
-    expression, a value or an exception message only where it is public."""
-
-    expression: bool = True  # the expression checked; else its French description
-    expected: bool = True  # the expected value (else only kinds and shapes of what differs)
-    obtained: str = "all"  # what was obtained: "all", "shaped" (only with the expected shape), "none"
-    messages: bool = True  # exception messages; else the exception's type and line only
-
-
-OPEN = Disclosure()
-
-
-def disclosure(expect: Expect, *, graded: bool, own_file: bool) -> Disclosure:
-    """The rule. A hidden check (a grader's) is described, never shown; values on hidden inputs are
-    never shown. When grading, what a program computed reaches a page only from a public check on
-    the course's own inputs: the process asks those first, before it is sent anything hidden, so
-    what they return cannot carry what it had not yet seen. Exception messages, moreover, only
-    from the student's own file (a spliced program holds the reference's code and values)."""
-    hidden_inputs = expect.hidden or (expect.variant is not None and expect.variant.hidden)
-    if not graded:
-        return Disclosure(expression=not expect.hidden, expected=not hidden_inputs,
-                          obtained="none" if hidden_inputs else "all", messages=not hidden_inputs)
-    first = expect.variant is None and not expect.hidden
-    return Disclosure(expression=not expect.hidden, expected=not hidden_inputs,
-                      obtained="shaped" if first else "none", messages=own_file and first)
-
-
-def judge(expect: Expect, expected, unit: UnitResult, probe: ProbeResult, *, say: Disclosure = OPEN) -> Verdict:
-    """Does one expectation hold? When not, why, within what `say` allows to be shown."""
-    # A hidden variant stays a description: neither its inputs nor the values they give are shown.
-    context = variant_context(expect, hidden=not say.expected)
-    name = expect.name if say.expression else expect.description
-    error_text = lambda error: describe_error(error, message=say.messages, numbers=say.obtained != "none")  # noqa: E731
-    if not probe.evaluated:
-        if unit.status in (TIMEOUT, CRASH, SKIPPED):
-            return Verdict(False, _join(context, error_text(unit.error)), unit.error.line if unit.error else None)
-        return Verdict(False, _join(context, "non vérifié"))
-    if probe.error is not None:
-        if unit.status == TIMEOUT and probe.error.kind == "timeout":
-            return Verdict(False, _join(context, "non vérifié : " + error_text(unit.error)), unit.error.line if unit.error else None)
-        if probe.error.kind in ("timeout", "crash", "protocol"):
-            return Verdict(False, _join(context, f"{name} : {probe.error.message}"))
-        if unit.status != "ok" and unit.error is not None and probe.error.type == "NameError":
-            if _is_blank_name_error(unit.error):
-                return Verdict(False, _join(context, f"non vérifié : le programme s'arrête ligne {unit.error.line} "
-                                                     "sur un trou pas encore rempli (___)"), unit.error.line)
-            return Verdict(False, _join(context, "non vérifié : " + error_text(unit.error)), unit.error.line)
-        if _is_blank_name_error(probe.error):
-            return Verdict(False, _join(context, f"le trou de la ligne {probe.error.line} n'est pas encore rempli"),
-                           probe.error.line)
-        if probe.error.type == "NameError" and probe.error.line is None:
-            found = f" ({probe.error.message})" if say.messages and say.expression else ""
-            return Verdict(False, _join(context, f"{name} : introuvable{found}"))
-        return Verdict(False, _join(context, f"{name} : " + error_text(probe.error)), probe.error.line)
-    mismatch = compare.compare(expected, probe.value, decimals=expect.decimals, rtol=expect.rtol, atol=expect.atol)
-    if mismatch is None:
-        return Verdict(True)
-    if not say.expected:
-        # Kinds, shapes and lengths show no value; anything else is only « valeur fausse ».
-        detail = mismatch.reason if mismatch.structural else "valeur fausse"
-        text = f"{name} : {detail}"
-    elif say.obtained == "none":
-        detail = mismatch.reason if mismatch.structural else "une autre valeur"
-        text = f"{name} : attendu {compare.format_value(expected, expect.decimals)} — obtenu {detail}"
-    elif say.obtained == "shaped" and not compare.same_shape(expected, probe.value):
-        obtained = compare.decode(probe.value)
-        where = f" (élément {mismatch.where})" if mismatch.where else ""
-        # The reason names types and lengths; text the student's code produced is never echoed.
-        detail = "" if compare.has_text(obtained) else f" — {mismatch.reason}"
-        text = (f"{name} : attendu {compare.format_value(expected, expect.decimals)}, "
-                f"obtenu {compare.describe_type(obtained)}{where}{detail}")
-    elif mismatch.structural and compare.same_values(expected, probe.value):
-        # The right numbers in another kind of value: said so, without writing them twice.
-        where = f" (élément {mismatch.where})" if mismatch.where else ""
-        text = f"{name}{where} : les bonnes valeurs, mais {mismatch.reason}"
-        gloss = glosses.kind_gloss(compare.decode(expected, arrays=True), compare.decode(probe.value, arrays=True))
-        if gloss:
-            text += f"\npiste : {gloss}"
-        return Verdict(False, _join(context, text), kind="structure")
-    else:
-        where = f" (élément {mismatch.where})" if mismatch.where else ""
-        shown_expected = compare.format_value(expected, expect.decimals, precise=mismatch.precise)
-        shown_obtained = compare.format_value(probe.value, expect.decimals, precise=mismatch.precise)
-        # "attendu 2, obtenu 3 — 3 au lieu de 2" says it twice: the reason only when it adds something.
-        restated = not mismatch.where and mismatch.reason == f"{shown_obtained} au lieu de {shown_expected}"
-        reason = "" if restated else f" — {mismatch.reason}"
-        text = f"{name} : attendu {shown_expected}, obtenu {shown_obtained}{where}{reason}"
-        gloss = glosses.value_gloss(compare.decode(expected), compare.decode(probe.value))
-        if gloss:
-            text += f"\npiste : {gloss}"
-    if expect.message:
-        text += f"\n{expect.message}"
-    return Verdict(False, _join(context, text), kind="structure" if mismatch.structural else "value")
-
-
-def _join(context: str, text: str) -> str:
-    return f"{context} : {text}" if context else text
-
-
 # -- the public self-check -----------------------------------------------------------------------
 def plan_units(analysis: Analysis, checks: list[Check], text: str, process: str = "") -> tuple[list[Unit], list]:
     """One unit per distinct variant of the student's whole file; the plan maps each expectation
@@ -256,14 +93,6 @@ def plan_units(analysis: Analysis, checks: list[Check], text: str, process: str 
     return units, plan
 
 
-def limits_for(exercise: Exercise, base: Limits | None = None) -> Limits:
-    spec = exercise.course.spec.limits
-    values = {k: v for k, v in spec.model_dump().items() if v is not None}
-    values["wall"] = exercise.spec.timeout if "wall" not in values else min(values["wall"], exercise.spec.timeout)
-    merged = {**(base.__dict__ if base else {}), **values}
-    return Limits.from_dict(merged)
-
-
 def prepare(exercise: Exercise, analysis: Analysis, checks: list[Check] | None = None):
     """The job for a public check of `analysis`, or an ExerciseResult when nothing can run."""
     checks = load_checks(exercise.checks_path) if checks is None else checks
@@ -277,7 +106,7 @@ def prepare(exercise: Exercise, analysis: Analysis, checks: list[Check] | None =
         french = glosses.syntax_message(s.message)
         message = f"erreur de syntaxe : {french} ({s.message})" if french else f"erreur de syntaxe : {s.message}"
         return _unrunnable(exercise, analysis, message, s.line, s.text, s.column), None
-    runnable = [c for c in checks if all(_available(m) for m in c.requires)]
+    runnable = [c for c in checks if all(available(m) for m in c.requires)]
     wanted = [c for c in runnable if analysis.is_filled(_index(exercise, c))]
     units, plan = plan_units(analysis, wanted, analysis.source.text)
     job = Job(tuple(units), limits_for(exercise), capture_output=True)
@@ -330,11 +159,11 @@ def never_computed(flow: flow_mod.Flow, expect: Expect, unit: UnitResult) -> boo
 
 def _not_computed(expect: Expect, unit: UnitResult) -> Verdict:
     error = unit.error
-    if _is_blank_name_error(error):
+    if is_blank_name_error(error):
         said = f"le programme s'arrête ligne {error.line} sur un trou pas encore rempli (___)"
     else:
         said = describe_error(error)
-    return Verdict(False, _join(variant_context(expect), "non vérifié : " + said), error.line)
+    return Verdict(False, in_context(variant_context(expect), "non vérifié : " + said), error.line)
 
 
 def _failure_line(unit: UnitResult, probe: ProbeResult, stop_line: int | None) -> int | None:
@@ -443,7 +272,7 @@ def interpret(exercise: Exercise, analysis: Analysis, context, results: list[Uni
     first = results[0] if results else None
     # The program itself stopped (not on an unfilled blank): worth saying once, if a blank suffered.
     stopped = first is not None and first.error is not None and (
-        first.status in (TIMEOUT, CRASH, EXIT) or (first.status == "error" and not _is_blank_name_error(first.error)
+        first.status in (TIMEOUT, CRASH, EXIT) or (first.status == "error" and not is_blank_name_error(first.error)
                                                    and first.error.kind != "override"))
     if stopped and not all(b.passed or b.status == UNFILLED for b in blanks):
         result.problem, result.problem_line = describe_error(first.error), first.error.line
@@ -463,7 +292,7 @@ def _unexplained_stops(results: list[UnitResult], variants: dict, outcomes: list
     for u, unit in enumerate(results):
         error = unit.error
         if (unit.status == "ok" or error is None or error.line is None or error.kind == "override"
-                or _is_blank_name_error(error)):
+                or is_blank_name_error(error)):
             continue
         reaching = {i for i in flows.get(u, flow).could_stop(error.line) if i < len(decisions)}
         if not reaching or reaching & bad:

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from ..grade.testfunctions import Clock, TestFunctions, has_tests
 from ..sandbox.protocol import Unit
-from .selfcheck import FAILED, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED, WAITING, BlankResult, limits_for
+from ..core.course import limits_for
+from .selfcheck import FAILED, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED, WAITING, BlankResult
 
 COURSE_FAULT = "une vérification de l'exercice ne fonctionne pas (erreur du cours, pas la tienne) : {what}"
 

@@ -16,11 +16,10 @@ import os
 import zlib
 from pathlib import Path
 
-from .course import CourseSpec
 
 CACHE = Path(".trous") / "cours-valide.json"
 FORMAT = 1
-_CODE = ("course.py", "schema.py", "yamlpos.py")  # what decides whether a course.yaml is valid
+_CODE = ("course.py", "errors.py", "schema.py", "yamlpos.py")  # what decides whether a course.yaml is valid
 _fingerprint: str | None = None
 
 
@@ -46,26 +45,26 @@ def _usable(root: Path) -> bool:
     return (root / CACHE).parent.is_dir() and fingerprint() is not None
 
 
-def read(root: Path, text: str) -> CourseSpec | None:
-    """The course validated from this very `text` by this very code, if the cache has it."""
+def read(root: Path, text: str) -> dict | None:
+    """The course validated from this very `text` by this very code, as plain data, if the cache has it."""
     if not _usable(root):
         return None
     try:
         stored = json.loads((root / CACHE).read_text(encoding="utf-8"))
         if stored.get("format") != FORMAT or stored.get("source") != text or stored.get("by") != fingerprint():
             return None
-        return CourseSpec.from_data(stored["course"])
+        return stored["course"] if isinstance(stored["course"], dict) else None
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
 
-def write(root: Path, text: str, spec: CourseSpec) -> None:
+def write(root: Path, text: str, course: dict) -> None:
     if not _usable(root):
         return
     path = root / CACHE
     partial = path.with_name(f".{path.name}.{os.getpid()}")
     try:
-        data = {"format": FORMAT, "by": fingerprint(), "source": text, "course": spec.model_dump()}
+        data = {"format": FORMAT, "by": fingerprint(), "source": text, "course": course}
         partial.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
         os.replace(partial, path)  # a run reading it meanwhile sees the old cache or the new one, whole
     except (OSError, ValueError):

@@ -14,23 +14,16 @@ Every error names the file, the line, and what to write instead.
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
 
-COURSE_FILE = "course.yaml"
+from ..sandbox.protocol import Limits
+from . import cache
+from .errors import COURSE_FILE, CourseError
+
 TEMPLATES_DIR = Path(".trous") / "modeles"
-
-
-class CourseError(Exception):
-    """A `course.yaml` problem: file, line, message, what to write instead."""
-
-    def __init__(self, path: str, line: int | None, message: str, example: str | None = None):
-        self.path, self.line, self.message, self.example = path, line, message, example
-        text = f"{path}:{line} : {message}" if line else f"{path} : {message}"
-        if example:
-            text += "\n    à écrire par exemple :\n" + "\n".join("      " + ln for ln in example.splitlines())
-        super().__init__(text)
 
 
 # -- the course's records ------------------------------------------------------------------------
@@ -133,6 +126,14 @@ def parse(text: str, path: str = COURSE_FILE) -> CourseSpec:
     return CourseSpec.from_data(validate(text, path))
 
 
+def _cached(root: Path, text: str) -> CourseSpec | None:
+    data = cache.read(root, text)
+    try:
+        return CourseSpec.from_data(data) if data is not None else None
+    except (KeyError, TypeError, ValueError, AttributeError):  # a damaged cache is ignored
+        return None
+
+
 @dataclass(frozen=True)
 class Exercise:
     course: "Course"
@@ -205,12 +206,10 @@ class Course:
             raise CourseError(str(path), None, "fichier introuvable : ce dossier n'est pas un cours trous") from None
         except UnicodeDecodeError:
             raise CourseError(str(path), None, "le fichier n'est pas en UTF-8") from None
-        from . import cache  # noqa: PLC0415
-
-        spec = cache.read(root, text)
+        spec = _cached(root, text)
         if spec is None:
             spec = parse(text, str(path))
-            cache.write(root, text, spec)
+            cache.write(root, text, spec.model_dump())
         return cls(root, spec)
 
     @classmethod
@@ -275,3 +274,60 @@ class Course:
             for path in (exercise.path, exercise.checks_path, exercise.grader_path, exercise.solution_path):
                 found.setdefault(path.resolve(), exercise)
         return found
+
+
+# -- what running a course needs --------------------------------------------------------------
+def limits_for(exercise: Exercise, base: Limits | None = None) -> Limits:
+    spec = exercise.course.spec.limits
+    values = {k: v for k, v in spec.model_dump().items() if v is not None}
+    values["wall"] = exercise.spec.timeout if "wall" not in values else min(values["wall"], exercise.spec.timeout)
+    merged = {**(base.__dict__ if base else {}), **values}
+    return Limits.from_dict(merged)
+
+
+def available(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+COMMON = ("numpy",)  # what most courses' programs import: preloaded unless a run shows no use for it
+
+
+def mentions(exercise, module: str) -> bool:
+    """Whether the exercise's file (the student's copy) or its public checks name `module`: a program
+    that never names it does not import it (a comment naming it costs only a preload)."""
+    for path in (exercise.path, exercise.checks_path):
+        try:
+            if module in path.read_text(encoding="utf-8", errors="replace"):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def preload_for(exercises, checks: dict | None = None, *, as_needed: bool = False) -> tuple[str, ...]:
+    """Modules the course's programs import that are worth importing once in the runner: numpy, and
+    whatever an exercise or a check `requires` (torch when installed: seconds to import).
+
+    `as_needed` (the self-check, often of one exercise): numpy only if one of these exercises names
+    it, so that a run of exercises that do not use it does not wait for its import (a tenth of a
+    second, on the way to the first verdict). A program that imports it anyway still can: its own
+    run imports it, under the same limits."""
+    wanted = [m for m in COMMON if not as_needed or any(mentions(e, m) for e in exercises)]
+    for exercise in exercises:
+        wanted += exercise.spec.requires
+        for check in (checks or {}).get(exercise.id, []):
+            wanted += check.requires
+    return tuple(m for m in dict.fromkeys(wanted) if available(m))
+
+
+def course_for(folder: str | Path | None) -> Course:
+    """The course named on a command line (`-C DOSSIER`), else the one holding the current folder."""
+    return Course.load(folder) if folder else Course.find(Path.cwd())
+
+
+def memory_bound(exercises) -> int | None:
+    """The largest memory bound (MiB) of these exercises (sandboxes' tmpfs and test workers follow it)."""
+    return max((limits_for(e).memory_mb for e in exercises), default=0) or None

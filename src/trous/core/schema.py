@@ -15,7 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from . import yamlpos
-from .course import COURSE_FILE, CourseError
+from .errors import COURSE_FILE, CourseError
 
 # What to write instead, by field name: shown with every error about that field.
 EXAMPLES = {

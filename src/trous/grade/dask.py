@@ -43,9 +43,8 @@ from pathlib import Path, PurePosixPath
 
 import trous
 
-from ..core.course import COURSE_FILE, TEMPLATES_DIR, Course
+from ..core.course import COURSE_FILE, TEMPLATES_DIR, Course, memory_bound
 from .engine import Grader, GraderError, fingerprint
-from ..inputs.intake import IntakeError
 from ..core.grades import SubmissionGrade
 from ..core.submission import Submission
 
@@ -62,7 +61,7 @@ class DistributedError(GraderError):
     """The cluster cannot grade this course (a worker refuses it, grades come back from another version)."""
 
 
-class ClusterUnavailable(IntakeError):
+class ClusterUnavailable(Exception):
     """No cluster to grade on: Dask not installed, no address, scheduler unreachable, no worker."""
 
 
@@ -170,7 +169,7 @@ class Prepared:
                     f"({found[:12]} au lieu de {version[:12]}) : même trous ({trous.__version__} ici) et même cours "
                     "partout, sinon les notes mélangeraient deux correcteurs")
             # Each runner leases its own uids (sandbox/uids.py): workers of one machine never share them.
-            self.pool = RunnerPool(threads, mode=kind, memory_mb=_memory_bound(course))
+            self.pool = RunnerPool(threads, mode=kind, memory_mb=memory_bound(course.exercises))
             self.grader = Grader(course, self.pool)
             self.grader.compute_references()  # once, before the worker's threads grade in parallel
             runner = self.pool.runners[0]
@@ -193,10 +192,6 @@ class Prepared:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def _memory_bound(course: Course) -> int | None:
-    from ..outputs.run import memory_bound  # noqa: PLC0415
-
-    return memory_bound(course) or None
 
 
 UNPACKED = "trous-cours-"  # + the worker's pid: a killed worker's course is found and removed later
@@ -409,11 +404,3 @@ def dask_scheduler(course: Course, submissions: list[Submission], options, hooks
                                f"(ou la variable {ENV_ADDRESS})")
     yield from grade_on_cluster(address, course, submissions, options.sandbox, hooks.sandbox)
 
-
-def _register() -> None:
-    from ..outputs import run as cli  # noqa: PLC0415
-
-    cli.SCHEDULERS.setdefault("dask", dask_scheduler)
-
-
-_register()

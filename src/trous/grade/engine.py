@@ -51,7 +51,9 @@ from ..core.checks import Check, Expect, load_checks
 from ..core.analysis import Analysis, analyse_bytes
 from ..sandbox.pool import RunnerPool
 from ..sandbox.protocol import CRASH, OK, SKIPPED, TIMEOUT, ErrorInfo, Job, Limits, Probe, ProbeResult, Unit, UnitResult
-from ..check.selfcheck import Verdict, _available, describe_error, disclosure, judge, limits_for
+from ..core.course import available as _available
+from ..core.course import limits_for, preload_for
+from ..core.judge import Verdict, describe_error, disclosure, judge
 from . import order as order_mod
 from ..core.grades import ERROR, FAILED, MISSING, PASSED, UNFILLED, BlankGrade, ExerciseGrade, SubmissionGrade
 from .testfunctions import Clock, Outcome, TestFunction, TestFunctions
@@ -225,8 +227,6 @@ def preloaded(course: Course, only: Iterable[str] | None = None) -> tuple[str, .
     """The modules a grading's sandboxes import once (numpy, whatever an exercise or a check
     requires), for sandboxes launched before the Grader is made (cli.local_scheduler): a module
     wanted after a sandbox started would be imported by every job instead."""
-    from ..check.selfcheck import preload_for  # noqa: PLC0415
-
     wanted = None if only is None else set(only)
     exercises = [e for e in course.exercises if wanted is None or e.id in wanted]
     checks: dict[str, list[Check]] = {}
@@ -285,8 +285,6 @@ class Grader:
             self.tests.close()
             raise GraderError("\n".join(self.tests.problems))
         if pool is not None:
-            from ..check.selfcheck import preload_for  # noqa: PLC0415
-
             pool.want(preload_for(self.exercises, self.checks))
 
     def close(self) -> None:

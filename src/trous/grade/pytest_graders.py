@@ -312,7 +312,8 @@ def pytest_runtest_call(item):
     if info is None or _worker(item.config) or item.config.getoption("copie", None) is None:
         return (yield)
     from . import bounded  # noqa: PLC0415
-    from .testfunctions import PATIENCE, memory_bound  # noqa: PLC0415
+    from ..core.course import memory_bound  # noqa: PLC0415
+    from .testfunctions import PATIENCE  # noqa: PLC0415
 
     found = role(Path(item.path))
     memory = memory_bound([found[1]]) if found is not None and found[1] is not None else None

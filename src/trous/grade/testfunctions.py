@@ -31,7 +31,8 @@ from pathlib import Path
 
 from ..core.course import Course, Exercise
 from ..sandbox.protocol import SKIPPED, ErrorInfo, UnitResult
-from ..check.selfcheck import Verdict, describe_error
+from ..core.course import memory_bound
+from ..core.judge import Verdict, describe_error
 from .pytest_graders import TestInfo
 from .testworker import WorkerFailed, WorkerPool
 
@@ -181,13 +182,6 @@ class Clock:
 
     def spend(self, seconds: float) -> None:
         self.spent += seconds
-
-
-def memory_bound(exercises: list[Exercise]) -> int | None:
-    """The largest memory bound (MiB) of these exercises: what a test worker may add to its own."""
-    from ..check.selfcheck import limits_for  # noqa: PLC0415
-
-    return max((limits_for(e).memory_mb for e in exercises), default=0) or None
 
 
 def test_files(exercises: list[Exercise], *, public_only: bool = False) -> list[Path]:

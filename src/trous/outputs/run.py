@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..core.course import Course
+from ..core.course import Course, course_for, memory_bound
 from ..grade import assignments as assignments_mod
 from ..inputs import intake as intake_mod
 from ..inputs import marker
@@ -35,7 +35,7 @@ from ..grade.testfunctions import test_files
 from ..core.wording import count, plural
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
-PLUGINS = ("trous.inputs.nbgrader", "trous.grade.dask")  # optional modules: more input kinds, schedulers
+PLUGINS = ("trous.inputs.nbgrader",)  # optional modules: more input kinds
 
 
 @dataclass
@@ -133,19 +133,12 @@ def default_workers() -> int:
 Scheduler = Callable[[Course, list[Submission], GradeOptions, Hooks], Iterator[SubmissionGrade]]
 
 
-def memory_bound(course: Course) -> int:
-    """The largest memory bound of the course's exercises: the sandboxes' tmpfs sizes follow it."""
-    from ..check.selfcheck import limits_for  # noqa: PLC0415
-
-    return max((limits_for(e).memory_mb for e in course.exercises), default=0) or 0
-
-
 def local_scheduler(course: Course, submissions: list[Submission], options: GradeOptions,
                     hooks: Hooks) -> Iterator[SubmissionGrade]:
     from ..sandbox.pool import RunnerPool  # noqa: PLC0415
 
     with RunnerPool(options.workers or default_workers(), options.sandbox,
-                    memory_mb=memory_bound(course) or None) as pool:
+                    memory_mb=memory_bound(course.exercises)) as pool:
         # Every sandbox starts now, at once (each imports NumPy, a fraction of a second): the first
         # computes the references while the others get ready, instead of each starting at its first copy.
         # They preload what the course requires (torch…): wanted later, it would be imported by every job.
@@ -161,7 +154,18 @@ def local_scheduler(course: Course, submissions: list[Submission], options: Grad
             yield grade
 
 
-SCHEDULERS: dict[str, Scheduler] = {"local": local_scheduler}
+def dask_scheduler(course: Course, submissions: list[Submission], options: GradeOptions,
+                   hooks: Hooks) -> Iterator[SubmissionGrade]:
+    from ..grade.dask import ClusterUnavailable  # noqa: PLC0415 - Dask only when asked for
+    from ..grade.dask import dask_scheduler as on_cluster  # noqa: PLC0415
+
+    try:
+        yield from on_cluster(course, submissions, options, hooks)
+    except ClusterUnavailable as exc:  # said as any other problem of the input: before grading
+        raise intake_mod.IntakeError(str(exc)) from None
+
+
+SCHEDULERS: dict[str, Scheduler] = {"local": local_scheduler, "dask": dask_scheduler}
 
 
 def _load_plugins() -> None:
@@ -213,7 +217,7 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
     timings["bac à sable"] = time.perf_counter() - t
     t = time.perf_counter()
     if options.scheduler == "local":  # a cluster's workers collect the graders on their own machines
-        testworker.start_ahead(course.root, test_files(course.exercises), memory_bound(course) or None)
+        testworker.start_ahead(course.root, test_files(course.exercises), memory_bound(course.exercises))
     try:
         intake = intake_mod.load(options.source, course, options.kind, results=options.results_dir)
         try:
@@ -507,11 +511,9 @@ def cmd_grade(args) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: PLC0415
     from rich.progress import TimeRemainingColumn  # noqa: PLC0415
 
-    from ..cli import _course  # noqa: PLC0415
-
     console = Console(highlight=False)
     try:  # an input that carries its course (an nbgrader course built by trous) is graded with it
-        course = intake_mod.carried_course(Path(args.copies), args.format, args.cours) or _course(args)
+        course = intake_mod.carried_course(Path(args.copies), args.format, args.cours) or course_for(args.cours)
     except intake_mod.IntakeError as exc:
         console.print(f"[red]erreur :[/] {escape(str(exc))}", soft_wrap=True)
         return EXIT_USAGE
@@ -779,7 +781,3 @@ def _positive(text: str) -> int:
     return value
 
 
-if __name__ == "__main__":  # pragma: no cover
-    from ..cli import main
-
-    sys.exit(main(["grade", *sys.argv[1:]]))

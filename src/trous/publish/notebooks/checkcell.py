@@ -8,7 +8,8 @@ import atexit
 import os
 from pathlib import Path
 
-from ...check.selfcheck import Checker, interpret, prepare
+from ...check.checker import Checker
+from ...check.selfcheck import interpret, prepare
 from ...core.course import Course, Exercise
 from ...core.source import Source
 from ...core.analysis import analyse_source

@@ -6,11 +6,11 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 def _prepare(args):
-    from ...cli import _course  # noqa: PLC0415
+    from ...core.course import course_for  # noqa: PLC0415
     from .build import build, folder_for, require_modules  # noqa: PLC0415
 
     require_modules()
-    course = folder_for(_course(args), args.destination)
+    course = folder_for(course_for(args.cours), args.destination)
     return course, build(course, force=args.force)
 
 
