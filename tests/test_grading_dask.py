@@ -22,7 +22,7 @@ from trous.core import Course  # noqa: E402
 from trous.grade import dask as dist  # noqa: E402
 from trous.outputs.run import GradeOptions, Hooks, grade_class  # noqa: E402
 from trous.outputs.gradebook import Gradebook, default_url  # noqa: E402
-from trous.inputs.intake import load  # noqa: E402
+from trous.inputs.intake import IntakeError, load  # noqa: E402
 
 from grading_support import gradebook_counts, make_classe, mini_course, run_trous  # noqa: E402
 
@@ -239,8 +239,10 @@ def test_an_unreachable_scheduler_is_a_clear_error(classe, monkeypatch, tmp_path
         port = s.getsockname()[1]
     monkeypatch.setattr(dist, "TIMEOUT", 3.0)
     options = GradeOptions(copies, tmp_path / "res", scheduler="dask", address=f"tcp://127.0.0.1:{port}")
-    with pytest.raises(dist.ClusterUnavailable, match=f"impossible de joindre l'ordonnanceur Dask tcp://127.0.0.1:{port}"):
+    # Said as any other problem of the input, before any grade is written.
+    with pytest.raises(IntakeError, match=f"impossible de joindre l'ordonnanceur Dask tcp://127.0.0.1:{port}"):
         grade_class(Course.load(course_dir), options)
+    assert not (tmp_path / "res" / "grades.csv").exists()
 
 
 def test_a_forged_copy_on_a_cluster_costs_only_itself(cluster, tmp_path):
