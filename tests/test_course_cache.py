@@ -22,7 +22,8 @@ from trous.core import Course, CourseError, cache, course as definition, parse, 
 
 PAIRS = [(definition.CourseSpec, schema.CourseSchema), (definition.CourseInfo, schema.CourseInfoSchema),
          (definition.LimitsSpec, schema.LimitsSchema), (definition.AssignmentSpec, schema.AssignmentSchema),
-         (definition.ExerciseSpec, schema.ExerciseSchema), (definition.BlankSpec, schema.BlankSchema)]
+         (definition.ExerciseSpec, schema.ExerciseSchema), (definition.BlankSpec, schema.BlankSchema),
+         (definition.ExplorerSpec, schema.ExplorerSchema)]
 
 
 @pytest.mark.parametrize("record, model", PAIRS, ids=[r.__name__ for r, _ in PAIRS])

@@ -262,7 +262,7 @@ def test_the_explorer_names_the_file_it_reads(notebooks_edition):
 
     course = Course.load(notebooks_edition)
     widget = Explorer(course)
-    intro = re.findall(r"exercises/\w+\.py", nbbuild.EXPLORER_TEXT)
+    intro = re.findall(r"exercises/\w+\.py", course.explorer.text)
     assert intro and all(path in widget.source for path in intro), (intro, widget.source)
     assert ".trous" not in widget.source and "modeles" not in widget.source
     assert Attention.from_course(course).source == course.exercise("02_places").path

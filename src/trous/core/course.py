@@ -44,7 +44,7 @@ class _Record:
 
 
 def _build(record: type | None, value):
-    if record is None:
+    if record is None or value is None:
         return list(value) if isinstance(value, list) else value
     return [record.from_data(v) for v in value] if isinstance(value, list) else record.from_data(value)
 
@@ -112,11 +112,22 @@ class CourseInfo(_Record):
 
 
 @dataclass(frozen=True, kw_only=True)
+class ExplorerSpec(_Record):
+    """A notebook of the course's own, handed out with its exercises (`explorer:` in course.yaml)."""
+    file: str
+    title: str
+    text: str
+    code: str
+    needs: list[str] = field(default_factory=list)  # blank-free names the code reads from an exercise
+
+
+@dataclass(frozen=True, kw_only=True)
 class CourseSpec(_Record):
     course: CourseInfo
     limits: LimitsSpec = field(default_factory=LimitsSpec)
+    explorer: ExplorerSpec | None = None
     assignments: list[AssignmentSpec]
-    _nested = {"course": CourseInfo, "limits": LimitsSpec, "assignments": AssignmentSpec}
+    _nested = {"course": CourseInfo, "limits": LimitsSpec, "explorer": ExplorerSpec, "assignments": AssignmentSpec}
 
 
 def parse(text: str, path: str = COURSE_FILE) -> CourseSpec:
@@ -230,6 +241,11 @@ class Course:
     @property
     def title(self) -> str:
         return self.spec.course.title
+
+    @property
+    def explorer(self) -> ExplorerSpec | None:
+        """The course's own notebook, if it declares one (none otherwise: the platform adds none)."""
+        return self.spec.explorer
 
     @cached_property
     def exercises(self) -> list[Exercise]:

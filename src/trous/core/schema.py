@@ -17,22 +17,31 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from . import yamlpos
 from .errors import COURSE_FILE, CourseError
 
-# What to write instead, by field name: shown with every error about that field.
+# What to write instead, by field name: shown with every error about that field. Neutral words:
+# these examples are for the author of any course.
 EXAMPLES = {
-    "id": "id: 01_toux   (exercice : deux chiffres, « _ », minuscules ; trou : minuscules et « _ »)",
-    "title": 'title: "L\'attention de « toux » à la main"',
+    "id": "id: 01_moyenne   (exercice : deux chiffres, « _ », minuscules ; trou : minuscules et « _ »)",
+    "title": 'title: "La moyenne d\'une liste"',
     "language": "language: fr",
     "version": 'version: "2026.1"',
-    "file": "file: exercises/01_toux.py",
-    "source": 'source: "003 — À toi de coder : L\'attention de « toux » à la main"',
+    "file": "file: exercises/01_moyenne.py",
+    "source": 'source: "Chapitre 2 — Les listes"',
     "timeout": "timeout: 8   (secondes, entre 1 et 60)",
     "points": "points: 1   (nombre positif)",
-    "hint": 'hint: "Additionne toutes les valeurs de la liste e."',
-    "blanks": "blanks:\n  - id: somme_exp\n    points: 1\n    hint: \"…\"",
-    "exercises": "exercises:\n  - id: 01_toux\n    title: …\n    file: exercises/01_toux.py\n    blanks: …",
-    "assignments": "assignments:\n  - id: partie5\n    title: …\n    exercises: …",
-    "course": "course:\n  id: attention\n  title: …\n  language: fr",
+    "hint": 'hint: "Additionne toutes les valeurs de la liste."',
+    "requires": "requires: [numpy]",
+    "blanks": "blanks:\n  - id: total\n    points: 1\n    hint: \"…\"",
+    "exercises": "exercises:\n  - id: 01_moyenne\n    title: …\n    file: exercises/01_moyenne.py\n    blanks: …",
+    "assignments": "assignments:\n  - id: chapitre1\n    title: …\n    exercises: …",
+    "course": "course:\n  id: python-debutant\n  title: …\n  language: fr",
+    "explorer": "explorer:\n  file: explorer.ipynb\n  title: \"le carnet d'exploration\"\n  text: \"…\"\n  code: \"…\"",
+    "needs": "needs: [moyenne]",
 }
+
+BLANK_ID = r"^[a-z][a-z0-9_]*$"
+EXERCISE_ID = r"^[0-9]{2}_[a-z0-9_]+$"
+FOLDER_ID = r"^[a-z0-9][a-z0-9_-]*$"  # an assignment's or the course's id (a folder name, in nbgrader)
+NOTEBOOK = r"^[A-Za-z0-9][A-Za-z0-9_.-]*\.ipynb$"
 
 
 class _Strict(BaseModel):
@@ -40,10 +49,19 @@ class _Strict(BaseModel):
 
 
 class BlankSchema(_Strict):
-    id: str = Field(pattern=r"^[a-z][a-z0-9_]*$", max_length=40)
-    points: float = Field(default=1.0, gt=0, le=100)
-    hint: str | list[str]
-    title: str | None = None  # a few words naming what the blank computes (reports)
+    """Un trou : un `___` du fichier de l'exercice, dans l'ordre où ils y apparaissent."""
+
+    id: str = Field(pattern=BLANK_ID, max_length=40, description=(
+        "Nom du trou, unique dans l'exercice : une minuscule, puis minuscules, chiffres ou « _ » "
+        "(`total`, `somme_2`). Le n-ième trou de `blanks` est le n-ième `___` du fichier."))
+    points: float = Field(default=1.0, gt=0, le=100, description=(
+        "Points du trou dans la note (plus grand que 0, au plus 100). La note d'un exercice est la "
+        "somme des points de ses trous justes."))
+    hint: str | list[str] = Field(description=(
+        "Un indice, ou une liste d'indices du plus vague au plus précis : `trous hint` les donne un "
+        "par un. Ceux qui donnent la réponse ne sont pas lisibles dans l'édition élève."))
+    title: str | None = Field(default=None, description=(
+        "Quelques mots qui disent ce que le trou calcule, pour les rapports (sinon son id)."))
 
     @field_validator("hint")
     @classmethod
@@ -55,27 +73,44 @@ class BlankSchema(_Strict):
 
 
 class LimitsSchema(_Strict):
-    wall: float | None = Field(default=None, gt=0, le=600)
-    cpu: int | None = Field(default=None, gt=0, le=3600)
-    memory_mb: int | None = Field(default=None, ge=64, le=16384)
-    processes: int | None = Field(default=None, ge=1, le=1024)
-    output_kb: int | None = Field(default=None, ge=1, le=65536)
-    file_mb: int | None = Field(default=None, ge=1, le=4096)
-    files: int | None = Field(default=None, ge=0, le=100000)
-    value_kb: int | None = Field(default=None, ge=1, le=65536)  # largest value a check reads back
-    # Seconds of wall time for a whole copy (every exercise): past it, the rest is not run.
-    copy_wall: float | None = Field(default=None, gt=0, le=3600)
+    """Ce qu'un programme d'élève peut consommer dans le bac à sable, pour tout le cours. Chaque
+    limite absente garde la valeur par défaut de trous."""
+
+    wall: float | None = Field(default=None, gt=0, le=600, description="Secondes de temps réel par exécution.")
+    cpu: int | None = Field(default=None, gt=0, le=3600, description="Secondes de processeur par exécution.")
+    memory_mb: int | None = Field(default=None, ge=64, le=16384, description="Mémoire, en Mio (au moins 64).")
+    processes: int | None = Field(default=None, ge=1, le=1024, description="Processus et fils d'exécution.")
+    output_kb: int | None = Field(default=None, ge=1, le=65536, description="Sortie écrite (print), en Kio.")
+    file_mb: int | None = Field(default=None, ge=1, le=4096, description="Taille d'un fichier écrit, en Mio.")
+    files: int | None = Field(default=None, ge=0, le=100000, description="Fichiers ouverts à la fois.")
+    value_kb: int | None = Field(default=None, ge=1, le=65536, description=(
+        "Taille de la plus grande valeur qu'une vérification relit du programme, en Kio."))
+    copy_wall: float | None = Field(default=None, gt=0, le=3600, description=(
+        "Secondes de temps réel pour toute une copie (tous ses exercices) : au-delà, le reste n'est pas "
+        "exécuté."))
 
 
 class ExerciseSchema(_Strict):
-    id: str = Field(pattern=r"^[0-9]{2}_[a-z0-9_]+$", max_length=60)
-    title: str = Field(min_length=1)
-    file: str
-    source: str = Field(min_length=1)
+    """Un exercice : quatre fichiers du même nom, `exercises/ID.py` (ce que l'élève complète),
+    `exercises/test_ID.py` (les vérifications publiques), `solutions/ID.py` (la solution) et
+    `graders/test_ID.py` (le correcteur caché)."""
+
+    id: str = Field(pattern=EXERCISE_ID, max_length=60, description=(
+        "Deux chiffres, « _ », puis minuscules, chiffres ou « _ » (`01_moyenne`) : le nom des fichiers "
+        "de l'exercice. Unique dans le cours ; les exercices sont numérotés dans l'ordre du fichier."))
+    title: str = Field(min_length=1, description="Titre montré aux élèves (LISEZMOI, carnets, rapports).")
+    file: str = Field(description="Le fichier de l'élève : toujours `exercises/ID.py`.")
+    source: str = Field(min_length=1, description=(
+        "D'où vient l'exercice (la page, la section ou le chapitre du cours) : une référence pour les "
+        "auteurs, que trous ne montre pas aux élèves."))
     # Seconds for the program; its checks may use 2 s more, so an endless loop costs at most ~10 s.
-    timeout: float = Field(default=8.0, ge=1, le=60)
-    blanks: list[BlankSchema] = Field(min_length=1)
-    requires: list[str] = Field(default_factory=list)  # modules needed by the exercise (numpy…)
+    timeout: float = Field(default=8.0, ge=1, le=60, description=(
+        "Secondes accordées au programme de l'élève (entre 1 et 60 ; `limits.wall`, s'il est plus "
+        "court, l'emporte) ; ses vérifications ont 2 s de plus. Une boucle sans fin est arrêtée là."))
+    blanks: list[BlankSchema] = Field(min_length=1, description="Les trous, dans l'ordre des `___` du fichier.")
+    requires: list[str] = Field(default_factory=list, description=(
+        "Modules Python lents à importer dont l'exercice se sert (`torch`) : quand ils sont installés, "
+        "le correcteur les importe une fois pour toutes les copies (numpy l'est toujours)."))
 
     @model_validator(mode="after")
     def _consistent(self):
@@ -91,23 +126,57 @@ class ExerciseSchema(_Strict):
 
 
 class AssignmentSchema(_Strict):
-    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$", max_length=60)
-    title: str = Field(min_length=1)
-    source: str = Field(min_length=1)
-    exercises: list[ExerciseSchema] = Field(min_length=1)
+    """Un devoir : des exercices rendus et corrigés ensemble (un devoir nbgrader, `--devoir`)."""
+
+    id: str = Field(pattern=FOLDER_ID, max_length=60, description=(
+        "Minuscules, chiffres, « _ » ou « - » (`chapitre1`) : le nom du devoir dans nbgrader et pour "
+        "`trous grade --devoir`. Unique dans le cours."))
+    title: str = Field(min_length=1, description="Titre du devoir.")
+    source: str = Field(min_length=1, description=(
+        "D'où vient le devoir (le chapitre ou le fichier du cours) : une référence pour les auteurs, "
+        "gardée dans les métadonnées des carnets nbgrader."))
+    exercises: list[ExerciseSchema] = Field(min_length=1, description="Les exercices du devoir, dans l'ordre.")
 
 
 class CourseInfoSchema(_Strict):
-    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
-    title: str = Field(min_length=1)
-    language: Literal["fr"] = "fr"
-    version: str = "1"
+    """Le cours lui-même."""
+
+    id: str = Field(pattern=FOLDER_ID, description=(
+        "Minuscules, chiffres, « _ » ou « - » (`python-debutant`) : le nom du cours dans nbgrader, "
+        "les notes et les rapports."))
+    title: str = Field(min_length=1, description="Titre du cours (en tête du LISEZMOI des élèves).")
+    language: Literal["fr"] = Field(default="fr", description=(
+        "Langue de ce que trous écrit aux élèves : seul `fr` est pris en charge."))
+    version: str = Field(default="1", description=(
+        "Version du texte du cours, choisie par l'auteur (`\"2026.1\"`) : entre guillemets."))
+
+
+class ExplorerSchema(_Strict):
+    """Un carnet propre au cours, donné aux élèves avec les exercices (par exemple un widget qui calcule
+    avec les fonctions des exercices). Un cours qui n'en déclare pas n'en a pas."""
+
+    file: str = Field(pattern=NOTEBOOK, description=(
+        "Nom du carnet, écrit à côté de `exercises/` par `trous notebooks` et `trous lab`, et dans le "
+        "premier devoir nbgrader qui donne `needs` (`explorer.ipynb`)."))
+    title: str = Field(min_length=1, description=(
+        "Comment le LISEZMOI des élèves le nomme (« contient … »)."))
+    text: str = Field(min_length=1, description="Première cellule du carnet, en Markdown.")
+    code: str = Field(min_length=1, description="Cellule de code du carnet, que l'élève exécute.")
+    needs: list[str] = Field(default_factory=list, description=(
+        "Noms que le code lit dans un exercice, définis sans trou au premier niveau de son fichier : "
+        "nbgrader donne le carnet avec le premier devoir qui a un tel exercice (sans `needs`, le "
+        "premier devoir construit)."))
 
 
 class CourseSchema(_Strict):
-    course: CourseInfoSchema
-    limits: LimitsSchema = Field(default_factory=LimitsSchema)
-    assignments: list[AssignmentSchema] = Field(min_length=1)
+    """Le fichier `course.yaml` à la racine du dossier du cours."""
+
+    course: CourseInfoSchema = Field(description="Le cours : id, titre, langue, version.")
+    limits: LimitsSchema = Field(default_factory=LimitsSchema, description=(
+        "Limites du bac à sable pour tout le cours (toutes facultatives)."))
+    explorer: ExplorerSchema | None = Field(default=None, description=(
+        "Un carnet propre au cours, donné avec les exercices (facultatif : sans lui, aucun)."))
+    assignments: list[AssignmentSchema] = Field(min_length=1, description="Les devoirs, dans l'ordre.")
 
     @model_validator(mode="after")
     def _unique(self):

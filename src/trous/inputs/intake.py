@@ -205,9 +205,15 @@ SKIPPED_DIRS = {
     ".vscode": "réglages de l'éditeur : non explorés",
 }
 RESOURCE_FORK = "métadonnées de macOS (« ._ ») : ignorées"
-# What the student edition ships besides the exercises (edition.py), and `trous lab`'s explorer.
+# What the student edition ships besides the exercises (edition.py); and the course's own notebook, if
+# it declares one (course.yaml's `explorer:`, written by `trous lab`), see course_files.
 COURSE_FILES = {"course.yaml", "lisezmoi.md", "requirements.txt", "requirements-lab.txt", "pytest.ini",
-                ".gitignore", "explorateur.ipynb"}
+                ".gitignore"}
+
+
+def course_files(course: Course) -> set[str]:
+    """Names (case-folded) of the files a student got with the course rather than wrote."""
+    return COURSE_FILES | ({course.explorer.file.casefold()} if course.explorer is not None else set())
 
 
 def _short(path: str, n: int = 120) -> str:
@@ -274,8 +280,9 @@ class Sorter:
     """Decides, from a name alone, whether an entry of a copy is kept (it can be an exercise, or is an
     archive to open) or recorded as not graded, with which reason."""
 
-    def __init__(self, matcher: Matcher):
+    def __init__(self, matcher: Matcher, course_files: set[str] = COURSE_FILES):
         self.matcher = matcher
+        self.course_files = course_files
 
     def keep(self, name: str) -> bool:
         return is_zip(name) or self.matcher.match(name) is not None
@@ -299,7 +306,7 @@ class Sorter:
             return OTHER_ARCHIVE, ARCHIVE
         if self.matcher.is_public_check(name):
             return PUBLIC_CHECK, COURSE
-        if folded in COURSE_FILES:
+        if folded in self.course_files:
             return COURSE_FILE, COURSE
         near = self.matcher.near(name)
         if near is not None:
@@ -542,7 +549,8 @@ def _submission(course: Course, student: str, entries: list[Entry], ledger: Ledg
     budget = budget or _Budget(limits)
     matcher = matcher or Matcher(e.id for e in course.exercises)
     try:
-        files, origins = pick(course, expand(entries, limits, budget, ledger, depth, Sorter(matcher)), limits,
+        sorter = Sorter(matcher, course_files(course))
+        files, origins = pick(course, expand(entries, limits, budget, ledger, depth, sorter), limits,
                               ledger, matcher)
     except IntakeError as exc:  # this student's archives are a bomb: nothing of theirs is kept
         ledger.note(str(exc))
@@ -741,7 +749,7 @@ def load_folder(root: Path, course: Course, limits: IntakeLimits, results: Path 
             pass  # not created yet: it cannot be among the copies
     seen: set[str] = set()
     matcher = Matcher(e.id for e in course.exercises)
-    sorter = Sorter(matcher)
+    sorter = Sorter(matcher, course_files(course))
     # Moodle's archive unpacked by hand: its folders are grouped by participant as in the archive.
     tops = {name: found for name, st in children if stat.S_ISDIR(st.st_mode)
             and (found := moodlefolders.read(name, True)) is not None}

@@ -104,7 +104,7 @@ class _AssignmentSorter(intake_mod.Sorter):
     names every other one with why (a renamed notebook most of all)."""
 
     def __init__(self, course: Course, assignment: str):
-        super().__init__(Matcher(e.id for e in course.exercises))
+        super().__init__(Matcher(e.id for e in course.exercises), intake_mod.course_files(course))
         self.course = course
         self.assignment = assignment
         self.expected = {f"{e.id}.ipynb" for e in course.exercises if e.assignment.id == assignment}

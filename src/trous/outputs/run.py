@@ -747,7 +747,7 @@ def register(sub) -> None:
                    help="base SQLAlchemy du carnet de notes (par défaut : sqlite:///<resultats>/gradebook.db)")
     p.add_argument("--force", action="store_true", help="tout recorriger, même les copies déjà notées")
     p.add_argument("--devoir", metavar="DEVOIR", action="append",
-                   help="ne corriger que ce devoir du cours (son id dans course.yaml, ex. partie5 ; répétable) : "
+                   help="ne corriger que ce devoir du cours (son id dans course.yaml, ex. chapitre1 ; répétable) : "
                         "notes, totaux, feuille Moodle, retours et rapport de ce devoir seul (par défaut : les "
                         "devoirs rendus dans les copies, un total par devoir)")
     p.add_argument("--feuille", metavar="FICHIER.csv",

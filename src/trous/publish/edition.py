@@ -53,18 +53,18 @@ trous lab
 ```
 
 Chaque exercice s'ouvre en notebook (enregistrer le notebook enregistre aussi le fichier `.py`) ; la
-dernière cellule vérifie tes trous. `explorateur.ipynb` contient l'explorateur de l'attention.
+dernière cellule vérifie tes trous.{explorer}
 
 ## Travailler
 
-- Ouvre `exercises/01_....py` : chaque `___` est un trou à remplacer par une expression Python.
-- Vérifie-toi : `pytest exercises/` (tout) ou `pytest exercises/ -k toux` (un exercice) : une ligne
+- Ouvre `exercises/{first}.py` : chaque `___` est un trou à remplacer par une expression Python.
+- Vérifie-toi : `pytest exercises/` (tout) ou `pytest exercises/ -k {first}` (un exercice) : une ligne
   par exercice, un signe par trou, puis le détail du premier exercice pas encore réussi
   (`pytest exercises/ --tout` : le détail de tous). Pour chaque trou : pas encore rempli, juste,
   faux (la valeur attendue et la tienne), ou en attente d'un autre trou à corriger d'abord (il « dépend
   de » son résultat, ou le programme s'arrête sur lui avant d'arriver au tien).
 - `trous list` affiche ta progression ; `trous check` détaille l'exercice en cours ;
-  `trous hint` donne un indice pour l'exercice en cours (`trous hint 01_toux` pour un autre ; un de
+  `trous hint` donne un indice pour l'exercice en cours (`trous hint {other}` pour un autre ; un de
   plus à chaque appel ; il te prévient avant celui qui donne la réponse) ;
   `trous watch` revérifie l'exercice à chaque enregistrement et passe au suivant quand il est réussi.
 - Ne modifie pas les fichiers `exercises/test_*.py` ni le dossier `.trous/` : ce sont les vérifications.
@@ -103,12 +103,21 @@ def build(course: Course, dest: str | Path, make_zip: bool = True) -> Path:
     (dest / "requirements-lab.txt").write_text(f"-r requirements.txt\n{LAB_REQUIREMENTS}", encoding="utf-8")
     (dest / "pytest.ini").write_text("[pytest]\ntestpaths = exercises\n", encoding="utf-8")
     (dest / ".gitignore").write_text(".venv/\n__pycache__/\n.trous/etat.json\n.trous/cours-valide.json\n", encoding="utf-8")
-    (dest / "LISEZMOI.md").write_text(STUDENT_README.format(title=course.title, exercises="\n".join(lines)),
-                                      encoding="utf-8")
+    (dest / "LISEZMOI.md").write_text(student_readme(course, lines), encoding="utf-8")
     if make_zip:
         archive = dest.with_suffix(".zip")
         _zip_dir(dest, archive, prefix=dest.name)
     return dest
+
+
+def student_readme(course: Course, lines: list[str]) -> str:
+    """LISEZMOI.md, in the course's own words: its title, its exercises, its own notebook if any."""
+    first = course.exercises[0].id
+    other = course.exercises[1].id if len(course.exercises) > 1 else first  # « pour un autre » exercise
+    explorer = course.explorer
+    mention = f" `{explorer.file}` contient {explorer.title}." if explorer is not None else ""
+    return STUDENT_README.format(title=course.title, exercises="\n".join(lines), first=first, other=other,
+                                 explorer=mention)
 
 
 HEADER = """\
@@ -135,6 +144,14 @@ def split_hints(course: Course) -> dict[tuple[str, str], int]:
     return split
 
 
+class _Dumper(yaml.SafeDumper):
+    """Multi-line texts (a notebook's Markdown, its code) as blocks, readable as the author wrote them."""
+
+
+_Dumper.add_representer(str, lambda dumper, value: dumper.represent_scalar(
+    "tag:yaml.org,2002:str", value, style="|" if "\n" in value else None))
+
+
 def write_course_yaml(course: Course, dest: Path) -> None:
     """The edition's course.yaml (the course's, each blank's answer-level hints held back) and
     .trous/indices.json (those hints, masked)."""
@@ -147,7 +164,7 @@ def write_course_yaml(course: Course, dest: Path) -> None:
                 hints = [blank["hint"]] if isinstance(blank["hint"], str) else list(blank["hint"])
                 shown = split[(exercise["id"], blank["id"])]
                 blank["hint"] = hints[:shown] or [pointer(exercise["id"], index)]
-    text = HEADER + yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=120)
+    text = HEADER + yaml.dump(data, Dumper=_Dumper, allow_unicode=True, sort_keys=False, width=120)
     (dest / "course.yaml").write_text(text, encoding="utf-8")
     document = hints_mod.held_document(course.id, course.exercises, split)
     (dest / hints_mod.HELD_FILE).write_text(json.dumps(document, ensure_ascii=False, indent=1) + "\n",

@@ -2,7 +2,7 @@
 
     DIR/nbgrader_config.py                    course id, SQLite gradebook, exchange, trous's preprocessors
     DIR/source/<assignment>/<exercise>.ipynb  one notebook per exercise (see notebooks.py)
-    DIR/source/<first assignment>/explorateur.ipynb   the attention explorer, released with it
+    DIR/source/<first assignment>/<explorer file>  the course's own notebook if it declares one
     DIR/trous-cours.json                      what `trous grade .` needs to grade the course anywhere
     DIR/.gitignore                            students' work, grades and results stay out of git
 
@@ -257,9 +257,9 @@ def _plan(course: Course, root: Path, exchange: str, only: list[str] | None,
     explorer = explorer_for(course, [b.exercise for b in built])
     if explorer is not None:
         files[explorer[0]] = explorer[1]
-    elif built and not only:
-        report.notes.append("explorateur de l'attention non ajouté : aucun exercice construit ne donne softmax et "
-                            "attention sans trou")
+    elif built and not only and course.explorer is not None:
+        report.notes.append(f"{course.explorer.file} ({course.explorer.title}) non ajouté : aucun exercice construit "
+                            f"ne définit {', '.join(course.explorer.needs)} sans trou")
     return files, built
 
 

@@ -92,7 +92,7 @@ def register(sub) -> None:
     p = inner.add_parser("grade", help="corriger submitted/<élève>/<devoir> avec le moteur de trous et remplir "
                                        "le carnet de notes de nbgrader (au lieu de nbgrader autograde)")
     p.add_argument("dossier", help="dossier du cours nbgrader")
-    p.add_argument("devoir", help="id du devoir (ex. partie5)")
+    p.add_argument("devoir", help="id du devoir (son id dans course.yaml, ex. chapitre1)")
     p.add_argument("--etudiant", action="append", help="seulement cet élève (répétable)")
     p.add_argument("--bac-a-sable", dest="bac_a_sable", default=None, choices=["auto", "bwrap", "espaces"],
                    help="isolation du code des élèves (auto : bubblewrap s'il démarre, sinon les espaces de noms "

@@ -1,30 +1,27 @@
-"""The attention explorer, released with the first assignment that gives its functions.
+"""The course's own notebook (course.yaml's `explorer:`), released with the first assignment that
+gives what it reads.
 
-The explorer (trous.publish.notebooks.explorer) computes with the course's own `softmax` and `attention`,
-taken from the first exercise that defines them without a blank (exercise 2). In an nbgrader course
-it goes to `source/<assignment>/explorateur.ipynb` of the first assignment holding such an exercise,
-so that `generate_assignment` and `release_assignment` hand it out with that assignment. In the
-student's folder there is no course directory: the explorer reads the exercise templates from the
-check cells of the notebooks next to it (their public bundles), see `notebooks.explorer`.
+Its code reads blank-free definitions of an exercise (`needs`), taken from the first exercise that
+defines them without a blank. In an nbgrader course it goes to `source/<assignment>/<file>` of the
+first assignment holding such an exercise (the first built, without `needs`), so that
+`generate_assignment` and `release_assignment` hand it out with that assignment. In the student's
+folder there is no course directory: code that reads the exercises finds their templates in the check
+cells of the notebooks next to it (their public bundles), as `notebooks.explorer` does.
 """
 
 from __future__ import annotations
 
 import nbformat
 
-from ...core.course import Course, Exercise
-from ..notebooks import build as lab
+from ...core.course import Course, Exercise, ExplorerSpec
 from ..notebooks import definitions
 from .notebooks import KERNELSPEC, notebook_bytes
 from .wording import for_notebook
 
-NAME = lab.EXPLORER  # explorateur.ipynb
-NEEDS = ("softmax", "attention")
 
-
-def explorer_notebook() -> nbformat.NotebookNode:
-    cells = [nbformat.v4.new_markdown_cell(for_notebook(lab.EXPLORER_TEXT), id="explorateur-texte"),
-             nbformat.v4.new_code_cell(lab.EXPLORER_CODE, id="explorateur-code")]
+def explorer_notebook(explorer: ExplorerSpec) -> nbformat.NotebookNode:
+    cells = [nbformat.v4.new_markdown_cell(for_notebook(explorer.text), id="carnet-du-cours-texte"),
+             nbformat.v4.new_code_cell(explorer.code, id="carnet-du-cours-code")]
     nb = nbformat.v4.new_notebook(cells=cells, metadata={"kernelspec": dict(KERNELSPEC),
                                                          "language_info": {"name": "python"}})
     nb.nbformat_minor = 5
@@ -33,9 +30,12 @@ def explorer_notebook() -> nbformat.NotebookNode:
 
 
 def explorer_for(course: Course, built: list[Exercise]) -> tuple[str, bytes] | None:
-    """(path in the nbgrader course, bytes) of the explorer, or None when no built exercise gives it
-    its functions."""
+    """(path in the nbgrader course, bytes) of the course's own notebook, or None when it declares none
+    or no built exercise gives what it needs."""
+    explorer = course.explorer
+    if explorer is None:
+        return None
     for exercise in built:
-        if definitions.available(exercise.template_path, NEEDS):
-            return f"source/{exercise.assignment.id}/{NAME}", notebook_bytes(explorer_notebook())
+        if definitions.available(exercise.template_path, explorer.needs):
+            return f"source/{exercise.assignment.id}/{explorer.file}", notebook_bytes(explorer_notebook(explorer))
     return None

@@ -1,5 +1,5 @@
 """Writing the course's notebooks: one per exercise, paired with its `.py` through jupytext, and the
-attention explorer.
+course's own notebook when its course.yaml declares one (`explorer:`: its file, text and code).
 
 The exercise's `.py` stays the single source. Its notebook holds the same cells plus two of ours,
 marked `active="ipynb"` so that jupytext writes them into the `.py` as comments only (the blanks'
@@ -21,11 +21,10 @@ import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...core.course import TEMPLATES_DIR, Course, Exercise
+from ...core.course import TEMPLATES_DIR, Course, Exercise, ExplorerSpec
 
 PAIRING = {"formats": "ipynb,py:percent", "notebook_metadata_filter": "-all"}
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
-EXPLORER = "explorateur.ipynb"
 GOES_ON = "raises-exception"  # JupyterLab (and nbclient) run the next cells when such a cell fails
 NEEDED = ("jupyterlab", "jupytext", "ipykernel", "ipywidgets", "anywidget")
 INSTALL = 'python -m pip install "jupyterlab>=4.2,<5" "jupytext>=1.16" "ipywidgets>=8.1" "anywidget>=0.9"'
@@ -40,27 +39,6 @@ CHECK_TEXT = ("## Vérifie ton travail\n\n"
 CHECK = ("# Vérification (la même que pytest exercises/)\n"
          "from trous.publish.notebooks import check\n\n"
          "check(\"{id}\")")
-EXPLORER_TEXT = """\
-# Explorateur de l'attention
-
-*D'après « Partie 5 — Lire tout d'un coup (attention) ».*
-
-Pour « toux » dans « fièvre sans toux » : un score par token (le produit scalaire des deux vecteurs),
-des poids (la softmax des scores), puis le nouveau vecteur (la moyenne des vecteurs pondérée par ces poids) :
-[1, 1, 2] → [0,21 ; 0,21 ; 0,58] → [0,79 ; 0,79].
-
-**Édite les trois tokens, clique sur une ligne pour voir son calcul. Active les vecteurs de place, la
-division par √d, puis le masque.** En bas, **baisse w** : le RNN oublie « Pas », alors que le poids
-d'attention de « Pas » ne dépend que de son score.
-
-Tous les nombres sont calculés par les fonctions `softmax` et `attention` de l'exercice 2, celles
-que tu as sous les yeux dans `exercises/02_places.py`.
-
-Exécute la cellule ci-dessous (Maj+Entrée).
-"""
-EXPLORER_CODE = "from trous.publish.notebooks.explorer import Explorer\n\nExplorer()"
-
-
 class NotebookError(Exception):
     """French, for the CLI."""
 
@@ -124,11 +102,12 @@ def write_exercise(exercise: Exercise) -> Path:
     return target
 
 
-def explorer_notebook():
+def explorer_notebook(explorer: ExplorerSpec):
+    """The notebook a course declares (course.yaml's `explorer:`): its text, then its code."""
     import nbformat  # noqa: PLC0415
 
     notebook = nbformat.v4.new_notebook()
-    notebook.cells = [nbformat.v4.new_markdown_cell(EXPLORER_TEXT), nbformat.v4.new_code_cell(EXPLORER_CODE)]
+    notebook.cells = [nbformat.v4.new_markdown_cell(explorer.text), nbformat.v4.new_code_cell(explorer.code)]
     notebook.metadata["kernelspec"] = dict(KERNELSPEC)
     notebook.metadata["language_info"] = {"name": "python"}
     return notebook
@@ -163,8 +142,8 @@ def folder_for(course: Course, destination: str | Path | None) -> Course:
 
 
 def build(course: Course, force: bool = False) -> Built:
-    """Notebooks for every exercise of a student edition, and the explorer. An exercise notebook
-    that exists is kept (the student's work lives in the pair) unless `force`."""
+    """Notebooks for every exercise of a student edition, and the course's own notebook if it declares
+    one. A notebook that exists is kept (the student's work lives in it) unless `force`."""
     import nbformat  # noqa: PLC0415
 
     require_modules()
@@ -178,10 +157,11 @@ def build(course: Course, force: bool = False) -> Built:
             kept.append(target)
             continue
         written.append(write_exercise(exercise))
-    explorer = course.root / EXPLORER
-    if explorer.exists() and not force:
-        kept.append(explorer)
-    else:
-        nbformat.write(explorer_notebook(), explorer)
-        written.append(explorer)
+    if course.explorer is not None:
+        explorer = course.root / course.explorer.file
+        if explorer.exists() and not force:
+            kept.append(explorer)
+        else:
+            nbformat.write(explorer_notebook(course.explorer), explorer)
+            written.append(explorer)
     return Built(course.root, written, kept)

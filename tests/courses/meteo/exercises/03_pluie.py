@@ -1,0 +1,13 @@
+# Exercice 3 — Les jours de pluie
+#
+# Les hauteurs de pluie de cinq jours, en millimètres. Un jour compte comme pluvieux au-delà d'un seuil.
+
+
+def jours_de_pluie(mm, seuil):
+    return ___   # combien de valeurs de mm dépassent seuil
+
+
+pluie = [0.0, 3.2, 0.0, 12.5, 1.0]
+nombre = jours_de_pluie(pluie, 0.5)
+cumul = ___      # la pluie tombée en tout
+print(nombre, cumul)

@@ -1,0 +1,10 @@
+# Exercice 1 — La température moyenne
+#
+# Quatre relevés de la journée, en degrés. Complète les deux trous `___`, puis vérifie avec
+# `pytest exercises/ -k 01_moyenne`.
+
+temperatures = [12.0, 15.5, 9.0, 11.5]
+
+total = sum(temperatures)     # la somme des relevés
+moyenne = total / len(temperatures)   # le total divisé par le nombre de relevés
+print(total, moyenne)
