@@ -1,6 +1,6 @@
 """What the notebook's locked cells call, inside the kernel.
 
-- `verifier("01_toux")` (the check cell): runs the public checks on the student's code and shows the
+- `verifier("01_moyenne")` (the check cell): runs the public checks on the student's code and shows the
   same French report as `trous check` and `pytest exercises/`, with places named as the notebook
   names them (« ligne 3 de la cellule de réponse 1 »); the public bundle it needs is the one in the
   check cell's metadata, read from the notebook file;

@@ -14,7 +14,7 @@ Cells, in order:
   visible part runs the public check of the blank (what nbgrader's Validate button runs), so that a
   release notebook fails its tests until the blank is right;
 - at the end, a short read-only explanation, then one locked check cell, a short call
-  (`verifier("01_toux")`) whose public bundle rides in the cell's metadata (`trous.verification`),
+  (`verifier("01_moyenne")`) whose public bundle rides in the cell's metadata (`trous.verification`),
   giving the same French report as `pytest exercises/`, located in the notebook's cells.
 
 Everything is deterministic: cell ids derive from the exercise and blank ids, and no timestamp or

@@ -1,11 +1,12 @@
 """The course in JupyterLab: exercise notebooks paired with their `.py`, a check cell that gives
-the same French feedback as `pytest exercises/`, and the attention explorer widget.
+the same French feedback as `pytest exercises/`; and the widget of the attention course's own
+notebook (explorer.py, which its course.yaml names in `explorer.code`).
 
 In a notebook:
 
     %load_ext trous.publish.notebooks          # first: remember each cell as the student runs it
     from trous.publish.notebooks import check
-    check("01_toux")                   # last: check what the student wrote, blank by blank
+    check("01_moyenne")                   # last: check what the student wrote, blank by blank
 
 Heavy imports (jupytext, anywidget) wait until they are needed: the `trous` CLI imports this
 package to find its subcommands.

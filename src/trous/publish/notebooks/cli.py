@@ -49,12 +49,13 @@ def cmd_lab(args) -> int:
 
 
 def register(sub) -> None:
-    p = sub.add_parser("notebooks", help="(JupyterLab) les notebooks des exercices, liés à leurs .py, et l'explorateur")
+    p = sub.add_parser("notebooks", help="(JupyterLab) les notebooks des exercices, liés à leurs .py, et le carnet "
+                                         "propre au cours s'il en déclare un")
     p.add_argument("destination", nargs="?",
                    help="édition élève à écrire (par défaut : ce dossier s'il en est une, sinon _build/<cours>-eleves)")
     p.add_argument("--force", action="store_true", help="réécrire les notebooks existants depuis les .py")
     p.set_defaults(func=cmd_notebooks)
-    p = sub.add_parser("lab", help="ouvrir le cours dans JupyterLab : notebooks, vérification, explorateur")
+    p = sub.add_parser("lab", help="ouvrir le cours dans JupyterLab : notebooks des exercices, vérification")
     p.add_argument("destination", nargs="?", help="comme pour « trous notebooks »")
     p.add_argument("--force", action="store_true", help="réécrire les notebooks existants depuis les .py")
     p.add_argument("--port", type=int, help="port du serveur (par défaut : le premier libre à partir de 8888)")
