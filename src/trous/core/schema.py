@@ -55,8 +55,7 @@ class BlankSchema(_Strict):
         "Nom du trou, unique dans l'exercice : une minuscule, puis minuscules, chiffres ou « _ » "
         "(`total`, `somme_2`). Le n-ième trou de `blanks` est le n-ième `___` du fichier."))
     points: float = Field(default=1.0, gt=0, le=100, description=(
-        "Points du trou dans la note (plus grand que 0, au plus 100). La note d'un exercice est la "
-        "somme des points de ses trous justes."))
+        "Points du trou dans la note : celle d'un exercice est la somme des points de ses trous justes."))
     hint: str | list[str] = Field(description=(
         "Un indice, ou une liste d'indices du plus vague au plus précis : `trous hint` les donne un "
         "par un. Ceux qui donnent la réponse ne sont pas lisibles dans l'édition élève."))
@@ -76,15 +75,23 @@ class LimitsSchema(_Strict):
     """Ce qu'un programme d'élève peut consommer dans le bac à sable, pour tout le cours. Chaque
     limite absente garde la valeur par défaut de trous."""
 
-    wall: float | None = Field(default=None, gt=0, le=600, description="Secondes de temps réel par exécution.")
-    cpu: int | None = Field(default=None, gt=0, le=3600, description="Secondes de processeur par exécution.")
-    memory_mb: int | None = Field(default=None, ge=64, le=16384, description="Mémoire, en Mio (au moins 64).")
-    processes: int | None = Field(default=None, ge=1, le=1024, description="Processus et fils d'exécution.")
-    output_kb: int | None = Field(default=None, ge=1, le=65536, description="Sortie écrite (print), en Kio.")
-    file_mb: int | None = Field(default=None, ge=1, le=4096, description="Taille d'un fichier écrit, en Mio.")
-    files: int | None = Field(default=None, ge=0, le=100000, description="Fichiers ouverts à la fois.")
+    wall: float | None = Field(default=None, gt=0, le=600, description=(
+        "Secondes de temps réel par programme (sans elle : le `timeout` de chaque exercice ; avec elle, "
+        "le plus court des deux)."))
+    cpu: int | None = Field(default=None, gt=0, le=3600, description="Secondes de processeur par processus.")
+    memory_mb: int | None = Field(default=None, ge=64, le=16384, description=(
+        "Mémoire que le programme peut ajouter à celle du correcteur, en Mio."))
+    processes: int | None = Field(default=None, ge=1, le=1024, description=(
+        "Processus que le programme peut lancer en même temps."))
+    output_kb: int | None = Field(default=None, ge=1, le=65536, description=(
+        "Sortie (print, erreurs) gardée par processus, en Kio : le reste est compté, pas gardé."))
+    file_mb: int | None = Field(default=None, ge=1, le=4096, description=(
+        "Taille du plus grand fichier que le programme peut écrire, en Mio."))
+    files: int | None = Field(default=None, ge=0, le=100000, description=(
+        "Fichiers que le programme peut laisser dans son dossier de travail."))
     value_kb: int | None = Field(default=None, ge=1, le=65536, description=(
         "Taille de la plus grande valeur qu'une vérification relit du programme, en Kio."))
+    # Seconds of wall time for a whole copy (every exercise): past it, the rest is not run.
     copy_wall: float | None = Field(default=None, gt=0, le=3600, description=(
         "Secondes de temps réel pour toute une copie (tous ses exercices) : au-delà, le reste n'est pas "
         "exécuté."))
@@ -105,8 +112,8 @@ class ExerciseSchema(_Strict):
         "auteurs, que trous ne montre pas aux élèves."))
     # Seconds for the program; its checks may use 2 s more, so an endless loop costs at most ~10 s.
     timeout: float = Field(default=8.0, ge=1, le=60, description=(
-        "Secondes accordées au programme de l'élève (entre 1 et 60 ; `limits.wall`, s'il est plus "
-        "court, l'emporte) ; ses vérifications ont 2 s de plus. Une boucle sans fin est arrêtée là."))
+        "Secondes accordées au programme de l'élève (`limits.wall`, s'il est plus court, l'emporte) ; "
+        "ses vérifications ont 2 s de plus. Une boucle sans fin est arrêtée là."))
     blanks: list[BlankSchema] = Field(min_length=1, description="Les trous, dans l'ordre des `___` du fichier.")
     requires: list[str] = Field(default_factory=list, description=(
         "Modules Python lents à importer dont l'exercice se sert (`torch`) : quand ils sont installés, "
