@@ -115,3 +115,82 @@ def test_the_repository_course_is_valid_and_finds_its_files(tmp_path):
     assert course.exercise("toux") is first and course.exercise("1") is first
     with pytest.raises(KeyError):
         course.exercise("n'existe-pas")
+
+
+# -- a new author's mistakes, all named in one run ------------------------------------------------
+NEW_AUTHOR = textwrap.dedent("""\
+    course:
+      id: python-debutant
+      title: "Python"
+    assignments:
+      - id: chapitre1
+        title: "Chapitre 1"
+        source: "Chapitre 1"
+        exercises:
+          - id: 01_moyenne
+            title: "La moyenne"
+            file: exercises/01_moyenne.py
+            blanks:
+              - id: Z
+                hint: "Additionne."
+              - id: total
+                points: beaucoup
+                hint: 3
+          - id: 02_ecart
+            titel: "L'écart"
+            file: exercises/02_ecart.py
+            blanks:
+              - id: ecart
+          - id: 03_max
+            title: "Le maximum"
+            file: exercises/03_max.py
+            source: "Chapitre 1"
+            timout: 5
+            blanks:
+              - id: plus_haut
+                hint: "max"
+    """)
+
+
+def test_every_independent_mistake_is_named_in_one_run():
+    error = error_for(NEW_AUTHOR)
+    said = {(e.line, e.message) for e in error.errors}
+    line = lambda needle, nth=1: [i for i, ln in enumerate(NEW_AUTHOR.splitlines(), 1) if needle in ln][nth - 1]  # noqa: E731
+    wanted = {
+        (line("id: 01_moyenne"), "source"),  # missing source, at its exercise
+        (line("id: Z"), "minuscules"),
+        (line("points: beaucoup"), "nombre"),
+        (line("hint: 3"), "liste de textes"),
+        (line("id: 02_ecart"), "source"),  # the same mistake in another exercise is named again
+        (line("titel:"), "titel"),
+        (line("id: ecart"), "hint"),
+        (line("timout:"), "timeout"),
+    }
+    for at, word in wanted:
+        assert any(ln == at and word in message for ln, message in said), (at, word, sorted(said))
+    assert len(error.errors) == len(wanted), sorted(said)  # « title » is not also said missing: the typo is
+    text = str(error)
+    assert text.startswith(f"{len(wanted)} erreurs dans course.yaml")
+    assert all(f"course.yaml:{at} :" in text for at, _ in wanted)
+
+
+def test_an_uppercase_blank_id_is_told_to_be_lowercase():
+    text = VALID.replace("id: scores", "id: Scores_2")
+    error = error_for(text)
+    assert error.line == line_of(text, "id: Scores_2")
+    assert "minuscules" in error.message and "« scores_2 »" in error.message
+    assert error.example == "id: scores_2"
+    other = error_for(VALID.replace("id: scores", "id: 2scores"))
+    assert "commence par une minuscule" in other.message and "minuscules ; écris" not in other.message
+
+
+def test_the_cli_names_every_mistake(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "course.yaml").write_text(NEW_AUTHOR, encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "trous", "-C", str(tmp_path), "doctor"], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode != 0
+    assert done.stderr.count("course.yaml:") == 8, done.stderr
+    assert "Traceback" not in done.stderr

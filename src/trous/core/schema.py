@@ -229,6 +229,15 @@ def _known_keys(model: type[BaseModel]) -> list[str]:
     return list(model.model_fields)
 
 
+def _inner_model(annotation) -> type[BaseModel] | None:
+    """The model a field holds (itself, in a list, or in `X | None`), if any."""
+    for candidate in (annotation, *getattr(annotation, "__args__", ())):
+        for inner in (candidate, *getattr(candidate, "__args__", ())):
+            if isinstance(inner, type) and issubclass(inner, BaseModel):
+                return inner
+    return None
+
+
 def _model_at(loc: tuple) -> type[BaseModel]:
     """The model whose field list applies at an error location (for 'did you mean')."""
     model: type[BaseModel] = CourseSchema
@@ -238,15 +247,91 @@ def _model_at(loc: tuple) -> type[BaseModel]:
         field = model.model_fields.get(part)
         if field is None:
             break
-        annotation = field.annotation
-        inner = getattr(annotation, "__args__", (annotation,))[0] if hasattr(annotation, "__args__") else annotation
-        if isinstance(inner, type) and issubclass(inner, BaseModel):
-            model = inner
+        model = _inner_model(field.annotation) or model
     return model
 
 
+def _fields_only(loc: tuple) -> tuple:
+    """The location without pydantic's tags for the members of a union (`hint.str`, `hint.list[str]`)."""
+    model: type[BaseModel] | None = CourseSchema
+    kept = []
+    for index, part in enumerate(loc):
+        if isinstance(part, int):
+            kept.append(part)
+        elif model is not None and part in model.model_fields:
+            kept.append(part)
+            model = _inner_model(model.model_fields[part].annotation)
+        elif model is not None and index == len(loc) - 1:
+            kept.append(part)  # an unknown key
+    return tuple(kept)
+
+
+# What each id's form is, said to an author whose id does not have it.
+PATTERN_WORDS = {
+    BLANK_ID: "un id de trou commence par une minuscule, suivie de minuscules, chiffres ou « _ » (total, somme_2)",
+    EXERCISE_ID: "un id d'exercice s'écrit deux chiffres, « _ », puis minuscules, chiffres ou « _ » (01_moyenne)",
+    FOLDER_ID: "un id s'écrit en minuscules, chiffres, « _ » ou « - » (chapitre1)",
+    NOTEBOOK: "un nom de carnet finit par « .ipynb », sans espace ni accent (explorer.ipynb)",
+}
+
+
+def _pattern_message(error: dict) -> tuple[str, str | None]:
+    """(message, example) for a value that does not have its field's form: lowercase ids say so."""
+    value, pattern = error.get("input"), (error.get("ctx") or {}).get("pattern", "")
+    if isinstance(value, str) and value != value.lower() and re.match(pattern, value.lower()):
+        return (f"« {value} » : les id s'écrivent en minuscules ; écris « {value.lower()} »", f"id: {value.lower()}")
+    words = PATTERN_WORDS.get(pattern, "forme invalide")
+    return (f"« {value} » ne convient pas : {words}" if isinstance(value, str) else words), None
+
+
+def _said(error: dict, lines: dict, path: str) -> CourseError:
+    loc = tuple(error["loc"])
+    where_loc = _fields_only(loc)
+    field = next((p for p in reversed(where_loc) if isinstance(p, str)), "")
+    message, example = _french(error["msg"]), None
+    if error["type"] == "extra_forbidden":
+        model = _model_at(where_loc)
+        close = difflib.get_close_matches(str(loc[-1]), _known_keys(model), n=1)
+        message = f"clé inconnue « {loc[-1]} »" + (f" : vouliez-vous écrire « {close[0]} » ?" if close else "")
+        message += f" (clés possibles : {', '.join(_known_keys(model))})"
+        line = lines.get(loc + ("__key__",)) or yamlpos.line_of(lines, loc)
+        field = close[0] if close else field
+    elif error["type"] == "missing":
+        line = yamlpos.line_of(lines, loc[:-1])
+        message = f"« {loc[-1]} » manquant"
+    else:
+        line = yamlpos.line_of(lines, loc)
+        if error["type"] == "string_pattern_mismatch":
+            message, example = _pattern_message(error)
+        elif field == "hint" and len(where_loc) < len(loc) and isinstance(where_loc[-1], str):
+            message = "doit être un texte, ou une liste de textes (lignes commençant par « - »)"
+    where = ".".join(str(p) for p in where_loc if not isinstance(p, int))
+    return CourseError(path, line, f"{where} : {message}" if where else message, example or EXAMPLES.get(field))
+
+
+def _independent(errors: list[dict]) -> list[dict]:
+    """Each mistake once: a misspelt key also makes the right one "missing" (the typo is the real
+    mistake), and a value refused by every member of a union (`hint`) is one mistake, not two."""
+    typos = set()
+    for error in errors:
+        if error["type"] == "extra_forbidden":
+            loc = _fields_only(tuple(error["loc"]))
+            model = _model_at(loc)
+            for close in difflib.get_close_matches(str(loc[-1]), _known_keys(model), n=1):
+                typos.add(loc[:-1] + (close,))
+    kept, seen = [], set()
+    for error in errors:
+        loc = _fields_only(tuple(error["loc"]))
+        if error["type"] == "missing" and loc in typos or loc in seen:
+            continue
+        seen.add(loc)
+        kept.append(error)
+    return kept
+
+
 def validate(text: str, path: str = COURSE_FILE) -> dict:
-    """The course described by `text`, validated, as plain data; else a CourseError."""
+    """The course described by `text`, validated, as plain data; else a CourseError naming every
+    independent mistake (`errors`), each with its line and what to write."""
     try:
         data, lines = yamlpos.load(text, path)
     except yamlpos.YamlError as exc:
@@ -257,23 +342,6 @@ def validate(text: str, path: str = COURSE_FILE) -> dict:
     try:
         return CourseSchema.model_validate(data).model_dump()
     except ValidationError as exc:
-        errors = exc.errors()
-        # A misspelt key also makes the right one "missing": name the typo, it is the real mistake.
-        error = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
-        loc = tuple(error["loc"])
-        field = next((p for p in reversed(loc) if isinstance(p, str)), "")
-        message = _french(error["msg"])
-        if error["type"] == "extra_forbidden":
-            model = _model_at(loc)
-            close = difflib.get_close_matches(str(loc[-1]), _known_keys(model), n=1)
-            message = f"clé inconnue « {loc[-1]} »" + (f" : vouliez-vous écrire « {close[0]} » ?" if close else "")
-            message += f" (clés possibles : {', '.join(_known_keys(model))})"
-            line = lines.get(loc + ("__key__",)) or yamlpos.line_of(lines, loc)
-            field = close[0] if close else field
-        elif error["type"] == "missing":
-            line = yamlpos.line_of(lines, loc[:-1])
-            message = f"« {loc[-1]} » manquant"
-        else:
-            line = yamlpos.line_of(lines, loc)
-        where = ".".join(str(p) for p in loc if not isinstance(p, int))
-        raise CourseError(path, line, f"{where} : {message}" if where else message, EXAMPLES.get(field)) from None
+        said = sorted((_said(e, lines, path) for e in _independent(exc.errors())), key=lambda e: e.line or 0)
+        first, *others = said
+        raise CourseError(first.path, first.line, first.message, first.example, others) from None
