@@ -7,7 +7,7 @@ alignment ignores comments, so pytest, `trous check` and grading see the same pr
 
 - a preparation cell before the first code cell (`%load_ext trous.publish.notebooks`), so the check sees
   what the student runs even before they save;
-- a check cell at the end (`check("01_toux")`).
+- a check cell at the end (`check("01_moyenne")`).
 
 Pairing (`ipynb,py:percent`) makes every save in JupyterLab write the `.py` as well.
 
