@@ -206,3 +206,58 @@ def test_nothing_of_the_other_course_is_written_or_said(chain):
             if match:
                 found.append((str(path.relative_to(chain["base"])), text[max(0, match.start() - 60):match.end() + 60]))
     assert not found, found
+
+
+# -- a notebook of the course's own: declared in its course.yaml, handed out as declared ---------------
+OWN_NOTEBOOK = """\
+explorer:
+  file: graphique.ipynb
+  title: "le graphique de la pluie"
+  needs: [jours_de_pluie]
+  text: |
+    # Le graphique de la pluie
+
+    Change le seuil et regarde le nombre de jours.
+  code: |-
+    print("seuil")
+"""
+
+
+def _with_notebook(base: Path, needs: str) -> Path:
+    course = base / "meteo"
+    shutil.copytree(METEO, course, ignore=shutil.ignore_patterns("__pycache__", ".trous"))
+    text = (course / "course.yaml").read_text(encoding="utf-8")
+    own = OWN_NOTEBOOK.replace("[jours_de_pluie]", needs)
+    (course / "course.yaml").write_text(text.replace("\nassignments:\n", "\n" + own + "\nassignments:\n"),
+                                        encoding="utf-8")
+    return course
+
+
+def test_a_notebook_the_course_declares_is_handed_out_as_declared(tmp_path):
+    course = _with_notebook(tmp_path, "[jours_de_pluie]")
+    edition = tmp_path / "eleves"
+    done = run_trous(course, "notebooks", str(edition))
+    assert done.returncode == 0, _ok(done)
+    notebook = nbformat.read(edition / "graphique.ipynb", 4)
+    assert [c.cell_type for c in notebook.cells] == ["markdown", "code"]
+    assert notebook.cells[0].source.startswith("# Le graphique de la pluie\n\nChange le seuil")
+    assert notebook.cells[1].source == 'print("seuil")'
+    readme = (edition / "LISEZMOI.md").read_text(encoding="utf-8")
+    assert "`graphique.ipynb` contient le graphique de la pluie." in readme
+    built = run_trous(course, "nbgrader", "build", str(tmp_path / "nb"), "--echange", str(tmp_path / "echange"))
+    assert built.returncode == 0, _ok(built)
+    # jours_de_pluie's body is a blank in every exercise that defines it: no assignment gives it.
+    found = sorted(p.relative_to(tmp_path / "nb").as_posix() for p in (tmp_path / "nb").rglob("graphique.ipynb"))
+    assert found == [] and "graphique.ipynb (le graphique de la pluie) non ajouté" in built.stdout, built.stdout
+    doctor = run_trous(course, "doctor", timeout=600)
+    assert doctor.returncode != 0 and "aucun exercice ne définit jours_de_pluie sans trou" in doctor.stdout
+
+
+def test_a_declared_notebook_is_released_with_the_first_assignment_that_gives_its_needs(tmp_path):
+    course = _with_notebook(tmp_path, "[pluie]")  # 03_pluie gives `pluie = [...]` ready-made, in semaine2
+    built = run_trous(course, "nbgrader", "build", str(tmp_path / "nb"), "--echange", str(tmp_path / "echange"))
+    assert built.returncode == 0, _ok(built)
+    found = sorted(p.relative_to(tmp_path / "nb").as_posix() for p in (tmp_path / "nb").rglob("graphique.ipynb"))
+    assert found == ["source/semaine2/graphique.ipynb"], found
+    doctor = run_trous(course, "doctor", timeout=600)
+    assert doctor.returncode == 0 and "explorer" not in doctor.stdout, doctor.stdout

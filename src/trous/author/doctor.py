@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..core import blanks as blanks_mod
 from ..check.selfcheck import PASSED, SUSPECT, interpret, prepare
-from ..core.course import Course, Exercise
+from ..core.course import COURSE_FILE, Course, Exercise
 from ..sandbox.pool import Runner
 from ..core.source import SourceError, read
 from ..core.checks import load_checks
@@ -248,11 +248,25 @@ def check_hidden_texts(course: Course, exercise: Exercise, report: Report) -> No
                                         f"({values}) : décrivez-la sans ses valeurs", path)
 
 
+def check_explorer(course: Course, report: Report) -> None:
+    """The course's own notebook (course.yaml's `explorer:`) reads `needs` from an exercise: one must
+    give them without a blank, or nbgrader hands it out with no assignment."""
+    explorer = course.explorer
+    if explorer is None or not explorer.needs:
+        return
+    if not any(blanks_mod.defines(e.template_path, explorer.needs) for e in course.exercises):
+        report.add("explorer", f"aucun exercice ne définit {', '.join(explorer.needs)} sans trou au premier niveau "
+                   f"de son fichier : explorer.needs ne peut venir de nulle part, et trous nbgrader build ne "
+                   f"donnerait {explorer.file} avec aucun devoir", COURSE_FILE)
+
+
 def run(course: Course, runner: Runner | None = None, only: list[str] | None = None, graders: bool = True) -> Report:
     report = Report()
     own = runner is None
     runner = runner or Runner("fallback")
     try:
+        if not only:
+            check_explorer(course, report)
         for exercise in course.exercises:
             if only and exercise.id not in only:
                 continue

@@ -349,3 +349,29 @@ def _code_end(text: str) -> int:
 
 def blank_offsets(template: str) -> list[tuple[int, int]]:
     return [(t.begin, t.stop) for t in tokens(template) if t.is_blank]
+
+
+# -- what a file gives ready-made ----------------------------------------------------------------
+def defined_name(node: ast.stmt) -> str | None:
+    """The name a top-level `def` or `name = …` defines."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return node.name
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+        return node.targets[0].id
+    return None
+
+
+def has_blank(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == BLANK for n in ast.walk(node))
+
+
+def defines(path, names) -> bool:
+    """Does the file define every name, blank-free, at top level? (What a course's own notebook,
+    course.yaml's `explorer.needs`, reads from an exercise.)"""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read(), str(path))
+    except (OSError, SyntaxError, ValueError):
+        return False
+    found = {defined_name(n) for n in tree.body if defined_name(n) and not has_blank(n)}
+    return set(names) <= found

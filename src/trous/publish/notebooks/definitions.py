@@ -18,7 +18,7 @@ import ast
 from collections.abc import Iterable
 from pathlib import Path
 
-from ...core.blanks import BLANK
+from ...core.blanks import defined_name, defines, has_blank
 from ...core.course import Course
 
 
@@ -26,26 +26,8 @@ class DefinitionError(Exception):
     """French: what is missing, and in which file."""
 
 
-def _defined_name(node: ast.stmt) -> str | None:
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return node.name
-    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-        return node.targets[0].id
-    return None
-
-
-def _has_blank(node: ast.AST) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == BLANK for n in ast.walk(node))
-
-
-def available(path: Path, names: Iterable[str]) -> bool:
-    """Does the file define every name, blank-free, at top level?"""
-    try:
-        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-    except (OSError, SyntaxError, ValueError):
-        return False
-    found = {_defined_name(n) for n in tree.body if _defined_name(n) and not _has_blank(n)}
-    return set(names) <= found
+_defined_name, _has_blank = defined_name, has_blank
+available = defines  # does the file define every name, blank-free, at top level?
 
 
 def load(path: Path, names: Iterable[str]) -> dict:
