@@ -194,3 +194,17 @@ def test_the_cli_names_every_mistake(tmp_path):
     assert done.returncode != 0
     assert done.stderr.count("course.yaml:") == 8, done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_number_in_quotes_is_refused_and_said_why():
+    text = VALID.replace("points: 2", 'points: "2"')
+    error = error_for(text)
+    assert error.line == line_of(text, 'points: "2"')
+    assert "guillemets" in error.message and error.example == "points: 2"
+    assert parse(VALID.replace("points: 2", "points: 2.5")).assignments[0].exercises[0].blanks[1].points == 2.5
+
+
+def test_a_wrong_file_is_named_with_another_mistake_of_the_same_exercise():
+    text = VALID.replace("file: exercises/01_toux.py", "file: exercices/toux.py").replace('        source: "003 — toux"\n', "")
+    messages = [e.message for e in error_for(text).errors]
+    assert any("exercises/01_toux.py" in m for m in messages) and any("source" in m for m in messages), messages

@@ -54,7 +54,7 @@ class BlankSchema(_Strict):
     id: str = Field(pattern=BLANK_ID, max_length=40, description=(
         "Nom du trou, unique dans l'exercice : une minuscule, puis minuscules, chiffres ou « _ » "
         "(`total`, `somme_2`). Le n-ième trou de `blanks` est le n-ième `___` du fichier."))
-    points: float = Field(default=1.0, gt=0, le=100, description=(
+    points: float = Field(default=1.0, gt=0, le=100, strict=True, description=(
         "Points du trou dans la note : celle d'un exercice est la somme des points de ses trous justes."))
     hint: str | list[str] = Field(description=(
         "Un indice, ou une liste d'indices du plus vague au plus précis : `trous hint` les donne un "
@@ -111,7 +111,7 @@ class ExerciseSchema(_Strict):
         "D'où vient l'exercice (la page, la section ou le chapitre du cours) : une référence pour les "
         "auteurs, que trous ne montre pas aux élèves."))
     # Seconds for the program; its checks may use 2 s more, so an endless loop costs at most ~10 s.
-    timeout: float = Field(default=8.0, ge=1, le=60, description=(
+    timeout: float = Field(default=8.0, ge=1, le=60, strict=True, description=(
         "Secondes accordées au programme de l'élève (`limits.wall`, s'il est plus court, l'emporte) ; "
         "ses vérifications ont 2 s de plus. Une boucle sans fin est arrêtée là."))
     blanks: list[BlankSchema] = Field(min_length=1, description="Les trous, dans l'ordre des `___` du fichier.")
@@ -119,17 +119,25 @@ class ExerciseSchema(_Strict):
         "Modules Python lents à importer dont l'exercice se sert (`torch`) : quand ils sont installés, "
         "le correcteur les importe une fois pour toutes les copies (numpy l'est toujours)."))
 
-    @model_validator(mode="after")
-    def _consistent(self):
-        expected = f"exercises/{self.id}.py"
-        if self.file != expected:
+    # Field validators rather than one for the model: each runs even when another field of the same
+    # exercise is wrong, so one run names both mistakes.
+    @field_validator("file")
+    @classmethod
+    def _file_is_the_id(cls, value, info):
+        expected = f"exercises/{info.data['id']}.py" if "id" in info.data else None
+        if expected is not None and value != expected:
             raise ValueError(f"file doit valoir « {expected} » (le nom du fichier est l'id de l'exercice)")
+        return value
+
+    @field_validator("blanks")
+    @classmethod
+    def _unique_blanks(cls, value):
         seen = set()
-        for blank in self.blanks:
+        for blank in value:
             if blank.id in seen:
                 raise ValueError(f"deux trous s'appellent « {blank.id} » : chaque id de trou est unique")
             seen.add(blank.id)
-        return self
+        return value
 
 
 class AssignmentSchema(_Strict):
@@ -284,6 +292,13 @@ def _pattern_message(error: dict) -> tuple[str, str | None]:
     return (f"« {value} » ne convient pas : {words}" if isinstance(value, str) else words), None
 
 
+def _number_text(value) -> bool:
+    try:
+        return isinstance(value, str) and float(value) == float(value)
+    except ValueError:
+        return False
+
+
 def _said(error: dict, lines: dict, path: str) -> CourseError:
     loc = tuple(error["loc"])
     where_loc = _fields_only(loc)
@@ -303,6 +318,10 @@ def _said(error: dict, lines: dict, path: str) -> CourseError:
         line = yamlpos.line_of(lines, loc)
         if error["type"] == "string_pattern_mismatch":
             message, example = _pattern_message(error)
+        elif error["type"] in ("float_type", "int_type") and _number_text(error.get("input")):
+            value = error["input"].strip()
+            message = f"« {value} » est entre guillemets, donc un texte : un nombre s'écrit sans guillemets"
+            example = f"{field}: {value}"
         elif field == "hint" and len(where_loc) < len(loc) and isinstance(where_loc[-1], str):
             message = "doit être un texte, ou une liste de textes (lignes commençant par « - »)"
     where = ".".join(str(p) for p in where_loc if not isinstance(p, int))
