@@ -170,6 +170,7 @@ def test_every_independent_mistake_is_named_in_one_run():
         assert any(ln == at and word in message for ln, message in said), (at, word, sorted(said))
     assert len(error.errors) == len(wanted), sorted(said)  # « title » is not also said missing: the typo is
     text = str(error)
+    assert "exercises[02_ecart].titel" in text and "blanks[total].points" in text  # which exercise, which blank
     assert text.startswith(f"{len(wanted)} erreurs dans course.yaml")
     assert all(f"course.yaml:{at} :" in text for at, _ in wanted)
 

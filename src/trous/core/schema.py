@@ -299,7 +299,22 @@ def _number_text(value) -> bool:
         return False
 
 
-def _said(error: dict, lines: dict, path: str) -> CourseError:
+def _where(loc: tuple, data) -> str:
+    """`assignments[chapitre1].exercises[01_moyenne].source`: a list item named by its id when it has one."""
+    parts, node = [], data
+    for part in loc:
+        if isinstance(part, int):
+            node = node[part] if isinstance(node, list) and part < len(node) else None
+            name = node.get("id") if isinstance(node, dict) else None
+            if parts and isinstance(name, (str, int)) and not isinstance(name, bool):
+                parts[-1] += f"[{name}]"
+            continue
+        parts.append(str(part))
+        node = node.get(part) if isinstance(node, dict) else None
+    return ".".join(parts)
+
+
+def _said(error: dict, lines: dict, path: str, data=None) -> CourseError:
     loc = tuple(error["loc"])
     where_loc = _fields_only(loc)
     field = next((p for p in reversed(where_loc) if isinstance(p, str)), "")
@@ -324,7 +339,7 @@ def _said(error: dict, lines: dict, path: str) -> CourseError:
             example = f"{field}: {value}"
         elif field == "hint" and len(where_loc) < len(loc) and isinstance(where_loc[-1], str):
             message = "doit être un texte, ou une liste de textes (lignes commençant par « - »)"
-    where = ".".join(str(p) for p in where_loc if not isinstance(p, int))
+    where = _where(where_loc, data)
     return CourseError(path, line, f"{where} : {message}" if where else message, example or EXAMPLES.get(field))
 
 
@@ -361,6 +376,6 @@ def validate(text: str, path: str = COURSE_FILE) -> dict:
     try:
         return CourseSchema.model_validate(data).model_dump()
     except ValidationError as exc:
-        said = sorted((_said(e, lines, path) for e in _independent(exc.errors())), key=lambda e: e.line or 0)
+        said = sorted((_said(e, lines, path, data) for e in _independent(exc.errors())), key=lambda e: e.line or 0)
         first, *others = said
         raise CourseError(first.path, first.line, first.message, first.example, others) from None
