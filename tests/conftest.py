@@ -14,6 +14,9 @@ from trous.core import Course
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
+# Courses used as fixtures (tests/courses/*): their checks and graders are run by the tests that use
+# them, in a copy, never collected as this suite's own tests.
+collect_ignore = ["courses"]
 
 
 @pytest.fixture(scope="session")
