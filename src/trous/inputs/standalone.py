@@ -392,7 +392,8 @@ def _legacy(root: Path, given: Course) -> Course:
 def course_from_notebooks(folder: str | Path) -> tuple[Course, dict[str, str]]:
     """The course the exercise notebooks of a student's folder describe (their check cells' public
     bundles: templates and public checks, no solution), and each exercise's notebook name. For the
-    attention explorer released with an assignment, where no course directory exists."""
+    course's own notebook (course.yaml's `explorer:`) released with an assignment, where no course
+    directory exists."""
     from .bundle import check_bundle_of  # noqa: PLC0415
 
     folder = Path(folder)
