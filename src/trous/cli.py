@@ -232,6 +232,17 @@ def cmd_doctor(args) -> int:
     return EXIT_OK if report.ok else EXIT_FAILED
 
 
+def cmd_exercises(args) -> int:
+    from .author import derive  # noqa: PLC0415
+
+    course = _course(args)
+    only = [course.exercise(key).id for key in args.exercice] or None
+    lines, ok = derive.write_exercises(course, only, dry=args.verifier)
+    for line in lines:
+        print(line)
+    return EXIT_OK if ok else EXIT_FAILED
+
+
 def cmd_edition(args) -> int:
     from .publish.edition import build  # noqa: PLC0415
 
@@ -290,6 +301,12 @@ def build_parser(student: bool = False) -> argparse.ArgumentParser:
     p.add_argument("exercice", nargs="*", help="les exercices à examiner (par défaut : tous)")
     p.add_argument("--sans-correcteurs", action="store_true", help="ne pas examiner graders/")
     p.set_defaults(func=cmd_doctor)
+    p = sub.add_parser("exercices", aliases=["exercises"],
+                       help="(auteurs) écrire exercises/NN.py depuis les solutions marquées « # ___ »")
+    p.add_argument("exercice", nargs="*", help="les exercices à écrire (par défaut : tous)")
+    p.add_argument("--verifier", "--check", dest="verifier", action="store_true",
+                   help="ne rien écrire : dire seulement ce qui n'est pas à jour")
+    p.set_defaults(func=cmd_exercises)
     p = sub.add_parser("edition", help="(enseignants) écrire l'édition élève : dossier et .zip")
     p.add_argument("destination", nargs="?", help="dossier à écrire (par défaut : _build/<cours>-eleves)")
     p.add_argument("--sans-zip", action="store_true", help="ne pas écrire l'archive .zip")

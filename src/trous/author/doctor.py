@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core import blanknames
+from . import derive
 from ..core import blanks as blanks_mod
 from ..check.selfcheck import PASSED, SUSPECT, interpret, prepare
 from ..core.course import Course, Exercise
@@ -87,6 +88,9 @@ def _rel(course: Course, path: Path) -> str:
 def check_files(course: Course, exercise: Exercise, report: Report) -> tuple[str | None, str | None]:
     """Template and solution texts, after checking blanks and alignment."""
     template = solution = None
+    if check_marked(exercise, report):
+        report.misnamed.add(exercise.id)
+        return None, None  # the rest would be checked on a student file that is not the solution's
     for path in (exercise.path, exercise.checks_path, exercise.solution_path):
         if not path.exists():
             report.add(exercise.id, "fichier manquant", _rel(course, path))
@@ -138,6 +142,19 @@ def check_files(course: Course, exercise: Exercise, report: Report) -> tuple[str
                                             f"{fill.text.strip()}", _rel(course, exercise.solution_path), fill.line,
                                severity="avertissement")
     return template, solution
+
+
+def check_marked(exercise: Exercise, report: Report) -> bool:
+    """A solution with markers (one source per exercise): whether it disagrees with exercises/NN.py
+    or course.yaml (reported)."""
+    try:
+        solution = exercise.solution_path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False  # reported with the other files
+    _, problems = derive.check(exercise, solution)
+    for problem in problems:
+        report.add(exercise.id, problem.message, problem.path, problem.line)
+    return bool(problems)
 
 
 def check_names(course: Course, exercise: Exercise, template: str, report: Report) -> bool:
