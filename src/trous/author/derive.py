@@ -11,7 +11,8 @@ An author writes the solution as plain, runnable Python, and ends a line with a 
 `return` gives, an expression) a blank; its id is the name the line assigns (`total`) unless one is
 written after it (`ecart_type`). After a colon, the student's version of that value, with its own
 `___` (several blanks then need their ids, comma-separated: `# ___ a, b : (___, ___)`). A comment
-before the marker is kept for the student (`# somme des poids  # ___`). As otter-grader's
+before the marker is kept for the student (`# somme des poids  # ___`); a comment alone on its line
+is never a marker. As otter-grader's
 `# SOLUTION` and nbgrader's `### BEGIN SOLUTION`, the fill is written once, where it is used.
 
 `derive(solution)` gives the student's file and the blanks; `trous exercices` writes
@@ -92,8 +93,8 @@ def markers(text: str) -> list[_Marker]:
         if tok.type != tokenize.COMMENT:
             continue
         match = _MARKER.search(tok.string)
-        if not match:
-            continue
+        if not match or not tok.line[:tok.start[1]].strip():
+            continue  # a comment alone on its line (a Markdown cell's text) is never a marker
         line = tok.start[0]
         rest = _REST.match(match.group("rest"))
         if rest is None:
