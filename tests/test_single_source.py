@@ -116,3 +116,32 @@ def test_bad_markers_are_named(solution, line, words):
     with pytest.raises(DeriveError) as caught:
         derive(solution)
     assert caught.value.line == line and words in caught.value.message, caught.value.message
+
+
+def test_todays_format_is_converted_giving_back_its_files(course_copy):
+    result = run_trous(course_copy, "exercices", "--marquer", "01_toux", "04_distance", "06_moyenne")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "solutions/01_toux.py : 3 marqueur(s) « # ___ » ajouté(s)" in result.stdout
+    assert "exercises/06_moyenne.py se déduit désormais de la solution (trous exercices), réécrit : seuls les " \
+           "espaces avant ses commentaires changent" in result.stdout
+    marked = (course_copy / "solutions" / "01_toux.py").read_text(encoding="utf-8")
+    assert "    total = sum(e)  # ___ somme_exp\n" in marked  # the id is not the name: written
+    assert "# ___ : [___ for t in x]\n" in marked  # the id is the name: derived
+    for name in ("01_toux.py", "04_distance.py"):  # the hand-kept files, given back byte for byte
+        assert (course_copy / "exercises" / name).read_bytes() == (ROOT / "exercises" / name).read_bytes()
+    old = (ROOT / "exercises" / "06_moyenne.py").read_text(encoding="utf-8").splitlines()
+    new = (course_copy / "exercises" / "06_moyenne.py").read_text(encoding="utf-8").splitlines()
+    changed = [(a, b) for a, b in zip(old, new) if a != b]
+    assert len(old) == len(new) and changed and all(a.split() == b.split() for a, b in changed), changed
+    check = run_trous(course_copy, "exercices", "--verifier")
+    assert check.returncode == 0 and "exercises/06_moyenne.py à jour" in check.stdout, check.stdout
+    doctor = run_trous(course_copy, "doctor", "01_toux", "04_distance", "06_moyenne", timeout=900)
+    assert doctor.returncode == 0 and "3 exercices vérifiés, 0 erreur(s)" in doctor.stdout, doctor.stdout[-3000:]
+
+
+def test_a_blank_no_marker_can_say_is_left_in_todays_format():
+    from trous.author.derive import mark
+
+    with pytest.raises(DeriveError) as caught:
+        mark("for i in ___:\n    print(i)\n", "for i in range(3):\n    print(i)\n", ["bornes"])
+    assert caught.value.line == 1 and "n'est pas dans la valeur d'une ligne" in caught.value.message

@@ -237,7 +237,10 @@ def cmd_exercises(args) -> int:
 
     course = _course(args)
     only = [course.exercise(key).id for key in args.exercice] or None
-    lines, ok = derive.write_exercises(course, only, dry=args.verifier)
+    if args.marquer:
+        lines, ok = derive.mark_course(course, only)
+    else:
+        lines, ok = derive.write_exercises(course, only, dry=args.verifier)
     for line in lines:
         print(line)
     return EXIT_OK if ok else EXIT_FAILED
@@ -351,6 +354,8 @@ def build_parser(student: bool = False) -> argparse.ArgumentParser:
     p.add_argument("exercice", nargs="*", help="les exercices à écrire (par défaut : tous)")
     p.add_argument("--verifier", "--check", dest="verifier", action="store_true",
                    help="ne rien écrire : dire seulement ce qui n'est pas à jour")
+    p.add_argument("--marquer", "--mark", dest="marquer", action="store_true",
+                   help="convertir les exercices d'aujourd'hui : ajouter à chaque solution ses marqueurs « # ___ »")
     p.set_defaults(func=cmd_exercises)
     p = sub.add_parser("edition", help="(enseignants) écrire l'édition élève : dossier et .zip")
     p.add_argument("destination", nargs="?", help="dossier à écrire (par défaut : _build/<cours>-eleves)")

@@ -334,3 +334,113 @@ def write_exercises(course, only: list[str] | None = None, dry: bool = False) ->
     elif ok:
         out.append("étape suivante : trous doctor")
     return out, ok
+
+
+# -- today's format, converted -----------------------------------------------------------------
+def mark(template: str, solution: str, ids: list[str]) -> str:
+    """The solution of today's format (an exercise and its solution kept in step by hand) with the
+    markers that derive it: derive(mark(t, s, ids)) gives back t and ids, or DeriveError says why not."""
+    fills = align(template, solution)
+    if fills is None:
+        raise DeriveError(1, "la solution ne correspond pas à l'exercice en dehors des trous (lance trous doctor)")
+    if len(fills) != len(ids):
+        raise DeriveError(1, f"{len(fills)} trous dans l'exercice, {len(ids)} dans course.yaml")
+    tree = ast.parse(solution)
+    lines, starts = solution.splitlines(keepends=True), _offsets(solution)
+    spans = []
+    for node in ast.walk(tree):
+        if isinstance(node, _VALUED) and getattr(node, "value", None) is not None:
+            value = node.value
+            spans.append((_char_offset(lines, starts, value.lineno, value.col_offset),
+                          _char_offset(lines, starts, value.end_lineno, value.end_col_offset), node))
+    groups: dict[int, list] = {}  # statement → its fills
+    owner = {}
+    for fill in fills:
+        around = [s for s in spans if s[0] <= fill.begin and fill.stop <= s[1]]
+        if not around:
+            raise DeriveError(fill.line, f"le trou {fill.index + 1} n'est pas dans la valeur d'une ligne (x = …, "
+                                         "return …) : un marqueur « # ___ » ne peut pas le dire")
+        begin, end, node = min(around, key=lambda s: s[1] - s[0])  # the innermost statement
+        groups.setdefault(id(node), []).append(fill)
+        owner[id(node)] = (begin, end, node)
+    additions: dict[int, str] = {}  # line → marker text
+    for key, group in groups.items():
+        begin, end, node = owner[key]
+        group_ids = [ids[f.index] for f in group]
+        names = _names(node)
+        whole = len(group) == 1 and (group[0].begin, group[0].stop) == (begin, end)
+        if whole and len(names) == 1 and names[0].lower() == group_ids[0]:
+            text = "# ___"
+        elif whole:
+            text = f"# ___ {group_ids[0]}"
+        else:
+            shown = _apply(solution, [(f.begin, f.stop, BLANK) for f in group])[begin:end - sum(
+                f.stop - f.begin - len(BLANK) for f in group)]
+            if "\n" in shown or "#" in shown:
+                raise DeriveError(node.lineno, "la valeur de cette ligne tient sur plusieurs lignes : le marqueur "
+                                               "ne peut pas la redire (garde l'exercice tel quel)")
+            named = len(group) == 1 and len(names) == 1 and names[0].lower() == group_ids[0]
+            text = f"# ___ : {shown}" if named else f"# ___ {', '.join(group_ids)} : {shown}"
+        if node.end_lineno in additions:
+            raise DeriveError(node.end_lineno, "deux marqueurs sur une même ligne : garde l'exercice tel quel")
+        additions[node.end_lineno] = text
+    out = []
+    for number, line in enumerate(lines, 1):
+        if number in additions:
+            body, newline = (line[:-1], "\n") if line.endswith("\n") else (line, "")
+            out.append(f"{body.rstrip()}  {additions[number]}{newline}")
+        else:
+            out.append(line)
+    marked = "".join(out)
+    derived = derive(marked)
+    if not _same_but_spacing(derived.student, template) or derived.ids != ids:
+        where = first_line_differing(derived.student, template)
+        raise DeriveError(where, "l'exercice déduit des marqueurs ne serait pas tout à fait le fichier d'aujourd'hui "
+                                 f"(ligne {where}) : garde l'exercice tel quel")
+    return marked
+
+
+_BEFORE_COMMENT = re.compile(r"[ \t]+#")
+
+
+def _same_but_spacing(a: str, b: str) -> bool:
+    """Equal but for the spaces before a trailing comment (an exercise's comments aligned by hand:
+    the student's file derived from the solution keeps the solution's spacing)."""
+    def plain(text):
+        return [_BEFORE_COMMENT.sub(" #", line.rstrip()) for line in text.splitlines()]
+    return plain(a) == plain(b)
+
+
+def mark_course(course, only: list[str] | None = None) -> tuple[list[str], bool]:
+    """`trous exercices --marquer`: each exercise of today's format converted, when that gives back
+    its very file; the others are named and left as they are."""
+    out, ok = [], True
+    for exercise in course.exercises:
+        if only and exercise.id not in only:
+            continue
+        rel = exercise.solution_path.relative_to(course.root)
+        try:
+            solution = exercise.solution_path.read_text(encoding="utf-8")
+            template = exercise.path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            out.append(f"erreur : {exercise.id} : {exc}")
+            ok = False
+            continue
+        if has_markers(solution):
+            out.append(f"{rel} a déjà ses marqueurs")
+            continue
+        try:
+            marked = mark(template, solution, [b.id for b in exercise.blanks])
+        except (DeriveError, SyntaxError) as exc:
+            line = getattr(exc, "line", None) or getattr(exc, "lineno", None)
+            out.append(f"{rel}:{line} : pas converti, reste au format d'aujourd'hui : {getattr(exc, 'message', exc)}")
+            continue
+        exercise.solution_path.write_text(marked, encoding="utf-8")
+        student = derive(marked).student
+        respaced = student != template
+        if respaced:
+            exercise.path.write_text(student, encoding="utf-8")
+        out.append(f"{rel} : {len(exercise.blanks)} marqueur(s) « # ___ » ajouté(s) ; {exercise.spec.file} se déduit "
+                   "désormais de la solution (trous exercices)"
+                   + (", réécrit : seuls les espaces avant ses commentaires changent" if respaced else ""))
+    return out, ok
