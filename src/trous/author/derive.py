@@ -3,12 +3,12 @@ student's file (with its `___`) and the list and order of the blanks are derived
 
 An author writes the solution as plain, runnable Python, and ends a line with a marker comment:
 
-    total = sum(e)                                    # ___
+    moyenne = sum(notes) / n                          # ___
     sigma = math.sqrt(variance)                       # ___ ecart_type
     scores = [sum(a * b for a, b in zip(t, q)) for t in x]   # ___ : [___ for t in x]
 
 `# ___` makes the value of the line's statement (the right-hand side of an assignment, what a
-`return` gives, an expression) a blank; its id is the name the line assigns (`total`) unless one is
+`return` gives, an expression) a blank; its id is the name the line assigns (`moyenne`) unless one is
 written after it (`ecart_type`). After a colon, the student's version of that value, with its own
 `___` (several blanks then need their ids, comma-separated: `# ___ a, b : (___, ___)`). A comment
 before the marker is kept for the student (`# somme des poids  # ___`); a comment alone on its line

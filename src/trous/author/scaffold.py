@@ -126,7 +126,7 @@ ecart_type = blank(
 '''
 
 EXAMPLE_GRADER = '''\
-"""Correcteur caché de l'exercice 1 (jamais distribué aux élèves).
+"""Le correcteur caché de l'exercice 1, jamais distribué aux élèves.
 
 D'autres séries de notes : la valeur attendue est celle que donne la solution de référence
 (SOLUTION). L'élève lit les étiquettes (label=) et les descriptions des variantes, jamais leurs notes.
@@ -200,7 +200,7 @@ resultat = blank(
 '''
 
 NEW_GRADER = '''\
-"""Correcteur caché de l'exercice {number} (jamais distribué aux élèves)."""
+"""Le correcteur caché de l'exercice {number}, jamais distribué aux élèves."""
 
 from trous.spec import SOLUTION, blank, expect, variant
 
