@@ -89,6 +89,18 @@ def test_todays_format_has_nothing_to_derive(course_copy):
         assert (course_copy / "exercises" / path.name).read_bytes() == path.read_bytes()
 
 
+def test_a_marked_solution_course_yaml_does_not_know_is_named(course_copy):
+    (course_copy / "solutions" / "14_bonus.py").write_text("x = 2 * 3  # ___\n", encoding="utf-8")
+    result = run_trous(course_copy, "exercices")
+    assert result.returncode == 1
+    assert ("erreur : solutions/14_bonus.py a des marqueurs « # ___ » mais course.yaml n'a pas d'exercice « 14_bonus » : "
+            "ajoute son entrée (id: 14_bonus, file: exercises/14_bonus.py, title, source, et un hint pour chacun de ses trous, "
+            "dans cet ordre : x)") in result.stdout, result.stdout
+    assert not (course_copy / "exercises" / "14_bonus.py").exists()
+    for path in (ROOT / "exercises").glob("[0-9]*.py"):
+        assert (course_copy / "exercises" / path.name).read_bytes() == path.read_bytes()
+
+
 @pytest.mark.parametrize("solution, student, ids", [
     ("total = sum(e)  # ___\n", "total = ___\n", ["total"]),
     ("def f(x):\n    return x * 2  # ___ double\n", "def f(x):\n    return ___\n", ["double"]),

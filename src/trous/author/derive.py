@@ -328,6 +328,18 @@ def write_exercises(course, only: list[str] | None = None, dry: bool = False) ->
             out.append(f"{rel} écrit ({len(derived.blanks)} trou(s) : {', '.join(derived.ids)})")
         elif not stale:
             out.append(f"{rel} à jour ({len(derived.blanks)} trou(s) : {', '.join(derived.ids)})")
+    known = {e.solution_path.name for e in course.exercises}
+    for path in sorted((course.root / "solutions").glob("*.py")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if path.name not in known and not only and has_markers(text):
+            ok = False
+            try:
+                ids = ", ".join(derive(text).ids)
+            except DeriveError as exc:
+                ids = f"(illisibles : ligne {exc.line} : {exc.message})"
+            out.append(f"erreur : solutions/{path.name} a des marqueurs « # ___ » mais course.yaml n'a pas d'exercice "
+                       f"« {path.stem} » : ajoute son entrée (id: {path.stem}, file: exercises/{path.stem}.py, title, "
+                       f"source, et un hint pour chacun de ses trous, dans cet ordre : {ids}), ou renomme le fichier")
     if not marked:
         out.append("aucune solution avec des marqueurs « # ___ » : les fichiers d'exercices sont ceux de l'auteur "
                    "(rien à écrire)")
