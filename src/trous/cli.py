@@ -232,6 +232,54 @@ def cmd_doctor(args) -> int:
     return EXIT_OK if report.ok else EXIT_FAILED
 
 
+def cmd_exercises(args) -> int:
+    from .author import derive  # noqa: PLC0415
+
+    course = _course(args)
+    only = [course.exercise(key).id for key in args.exercice] or None
+    if args.marquer:
+        lines, ok = derive.mark_course(course, only)
+    else:
+        lines, ok = derive.write_exercises(course, only, dry=args.verifier)
+    for line in lines:
+        print(line)
+    return EXIT_OK if ok else EXIT_FAILED
+
+
+def cmd_new_course(args) -> int:
+    from .author import scaffold  # noqa: PLC0415
+
+    folder = Path(args.dossier)
+    try:
+        written = scaffold.new_course(folder, args.titre)
+    except scaffold.ScaffoldError as exc:
+        print(f"erreur : {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"cours créé dans {folder} : " + ", ".join(str(p.relative_to(folder)) for p in written))
+    print(f"étape suivante : cd {folder} && trous doctor ; puis change l'exemple (solutions/{scaffold.EXAMPLE_ID}.py "
+          "est sa source : « trous exercices » en réécrit le fichier de l'élève) ou ajoute un exercice avec "
+          "« trous nouvel-exercice NOM »")
+    return EXIT_OK
+
+
+def cmd_new_exercise(args) -> int:
+    from .author import scaffold  # noqa: PLC0415
+
+    course = _course(args)
+    try:
+        written, assignment, exercise_id = scaffold.new_exercise(course, args.id, args.titre, args.devoir)
+    except scaffold.ScaffoldError as exc:
+        print(f"erreur : {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"exercice {exercise_id} ajouté au devoir {assignment} : "
+          + ", ".join(str(p.relative_to(course.root)) for p in written))
+    print(f"étape suivante : écris l'énoncé et la solution dans solutions/{exercise_id}.py (« # ___ » au bout de chaque "
+          f"ligne dont la valeur est un trou), ses indices dans course.yaml, ses vérifications dans "
+          f"exercises/test_{exercise_id}.py et graders/test_{exercise_id}.py ; puis « trous exercices » et "
+          f"« trous doctor {exercise_id} »")
+    return EXIT_OK
+
+
 def cmd_edition(args) -> int:
     from .publish.edition import build  # noqa: PLC0415
 
@@ -290,6 +338,25 @@ def build_parser(student: bool = False) -> argparse.ArgumentParser:
     p.add_argument("exercice", nargs="*", help="les exercices à examiner (par défaut : tous)")
     p.add_argument("--sans-correcteurs", action="store_true", help="ne pas examiner graders/")
     p.set_defaults(func=cmd_doctor)
+    p = sub.add_parser("nouveau-cours", aliases=["new-course"],
+                       help="(auteurs) créer un dossier de cours, avec un exercice d'exemple")
+    p.add_argument("dossier", metavar="DOSSIER", help="le dossier à créer (nouveau ou vide)")
+    p.add_argument("--titre", "--title", dest="titre", help="le titre du cours")
+    p.set_defaults(func=cmd_new_course)
+    p = sub.add_parser("nouvel-exercice", aliases=["new-exercise"],
+                       help="(auteurs) ajouter un exercice au cours : ses fichiers et son entrée de course.yaml")
+    p.add_argument("id", metavar="ID", help="son nom (variance) ou son id complet (02_variance)")
+    p.add_argument("--titre", "--title", dest="titre", help="son titre")
+    p.add_argument("--devoir", "--assignment", dest="devoir", help="le devoir où l'ajouter (par défaut : le dernier)")
+    p.set_defaults(func=cmd_new_exercise)
+    p = sub.add_parser("exercices", aliases=["exercises"],
+                       help="(auteurs) écrire exercises/NN.py depuis les solutions marquées « # ___ »")
+    p.add_argument("exercice", nargs="*", help="les exercices à écrire (par défaut : tous)")
+    p.add_argument("--verifier", "--check", dest="verifier", action="store_true",
+                   help="ne rien écrire : dire seulement ce qui n'est pas à jour")
+    p.add_argument("--marquer", "--mark", dest="marquer", action="store_true",
+                   help="convertir les exercices d'aujourd'hui : ajouter à chaque solution ses marqueurs « # ___ »")
+    p.set_defaults(func=cmd_exercises)
     p = sub.add_parser("edition", help="(enseignants) écrire l'édition élève : dossier et .zip")
     p.add_argument("destination", nargs="?", help="dossier à écrire (par défaut : _build/<cours>-eleves)")
     p.add_argument("--sans-zip", action="store_true", help="ne pas écrire l'archive .zip")
