@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from .core.course import Course, CourseError, course_for
+from .inputs.nbgrader_dir import course_root
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -381,15 +382,15 @@ def _prestart(argv: list[str]) -> None:
     anything else, it is ready about when the first grades are."""
     if argv[:1] != ["grade"] or any(a in ("-h", "--help") for a in argv):
         return
-    try:
-        from .outputs import writing  # noqa: PLC0415
-    except ImportError:  # a student's install: no grading
-        return
     # The folder graded: a folder named on the command line (`trous grade COPIES`), else the current one.
     folders = [a for a in argv[1:] if not a.startswith("-") and Path(a).is_dir()] or ["."]
     for candidate in folders:
-        root = writing.course_root(candidate)
+        root = course_root(candidate)
         if root is not None:
+            try:
+                from .outputs import writing  # noqa: PLC0415 - only to grade an nbgrader course
+            except ImportError:  # a student's install: no grading
+                return
             writing.prestart(root)
             return
 

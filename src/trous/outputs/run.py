@@ -25,6 +25,7 @@ from ..grade import assignments as assignments_mod
 from ..inputs import intake as intake_mod
 from ..inputs import marker
 from . import moodle as moodle_mod
+from . import writing
 from ..inputs.lookalike import lookalikes
 from ..grade import testworker
 from ..grade.engine import Grader, GraderError, fingerprint, preloaded
@@ -220,17 +221,19 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
         testworker.start_ahead(course.root, test_files(course.exercises), memory_bound(course.exercises))
     try:
         intake = intake_mod.load(options.source, course, options.kind, results=options.results_dir)
+        # nbgrader's gradebook, written as grades come (an nbgrader course as input)
+        sink = writing.sink_for(intake.kind, intake.source, options.assignments)
         try:
-            return _graded(course, options, hooks, intake, requested, timings, t)
+            return _graded(course, options, hooks, intake, requested, timings, t, sink)
         finally:
-            if intake.abandon is not None:  # stopped before the grades were settled (settle clears it)
-                intake.abandon()
+            if sink is not None:  # stopped before the grades were settled (settling empties it)
+                sink.abandon()
     finally:
         testworker.drop_ahead()  # not taken: fewer exercises graded than the course has, or a refusal
 
 
 def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_mod.Intake, requested: str,
-            timings: dict[str, float], t: float) -> Outcome:
+            timings: dict[str, float], t: float, sink: writing.GradebookSink | None) -> Outcome:
     from .gradebook import Gradebook  # noqa: PLC0415  (SQLAlchemy: the grading extra)
     from .reports import StudentFiles, write_all  # noqa: PLC0415
 
@@ -289,8 +292,8 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
                 # once: a grader sharing the gradebook may have recorded this copy meanwhile (--force: a new grading)
                 gradebook.record(run_id, by_student[grade.student], grade, once=not options.force)
                 recording += time.perf_counter() - r
-                if intake.graded is not None:
-                    intake.graded(course, grade)
+                if sink is not None:
+                    sink.graded(course, grade)
                 graded.append(grade.student)
                 incidents += [f"copie « {printable(grade.student)} », {incident}" for incident in grade.incidents]
                 hooks.graded(grade)
@@ -306,16 +309,15 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
             raise GraderError(f"pas de note enregistrée pour : {', '.join(missing[:5])}")
         grades = [current[s.student] for s in intake.submissions]
         t = time.perf_counter()
-        if intake.settle is not None:
-            settle, intake.abandon = intake.settle, None
-            grades = settle(course, grades)
+        if sink is not None:
+            grades = sink.settle(course, grades)
         reports = write_all(results_dir, course, grades, gradebook, submissions=intake.submissions,
                             ignored=intake.ignored, notes=intake.warnings, participants=participants,
                             round_trip=trip, not_handed_in=not_handed_in, scope_notes=_scope_notes(course, scope),
                             early=early, incidents=incidents)
         assignments_mod.record_results(results_dir, scope)
-        if intake.after is not None:
-            reports.update(intake.after(course, grades))
+        if sink is not None:
+            reports.update(sink.after(course, grades))
         timings["rapports"] = time.perf_counter() - t + writing
         return Outcome(intake, grades, graded, sorted(done), reports, gradebook.path, sandbox, timings, scope, trip,
                        incidents)

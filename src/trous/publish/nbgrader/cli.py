@@ -16,7 +16,7 @@ def _course(args):
 
 
 def cmd_build(args) -> int:
-    from ...outputs.nbgrader_session import without_iri_grammars  # noqa: PLC0415
+    from ...inputs.nbgrader_dir import without_iri_grammars  # noqa: PLC0415
 
     without_iri_grammars()  # before jupytext imports nbformat (session.py says why)
     from .build import BuildRefused, build  # noqa: PLC0415
