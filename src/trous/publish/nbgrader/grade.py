@@ -5,10 +5,10 @@ writes both)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from ...core.course import Course
+from ...core.options import default_parallel
 from ...grade.engine import Grader
 from ...core.safetext import printable
 from ...sandbox.pool import RunnerPool
@@ -26,7 +26,7 @@ def grade(course: Course, root: Path, assignment: str, students: list[str] | Non
     only = [e.id for e in course.exercises if e.assignment.id == assignment]
     if not only:
         raise KeyError(f"devoir « {assignment} » inconnu du cours")
-    with RunnerPool(jobs or os.cpu_count() or 1, kind) as pool:
+    with RunnerPool(jobs or default_parallel(), kind) as pool:
         grader = Grader(course, pool, only=only)
         grades = list(grader.grade_many((s.student, s.files) for s in intake.submissions))
     for g in grades:
