@@ -4,12 +4,18 @@ itself, follows the same rules, and the spellings of earlier versions still mean
 from __future__ import annotations
 
 import argparse
+import os
 import re
+import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 
 from trous.cli import build_parser
 from trous.core.options import SAME_IN_BOTH
+
+from grading_support import TROUS, mini_course
 
 # French words of the options, and the English one each stands beside (checked both ways: a new
 # option must be added here, with its alias, or the test says which).
@@ -122,3 +128,25 @@ def test_a_bad_value_is_refused_the_same_way(argv, capsys):
         build_parser().parse_args(argv)
     assert exit_.value.code == 2
     assert "attendu" in capsys.readouterr().err
+
+
+def run(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*TROUS, *args], cwd=cwd, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "COLUMNS": "200", **env})
+
+
+def test_an_explicit_ordonnanceur_wins_over_the_site_default(tmp_path):
+    # $TROUS_SCHEDULER names a cluster nobody runs; `--ordonnanceur local` grades here all the same.
+    course_dir = mini_course(tmp_path / "cours")
+    copies = tmp_path / "copies"
+    (copies / "alice" / "exercises").mkdir(parents=True)
+    shutil.copy(course_dir / "solutions" / "01_toux.py", copies / "alice" / "exercises" / "01_toux.py")
+    done = run("grade", str(copies), "--ordonnanceur", "local", "-j", "1", cwd=course_dir,
+               TROUS_SCHEDULER="tcp://127.0.0.1:1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (tmp_path / "copies-resultats" / "results" / "alice.json").is_file()
+
+
+def test_nbgrader_grade_asks_which_assignment(tmp_path):
+    done = run("nbgrader", "grade", str(tmp_path), cwd=tmp_path)
+    assert done.returncode == 2 and "--devoir" in done.stdout, done.stdout + done.stderr

@@ -1,4 +1,4 @@
-"""`trous nbgrader grade DIR ASSIGNMENT`: the engine grades nbgrader's submitted notebooks of one
+"""`trous nbgrader grade DIR --devoir ASSIGNMENT`: the engine grades nbgrader's submitted notebooks of one
 assignment, in parallel and sandboxed, and the grades go into nbgrader's gradebook and autograded/,
 ready for `nbgrader generate_feedback` and `nbgrader export` (no trous reports: `trous grade DIR`
 writes both)."""
