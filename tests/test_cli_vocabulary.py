@@ -22,7 +22,7 @@ from grading_support import TROUS, mini_course
 ENGLISH = {
     "--cours": "--course", "--trou": "--blank", "--intervalle": "--interval", "--scrutation": "--polling",
     "--resultats": "--results", "--bac-a-sable": "--sandbox", "--parallele": "--jobs", "--carnet": "--gradebook",
-    "--devoir": "--assignment", "--feuille": "--worksheet", "--ordonnanceur": "--scheduler",
+    "--devoir": "--assignment", "--feuille": "--grading-worksheet", "--ordonnanceur": "--scheduler",
     "--echange": "--exchange", "--exercice": "--exercise", "--etudiant": "--student",
     "--sans-isolation": "--no-isolation", "--sans-correcteurs": "--no-graders", "--sans-zip": "--no-zip",
     "--sans-navigateur": "--no-browser",
@@ -107,6 +107,11 @@ def parse(*argv: str) -> dict:
     (["hint", "--blank", "2"], ["hint", "--trou", "2"]),
     (["watch", "--interval", "2", "--polling"], ["watch", "--intervalle", "2", "--scrutation"]),
     (["--course", "x", "list"], ["-C", "x", "list"]),
+    # Abbreviations argparse accepted before the aliases existed still name the same option.
+    (["--cour", "x", "list"], ["--cours", "x", "list"]),
+    (["grade", "c", "--res", "r", "--work", "2", "--sched", "tcp://h:1"],
+     ["grade", "c", "--resultats", "r", "--parallele", "2", "--ordonnanceur", "tcp://h:1"]),
+    (["nbgrader", "grade", "d", "p", "--jo", "2", "--etu", "x"], ["nbgrader", "grade", "d", "p", "-j", "2", "--etudiant", "x"]),
 ])
 def test_old_and_english_spellings_mean_the_same(old, new):
     assert parse(*old) == parse(*new)

@@ -75,6 +75,14 @@ class FrenchParser(argparse.ArgumentParser):
             self.add_argument("-h", "--help", "--aide", action="help", default=argparse.SUPPRESS,
                               help="afficher cette aide et quitter")
 
+    def _get_option_tuples(self, option_string):
+        # An abbreviation of two names of one option (--res: --resultats and its alias --results) is
+        # that option, as it was before the alias existed.
+        unique = {}
+        for found in super()._get_option_tuples(option_string):
+            unique.setdefault(id(found[0]), found)
+        return list(unique.values())
+
     def error(self, message: str):
         self.print_usage(sys.stderr)
         self.exit(EXIT_USAGE, f"{self.prog} : erreur : {french_error(message)}\n")

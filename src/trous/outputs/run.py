@@ -736,7 +736,7 @@ def register(sub) -> None:
     cli_options.add_assignment(p, "ne corriger que ce devoir du cours (son id dans course.yaml, ex. partie5 ; répétable) : "
                               "notes, totaux, feuille Moodle, retours et rapport de ce devoir seul (par défaut : les "
                               "devoirs rendus dans les copies, un total par devoir)")
-    p.add_argument("--feuille", "--worksheet", dest="feuille", metavar="FICHIER.csv",
+    p.add_argument("--feuille", "--grading-worksheet", dest="feuille", metavar="FICHIER.csv",
                    help="la feuille d'évaluation hors ligne téléchargée depuis le même devoir Moodle que l'archive : "
                         "trous y écrit la note et le commentaire de chaque copie et ne change rien d'autre "
                         "(résultat : moodle-feuille-remplie.csv, à redéposer dans Moodle)")
