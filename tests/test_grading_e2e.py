@@ -110,6 +110,35 @@ def test_grades_the_sample_class(graded):
     assert grades["paul_depot"]["exercises"][1]["mode"] == "missing"
 
 
+GOLDEN = ROOT / "tests" / "golden" / "classe"
+PERSONAS = sorted({p.name.removesuffix(".zip") for p in CLASSE.iterdir() if not p.name.startswith(".")}
+                  | {p.stem for p in GOLDEN.glob("*.json")})
+
+
+@pytest.mark.parametrize("persona", PERSONAS)
+def test_each_persona_gets_its_expected_results(graded, persona):
+    # As exercism's test runner: one expected file per copy of examples/classe (tests/golden/classe/),
+    # written from what the persona does (make_classe.py), not from a run. Points compared with a
+    # tolerance, the verdict of each blank exactly; an assignment not handed in has no exercise at all.
+    _, results, _ = graded
+    expected_file = GOLDEN / f"{persona}.json"
+    assert expected_file.is_file(), f"{persona} : pas de résultat attendu dans {expected_file.relative_to(ROOT)}"
+    assert (CLASSE / persona).exists() or (CLASSE / f"{persona}.zip").exists(), f"{persona} n'est plus dans la classe"
+    expected = json.loads(expected_file.read_text(encoding="utf-8"))
+    got = results_of(results)[persona]
+    assert got["score"] == pytest.approx(expected["score"]) and got["max_score"] == pytest.approx(expected["max_score"])
+    exercises = {e["id"]: e for e in got["exercises"]}
+    assert sorted(exercises) == sorted(expected["exercices"])
+    for exercise_id, want in expected["exercices"].items():
+        mine = exercises[exercise_id]
+        assert mine["mode"] == want["mode"], exercise_id
+        blanks = {b["id"]: (b["score"], b["status"]) for b in mine["blanks"]}
+        assert list(blanks) == list(want["trous"]), exercise_id
+        for blank_id, (points, status) in want["trous"].items():
+            assert blanks[blank_id][1] == status, f"{exercise_id}/{blank_id}"
+            assert blanks[blank_id][0] == pytest.approx(points, abs=1e-9), f"{exercise_id}/{blank_id}"
+
+
 def test_prints_the_table_and_the_reports(graded):
     done, results, _ = graded
     out = done.stdout

@@ -8,6 +8,7 @@ import re
 import sys
 from pathlib import Path
 
+from .core import options
 from .core.course import Course, CourseError, course_for
 from .inputs.nbgrader_dir import course_root
 
@@ -74,6 +75,14 @@ class FrenchParser(argparse.ArgumentParser):
         if add_help:
             self.add_argument("-h", "--help", "--aide", action="help", default=argparse.SUPPRESS,
                               help="afficher cette aide et quitter")
+
+    def _get_option_tuples(self, option_string):
+        # An abbreviation of two names of one option (--res: --resultats and its alias --results) is
+        # that option, as it was before the alias existed.
+        unique = {}
+        for found in super()._get_option_tuples(option_string):
+            unique.setdefault(id(found[0]), found)
+        return list(unique.values())
 
     def error(self, message: str):
         self.print_usage(sys.stderr)
@@ -154,11 +163,11 @@ def cmd_hint(args) -> int:
         if exercise is None:
             print("Tous les exercices sont réussis : plus besoin d'indice. Bravo !")
             return EXIT_OK
-    if args.blank is not None:
+    if args.trou is not None:
         try:
-            index = exercise.blank_index(exercise.blank(args.blank).id)
+            index = exercise.blank_index(exercise.blank(args.trou).id)
         except (KeyError, IndexError):
-            print(f"trou « {args.blank} » inconnu ; trous de {exercise.id} : "
+            print(f"trou « {args.trou} » inconnu ; trous de {exercise.id} : "
                   + ", ".join(f"{i + 1} ({b.id})" for i, b in enumerate(exercise.blanks)))
             return EXIT_USAGE
     else:
@@ -210,7 +219,7 @@ def cmd_watch(args) -> int:
                     print(f"→ exercice suivant : {exercise.id} ({exercise.path})", flush=True)
                 continue
             print(f"(j'attends que tu enregistres {exercise.path.name} — Ctrl+C pour quitter)", flush=True)
-            watcher = FileWatcher(exercise.path, interval=args.interval, use_events=not args.polling)
+            watcher = FileWatcher(exercise.path, interval=args.intervalle, use_events=not args.scrutation)
             try:
                 watcher.wait(since=seen)
             except KeyboardInterrupt:
@@ -300,9 +309,9 @@ def in_student_edition(argv: list[str], here: Path | None = None) -> bool:
 
     folder = here or Path.cwd()
     for i, arg in enumerate(argv):
-        if arg in ("-C", "--cours") and i + 1 < len(argv):
+        if arg in ("-C", "--cours", "--course") and i + 1 < len(argv):
             folder = Path(argv[i + 1])
-        elif arg.startswith("--cours="):
+        elif arg.startswith(("--cours=", "--course=")):
             folder = Path(arg.split("=", 1)[1])
     folder = folder.resolve()
     for candidate in [folder, *folder.parents]:
@@ -314,7 +323,8 @@ def in_student_edition(argv: list[str], here: Path | None = None) -> bool:
 def build_parser(student: bool = False) -> argparse.ArgumentParser:
     """`student`: the commands of a student edition only (no doctor, edition, grade, nbgrader)."""
     parser = FrenchParser(prog="trous", description="Exercices Python à trous, corrigés automatiquement.")
-    parser.add_argument("-C", "--cours", help="dossier du cours (par défaut : celui qui contient course.yaml)")
+    parser.add_argument("-C", "--cours", "--course", dest="cours",
+                        help="dossier du cours (par défaut : celui qui contient course.yaml)")
     sub = parser.add_subparsers(dest="command", metavar="COMMANDE")
 
     p = sub.add_parser("list", help="ta progression, exercice par exercice")
@@ -325,19 +335,21 @@ def build_parser(student: bool = False) -> argparse.ArgumentParser:
     p = sub.add_parser("hint", help="un indice de plus pour un trou (par défaut : de l'exercice en cours)")
     p.add_argument("exercice", nargs="?", help="id, numéro ou partie du nom (ex. 3, masque ; par défaut : le premier "
                                                "pas encore réussi)")
-    p.add_argument("--blank", "--trou", dest="blank", metavar="TROU", help="numéro ou id du trou (par défaut : le premier à remplir ou à corriger)")
+    p.add_argument("--trou", "--blank", dest="trou", metavar="TROU", help="numéro ou id du trou (par défaut : le premier à remplir ou à corriger)")
     p.set_defaults(func=cmd_hint)
     p = sub.add_parser("watch", help="revérifier à chaque enregistrement, puis passer au suivant")
     p.add_argument("exercice", nargs="?", help="id, numéro ou partie du nom (par défaut : le premier pas encore réussi)")
-    p.add_argument("--interval", type=float, default=0.5, metavar="SECONDES", help="secondes entre deux regards au fichier")
-    p.add_argument("--polling", action="store_true", help="n'utiliser que la scrutation (WSL, lecteurs réseau)")
+    p.add_argument("--intervalle", "--interval", dest="intervalle", type=float, default=0.5, metavar="SECONDES",
+                   help="secondes entre deux regards au fichier")
+    p.add_argument("--scrutation", "--polling", dest="scrutation", action="store_true",
+                   help="n'utiliser que la scrutation (WSL, lecteurs réseau)")
     p.set_defaults(func=cmd_watch)
     if student:
         _add_optional(sub, ("trous.publish.notebooks.cli",))
         return parser
     p = sub.add_parser("doctor", help="(auteurs) le cours, les solutions et les vérifications s'accordent-ils ?")
     p.add_argument("exercice", nargs="*", help="les exercices à examiner (par défaut : tous)")
-    p.add_argument("--sans-correcteurs", action="store_true", help="ne pas examiner graders/")
+    options.add_without(p, "correcteurs", "graders", "ne pas examiner graders/")
     p.set_defaults(func=cmd_doctor)
     p = sub.add_parser("nouveau-cours", aliases=["new-course"],
                        help="(auteurs) créer un dossier de cours, avec un exercice d'exemple")
@@ -360,7 +372,7 @@ def build_parser(student: bool = False) -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_exercises)
     p = sub.add_parser("edition", help="(enseignants) écrire l'édition élève : dossier et .zip")
     p.add_argument("destination", nargs="?", help="dossier à écrire (par défaut : _build/<cours>-eleves)")
-    p.add_argument("--sans-zip", action="store_true", help="ne pas écrire l'archive .zip")
+    options.add_without(p, "zip", "zip", "ne pas écrire l'archive .zip")
     p.set_defaults(func=cmd_edition)
     _add_optional(sub)
     return parser
