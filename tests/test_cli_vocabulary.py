@@ -25,7 +25,7 @@ ENGLISH = {
     "--devoir": "--assignment", "--feuille": "--grading-worksheet", "--ordonnanceur": "--scheduler",
     "--echange": "--exchange", "--exercice": "--exercise", "--etudiant": "--student",
     "--sans-isolation": "--no-isolation", "--sans-correcteurs": "--no-graders", "--sans-zip": "--no-zip",
-    "--sans-navigateur": "--no-browser",
+    "--sans-navigateur": "--no-browser", "--titre": "--title", "--verifier": "--check", "--marquer": "--mark",
 }
 
 

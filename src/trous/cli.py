@@ -277,7 +277,11 @@ def cmd_new_exercise(args) -> int:
 
     course = _course(args)
     try:
-        written, assignment, exercise_id = scaffold.new_exercise(course, args.id, args.titre, args.devoir)
+        if args.devoir and len(args.devoir) > 1:
+            print(f"un seul --devoir pour un exercice (donnés : {', '.join(args.devoir)})", file=sys.stderr)
+            return 2
+        written, assignment, exercise_id = scaffold.new_exercise(course, args.id, args.titre,
+                                                                 args.devoir[0] if args.devoir else None)
     except scaffold.ScaffoldError as exc:
         print(f"erreur : {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -360,7 +364,7 @@ def build_parser(student: bool = False) -> argparse.ArgumentParser:
                        help="(auteurs) ajouter un exercice au cours : ses fichiers et son entrée de course.yaml")
     p.add_argument("id", metavar="ID", help="son nom (variance) ou son id complet (02_variance)")
     p.add_argument("--titre", "--title", dest="titre", help="son titre")
-    p.add_argument("--devoir", "--assignment", dest="devoir", help="le devoir où l'ajouter (par défaut : le dernier)")
+    options.add_assignment(p, "le devoir où l'ajouter (par défaut : le dernier)")
     p.set_defaults(func=cmd_new_exercise)
     p = sub.add_parser("exercices", aliases=["exercises"],
                        help="(auteurs) écrire exercises/NN.py depuis les solutions marquées « # ___ »")
