@@ -42,7 +42,7 @@ PLUGINS = ("trous.inputs.nbgrader",)  # optional modules: more input kinds
 class GradeOptions:
     source: Path
     results: Path | None = None
-    sandbox: str = "auto"  # "auto", "bwrap", "espaces", or "sans-isolation" (never as root): runner.sandbox.choose
+    sandbox: str = "auto"  # "auto", "bwrap", or "sans-isolation" (never as root): runner.sandbox.choose
     workers: int | None = None
     gradebook: str | None = None  # SQLAlchemy URL; default sqlite:///<results>/gradebook.db
     force: bool = False
@@ -735,9 +735,9 @@ def register(sub) -> None:
     p.add_argument("copies", metavar="COPIES", help="dossier des copies ou archive .zip de Moodle")
     p.add_argument("--resultats", metavar="DOSSIER",
                    help="où écrire notes et retours (par défaut : <COPIES>-resultats/ à côté des copies)")
-    p.add_argument("--bac-a-sable", dest="bac_a_sable", choices=("auto", "bwrap", "espaces"), default=None,
-                   help="isolation du code des étudiants (auto : bubblewrap s'il démarre, sinon les espaces de "
-                        "noms du noyau, sinon la correction est refusée)")
+    p.add_argument("--bac-a-sable", dest="bac_a_sable", choices=("auto", "bwrap"), default=None,
+                   help="isolation du code des étudiants (auto : bubblewrap s'il démarre, sinon la correction "
+                        "est refusée)")
     p.add_argument("--sans-isolation", dest="sans_isolation", action="store_true",
                    help="sans bac à sable, limites de ressources seules : pour du code de confiance sur votre "
                         "propre machine ; refusé en root, signalé sur chaque page de résultats")

@@ -94,9 +94,9 @@ def register(sub) -> None:
     p.add_argument("dossier", help="dossier du cours nbgrader")
     p.add_argument("devoir", help="id du devoir (ex. partie5)")
     p.add_argument("--etudiant", action="append", help="seulement cet élève (répétable)")
-    p.add_argument("--bac-a-sable", dest="bac_a_sable", default=None, choices=["auto", "bwrap", "espaces"],
-                   help="isolation du code des élèves (auto : bubblewrap s'il démarre, sinon les espaces de noms "
-                        "du noyau, sinon la correction est refusée)")
+    p.add_argument("--bac-a-sable", dest="bac_a_sable", default=None, choices=["auto", "bwrap"],
+                   help="isolation du code des élèves (auto : bubblewrap s'il démarre, sinon la correction "
+                        "est refusée)")
     p.add_argument("--sans-isolation", dest="sans_isolation", action="store_true",
                    help="sans bac à sable, limites de ressources seules : pour du code de confiance sur votre "
                         "propre machine ; refusé en root, signalé dans chaque cellule notée")
