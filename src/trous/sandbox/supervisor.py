@@ -35,7 +35,7 @@ import time
 from dataclasses import asdict, dataclass, replace
 
 from . import wire
-from .protocol import CRASH, ERROR, EXIT, OK, SESSION, SKIPPED, TIMEOUT, Job, Limits, Unit
+from .protocol import CRASH, ERROR, EXIT, OK, SKIPPED, TIMEOUT, Job, Limits, Unit
 
 def kept_bound(limits: Limits) -> int:
     """MiB a child may map past its start after a unit (namespace emptied) and still run the next:
@@ -864,55 +864,3 @@ def wipe(workdir: str) -> None:
             pass
 
     shutil.rmtree(workdir, onerror=force)
-
-
-def _read_all(fd: int) -> bytes:
-    chunks = []
-    while True:
-        chunk = os.read(fd, 1 << 20)
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(fd)
-    return b"".join(chunks)
-
-
-def serve(sock: socket.socket, workroot: str) -> None:
-    """In a fork of the zygote: run each job it hands over (b"J" with the job's two pipe ends): a
-    batch of units, or a session (protocol.SESSION). Then say b"D". Returns when the zygote closes
-    the line."""
-    forker = Forker(sock)
-    while True:
-        sock.settimeout(None)
-        try:
-            message, fds, _, _ = socket.recv_fds(sock, 256, 4)
-        except OSError:
-            return
-        if not message:
-            return
-        if message[:1] == b"X":  # a late report of a child already given up on
-            forker._exit(message)
-            continue
-        if message != b"J" or len(fds) != 2:
-            for fd in fds:
-                os.close(fd)
-            continue
-        job_in, job_out = fds
-        try:
-            first = os.read(job_in, 1)
-            if first == SESSION:  # an interactive unit: questions keep coming until the stream closes
-                from .session import SessionSupervisor  # noqa: PLC0415
-
-                SessionSupervisor(job_in, job_out, workroot, forker).run()
-            else:
-                job = Job.from_bytes(first + _read_all(job_in))
-                Supervisor(job, job_out, workroot, forker).run()
-        except (ValueError, KeyError, TypeError, OSError):
-            pass  # an unreadable job: the grader sees no results
-        finally:
-            try:
-                os.close(job_out)
-            except OSError:
-                pass
-        forker.exits.clear()
-        sock.send(b"D")
