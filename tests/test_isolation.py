@@ -591,6 +591,24 @@ def test_the_removed_namespaces_sandbox_is_refused_with_the_way_out(tmp_path):
     assert not (tmp_path / "absent-resultats").exists()
 
 
+@pytest.mark.skipif(not HAVE_BWRAP, reason="wraps the real bubblewrap")
+def test_a_bubblewrap_too_old_to_bound_tmp_is_named_as_such(tmp_path):
+    """A bubblewrap without --size (older than 0.8, as some long-term distributions ship) cannot bound
+    the sandbox's /tmp: grading is refused, saying that this bubblewrap is too old."""
+    old = tmp_path / "bin"
+    old.mkdir()
+    (old / "bwrap").write_text('#!/bin/sh\nfor a in "$@"; do [ "$a" = --size ] && '
+                               '{ echo "bwrap: Unknown option --size" >&2; exit 1; }; done\n'
+                               f'exec {shutil.which("bwrap")} "$@"\n', encoding="utf-8")
+    (old / "bwrap").chmod(0o755)
+    env = {**os.environ, "PATH": f"{old}:{os.environ.get('PATH', '')}", "COLUMNS": "200"}
+    done = subprocess.run([sys.executable, "-m", "trous", "-C", str(ROOT), "grade", str(tmp_path / "absent")],
+                          capture_output=True, text=True, timeout=120, env=env)
+    said = " ".join(done.stdout.split())
+    assert done.returncode == 1 and "bubblewrap est trop ancien" in said and "0.8" in said, said + done.stderr
+    assert "Aucune copie n'a été lue" in said and "--sans-isolation" in said
+
+
 @pytest.mark.skipif(not ROOT_USER, reason="root only")
 def test_the_autograde_kernel_refuses_to_run_unisolated(monkeypatch):
     from trous.publish.nbgrader import kernel
