@@ -134,7 +134,7 @@ def _bwrap_problem() -> str | None:
         return f"bubblewrap ne démarre pas ({exc})"
     if probe.returncode != 0:
         said = probe.stderr.decode("utf-8", "replace").strip().splitlines()
-        if said and "--size" in said[-1]:  # "Unknown option --size": Ubuntu 22.04, Debian 11, RHEL 9 ship older
+        if said and "--size" in said[-1]:  # "Unknown option --size": some long-term distributions ship older
             return f"bubblewrap est trop ancien ({said[-1]}) : il faut la version 0.8 ou plus récente"
         return f"bubblewrap ne démarre pas ({said[-1] if said else f'code {probe.returncode}'})"
     return None
