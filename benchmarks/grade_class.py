@@ -284,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--eleves", type=int, default=200)
     parser.add_argument("--boucles", type=int, default=2, help="copies avec une boucle sans fin")
     parser.add_argument("--parallele", "-j", "--workers", dest="workers", type=int, default=None)
-    parser.add_argument("--bac-a-sable", default="auto", choices=("auto", "bwrap", "espaces", "sans-isolation"))
+    parser.add_argument("--bac-a-sable", default="auto", choices=("auto", "bwrap", "sans-isolation"))
     parser.add_argument("--graine", type=int, default=3)
     parser.add_argument("--profil", action="store_true", help="profil cProfile du processus principal")
     parser.add_argument("--garder", help="dossier où garder la classe et les résultats")

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from trous.core import Course
-from trous.sandbox.backend import bwrap_available, namespaces_available
+from trous.sandbox.backend import bwrap_available
 
 from grading_support import ROOT, make_classe, run_trous, snapshot
 
@@ -187,19 +187,6 @@ def test_copies_are_untouched_and_rerun_skips_everything(graded):
     assert re.search(r"\b0 à corriger", again.stdout)
     assert (results / "grades.csv").read_bytes() == first
     assert snapshot(CLASSE) == before
-
-
-@pytest.mark.skipif(not (bwrap_available() and namespaces_available()), reason="compare with bubblewrap: needs both")
-def test_namespaces_sandbox_is_announced_and_grades_alike(graded, tmp_path):
-    _, results, _ = graded
-    namespaces = tmp_path / "espaces"
-    done = run_trous("grade", str(CLASSE), "--resultats", str(namespaces), "--bac-a-sable", "espaces")
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.count("bac à sable : espaces de noms du noyau") == 1
-    assert "SANS ISOLATION" not in done.stdout and "introuvable" not in done.stdout
-    bwrap = {s: r["score"] for s, r in results_of(results).items()}
-    assert {s: r["score"] for s, r in results_of(namespaces).items()} == bwrap
-    assert {r["isolation"] for r in results_of(namespaces).values()} == {"espaces"}
 
 
 def test_moodle_archive_end_to_end(tmp_path):

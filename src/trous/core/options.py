@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 
-SANDBOXES = ("auto", "bwrap", "espaces")
+SANDBOXES = ("auto", "bwrap")
 # Words that are the same in French and English: no alias to add.
 SAME_IN_BOTH = {"--force", "--format", "--participants", "--port"}
 
@@ -46,8 +46,8 @@ def add_parallel(parser, what: str = "copies corrigées en parallèle") -> None:
 def add_sandbox(parser, where: str) -> None:
     """`--bac-a-sable` and `--sans-isolation`; `where`: where an unisolated grade says so."""
     parser.add_argument("--bac-a-sable", "--sandbox", dest="bac_a_sable", choices=SANDBOXES, default=None,
-                        help="isolation du code des élèves (auto : bubblewrap s'il démarre, sinon les espaces de "
-                             "noms du noyau, sinon la correction est refusée)")
+                        help="isolation du code des élèves (auto : bubblewrap s'il démarre, sinon la correction "
+                             "est refusée)")
     add_without(parser, "isolation", "isolation",
                 "sans bac à sable, limites de ressources seules : pour du code de confiance sur votre propre "
                 f"machine ; refusé en root, signalé {where}")

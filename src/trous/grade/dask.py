@@ -150,8 +150,8 @@ class Prepared:
         from ..sandbox.pool import RunnerPool  # noqa: PLC0415
 
         try:
-            # The rules of `trous grade`, applied on this worker's machine: auto is bubblewrap or the
-            # namespaces, else a refusal; sans-isolation only when asked, and never as root.
+            # The rules of `trous grade`, applied on this worker's machine: auto is bubblewrap, else a
+            # refusal; sans-isolation only when asked, and never as root.
             kind = sandbox_mod.choose(sandbox)
         except sandbox_mod.SandboxRefused as exc:
             raise DistributedError(f"le travailleur {_where()} ne peut pas corriger : {exc}") from None
@@ -168,7 +168,7 @@ class Prepared:
                     f"le travailleur {_where()} ne corrige pas avec la même version des correcteurs "
                     f"({found[:12]} au lieu de {version[:12]}) : même trous ({trous.__version__} ici) et même cours "
                     "partout, sinon les notes mélangeraient deux correcteurs")
-            # Each runner leases its own uids (sandbox/uids.py): workers of one machine never share them.
+            # Each runner leases its own uid (sandbox/uids.py): workers of one machine never share them.
             self.pool = RunnerPool(threads, mode=kind, memory_mb=memory_bound(course.exercises))
             self.grader = Grader(course, self.pool)
             self.grader.compute_references()  # once, before the worker's threads grade in parallel

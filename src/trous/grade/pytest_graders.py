@@ -226,7 +226,7 @@ def pytest_addoption(parser):
                     help="trous : corriger cette copie (le dossier ou le .zip d'un élève, dans le dossier des "
                          "copies) au lieu des solutions, dans le bac à sable de trous grade, et afficher ses points")
     group.addoption("--bac-a-sable", dest="trous_bac_a_sable", default=None,
-                    choices=("auto", "bwrap", "espaces", "limites"),
+                    choices=("auto", "bwrap", "limites"),
                     help="trous : le bac à sable des tests de correcteurs (par défaut : auto avec --copie, sinon "
                          "limites, comme trous doctor)")
 

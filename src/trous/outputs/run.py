@@ -45,7 +45,7 @@ PLUGINS = ("trous.inputs.nbgrader",)  # optional modules: more input kinds
 class GradeOptions:
     source: Path
     results: Path | None = None
-    sandbox: str = "auto"  # "auto", "bwrap", "espaces", or "sans-isolation" (never as root): runner.sandbox.choose
+    sandbox: str = "auto"  # "auto", "bwrap", or "sans-isolation" (never as root): runner.sandbox.choose
     workers: int | None = None
     gradebook: str | None = None  # SQLAlchemy URL; default sqlite:///<results>/gradebook.db
     force: bool = False

@@ -58,9 +58,8 @@ def _kernel_finished(cell) -> bool:
 
 class VerifyGrades(NbGraderPreprocessor):
     enabled = Bool(True, help="Recorriger chaque trou hors du noyau (recommandé).").tag(config=True)
-    sandbox = Unicode("auto", help="Bac à sable du moteur : auto (bubblewrap, sinon les espaces de noms du noyau, "
-                                   "sinon refus), bwrap, espaces, ou sans-isolation (jamais en root, signalé dans "
-                                   "chaque cellule notée).").tag(config=True)
+    sandbox = Unicode("auto", help="Bac à sable du moteur : auto (bubblewrap, sinon refus), bwrap, ou "
+                                   "sans-isolation (jamais en root, signalé dans chaque cellule notée).").tag(config=True)
 
     def preprocess(self, nb, resources):
         if not self.enabled:
