@@ -74,10 +74,10 @@ def timed(run, worker_pids=()) -> tuple[float, float, int]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Surcoût de Dask par copie, pool local contre LocalCluster.")
     parser.add_argument("--eleves", type=int, default=200)
-    parser.add_argument("--workers", type=int, default=2, help="runners locaux = fils Dask en tout")
+    parser.add_argument("--parallele", "-j", "--workers", dest="workers", type=int, default=2, help="runners locaux = fils Dask en tout")
     parser.add_argument("--processus", type=int, default=1, help="processus travailleurs Dask (les fils répartis)")
     parser.add_argument("--repetitions", type=int, default=3)
-    parser.add_argument("--bac-a-sable", default="auto", choices=("auto", "bwrap", "espaces", "sans-isolation"))
+    parser.add_argument("--bac-a-sable", default="auto", choices=("auto", "bwrap", "sans-isolation"))
     parser.add_argument("--graine", type=int, default=3)
     args = parser.parse_args(argv)
 

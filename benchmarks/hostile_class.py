@@ -149,8 +149,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Mesure trous grade sur une classe hostile.")
     parser.add_argument("--copies", type=int, default=51, help="copies hostiles")
     parser.add_argument("--gros", type=int, default=0, help="à la place : N copies aux valeurs géantes")
-    parser.add_argument("--bac-a-sable", default="auto", choices=("auto", "bwrap", "espaces"))
-    parser.add_argument("--workers", type=int, default=None)
+    parser.add_argument("--bac-a-sable", default="auto", choices=("auto", "bwrap"))
+    parser.add_argument("--parallele", "-j", "--workers", dest="workers", type=int, default=None)
     parser.add_argument("--garder", help="dossier où garder la classe et les résultats")
     args = parser.parse_args(argv)
 

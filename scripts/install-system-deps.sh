@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Debian packages that trous uses when they are there, and that its test suite needs:
-#   bubblewrap  — the sandbox for students' code (without it: the kernel's namespaces, else no grading)
+#   bubblewrap  — the sandbox for students' code (without it: no grading, unless --sans-isolation)
 #   util-linux  — setpriv, with which the isolation tests grade as an unprivileged user
 #   chromium    — the real browser of the JupyterLab tests (driven by Playwright, never downloaded)
 #   postgresql  — the shared gradebook tests (a throw-away server started by the tests)

@@ -124,15 +124,15 @@ def test_nbgrader_submitted_folders_say_the_assignments(course, tmp_path):
 def test_nbgrader_gradebook_gets_only_the_assignments_graded(course, tmp_path, monkeypatch):
     pytest.importorskip("nbgrader")
     from trous.outputs import nbgrader as nb_gradebook
-    from trous.inputs import nbgrader as nb_intake
+    from trous.outputs import writing
 
     seen = []
     # The boundary: nbgrader's gradebook writer (tested with real nbgrader in test_nbgrader_e2e).
     monkeypatch.setattr(nb_gradebook, "write_all", lambda root, course, grades, chosen:
                         seen.append(chosen) or SimpleNamespace(final={}))
     grade = SubmissionGrade("alice", course.id, "v", [ExerciseGrade("01_toux", "t", 1, 3, "blanks", [])])
-    nb_intake.Settle(tmp_path, None, None).settle(course, [grade])
-    nb_intake.Settle(tmp_path, ["partie5"], None).settle(course, [grade])
+    writing.GradebookSink(tmp_path, None, None).settle(course, [grade])
+    writing.GradebookSink(tmp_path, ["partie5"], None).settle(course, [grade])
     assert seen == [["partie5"], ["partie5"]]
 
 

@@ -1,5 +1,5 @@
 """Hostile and broken submissions: every bad input of issue 3, graded for real, in every sandbox kind:
-bubblewrap, the kernel's namespaces (isolate.py), and the limits-only runner (the self-check's).
+bubblewrap and the limits-only runner (the self-check's).
 
 Each case is graded in one batch with three honest students (in parallel on a pool of two runners),
 and the test asserts that the batch finishes, that the honest students' results are exactly what
@@ -36,7 +36,7 @@ from trous.core.grades import ERROR, FAILED, MISSING, UNFILLED, SubmissionGrade
 from trous.outputs.reports import SCHEMA_FILE
 from trous.sandbox.pool import Runner, RunnerPool
 from trous.sandbox.protocol import Job, Limits, Probe, Unit
-from trous.sandbox.backend import ISOLATED, bwrap_available, namespaces_available
+from trous.sandbox.backend import ISOLATED, bwrap_available
 
 ROOT = Path(__file__).resolve().parent.parent
 EXERCISES = ("01_toux", "03_masque")
@@ -66,7 +66,6 @@ def course() -> Course:
 
 
 MODES = [pytest.param("bwrap", marks=pytest.mark.skipif(not bwrap_available(), reason="bubblewrap absent")),
-         pytest.param("espaces", marks=pytest.mark.skipif(not namespaces_available(), reason="namespaces refused")),
          "fallback"]
 
 
@@ -432,7 +431,7 @@ def test_reading_course_files_by_relative_path(grader, honest, baseline, course,
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_reading_course_files_by_absolute_path(grader, honest, baseline, course, target):
-    """bubblewrap and the namespaces: the course does not exist in the sandbox, whatever the path. Fallback: the code
+    """bubblewrap: the course does not exist in the sandbox, whatever the path. Fallback: the code
     runs as the grader's own user with no mount isolation, so whatever the grader can read is
     readable (that is why the fallback announces itself loudly); reading earns nothing."""
     path = str(course.root / target)
@@ -450,7 +449,7 @@ def test_reading_course_files_by_absolute_path(grader, honest, baseline, course,
 
 def test_finding_the_course_through_other_processes(grader, course):
     """The course folder is the grader's working directory, so /proc/<pid>/cwd of a process above the
-    student's leads to it. bubblewrap and the namespaces hide those processes (own pid namespace,
+    student's leads to it. bubblewrap hides those processes (own pid namespace,
     another user id); the fallback does not."""
     finder = ("[(lambda os: [c for c in (os.path.join('/proc', d, 'cwd') for d in os.listdir('/proc') if d.isdigit()) "
               "if os.path.isdir(os.path.join(c, 'graders'))])(__import__('os'))][0] or [1, 1, 2][x.index(t)]")
@@ -476,7 +475,7 @@ def test_finding_the_course_through_other_processes(grader, course):
 
 
 def test_writing_and_deleting_outside_its_directory(grader, honest, baseline, course, tmp_path):
-    """bubblewrap and the namespaces: nothing outside the run's own folder is writable, and the course
+    """bubblewrap: nothing outside the run's own folder is writable, and the course
     is not even there.
     Fallback: the code runs as the grader's own user without mount isolation, so it can change any
     file that user can (stated here on a throw-away folder); the runner survives its own folder being

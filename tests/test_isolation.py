@@ -1,8 +1,7 @@
 """Isolation of students' code in every mode of `trous grade` (issue 10, parts 1 and 2).
 
-A hostile class is graded for real (`trous grade` in a subprocess) in each mode: bubblewrap and the
-kernel's namespaces as root, the namespaces as an unprivileged user, and `--sans-isolation` as an
-unprivileged user (run under `setpriv` with a uid leased for the test, so that nothing else on the
+A hostile class is graded for real (`trous grade` in a subprocess) in each mode: bubblewrap as root
+and as an unprivileged user, and `--sans-isolation` as an unprivileged user (run under `setpriv` with a uid leased for the test, so that nothing else on the
 machine shares it). Its copies try to rewrite their own results through a daemon, to set a
 classmate's grade through SQLite, to read the graders, the solutions and a classmate's copy, to
 kill `trous grade` itself, to leave 1 GiB of System V shared memory and to fill /tmp. In the
@@ -11,8 +10,8 @@ there, the tests state what the README says (the code can read and stop the grad
 page of results says so. Then the refusals: no isolation at all (inside `bwrap --disable-userns`,
 bubblewrap off PATH) refuses with the French message before any copy is read, and root never grades
 without isolation. Then the runner's own bounds, measured from inside real sandboxes: tmpfs sizes,
-System V IPC and files removed between jobs, no capability, the sandbox's root never host root,
-and uids leased per runner so that one pool's fork bomb never starves another pool.
+System V IPC and files removed between jobs, no capability, an ordinary user's sandbox never host
+root, and uids leased per runner so that one pool's fork bomb never starves another pool.
 """
 
 from __future__ import annotations
@@ -39,13 +38,12 @@ import yaml
 from trous.sandbox import uids
 from trous.sandbox.pool import Runner, RunnerPool
 from trous.sandbox.protocol import Job, Limits, Probe, Unit
-from trous.sandbox.backend import BWRAP, NAMESPACES, UNISOLATED, SandboxRefused, bwrap_available, choose, namespaces_available, tmpfs_bytes
+from trous.sandbox.backend import BWRAP, UNISOLATED, SandboxRefused, bwrap_available, choose, tmpfs_bytes
 
 from grading_support import ROOT, snapshot
 
 ROOT_USER = os.geteuid() == 0
 HAVE_BWRAP = bwrap_available()
-HAVE_NAMESPACES = namespaces_available()
 TAG = uuid.uuid4().hex[:10]  # in every name the copies leave on the host, to find (and remove) them
 SHM_KEY = 0x7400_0000 + int(TAG[:4], 16)
 MEMORY_MB = 256
@@ -309,19 +307,16 @@ def hostile_pirates(workspace: Path, results: Path) -> dict[str, str]:
 # -- the modes -------------------------------------------------------------------------------------
 MODES = {
     "bwrap-root": ("root", ["--bac-a-sable", "bwrap"], BWRAP),
-    "espaces-root": ("root", ["--bac-a-sable", "espaces"], NAMESPACES),
-    "espaces-utilisateur": ("user", ["--bac-a-sable", "espaces"], NAMESPACES),
+    "bwrap-utilisateur": ("user", ["--bac-a-sable", "bwrap"], BWRAP),
     "sans-isolation-utilisateur": ("user", ["--sans-isolation"], UNISOLATED),
 }
-ISOLATED_MODES = ("bwrap-root", "espaces-root", "espaces-utilisateur")
+ISOLATED_MODES = ("bwrap-root", "bwrap-utilisateur")
 
 
 def _mode_user(mode: str, request) -> User:
     who, _, kind = MODES[mode]
     if kind == BWRAP and not HAVE_BWRAP:
         pytest.skip("bubblewrap absent")
-    if kind == NAMESPACES and not HAVE_NAMESPACES:
-        pytest.skip("the kernel refuses namespaces here")
     if who == "root":
         return request.getfixturevalue("root_user")
     return request.getfixturevalue("unprivileged")
@@ -515,7 +510,7 @@ def _without_namespaces(args: list[str], uid: int | None = None) -> subprocess.C
 def test_no_isolation_anywhere_refuses_before_reading_a_copy(tmp_path):
     results = tmp_path / "resultats"
     nowhere = tmp_path / "copies-qui-n-existent-pas"
-    for args in ([], ["--bac-a-sable", "auto"], ["--bac-a-sable", "bwrap"], ["--bac-a-sable", "espaces"]):
+    for args in ([], ["--bac-a-sable", "auto"], ["--bac-a-sable", "bwrap"]):
         done = _without_namespaces([sys.executable, "-m", "trous", "-C", str(ROOT), "grade", str(nowhere),
                                     "--resultats", str(results), *args])
         said = " ".join((done.stdout + done.stderr).split())
@@ -585,6 +580,35 @@ def test_grading_never_takes_the_limits_only_runner(tmp_path):
             distributed.Prepared(b"", "0" * 64, UNISOLATED, 1)
 
 
+def test_the_removed_namespaces_sandbox_is_refused_with_the_way_out(tmp_path):
+    """« espaces » (trous's own namespaces runtime, removed) left in an nbgrader configuration or typed
+    on the command line is refused before any copy is read, saying to use bubblewrap."""
+    with pytest.raises(SandboxRefused, match="n'existe plus.*bubblewrap.*apt-get install bubblewrap"):
+        choose("espaces")
+    done = subprocess.run([sys.executable, "-m", "trous", "-C", str(ROOT), "grade", str(tmp_path / "absent"),
+                           "--bac-a-sable", "espaces"], capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and "espaces" in done.stderr and "bwrap" in done.stderr, done.stderr
+    assert not (tmp_path / "absent-resultats").exists()
+
+
+@pytest.mark.skipif(not HAVE_BWRAP, reason="wraps the real bubblewrap")
+def test_a_bubblewrap_too_old_to_bound_tmp_is_named_as_such(tmp_path):
+    """A bubblewrap without --size (as some long-term distributions ship) cannot bound
+    the sandbox's /tmp: grading is refused, saying that this bubblewrap is too old."""
+    old = tmp_path / "bin"
+    old.mkdir()
+    (old / "bwrap").write_text('#!/bin/sh\nfor a in "$@"; do [ "$a" = --size ] && '
+                               '{ echo "bwrap: Unknown option --size" >&2; exit 1; }; done\n'
+                               f'exec {shutil.which("bwrap")} "$@"\n', encoding="utf-8")
+    (old / "bwrap").chmod(0o755)
+    env = {**os.environ, "PATH": f"{old}:{os.environ.get('PATH', '')}", "COLUMNS": "200"}
+    done = subprocess.run([sys.executable, "-m", "trous", "-C", str(ROOT), "grade", str(tmp_path / "absent")],
+                          capture_output=True, text=True, timeout=120, env=env)
+    said = " ".join(done.stdout.split())
+    assert done.returncode == 1 and "bubblewrap est trop ancien" in said and "--size" in said, said + done.stderr
+    assert "Aucune copie n'a été lue" in said and "--sans-isolation" in said
+
+
 @pytest.mark.skipif(not ROOT_USER, reason="root only")
 def test_the_autograde_kernel_refuses_to_run_unisolated(monkeypatch):
     from trous.publish.nbgrader import kernel
@@ -600,8 +624,7 @@ def test_the_autograde_kernel_refuses_to_run_unisolated(monkeypatch):
 
 
 # -- the runner, from inside -------------------------------------------------------------------------
-ISOLATED_KINDS = [pytest.param(BWRAP, marks=pytest.mark.skipif(not HAVE_BWRAP, reason="bubblewrap absent")),
-                  pytest.param(NAMESPACES, marks=pytest.mark.skipif(not HAVE_NAMESPACES, reason="no namespaces"))]
+ISOLATED_KINDS = [pytest.param(BWRAP, marks=pytest.mark.skipif(not HAVE_BWRAP, reason="bubblewrap absent"))]
 
 
 def run_one(runner: Runner, code: str, *names: str, wall: float = 10, processes: int = 32, file_mb: int = 16) -> list:
@@ -688,14 +711,6 @@ def test_student_code_holds_no_capability_and_is_never_host_root(kind):
     with Runner(kind) as runner:
         held, maps = run_one(runner, CAPS, "held", "maps")
         assert held == ["0000000000000000"] * 4
-        if kind == NAMESPACES:
-            assert all(int(outside) != 0 for _, outside, _ in maps), maps  # no id maps to host root
-            if ROOT_USER:
-                # The sandbox's root itself (the runner, pid 1 inside) runs as a leased unprivileged uid.
-                zygote = _zygote_of(runner.process.pid)
-                owner = {l.split(":")[0]: l.split()[1:] for l in Path(f"/proc/{zygote}/status").read_text().splitlines()
-                         if l.startswith(("Uid", "Gid"))}
-                assert owner["Uid"][0] == str(runner.spec.lease.uids[0]) != "0", owner
 
 
 MOUNTS = """
@@ -725,11 +740,15 @@ def test_only_bounded_tmpfs_is_writable(kind):
     check_mounts(mounts, writable)
 
 
-def _zygote_of(launcher: int) -> int:
-    for _ in range(2):  # launcher → the namespaces' creator → pid 1 of the sandbox (the zygote)
-        children = Path(f"/proc/{launcher}/task/{launcher}/children").read_text().split()
-        launcher = int(children[0])
-    return launcher
+def _host_uids(pid: int) -> set[int]:
+    """The host uids of `pid` and of every process below it (as the host's /proc sees them)."""
+    found = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        status = (task / "status").read_text()
+        found |= {int(u) for line in status.splitlines() if line.startswith("Uid:") for u in line.split()[1:]}
+        for child in (task / "children").read_text().split():
+            found |= _host_uids(int(child))
+    return found
 
 
 FILL = """
@@ -768,32 +787,41 @@ from trous.sandbox.pool import Runner
 from trous.sandbox.protocol import Job, Limits, Probe, Unit
 steps = json.loads(sys.argv[1])
 out = []
-with Runner("espaces", memory_mb=int(sys.argv[2])) as runner:
+with Runner("bwrap", memory_mb=int(sys.argv[2])) as runner:
     for code, names in steps:
         unit = Unit(code, "f.py", tuple(Probe(n) for n in names))
         r = runner.run(Job((unit,), Limits(wall=10, memory_mb=int(sys.argv[2]), file_mb=32)))[0]
         out.append([r.status] + [p.value for p in r.probes])
+    print(runner.process.pid, flush=True)
+    sys.stdin.readline()  # the test looks at the sandbox's processes from the host meanwhile
 print(json.dumps(out))
 """
 
 
-def test_the_namespaces_as_an_ordinary_user(unprivileged, workspace):
-    """Without root: one uid mapped (the grader's own), no capability, nothing of the host but the
-    system and Python, no network; /tmp and /dev/shm (writable here: the runner and the student share
-    the uid) bounded, and emptied before the next job."""
-    if not HAVE_NAMESPACES:
-        pytest.skip("no namespaces")
+@pytest.mark.skipif(not HAVE_BWRAP, reason="bubblewrap absent")
+def test_bubblewrap_as_an_ordinary_user(unprivileged, workspace):
+    """Without root: every process of the sandbox is the grader's own uid on the host (never host
+    root), no capability, nothing of the host but the system and Python, no network; /tmp and
+    /dev/shm (writable here: the runner and the student share the uid) bounded, and emptied before
+    the next job."""
     tmp_bound, shm_bound = tmpfs_bytes(MEMORY_MB)
     steps = [[LOOK, ["held", "maps", "root", "pid1", "net"]], [MOUNTS, ["mounts", "writable"]], [FILL, ["written"]],
              [AFTER, ["left"]]]
-    done = unprivileged.run([unprivileged.python, "-c", AS_USER, json.dumps(steps), str(MEMORY_MB)], cwd=workspace)
-    assert done.returncode == 0, done.stderr[-2000:]
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "HOME": str(workspace)}
+    with subprocess.Popen(unprivileged.argv([unprivileged.python, "-c", AS_USER, json.dumps(steps), str(MEMORY_MB)]),
+                          cwd=workspace, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, env=env) as user:
+        first = user.stdout.readline()
+        assert first.strip().isdigit(), first + user.stderr.read()[-2000:]
+        host_uids = _host_uids(int(first))
+        out, err = user.communicate("\n", timeout=120)
+    assert user.returncode == 0, err[-2000:]
     (status, held, maps, root, pid1, net), (seen, mounts, writable), (filled, written), (emptied, left) = \
-        json.loads(done.stdout.splitlines()[-1])
+        json.loads(out.splitlines()[-1])
     assert (status, seen, filled, emptied) == ("ok", "ok", "ok", "ok")
     check_mounts(mounts, writable)
     assert held == ["0000000000000000"] * 4
-    assert [int(m[1]) for m in maps] == [unprivileged.uid or os.geteuid()]
+    assert host_uids == {unprivileged.uid or os.geteuid()} and len(maps) == 1, (host_uids, maps)
     assert "cours" not in " ".join(root) and "etc" in root and "home" not in root
     assert "trous.sandbox.zygote" in pid1 and net is False
     assert tmp_bound - (9 << 20) <= written["/tmp"] <= tmp_bound and 0 < written["/dev/shm"] <= shm_bound, written
@@ -822,7 +850,7 @@ def test_concurrent_pools_get_disjoint_uids(kind):
             for runner in pool.runners:
                 runner.start()
             ours = {u for r in pool.runners for u in r.spec.lease.uids}
-        assert len(ours) == (2 if kind == BWRAP else 4) and len(theirs) == len(ours)
+        assert len(ours) == 2 and len(theirs) == len(ours)
         assert not ours & theirs and all(u >= uids.FIRST for u in ours | theirs)
     finally:
         other.kill()

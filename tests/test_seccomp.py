@@ -544,10 +544,10 @@ def test_this_machine_applies_the_filter():
 
 
 # == 3. Student code, graded for real =====================================================================
-# The isolated sandboxes that grade (bubblewrap, the kernel's namespaces) and the limits-only runner
-# of the self-check: the filter holds in each.
+# The isolated sandbox that grades (bubblewrap) and the limits-only runner of the self-check: the
+# filter holds in each.
 MODES = [pytest.param("bwrap", marks=pytest.mark.skipif(not bwrap_available(), reason="bubblewrap absent")),
-         "espaces", "limites"]
+         "limites"]
 EXERCISES = ("01_toux", "03_masque")
 LIMITS = "\nlimits:\n  wall: 5\n  memory_mb: 512\n  processes: 16\n"
 

@@ -8,7 +8,9 @@ import re
 import sys
 from pathlib import Path
 
+from .core import options
 from .core.course import Course, CourseError, course_for
+from .inputs.nbgrader_dir import course_root
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -73,6 +75,14 @@ class FrenchParser(argparse.ArgumentParser):
         if add_help:
             self.add_argument("-h", "--help", "--aide", action="help", default=argparse.SUPPRESS,
                               help="afficher cette aide et quitter")
+
+    def _get_option_tuples(self, option_string):
+        # An abbreviation of two names of one option (--res: --resultats and its alias --results) is
+        # that option, as it was before the alias existed.
+        unique = {}
+        for found in super()._get_option_tuples(option_string):
+            unique.setdefault(id(found[0]), found)
+        return list(unique.values())
 
     def error(self, message: str):
         self.print_usage(sys.stderr)
@@ -153,11 +163,11 @@ def cmd_hint(args) -> int:
         if exercise is None:
             print("Tous les exercices sont réussis : plus besoin d'indice. Bravo !")
             return EXIT_OK
-    if args.blank is not None:
+    if args.trou is not None:
         try:
-            index = exercise.blank_index(exercise.blank(args.blank).id)
+            index = exercise.blank_index(exercise.blank(args.trou).id)
         except (KeyError, IndexError):
-            print(f"trou « {args.blank} » inconnu ; trous de {exercise.id} : "
+            print(f"trou « {args.trou} » inconnu ; trous de {exercise.id} : "
                   + ", ".join(f"{i + 1} ({b.id})" for i, b in enumerate(exercise.blanks)))
             return EXIT_USAGE
     else:
@@ -209,7 +219,7 @@ def cmd_watch(args) -> int:
                     print(f"→ exercice suivant : {exercise.id} ({exercise.path})", flush=True)
                 continue
             print(f"(j'attends que tu enregistres {exercise.path.name} — Ctrl+C pour quitter)", flush=True)
-            watcher = FileWatcher(exercise.path, interval=args.interval, use_events=not args.polling)
+            watcher = FileWatcher(exercise.path, interval=args.intervalle, use_events=not args.scrutation)
             try:
                 watcher.wait(since=seen)
             except KeyboardInterrupt:
@@ -232,6 +242,58 @@ def cmd_doctor(args) -> int:
     return EXIT_OK if report.ok else EXIT_FAILED
 
 
+def cmd_exercises(args) -> int:
+    from .author import derive  # noqa: PLC0415
+
+    course = _course(args)
+    only = [course.exercise(key).id for key in args.exercice] or None
+    if args.marquer:
+        lines, ok = derive.mark_course(course, only)
+    else:
+        lines, ok = derive.write_exercises(course, only, dry=args.verifier)
+    for line in lines:
+        print(line)
+    return EXIT_OK if ok else EXIT_FAILED
+
+
+def cmd_new_course(args) -> int:
+    from .author import scaffold  # noqa: PLC0415
+
+    folder = Path(args.dossier)
+    try:
+        written = scaffold.new_course(folder, args.titre)
+    except scaffold.ScaffoldError as exc:
+        print(f"erreur : {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"cours créé dans {folder} : " + ", ".join(str(p.relative_to(folder)) for p in written))
+    print(f"étape suivante : cd {folder} && trous doctor ; puis change l'exemple (solutions/{scaffold.EXAMPLE_ID}.py "
+          "est sa source : « trous exercices » en réécrit le fichier de l'élève) ou ajoute un exercice avec "
+          "« trous nouvel-exercice NOM »")
+    return EXIT_OK
+
+
+def cmd_new_exercise(args) -> int:
+    from .author import scaffold  # noqa: PLC0415
+
+    course = _course(args)
+    try:
+        if args.devoir and len(args.devoir) > 1:
+            print(f"un seul --devoir pour un exercice (donnés : {', '.join(args.devoir)})", file=sys.stderr)
+            return 2
+        written, assignment, exercise_id = scaffold.new_exercise(course, args.id, args.titre,
+                                                                 args.devoir[0] if args.devoir else None)
+    except scaffold.ScaffoldError as exc:
+        print(f"erreur : {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"exercice {exercise_id} ajouté au devoir {assignment} : "
+          + ", ".join(str(p.relative_to(course.root)) for p in written))
+    print(f"étape suivante : écris l'énoncé et la solution dans solutions/{exercise_id}.py (« # ___ » au bout de chaque "
+          f"ligne dont la valeur est un trou), ses indices dans course.yaml, ses vérifications dans "
+          f"exercises/test_{exercise_id}.py et graders/test_{exercise_id}.py ; puis « trous exercices » et "
+          f"« trous doctor {exercise_id} »")
+    return EXIT_OK
+
+
 def cmd_edition(args) -> int:
     from .publish.edition import build  # noqa: PLC0415
 
@@ -251,9 +313,9 @@ def in_student_edition(argv: list[str], here: Path | None = None) -> bool:
 
     folder = here or Path.cwd()
     for i, arg in enumerate(argv):
-        if arg in ("-C", "--cours") and i + 1 < len(argv):
+        if arg in ("-C", "--cours", "--course") and i + 1 < len(argv):
             folder = Path(argv[i + 1])
-        elif arg.startswith("--cours="):
+        elif arg.startswith(("--cours=", "--course=")):
             folder = Path(arg.split("=", 1)[1])
     folder = folder.resolve()
     for candidate in [folder, *folder.parents]:
@@ -265,7 +327,8 @@ def in_student_edition(argv: list[str], here: Path | None = None) -> bool:
 def build_parser(student: bool = False) -> argparse.ArgumentParser:
     """`student`: the commands of a student edition only (no doctor, edition, grade, nbgrader)."""
     parser = FrenchParser(prog="trous", description="Exercices Python à trous, corrigés automatiquement.")
-    parser.add_argument("-C", "--cours", help="dossier du cours (par défaut : celui qui contient course.yaml)")
+    parser.add_argument("-C", "--cours", "--course", dest="cours",
+                        help="dossier du cours (par défaut : celui qui contient course.yaml)")
     sub = parser.add_subparsers(dest="command", metavar="COMMANDE")
 
     p = sub.add_parser("list", help="ta progression, exercice par exercice")
@@ -276,23 +339,44 @@ def build_parser(student: bool = False) -> argparse.ArgumentParser:
     p = sub.add_parser("hint", help="un indice de plus pour un trou (par défaut : de l'exercice en cours)")
     p.add_argument("exercice", nargs="?", help="id, numéro ou partie du nom (ex. 3, masque ; par défaut : le premier "
                                                "pas encore réussi)")
-    p.add_argument("--blank", "--trou", dest="blank", metavar="TROU", help="numéro ou id du trou (par défaut : le premier à remplir ou à corriger)")
+    p.add_argument("--trou", "--blank", dest="trou", metavar="TROU", help="numéro ou id du trou (par défaut : le premier à remplir ou à corriger)")
     p.set_defaults(func=cmd_hint)
     p = sub.add_parser("watch", help="revérifier à chaque enregistrement, puis passer au suivant")
     p.add_argument("exercice", nargs="?", help="id, numéro ou partie du nom (par défaut : le premier pas encore réussi)")
-    p.add_argument("--interval", type=float, default=0.5, metavar="SECONDES", help="secondes entre deux regards au fichier")
-    p.add_argument("--polling", action="store_true", help="n'utiliser que la scrutation (WSL, lecteurs réseau)")
+    p.add_argument("--intervalle", "--interval", dest="intervalle", type=float, default=0.5, metavar="SECONDES",
+                   help="secondes entre deux regards au fichier")
+    p.add_argument("--scrutation", "--polling", dest="scrutation", action="store_true",
+                   help="n'utiliser que la scrutation (WSL, lecteurs réseau)")
     p.set_defaults(func=cmd_watch)
     if student:
         _add_optional(sub, ("trous.publish.notebooks.cli",))
         return parser
     p = sub.add_parser("doctor", help="(auteurs) le cours, les solutions et les vérifications s'accordent-ils ?")
     p.add_argument("exercice", nargs="*", help="les exercices à examiner (par défaut : tous)")
-    p.add_argument("--sans-correcteurs", action="store_true", help="ne pas examiner graders/")
+    options.add_without(p, "correcteurs", "graders", "ne pas examiner graders/")
     p.set_defaults(func=cmd_doctor)
+    p = sub.add_parser("nouveau-cours", aliases=["new-course"],
+                       help="(auteurs) créer un dossier de cours, avec un exercice d'exemple")
+    p.add_argument("dossier", metavar="DOSSIER", help="le dossier à créer (nouveau ou vide)")
+    p.add_argument("--titre", "--title", dest="titre", help="le titre du cours")
+    p.set_defaults(func=cmd_new_course)
+    p = sub.add_parser("nouvel-exercice", aliases=["new-exercise"],
+                       help="(auteurs) ajouter un exercice au cours : ses fichiers et son entrée de course.yaml")
+    p.add_argument("id", metavar="ID", help="son nom (variance) ou son id complet (02_variance)")
+    p.add_argument("--titre", "--title", dest="titre", help="son titre")
+    options.add_assignment(p, "le devoir où l'ajouter (par défaut : le dernier)")
+    p.set_defaults(func=cmd_new_exercise)
+    p = sub.add_parser("exercices", aliases=["exercises"],
+                       help="(auteurs) écrire exercises/NN.py depuis les solutions marquées « # ___ »")
+    p.add_argument("exercice", nargs="*", help="les exercices à écrire (par défaut : tous)")
+    p.add_argument("--verifier", "--check", dest="verifier", action="store_true",
+                   help="ne rien écrire : dire seulement ce qui n'est pas à jour")
+    p.add_argument("--marquer", "--mark", dest="marquer", action="store_true",
+                   help="convertir les exercices d'aujourd'hui : ajouter à chaque solution ses marqueurs « # ___ »")
+    p.set_defaults(func=cmd_exercises)
     p = sub.add_parser("edition", help="(enseignants) écrire l'édition élève : dossier et .zip")
     p.add_argument("destination", nargs="?", help="dossier à écrire (par défaut : _build/<cours>-eleves)")
-    p.add_argument("--sans-zip", action="store_true", help="ne pas écrire l'archive .zip")
+    options.add_without(p, "zip", "zip", "ne pas écrire l'archive .zip")
     p.set_defaults(func=cmd_edition)
     _add_optional(sub)
     return parser
@@ -314,15 +398,15 @@ def _prestart(argv: list[str]) -> None:
     anything else, it is ready about when the first grades are."""
     if argv[:1] != ["grade"] or any(a in ("-h", "--help") for a in argv):
         return
-    try:
-        from .outputs import writing  # noqa: PLC0415
-    except ImportError:  # a student's install: no grading
-        return
     # The folder graded: a folder named on the command line (`trous grade COPIES`), else the current one.
     folders = [a for a in argv[1:] if not a.startswith("-") and Path(a).is_dir()] or ["."]
     for candidate in folders:
-        root = writing.course_root(candidate)
+        root = course_root(candidate)
         if root is not None:
+            try:
+                from .outputs import writing  # noqa: PLC0415 - only to grade an nbgrader course
+            except ImportError:  # a student's install: no grading
+                return
             writing.prestart(root)
             return
 

@@ -1,5 +1,9 @@
 """`pytest graders/`'s own runner: it answers `eleve(...)` and runs declarations in the author's session.
 
+A pytest plugin of its own (entry point `trous_copie`): it gives the graders' plugin
+(grade/pytest_graders.py) its runner through the `pytest_trous_backend` hook, so that grading never
+imports the author's tools; the engine's test worker answers `eleve` itself and never loads this plugin.
+
 Without `--copie`, the program is the reference solution (a grader's test) or the student's own file
 (a public check's test, as `pytest exercises/` runs it), with resource limits only, as `trous doctor`
 runs the author's solutions. With `--copie`, the program of a blank is the one grading runs (the
@@ -27,9 +31,22 @@ from ..sandbox.pool import RunnerPool
 from ..sandbox.protocol import Job, Limits, Probe, Unit
 from ..core.course import limits_for
 from ..core.judge import OPEN, judge
-from ..grade.bounded import CpuBudget
+from ..grade.bounded import PATIENCE, CpuBudget
 from ..grade.eleve import Eleve
-from ..grade.pytest_graders import TestInfo, role
+from ..grade.pytest_graders import role
+from ..grade.testinfo import TestInfo
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config):
+    copy = config.getoption("copie", None)
+    if copy is not None:
+        check_copy_option(config, copy)
+
+
+@pytest.hookimpl
+def pytest_trous_backend(config):
+    return Native(config)
 
 
 def check_copy_option(config, copy: str) -> None:
@@ -104,7 +121,7 @@ class Native:
 
     # -- the copy -----------------------------------------------------------------------------
     def _grader(self, course: Course):
-        from ..grade.engine import Grader  # noqa: PLC0415
+        from ..grade.engine import Grader  # noqa: PLC0415 - the engine only with --copie (startup)
 
         root = course.root.resolve()
         if root not in self.graders:
@@ -174,8 +191,7 @@ class Native:
     def cpu_budget(self, course: Course, info: TestInfo) -> float:
         """CPU seconds this test may use on the copy: what `trous grade` gives it (a few times what
         it used on the reference, measured by the engine's own run of every test there)."""
-        from ..grade.engine import GraderError  # noqa: PLC0415
-        from ..grade.testfunctions import PATIENCE  # noqa: PLC0415
+        from ..grade.engine import GraderError  # noqa: PLC0415 - the engine only with --copie (startup)
 
         try:
             grader = self._grader(course)

@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..core import blanknames
+from . import derive
 from ..core import blanks as blanks_mod
 from ..check.selfcheck import PASSED, SUSPECT, interpret, prepare
 from ..core.course import COURSE_FILE, Course, Exercise
@@ -46,6 +48,7 @@ class Report:
     tallies: list = field(default_factory=list)  # grading.quality.Tally: each blank's mutants, per side
     tests: list = field(default_factory=list)  # grading.quality.TestTally: mutants each test function refuses
     families: list = field(default_factory=list)  # grading.quality.FamilyTally: each family of mistakes
+    misnamed: set = field(default_factory=set)  # exercises whose course.yaml ids contradict their file
 
     @property
     def ok(self) -> bool:
@@ -85,6 +88,9 @@ def _rel(course: Course, path: Path) -> str:
 def check_files(course: Course, exercise: Exercise, report: Report) -> tuple[str | None, str | None]:
     """Template and solution texts, after checking blanks and alignment."""
     template = solution = None
+    if check_marked(exercise, report):
+        report.misnamed.add(exercise.id)
+        return None, None  # the rest would be checked on a student file that is not the solution's
     for path in (exercise.path, exercise.checks_path, exercise.solution_path):
         if not path.exists():
             report.add(exercise.id, "fichier manquant", _rel(course, path))
@@ -104,6 +110,8 @@ def check_files(course: Course, exercise: Exercise, report: Report) -> tuple[str
         report.add(exercise.id, f"{len(found)} trous « ___ » dans le fichier ({where}) mais {len(declared)} "
                                 f"déclarés dans course.yaml ({', '.join(b.id for b in declared)})",
                    _rel(course, exercise.path), found[0].line if found else None)
+    elif check_names(course, exercise, template, report):
+        return template, None  # checking with swapped ids would only print misleading errors
     if exercise.solution_path.exists():
         try:
             solution = read(exercise.solution_path, _rel(course, exercise.solution_path)).text
@@ -112,9 +120,14 @@ def check_files(course: Course, exercise: Exercise, report: Report) -> tuple[str
             return template, None
         fills = blanks_mod.align(template, solution)
         if fills is None:
-            line = _first_difference(template, solution)
+            line, tline = _first_difference(template, solution)
+            shown = ""
+            if line and tline:
+                shown = (f" : la solution écrit ligne {line} « {_line_text(solution, line)} », l'exercice ligne "
+                         f"{tline} « {_line_text(template, tline)} »")
             report.add(exercise.id, "la solution ne correspond pas à l'exercice : en dehors des trous, le code doit "
-                                    "être identique (seuls les ___ changent)", _rel(course, exercise.solution_path), line)
+                                    "être identique (seuls les ___ changent)" + shown,
+                       _rel(course, exercise.solution_path), line)
             solution = None
         else:
             for fill in fills:
@@ -131,7 +144,57 @@ def check_files(course: Course, exercise: Exercise, report: Report) -> tuple[str
     return template, solution
 
 
-def _first_difference(template: str, copy: str) -> int | None:
+def check_marked(exercise: Exercise, report: Report) -> bool:
+    """A solution with markers (one source per exercise): whether it disagrees with exercises/NN.py
+    or course.yaml (reported)."""
+    try:
+        solution = exercise.solution_path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False  # reported with the other files
+    _, problems = derive.check(exercise, solution)
+    for problem in problems:
+        report.add(exercise.id, problem.message, problem.path, problem.line)
+    return bool(problems)
+
+
+def check_names(course: Course, exercise: Exercise, template: str, report: Report) -> bool:
+    """Whether course.yaml calls a blank by the name another blank's line assigns (reported)."""
+    found = blanknames.contradictions(template, [b.id for b in exercise.blanks])
+    for contradiction in found:
+        blank_id = exercise.blanks[contradiction.index].id
+        line = _yaml_line(course, exercise.id, blank_id)
+        report.add(exercise.id, contradiction.message + (f" (course.yaml:{line})" if line else ""),
+                   _rel(course, exercise.path), contradiction.line)
+    if found:
+        report.misnamed.add(exercise.id)
+    return bool(found)
+
+
+def _yaml_line(course: Course, exercise_id: str, blank_id: str) -> int | None:
+    """The line of course.yaml that declares this blank of this exercise (for the message only)."""
+    try:
+        lines = (course.root / "course.yaml").read_text(encoding="utf-8-sig").splitlines()
+    except OSError:
+        return None
+    start = next((i for i, text in enumerate(lines) if re.match(rf"\s*-?\s*id:\s*[\"']?{re.escape(exercise_id)}[\"']?\s*(#.*)?$", text)), None)
+    if start is None:
+        return None
+    for i in range(start + 1, len(lines)):
+        if re.match(rf"\s*-\s*id:\s*[\"']?{re.escape(blank_id)}[\"']?\s*(#.*)?$", lines[i]):
+            return i + 1
+        if re.match(r"\s*-\s*id:\s*[\"']?\d{2}_", lines[i]):
+            return None  # the next exercise
+    return None
+
+
+def _line_text(text: str, line: int) -> str:
+    lines = text.splitlines()
+    shown = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+    return shown if len(shown) <= 100 else shown[:99] + "…"
+
+
+def _first_difference(template: str, copy: str) -> tuple[int | None, int | None]:
+    """The first line where `copy` differs from `template` outside the blanks: (in copy, in template)."""
     import difflib  # noqa: PLC0415
 
     a_tokens, b_tokens = blanks_mod.tokens(template), blanks_mod.tokens(copy)
@@ -143,8 +206,9 @@ def _first_difference(template: str, copy: str) -> int | None:
         if tag == "replace" and i2 - i1 == 1 and a_tokens[i1].is_blank:
             continue  # a blank and its fill: expected
         if j1 < len(b_tokens):
-            return b_tokens[j1].start[0]
-    return None
+            tline = a_tokens[min(i1, len(a_tokens) - 1)].start[0] if a_tokens else None
+            return b_tokens[j1].start[0], tline
+    return None, None
 
 
 def check_public(course: Course, exercise: Exercise, template: str, solution: str, runner: Runner,
@@ -281,8 +345,10 @@ def run(course: Course, runner: Runner | None = None, only: list[str] | None = N
                 from . import quality  # noqa: PLC0415
             except ImportError:
                 quality = None
-            if quality is not None:
-                quality.check(course, report, only=only)
+            # An exercise whose ids contradict its file is not graded: its error is already said.
+            wanted = [e.id for e in course.exercises if (not only or e.id in only) and e.id not in report.misnamed]
+            if quality is not None and wanted:
+                quality.check(course, report, only=wanted)
     finally:
         if own:
             runner.close()

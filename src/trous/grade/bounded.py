@@ -21,6 +21,7 @@ import resource
 import signal
 
 MIB = 1 << 20
+PATIENCE = 60.0  # seconds a test's own code (not the student's) may run before it is called stuck
 
 
 class TestOverrun(BaseException):

@@ -1,4 +1,4 @@
-"""Grading on a Dask cluster: `trous grade COPIES --scheduler tcp://host:8786`.
+"""Grading on a Dask cluster: `trous grade COPIES --ordonnanceur tcp://host:8786`.
 
 One Dask task per submission. A task does on a worker exactly what a local grading does: the same
 `Grader` over its own `RunnerPool` (same sandbox, same bounds), and sends back the grade as JSON
@@ -48,7 +48,7 @@ from .engine import Grader, GraderError, fingerprint
 from ..core.grades import SubmissionGrade
 from ..core.submission import Submission
 
-ENV_ADDRESS = "TROUS_SCHEDULER"  # default of --scheduler (a site setting, not a course one)
+ENV_ADDRESS = "TROUS_SCHEDULER"  # default of --ordonnanceur (a site setting, not a course one)
 COURSE_DIRS = ("exercises", "solutions", "graders", str(TEMPLATES_DIR))
 SKIPPED = {"__pycache__", ".ipynb_checkpoints", ".pytest_cache"}
 MAX_ARCHIVE = 64 << 20
@@ -150,8 +150,8 @@ class Prepared:
         from ..sandbox.pool import RunnerPool  # noqa: PLC0415
 
         try:
-            # The rules of `trous grade`, applied on this worker's machine: auto is bubblewrap or the
-            # namespaces, else a refusal; sans-isolation only when asked, and never as root.
+            # The rules of `trous grade`, applied on this worker's machine: auto is bubblewrap, else a
+            # refusal; sans-isolation only when asked, and never as root.
             kind = sandbox_mod.choose(sandbox)
         except sandbox_mod.SandboxRefused as exc:
             raise DistributedError(f"le travailleur {_where()} ne peut pas corriger : {exc}") from None
@@ -168,7 +168,7 @@ class Prepared:
                     f"le travailleur {_where()} ne corrige pas avec la même version des correcteurs "
                     f"({found[:12]} au lieu de {version[:12]}) : même trous ({trous.__version__} ici) et même cours "
                     "partout, sinon les notes mélangeraient deux correcteurs")
-            # Each runner leases its own uids (sandbox/uids.py): workers of one machine never share them.
+            # Each runner leases its own uid (sandbox/uids.py): workers of one machine never share them.
             self.pool = RunnerPool(threads, mode=kind, memory_mb=memory_bound(course.exercises))
             self.grader = Grader(course, self.pool)
             self.grader.compute_references()  # once, before the worker's threads grade in parallel
@@ -400,7 +400,7 @@ def dask_scheduler(course: Course, submissions: list[Submission], options, hooks
     """`trous grade`'s scheduler "dask" (see outputs/run.py's SCHEDULERS)."""
     address = getattr(options, "address", None) or os.environ.get(ENV_ADDRESS)
     if not address:
-        raise ClusterUnavailable(f"adresse de l'ordonnanceur Dask manquante : --scheduler tcp://hôte:8786 "
+        raise ClusterUnavailable(f"adresse de l'ordonnanceur Dask manquante : --ordonnanceur tcp://hôte:8786 "
                                f"(ou la variable {ENV_ADDRESS})")
     yield from grade_on_cluster(address, course, submissions, options.sandbox, hooks.sandbox)
 

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field, replace
 
 import trous
 
+from ..core import blanknames
 from ..core import blanks as blanks_mod
 from ..core import compare
 from ..core import flow as flow_mod
@@ -276,6 +277,10 @@ class Grader:
             fills = blanks_mod.align(template, solution)
             if fills is None or len(fills) != len(exercise.blanks):
                 raise GraderError(f"{exercise.solution_path} : ne correspond pas à l'exercice (lance trous doctor)")
+            misnamed = blanknames.contradictions(template, [b.id for b in exercise.blanks])
+            if misnamed:  # grading would give each blank the points of another
+                shown = exercise.template_path.relative_to(course.root)
+                raise GraderError("\n".join(f"{shown}:{c.line} : {c.message}" for c in misnamed))
             self.refs[exercise.id] = _Reference(solution, fills, [b.line for b in blanks_mod.find_blanks(template)],
                                                 _statements(solution, fills))
         # Test functions: collected once by a pytest session of their own; one worker per grading thread.

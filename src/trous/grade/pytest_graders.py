@@ -23,23 +23,23 @@ Outside a course, the plugin does nothing.
 from __future__ import annotations
 
 import inspect
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import pytest
 
 from ..core.course import Course, CourseError, Exercise
 from ..core.checks import Check, GraderMistake, StudentError, StudentStopped, checks_in
-from .bounded import TestOverrun
+from ..core.course import memory_bound
+from . import bounded
+from .bounded import PATIENCE, TestOverrun
 from .eleve import Eleve
+from .testinfo import BACKEND, CAUSE, INFO, Hooks, TestInfo, set_backend
 
 MARKER = "trou"
 FIXTURE = "eleve"
 HIDDEN, PUBLIC = "cache", "public"
 
-_INFO = pytest.StashKey["TestInfo"]()
-_CAUSE = pytest.StashKey[tuple]()
-_BACKEND = pytest.StashKey[object]()
+_INFO, _CAUSE, _BACKEND = INFO, CAUSE, BACKEND
 _RESULTS = pytest.StashKey[dict]()
 _COURSES: dict[Path, Course | None] = {}
 
@@ -75,34 +75,6 @@ def role(path: Path) -> tuple[Course, Exercise | None, str] | None:
 
 
 # -- what a test function is for -------------------------------------------------------------------
-@dataclass(frozen=True)
-class TestInfo:
-    """A test function of a course's test file, as grading sees it."""
-
-    __test__ = False  # not a test class, whatever pytest thinks of its name
-
-    nodeid: str
-    path: str  # relative to the course's root
-    name: str  # the item's name (with its parameters' ids)
-    exercise: str | None
-    blank: str | None
-    hidden: bool
-    description: str  # French: what a student reads of it (never its parameters)
-    problem: str | None = None  # why grading refuses it
-    uses_eleve: bool = True
-
-    @property
-    def label(self) -> str:
-        return f"{'vérification cachée' if self.hidden else 'vérification'} « {self.description} »"
-
-    def to_json(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict) -> "TestInfo":
-        return cls(**{k: data.get(k) for k in cls.__dataclass_fields__})
-
-
 def _blanks_of(item) -> tuple[list[str], object, str | None]:
     """(blank ids, points= if any, problem) from the item's `trou` markers."""
     blanks: list[str] = []
@@ -213,18 +185,17 @@ CAUSES = {
 
 
 # -- the backend that answers eleve(...) -----------------------------------------------------------
-def set_backend(config, backend) -> None:
-    """Who answers `eleve`: an object with `eleve(info, path) -> Eleve` (the engine's worker
-    sets its own before collection; otherwise this plugin's own runner answers)."""
-    config.stash[_BACKEND] = backend
-
-
 def _backend(config):
-    if _BACKEND not in config.stash:
-        from ..author.copie import Native  # noqa: PLC0415 - the runner, only when a test asks
-
-        config.stash[_BACKEND] = Native(config)
-    return config.stash[_BACKEND]
+    """Who answers `eleve` (testinfo.py): the engine's worker, or `pytest graders/`'s own runner,
+    which the `trous_copie` plugin (author/copie.py) gives when the first test asks."""
+    backend = config.stash.get(_BACKEND, None)
+    if backend is None:
+        backend = config.hook.pytest_trous_backend(config=config)
+        if backend is None:
+            raise pytest.UsageError("trous : aucun greffon ne fait tourner le programme de l'élève (le "
+                                    "greffon trous_copie n'est pas chargé : pytest -p trous.author.copie)")
+        set_backend(config, backend)
+    return backend
 
 
 def _worker(config) -> bool:
@@ -245,13 +216,17 @@ def eleve(request) -> Eleve:
 
 
 # -- hooks -----------------------------------------------------------------------------------------
+def pytest_addhooks(pluginmanager):
+    pluginmanager.add_hookspecs(Hooks)
+
+
 def pytest_addoption(parser):
     group = parser.getgroup("trous-correcteurs", "trous : correcteurs cachés")
     group.addoption("--copie", metavar="CHEMIN", default=None,
                     help="trous : corriger cette copie (le dossier ou le .zip d'un élève, dans le dossier des "
                          "copies) au lieu des solutions, dans le bac à sable de trous grade, et afficher ses points")
     group.addoption("--bac-a-sable", dest="trous_bac_a_sable", default=None,
-                    choices=("auto", "bwrap", "espaces", "limites"),
+                    choices=("auto", "bwrap", "limites"),
                     help="trous : le bac à sable des tests de correcteurs (par défaut : auto avec --copie, sinon "
                          "limites, comme trous doctor)")
 
@@ -259,11 +234,6 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     config.addinivalue_line("markers", "trou(id, ..., points=None): le ou les trous que ce test note (trous)")
     config.stash[_RESULTS] = {}
-    copy = config.getoption("copie", None)
-    if copy is not None and not _worker(config):
-        from ..author.copie import check_copy_option  # noqa: PLC0415
-
-        check_copy_option(config, copy)
 
 
 def pytest_generate_tests(metafunc):
@@ -311,10 +281,6 @@ def pytest_runtest_call(item):
     info = item.stash.get(_INFO, None)
     if info is None or _worker(item.config) or item.config.getoption("copie", None) is None:
         return (yield)
-    from . import bounded  # noqa: PLC0415
-    from ..core.course import memory_bound  # noqa: PLC0415
-    from .testfunctions import PATIENCE  # noqa: PLC0415
-
     found = role(Path(item.path))
     memory = memory_bound([found[1]]) if found is not None and found[1] is not None else None
     backend = _backend(item.config)

@@ -33,10 +33,10 @@ from ..core.course import Course, Exercise
 from ..sandbox.protocol import SKIPPED, ErrorInfo, UnitResult
 from ..core.course import memory_bound
 from ..core.judge import Verdict, describe_error
-from .pytest_graders import TestInfo
+from .bounded import PATIENCE
+from .testinfo import TestInfo
 from .testworker import WorkerFailed, WorkerPool
 
-PATIENCE = 60.0  # seconds a test's own code (not the student's) may run before it is called stuck
 # CPU seconds a test may use on a copy: this many times what it used on the reference, within these.
 CPU_FACTOR, CPU_FLOOR = 20.0, 5.0
 # How a failed test reads to the student (hidden tests: never a value, never a message of the code).

@@ -45,6 +45,7 @@ from ..sandbox import wire
 from ..sandbox.protocol import ErrorInfo, Limits, UnitResult
 from ..sandbox.wire import Bounds
 from . import bounded
+from .testinfo import CAUSE, INFO, set_backend
 
 START_TIMEOUT = 120.0
 # A line from the worker: a question's variables (eleve.MAX_TEXT each) or a test's report.
@@ -115,8 +116,6 @@ class Serve:
 
     @pytest.hookimpl(tryfirst=True)  # before the graders plugin's own, which asks who answers eleve
     def pytest_configure(self, config):
-        from .pytest_graders import set_backend  # noqa: PLC0415
-
         set_backend(config, Remote(self))
 
     def pytest_collectreport(self, report):
@@ -124,10 +123,8 @@ class Serve:
             self.errors.append({"nodeid": report.nodeid, "detail": report.longreprtext[-4000:]})
 
     def pytest_collection_finish(self, session):
-        from .pytest_graders import _INFO  # noqa: PLC0415
-
         self.items = {item.nodeid: item for item in session.items}
-        infos = [item.stash[_INFO].to_json() for item in session.items if _INFO in item.stash]
+        infos = [item.stash[INFO].to_json() for item in session.items if INFO in item.stash]
         # The graders and what they import are loaded: from here on, the tests' own memory is bounded.
         bounded.limit_memory(self.memory_mb)
         self.send({"collected": {"items": infos, "errors": self.errors}})
@@ -155,10 +152,8 @@ class Serve:
             self.send({"done": done})
 
     def outcome(self, item, reports) -> dict:
-        from .pytest_graders import _CAUSE  # noqa: PLC0415
-
-        cause, info = item.stash.get(_CAUSE, ("", {}))
-        item.stash[_CAUSE] = ("", {})
+        cause, info = item.stash.get(CAUSE, ("", {}))
+        item.stash[CAUSE] = ("", {})
         failed = next((r for r in reports if r.failed), None)
         if failed is not None:
             outcome = "bug" if cause in ("bug", "") else "failed"

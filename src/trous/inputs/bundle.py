@@ -13,6 +13,7 @@ checks as on the full course: the notebook's grades are the engine's grades.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import json
 from dataclasses import asdict, dataclass
@@ -20,6 +21,7 @@ from pathlib import Path
 
 import yaml
 
+from ..core.blanks import find_blanks
 from ..core.course import Course, Exercise
 from ..core.course import TEMPLATES_DIR
 
@@ -189,3 +191,45 @@ def check_bundle(source: str) -> Bundle | None:
         except (ValueError, KeyError, TypeError, IndexError):
             continue
     return None
+
+
+TROUS_KEY = "trous"  # trous's own cell metadata in an nbgrader notebook
+
+
+@functools.lru_cache(maxsize=256)
+def _hidden_bundles(source: str) -> tuple[tuple[str, Bundle], ...]:
+    # Every student's grade cells are the same (nbgrader restores them): parse each source once.
+    found = []
+    for blank_id, data in hidden_calls(source):
+        try:
+            found.append((blank_id, Bundle.from_dict(data)))
+        except (ValueError, KeyError, TypeError):
+            continue
+    return tuple(found)
+
+
+def grade_cells(nb) -> dict[str, list[tuple[object, str, Bundle]]]:
+    """Exercise id → [(cell, blank id, hidden bundle)] for the trous grade cells of a notebook (its
+    grade cells, as nbgrader's utils.is_grade says, whose hidden code carries a bundle)."""
+    found: dict[str, list] = {}
+    for cell in nb.cells:
+        if cell.cell_type != "code" or not (cell.get("metadata", {}).get("nbgrader") or {}).get("grade", False):
+            continue
+        for blank_id, bundle in _hidden_bundles(cell.source):
+            found.setdefault(bundle.exercise_id, []).append((cell, blank_id, bundle))
+    return found
+
+
+def grade_id(exercise: Exercise, kind: str, key: str | int) -> str:
+    """The id nbgrader's metadata gives a cell of the exercise's notebook (« 01_toux-reponse-1 »)."""
+    return f"{exercise.id}-{kind}-{key}"
+
+
+def answer_cells(exercise: Exercise) -> list[AnswerCell]:
+    """The answer cells of the exercise's notebook, as the nbgrader build names them: each code cell of
+    the template (jupytext's percent format) that holds a blank, in order."""
+    import jupytext  # noqa: PLC0415 - slow to import: only for a course whose source notebooks are not there
+
+    template = jupytext.reads(exercise.template_path.read_text(encoding="utf-8"), fmt="py:percent")
+    cells = [c for c in template.cells if c.cell_type == "code" and find_blanks(c.source)]
+    return [AnswerCell(grade_id(exercise, "reponse", k), c.source) for k, c in enumerate(cells, 1)]

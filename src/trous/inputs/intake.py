@@ -88,17 +88,7 @@ class Intake:
     source: Path
     submissions: list[Submission] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    # Called with (course, grades) once the reports are written; returns more reports to list
-    # (the nbgrader kind writes nbgrader's own gradebook there).
-    after: Callable[[Course, list], dict[str, Path]] | None = None
     ignored: list[IgnoredFile] = field(default_factory=list)
-    # Called with (course, grades) before the reports are written; returns the grades they show (the
-    # nbgrader kind writes nbgrader's gradebook there and takes back the grades changed in formgrader).
-    settle: Callable[[Course, list], list] | None = None
-    # Called with (course, grade) as each grade is recorded, before `settle` (the nbgrader kind starts
-    # writing nbgrader's gradebook then); `abandon()` when the run stops before `settle`.
-    graded: Callable[[Course, object], None] | None = None
-    abandon: Callable[[], None] | None = None
     # Which copies are which Moodle participants (a Moodle archive, its folders unpacked, an nbgrader
     # course collected from one): what the worksheet and the feedback zip are written from.
     moodle: "moodlefolders.Copies | None" = None

@@ -13,11 +13,9 @@ every other file of a student's folder is named in their feedback with why (a re
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 import os
 import sqlite3
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,10 +25,8 @@ from .filenames import Matcher
 from ..core.safetext import printable
 from ..core.submission import IgnoredFile, Submission
 from . import answers, locked, standalone
-from ..outputs.nbgrader_session import without_iri_grammars
-from .bundle import Bundle, of
-from ..outputs import writing
-from ..outputs.writing import say
+from .bundle import Bundle, answer_cells, of
+from .nbgrader_dir import course_root, without_iri_grammars
 
 MAX_NOTEBOOK = 32 * 1024 * 1024
 NAME = "nbgrader"
@@ -47,7 +43,7 @@ class Layout:
 
 
 def layout(path: Path) -> Layout | None:
-    root = writing.course_root(path)
+    root = course_root(path)
     return Layout(root) if root is not None else None
 
 
@@ -66,8 +62,6 @@ def _public_bundle(exercise: Exercise, root: Path | None = None) -> Bundle:
     path = exercise.template_path
     key = (str(path), path.stat().st_mtime_ns, str(exercise.checks_path), exercise.id)
     if key not in _bundles:
-        from ..publish.nbgrader.notebooks import answer_cells  # noqa: PLC0415 - jupytext: only when no source notebook
-
         _bundles[key] = of(exercise, answer_cells(exercise), hidden=False)
     return _bundles[key]
 
@@ -202,9 +196,9 @@ def student_submission(course: Course, folder: Path, assignments: list[str] | No
 
 
 def load(path: Path, course: Course, limits=None, assignments: list[str] | None = None,
-         students: list[str] | None = None, background: bool = False) -> intake_mod.Intake:
-    """The submitted notebooks. `background`: start writing nbgrader's gradebook in a process of its
-    own now (writing.py), each grade as the engine gives it (what `trous grade` does)."""
+         students: list[str] | None = None) -> intake_mod.Intake:
+    """The submitted notebooks (`trous grade` writes nbgrader's gradebook from the grades:
+    outputs/writing.py)."""
     found = layout(path)
     if found is None:
         raise intake_mod.IntakeError(f"{path} : pas un cours nbgrader (attendu : le dossier qui contient "
@@ -236,9 +230,6 @@ def load(path: Path, course: Course, limits=None, assignments: list[str] | None 
         result.warnings.append(f"{found.submitted} : aucune copie (lancez d'abord nbgrader collect)")
     result.moodle, moodle_notes = moodle_copies(found.root, [s.student for s in result.submissions], assignments)
     result.warnings += moodle_notes
-    settle = Settle(found.root, assignments, writing.claim(found.root) if background else None)
-    result.settle, result.after, result.graded, result.abandon = settle.settle, settle.after, settle.graded, \
-        settle.abandon
     return result
 
 
@@ -309,60 +300,6 @@ def student_names(root: Path) -> dict[str, str]:
     return {sid: " ".join(n for n in (first, last) if n) for sid, first, last in rows if first or last}
 
 
-class Settle:
-    """What `trous grade` does with nbgrader once the engine has graded: write nbgrader's gradebook
-    and autograded/ (before trous's reports), take back the grades a teacher changed by hand in
-    formgrader and nbgrader's late penalties (overrides.py: they win, and every report shows them),
-    then list nbgrader's files among the reports.
-
-    With a `writer` (writing.py, started when the copies are read), each grade is written in a
-    process of its own as soon as it is recorded (`graded`); `settle` sends what is left (copies
-    graded by an earlier run, a grade that changed) and waits. Without one, or when that process
-    gives no report, `settle` writes everything here, as nbgrader's autograde would."""
-
-    def __init__(self, root: Path, assignments: list[str] | None, writer=None):
-        self.root, self.assignments, self.writer = root, assignments, writer
-
-    def _chosen(self, course, grades) -> list[str]:
-        from ..grade.assignments import graded_assignments  # noqa: PLC0415
-
-        # `trous grade --devoir X` grades X only: nbgrader's other assignments are left as they are.
-        return self.assignments or graded_assignments(course, grades)
-
-    def graded(self, course, grade) -> None:
-        if self.writer is not None:
-            self.writer.send(grade, self._chosen(course, [grade]))
-
-    def settle(self, course, grades):
-        from ..outputs.overrides import apply, describe  # noqa: PLC0415
-
-        report = None
-        if self.writer is not None:
-            for grade in grades:
-                self.graded(course, grade)
-            report = self.writer.finish()
-            if report is not None:
-                say(report)
-            else:
-                print("nbgrader : le processus d'écriture du carnet de notes n'a pas abouti "
-                      f"({self.writer.failure}) ; écriture reprise ici, pour toutes les copies", file=sys.stderr)
-        if report is None:
-            from ..outputs.nbgrader import write_all  # noqa: PLC0415
-
-            report = write_all(self.root, course, grades, self._chosen(course, grades))
-        changes = apply(grades, report.final)
-        for line in describe(changes):
-            print(line)
-        return grades
-
-    def abandon(self) -> None:
-        if self.writer is not None:
-            self.writer.abandon()
-
-    def after(self, course, grades) -> dict[str, Path]:
-        return {"nbgrader_gradebook": self.root / "gradebook.db", "nbgrader_autograded": self.root / "autograded"}
-
-
 def carried_course(path: Path, given: str | None) -> Course:
     """The course the nbgrader course directory carries (standalone.py), checked."""
     found = layout(path)
@@ -382,5 +319,5 @@ def results_place(path: Path) -> Path:
 
 intake_mod.register(intake_mod.Kind(
     NAME, "cours nbgrader : submitted/<élève>/<devoir>/<exercice>.ipynb, notes écrites aussi dans le carnet "
-          "de notes de nbgrader", lambda p: layout(Path(p)) is not None, functools.partial(load, background=True), course=carried_course,
+          "de notes de nbgrader", lambda p: layout(Path(p)) is not None, load, course=carried_course,
     results=results_place))

@@ -45,6 +45,10 @@ from ..core.grades import PASSED, SubmissionGrade
 from ..core.safetext import csv_cell
 from ..core.wording import count, plural
 
+# Moodle's own column titles for the account a participants file names (moodle.Participants.field).
+USERNAME, EMAIL = "username", "useremail"
+IDENTITY_TITLES = {USERNAME: "Nom d'utilisateur", EMAIL: "Adresse de courriel"}
+
 
 def number(value: float) -> str:
     """Points as the CSV writes them: at most two decimals, a dot, no useless zeros."""
@@ -167,8 +171,6 @@ def moodle_csv(course: Course, grades: list[SubmissionGrade], names: dict[str, s
         return None
     exercises = exercise_columns(course, grades)
     assignments = assignment_columns(course, exercises)
-    from .moodle import IDENTITY_TITLES  # noqa: PLC0415
-
     identity_title = IDENTITY_TITLES[participants.field]
     rows = [[identity_title, "Nom complet",
              *[title for c, _ in assignments for title in (c.title, f"{c.title} — commentaire")]]]

@@ -1,6 +1,6 @@
 """The gradebook: every grade ever given, and each student's current one.
 
-SQLAlchemy 2, portable SQL only (the same schema runs on PostgreSQL: `--gradebook
+SQLAlchemy 2, portable SQL only (the same schema runs on PostgreSQL: `--carnet
 postgresql+psycopg://…`); by default an embedded SQLite file, `<results>/gradebook.db`, in WAL mode.
 
     students        one row per student identifier (folder name, Moodle id…), with the display name

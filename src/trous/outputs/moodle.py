@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import phpdate
+from .exports import EMAIL, USERNAME, moodle_feedback
 from ..inputs.moodle import Copies, feedback_folder
 from ..core.safetext import csv_cell, printable
 from ..core.submission import Submission
@@ -577,14 +578,12 @@ def feedback_zip(pages: dict[str, bytes]) -> bytes:
 
 
 # -- identities for the gradebook import ---------------------------------------------------------
-USERNAME, EMAIL = "username", "useremail"
 _COPY_HEADERS = {"identifiant", "identifier", "etudiant", "eleve", "student", "copie", "dossier", "participant"}
 _IDENTITY_HEADERS = {
     USERNAME: {"nom d'utilisateur", "nom d’utilisateur", "username", "utilisateur", "login", "identifiant de connexion"},
     EMAIL: {"adresse de courriel", "courriel", "email", "e-mail", "adresse email", "adresse e-mail", "email address",
             "adresse electronique", "mail"},
 }
-IDENTITY_TITLES = {USERNAME: "Nom d'utilisateur", EMAIL: "Adresse de courriel"}
 
 
 def _header_key(text: str) -> str:
@@ -723,8 +722,6 @@ def write_outputs(results_dir: Path, course, grades: list, names: dict[str, str]
                   trip: RoundTrip, write) -> dict[str, Path]:
     """The worksheet (filled, or trous's own), the feedback zip and the French instructions; `write`
     is the reports' atomic writer. Files of an earlier run that no longer apply are removed."""
-    from .exports import moodle_feedback  # noqa: PLC0415
-
     results_dir = Path(results_dir)
     paths: dict[str, Path] = {}
     copies = trip.copies or Copies()

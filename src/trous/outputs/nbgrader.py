@@ -36,8 +36,13 @@ from ..inputs import answers  # noqa: E402
 from ..inputs.cells import cell_map  # noqa: E402
 from .outcome import outputs_for  # noqa: E402
 from .overrides import Final  # noqa: E402
-from ..publish.nbgrader.preprocessors import TROUS_KEY, VerifyGrades, grade_cells  # noqa: E402
-from .writing import WriteReport, say  # noqa: E402, F401 - WriteReport: this module's result
+from ..inputs.bundle import TROUS_KEY, grade_cells  # noqa: E402
+from .nbgrader_report import WriteReport, say  # noqa: E402, F401 - WriteReport: this module's result
+
+
+# The build's preprocessor that grades again outside the kernel (publish/nbgrader/preprocessors.py): its
+# work is the engine's grade here, so it is replaced by the filling step, as nbgrader's execution is.
+REGRADING = "VerifyGrades"
 
 
 def load_config(root: Path) -> Config:
@@ -90,7 +95,7 @@ class Writer:
         self.sanitize = [c(config=self.config) for c in _classes(reference.sanitize_preprocessors)]
         steps = []
         for cls in _classes(reference.autograde_preprocessors):
-            if issubclass(cls, (ExecutePreprocessor, VerifyGrades)):
+            if issubclass(cls, ExecutePreprocessor) or cls.__name__ == REGRADING:
                 if self.fill not in steps:
                     steps.append(self.fill)
                 continue
@@ -232,5 +237,5 @@ def _write(root: Path, grades: Iterable[SubmissionGrade],
 
 def write_all(root: Path, course: Course, grades: list[SubmissionGrade],
               assignments: list[str] | None = None) -> WriteReport:
-    """For `trous grade` on the nbgrader input kind (intake.Settle): write, and say so."""
+    """For `trous grade` on the nbgrader input kind (writing.GradebookSink): write, and say so."""
     return say(write(root, grades, assignments))

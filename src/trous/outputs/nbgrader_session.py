@@ -14,16 +14,9 @@ import importlib
 import json
 import sys
 
+from ..inputs.nbgrader_dir import without_iri_grammars
+
 GRADEBOOK_MODULES = ("overwritecells", "overwritekernelspec", "saveautogrades", "latesubmissions")
-
-
-def without_iri_grammars() -> None:
-    """jsonschema (imported by nbformat, so by nbgrader) compiles some forty grammars at import when
-    rfc3987_syntax is installed (JupyterLab's dependencies bring it), to check the "iri" string
-    format, which no notebook or nbgrader schema uses: seconds, more than grading a class takes.
-    jsonschema skips that checker when the module cannot be imported; so does this process."""
-    if "jsonschema" not in sys.modules:
-        sys.modules.setdefault("rfc3987_syntax", None)
 
 
 without_iri_grammars()  # on import: gradebook.py imports this module before nbformat

@@ -25,6 +25,7 @@ from ..grade import assignments as assignments_mod
 from ..inputs import intake as intake_mod
 from ..inputs import marker
 from . import moodle as moodle_mod
+from . import writing
 from ..inputs.lookalike import lookalikes
 from ..grade import testworker
 from ..grade.engine import Grader, GraderError, fingerprint, preloaded
@@ -33,6 +34,8 @@ from ..core.safetext import printable
 from ..core.submission import IgnoredFile, Submission
 from ..grade.testfunctions import test_files
 from ..core.wording import count, plural
+from ..core import options as cli_options
+from ..core.options import cores  # noqa: F401 (benchmarks/grade_class.py reads it here)
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 PLUGINS = ("trous.inputs.nbgrader",)  # optional modules: more input kinds
@@ -42,7 +45,7 @@ PLUGINS = ("trous.inputs.nbgrader",)  # optional modules: more input kinds
 class GradeOptions:
     source: Path
     results: Path | None = None
-    sandbox: str = "auto"  # "auto", "bwrap", "espaces", or "sans-isolation" (never as root): runner.sandbox.choose
+    sandbox: str = "auto"  # "auto", "bwrap", or "sans-isolation" (never as root): runner.sandbox.choose
     workers: int | None = None
     gradebook: str | None = None  # SQLAlchemy URL; default sqlite:///<results>/gradebook.db
     force: bool = False
@@ -115,18 +118,8 @@ def check_results_place(source: Path, results: Path) -> None:
                                      "modifie jamais ; choisis un dossier hors des copies")
 
 
-def cores() -> int:
-    """Cores this process may use (a container's affinity, not the host's count)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
-def default_workers() -> int:
-    """One sandbox more than cores: while the grader prepares or records a student, the cores keep
-    running another one's code (measured: 0.102 → 0.095 s per student on 2 cores)."""
-    return cores() + 1
+# `--parallele`'s default, shared with `trous nbgrader grade` (core/options.py).
+default_workers = cli_options.default_parallel
 
 
 # -- schedulers -----------------------------------------------------------------------------------
@@ -166,6 +159,7 @@ def dask_scheduler(course: Course, submissions: list[Submission], options: Grade
 
 
 SCHEDULERS: dict[str, Scheduler] = {"local": local_scheduler, "dask": dask_scheduler}
+ENV_SCHEDULER = "TROUS_SCHEDULER"  # --ordonnanceur's default: a site setting, not a course one
 
 
 def _load_plugins() -> None:
@@ -220,17 +214,19 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
         testworker.start_ahead(course.root, test_files(course.exercises), memory_bound(course.exercises))
     try:
         intake = intake_mod.load(options.source, course, options.kind, results=options.results_dir)
+        # nbgrader's gradebook, written as grades come (an nbgrader course as input)
+        sink = writing.sink_for(intake.kind, intake.source, options.assignments)
         try:
-            return _graded(course, options, hooks, intake, requested, timings, t)
+            return _graded(course, options, hooks, intake, requested, timings, t, sink)
         finally:
-            if intake.abandon is not None:  # stopped before the grades were settled (settle clears it)
-                intake.abandon()
+            if sink is not None:  # stopped before the grades were settled (settling empties it)
+                sink.abandon()
     finally:
         testworker.drop_ahead()  # not taken: fewer exercises graded than the course has, or a refusal
 
 
 def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_mod.Intake, requested: str,
-            timings: dict[str, float], t: float) -> Outcome:
+            timings: dict[str, float], t: float, sink: writing.GradebookSink | None) -> Outcome:
     from .gradebook import Gradebook  # noqa: PLC0415  (SQLAlchemy: the grading extra)
     from .reports import StudentFiles, write_all  # noqa: PLC0415
 
@@ -289,8 +285,8 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
                 # once: a grader sharing the gradebook may have recorded this copy meanwhile (--force: a new grading)
                 gradebook.record(run_id, by_student[grade.student], grade, once=not options.force)
                 recording += time.perf_counter() - r
-                if intake.graded is not None:
-                    intake.graded(course, grade)
+                if sink is not None:
+                    sink.graded(course, grade)
                 graded.append(grade.student)
                 incidents += [f"copie « {printable(grade.student)} », {incident}" for incident in grade.incidents]
                 hooks.graded(grade)
@@ -306,16 +302,15 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
             raise GraderError(f"pas de note enregistrée pour : {', '.join(missing[:5])}")
         grades = [current[s.student] for s in intake.submissions]
         t = time.perf_counter()
-        if intake.settle is not None:
-            settle, intake.abandon = intake.settle, None
-            grades = settle(course, grades)
+        if sink is not None:
+            grades = sink.settle(course, grades)
         reports = write_all(results_dir, course, grades, gradebook, submissions=intake.submissions,
                             ignored=intake.ignored, notes=intake.warnings, participants=participants,
                             round_trip=trip, not_handed_in=not_handed_in, scope_notes=_scope_notes(course, scope),
                             early=early, incidents=incidents)
         assignments_mod.record_results(results_dir, scope)
-        if intake.after is not None:
-            reports.update(intake.after(course, grades))
+        if sink is not None:
+            reports.update(sink.after(course, grades))
         timings["rapports"] = time.perf_counter() - t + writing
         return Outcome(intake, grades, graded, sorted(done), reports, gradebook.path, sandbox, timings, scope, trip,
                        incidents)
@@ -517,17 +512,17 @@ def cmd_grade(args) -> int:
     except intake_mod.IntakeError as exc:
         console.print(f"[red]erreur :[/] {escape(str(exc))}", soft_wrap=True)
         return EXIT_USAGE
-    if args.sans_isolation and args.bac_a_sable not in (None, "auto"):
-        console.print(f"[red]erreur :[/] --sans-isolation et --bac-a-sable {args.bac_a_sable} s'excluent : "
-                      "choisissez l'un ou l'autre")
+    try:
+        sandbox_mode = cli_options.sandbox_mode(args)
+    except ValueError as exc:
+        console.print(f"[red]erreur :[/] {escape(str(exc))}")
         return EXIT_USAGE
-    sandbox_mode = "sans-isolation" if args.sans_isolation else (args.bac_a_sable or "auto")
-    options = GradeOptions(Path(args.copies), Path(args.resultats) if args.resultats else None, sandbox_mode,
-                           args.workers, args.gradebook, args.force, args.format, args.ordonnanceur,
+    scheduler = args.ordonnanceur or os.environ.get(ENV_SCHEDULER) or "local"
+    where, address = (scheduler, None) if scheduler in SCHEDULERS else ("dask", scheduler)
+    grading = GradeOptions(Path(args.copies), Path(args.resultats) if args.resultats else None, sandbox_mode,
+                           args.parallele, args.carnet, args.force, args.format, where, address=address,
                            assignments=args.devoir or None, worksheet=Path(args.feuille) if args.feuille else None,
                            participants=Path(args.participants) if args.participants else None)
-    if args.scheduler and args.scheduler != "local":  # a Dask scheduler's address: grade on its cluster
-        options.scheduler, options.address = "dask", args.scheduler
     progress = Progress(TextColumn("[bold]correction[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         TextColumn("reste"), TimeRemainingColumn(), TextColumn("{task.description}"),
                         console=console, transient=False)
@@ -556,7 +551,7 @@ def cmd_grade(args) -> int:
                             description=f"{_escape(printable(grade.student))} : {_points(grade.score)}")
 
     try:
-        outcome = grade_class(course, options, Hooks(sandbox, started, graded))
+        outcome = grade_class(course, grading, Hooks(sandbox, started, graded))
     except ModuleNotFoundError as exc:
         progress.stop()
         if exc.name not in ("sqlalchemy", "jinja2"):
@@ -733,24 +728,17 @@ def register(sub) -> None:
                                    "à sable, en parallèle ; enregistre les notes dans le carnet de notes et écrit "
                                    "les retours. Relancer la commande ne recorrige que les copies qui ont changé.")
     p.add_argument("copies", metavar="COPIES", help="dossier des copies ou archive .zip de Moodle")
-    p.add_argument("--resultats", metavar="DOSSIER",
+    p.add_argument("--resultats", "--results", dest="resultats", metavar="DOSSIER",
                    help="où écrire notes et retours (par défaut : <COPIES>-resultats/ à côté des copies)")
-    p.add_argument("--bac-a-sable", dest="bac_a_sable", choices=("auto", "bwrap", "espaces"), default=None,
-                   help="isolation du code des étudiants (auto : bubblewrap s'il démarre, sinon les espaces de "
-                        "noms du noyau, sinon la correction est refusée)")
-    p.add_argument("--sans-isolation", dest="sans_isolation", action="store_true",
-                   help="sans bac à sable, limites de ressources seules : pour du code de confiance sur votre "
-                        "propre machine ; refusé en root, signalé sur chaque page de résultats")
-    p.add_argument("--workers", type=_positive, default=None,
-                   help=f"copies corrigées en parallèle (par défaut : cœurs + 1, {default_workers()})")
-    p.add_argument("--gradebook", "--carnet", dest="gradebook", metavar="URL",
+    cli_options.add_sandbox(p, "sur chaque page de résultats")
+    cli_options.add_parallel(p)
+    p.add_argument("--carnet", "--gradebook", dest="carnet", metavar="URL",
                    help="base SQLAlchemy du carnet de notes (par défaut : sqlite:///<resultats>/gradebook.db)")
-    p.add_argument("--force", action="store_true", help="tout recorriger, même les copies déjà notées")
-    p.add_argument("--devoir", metavar="DEVOIR", action="append",
-                   help="ne corriger que ce devoir du cours (son id dans course.yaml, ex. chapitre1 ; répétable) : "
-                        "notes, totaux, feuille Moodle, retours et rapport de ce devoir seul (par défaut : les "
-                        "devoirs rendus dans les copies, un total par devoir)")
-    p.add_argument("--feuille", metavar="FICHIER.csv",
+    cli_options.add_force(p, "tout recorriger, même les copies déjà notées")
+    cli_options.add_assignment(p, "ne corriger que ce devoir du cours (son id dans course.yaml, ex. chapitre1 ; "
+                              "répétable) : notes, totaux, feuille Moodle, retours et rapport de ce devoir seul (par défaut : les "
+                              "devoirs rendus dans les copies, un total par devoir)")
+    p.add_argument("--feuille", "--grading-worksheet", dest="feuille", metavar="FICHIER.csv",
                    help="la feuille d'évaluation hors ligne téléchargée depuis le même devoir Moodle que l'archive : "
                         "trous y écrit la note et le commentaire de chaque copie et ne change rien d'autre "
                         "(résultat : moodle-feuille-remplie.csv, à redéposer dans Moodle)")
@@ -760,24 +748,22 @@ def register(sub) -> None:
     kinds = ", ".join(f"{k.name} ({k.description})" for k in intake_mod.KINDS.values())
     p.add_argument("--format", default="auto", choices=("auto", *intake_mod.KINDS),
                    help=f"nature de COPIES (par défaut : devinée) : {kinds}")
-    p.add_argument("--ordonnanceur", default="local", choices=tuple(SCHEDULERS),
-                   help="où tournent les corrections (local : les cœurs de cette machine)")
-    p.add_argument("--scheduler", metavar="ADRESSE", default=os.environ.get("TROUS_SCHEDULER"),
-                   help="adresse d'un ordonnanceur Dask (tcp://hôte:8786) : chaque copie est corrigée sur un "
-                        "travailleur de la grappe (par défaut : $TROUS_SCHEDULER, sinon cette machine ; "
-                        "extra pip trous[distributed])")
+    # One option for where the grading runs: a name (local, dask) or a Dask scheduler's address.
+    p.add_argument("--ordonnanceur", "--scheduler", dest="ordonnanceur", metavar="ORDONNANCEUR", type=_scheduler,
+                   default=None,
+                   help="où tournent les corrections : local (les cœurs de cette machine), ou l'adresse d'un "
+                        "ordonnanceur Dask (tcp://hôte:8786) dont chaque travailleur corrige des copies (par "
+                        f"défaut : ${ENV_SCHEDULER}, sinon local ; extra pip trous[distributed])")
     p.set_defaults(func=cmd_grade)
 
 
-def _positive(text: str) -> int:
+def _scheduler(text: str) -> str:
+    """local, dask, or an address (host:port, tcp://host:port): anything else is a typo, said now."""
     import argparse  # noqa: PLC0415
 
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"« {text} » : un nombre entier positif est attendu")
-    return value
+    if text in SCHEDULERS or ":" in text:
+        return text
+    raise argparse.ArgumentTypeError(f"« {text} » : local, dask ou l'adresse d'un ordonnanceur Dask "
+                                     "(tcp://hôte:8786) est attendu")
 
 

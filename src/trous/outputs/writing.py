@@ -28,34 +28,12 @@ import site
 import subprocess
 import sys
 import threading
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..core.wording import count
 from ..core.grades import SubmissionGrade
-from .overrides import Final
-
-
-@dataclass
-class WriteReport:
-    """What a write of nbgrader's gradebook did (gradebook.py writes it, here or in the writing process)."""
-
-    root: Path
-    written: list[tuple[str, str]] = field(default_factory=list)  # (student, assignment)
-    problems: list[str] = field(default_factory=list)
-    # (student, notebook) → what nbgrader's gradebook holds besides the autograder's scores: manual
-    # scores from formgrader, extra credit, late penalty (overrides.py applies them)
-    final: dict[tuple[str, str], Final] = field(default_factory=dict)
-    changes: list = field(default_factory=list)  # overrides.Change applied to the grades (trous nbgrader grade)
-
-
-def say(report: WriteReport) -> WriteReport:
-    """What the terminal shows of a write."""
-    for problem in report.problems:
-        print(f"nbgrader : {problem}")
-    print(f"carnet de notes nbgrader : {count(len(report.written), 'copie enregistrée', 'copies enregistrées')} "
-          f"dans {report.root / 'gradebook.db'}")
-    return report
+from ..grade.assignments import graded_assignments
+from .nbgrader_report import WriteReport, say
+from .overrides import Final, apply, describe
 
 
 def _final_json(final) -> dict:
@@ -176,19 +154,6 @@ class BackgroundWriter:
 _early: BackgroundWriter | None = None
 
 
-def course_root(path: Path | str) -> Path | None:
-    """The nbgrader course at `path`, or whose submitted/ `path` is: a folder with submitted/ (not a
-    link) and nbgrader_config.py or gradebook.db; None otherwise. intake.layout's test, here so that
-    `trous grade` can run it before importing anything."""
-    path = Path(path)
-    root = path.parent if path.name == "submitted" else path
-    submitted = root / "submitted"
-    if submitted.is_dir() and not submitted.is_symlink() and (
-            (root / "nbgrader_config.py").is_file() or (root / "gradebook.db").is_file()):
-        return root
-    return None
-
-
 def prestart(root: Path) -> None:
     global _early
     release()
@@ -212,6 +177,62 @@ def release() -> None:
     found, _early = _early, None
     if found is not None:
         found.abandon()
+
+
+class GradebookSink:
+    """What `trous grade` does with nbgrader once the engine has graded: write nbgrader's gradebook
+    and autograded/ (before trous's reports), take back the grades a teacher changed by hand in
+    formgrader and nbgrader's late penalties (overrides.py: they win, and every report shows them),
+    then list nbgrader's files among the reports.
+
+    With a `writer` (started when the copies are read), each grade is written in a
+    process of its own as soon as it is recorded (`graded`); `settle` sends what is left (copies
+    graded by an earlier run, a grade that changed) and waits. Without one, or when that process
+    gives no report, `settle` writes everything here, as nbgrader's autograde would."""
+
+    def __init__(self, root: Path, assignments: list[str] | None, writer: "BackgroundWriter | None" = None):
+        self.root, self.assignments, self.writer = root, assignments, writer
+
+    def _chosen(self, course, grades) -> list[str]:
+        # `trous grade --devoir X` grades X only: nbgrader's other assignments are left as they are.
+        return self.assignments or graded_assignments(course, grades)
+
+    def graded(self, course, grade) -> None:
+        if self.writer is not None:
+            self.writer.send(grade, self._chosen(course, [grade]))
+
+    def settle(self, course, grades):
+        report = None
+        if self.writer is not None:
+            for grade in grades:
+                self.graded(course, grade)
+            report = self.writer.finish()
+            if report is not None:
+                say(report)
+            else:
+                print("nbgrader : le processus d'écriture du carnet de notes n'a pas abouti "
+                      f"({self.writer.failure}) ; écriture reprise ici, pour toutes les copies", file=sys.stderr)
+        if report is None:
+            from .nbgrader import write_all  # noqa: PLC0415 - nbgrader: only when the writing process failed
+
+            report = write_all(self.root, course, grades, self._chosen(course, grades))
+        self.writer = None  # settled: nothing left to abandon
+        changes = apply(grades, report.final)
+        for line in describe(changes):
+            print(line)
+        return grades
+
+    def abandon(self) -> None:
+        if self.writer is not None:
+            self.writer.abandon()
+
+    def after(self, course, grades) -> dict[str, Path]:
+        return {"nbgrader_gradebook": self.root / "gradebook.db", "nbgrader_autograded": self.root / "autograded"}
+
+
+def sink_for(kind: str, root: Path, assignments: list[str] | None) -> GradebookSink | None:
+    """The sink of a `trous grade` run whose input is an nbgrader course (`kind` « nbgrader »)."""
+    return GradebookSink(root, assignments, claim(root)) if kind == "nbgrader" else None
 
 
 def _report_from_json(data: dict) -> WriteReport:

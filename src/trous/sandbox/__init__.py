@@ -1,4 +1,26 @@
-"""Running untrusted code: a sandboxed zygote forks one supervisor per job, which forks the runs."""
+"""Running untrusted code: a sandboxed zygote forks a supervisor, which has it fork the runs.
+
+Theory of operation: the processes, and the pipes between them.
+
+    grader thread (pool.Runner)       the teacher's process; reads what comes back under bounds (wire.py)
+      │ starts `bwrap … python -m trous.sandbox.zygote` (backend.py: bubblewrap, or limits only)
+      │ control socket, the zygote's fd 0: b"J" + a job's two pipe ends →   ← b"E" status, strays
+      ▼
+    zygote (zygote.py)                a fork server that never reads a job; reaps and sweeps every run
+      │ forks the supervisor at the first job (again if it dies); their socketpair:
+      │ b"J" + the job's pipe ends →   ← b"C" + a new child's pipe ends;  b"P" its pid, b"X" its end →
+      ▼                                                                    ← b"D" the job is done
+    supervisor (supervisor.py, session.py)   reads the job, compiles the programs, owns the clock
+      │ the zygote forks each child with: commands on its fd 0 (frames U M P S E) →
+      │                                   ← events on its fd 3 (JSON lines), ← output on fds 1, 2
+      ▼
+    child (child.py)                  runs the student's code, confined (confine.py, seccomp.py)
+
+The job's results go back on its second pipe, one JSON line per unit, which pool.py reads and turns
+into `UnitResult`s, starting a fresh runner when one dies. Each child has one clock, kept in one
+loop (supervisor.ChildRun): the deadline of the command it runs now; past it, the child is asked to
+stop the student's code (SIGUSR1), then killed. What a run leaves behind is removed (cleanup.py).
+"""
 
 from importlib import import_module
 

@@ -1,11 +1,9 @@
 """How the runner process is started, and which isolation grading may use.
 
 Kinds of sandbox:
-- ``bwrap``: bubblewrap. The runner sees a read-only system and Python, its own bounded /tmp and
-  /dev/shm, no network, no other process, and nothing of the course: not graders/, not solutions/,
-  not the gradebook, not the submissions (code reaches it through a pipe).
-- ``espaces``: the same view, built with the kernel's namespaces directly (isolate.py), for machines
-  where bubblewrap is missing or cannot start.
+- ``bwrap``: bubblewrap, the one isolation. The runner sees a read-only system and Python, its own
+  bounded /tmp and /dev/shm, no network, no other process, and nothing of the course: not graders/,
+  not solutions/, not the gradebook, not the submissions (code reaches it through a pipe).
 - ``sans-isolation``: the runner is a plain process of the grader's own user in a private temporary
   directory, with the kernel's resource limits only. Student code can then read and change whatever
   that user can. Only on explicit request, never as root, and every page of results says so.
@@ -14,13 +12,11 @@ Kinds of sandbox:
   machine, or the author's own solutions. Grading never accepts it.
 
 `choose()` is the rule every grading path follows (`trous grade`, nbgrader, Dask workers): auto is
-bubblewrap if it starts, else the namespaces if they work, else a refusal that says how to install
-bubblewrap; sans-isolation is refused to root.
+bubblewrap if it starts, else a refusal that says how to install it; sans-isolation is refused to root.
 
-The file system of both isolated kinds is described once, as a list of steps (`runner_plan`), which
-bubblewrap receives as its options and isolate.py performs itself. Files there live in RAM (tmpfs),
-so their size counts against the memory bound: /tmp, which holds the run folders, may hold a quarter
-of it, /dev/shm a sixteenth; what one run leaves there is removed after it (cleanup.py).
+Files in the sandbox live in RAM (tmpfs), so their size counts against the memory bound: /tmp, which
+holds the run folders, may hold a quarter of it, /dev/shm a sixteenth; what one run leaves there is
+removed after it (cleanup.py).
 """
 
 from __future__ import annotations
@@ -36,16 +32,16 @@ from pathlib import Path
 
 import trous
 
-from . import isolate, uids
+from . import seccomp, uids
 from .confine import Confinement
 
 BWRAP = "bwrap"
-NAMESPACES = "espaces"
 UNISOLATED = "sans-isolation"
 LIMITS = "limites"
 FALLBACK = "fallback"  # the old name of LIMITS (self-check, doctor, TROUS_SANDBOX)
-ISOLATED = (BWRAP, NAMESPACES)
-GRADING_MODES = ("auto", BWRAP, NAMESPACES, UNISOLATED)
+REMOVED = "espaces"  # the hand-written namespaces runtime, gone: bubblewrap does its job
+ISOLATED = (BWRAP,)
+GRADING_MODES = ("auto", BWRAP, UNISOLATED)
 DEFAULT_MEMORY_MB = 1024  # Limits().memory_mb: the bound the tmpfs sizes follow when none is given
 DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
 
@@ -54,6 +50,7 @@ INSTALL_HINT = ("Installez bubblewrap : « sudo apt-get install bubblewrap » (D
                 "pas, le noyau refuse les espaces de noms utilisateur : « sudo sysctl "
                 "kernel.unprivileged_userns_clone=1 », ou sur Ubuntu 24.04 un profil AppArmor pour bwrap ; dans "
                 "un conteneur, autorisez-les (Docker : --security-opt seccomp=unconfined, ou corrigez en root).")
+UNISOLATED_HINT = " Sur votre propre machine, pour du code de confiance et hors root : --sans-isolation."
 
 THREAD_ENV = {
     "OPENBLAS_NUM_THREADS": "1",
@@ -70,8 +67,6 @@ THREAD_ENV = {
 
 DESCRIPTIONS = {
     BWRAP: "bubblewrap : système en lecture seule, sans réseau, sans accès au cours ni aux autres copies",
-    NAMESPACES: ("espaces de noms du noyau (bubblewrap absent ou inutilisable) : système en lecture seule, "
-                 "sans réseau, sans accès au cours ni aux autres copies"),
     UNISOLATED: ("SANS ISOLATION (--sans-isolation) : le code des étudiants tourne sous votre compte, avec de "
                  "simples limites de ressources ; il peut lire et modifier tout ce que ce compte peut lire ou "
                  "modifier (le cours, les corrigés, le carnet de notes, les résultats, les autres copies) et "
@@ -93,14 +88,14 @@ class SandboxSpec:
     confinement: Confinement
     cleanup: list[str] = field(default_factory=list)  # directories to remove when the runner stops
     cgroup: str | None = None
-    lease: uids.Lease | None = None  # the host uids this sandbox's student code runs under (root only)
+    lease: uids.Lease | None = None  # the host uid this sandbox's student code runs under (root only)
 
     @property
     def description(self) -> str:
         return DESCRIPTIONS.get(self.kind, self.kind)
 
     def release(self) -> None:
-        """What the runner held on the host: its private directory, its cgroup, its uids."""
+        """What the runner held on the host: its private directory, its cgroup, its uid."""
         for path in self.cleanup:
             shutil.rmtree(path, ignore_errors=True)
         self.cleanup = []
@@ -131,7 +126,7 @@ def _bwrap_problem() -> str | None:
     if not path:
         return "bubblewrap (bwrap) est introuvable"
     try:
-        # --size: bubblewrap ≥ 0.8, which the bounded tmpfs need.
+        # --size (bubblewrap since late 2022): the bounded tmpfs need it.
         probe = subprocess.run([path, "--ro-bind", "/", "/", "--unshare-pid", "--unshare-net", "--unshare-ipc",
                                 "--proc", "/proc", "--dev", "/dev", "--size", "1048576", "--tmpfs", "/tmp", "true"],
                                capture_output=True, timeout=20)
@@ -139,52 +134,19 @@ def _bwrap_problem() -> str | None:
         return f"bubblewrap ne démarre pas ({exc})"
     if probe.returncode != 0:
         said = probe.stderr.decode("utf-8", "replace").strip().splitlines()
+        if said and "--size" in said[-1]:  # "Unknown option --size": some long-term distributions ship older
+            return f"bubblewrap est trop ancien ({said[-1]}) : il faut une version qui connaît --size, qui borne /tmp"
         return f"bubblewrap ne démarre pas ({said[-1] if said else f'code {probe.returncode}'})"
-    return None
-
-
-def namespaces_available() -> bool:
-    return _namespaces_problem() is None
-
-
-_namespaces_ok = False
-
-
-def _namespaces_problem() -> str | None:
-    """Build a real sandbox (the runner's own file system) and start Python in it."""
-    global _namespaces_ok
-    if _namespaces_ok:  # it worked once in this process: the kernel does not change its mind
-        return None
-    if not sys.platform.startswith("linux"):
-        return "les espaces de noms n'existent que sous Linux"
-    lease = uids.lease(2) if _root() else None
-    try:
-        ids = {"root": lease.uids[0], "student": lease.uids[1]} if lease else None
-        check = "import os, sys; sys.exit(0 if os.getpid() == 1 and os.uname().nodename == 'sandbox' else 3)"
-        argv = isolate.command(runner_plan(64), [sys.executable, "-I", "-S", "-c", check], {"PATH": "/usr/bin:/bin"},
-                               ids)
-        probe = subprocess.run(argv, capture_output=True, timeout=30, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired, uids.LeaseError) as exc:
-        return f"espaces de noms inutilisables ({exc})"
-    finally:
-        if lease is not None:
-            lease.release()
-    if probe.returncode != 0:
-        said = probe.stderr.decode("utf-8", "replace").strip().splitlines()
-        return said[-1].removeprefix("trous-isolation : ") if said else f"code {probe.returncode}"
-    _namespaces_ok = True
     return None
 
 
 def choose(requested: str = "auto") -> str:
     """The sandbox kind grading uses for `requested`, or SandboxRefused saying why and what to do.
 
-    Called before any copy is read. `requested`: "auto", "bwrap", "espaces" or "sans-isolation".
-    An isolated kind also needs the seccomp filter (sandbox/seccomp.py): without it, refused too."""
+    Called before any copy is read. `requested`: "auto", "bwrap" or "sans-isolation". bubblewrap also
+    needs the seccomp filter (sandbox/seccomp.py): without it, refused too."""
     kind = _choose(requested)
-    if kind in (BWRAP, NAMESPACES):
-        from . import seccomp  # noqa: PLC0415
-
+    if kind == BWRAP:
         reason = seccomp.problem()
         if reason is not None:
             raise SandboxRefused(f"correction refusée : {reason}. Le code des étudiants tournerait sans le filtre "
@@ -197,41 +159,30 @@ def _choose(requested: str) -> str:
     if requested in (LIMITS, FALLBACK):
         raise SandboxRefused(
             f"le bac à sable « {requested} » (limites seules) sert à l'autovérification des élèves et à trous "
-            "doctor, pas à corriger des copies : choisissez --bac-a-sable auto, bwrap ou espaces (ou, sur votre "
+            "doctor, pas à corriger des copies : choisissez --bac-a-sable auto ou bwrap (ou, sur votre "
             "propre machine et jamais en root, --sans-isolation)")
     if requested == UNISOLATED:
         if _root():
             raise SandboxRefused(
                 "--sans-isolation est refusé quand le correcteur tourne en root : le code des étudiants aurait tous "
-                "les droits sur la machine. Corrigez avec bubblewrap ou les espaces de noms (--bac-a-sable auto), "
-                "ou lancez trous sous un compte ordinaire. " + INSTALL_HINT)
+                "les droits sur la machine. Corrigez avec bubblewrap (--bac-a-sable auto), ou lancez trous sous "
+                "un compte ordinaire. " + INSTALL_HINT)
         return UNISOLATED
-    if requested == BWRAP:
-        problem = _bwrap_problem()
-        if problem:
-            raise SandboxRefused(f"--bac-a-sable bwrap : {problem}. " + INSTALL_HINT)
-        return BWRAP
-    if requested == NAMESPACES:
-        problem = _namespaces_problem()
-        if problem:
-            raise SandboxRefused(f"--bac-a-sable espaces : le noyau refuse les espaces de noms ({problem}). "
-                                 + INSTALL_HINT)
-        return NAMESPACES
-    if requested != "auto":
+    if requested == REMOVED:
+        raise SandboxRefused("le bac à sable « espaces » n'existe plus : trous isole avec bubblewrap seul "
+                             "(--bac-a-sable auto ou bwrap). " + INSTALL_HINT)
+    if requested not in ("auto", BWRAP):
         raise SandboxRefused(f"bac à sable inconnu « {requested} » (possibles : {', '.join(GRADING_MODES)})")
-    bwrap_problem = _bwrap_problem()
-    if bwrap_problem is None:
+    problem = _bwrap_problem()
+    if problem is None:
         return BWRAP
-    namespaces_problem = _namespaces_problem()
-    if namespaces_problem is None:
-        return NAMESPACES
-    raise SandboxRefused(
-        "correction refusée : aucune isolation n'est possible ici pour le code des étudiants "
-        f"({bwrap_problem} ; espaces de noms du noyau : {namespaces_problem}). Aucune copie n'a été lue. "
-        + INSTALL_HINT + " Sur votre propre machine, pour du code de confiance et hors root : --sans-isolation.")
+    if requested == BWRAP:
+        raise SandboxRefused(f"--bac-a-sable bwrap : {problem}. " + INSTALL_HINT)
+    raise SandboxRefused(f"correction refusée : aucune isolation n'est possible ici pour le code des étudiants "
+                         f"({problem}). Aucune copie n'a été lue. " + INSTALL_HINT + UNISOLATED_HINT)
 
 
-# -- the sandbox's file system ---------------------------------------------------------------------
+# -- the sandbox's file system, as bubblewrap options ------------------------------------------
 def _python_dirs() -> list[str]:
     """What the runner must see to start Python and import trous and numpy, and nothing more."""
     wanted = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
@@ -259,20 +210,20 @@ def _looks_like_course(path: str) -> bool:
         return True
 
 
-def system_plan(extra_etc: tuple[str, ...] = ()) -> list[dict]:
+def system_mounts(extra_etc: tuple[str, ...] = ()) -> list[str]:
     """A read-only system: /usr and its kin, and the few /etc files that the dynamic linker and Python
-    read (nothing else of /etc: no passwords, no host configuration)."""
-    plan: list[dict] = []
+    read (nothing else of /etc: no passwords, no host configuration). The nbgrader kernel's too."""
+    argv: list[str] = []
     for top in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
         if os.path.islink(top):
-            plan.append({"op": "symlink", "src": os.readlink(top), "dest": top})
+            argv += ["--symlink", os.readlink(top), top]
         elif os.path.isdir(top):
-            plan.append({"op": "ro-bind", "src": top, "dest": top})
+            argv += ["--ro-bind", top, top]
     for etc in ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
                 "/etc/alternatives", "/etc/nsswitch.conf", *extra_etc):
         if os.path.exists(etc):
-            plan.append({"op": "ro-bind", "src": etc, "dest": etc})
-    return plan
+            argv += ["--ro-bind", etc, etc]
+    return argv
 
 
 def tmpfs_bytes(memory_mb: int | None) -> tuple[int, int]:
@@ -281,28 +232,30 @@ def tmpfs_bytes(memory_mb: int | None) -> tuple[int, int]:
     return max(memory // 4, 16 << 20), max(memory // 16, 4 << 20)
 
 
-def dev_plan() -> list[dict]:
+def _tmpfs(dest: str, size: int) -> list[str]:
+    return ["--perms", "0755", "--size", str(size), "--tmpfs", dest]
+
+
+def dev_mounts() -> list[str]:
     """A minimal /dev: a tiny tmpfs with the harmless devices bound in (bubblewrap's --dev would make
     an unbounded tmpfs that a student running as the grader's own uid could fill)."""
-    plan: list[dict] = [{"op": "tmpfs", "dest": "/dev", "size": 64 * 1024, "mode": 0o755, "inodes": 64}]
-    plan += [{"op": "dev-bind", "src": f"/dev/{name}", "dest": f"/dev/{name}"} for name in DEVICES
-             if os.path.exists(f"/dev/{name}")]
-    plan += [{"op": "symlink", "src": target, "dest": f"/dev/{name}"} for name, target in
-             (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
-              ("stderr", "/proc/self/fd/2"))]
-    return plan
+    argv = _tmpfs("/dev", 64 * 1024)
+    for name in DEVICES:
+        if os.path.exists(f"/dev/{name}"):
+            argv += ["--dev-bind", f"/dev/{name}", f"/dev/{name}"]
+    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
+                         ("stderr", "/proc/self/fd/2")):
+        argv += ["--symlink", target, f"/dev/{name}"]
+    return argv
 
 
-def runner_plan(memory_mb: int | None = None) -> list[dict]:
+def runner_mounts(memory_mb: int | None = None) -> list[str]:
     """The runner's file system. Every tmpfs is bounded, and what is not meant to be written (the new
     root, /dev) is read-only once assembled."""
     tmp, shm = tmpfs_bytes(memory_mb)
-    plan = system_plan()
     # The private /tmp first: Python may live under /tmp (a venv in a fresh clone), and a later tmpfs
     # would hide it.
-    plan += [{"op": "proc", "dest": "/proc"}, *dev_plan(),
-             {"op": "tmpfs", "dest": "/tmp", "size": tmp, "mode": 0o755, "inodes": 16384},
-             {"op": "tmpfs", "dest": "/dev/shm", "size": shm, "mode": 0o755, "inodes": 1024}]
+    argv = system_mounts() + ["--proc", "/proc", *dev_mounts(), *_tmpfs("/tmp", tmp), *_tmpfs("/dev/shm", shm)]
     made: set[str] = set()
     for path in _python_dirs():
         if not any(path == t or path.startswith(t + "/") for t in ("/usr", "/bin", "/lib", "/lib64")):
@@ -311,47 +264,22 @@ def runner_plan(memory_mb: int | None = None) -> list[dict]:
             for parent in reversed([str(p) for p in Path(path).parents if str(p) != "/"]):
                 if parent not in made:
                     made.add(parent)
-                    plan.append({"op": "dir", "dest": parent, "mode": 0o755})
-            plan.append({"op": "ro-bind", "src": path, "dest": path})
-    return plan + [{"op": "remount-ro", "dest": "/dev"}, {"op": "remount-ro", "dest": "/"}]
-
-
-def bwrap_args(plan: list[dict]) -> list[str]:
-    """The plan as bubblewrap options."""
-    argv: list[str] = []
-    for step in plan:
-        op, dest = step["op"], step["dest"]
-        if op in ("ro-bind", "bind", "dev-bind"):
-            argv += [f"--{op}", step["src"], dest]
-        elif op == "remount-ro":
-            argv += ["--remount-ro", dest]
-        elif op == "symlink":
-            argv += ["--symlink", step["src"], dest]
-        elif op == "tmpfs":
-            argv += ["--perms", f"{step.get('mode', 0o755):04o}", "--size", str(step["size"]), "--tmpfs", dest]
-        elif op == "dir":
-            argv += ["--perms", f"{step.get('mode', 0o755):04o}", "--dir", dest]
-        elif op == "proc":
-            argv += ["--proc", dest]
-        else:
-            raise ValueError(f"unknown sandbox step {op}")
-    return argv
-
-
-def system_mounts(extra_etc: tuple[str, ...] = ()) -> list[str]:
-    """bubblewrap arguments for the read-only system (the nbgrader kernel's sandbox uses them too)."""
-    return bwrap_args(system_plan(extra_etc))
+                    argv += ["--perms", "0755", "--dir", parent]
+            argv += ["--ro-bind", path, path]
+    return argv + ["--remount-ro", "/dev", "--remount-ro", "/"]
 
 
 def _bwrap_argv(inner: list[str], env: dict[str, str], root: bool, memory_mb: int | None = None) -> list[str]:
     argv = [shutil.which(BWRAP) or BWRAP, "--die-with-parent", "--new-session",
             "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
             "--hostname", "sandbox"]
-    argv += bwrap_args(runner_plan(memory_mb))
+    argv += runner_mounts(memory_mb)
     argv += ["--chdir", "/tmp", "--clearenv"]
     for key, value in env.items():
         argv += ["--setenv", key, value]
     if root:
+        # What the runner keeps: switch to the student's uid, signal and sweep its processes, remove
+        # what it left (files, System V IPC objects). Student code itself keeps nothing (confine.py).
         argv += ["--cap-drop", "ALL"]
         for cap in ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_CHOWN",
                     "CAP_IPC_OWNER"):
@@ -385,32 +313,19 @@ def _kind(mode: str) -> str:
 
 def build(mode: str = "auto", slot: int = 0, preload: tuple[str, ...] = ("numpy",),
           processes: int = 32, memory_mb: int | None = None) -> SandboxSpec:
-    """The command line of a runner for sandbox `mode`: "auto", "bwrap", "espaces", "sans-isolation"
-    (all as `choose()` decides, refusing what it refuses), or "limites" (self-check and doctor only)."""
+    """The command line of a runner for sandbox `mode`: "auto", "bwrap", "sans-isolation" (as `choose()`
+    decides, refusing what it refuses), or "limites" (self-check and doctor only)."""
     kind = _kind(mode)
     root = _root()
     env = dict(THREAD_ENV)
     zygote = [sys.executable, "-I", "-m", "trous.sandbox.zygote"]
-    if kind in ISOLATED:
+    if kind == BWRAP:
         env.update({"PATH": "/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp"})
-        lease = uids.lease(1 if kind == BWRAP else 2) if root else None
-        try:
-            if kind == BWRAP:
-                run_as = lease.uids[0] if lease else None
-            else:
-                run_as = isolate.STUDENT_UID if lease else None
-            confinement = Confinement(run_as=run_as, sweep=True)
-            config = {"preload": list(preload), "confinement": confinement.to_json(), "workroot": "/tmp/runs"}
-            inner = zygote + [json.dumps(config)]
-            if kind == BWRAP:
-                argv = _bwrap_argv(inner, env, root, memory_mb)
-            else:
-                ids = {"root": lease.uids[0], "student": lease.uids[1]} if lease else None
-                argv = isolate.command(runner_plan(memory_mb), inner, env, ids)
-        except BaseException:
-            if lease is not None:
-                lease.release()
-            raise
+        # As root, student code runs under a uid of its own (uids.py): the kernel counts processes per uid.
+        lease = uids.lease(1) if root else None
+        confinement = Confinement(run_as=lease.uids[0] if lease else None, sweep=True)
+        config = {"preload": list(preload), "confinement": confinement.to_json(), "workroot": "/tmp/runs"}
+        argv = _bwrap_argv(zygote + [json.dumps(config)], env, root, memory_mb)
         return SandboxSpec(kind, argv, env, confinement, lease=lease)
     workroot = tempfile.mkdtemp(prefix="trous-runs-")
     env.update({"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": workroot, "TMPDIR": workroot})

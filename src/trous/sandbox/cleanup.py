@@ -6,9 +6,8 @@ leave nothing that the next student's code could see or that keeps host memory: 
 files in /tmp and /dev/shm (tmpfs: host RAM) stay until deleted. The run's own folder, inside the
 runner's work root, is the supervisor's to wipe (job.py), with its bounds check.
 
-Only in a sandbox of its own (bubblewrap or the namespaces: a private /tmp, /dev/shm and IPC
-namespace): without one, these are the host's, shared with everything else the user runs, and
-nothing here is touched.
+Only in a sandbox of its own (bubblewrap: a private /tmp, /dev/shm and IPC namespace): without one,
+these are the host's, shared with everything else the user runs, and nothing here is touched.
 """
 
 from __future__ import annotations

@@ -4,25 +4,32 @@ Wall time is not here: the supervisor (supervisor.py) owns the clock and kills. 
 kernel enforces by itself: address space, CPU seconds, file size, open files, and the number of
 processes. The process limit needs care: Linux never applies RLIMIT_NPROC to root, so when the
 runner is root it hands the student's code to an unprivileged user id of its own (one per sandbox
-slot, so that two sandboxes never share a count), which also stops that code from signalling or
+sandbox, leased: two sandboxes never share a count), which also stops that code from signalling or
 tracing the supervisor.
 """
 
 from __future__ import annotations
 
 import ctypes
+import errno
 import functools
 import os
+import platform
 import resource
 import signal
 from dataclasses import asdict, dataclass
 
 from . import seccomp
-from .isolate import drop_capabilities
 from .protocol import Limits
 
 PR_SET_DUMPABLE = 4
 PR_SET_NO_NEW_PRIVS = 38
+PR_CAPBSET_DROP, PR_SET_SECUREBITS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 24, 28, 47, 4
+# Securebits, locked: uid 0 never regains capabilities through execve, ambient ones cannot be raised.
+SECUREBITS_LOCKED = 0b11000011  # NOROOT, NOROOT_LOCKED, NO_CAP_AMBIENT_RAISE, NO_CAP_AMBIENT_RAISE_LOCKED
+CAPABILITY_VERSION_3 = 0x20080522
+SYS_CAPSET = {"x86_64": 126, "amd64": 126, "aarch64": 91, "arm64": 91, "riscv64": 91, "ppc64le": 184,
+              "ppc64": 184, "s390x": 185, "i686": 185, "i386": 185, "armv7l": 185}
 
 
 @dataclass(frozen=True)
@@ -50,9 +57,42 @@ def _libc():
         return None
 
 
-def prctl(option: int, value: int) -> bool:
+def prctl(option: int, value: int, arg3: int = 0) -> bool:
     libc = _libc()
-    return bool(libc) and libc.prctl(option, value, 0, 0, 0) == 0
+    return bool(libc) and libc.prctl(ctypes.c_int(option), ctypes.c_ulong(value), ctypes.c_ulong(arg3),
+                                     ctypes.c_ulong(0), ctypes.c_ulong(0)) == 0
+
+
+def _last_capability() -> int:
+    try:
+        with open("/proc/sys/kernel/cap_last_cap") as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return 40  # CAP_CHECKPOINT_RESTORE, the last one Linux 6.x knows
+
+
+_LAST_CAPABILITY = _last_capability()  # read once, in the zygote: its children inherit it
+
+
+def drop_capabilities() -> bool:
+    """Drop every capability from every set: effective, permitted, inheritable, ambient, and the
+    bounding set where allowed (it needs CAP_SETPCAP, which a process that switched to an unprivileged
+    uid no longer has: then no_new_privs stops execve from granting anything). Returns whether the
+    capability sets are now empty. The runner as root keeps some (backend.py); student code, none."""
+    libc = _libc()
+    if libc is None:  # pragma: no cover - not Linux
+        return True
+    prctl(PR_SET_SECUREBITS, SECUREBITS_LOCKED)  # while CAP_SETPCAP is there
+    for cap in range(_LAST_CAPABILITY + 1):
+        if not prctl(PR_CAPBSET_DROP, cap) and ctypes.get_errno() == errno.EPERM:
+            break  # no CAP_SETPCAP: none of them can go (EINVAL, for one this kernel lacks, is fine)
+    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
+    header = (ctypes.c_uint32 * 2)(CAPABILITY_VERSION_3, 0)  # struct __user_cap_header_struct
+    data = (ctypes.c_uint32 * 6)()  # two struct __user_cap_data_struct, all zero
+    number = SYS_CAPSET.get(platform.machine())
+    if number is not None:
+        return libc.syscall(ctypes.c_long(number), header, data) == 0
+    return hasattr(libc, "capset") and libc.capset(header, data) == 0
 
 
 def make_undumpable() -> None:

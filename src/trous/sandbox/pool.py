@@ -449,7 +449,7 @@ class RunnerPool:
 
     def __init__(self, size: int | None = None, mode: str = "auto", preload: tuple[str, ...] = ("numpy",),
                  slots: tuple[int, ...] | None = None, memory_mb: int | None = None):
-        # Each runner leases its own uids (uids.py): pools sharing a machine never share a process count.
+        # Each runner leases its own uid (uids.py): pools sharing a machine never share a process count.
         # `memory_mb`: the memory bound the sandboxes' tmpfs sizes follow (sandbox.tmpfs_bytes).
         self.size = len(slots) if slots else max(1, size or os.cpu_count() or 1)
         self.runners = [Runner(mode, slot, preload, memory_mb) for slot in (slots or range(self.size))]

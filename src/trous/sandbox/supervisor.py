@@ -35,7 +35,7 @@ import time
 from dataclasses import asdict, dataclass, replace
 
 from . import wire
-from .protocol import CRASH, ERROR, EXIT, OK, SESSION, SKIPPED, TIMEOUT, Job, Limits, Unit
+from .protocol import CRASH, ERROR, EXIT, OK, SKIPPED, TIMEOUT, Job, Limits, Unit
 
 def kept_bound(limits: Limits) -> int:
     """MiB a child may map past its start after a unit (namespace emptied) and still run the next:
@@ -282,7 +282,7 @@ class Supervisor:
 
     def run_batch(self, batch: list[int], first_probe: int) -> int:
         """Run units `batch` in one child; return the index to continue from."""
-        done, stopped_at, phase, reason, detail = self._supervise(batch, first_probe)
+        done, stopped_at, phase, reason, detail = ChildRun(self, batch, first_probe).run()
         for index in done:
             self.finish(index)
         if stopped_at is None:  # all done, or stopped early because the rest is skipped
@@ -358,275 +358,6 @@ class Supervisor:
             steps.append((index, b"E", b"", False))
         return steps
 
-    def _supervise(self, batch: list[int], first_probe: int):
-        limits = self.job.limits
-        workdir = tempfile.mkdtemp(prefix="run-", dir=self.workroot)
-        os.chmod(workdir, 0o777)
-        cmd_r, cmd_w = os.pipe()
-        ev_r, ev_w = os.pipe()
-        out_r, out_w = os.pipe()
-        try:
-            steps = self._plan(batch, first_probe)
-        except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:  # a probe that does not compile
-            steps = None
-            bad_probe = f"vérification illisible : {type(exc).__name__}"
-        pid = self.forker.spawn(workdir, [cmd_r, ev_w, out_w], limits) if steps is not None else None
-        for fd in (cmd_r, ev_w, out_w):
-            os.close(fd)
-        os.set_blocking(out_r, False)
-        done: list[int] = []
-        stopped = None  # (reason, detail)
-        if pid is None:
-            stopped = ("start", {}) if steps is not None else ("protocol", {"message": bad_probe})
-            steps = []
-        step = 0  # next command to send
-        # Commands sent and not yet answered, in order: (unit, event expected, probe j, public).
-        pending: collections.deque[tuple[int, str, int | None, bool]] = collections.deque()
-        current: int | None = None
-        phase = "start"
-        probe_index = -1
-        deadline = time.monotonic() + limits.wall + START
-        unit_deadline = deadline
-        allowed = limits.wall
-        events = wire.Lines(event_line_bytes(limits))
-        open_fds = {ev_r, out_r}
-        # What the program prints is kept only when asked (the self-check shows it; grading does not,
-        # and keeps nothing it will not show); it is always counted, to stop a flood.
-        output_cap = limits.output_kb * 1024 if self.job.capture_output else 0
-        hard_output_cap = max(16 * 1024 * 1024, 64 * limits.output_kb * 1024)
-        resumed = first_probe > 0
-        interrupting = False  # time is up; the child was asked to stop the student's code
-        where: dict | None = None
-        first_unit = True
-        renew = False  # the rest of the batch goes to a fresh child
-        child_started = False  # the child said its start is over (it says so once, before any student code)
-
-        def send_next() -> None:
-            """Send what may be sent now. Commands go several at a time, but never a new unit while
-            the previous one is not over, and never a hidden check while a public command (the
-            program, a public check) is unanswered: what the student's code returns to a public
-            check can then carry nothing it has not been asked yet."""
-            nonlocal step, current, unit_deadline, allowed, phase, first_unit
-            while step < len(steps):
-                index, kind, payload, secret = steps[step]
-                if kind == b"U" and pending:
-                    break
-                if secret and any(public for _, _, _, public in pending):
-                    break
-                step += 1
-                _write_all(cmd_w, struct.pack("!cI", kind, len(payload)) + payload)
-                now = time.monotonic()
-                state = self.states[index]
-                if kind == b"U":
-                    current, phase = index, "module"
-                    if state.status is None:
-                        state.started = now
-                        code = self.codes.get(index)
-                        if isinstance(code, dict):  # it does not compile: its probes still run, on nothing
-                            state.status, state.error = ERROR, code
-                    wall = self.job.units[index].wall or limits.wall
-                    unit_deadline = now + wall + (START if first_unit else 0.0)
-                    first_unit = False
-                    continue  # a new namespace runs nothing of the student's: what follows goes at once
-                j = marshal.loads(payload)[0] if kind == b"P" else None
-                pending.append((index, _EXPECTED[kind], j, kind == b"M" or (kind == b"P" and not secret)))
-                if len(pending) == 1:
-                    arm(now)
-
-        def arm(now: float) -> None:
-            """The clock for the command at the head of the queue, which the child runs now."""
-            nonlocal deadline, allowed, phase, probe_index
-            index, expected, j, _ = pending[0]
-            wall = self.job.units[index].wall or limits.wall
-            if expected == "module":
-                phase, deadline, allowed = "module", unit_deadline, wall
-            elif expected in ("probe", "state"):
-                if now >= unit_deadline + OVERRUN:  # the unit's time is spent
-                    raise _Stop("timeout", {"seconds": wall, "budget": True})
-                phase = expected
-                if expected == "probe":
-                    probe_index = j
-                allowed = max(PROBE_FLOOR, min(probe_wall(limits), unit_deadline - now))
-                deadline = min(now + allowed, unit_deadline + OVERRUN)
-            else:
-                phase, deadline = "end", now + 2.0
-
-        try:
-            if steps:
-                send_next()
-            while stopped is None and (pending or step < len(steps)):
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    if interrupting or phase not in ("module", "probe", "state"):
-                        stopped = ("timeout", {"seconds": allowed, **(where or {})})
-                        break
-                    interrupting, where = True, None
-                    try:
-                        os.kill(pid, signal.SIGUSR1)
-                    except (ProcessLookupError, PermissionError):
-                        pass
-                    deadline = time.monotonic() + GRACE
-                    continue
-                ready, _, _ = select.select(list(open_fds), [], [], remaining)
-                for fd in ready:
-                    try:
-                        chunk = os.read(fd, 1 << 16)
-                    except BlockingIOError:
-                        chunk = None
-                    if fd == out_r:
-                        if chunk is None:
-                            continue
-                        if not chunk:
-                            open_fds.discard(out_r)
-                            continue
-                        if current is not None and not resumed:
-                            state = self.states[current]
-                            state.output_total += len(chunk)
-                            room = output_cap - len(state.output)
-                            if room > 0:
-                                state.output += chunk[:room]
-                            if state.output_total > hard_output_cap:
-                                stopped = ("output", {"bytes": state.output_total})
-                        continue
-                    if not chunk:
-                        open_fds.discard(ev_r)
-                        stopped = ("channel", {})
-                        break
-                    events.feed(chunk)
-                    if events.overflow:
-                        stopped = ("protocol", {})
-                        break
-                    while stopped is None and (line := events.pop()) is not None:
-                        event = _parse(line)
-                        if event is None:
-                            stopped = ("protocol", {})
-                            break
-                        kind = event["ev"]
-                        if kind == "ready":
-                            if child_started:
-                                stopped = ("protocol", {})
-                                break
-                            child_started = True
-                            if current is not None:  # the start allowance ends: the unit's wall runs from now
-                                wall = self.job.units[current].wall or limits.wall
-                                unit_deadline = min(unit_deadline, time.monotonic() + wall)
-                                if not interrupting and pending and pending[0][1] == "module":
-                                    deadline = unit_deadline
-                            continue
-                        if kind == "where":
-                            if interrupting:
-                                where = where_of(event)
-                            continue
-                        if kind == "internal":
-                            stopped = ("protocol", {})
-                            break
-                        index, expected, j, _ = pending[0] if pending else (None, None, None, False)
-                        if (kind != expected or event.get("i") != index
-                                or (expected == "probe" and event.get("j") != j)):
-                            stopped = ("protocol", {})
-                            break
-                        pending.popleft()
-                        state = self.states[index]
-                        now = time.monotonic()
-                        if kind == "module":
-                            status = event.get("status")
-                            if state.status is None:
-                                if interrupting or status == TIMEOUT:
-                                    state.status = TIMEOUT
-                                    state.error = self._timed_out(state.unit, allowed, where, event.get("error"))
-                                    self._poison(state)
-                                else:
-                                    state.status = status if status in (OK, ERROR, EXIT) else ERROR
-                                    state.error = _error_with_text(state.unit, event.get("error"), self)
-                        elif kind == "probe":
-                            result = event.get("result")
-                            if interrupting:
-                                result = {"error": self._timed_out(state.unit, allowed, where,
-                                                                   (result or {}).get("error") if isinstance(result, dict) else None)}
-                            elif isinstance(result, dict) and isinstance(result.get("error"), dict):
-                                result = {"error": _error_with_text(state.unit, result["error"], self)}
-                            state.probes[j] = result if isinstance(result, dict) else {
-                                "error": {"kind": "protocol", "message": "résultat illisible"}}
-                        elif kind == "state":
-                            result = event.get("result") if isinstance(event.get("result"), dict) else {}
-                            if interrupting:
-                                state.state = {"$error": {"kind": "timeout", "message": self._message(
-                                    "timeout", {"seconds": allowed, **(where or {})})}}
-                            elif isinstance(result.get("value"), dict):
-                                state.state = result["value"]
-                            else:
-                                state.state = {"$error": _error_with_text(state.unit, result.get("error"), self)
-                                               or {"kind": "protocol"}}
-                        elif kind == "end":
-                            if not resumed:
-                                self._drain(out_r, state, output_cap)
-                            state.seconds = now - state.started
-                            done.append(index)
-                            current, phase, resumed = None, "start", False
-                            later = [k for k in batch if k > index]
-                            if not later or (self.job.units[later[0]].group in self.poisoned
-                                             and self.job.units[later[0]].group):
-                                step = len(steps)  # done, or the rest of the batch is skipped
-                                break
-                            kept = event.get("kept")
-                            if type(kept) is int and kept > kept_bound(limits):
-                                # This unit kept memory out of its namespace: the next starts afresh.
-                                step, renew = len(steps), True
-                                break
-                        # A program that timed out still has its probes asked, on what it computed.
-                        interrupting, where = False, None
-                        send_next()
-                        if pending:
-                            arm(time.monotonic())
-            if stopped is None and not pending and len(done) < len(batch) and not renew:
-                following = self.job.units[next(k for k in batch if k not in done)].group
-                if current is not None or not (following and following in self.poisoned):
-                    stopped = ("crash", {})
-        except _Stop as stop:
-            stopped = (stop.reason, stop.detail)
-        except (BrokenPipeError, OSError):  # the child stopped reading its commands
-            stopped = stopped or ("crash", {})
-        finally:
-            for fd in (cmd_w,):
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
-            exit_ = self._stop_child(pid, patience=0.5 if stopped and stopped[0] == "channel" else 0.0)
-            for fd in (ev_r, out_r):
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
-            violation = _check_and_wipe(workdir, limits)
-        if violation:
-            for i in done:
-                state = self.states[i]
-                if state.status == OK:
-                    state.status = ERROR
-                    state.error = {"kind": "files", "message": violation}
-                # A broken bound voids what the run computed: its values must not earn credit.
-                state.probes = {j: {"error": {"kind": "files", "message": violation}}
-                                for j in range(len(state.unit.probes))}
-                if state.state is not None:
-                    state.state = {"$error": {"kind": "files", "message": violation}}
-        if stopped is None:
-            return done, None, None, None, {}
-        reason, detail = stopped
-        if reason in ("crash", "channel") and exit_ is not None:
-            if reason == "channel" and not exit_.killed:
-                reason = "crash"  # the pipe closed because the child ended by itself: say how
-            detail = {**detail, "code": exit_.code, "cpu": exit_.cpu}
-        stopped_at = current if current is not None else next((i for i in batch if i not in done), batch[-1])
-        if detail.get("budget"):
-            return done, stopped_at, "budget", reason, detail
-        if phase == "probe" and probe_index >= 0 and current is not None:
-            detail["probe"] = probe_index
-            return done, stopped_at, "probe", reason, detail
-        if phase in ("state", "end") and current is not None:
-            return done, stopped_at, phase, reason, detail
-        return done, stopped_at, "module", reason, detail
-
     def _stop_child(self, pid: int | None, patience: float = 0.0) -> Exit | None:
         """Kill the child (after `patience` seconds to end by itself) and say how it ended."""
         if pid is None:
@@ -655,6 +386,336 @@ class Supervisor:
             room = cap - len(state.output)
             if room > 0:
                 state.output += chunk[:room]
+
+
+class ChildRun:
+    """One child running a batch of units: one explicit state, one loop, one clock.
+
+    The state: the commands still to send (`steps[step:]`), those sent and not yet answered
+    (`pending`, oldest first), the unit being run (`current`) and what the child runs now (`phase`:
+    start, module, probe, state, end), and one deadline (for the command at the head of `pending`,
+    within the unit's own `unit_deadline`). The loop waits for the child's events or output, or for
+    the deadline: then the child is asked to stop the student's code (SIGUSR1, `interrupting`), and
+    is killed GRACE seconds later if it has not answered. `stopped`, (reason, detail), ends the run;
+    `run()` then says which units were done and where and why it stopped."""
+
+    def __init__(self, supervisor: Supervisor, batch: list[int], first_probe: int):
+        self.sup, self.batch, self.first_probe = supervisor, batch, first_probe
+        self.units, self.states, self.limits = supervisor.job.units, supervisor.states, supervisor.job.limits
+        self.steps: list[tuple[int, bytes, bytes, bool]] = []
+        self.done: list[int] = []
+        self.stopped: tuple[str, dict] | None = None
+        self.step = 0  # next command to send
+        # Commands sent and not yet answered, in order: (unit, event expected, probe j, public).
+        self.pending: collections.deque[tuple[int, str, int | None, bool]] = collections.deque()
+        self.current: int | None = None
+        self.phase = "start"
+        self.probe_index = -1
+        self.deadline = time.monotonic() + self.limits.wall + START
+        self.unit_deadline = self.deadline
+        self.allowed: float = self.limits.wall
+        self.events = wire.Lines(event_line_bytes(self.limits))
+        # What the program prints is kept only when asked (the self-check shows it; grading does not,
+        # and keeps nothing it will not show); it is always counted, to stop a flood.
+        self.output_cap = self.limits.output_kb * 1024 if supervisor.job.capture_output else 0
+        self.hard_output_cap = max(16 * 1024 * 1024, 64 * self.limits.output_kb * 1024)
+        self.resumed = first_probe > 0  # its output was kept by the run it resumes
+        self.interrupting = False  # time is up; the child was asked to stop the student's code
+        self.where: dict | None = None  # where the child said the code was, when interrupted
+        self.first_unit = True
+        self.renew = False  # the rest of the batch goes to a fresh child
+        self.child_started = False  # the child said its start is over (once, before any student code)
+
+    def run(self) -> tuple[list[int], int | None, str | None, str | None, dict]:
+        """(units done, unit stopped at, its phase, reason, detail): see Supervisor.run_batch."""
+        workdir = tempfile.mkdtemp(prefix="run-", dir=self.sup.workroot)
+        os.chmod(workdir, 0o777)
+        cmd_r, self.cmd_w = os.pipe()
+        self.ev_r, ev_w = os.pipe()
+        self.out_r, out_w = os.pipe()
+        self.open_fds = {self.ev_r, self.out_r}
+        try:
+            self.steps = self.sup._plan(self.batch, self.first_probe)
+            self.pid = self.sup.forker.spawn(workdir, [cmd_r, ev_w, out_w], self.limits)
+            if self.pid is None:
+                self.stopped = ("start", {})
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:  # a probe that does not compile
+            self.pid, self.stopped = None, ("protocol", {"message": f"vérification illisible : {type(exc).__name__}"})
+        for fd in (cmd_r, ev_w, out_w):
+            os.close(fd)
+        os.set_blocking(self.out_r, False)
+        if self.pid is None:
+            self.steps = []
+        try:
+            self._loop()
+        except _Stop as stop:
+            self.stopped = (stop.reason, stop.detail)
+        except (BrokenPipeError, OSError):  # the child stopped reading its commands
+            self.stopped = self.stopped or ("crash", {})
+        finally:
+            _close(self.cmd_w)
+            patience = 0.5 if self.stopped and self.stopped[0] == "channel" else 0.0
+            ended = self.sup._stop_child(self.pid, patience)
+            _close(self.ev_r)
+            _close(self.out_r)
+            violation = _check_and_wipe(workdir, self.limits)
+        if violation:
+            self._void(violation)
+        return self._outcome(ended)
+
+    # -- the loop ----------------------------------------------------------------------------------
+    def _loop(self) -> None:
+        if self.steps:
+            self._send_next()
+        while self.stopped is None and (self.pending or self.step < len(self.steps)):
+            remaining = self.deadline - time.monotonic()
+            if remaining <= 0:
+                self._time_up()
+                continue
+            ready, _, _ = select.select(list(self.open_fds), [], [], remaining)
+            for fd in ready:
+                if not self._read(fd):
+                    break
+        if self.stopped is None and not self.pending and len(self.done) < len(self.batch) and not self.renew:
+            following = self.units[next(k for k in self.batch if k not in self.done)].group
+            if self.current is not None or not (following and following in self.sup.poisoned):
+                self.stopped = ("crash", {})
+
+    def _time_up(self) -> None:
+        """The deadline passed: ask the child to stop the student's code, or, if it was asked
+        already (or runs none now), stop the run."""
+        if self.interrupting or self.phase not in ("module", "probe", "state"):
+            self.stopped = ("timeout", {"seconds": self.allowed, **(self.where or {})})
+            return
+        self.interrupting, self.where = True, None
+        try:
+            os.kill(self.pid, signal.SIGUSR1)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.deadline = time.monotonic() + GRACE
+
+    def _send_next(self) -> None:
+        """Send what may be sent now. Commands go several at a time, but never a new unit while the
+        previous one is not over, and never a hidden check while a public command (the program, a
+        public check) is unanswered: what the student's code returns to a public check can then
+        carry nothing it has not been asked yet."""
+        while self.step < len(self.steps):
+            index, kind, payload, secret = self.steps[self.step]
+            if kind == b"U" and self.pending:
+                break
+            if secret and any(public for _, _, _, public in self.pending):
+                break
+            self.step += 1
+            _write_all(self.cmd_w, struct.pack("!cI", kind, len(payload)) + payload)
+            now = time.monotonic()
+            if kind == b"U":
+                self._start_unit(index, now)
+                continue  # a new namespace runs nothing of the student's: what follows goes at once
+            j = marshal.loads(payload)[0] if kind == b"P" else None
+            self.pending.append((index, _EXPECTED[kind], j, kind == b"M" or (kind == b"P" and not secret)))
+            if len(self.pending) == 1:
+                self._arm(now)
+
+    def _start_unit(self, index: int, now: float) -> None:
+        state = self.states[index]
+        self.current, self.phase = index, "module"
+        if state.status is None:
+            state.started = now
+            code = self.sup.codes.get(index)
+            if isinstance(code, dict):  # it does not compile: its probes still run, on nothing
+                state.status, state.error = ERROR, code
+        wall = self.units[index].wall or self.limits.wall
+        self.unit_deadline = now + wall + (START if self.first_unit else 0.0)
+        self.first_unit = False
+
+    def _arm(self, now: float) -> None:
+        """The clock for the command at the head of the queue, which the child runs now."""
+        index, expected, j, _ = self.pending[0]
+        wall = self.units[index].wall or self.limits.wall
+        if expected == "module":
+            self.phase, self.deadline, self.allowed = "module", self.unit_deadline, wall
+        elif expected in ("probe", "state"):
+            if now >= self.unit_deadline + OVERRUN:  # the unit's time is spent
+                raise _Stop("timeout", {"seconds": wall, "budget": True})
+            self.phase = expected
+            if expected == "probe":
+                self.probe_index = j
+            self.allowed = max(PROBE_FLOOR, min(probe_wall(self.limits), self.unit_deadline - now))
+            self.deadline = min(now + self.allowed, self.unit_deadline + OVERRUN)
+        else:
+            self.phase, self.deadline = "end", now + 2.0
+
+    # -- what the child sends ----------------------------------------------------------------------
+    def _read(self, fd: int) -> bool:
+        """Take what `fd` has; False when nothing more is to be read this round."""
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            chunk = None
+        if fd == self.out_r:
+            if chunk:
+                self._output(chunk)
+            elif chunk is not None:
+                self.open_fds.discard(self.out_r)
+            return True
+        if not chunk:
+            self.open_fds.discard(self.ev_r)
+            self.stopped = ("channel", {})
+            return False
+        self.events.feed(chunk)
+        if self.events.overflow:
+            self.stopped = ("protocol", {})
+            return False
+        while self.stopped is None and (line := self.events.pop()) is not None:
+            event = _parse(line)
+            if event is None:
+                self.stopped = ("protocol", {})
+            elif not self._event(event):
+                break
+        return True
+
+    def _output(self, chunk: bytes) -> None:
+        if self.current is None or self.resumed:
+            return
+        state = self.states[self.current]
+        state.output_total += len(chunk)
+        room = self.output_cap - len(state.output)
+        if room > 0:
+            state.output += chunk[:room]
+        if state.output_total > self.hard_output_cap:
+            self.stopped = ("output", {"bytes": state.output_total})
+
+    def _event(self, event: dict) -> bool:
+        """Apply one event of the child; False when the events left are not to be read now."""
+        kind = event["ev"]
+        if kind == "ready":
+            if self.child_started:
+                self.stopped = ("protocol", {})
+                return True
+            self.child_started = True
+            if self.current is not None:  # the start allowance ends: the unit's wall runs from now
+                wall = self.units[self.current].wall or self.limits.wall
+                self.unit_deadline = min(self.unit_deadline, time.monotonic() + wall)
+                if not self.interrupting and self.pending and self.pending[0][1] == "module":
+                    self.deadline = self.unit_deadline
+            return True
+        if kind == "where":
+            if self.interrupting:
+                self.where = where_of(event)
+            return True
+        if kind == "internal":
+            self.stopped = ("protocol", {})
+            return True
+        index, expected, j, _ = self.pending[0] if self.pending else (None, None, None, False)
+        if kind != expected or event.get("i") != index or (expected == "probe" and event.get("j") != j):
+            self.stopped = ("protocol", {})
+            return True
+        self.pending.popleft()
+        state, now = self.states[index], time.monotonic()
+        if kind == "module":
+            self._module(state, event)
+        elif kind == "probe":
+            self._probe(state, j, event.get("result"))
+        elif kind == "state":
+            self._state(state, event.get("result"))
+        elif not self._end(index, state, event, now):
+            return False
+        # A program that timed out still has its probes asked, on what it computed.
+        self.interrupting, self.where = False, None
+        self._send_next()
+        if self.pending:
+            self._arm(time.monotonic())
+        return True
+
+    def _module(self, state: _UnitState, event: dict) -> None:
+        status = event.get("status")
+        if state.status is not None:
+            return
+        if self.interrupting or status == TIMEOUT:
+            state.status = TIMEOUT
+            state.error = self.sup._timed_out(state.unit, self.allowed, self.where, event.get("error"))
+            self.sup._poison(state)
+        else:
+            state.status = status if status in (OK, ERROR, EXIT) else ERROR
+            state.error = _error_with_text(state.unit, event.get("error"), self.sup)
+
+    def _probe(self, state: _UnitState, j: int | None, result) -> None:
+        if self.interrupting:
+            reported = result.get("error") if isinstance(result, dict) else None
+            result = {"error": self.sup._timed_out(state.unit, self.allowed, self.where, reported)}
+        elif isinstance(result, dict) and isinstance(result.get("error"), dict):
+            result = {"error": _error_with_text(state.unit, result["error"], self.sup)}
+        state.probes[j] = result if isinstance(result, dict) else {
+            "error": {"kind": "protocol", "message": "résultat illisible"}}
+
+    def _state(self, state: _UnitState, result) -> None:
+        result = result if isinstance(result, dict) else {}
+        if self.interrupting:
+            state.state = {"$error": {"kind": "timeout", "message": self.sup._message(
+                "timeout", {"seconds": self.allowed, **(self.where or {})})}}
+        elif isinstance(result.get("value"), dict):
+            state.state = result["value"]
+        else:
+            error = _error_with_text(state.unit, result.get("error"), self.sup)
+            state.state = {"$error": error or {"kind": "protocol"}}
+
+    def _end(self, index: int, state: _UnitState, event: dict, now: float) -> bool:
+        """The unit is over; False when this child runs no more of the batch."""
+        if not self.resumed:
+            self.sup._drain(self.out_r, state, self.output_cap)
+        state.seconds = now - state.started
+        self.done.append(index)
+        self.current, self.phase, self.resumed = None, "start", False
+        later = [k for k in self.batch if k > index]
+        if not later or (self.units[later[0]].group in self.sup.poisoned and self.units[later[0]].group):
+            self.step = len(self.steps)  # done, or the rest of the batch is skipped
+            return False
+        kept = event.get("kept")
+        if type(kept) is int and kept > kept_bound(self.limits):
+            # This unit kept memory out of its namespace: the next starts afresh.
+            self.step, self.renew = len(self.steps), True
+            return False
+        return True
+
+    # -- the outcome -------------------------------------------------------------------------------
+    def _void(self, violation: str) -> None:
+        """A broken bound on files voids what the run computed: its values must not earn credit."""
+        for i in self.done:
+            state = self.states[i]
+            if state.status == OK:
+                state.status = ERROR
+                state.error = {"kind": "files", "message": violation}
+            state.probes = {j: {"error": {"kind": "files", "message": violation}}
+                            for j in range(len(state.unit.probes))}
+            if state.state is not None:
+                state.state = {"$error": {"kind": "files", "message": violation}}
+
+    def _outcome(self, ended: Exit | None):
+        if self.stopped is None:
+            return self.done, None, None, None, {}
+        reason, detail = self.stopped
+        if reason in ("crash", "channel") and ended is not None:
+            if reason == "channel" and not ended.killed:
+                reason = "crash"  # the pipe closed because the child ended by itself: say how
+            detail = {**detail, "code": ended.code, "cpu": ended.cpu}
+        current = self.current
+        stopped_at = current if current is not None else next((i for i in self.batch if i not in self.done),
+                                                               self.batch[-1])
+        if detail.get("budget"):
+            return self.done, stopped_at, "budget", reason, detail
+        if self.phase == "probe" and self.probe_index >= 0 and current is not None:
+            detail["probe"] = self.probe_index
+            return self.done, stopped_at, "probe", reason, detail
+        if self.phase in ("state", "end") and current is not None:
+            return self.done, stopped_at, self.phase, reason, detail
+        return self.done, stopped_at, "module", reason, detail
+
+
+def _close(fd: int) -> None:
+    try:
+        os.close(fd)
+    except OSError:
+        pass
 
 
 WAITED = 0.25  # share of its wall time a program computed below which it waited rather than looped
@@ -803,55 +864,3 @@ def wipe(workdir: str) -> None:
             pass
 
     shutil.rmtree(workdir, onerror=force)
-
-
-def _read_all(fd: int) -> bytes:
-    chunks = []
-    while True:
-        chunk = os.read(fd, 1 << 20)
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(fd)
-    return b"".join(chunks)
-
-
-def serve(sock: socket.socket, workroot: str) -> None:
-    """In a fork of the zygote: run each job it hands over (b"J" with the job's two pipe ends): a
-    batch of units, or a session (protocol.SESSION). Then say b"D". Returns when the zygote closes
-    the line."""
-    forker = Forker(sock)
-    while True:
-        sock.settimeout(None)
-        try:
-            message, fds, _, _ = socket.recv_fds(sock, 256, 4)
-        except OSError:
-            return
-        if not message:
-            return
-        if message[:1] == b"X":  # a late report of a child already given up on
-            forker._exit(message)
-            continue
-        if message != b"J" or len(fds) != 2:
-            for fd in fds:
-                os.close(fd)
-            continue
-        job_in, job_out = fds
-        try:
-            first = os.read(job_in, 1)
-            if first == SESSION:  # an interactive unit: questions keep coming until the stream closes
-                from .session import SessionSupervisor  # noqa: PLC0415
-
-                SessionSupervisor(job_in, job_out, workroot, forker).run()
-            else:
-                job = Job.from_bytes(first + _read_all(job_in))
-                Supervisor(job, job_out, workroot, forker).run()
-        except (ValueError, KeyError, TypeError, OSError):
-            pass  # an unreadable job: the grader sees no results
-        finally:
-            try:
-                os.close(job_out)
-            except OSError:
-                pass
-        forker.exits.clear()
-        sock.send(b"D")

@@ -1,11 +1,12 @@
-"""Unprivileged user ids for student code, leased machine-wide while a runner lives (root only).
+"""Unprivileged user ids for student code, leased machine-wide while a sandbox lives (root only).
 
 When the grader is root, student code runs under a host uid of its own, and the kernel counts its
 processes (RLIMIT_NPROC) per uid: two sandboxes sharing a uid share one count, so one student's fork
 bomb would starve another's. Uids were once `base + slot number`, and two concurrent `trous grade`
-runs (or Dask workers) numbered their slots alike. Now each runner leases its uids: one lock file per
-uid in a root-only directory, held with flock(2) for as long as the lease lives. The kernel drops the
-lock of a process that dies, however it dies, so a killed grader never keeps uids.
+runs (or Dask workers) numbered their slots alike. Now each bubblewrap runner (and each nbgrader
+kernel) leases its uid: one lock file per uid in a root-only directory, held with flock(2) for as long
+as the lease lives. The kernel drops the lock of a process that dies, however it dies, so a killed
+grader never keeps uids.
 
 The range is far from the ids distributions hand out to people and services (systemd's dynamic
 users are 61184–65519, containers' subordinate ids start at 100000 in blocks of 65536), and a uid

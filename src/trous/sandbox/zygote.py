@@ -27,7 +27,9 @@ import traceback
 
 from . import cleanup
 from .confine import Confinement, join_cgroup, make_undumpable, prctl
-from .protocol import Limits
+from .protocol import SESSION, Job, Limits
+from .session import SessionSupervisor
+from .supervisor import Forker, Supervisor
 
 PR_SET_CHILD_SUBREAPER = 36
 
@@ -154,9 +156,7 @@ class Server:
                 os.closerange(3, keep)
                 os.closerange(keep + 1, _max_fd())
                 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-                from .supervisor import serve  # noqa: PLC0415
-
-                serve(theirs, self.workroot)
+                serve_jobs(theirs, self.workroot)
             except BaseException:  # noqa: BLE001 - report, never hang the zygote
                 traceback.print_exc()
                 status = 3
@@ -293,6 +293,56 @@ def _max_fd() -> int:
         return min(os.sysconf("SC_OPEN_MAX"), 65536)
     except (ValueError, OSError):
         return 4096
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while True:
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(fd)
+    return b"".join(chunks)
+
+
+def serve_jobs(sock: socket.socket, workroot: str) -> None:
+    """The supervisor, a fork of the zygote: run each job it hands over (b"J" with the job's two pipe
+    ends), a batch of units or a session (protocol.SESSION), then say b"D". Returns when the zygote
+    closes the line."""
+    forker = Forker(sock)
+    while True:
+        sock.settimeout(None)
+        try:
+            message, fds, _, _ = socket.recv_fds(sock, 256, 4)
+        except OSError:
+            return
+        if not message:
+            return
+        if message[:1] == b"X":  # a late report of a child already given up on
+            forker._exit(message)
+            continue
+        if message != b"J" or len(fds) != 2:
+            for fd in fds:
+                os.close(fd)
+            continue
+        job_in, job_out = fds
+        try:
+            first = os.read(job_in, 1)
+            if first == SESSION:  # an interactive unit: questions keep coming until the stream closes
+                SessionSupervisor(job_in, job_out, workroot, forker).run()
+            else:
+                job = Job.from_bytes(first + _read_all(job_in))
+                Supervisor(job, job_out, workroot, forker).run()
+        except (ValueError, KeyError, TypeError, OSError):
+            pass  # an unreadable job: the grader sees no results
+        finally:
+            try:
+                os.close(job_out)
+            except OSError:
+                pass
+        forker.exits.clear()
+        sock.send(b"D")
 
 
 def main(argv: list[str] | None = None) -> None:

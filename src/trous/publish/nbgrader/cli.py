@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 from pathlib import Path
+
+from ...core import options
 
 # Kept here rather than imported from .build: `trous --help` must not load jupytext and nbformat.
 DEFAULT_EXCHANGE = "/usr/local/share/nbgrader/exchange"  # nbgrader's: students need no configuration
@@ -16,7 +19,7 @@ def _course(args):
 
 
 def cmd_build(args) -> int:
-    from ...outputs.nbgrader_session import without_iri_grammars  # noqa: PLC0415
+    from ...inputs.nbgrader_dir import without_iri_grammars  # noqa: PLC0415
 
     without_iri_grammars()  # before jupytext imports nbformat (session.py says why)
     from .build import BuildRefused, build  # noqa: PLC0415
@@ -67,15 +70,28 @@ def _carried(args, root: Path):
 def cmd_grade(args) -> int:
     from .grade import run  # noqa: PLC0415
 
-    if args.sans_isolation and args.bac_a_sable not in (None, "auto"):
-        print(f"erreur : --sans-isolation et --bac-a-sable {args.bac_a_sable} s'excluent : choisissez l'un ou l'autre")
+    try:
+        sandbox = options.sandbox_mode(args)
+    except ValueError as exc:
+        print(f"erreur : {exc}")
         return 2
-    sandbox = "sans-isolation" if args.sans_isolation else (args.bac_a_sable or "auto")
+    assignments = list(dict.fromkeys(args.devoir or []))
+    if not assignments:
+        print("erreur : quel devoir corriger ? --devoir DEVOIR (son id dans course.yaml, ex. chapitre1)")
+        return 2
     course = _carried(args, Path(args.dossier))
     if course is None:
         return 2
-    return run(course, Path(args.dossier), args.devoir, students=args.etudiant or None, sandbox=sandbox,
-               jobs=args.jobs)
+    status = 0
+    for assignment in assignments:
+        status = max(status, run(course, Path(args.dossier), assignment, students=args.etudiant or None,
+                                 sandbox=sandbox, jobs=args.parallele))
+    return status
+
+
+class _AlsoAssignment(argparse.Action):
+    def __call__(self, parser, namespace, values, option_string=None):
+        namespace.devoir = [*(namespace.devoir or []), values]
 
 
 def register(sub) -> None:
@@ -83,23 +99,21 @@ def register(sub) -> None:
     inner = parser.add_subparsers(dest="nbgrader_command", metavar="ACTION")
     p = inner.add_parser("build", help="écrire nbgrader_config.py et source/<devoir>/<exercice>.ipynb")
     p.add_argument("dossier", nargs="?", help="dossier du cours nbgrader (par défaut : _build/nbgrader)")
-    p.add_argument("--echange", default=DEFAULT_EXCHANGE, help=f"dossier d'échange nbgrader (défaut : {DEFAULT_EXCHANGE})")
-    p.add_argument("--exercice", action="append", help="seulement cet exercice ou ce devoir (répétable)")
-    p.add_argument("--force", action="store_true",
-                   help="écraser aussi les fichiers modifiés depuis la dernière construction (sinon : refus, avec la "
-                        "liste de ce qui diffère)")
+    p.add_argument("--echange", "--exchange", dest="echange", default=DEFAULT_EXCHANGE,
+                   help=f"dossier d'échange nbgrader (défaut : {DEFAULT_EXCHANGE})")
+    options.add_exercise(p, "seulement cet exercice ou ce devoir (répétable)")
+    options.add_force(p, "écraser aussi les fichiers modifiés depuis la dernière construction (sinon : refus, avec "
+                         "la liste de ce qui diffère)")
     p.set_defaults(func=cmd_build)
     p = inner.add_parser("grade", help="corriger submitted/<élève>/<devoir> avec le moteur de trous et remplir "
                                        "le carnet de notes de nbgrader (au lieu de nbgrader autograde)")
     p.add_argument("dossier", help="dossier du cours nbgrader")
-    p.add_argument("devoir", help="id du devoir (son id dans course.yaml, ex. chapitre1)")
-    p.add_argument("--etudiant", action="append", help="seulement cet élève (répétable)")
-    p.add_argument("--bac-a-sable", dest="bac_a_sable", default=None, choices=["auto", "bwrap", "espaces"],
-                   help="isolation du code des élèves (auto : bubblewrap s'il démarre, sinon les espaces de noms "
-                        "du noyau, sinon la correction est refusée)")
-    p.add_argument("--sans-isolation", dest="sans_isolation", action="store_true",
-                   help="sans bac à sable, limites de ressources seules : pour du code de confiance sur votre "
-                        "propre machine ; refusé en root, signalé dans chaque cellule notée")
-    p.add_argument("--jobs", "-j", type=int, default=None, help="processus de correction (défaut : un par cœur)")
+    # The positional of earlier versions, read as one more --devoir.
+    p.add_argument("devoir_positionnel", nargs="?", metavar="DEVOIR", action=_AlsoAssignment, default=argparse.SUPPRESS,
+                   help=argparse.SUPPRESS)
+    options.add_assignment(p, "le devoir à corriger (son id dans course.yaml, ex. chapitre1 ; répétable)")
+    options.add_student(p)
+    options.add_sandbox(p, "dans chaque cellule notée")
+    options.add_parallel(p)
     p.set_defaults(func=cmd_grade)
     parser.set_defaults(func=lambda args: (parser.print_help(), 2)[1])

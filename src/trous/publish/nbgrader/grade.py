@@ -1,14 +1,14 @@
-"""`trous nbgrader grade DIR ASSIGNMENT`: the engine grades nbgrader's submitted notebooks of one
+"""`trous nbgrader grade DIR --devoir ASSIGNMENT`: the engine grades nbgrader's submitted notebooks of one
 assignment, in parallel and sandboxed, and the grades go into nbgrader's gradebook and autograded/,
 ready for `nbgrader generate_feedback` and `nbgrader export` (no trous reports: `trous grade DIR`
 writes both)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from ...core.course import Course
+from ...core.options import default_parallel
 from ...grade.engine import Grader
 from ...core.safetext import printable
 from ...sandbox.pool import RunnerPool
@@ -26,7 +26,7 @@ def grade(course: Course, root: Path, assignment: str, students: list[str] | Non
     only = [e.id for e in course.exercises if e.assignment.id == assignment]
     if not only:
         raise KeyError(f"devoir « {assignment} » inconnu du cours")
-    with RunnerPool(jobs or os.cpu_count() or 1, kind) as pool:
+    with RunnerPool(jobs or default_parallel(), kind) as pool:
         grader = Grader(course, pool, only=only)
         grades = list(grader.grade_many((s.student, s.files) for s in intake.submissions))
     for g in grades:

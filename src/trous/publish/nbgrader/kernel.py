@@ -21,8 +21,7 @@ back from an interrupt or dies, stops it and goes on: the submission is always g
 
 Without bubblewrap the kernel does not start (auto and bwrap): `nbgrader autograde` would run every
 student's notebook with the grader's rights. `sandbox = "none"` starts it as nbgrader does, when asked
-for explicitly, never as root, with a warning. (`trous grade` on nbgrader's submitted/ needs no kernel
-and also isolates with the kernel's namespaces when bubblewrap is missing.)
+for explicitly, never as root, with a warning.
 """
 
 from __future__ import annotations
@@ -127,7 +126,7 @@ def bwrap_argv(inner: list[str], env: dict[str, str], folder: tuple[str, str], s
     # would hide it.
     size = str(TMPFS_BYTES)
     # A bounded /dev (bubblewrap's --dev is an unbounded tmpfs the kernel's user could fill).
-    argv += ["--proc", "/proc", *sandbox_mod.bwrap_args(sandbox_mod.dev_plan()), "--perms", "1777", "--size", size,
+    argv += ["--proc", "/proc", *sandbox_mod.dev_mounts(), "--perms", "1777", "--size", size,
              "--tmpfs", "/tmp", "--perms", "1777", "--size", size, "--tmpfs", "/dev/shm"]
     made.add("/tmp")
     for path in sandbox_mod._python_dirs():

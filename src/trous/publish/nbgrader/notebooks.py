@@ -32,12 +32,12 @@ from ...core.blanks import find_blanks
 from ...core.course import Exercise
 from ...core.wording import count
 from ...inputs import bundle as bundle_mod
+from ...inputs.bundle import TROUS_KEY, answer_cells, grade_id
 from .wording import for_notebook, left_over
 
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 INCELL = "trous.publish.nbgrader.incell"
-TROUS_KEY = "trous"  # our own cell metadata: the answer cell's template, the check cell's public bundle
 
 
 class BuildError(Exception):
@@ -57,10 +57,6 @@ def _literal(data: dict) -> str:
     return pprint.pformat(data, width=10**9, sort_dicts=True)
 
 
-def grade_id(exercise: Exercise, kind: str, key: str | int) -> str:
-    return f"{exercise.id}-{kind}-{key}"
-
-
 def _code_cells(exercise: Exercise):
     template = jupytext.reads(exercise.template_path.read_text(encoding="utf-8"), fmt="py:percent")
     solution = jupytext.reads(exercise.solution_path.read_text(encoding="utf-8"), fmt="py:percent")
@@ -68,16 +64,6 @@ def _code_cells(exercise: Exercise):
     if kinds != [c.cell_type for c in solution.cells]:
         raise BuildError(f"{exercise.solution_path} : pas les mêmes cellules que {exercise.template_path}")
     return list(zip(template.cells, solution.cells))
-
-
-def answer_cells(exercise: Exercise) -> list[bundle_mod.AnswerCell]:
-    """The answer cells of the exercise's notebook, as the build names them."""
-    cells, count = [], 0
-    for template_cell, _ in _code_cells(exercise):
-        if template_cell.cell_type == "code" and find_blanks(template_cell.source):
-            count += 1
-            cells.append(bundle_mod.AnswerCell(grade_id(exercise, "reponse", count), template_cell.source))
-    return cells
 
 
 def check_source(exercise: Exercise) -> str:

@@ -24,7 +24,6 @@
 
 from __future__ import annotations
 
-import functools
 import math
 
 import nbformat
@@ -36,13 +35,10 @@ from traitlets import Bool, Unicode
 
 from ...core.grades import UNISOLATED
 from ...inputs import answers
-from ...inputs.bundle import Bundle, hidden_calls
+from ...inputs.bundle import TROUS_KEY, Bundle, grade_cells, hidden_calls  # noqa: F401 - the build's names
 from ...inputs.cells import cell_map
 from .notebooks import HIDDEN_BEGIN, HIDDEN_END
 from ...outputs.outcome import KERNEL_MARKS, teacher_outputs
-
-TROUS_KEY = "trous"
-
 
 class ClearBlanks(ClearSolutions):
     def preprocess_cell(self, cell, resources, cell_index):
@@ -54,29 +50,6 @@ class ClearBlanks(ClearSolutions):
         return super().preprocess_cell(cell, resources, cell_index)
 
 
-@functools.lru_cache(maxsize=256)
-def _hidden_bundles(source: str) -> tuple[tuple[str, Bundle], ...]:
-    # Every student's grade cells are the same (nbgrader restores them): parse each source once.
-    found = []
-    for blank_id, data in hidden_calls(source):
-        try:
-            found.append((blank_id, Bundle.from_dict(data)))
-        except (ValueError, KeyError, TypeError):
-            continue
-    return tuple(found)
-
-
-def grade_cells(nb) -> dict[str, list[tuple[object, str, Bundle]]]:
-    """Exercise id → [(cell, blank id, hidden bundle)] for the trous grade cells of a notebook."""
-    found: dict[str, list] = {}
-    for cell in nb.cells:
-        if cell.cell_type != "code" or not utils.is_grade(cell):
-            continue
-        for blank_id, bundle in _hidden_bundles(cell.source):
-            found.setdefault(bundle.exercise_id, []).append((cell, blank_id, bundle))
-    return found
-
-
 def _kernel_finished(cell) -> bool:
     """False when SandboxedExecute marked the cell as not run to its end (kernel stopped, time out):
     its outputs then say nothing of the blank, and the engine's verdict replaces them."""
@@ -85,9 +58,8 @@ def _kernel_finished(cell) -> bool:
 
 class VerifyGrades(NbGraderPreprocessor):
     enabled = Bool(True, help="Recorriger chaque trou hors du noyau (recommandé).").tag(config=True)
-    sandbox = Unicode("auto", help="Bac à sable du moteur : auto (bubblewrap, sinon les espaces de noms du noyau, "
-                                   "sinon refus), bwrap, espaces, ou sans-isolation (jamais en root, signalé dans "
-                                   "chaque cellule notée).").tag(config=True)
+    sandbox = Unicode("auto", help="Bac à sable du moteur : auto (bubblewrap, sinon refus), bwrap, ou "
+                                   "sans-isolation (jamais en root, signalé dans chaque cellule notée).").tag(config=True)
 
     def preprocess(self, nb, resources):
         if not self.enabled:

@@ -15,7 +15,7 @@ _kinds: dict[str, str] = {}
 
 def kind(sandbox: str = "auto") -> str:
     """The sandbox VerifyGrades grades in when asked for `sandbox`: the rules of `trous grade` (auto is
-    bubblewrap or the namespaces, else SandboxRefused; sans-isolation only when asked, never as root)."""
+    bubblewrap, else SandboxRefused; sans-isolation only when asked, never as root)."""
     if sandbox not in _kinds:
         _kinds[sandbox] = choose(sandbox)
     return _kinds[sandbox]

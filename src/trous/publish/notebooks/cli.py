@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ...core import options
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
@@ -42,7 +44,7 @@ def cmd_lab(args) -> int:
         return EXIT_FAILED
     if built.written:
         print(f"notebooks écrits dans {course.root} : {len(built.written)}")
-    argv = command(course, port=args.port, open_browser=not args.no_browser)
+    argv = command(course, port=args.port, open_browser=not args.sans_navigateur)
     print("JupyterLab : " + " ".join(argv[1:]), flush=True)
     print("(pour l'arrêter : Ctrl+C dans ce terminal)", flush=True)
     return run(argv, course.root)
@@ -53,11 +55,11 @@ def register(sub) -> None:
                                          "propre au cours s'il en déclare un")
     p.add_argument("destination", nargs="?",
                    help="édition élève à écrire (par défaut : ce dossier s'il en est une, sinon _build/<cours>-eleves)")
-    p.add_argument("--force", action="store_true", help="réécrire les notebooks existants depuis les .py")
+    options.add_force(p, "réécrire les notebooks existants depuis les .py")
     p.set_defaults(func=cmd_notebooks)
     p = sub.add_parser("lab", help="ouvrir le cours dans JupyterLab : notebooks des exercices, vérification")
     p.add_argument("destination", nargs="?", help="comme pour « trous notebooks »")
-    p.add_argument("--force", action="store_true", help="réécrire les notebooks existants depuis les .py")
+    options.add_force(p, "réécrire les notebooks existants depuis les .py")
     p.add_argument("--port", type=int, help="port du serveur (par défaut : le premier libre à partir de 8888)")
-    p.add_argument("--no-browser", action="store_true", help="ne pas ouvrir de navigateur")
+    options.add_without(p, "navigateur", "browser", "ne pas ouvrir de navigateur")
     p.set_defaults(func=cmd_lab)

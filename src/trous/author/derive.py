@@ -1,0 +1,458 @@
+"""One source per exercise: the solution, with a marker on each line whose value is a blank; the
+student's file (with its `___`) and the list and order of the blanks are derived from it.
+
+An author writes the solution as plain, runnable Python, and ends a line with a marker comment:
+
+    moyenne = sum(notes) / n                          # ___
+    sigma = math.sqrt(variance)                       # ___ ecart_type
+    scores = [sum(a * b for a, b in zip(t, q)) for t in x]   # ___ : [___ for t in x]
+
+`# ___` makes the value of the line's statement (the right-hand side of an assignment, what a
+`return` gives, an expression) a blank; its id is the name the line assigns (`moyenne`) unless one is
+written after it (`ecart_type`). After a colon, the student's version of that value, with its own
+`___` (several blanks then need their ids, comma-separated: `# ___ a, b : (___, ___)`). A comment
+before the marker is kept for the student (`# somme des poids  # ___`); a comment alone on its line
+is never a marker. As otter-grader's
+`# SOLUTION` and nbgrader's `### BEGIN SOLUTION`, the fill is written once, where it is used.
+
+`derive(solution)` gives the student's file and the blanks; `trous exercices` writes
+exercises/NN.py from it, `trous doctor` checks that it is up to date and that course.yaml names the
+blanks as the solution does. Solutions without a marker are today's format, untouched.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from dataclasses import dataclass
+
+from ..core.blanks import BLANK, TokenizeError, align, find_blanks
+
+_MARKER = re.compile(r"#\s*___(?![\w])(?P<rest>[^#]*)$")
+_REST = re.compile(r"^\s*(?P<ids>[a-z][a-z0-9_]*(?:\s*,\s*[a-z][a-z0-9_]*)*)?\s*(?::\s*(?P<template>.*?))?\s*$")
+_ID = re.compile(r"^[a-z][a-z0-9_]*$")
+_VALUED = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr)
+
+
+class DeriveError(Exception):
+    """A marker that cannot be read or applied: the solution's line and what to write."""
+
+    def __init__(self, line: int, message: str):
+        super().__init__(f"ligne {line} : {message}")
+        self.line, self.message = line, message
+
+
+@dataclass(frozen=True)
+class Marked:
+    """One blank of a marked solution: its id, the solution's line with the marker, and the student
+    file's line where its `___` is."""
+
+    id: str
+    line: int
+    student_line: int
+
+
+@dataclass(frozen=True)
+class Derived:
+    student: str
+    blanks: list[Marked]
+
+    @property
+    def ids(self) -> list[str]:
+        return [b.id for b in self.blanks]
+
+
+@dataclass(frozen=True)
+class _Marker:
+    line: int
+    comment_begin: int  # offsets of the whole comment token in the text
+    comment_end: int
+    kept: str  # the comment the student keeps ("" for none)
+    ids: list[str]
+    template: str | None
+
+
+def _offsets(text: str) -> list[int]:
+    starts = [0]
+    for line in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    return starts
+
+
+def markers(text: str) -> list[_Marker]:
+    """The marker comments of a solution, in order (none: today's format)."""
+    starts = _offsets(text)
+    found = []
+    try:
+        toks = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return []
+    for tok in toks:
+        if tok.type != tokenize.COMMENT:
+            continue
+        match = _MARKER.search(tok.string)
+        if not match or not tok.line[:tok.start[1]].strip():
+            continue  # a comment alone on its line (a Markdown cell's text) is never a marker
+        line = tok.start[0]
+        rest = _REST.match(match.group("rest"))
+        if rest is None:
+            raise DeriveError(line, f"marqueur illisible « {match.group(0).strip()} » : écris « # ___ », « # ___ id » "
+                                    "ou « # ___ id : valeur avec ___ »")
+        ids = [i.strip() for i in rest.group("ids").split(",")] if rest.group("ids") else []
+        kept = tok.string[:match.start()].rstrip()
+        begin = starts[line - 1] + tok.start[1]
+        found.append(_Marker(line, begin, begin + len(tok.string), kept if kept.strip("# ") else "",
+                             ids, rest.group("template") or None))
+    return found
+
+
+def has_markers(text: str) -> bool:
+    try:
+        return bool(markers(text))
+    except DeriveError:
+        return True
+
+
+def _char_offset(lines: list[str], starts: list[int], line: int, byte_col: int) -> int:
+    return starts[line - 1] + len(lines[line - 1].encode("utf-8")[:byte_col].decode("utf-8", errors="replace"))
+
+
+def _names(node: ast.AST) -> list[str]:
+    targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+    names = []
+    for target in targets:
+        for sub in ast.walk(target) if target is not None else []:
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+                names.append(sub.id)
+            elif isinstance(sub, ast.Attribute) and isinstance(sub.ctx, ast.Store):
+                names.append(sub.attr)
+    return names
+
+
+def derive(solution: str) -> Derived:
+    """The student's file and its blanks, from a solution with markers (DeriveError otherwise)."""
+    found = markers(solution)
+    if not found:
+        raise DeriveError(1, "aucun marqueur « # ___ » dans la solution")
+    try:
+        tree = ast.parse(solution)
+    except SyntaxError as exc:
+        raise DeriveError(exc.lineno or 1, f"la solution n'est pas du Python valide : {exc.msg}") from None
+    if any(isinstance(n, ast.Name) and n.id == BLANK for n in ast.walk(tree)):
+        line = next(n.lineno for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == BLANK)
+        raise DeriveError(line, "la solution contient un ___ : elle doit être complète (le ___ est déduit du marqueur)")
+    lines, starts = solution.splitlines(keepends=True), _offsets(solution)
+    statements = [n for n in ast.walk(tree) if isinstance(n, _VALUED) and getattr(n, "value", None) is not None]
+    edits: list[tuple[int, int, str]] = []  # (begin, end, replacement), in the solution's offsets
+    pending: list[tuple[_Marker, list[str | None]]] = []
+    for marker in found:
+        here = [n for n in statements if n.end_lineno == marker.line]
+        if not here:
+            raise DeriveError(marker.line, "le marqueur « # ___ » doit finir une ligne qui donne une valeur "
+                                           "(x = …, return …) : rien à mettre en trou ici")
+        node = max(here, key=lambda n: (n.col_offset, n.lineno))  # `a = 1; b = 2  # ___`: the last
+        value = node.value
+        begin = _char_offset(lines, starts, value.lineno, value.col_offset)
+        end = _char_offset(lines, starts, value.end_lineno, value.end_col_offset)
+        replacement = marker.template or BLANK
+        count = _blank_count(replacement, marker.line)
+        if marker.template is not None and align(replacement, solution[begin:end]) is None:
+            raise DeriveError(marker.line, f"« {marker.template} » n'est pas la valeur de la ligne avec des ___ à la "
+                                           f"place de morceaux : la valeur est « {_short(solution[begin:end])} »")
+        ids: list[str | None] = list(marker.ids)
+        if ids and len(ids) != count:
+            raise DeriveError(marker.line, f"{len(ids)} id(s) pour {count} trou(s) : un id par ___, séparés par des virgules")
+        if not ids:
+            names = _names(node)
+            ids = [names[0].lower()] if count == 1 and len(names) == 1 and _ID.match(names[0].lower()) else [None] * count
+        pending.append((marker, ids))
+        edits.append((begin, end, replacement))
+        if marker.kept:
+            edits.append((marker.comment_begin, marker.comment_end, marker.kept))
+        else:  # the comment and the spaces before it go
+            line_start = starts[marker.line - 1]
+            space = len(solution[line_start:marker.comment_begin]) - len(solution[line_start:marker.comment_begin].rstrip())
+            edits.append((marker.comment_begin - space, marker.comment_end, ""))
+    student = _apply(solution, edits)
+    _check_ids(pending)
+    student_lines = [b.line for b in find_blanks(student)]
+    flat = [(marker.line, blank_id) for marker, ids in pending for blank_id in ids]
+    if len(student_lines) != len(flat):  # a marker's template mixed with others: should not happen
+        raise DeriveError(found[0].line, "les ___ déduits ne correspondent pas aux marqueurs")
+    if align(student, solution) is None:
+        raise DeriveError(found[0].line, "le fichier déduit ne s'aligne pas sur la solution")
+    return Derived(student, [Marked(blank_id, line, sline) for (line, blank_id), sline in zip(flat, student_lines)])
+
+
+def _blank_count(template: str, line: int) -> int:
+    try:
+        count = len(find_blanks(template))
+    except TokenizeError as exc:
+        raise DeriveError(line, f"valeur du marqueur illisible : {exc.message}") from None
+    if count == 0:
+        raise DeriveError(line, f"« {template} » n'a pas de ___ : après « : », écris la valeur que voit l'élève, avec ses ___")
+    return count
+
+
+def _check_ids(pending: list[tuple[_Marker, list[str | None]]]) -> None:
+    seen: dict[str, int] = {}
+    for marker, ids in pending:
+        for blank_id in ids:
+            if blank_id is None:
+                raise DeriveError(marker.line, "quel id pour ce trou ? La ligne n'affecte pas une seule variable : "
+                                               "écris-le après le marqueur (« # ___ mon_id »)")
+            if blank_id in seen:
+                raise DeriveError(marker.line, f"deux trous s'appelleraient « {blank_id} » (lignes {seen[blank_id]} et "
+                                               f"{marker.line}) : donne à l'un un autre id (« # ___ {blank_id}_2 »)")
+            seen[blank_id] = marker.line
+
+
+def _apply(text: str, edits: list[tuple[int, int, str]]) -> str:
+    out, last = [], 0
+    for begin, end, replacement in sorted(edits):
+        out.append(text[last:begin])
+        out.append(replacement)
+        last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= 80 else text[:79] + "…"
+
+
+# -- against the course ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Problem:
+    path: str  # relative to the course
+    line: int | None
+    message: str
+
+
+def id_problems(derived: Derived, declared: list[str], solution_path: str) -> list[Problem]:
+    """Where course.yaml's blank ids (in order) differ from those the solution's markers give."""
+    ids = derived.ids
+    if ids == declared:
+        return []
+    if len(ids) != len(declared) or set(ids) != set(declared):
+        missing = [i for i in ids if i not in declared]
+        extra = [i for i in declared if i not in ids]
+        if len(ids) != len(declared) or not (len(missing) == len(extra) == 1):
+            text = (f"la solution marque {len(ids)} trou(s) ({', '.join(ids)}), course.yaml en déclare "
+                    f"{len(declared)} ({', '.join(declared)})")
+            if missing:
+                text += " ; à ajouter dans course.yaml, dans cet ordre : " + " ; ".join(
+                    f"« - id: {i} » avec son hint" for i in missing)
+            if extra:
+                text += f" ; inconnus de la solution : {', '.join(extra)}"
+            return [Problem(solution_path, derived.blanks[0].line if derived.blanks else None, text)]
+    problems = []
+    order = ", ".join(ids)
+    for i, (blank, name) in enumerate(zip(derived.blanks, declared)):
+        if blank.id == name:
+            continue
+        if name in ids:
+            j = ids.index(name)
+            fix = (f"c'est le nom du trou {j + 1} (ligne {derived.blanks[j].line}) ; les trous de course.yaml suivent "
+                   f"l'ordre des marqueurs : écris-les dans cet ordre : {order}")
+        else:
+            fix = (f"renomme-le « {blank.id} » dans course.yaml, ou écris « # ___ {name} » à la ligne {blank.line} "
+                   "de la solution")
+        problems.append(Problem(solution_path, blank.line, f"le trou {i + 1} de la ligne {blank.line} s'appelle "
+                                                           f"`{blank.id}` dans la solution, course.yaml l'appelle "
+                                                           f"`{name}` : {fix}"))
+    return problems
+
+
+def first_line_differing(a: str, b: str) -> int:
+    for n, (x, y) in enumerate(zip(a.splitlines(), b.splitlines()), 1):
+        if x != y:
+            return n
+    return min(len(a.splitlines()), len(b.splitlines())) + 1
+
+
+def check(exercise, solution: str) -> tuple[Derived | None, list[Problem]]:
+    """A marked exercise against its derived form: the markers readable, exercises/NN.py what they
+    give, course.yaml's ids theirs. (None, []) for an exercise in today's format."""
+    root = exercise.course.root
+    solution_path = str(exercise.solution_path.relative_to(root))
+    if not has_markers(solution):
+        return None, []
+    try:
+        derived = derive(solution)
+    except DeriveError as exc:
+        return None, [Problem(solution_path, exc.line, exc.message)]
+    problems = id_problems(derived, [b.id for b in exercise.blanks], solution_path)
+    try:
+        current = exercise.path.read_text(encoding="utf-8")
+    except OSError:
+        current = None
+    if current != derived.student:
+        where = first_line_differing(current, derived.student) if current is not None else None
+        what = "n'existe pas" if current is None else f"n'est plus celui que donne {solution_path} (ligne {where})"
+        problems.append(Problem(str(exercise.path.relative_to(root)), where,
+                                f"{exercise.path.name} {what} : lance « trous exercices » pour l'écrire"))
+    return derived, problems
+
+
+def write_exercises(course, only: list[str] | None = None, dry: bool = False) -> tuple[list[str], bool]:
+    """`trous exercices`: exercises/NN.py written from each marked solution (or, `dry`, only
+    checked). The lines to print, and whether everything agrees."""
+    out, ok, marked = [], True, 0
+    for exercise in course.exercises:
+        if only and exercise.id not in only:
+            continue
+        try:
+            solution = exercise.solution_path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        derived, problems = check(exercise, solution)
+        if derived is None and not problems:
+            continue  # today's format: the exercise file is the author's own
+        marked += 1
+        stale = [p for p in problems if p.path == str(exercise.path.relative_to(course.root))]
+        for problem in problems:
+            if problem in stale and not dry:
+                continue
+            ok = False
+            out.append(f"erreur : {problem.path}{f':{problem.line}' if problem.line else ''} : {problem.message}")
+        if derived is None:
+            continue
+        rel = exercise.path.relative_to(course.root)
+        if stale and not dry:
+            exercise.path.parent.mkdir(parents=True, exist_ok=True)
+            exercise.path.write_text(derived.student, encoding="utf-8")
+            out.append(f"{rel} écrit ({len(derived.blanks)} trou(s) : {', '.join(derived.ids)})")
+        elif not stale:
+            out.append(f"{rel} à jour ({len(derived.blanks)} trou(s) : {', '.join(derived.ids)})")
+    known = {e.solution_path.name for e in course.exercises}
+    for path in sorted((course.root / "solutions").glob("*.py")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if path.name not in known and not only and has_markers(text):
+            ok = False
+            try:
+                ids = ", ".join(derive(text).ids)
+            except DeriveError as exc:
+                ids = f"(illisibles : ligne {exc.line} : {exc.message})"
+            out.append(f"erreur : solutions/{path.name} a des marqueurs « # ___ » mais course.yaml n'a pas d'exercice "
+                       f"« {path.stem} » : ajoute son entrée (id: {path.stem}, file: exercises/{path.stem}.py, title, "
+                       f"source, et un hint pour chacun de ses trous, dans cet ordre : {ids}), ou renomme le fichier")
+    if not marked:
+        out.append("aucune solution avec des marqueurs « # ___ » : les fichiers d'exercices sont ceux de l'auteur "
+                   "(rien à écrire)")
+    elif ok:
+        out.append("étape suivante : trous doctor")
+    return out, ok
+
+
+# -- today's format, converted -----------------------------------------------------------------
+def mark(template: str, solution: str, ids: list[str]) -> str:
+    """The solution of today's format (an exercise and its solution kept in step by hand) with the
+    markers that derive it: derive(mark(t, s, ids)) gives back t and ids, or DeriveError says why not."""
+    fills = align(template, solution)
+    if fills is None:
+        raise DeriveError(1, "la solution ne correspond pas à l'exercice en dehors des trous (lance trous doctor)")
+    if len(fills) != len(ids):
+        raise DeriveError(1, f"{len(fills)} trous dans l'exercice, {len(ids)} dans course.yaml")
+    tree = ast.parse(solution)
+    lines, starts = solution.splitlines(keepends=True), _offsets(solution)
+    spans = []
+    for node in ast.walk(tree):
+        if isinstance(node, _VALUED) and getattr(node, "value", None) is not None:
+            value = node.value
+            spans.append((_char_offset(lines, starts, value.lineno, value.col_offset),
+                          _char_offset(lines, starts, value.end_lineno, value.end_col_offset), node))
+    groups: dict[int, list] = {}  # statement → its fills
+    owner = {}
+    for fill in fills:
+        around = [s for s in spans if s[0] <= fill.begin and fill.stop <= s[1]]
+        if not around:
+            raise DeriveError(fill.line, f"le trou {fill.index + 1} n'est pas dans la valeur d'une ligne (x = …, "
+                                         "return …) : un marqueur « # ___ » ne peut pas le dire")
+        begin, end, node = min(around, key=lambda s: s[1] - s[0])  # the innermost statement
+        groups.setdefault(id(node), []).append(fill)
+        owner[id(node)] = (begin, end, node)
+    additions: dict[int, str] = {}  # line → marker text
+    for key, group in groups.items():
+        begin, end, node = owner[key]
+        group_ids = [ids[f.index] for f in group]
+        names = _names(node)
+        whole = len(group) == 1 and (group[0].begin, group[0].stop) == (begin, end)
+        if whole and len(names) == 1 and names[0].lower() == group_ids[0]:
+            text = "# ___"
+        elif whole:
+            text = f"# ___ {group_ids[0]}"
+        else:
+            shown = _apply(solution, [(f.begin, f.stop, BLANK) for f in group])[begin:end - sum(
+                f.stop - f.begin - len(BLANK) for f in group)]
+            if "\n" in shown or "#" in shown:
+                raise DeriveError(node.lineno, "la valeur de cette ligne tient sur plusieurs lignes : le marqueur "
+                                               "ne peut pas la redire (garde l'exercice tel quel)")
+            named = len(group) == 1 and len(names) == 1 and names[0].lower() == group_ids[0]
+            text = f"# ___ : {shown}" if named else f"# ___ {', '.join(group_ids)} : {shown}"
+        if node.end_lineno in additions:
+            raise DeriveError(node.end_lineno, "deux marqueurs sur une même ligne : garde l'exercice tel quel")
+        additions[node.end_lineno] = text
+    out = []
+    for number, line in enumerate(lines, 1):
+        if number in additions:
+            body, newline = (line[:-1], "\n") if line.endswith("\n") else (line, "")
+            out.append(f"{body.rstrip()}  {additions[number]}{newline}")
+        else:
+            out.append(line)
+    marked = "".join(out)
+    derived = derive(marked)
+    if not _same_but_spacing(derived.student, template) or derived.ids != ids:
+        where = first_line_differing(derived.student, template)
+        raise DeriveError(where, "l'exercice déduit des marqueurs ne serait pas tout à fait le fichier d'aujourd'hui "
+                                 f"(ligne {where}) : garde l'exercice tel quel")
+    return marked
+
+
+_BEFORE_COMMENT = re.compile(r"[ \t]+#")
+
+
+def _same_but_spacing(a: str, b: str) -> bool:
+    """Equal but for the spaces before a trailing comment (an exercise's comments aligned by hand:
+    the student's file derived from the solution keeps the solution's spacing)."""
+    def plain(text):
+        return [_BEFORE_COMMENT.sub(" #", line.rstrip()) for line in text.splitlines()]
+    return plain(a) == plain(b)
+
+
+def mark_course(course, only: list[str] | None = None) -> tuple[list[str], bool]:
+    """`trous exercices --marquer`: each exercise of today's format converted, when that gives back
+    its very file; the others are named and left as they are."""
+    out, ok = [], True
+    for exercise in course.exercises:
+        if only and exercise.id not in only:
+            continue
+        rel = exercise.solution_path.relative_to(course.root)
+        try:
+            solution = exercise.solution_path.read_text(encoding="utf-8")
+            template = exercise.path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            out.append(f"erreur : {exercise.id} : {exc}")
+            ok = False
+            continue
+        if has_markers(solution):
+            out.append(f"{rel} a déjà ses marqueurs")
+            continue
+        try:
+            marked = mark(template, solution, [b.id for b in exercise.blanks])
+        except (DeriveError, SyntaxError) as exc:
+            line = getattr(exc, "line", None) or getattr(exc, "lineno", None)
+            out.append(f"{rel}:{line} : pas converti, reste au format d'aujourd'hui : {getattr(exc, 'message', exc)}")
+            continue
+        exercise.solution_path.write_text(marked, encoding="utf-8")
+        student = derive(marked).student
+        respaced = student != template
+        if respaced:
+            exercise.path.write_text(student, encoding="utf-8")
+        out.append(f"{rel} : {len(exercise.blanks)} marqueur(s) « # ___ » ajouté(s) ; {exercise.spec.file} se déduit "
+                   "désormais de la solution (trous exercices)"
+                   + (", réécrit : seuls les espaces avant ses commentaires changent" if respaced else ""))
+    return out, ok

@@ -1,0 +1,58 @@
+"""What a test function of a course's test file is, and who answers its `eleve` fixture.
+
+Shared by the graders' pytest plugin (pytest_graders.py), the engine's test worker (testworker.py),
+which answers `eleve` from the grading thread, and `pytest graders/`'s own runner (author/copie.py),
+which a pytest hook provides: the plugin never imports the runner, the runner plugs into it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import pytest
+
+INFO = pytest.StashKey["TestInfo"]()
+CAUSE = pytest.StashKey[tuple]()
+BACKEND = pytest.StashKey[object]()
+
+
+def set_backend(config, backend) -> None:
+    """Who answers `eleve`: an object with `eleve(info, path) -> Eleve` (the engine's worker sets its
+    own before collection)."""
+    config.stash[BACKEND] = backend
+
+
+class Hooks:
+    """The hook a plugin implements to run the student's program for `pytest graders/`."""
+
+    @pytest.hookspec(firstresult=True)
+    def pytest_trous_backend(self, config):
+        """The backend answering `eleve` when no worker set one (author/copie.py's runner)."""
+
+
+@dataclass(frozen=True)
+class TestInfo:
+    """A test function of a course's test file, as grading sees it."""
+
+    __test__ = False  # not a test class, whatever pytest thinks of its name
+
+    nodeid: str
+    path: str  # relative to the course's root
+    name: str  # the item's name (with its parameters' ids)
+    exercise: str | None
+    blank: str | None
+    hidden: bool
+    description: str  # French: what a student reads of it (never its parameters)
+    problem: str | None = None  # why grading refuses it
+    uses_eleve: bool = True
+
+    @property
+    def label(self) -> str:
+        return f"{'vérification cachée' if self.hidden else 'vérification'} « {self.description} »"
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> "TestInfo":
+        return cls(**{k: data.get(k) for k in cls.__dataclass_fields__})

@@ -1,0 +1,31 @@
+"""An nbgrader course directory seen from outside, before nbgrader or nbformat is imported: where it
+is (`course_root`, which `trous grade` runs before importing anything), and what this process must
+do before nbformat is imported (`without_iri_grammars`).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+
+def course_root(path: Path | str) -> Path | None:
+    """The nbgrader course at `path`, or whose submitted/ `path` is: a folder with submitted/ (not a
+    link) and nbgrader_config.py or gradebook.db; None otherwise. the nbgrader input kind's test, here so
+    that `trous grade` can run it before importing anything."""
+    path = Path(path)
+    root = path.parent if path.name == "submitted" else path
+    submitted = root / "submitted"
+    if submitted.is_dir() and not submitted.is_symlink() and (
+            (root / "nbgrader_config.py").is_file() or (root / "gradebook.db").is_file()):
+        return root
+    return None
+
+
+def without_iri_grammars() -> None:
+    """jsonschema (imported by nbformat, so by nbgrader) compiles some forty grammars at import when
+    rfc3987_syntax is installed (JupyterLab's dependencies bring it), to check the "iri" string
+    format, which no notebook or nbgrader schema uses: seconds, more than grading a class takes.
+    jsonschema skips that checker when the module cannot be imported; so does this process."""
+    if "jsonschema" not in sys.modules:
+        sys.modules.setdefault("rfc3987_syntax", None)

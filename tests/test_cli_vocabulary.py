@@ -1,0 +1,157 @@
+"""One vocabulary for what users type: every option of every `trous` command, walked from the parser
+itself, follows the same rules, and the spellings of earlier versions still mean what they meant."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from trous.cli import build_parser
+from trous.core.options import SAME_IN_BOTH
+
+from grading_support import TROUS, mini_course
+
+# French words of the options, and the English one each stands beside (checked both ways: a new
+# option must be added here, with its alias, or the test says which).
+ENGLISH = {
+    "--cours": "--course", "--trou": "--blank", "--intervalle": "--interval", "--scrutation": "--polling",
+    "--resultats": "--results", "--bac-a-sable": "--sandbox", "--parallele": "--jobs", "--carnet": "--gradebook",
+    "--devoir": "--assignment", "--feuille": "--grading-worksheet", "--ordonnanceur": "--scheduler",
+    "--echange": "--exchange", "--exercice": "--exercise", "--etudiant": "--student",
+    "--sans-isolation": "--no-isolation", "--sans-correcteurs": "--no-graders", "--sans-zip": "--no-zip",
+    "--sans-navigateur": "--no-browser", "--titre": "--title", "--verifier": "--check", "--marquer": "--mark",
+}
+
+
+def commands(parser: argparse.ArgumentParser, path: tuple[str, ...] = ("trous",)):
+    """(command path, parser) of the program and of every subcommand, at any depth."""
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from commands(sub, (*path, name))
+
+
+def options_of(parser: argparse.ArgumentParser):
+    return [a for a in parser._actions if a.option_strings and not isinstance(a, argparse._HelpAction)]
+
+
+ALL = [(" ".join(path), action) for path, parser in commands(build_parser()) for action in options_of(parser)]
+
+
+def test_the_walk_sees_every_command():
+    names = {" ".join(path) for path, _ in commands(build_parser())}
+    assert {"trous grade", "trous nbgrader grade", "trous nbgrader build", "trous lab", "trous watch",
+            "trous doctor", "trous edition", "trous hint"} <= names
+    assert len(ALL) >= 25
+
+
+@pytest.mark.parametrize("where, action", ALL, ids=[f"{w}:{a.option_strings[0]}" for w, a in ALL])
+def test_each_option_is_french_first_with_its_english_alias(where, action):
+    longs = [o for o in action.option_strings if o.startswith("--")]
+    french = longs[0]
+    # The attribute is the French name: one name for one thing, in the code too.
+    assert action.dest == french[2:].replace("-", "_"), f"{where} {french} : dest {action.dest}"
+    assert re.fullmatch(r"--[a-z0-9]+(-[a-z0-9]+)*", french), f"{where} {french} : ni accent ni majuscule"
+    if french in SAME_IN_BOTH:
+        assert longs == [french], f"{where} {french}"
+        return
+    assert french in ENGLISH, f"{where} {french} : nouvelle option, à ajouter à ENGLISH avec son alias anglais"
+    assert ENGLISH[french] in longs, f"{where} {french} : il manque l'alias anglais {ENGLISH[french]}"
+    # « without » is said one way: --sans-X, its English alias --no-X, nothing else.
+    negatives = [o for o in longs if o.startswith(("--no-", "--sans-", "--without-", "--skip-"))]
+    if negatives:
+        assert french.startswith("--sans-") and isinstance(action, argparse._StoreTrueAction), f"{where} {longs}"
+        assert all(o.startswith(("--sans-", "--no-")) for o in negatives), f"{where} {longs}"
+
+
+def test_the_same_thing_has_the_same_options_and_default_everywhere():
+    by_dest: dict[str, dict] = {}
+    for where, action in ALL:
+        seen = (tuple(action.option_strings), action.default, action.type, tuple(action.choices or ()),
+                type(action).__name__)
+        by_dest.setdefault(action.dest, {}).setdefault(seen, []).append(where)
+    different = {dest: spellings for dest, spellings in by_dest.items() if len(spellings) > 1}
+    assert not different, different
+    # The words the issue found said two ways are now one option each, shared by the grading commands.
+    for dest in ("parallele", "bac_a_sable", "sans_isolation", "devoir", "force"):
+        assert sum(len(w) for w in by_dest[dest].values()) >= 2, dest
+    assert not [w for w, a in ALL if a.dest in ("workers", "jobs", "scheduler", "no_browser", "gradebook")]
+
+
+def parse(*argv: str) -> dict:
+    return vars(build_parser().parse_args(list(argv)))
+
+
+@pytest.mark.parametrize("old, new", [
+    (["grade", "c", "--workers", "4"], ["grade", "c", "--parallele", "4"]),
+    (["grade", "c", "--jobs", "4"], ["grade", "c", "-j", "4"]),
+    (["grade", "c", "--gradebook", "sqlite:///x.db"], ["grade", "c", "--carnet", "sqlite:///x.db"]),
+    (["grade", "c", "--scheduler", "tcp://h:8786"], ["grade", "c", "--ordonnanceur", "tcp://h:8786"]),
+    (["grade", "c", "--ordonnanceur", "local"], ["grade", "c", "--scheduler", "local"]),
+    (["grade", "c", "--results", "r", "--assignment", "partie5"], ["grade", "c", "--resultats", "r", "--devoir", "partie5"]),
+    (["grade", "c", "--no-isolation"], ["grade", "c", "--sans-isolation"]),
+    (["nbgrader", "grade", "d", "partie5"], ["nbgrader", "grade", "d", "--devoir", "partie5"]),
+    (["nbgrader", "grade", "d", "--devoir", "partie5", "--jobs", "2"], ["nbgrader", "grade", "d", "--devoir", "partie5", "--workers", "2"]),
+    (["nbgrader", "grade", "d", "--devoir", "p", "-j", "2", "--student", "x"], ["nbgrader", "grade", "d", "--devoir", "p", "--parallele", "2", "--etudiant", "x"]),
+    (["nbgrader", "build", "--exchange", "/x", "--exercise", "01_toux"], ["nbgrader", "build", "--echange", "/x", "--exercice", "01_toux"]),
+    (["lab", "--no-browser"], ["lab", "--sans-navigateur"]),
+    (["edition", "--no-zip"], ["edition", "--sans-zip"]),
+    (["doctor", "--no-graders"], ["doctor", "--sans-correcteurs"]),
+    (["hint", "--blank", "2"], ["hint", "--trou", "2"]),
+    (["watch", "--interval", "2", "--polling"], ["watch", "--intervalle", "2", "--scrutation"]),
+    (["--course", "x", "list"], ["-C", "x", "list"]),
+    # Abbreviations argparse accepted before the aliases existed still name the same option.
+    (["--cour", "x", "list"], ["--cours", "x", "list"]),
+    (["grade", "c", "--res", "r", "--work", "2", "--sched", "tcp://h:1"],
+     ["grade", "c", "--resultats", "r", "--parallele", "2", "--ordonnanceur", "tcp://h:1"]),
+    (["nbgrader", "grade", "d", "p", "--jo", "2", "--etu", "x"], ["nbgrader", "grade", "d", "p", "-j", "2", "--etudiant", "x"]),
+])
+def test_old_and_english_spellings_mean_the_same(old, new):
+    assert parse(*old) == parse(*new)
+
+
+def test_values_still_reach_the_command():
+    args = parse("nbgrader", "grade", "d", "partie5", "-j", "3", "--sans-isolation")
+    assert (args["devoir"], args["parallele"], args["sans_isolation"]) == (["partie5"], 3, True)
+    assert sorted(parse("nbgrader", "grade", "d", "p1", "--devoir", "p2")["devoir"]) == ["p1", "p2"]
+    args = parse("grade", "c", "--workers", "2", "--scheduler", "tcp://h:8786", "--gradebook", "sqlite:///x.db")
+    assert (args["parallele"], args["ordonnanceur"], args["carnet"]) == (2, "tcp://h:8786", "sqlite:///x.db")
+    assert parse("grade", "c")["parallele"] is None and parse("nbgrader", "grade", "d")["parallele"] is None
+
+
+@pytest.mark.parametrize("argv", [["grade", "c", "--parallele", "0"], ["nbgrader", "grade", "d", "-j", "-1"],
+                                  ["grade", "c", "--ordonnanceur", "dsak"]])
+def test_a_bad_value_is_refused_the_same_way(argv, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        build_parser().parse_args(argv)
+    assert exit_.value.code == 2
+    assert "attendu" in capsys.readouterr().err
+
+
+def run(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*TROUS, *args], cwd=cwd, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "COLUMNS": "200", **env})
+
+
+def test_an_explicit_ordonnanceur_wins_over_the_site_default(tmp_path):
+    # $TROUS_SCHEDULER names a cluster nobody runs; `--ordonnanceur local` grades here all the same.
+    course_dir = mini_course(tmp_path / "cours")
+    copies = tmp_path / "copies"
+    (copies / "alice" / "exercises").mkdir(parents=True)
+    shutil.copy(course_dir / "solutions" / "01_toux.py", copies / "alice" / "exercises" / "01_toux.py")
+    done = run("grade", str(copies), "--ordonnanceur", "local", "-j", "1", cwd=course_dir,
+               TROUS_SCHEDULER="tcp://127.0.0.1:1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (tmp_path / "copies-resultats" / "results" / "alice.json").is_file()
+
+
+def test_nbgrader_grade_asks_which_assignment(tmp_path):
+    done = run("nbgrader", "grade", str(tmp_path), cwd=tmp_path)
+    assert done.returncode == 2 and "--devoir" in done.stdout, done.stdout + done.stderr
