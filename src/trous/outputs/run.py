@@ -736,8 +736,8 @@ def register(sub) -> None:
                    help="base SQLAlchemy du carnet de notes (par défaut : sqlite:///<resultats>/gradebook.db)")
     cli_options.add_force(p, "tout recorriger, même les copies déjà notées")
     cli_options.add_assignment(p, "ne corriger que ce devoir du cours (son id dans course.yaml, ex. chapitre1 ; "
-                              "répétable) : notes, totaux, feuille Moodle, retours et rapport de ce devoir seul (par défaut : les "
-                              "devoirs rendus dans les copies, un total par devoir)")
+                              "répétable) : notes, totaux, feuille Moodle, retours et rapport de ce devoir seul (par "
+                              "défaut : les devoirs rendus dans les copies, un total par devoir)")
     p.add_argument("--feuille", "--grading-worksheet", dest="feuille", metavar="FICHIER.csv",
                    help="la feuille d'évaluation hors ligne téléchargée depuis le même devoir Moodle que l'archive : "
                         "trous y écrit la note et le commentaire de chaque copie et ne change rien d'autre "
