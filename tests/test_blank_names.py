@@ -99,6 +99,14 @@ def test_contradictions(template, ids, expected):
     assert found == expected
 
 
+def test_a_blank_given_to_a_call_may_be_named_after_what_it_holds():
+    # The student writes `scores` in softmax(___): an id « scores » there says what it holds, not a swap.
+    template = "scores = ___\npoids = softmax(___)\nsortie = f(x=___)\n"
+    assert blanknames.contradictions(template, ["produits", "scores", "poids"]) == []
+    # Whole values still speak: `mu = ___` called « sigma » while `sigma = ___` exists.
+    assert blanknames.contradictions("mu = ___\nsigma = ___\n", ["sigma", "ecart"]) != []
+
+
 def test_two_blanks_assigning_one_name_are_no_contradiction():
     template = "x = ___\nx = x + ___\ny = [___ for t in range(3)]\n"
     assert blanknames.contradictions(template, ["depart", "x", "y"]) == []

@@ -16,11 +16,13 @@ from .blanks import BLANK, TokenizeError, find_blanks
 
 @dataclass(frozen=True)
 class BlankTarget:
-    """Blank `index` (0-based) of a template, on `line`, in a statement assigning `names` (may be empty)."""
+    """Blank `index` (0-based) of a template, on `line`, in a statement assigning `names` (may be empty);
+    `part`: the blank is what a call of that value is given (`poids = softmax(___)`)."""
 
     index: int
     line: int
     names: tuple[str, ...]
+    part: bool = False
 
 
 @dataclass(frozen=True)
@@ -65,13 +67,15 @@ def targets(template: str) -> list[BlankTarget]:
                    key=lambda n: (n.lineno, n.col_offset))
     if len(nodes) != len(blanks):
         return []
-    names: dict[int, list[str]] = {}
+    names: dict[int, tuple[list[str], bool]] = {}
     for assigned, value in _assignments(tree):
+        given = {id(n) for call in ast.walk(value) if isinstance(call, ast.Call)
+                 for arg in [*call.args, *(k.value for k in call.keywords)] for n in ast.walk(arg)}
         for node in ast.walk(value):
             if isinstance(node, ast.Name) and node.id == BLANK:
-                names[id(node)] = assigned
-    return [BlankTarget(b.index, b.line, tuple(dict.fromkeys(names.get(id(n), []))))
-            for b, n in zip(blanks, nodes)]
+                names[id(node)] = assigned, id(node) in given
+    return [BlankTarget(b.index, b.line, tuple(dict.fromkeys(names.get(id(n), ([], False))[0])),
+                        names.get(id(n), ([], False))[1]) for b, n in zip(blanks, nodes)]
 
 
 def _lower(names) -> set[str]:
@@ -79,8 +83,10 @@ def _lower(names) -> set[str]:
 
 
 def _owners(found: list[BlankTarget], index: int, blank_id: str) -> list[BlankTarget]:
-    """The other blanks that assign the variable `blank_id`, when blank `index` does not."""
-    if blank_id in _lower(found[index].names):
+    """The other blanks that assign the variable `blank_id`, when blank `index` does not. A blank given
+    to a call (`poids = softmax(___)`) may well be named after what the student writes there
+    (`scores`, which another blank assigns): no contradiction is read from its id."""
+    if blank_id in _lower(found[index].names) or found[index].part:
         return []
     return [t for t in found if t.index != index and blank_id in _lower(t.names)]
 
