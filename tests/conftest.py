@@ -14,6 +14,10 @@ from trous.core import Course
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
+# The attention course's own widget (explorateur/, its course.yaml's explorer.files), importable as its
+# notebook imports it from the course's folder.
+if str(ROOT) not in sys.path:
+    sys.path.append(str(ROOT))
 # Courses used as fixtures (tests/courses/*): their checks and graders are run by the tests that use
 # them, in a copy, never collected as this suite's own tests.
 collect_ignore = ["courses"]

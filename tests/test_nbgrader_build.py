@@ -290,7 +290,7 @@ def test_the_explorer_is_released_with_the_first_assignment_and_works_in_its_fol
                  if "def softmax" in e.template_path.read_text(encoding="utf-8"))
     assert explorers == [f"source/{first}/explorateur.ipynb"]
     pytest.importorskip("anywidget")
-    from trous.publish.notebooks.explorer import Explorer
+    from explorateur import Explorer
 
     folder = tmp_path / first  # what a student fetches: the release notebooks, no course.yaml
     folder.mkdir()

@@ -24,9 +24,9 @@ from trous.core import Course
 from trous.publish.notebooks import build as nbbuild
 from trous.publish.notebooks import definitions, snapshot, tracking
 from trous.publish.notebooks.checkcell import check
-from trous.publish.notebooks.computation import Attention, Settings, rnn_comparison, sentence
-from trous.publish.notebooks.view import build as build_view
-from trous.publish.notebooks.view import fraction, number
+from explorateur.calcul import Attention, Settings, rnn_comparison, sentence  # the course's own widget
+from explorateur.vue import build as build_view
+from explorateur.vue import fraction, number
 from trous.core.analysis import analyse_path
 
 
@@ -258,7 +258,7 @@ def test_the_explorer_computes_with_the_students_code_not_its_own(edition):
 def test_the_explorer_names_the_file_it_reads(notebooks_edition):
     """The footer names the file the intro names (exercises/02_places.py), which is the file the
     functions are read from; when that file no longer gives them, the pristine copy's, and why."""
-    from trous.publish.notebooks.explorer import Explorer
+    from explorateur import Explorer
 
     course = Course.load(notebooks_edition)
     widget = Explorer(course)
@@ -350,7 +350,7 @@ def test_view_writes_numbers_the_french_way(attention):
 
 
 def test_explorer_widget_recomputes_when_a_control_changes(course):
-    from trous.publish.notebooks.explorer import Explorer
+    from explorateur import Explorer
 
     widget = Explorer(course)
     assert widget.view["steps"] is None and widget.view["rnn"]["fraction"] == "1/256"

@@ -119,6 +119,7 @@ class ExplorerSpec(_Record):
     text: str
     code: str
     needs: list[str] = field(default_factory=list)  # blank-free names the code reads from an exercise
+    files: list[str] = field(default_factory=list)  # the course's files and folders the code imports, shipped along
 
 
 @dataclass(frozen=True, kw_only=True)

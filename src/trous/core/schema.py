@@ -181,6 +181,20 @@ class ExplorerSchema(_Strict):
         "Noms que le code lit dans un exercice, définis sans trou au premier niveau de son fichier : "
         "nbgrader donne le carnet avec le premier devoir qui a un tel exercice (sans `needs`, le "
         "premier devoir construit)."))
+    files: list[str] = Field(default_factory=list, description=(
+        "Fichiers ou dossiers du cours (chemins depuis sa racine) que le code du carnet importe ou lit : "
+        "donnés avec lui, à côté de lui (édition des élèves, devoir nbgrader), par exemple le module "
+        "d'un widget (`explorateur`)."))
+
+    @field_validator("files")
+    @classmethod
+    def _inside(cls, value: list[str]) -> list[str]:
+        for path in value:
+            parts = path.replace("\\", "/").split("/")
+            if not path or path.startswith("/") or ".." in parts or not re.fullmatch(r"[A-Za-z0-9_./-]+", path):
+                raise ValueError(f"« {path} » : un chemin relatif dans le dossier du cours, sans « .. » "
+                                 "(explorateur, outils/widget.py)")
+        return value
 
 
 class CourseSchema(_Strict):

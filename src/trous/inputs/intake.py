@@ -35,6 +35,7 @@ Inputs are pluggable: `register(Kind(...))` adds a kind (nbgrader's `submitted/`
 from __future__ import annotations
 
 import hashlib
+import itertools
 import io
 import os
 import re
@@ -202,8 +203,18 @@ COURSE_FILES = {"course.yaml", "lisezmoi.md", "requirements.txt", "requirements-
 
 
 def course_files(course: Course) -> set[str]:
-    """Names (case-folded) of the files a student got with the course rather than wrote."""
-    return COURSE_FILES | ({course.explorer.file.casefold()} if course.explorer is not None else set())
+    """Names (case-folded) of the files a student got with the course rather than wrote: the
+    edition's, and the course's own notebook with the files it imports (`explorer.files`)."""
+    names = set(COURSE_FILES)
+    if course.explorer is not None:
+        names.add(course.explorer.file.casefold())
+        for name in course.explorer.files:
+            path = course.root / name
+            shipped = [path] if path.is_file() else []
+            if path.is_dir() and not path.is_symlink():
+                shipped = list(itertools.islice(path.rglob("*"), 2000))
+            names |= {p.name.casefold() for p in shipped if p.is_file()}
+    return names
 
 
 def _short(path: str, n: int = 120) -> str:

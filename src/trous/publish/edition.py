@@ -27,6 +27,7 @@ import yaml
 
 from ..core.course import Course
 from ..core.wording import count
+from .shipped import explorer_files
 from ..check import hints as hints_mod
 
 FIXED_DATE = (2026, 1, 1, 0, 0, 0)
@@ -90,6 +91,9 @@ def build(course: Course, dest: str | Path, make_zip: bool = True) -> Path:
     (dest / "exercises").mkdir(parents=True)
     (dest / ".trous" / "modeles").mkdir(parents=True)
     write_course_yaml(course, dest)
+    for rel, data in explorer_files(course).items():  # what the course's own notebook imports
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        (dest / rel).write_bytes(data)
     lines = []
     for exercise in course.exercises:
         template = exercise.template_path

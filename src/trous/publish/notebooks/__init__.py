@@ -1,6 +1,6 @@
 """The course in JupyterLab: exercise notebooks paired with their `.py`, a check cell that gives
-the same French feedback as `pytest exercises/`; and the widget of the attention course's own
-notebook (explorer.py, which its course.yaml names in `explorer.code`).
+the same French feedback as `pytest exercises/`; and a course's own notebook (course.yaml's
+`explorer:`), whose code (a widget, say) the course itself carries (`explorer.files`).
 
 In a notebook:
 

@@ -1,8 +1,7 @@
-"""Take named, blank-free definitions out of an exercise file, so the explorer computes with the
-course's own code instead of a second implementation.
+"""Take named, blank-free definitions out of an exercise file, so that a course's own notebook
+(course.yaml's `explorer:`) computes with the course's own code instead of a second implementation:
+a function or a value an exercise gives ready-made (its solution shares it verbatim).
 
-Exercise 2 gives `softmax(s)` and `attention(X, i)` ready-made (the solution shares them verbatim)
-and the place vectors `places`; exercise 4 gives the RNN sentence `phrase` and its vectors `vec`.
 We parse the file, keep the module's imports and the requested top-level `def` and `name = …`
 statements, refuse any of them that still contains a `___`, and run just those, in file order, in a
 fresh namespace. Nothing else of the file runs (its other lines hold the student's blanks).

@@ -16,8 +16,8 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...core.course import Course
-from . import definitions
+from trous.core.course import Course
+from trous.publish.notebooks import definitions
 
 PADDING = "<rempl>"
 PADDING_VECTOR = [0, 0]  # the course gives <rempl> the embedding [0 ; 0]

@@ -3,7 +3,7 @@
 The browser holds the controls (tokens, toggles, the row clicked, w) and draws `view`; the kernel
 recomputes `view` whenever a control changes, with `softmax` and `attention` taken from exercise 2
 — the student's own file, read again when it changes — and the RNN sentence from exercise 4. See
-computation.py and view.py. The caption under the widget names the file the functions come from.
+calcul.py and vue.py. The caption under the widget names the file the functions come from.
 The padding mask turns the last token into <rempl> when there is none; turned off, it gives that
 token back.
 """
@@ -15,10 +15,12 @@ from pathlib import Path
 import anywidget
 import traitlets
 
-from ...core.course import Course, CourseError
-from . import definitions
-from .computation import DEFAULT_NAMES, Attention, Settings
-from .view import build
+from trous.core.course import Course, CourseError
+from trous.inputs.standalone import StandaloneError, course_from_notebooks
+from trous.publish.notebooks import definitions
+
+from .calcul import DEFAULT_NAMES, Attention, Settings
+from .vue import build
 
 HERE = Path(__file__).resolve().parent
 LIMIT = 10.0  # components beyond ±10 make exp() overflow for no teaching gain
@@ -57,8 +59,6 @@ def course_here(where: str | Path | None) -> tuple[Course, dict[str, str] | None
     try:
         return Course.find(where or Path.cwd()), None
     except CourseError:
-        from ...inputs.standalone import StandaloneError, course_from_notebooks  # noqa: PLC0415
-
         try:
             return course_from_notebooks(where or Path.cwd())
         except StandaloneError:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from decimal import ROUND_HALF_UP, Decimal
 
-from .computation import Attention, ComputationError, Row, Sentence, Settings, rnn_comparison, sentence
+from .calcul import Attention, ComputationError, Row, Sentence, Settings, rnn_comparison, sentence
 
 
 def number(x: float, decimals: int = 2) -> str:
