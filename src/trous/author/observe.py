@@ -10,7 +10,7 @@ So the solution is run with each of its fills instrumented: every sub-expression
 its value: the value itself, its length, its number of dimensions and the size along each, and, for
 numbers, whether they are all equal, of mean zero, a square or a symmetric matrix. Each check is a
 *world*: the program run with the check's variant, then the check's expression (only the expression's
-own evaluations when it calls the blank's code itself, `softmax([1, 1, 2])`; else the program's).
+own evaluations when it calls the blank's code itself, `normalise([1, 1, 2])`; else the program's).
 Test functions are worlds too: each question they ask is answered by the instrumented solution.
 
 A feature is *covered* for a blank when its public checks do not all see the same value of it. The

@@ -13,7 +13,7 @@ An expectation's value depends on its own blank and on the blanks whose results 
   arguments included), not of the blank that was to use it;
 - a blank whose result reached a check that passes — through a value the program computed, without
   the blank under suspicion, and on numbers (a True or False passes too easily) — is vouched for: it
-  is not a suspect (`weights` being right clears softmax when `softmax(___)` fails);
+  is not a suspect (`weights` being right clears normalise when `normalise(___)` fails);
 - what remains is ambiguous. The suspect is the blank that processes the failing value last (a
   function that receives the value, the normalisation after the shift), because the others' results
   went through it; and the upstream-most of these suspects is blamed first, since fixing it may

@@ -1,7 +1,7 @@
 """The pytest plugin (entry point `pytest11`): `pytest exercises/` checks a student's blanks.
 
 One test item per blank of the course, whatever number of checks the blank has, collected under the
-student's own file (`exercises/01_toux.py`), so pytest's progress shows one line per exercise with
+student's own file (`exercises/01_moyenne.py`), so pytest's progress shows one line per exercise with
 one mark per blank. The student's file runs once per exercise in a separate process (bounded in
 time); each item reports its blank in French, in categories of its own (« faux », « à remplir »,
 « en attente »…) rather than pytest's FAILURES section, never a traceback of trous itself. At the
@@ -226,7 +226,7 @@ def pytest_collection_finish(session):
 
 def pytest_pycollect_makemodule(module_path: Path, parent):
     # The student's file is never imported: its module holds the exercise's checks. Collected from
-    # exercises/test_01_toux.py too, it is shown under the student's file (its node id) while its path
+    # exercises/test_01_moyenne.py too, it is shown under the student's file (its node id) while its path
     # stays the one pytest found, which is how pytest matches the paths given to it.
     exercise = _public_exercise(module_path)
     if exercise is None or not exercise.checks_path.exists():

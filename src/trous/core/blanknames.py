@@ -17,7 +17,7 @@ from .blanks import BLANK, TokenizeError, find_blanks
 @dataclass(frozen=True)
 class BlankTarget:
     """Blank `index` (0-based) of a template, on `line`, in a statement assigning `names` (may be empty);
-    `part`: the blank is what a call of that value is given (`poids = softmax(___)`)."""
+    `part`: the blank is what a call of that value is given (`poids = normalise(___)`)."""
 
     index: int
     line: int
@@ -84,7 +84,7 @@ def _lower(names) -> set[str]:
 
 def _owners(found: list[BlankTarget], index: int, blank_id: str) -> list[BlankTarget]:
     """The other blanks that assign the variable `blank_id`, when blank `index` does not. A blank given
-    to a call (`poids = softmax(___)`) may well be named after what the student writes there
+    to a call (`poids = normalise(___)`) may well be named after what the student writes there
     (`scores`, which another blank assigns): no contradiction is read from its id."""
     if blank_id in _lower(found[index].names) or found[index].part:
         return []

@@ -126,7 +126,7 @@ def align(template: str, copy: str) -> list[Fill] | None:
 
     Each fill is a non-empty, bracket-balanced run of tokens on one logical line. When several
     splits fit, the earliest end for each blank wins, with backtracking, so `[___ for t in x]`
-    filled with `sum(a * b for a, b in zip(t, toux))` splits at the outer `for`.
+    filled with `sum(a * b for a, b in zip(t, u))` splits at the outer `for`.
     """
     return align_tokens(tokens(template), tokens(copy), copy)
 

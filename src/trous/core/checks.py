@@ -23,7 +23,7 @@ its value as plain data (trous.grade.pytest_graders):
     @pytest.mark.trou("somme_exp", points=1)
     def test_deux_scores(eleve):
         '''deux scores, deux poids dans le même ordre'''
-        a, b = eleve("softmax([2.5, -1.0])")
+        a, b = eleve("normalise([2.5, -1.0])")
         assert a + b == pytest.approx(1.0) and a > b
 
 When the student's code raises, `eleve(...)` raises `StudentError` (its `type` names the exception),

@@ -1,10 +1,10 @@
 """The data flow between the blanks of an exercise, read from the exercise file itself.
 
 For each blank: the names its statement reads, and which blanks' statements define them —
-transitively through ordinary lines (`poids = softmax(scores)` depends on the blanks that define
-`softmax` and `scores`) and through functions whose body holds a blank (calling `softmax` depends on
+transitively through ordinary lines (`poids = normalise(scores)` depends on the blanks that define
+`normalise` and `scores`) and through functions whose body holds a blank (calling `normalise` depends on
 the blank inside it, and on the blanks its body reads at call time). For any expression (a check's
-`softmax([1, 1, 2])`), the blanks its value depends on. Nothing is hand-written: the self-check uses
+`normalise([1, 1, 2])`), the blanks its value depends on. Nothing is hand-written: the self-check uses
 this to tell a wrong blank from a right one that merely uses a wrong one.
 
 The analysis is static and deliberately coarse: a name's value depends on everything that was ever
@@ -40,7 +40,7 @@ MAIN = "__main__"  # the scope of blanks under `if __name__ == "__main__":`
 class BlankFlow:
     index: int
     line: int  # where the blank starts
-    scope: str  # "" at the top of the file, else the function holding it ("softmax", "Tete.calcul")
+    scope: str  # "" at the top of the file, else the function holding it ("normalise", "Tete.calcul")
     statement: tuple[int, int]  # first and last line of the statement holding the blank
     reads: frozenset[str]  # the names that statement reads
     inputs: frozenset[int]  # blanks whose results reach that statement (itself excluded)
@@ -57,7 +57,7 @@ class _Function:
     free: frozenset[str]
     outer: "_Scope"
     node: ast.AST
-    scope: str = ""  # the name of the scope its body is (« softmax », « Tete.calcul »)
+    scope: str = ""  # the name of the scope its body is (« normalise », « Tete.calcul »)
 
 
 class _Scope:
@@ -552,7 +552,7 @@ class Flow:
     def value_depends(self, expression: str, setup: str | None = None) -> frozenset[int]:
         """The blanks whose results reach `expression` through values the program computed (`weights`,
         `Q`), not through a function of the file that the expression calls itself with inputs of its
-        own (`softmax([1, 1, 2])`): a right value is evidence for the calls that made it."""
+        own (`normalise([1, 1, 2])`): a right value is evidence for the calls that made it."""
         return self._expression(expression, setup)[1]
 
     def _expression(self, expression: str, setup: str | None) -> tuple[frozenset[int], frozenset[int]]:

@@ -9,7 +9,7 @@ and convertible to Exercism's v3 (see `to_exercism`):
       "isolation": "bwrap" | "espaces" | "sans-isolation",   (how the student's code was isolated; v2)
       "score": 31.0, "max_score": 35.0,
       "exercises": [
-        {"id": "01_toux", "title": "...", "score": 2.0, "max_score": 3.0,
+        {"id": "01_moyenne", "title": "...", "score": 2.0, "max_score": 3.0,
          "mode": "blanks" | "whole_file" | "missing" | "empty" | "unreadable" | "syntax",
          "message": null | "...", "notes": ["..."],
          "run": null | {"ok": true} | {"ok": false, "line": 12, "text": "...", "error": "TypeError: ..."},
@@ -17,9 +17,9 @@ and convertible to Exercism's v3 (see `to_exercism`):
                      "status": "passed" | "failed" | "unfilled" | "error" | "missing",
                      "line": 32, "message": "...", "hint": "..."}]}
       ],
-      "intake": {"files": {"01_toux": "exercises/01_toux (1).py"}, "notes": ["..."],
-                 "ignored": [{"path": "exercises/01_toux.py", "reason": "version plus ancienne : …",
-                              "exercise": "01_toux" | null}],
+      "intake": {"files": {"01_moyenne": "exercises/01_moyenne (1).py"}, "notes": ["..."],
+                 "ignored": [{"path": "exercises/01_moyenne.py", "reason": "version plus ancienne : …",
+                              "exercise": "01_moyenne" | null}],
                  "unlisted": [{"reason": "pas un exercice du cours", "count": 240}]}
     }
 

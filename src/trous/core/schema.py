@@ -184,7 +184,7 @@ class ExplorerSchema(_Strict):
     files: list[str] = Field(default_factory=list, description=(
         "Fichiers ou dossiers du cours (chemins depuis sa racine) que le code du carnet importe ou lit : "
         "donnés avec lui, à côté de lui (édition des élèves, devoir nbgrader), par exemple le module "
-        "d'un widget (`explorateur`)."))
+        "d'un widget (`mon_widget`)."))
 
     @field_validator("files")
     @classmethod
@@ -193,7 +193,7 @@ class ExplorerSchema(_Strict):
             parts = path.replace("\\", "/").split("/")
             if not path or path.startswith("/") or ".." in parts or not re.fullmatch(r"[A-Za-z0-9_./-]+", path):
                 raise ValueError(f"« {path} » : un chemin relatif dans le dossier du cours, sans « .. » "
-                                 "(explorateur, outils/widget.py)")
+                                 "(mon_widget, outils/widget.py)")
         return value
 
 

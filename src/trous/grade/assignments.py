@@ -2,7 +2,7 @@
 
 A course has several assignments, released one at a time; a Moodle archive or an nbgrader
 `submitted/<student>/<assignment>/` folder is the work of one of them. A run grades:
-- the assignments asked for (`trous grade COPIES --devoir partie5`);
+- the assignments asked for (`trous grade COPIES --devoir chapitre1`);
 - otherwise the assignments the class handed in: those the input names (nbgrader's folders), or,
   for folders and archives of files, those for which at least one copy holds a file that is not the
   untouched template (a student edition ships every exercise: a copy of it holds the templates of

@@ -178,11 +178,11 @@ Asker = Callable[[str, tuple[tuple[str, str], ...]], UnitResult]
 
 
 class Eleve:
-    """The `eleve` fixture's value: `eleve("softmax([1, 2])", x=[[1, 0]])` asks the student's program
+    """The `eleve` fixture's value: `eleve("normalise([1, 2])", x=[[1, 0]])` asks the student's program
     (through `ask`, which runs it in the sandbox) and returns the value as plain data. Variables
     replace top-level assignments of the program (which then runs again), as a variant's do; a name
     the program does not assign is an error. To hand the test's own data to a function of the
-    program, `eleve.call("softmax", scores)`."""
+    program, `eleve.call("normalise", scores)`."""
 
     def __init__(self, ask: Asker, *, blank: str = ""):
         self._ask, self.blank = ask, blank
@@ -209,7 +209,7 @@ class Eleve:
 
     def call(self, function: str, /, *args: Any, **kwargs: Any) -> Any:
         """`function(*args, **kwargs)` in the student's program, the arguments being the test's own
-        data (written as Python for the program): `eleve.call("softmax", np.array([[1.0, 2.0]]))`."""
+        data (written as Python for the program): `eleve.call("normalise", np.array([[1.0, 2.0]]))`."""
         if not isinstance(function, str):
             raise GraderMistake(f"eleve.call(...) attend le nom de la fonction en texte, pas {type(function).__name__}")
         written = [as_expression(a, f"argument {n + 1}") for n, a in enumerate(args)]

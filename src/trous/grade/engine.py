@@ -1,7 +1,7 @@
 """Grading a submission blank by blank, against the reference solution and hidden variants.
 
 For each blank the student filled, the program graded is the reference solution with only that
-blank replaced by the student's fill, so a wrong softmax sum cannot cost the weighted vector. The
+blank replaced by the student's fill, so a wrong sum cannot cost the blanks that use it. The
 fill earns its points when (1) the blank's expectations (public and hidden) hold, on the course's
 inputs and on the hidden variants' inputs, and (2) the rest of the program, which uses the fill,
 still runs to its end and leaves every top-level variable as the reference leaves it (same values,

@@ -221,7 +221,7 @@ def grade_cells(nb) -> dict[str, list[tuple[object, str, Bundle]]]:
 
 
 def grade_id(exercise: Exercise, kind: str, key: str | int) -> str:
-    """The id nbgrader's metadata gives a cell of the exercise's notebook (« 01_toux-reponse-1 »)."""
+    """The id nbgrader's metadata gives a cell of the exercise's notebook (« 01_moyenne-reponse-1 »)."""
     return f"{exercise.id}-{kind}-{key}"
 
 

@@ -24,7 +24,7 @@ _LINE = re.compile(r"\bligne (\d+)\b")
 class Span:
     first: int  # 1-based line of the text where the cell's code starts
     lines: int
-    label: str  # « la cellule de réponse 1 », « la cellule « def softmax(s): » »
+    label: str  # « la cellule de réponse 1 », « la cellule « def normalise(s): » »
 
 
 @dataclass

@@ -1,15 +1,15 @@
 """Which exercise a file is, from its name as students really upload it.
 
-Browsers, Moodle, file managers and JupyterLab rename files: `01_toux (1).py` (Chrome, Moodle's file
-picker, Google Drive), `01_toux(1).py`, `01_toux-1.py` (Safari), `01_toux 2.py` and
-`01_toux copie.py` (macOS), `01_toux - Copie (2).py` (Windows), `01_toux (autre copie).py` (GNOME),
-`01_toux-Copy1.ipynb` (JupyterLab), `Copie de 01_toux.py`, `01_toux (conflicted copy …).py`
-(Dropbox), `01_toux.py.txt` (Notepad), `01_Toux.PY` (case). A name is an exercise's when, once
+Browsers, Moodle, file managers and JupyterLab rename files: `01_moyenne (1).py` (Chrome, Moodle's file
+picker, Google Drive), `01_moyenne(1).py`, `01_moyenne-1.py` (Safari), `01_moyenne 2.py` and
+`01_moyenne copie.py` (macOS), `01_moyenne - Copie (2).py` (Windows), `01_moyenne (autre copie).py` (GNOME),
+`01_moyenne-Copy1.ipynb` (JupyterLab), `Copie de 01_moyenne.py`, `01_moyenne (conflicted copy …).py`
+(Dropbox), `01_moyenne.py.txt` (Notepad), `01_Moyenne.PY` (case). A name is an exercise's when, once
 those decorations are taken off, what remains is the exercise id, whatever the case.
 
 Exercise ids are `NN_lowercase_and_digits` (course.yaml's rule): they never hold a space, a
 parenthesis or a hyphen, so taking those decorations off can never turn one exercise's name into
-another's. Other words after an id (`01_toux_final.py`, `01_toux-ancien.py`) are not guessed: such a
+another's. Other words after an id (`01_moyenne_final.py`, `01_moyenne-ancien.py`) are not guessed: such a
 file is named to the student as « nom proche » and left ungraded.
 
 A `.ipynb` is the exercise as a notebook (JupyterLab); it is graded through its `.py` (jupytext).
@@ -90,7 +90,7 @@ class Matcher:
         if found:
             prefix.append(stem[: found.end()].strip())
             stem, folded = stem[found.end():], folded[found.end():]
-        for _ in range(8):  # « 01_toux (1) (2) - Copie »: a few decorations at most
+        for _ in range(8):  # « 01_moyenne (1) (2) - Copie »: a few decorations at most
             if folded in self.ids:
                 break
             for suffix in _SUFFIXES:
@@ -119,7 +119,7 @@ class Matcher:
 
     def near(self, name: str) -> str | None:
         """The exercise a .py/.ipynb name begins with when it is no recognised renaming of it
-        (`01_toux_final.py`): worth telling the student, who may have meant it."""
+        (`01_moyenne_final.py`): worth telling the student, who may have meant it."""
         split = split_extension(name)
         if split is None:
             return None

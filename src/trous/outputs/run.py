@@ -91,8 +91,8 @@ class Outcome:
 
 def default_results(source: Path, assignments: list[str] | None = None) -> Path:
     """Next to the input, named after it: `classe/` → `classe-resultats/`, `devoir.zip` → `devoir-resultats/`;
-    with --devoir, one folder per assignment: `classe-resultats-partie5/`. An input kind may keep its own
-    place: an nbgrader course, its git-ignored `trous-resultats/` (with --devoir, `trous-resultats/partie5/`)."""
+    with --devoir, one folder per assignment: `classe-resultats-chapitre1/`. An input kind may keep its own
+    place: an nbgrader course, its git-ignored `trous-resultats/` (with --devoir, `trous-resultats/chapitre1/`)."""
     suffix = "".join(f"-{a}" for a in sorted(dict.fromkeys(assignments or ())))
     carried = intake_mod.carried_results(source)
     if carried is not None:

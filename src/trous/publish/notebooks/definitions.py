@@ -43,13 +43,13 @@ def load(path: Path, names: Iterable[str]) -> dict:
         elif name in names:
             if _has_blank(node):
                 raise DefinitionError(f"{path} : « {name} » contient un trou (___) ; "
-                                      "l'explorateur a besoin de la version sans trou")
+                                      "le carnet du cours a besoin de la version sans trou")
             found[name] = node  # a later definition replaces an earlier one, as when Python runs
     missing = [n for n in names if n not in found]
     if missing:
         raise DefinitionError(f"{path} : introuvable au premier niveau du fichier : {', '.join(missing)}")
     body += sorted(found.values(), key=lambda n: n.lineno)
-    namespace: dict = {"__name__": "trous_explorateur", "__builtins__": __builtins__}
+    namespace: dict = {"__name__": "trous_carnet", "__builtins__": __builtins__}
     # Compiled under the exercise's own file name: a traceback points at the course's line.
     exec(compile(ast.Module(body=body, type_ignores=[]), str(path), "exec"), namespace)  # noqa: S102
     return {n: namespace[n] for n in names} | {"__namespace__": namespace}
