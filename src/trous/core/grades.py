@@ -5,7 +5,7 @@ and convertible to Exercism's v3 (see `to_exercism`):
 
     {
       "schema": "trous/results", "version": 2,
-      "student": "alice", "course": "attention", "grader_version": "<sha256>",
+      "student": "alice", "course": "python-debutant", "grader_version": "<sha256>",
       "isolation": "bwrap" | "espaces" | "sans-isolation",   (how the student's code was isolated; v2)
       "score": 31.0, "max_score": 35.0,
       "exercises": [
