@@ -23,6 +23,7 @@ from trous.inputs import standalone  # noqa: E402
 from trous.publish.nbgrader.build import GITIGNORE, BuildRefused, build  # noqa: E402
 from trous.outputs.overrides import Final, apply, describe  # noqa: E402
 from trous.publish.nbgrader.zipcollect import split_name  # noqa: E402
+from trous.publish.nbgrader.notebooks import BuildError  # noqa: E402
 
 EXERCISES = ["01_toux", "02_places"]
 
@@ -59,7 +60,7 @@ def _course_copy(tmp_path: Path) -> Path:
     dest = tmp_path / "cours-trous"
     dest.mkdir()
     shutil.copy(ROOT / "course.yaml", dest / "course.yaml")
-    for name in ("exercises", "solutions", "graders"):
+    for name in ("exercises", "solutions", "graders", "explorateur"):  # explorateur: course.yaml's explorer.files
         shutil.copytree(ROOT / name, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
     return dest
 
@@ -193,6 +194,19 @@ def test_a_changed_course_rebuilds_untouched_notebooks_without_force(built, tmp_
     report = build(changed, built, exchange="/srv/echange-test", only=EXERCISES)
     assert report.replaced == []
     assert standalone.load(built).exercise("01_toux").blanks[0].points == 2
+
+
+def test_a_missing_file_of_the_course_notebook_is_a_clear_error(tmp_path):
+    # course.yaml's explorer.files names the widget its notebook imports: without it, the build (and
+    # the edition) stop with a French error naming it, before writing anything.
+    given = _course_copy(tmp_path)
+    shutil.rmtree(given / "explorateur")
+    dest = tmp_path / "nb"
+    with pytest.raises(BuildError, match="explorer.files : « explorateur » introuvable"):
+        build(Course.load(given), dest, exchange="/srv/echange-test")
+    assert not (dest / "source").exists()
+    result = run_trous(given, "edition", str(tmp_path / "edition"), "--sans-zip")
+    assert result.returncode == 2 and "« explorateur » introuvable" in result.stderr, result.stdout + result.stderr
 
 
 def test_edited_notebooks_are_not_overwritten_without_force_and_what_differs_is_listed(built, course, capsys):

@@ -298,8 +298,14 @@ def cmd_edition(args) -> int:
     from .publish.edition import build  # noqa: PLC0415
 
     course = _course(args)
+    from .publish.shipped import ShippedError  # noqa: PLC0415
+
     dest = Path(args.destination or (course.root / "_build" / f"{course.id}-eleves"))
-    folder = build(course, dest, make_zip=not args.sans_zip)
+    try:
+        folder = build(course, dest, make_zip=not args.sans_zip)
+    except ShippedError as exc:
+        print(f"erreur : {exc}", file=sys.stderr)
+        return EXIT_USAGE
     print(f"édition élève : {folder}")
     if not args.sans_zip:
         print(f"archive : {folder.with_suffix('.zip')}")

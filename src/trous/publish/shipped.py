@@ -6,6 +6,10 @@ from __future__ import annotations
 
 from ..core.course import Course
 
+
+class ShippedError(ValueError):
+    """French: a file `explorer.files` names is not there (or too many)."""
+
 MAX_SHIPPED = 2000  # files of a course's own notebook shipped with it (a widget's module is a handful)
 
 
@@ -21,12 +25,13 @@ def explorer_files(course: Course) -> dict[str, bytes]:
     for name in course.explorer.files:
         path = root / name
         if path.is_symlink() or not path.exists() or root not in path.resolve().parents:
-            raise FileNotFoundError(f"course.yaml, explorer.files : « {name} » introuvable dans {root}")
+            raise ShippedError(f"course.yaml, explorer.files : « {name} » introuvable dans {root} (un chemin "
+                               "depuis la racine du cours, vers un fichier ou un dossier qui y est)")
         paths = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
         for item in paths:
             if item.is_symlink() or "__pycache__" in item.parts or item.suffix in (".pyc", ".pyo"):
                 continue
             found[item.relative_to(root).as_posix()] = item.read_bytes()
             if len(found) > MAX_SHIPPED:
-                raise ValueError(f"course.yaml, explorer.files : plus de {MAX_SHIPPED} fichiers à donner")
+                raise ShippedError(f"course.yaml, explorer.files : plus de {MAX_SHIPPED} fichiers à donner")
     return found

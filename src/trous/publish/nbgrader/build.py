@@ -240,7 +240,8 @@ def _plan(course: Course, root: Path, exchange: str, only: list[str] | None,
     from ...inputs import bundle as bundle_mod  # noqa: PLC0415
     from .explorer import explorer_for  # noqa: PLC0415
     from .notebooks import answer_cells  # noqa: PLC0415
-    from ..shipped import explorer_files  # noqa: PLC0415
+    from ..shipped import ShippedError, explorer_files  # noqa: PLC0415
+    from .notebooks import BuildError  # noqa: PLC0415
 
     files: dict[str, bytes] = {"nbgrader_config.py": config_text(course, exchange).encode("utf-8")}
     built: list[standalone.Built] = []
@@ -259,7 +260,11 @@ def _plan(course: Course, root: Path, exchange: str, only: list[str] | None,
     if explorer is not None:
         files[explorer[0]] = explorer[1]
         folder = explorer[0].rsplit("/", 1)[0]  # what its code imports, beside it in the release
-        files.update({f"{folder}/{rel}": data for rel, data in explorer_files(course).items()})
+        try:
+            shipped = explorer_files(course)
+        except ShippedError as exc:
+            raise BuildError(str(exc)) from None
+        files.update({f"{folder}/{rel}": data for rel, data in shipped.items()})
     elif built and not only and course.explorer is not None:
         report.notes.append(f"{course.explorer.file} ({course.explorer.title}) non ajouté : aucun exercice construit "
                             f"ne définit {', '.join(course.explorer.needs)} sans trou")
