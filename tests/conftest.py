@@ -49,6 +49,15 @@ def student_copy(edition_template, tmp_path) -> Path:
     return dest
 
 
+def copy_course(dest: Path) -> Path:
+    """A writable copy of the repository's course at `dest`: course.yaml, exercises, solutions, graders."""
+    dest.mkdir()
+    shutil.copyfile(ROOT / "course.yaml", dest / "course.yaml")
+    for name in ("exercises", "solutions", "graders"):
+        shutil.copytree(ROOT / name, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
+    return dest
+
+
 def run_pytest(folder: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     env.pop("PYTEST_ADDOPTS", None)

@@ -7,21 +7,13 @@ import shutil
 
 import pytest
 
-from conftest import ROOT, run_trous
+from conftest import ROOT, copy_course, run_trous
 from trous.core import blanknames
 
 
 @pytest.fixture
 def course_copy(tmp_path):
-    dest = tmp_path / "cours"
-    dest.mkdir()
-    for name in ("course.yaml", "exercises", "solutions", "graders"):
-        source = ROOT / name
-        if source.is_dir():
-            shutil.copytree(source, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copyfile(source, dest / name)
-    return dest
+    return copy_course(tmp_path / "cours")
 
 
 def swap_ids(folder, first: str, second: str) -> None:

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import ast
 import re
-import shutil
 
 import pytest
 
-from conftest import ROOT, run_trous
+from conftest import ROOT, copy_course, run_trous
 from trous.author import doctor
 from trous.core import Course
 from trous.core import blanks
@@ -32,15 +31,7 @@ def test_the_real_course_is_healthy():
 @pytest.fixture
 def broken(tmp_path):
     """A writable copy of the course, limited to exercise 1 (fast to check)."""
-    dest = tmp_path / "cours"
-    dest.mkdir()
-    for name in ("course.yaml", "exercises", "solutions", "graders"):
-        source = ROOT / name
-        if source.is_dir():
-            shutil.copytree(source, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copyfile(source, dest / name)
-    return dest
+    return copy_course(tmp_path / "cours")
 
 
 def findings(folder, *only, graders=True):

@@ -3,11 +3,10 @@ file, `trous doctor` checks it is up to date and that course.yaml names the blan
 
 from __future__ import annotations
 
-import shutil
 
 import pytest
 
-from conftest import ROOT, run_trous
+from conftest import ROOT, copy_course, run_trous
 from trous.author.derive import DeriveError, derive
 
 
@@ -26,15 +25,7 @@ def marked_toux() -> str:
 
 @pytest.fixture
 def course_copy(tmp_path):
-    dest = tmp_path / "cours"
-    dest.mkdir()
-    for name in ("course.yaml", "exercises", "solutions", "graders"):
-        source = ROOT / name
-        if source.is_dir():
-            shutil.copytree(source, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copyfile(source, dest / name)
-    return dest
+    return copy_course(tmp_path / "cours")
 
 
 def test_the_student_file_is_derived_from_the_marked_solution(course_copy):
