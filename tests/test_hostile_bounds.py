@@ -22,7 +22,7 @@ from trous.core import blanks as blanks_mod
 from trous.grade.engine import Grader
 from trous.core.grades import FAILED, PASSED
 from trous.sandbox.pool import Runner, RunnerPool
-from trous.sandbox.protocol import Job, Limits, Probe, Unit
+from trous.core.protocol import Job, Limits, Probe, Unit
 from trous.sandbox.backend import bwrap_available
 from trous.core.judge import describe_error, judge
 from trous.core.checks import expect

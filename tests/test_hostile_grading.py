@@ -35,7 +35,7 @@ from trous.grade.engine import Grader
 from trous.core.grades import ERROR, FAILED, MISSING, UNFILLED, SubmissionGrade
 from trous.outputs.reports import SCHEMA_FILE
 from trous.sandbox.pool import Runner, RunnerPool
-from trous.sandbox.protocol import Job, Limits, Probe, Unit
+from trous.core.protocol import Job, Limits, Probe, Unit
 from trous.sandbox.backend import ISOLATED, bwrap_available
 
 ROOT = Path(__file__).resolve().parent.parent

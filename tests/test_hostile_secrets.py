@@ -29,7 +29,7 @@ from trous.core.compare import decode, format_value
 from trous.core.checks import load_checks
 from trous.grade.engine import Grader
 from trous.sandbox.pool import Runner, RunnerPool
-from trous.sandbox.protocol import Job, Limits, Probe, Unit
+from trous.core.protocol import Job, Limits, Probe, Unit
 from trous.sandbox.backend import bwrap_available
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -19,9 +19,9 @@ import pytest
 
 from trous.sandbox.confine import Confinement
 from trous.sandbox.pool import Runner
-from trous.sandbox.protocol import CRASH, OK, Job, Limits, Probe, ProbeResult, Unit, UnitResult
+from trous.core.protocol import CRASH, OK, Job, Limits, Probe, ProbeResult, Unit, UnitResult
 from trous.sandbox.backend import SandboxSpec
-from trous.sandbox.wire import Bounds, WireError, check
+from trous.core.wire import Bounds, WireError, check
 from trous.core.judge import describe_error
 
 HERE = Path(__file__).resolve().parent
@@ -233,7 +233,7 @@ def test_the_test_worker_reads_forged_answers_under_bounds():
 def test_what_an_encoder_writes_within_bounds_passes():
     import numpy as np
 
-    from trous.sandbox.encode import encode, state
+    from trous.core.encode import encode, state
 
     values = [np.arange(12.0).reshape(3, 4), np.array([[1, "a"], [None, 2.5]], dtype=object), np.float64("nan"),
               [1, 2.5, "t", None, True], {"a": [1, {"b": (2, 3)}]}, 3 + 4j, np.zeros((0, 5)), np.array(7),

@@ -37,7 +37,7 @@ import yaml
 
 from trous.sandbox import uids
 from trous.sandbox.pool import Runner, RunnerPool
-from trous.sandbox.protocol import Job, Limits, Probe, Unit
+from trous.core.protocol import Job, Limits, Probe, Unit
 from trous.sandbox.backend import BWRAP, UNISOLATED, SandboxRefused, bwrap_available, choose, tmpfs_bytes
 
 from grading_support import ROOT, snapshot
@@ -784,7 +784,7 @@ except OSError:
 AS_USER = """
 import json, sys
 from trous.sandbox.pool import Runner
-from trous.sandbox.protocol import Job, Limits, Probe, Unit
+from trous.core.protocol import Job, Limits, Probe, Unit
 steps = json.loads(sys.argv[1])
 out = []
 with Runner("bwrap", memory_mb=int(sys.argv[2])) as runner:

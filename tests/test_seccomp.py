@@ -37,7 +37,7 @@ import pytest
 from trous.core import blanks as blanks_mod
 from trous.sandbox import seccomp
 from trous.sandbox.pool import Runner
-from trous.sandbox.protocol import Job, Limits, Probe, Unit
+from trous.core.protocol import Job, Limits, Probe, Unit
 from trous.sandbox.backend import bwrap_available
 
 from grading_support import ROOT, mini_course, run_trous

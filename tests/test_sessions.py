@@ -16,7 +16,7 @@ import pytest
 from trous.core.checks import GraderMistake, StudentError, StudentStopped
 from trous.grade.eleve import Eleve, Unknown, as_expression, as_value
 from trous.sandbox.pool import Runner
-from trous.sandbox.protocol import CRASH, SKIPPED, TIMEOUT, Job, Limits, Probe, Unit
+from trous.core.protocol import CRASH, SKIPPED, TIMEOUT, Job, Limits, Probe, Unit
 from trous.sandbox.backend import bwrap_available
 
 MODES = [pytest.param("bwrap", marks=pytest.mark.skipif(not bwrap_available(), reason="bubblewrap absent")),

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from trous.sandbox.pool import Runner
-from trous.sandbox.protocol import OK, TIMEOUT, Job, Limits, Probe, Unit
+from trous.core.protocol import OK, TIMEOUT, Job, Limits, Probe, Unit
 from trous.sandbox.backend import bwrap_available
 from trous.sandbox.supervisor import START
 

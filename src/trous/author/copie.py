@@ -28,7 +28,7 @@ from ..core.source import read
 from ..core.checks import Check, Expect
 from ..sandbox import backend as sandbox_mod
 from ..sandbox.pool import RunnerPool
-from ..sandbox.protocol import Job, Limits, Probe, Unit
+from ..core.protocol import Job, Limits, Probe, Unit
 from ..core.course import limits_for
 from ..core.judge import OPEN, judge
 from ..grade.bounded import PATIENCE, CpuBudget

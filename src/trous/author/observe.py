@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from ..core import blanks as blanks_mod
 from ..core.course import Exercise
 from ..core.checks import Check
-from ..sandbox.protocol import Job, Probe, Unit
+from ..core.protocol import Job, Probe, Unit
 
 # Features of a value whose every public value must differ somewhere when a hidden one differs.
 PROPERTIES = ("toutes égales", "moyenne nulle", "carrée", "symétrique")

@@ -36,7 +36,7 @@ from ..core.source import Source, read
 from ..core.checks import Check, load_checks, load_module
 from ..core.analysis import analyse_source
 from ..sandbox.pool import RunnerPool
-from ..sandbox.protocol import OK, Job, Probe, Unit, UnitResult
+from ..core.protocol import OK, Job, Probe, Unit, UnitResult
 from ..sandbox.backend import LIMITS
 from ..check.selfcheck import PASSED, SKIPPED_CHECK, interpret, prepare
 from ..core.course import limits_for
@@ -610,7 +610,7 @@ def kind_blind(label: str) -> bool:
     array and the list of its numbers, a float and the int of the same value)? Asked of the real
     encoder and comparison, so the answer follows them when they learn to keep kinds apart."""
     from ..core.compare import compare  # noqa: PLC0415
-    from ..sandbox.encode import encode  # noqa: PLC0415
+    from ..core.encode import encode  # noqa: PLC0415
 
     if label == mutants_mod.AS_LIST:
         try:

@@ -20,7 +20,7 @@ from pydantic.fields import FieldInfo
 
 from ..core import schema
 from ..grade.engine import COPY_WALL
-from ..sandbox.protocol import Limits
+from ..core.protocol import Limits
 
 # What an absent limit is: trous's own bound (the sandbox's, the grading's for a whole copy).
 LIMIT_DEFAULTS = {**Limits().__dict__, "copy_wall": COPY_WALL}

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from ..core import flow as flow_mod
 from ..core.course import BlankSpec, Exercise
-from ..sandbox.protocol import CRASH, EXIT, SKIPPED, TIMEOUT, Job, Probe, ProbeResult, Unit, UnitResult
+from ..core.protocol import CRASH, EXIT, SKIPPED, TIMEOUT, Job, Probe, ProbeResult, Unit, UnitResult
 from ..core.checks import Check, Expect, load_checks
 from ..core.analysis import Analysis
 from . import blame

@@ -13,7 +13,7 @@ itself broken is the course's fault, said as such, never the student's.
 from __future__ import annotations
 
 from ..grade.testfunctions import Clock, TestFunctions, has_tests
-from ..sandbox.protocol import Unit
+from ..core.protocol import Unit
 from ..core.course import limits_for
 from .selfcheck import FAILED, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED, WAITING, BlankResult
 

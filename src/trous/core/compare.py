@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from .encode import encode
 from .wording import count, plural
 
 DEFAULT_RTOL = 1e-6
@@ -35,7 +36,7 @@ class Array:
     kind: str
     shape: tuple[int, ...]
     values: Any = None  # nested lists, as decode gives them (None when summarised)
-    summary: dict | None = None  # see trous.sandbox.encode.summary
+    summary: dict | None = None  # see trous.core.encode.summary
 
 
 def decode(value: Any, arrays: bool = False) -> Any:
@@ -74,8 +75,6 @@ def shape_text(shape: tuple[int, ...]) -> str:
 
 def wire(value: Any) -> Any:
     """A value written in a check (lists, floats, NumPy arrays…) in the form values come back in."""
-    from ..sandbox.encode import encode  # noqa: PLC0415
-
     return encode(value)
 
 

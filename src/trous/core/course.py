@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
 
-from ..sandbox.protocol import Limits
+from .protocol import Limits
 from . import cache
 from .errors import COURSE_FILE, CourseError
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..sandbox.protocol import CRASH, SKIPPED, TIMEOUT, ProbeResult, UnitResult
+from .protocol import CRASH, SKIPPED, TIMEOUT, ProbeResult, UnitResult
 from . import compare, glosses
 from .checks import Expect
 
@@ -34,7 +34,7 @@ def describe_error(error, unit_label: str = "", message: bool = True, numbers: b
         return error.message
     if error.kind == "too_big":
         return f"valeur trop grande pour être vérifiée ({error.message})"
-    if error.kind == "invalid":  # refused by the grader's reading (sandbox/wire.py): its words, no data
+    if error.kind == "invalid":  # refused by the grader's reading (core/wire.py): its words, no data
         return f"valeur refusée par le correcteur : {error.message}"
     if error.kind == "memory":
         used, _, bound = (error.message or "").partition("/")

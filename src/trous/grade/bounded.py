@@ -2,7 +2,7 @@
 
 A graders' test function runs as the teacher, outside the sandbox: in a test worker of the grading
 engine (testworker.py, also under a Dask worker) or in the teacher's own `pytest graders/ --copie`.
-What it receives from a copy is bounded when it is read (sandbox/wire.py), but what the test then
+What it receives from a copy is bounded when it is read (core/wire.py), but what the test then
 does with it is the course's code on the copy's values: a loop over a number the copy chose, a
 matrix built from its shape. So that process has bounds of its own, and passing one costs the copy
 that test (it passed on the reference solution within the same bounds), never the class's run:

@@ -14,7 +14,7 @@ every exercise, solution and grader file): a worker with another trous or a corr
 instead of grading. Every returned grade carries its grader version, and a grade from any other
 version than this run's is refused, so one gradebook never mixes two versions of the graders.
 
-A copy's data is read on the worker as on a local run: under the copy's bounds (sandbox/wire.py), the
+A copy's data is read on the worker as on a local run: under the copy's bounds (core/wire.py), the
 graders' tests in bounded test workers of the Dask worker's own (testworker.py), so a copy that
 forges its answers, or makes a test run past its bounds, costs only itself and the Dask worker goes
 on; the Dask worker's own memory is bounded by Dask (`--memory-limit`: its nanny restarts it).

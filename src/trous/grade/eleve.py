@@ -1,7 +1,7 @@
 """`eleve(expr, **variables)`: what a test function asks of the student's program, and what it gets.
 
 The expression runs in the student's program (in the sandbox), the variables replacing the values of
-its top-level assignments as a variant's do; the value comes back as JSON data (sandbox/encode.py)
+its top-level assignments as a variant's do; the value comes back as JSON data (core/encode.py)
 and is rebuilt here as plain Python values: numbers, texts, lists, dictionaries, NumPy arrays of
 numbers. Nothing of the student's objects crosses: a float subclass arrives as the float it holds,
 an object whose `__eq__` always answers True arrives as an `Unknown`, which equals nothing but
@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..core.checks import GraderMistake, StudentError, StudentStopped
-from ..sandbox.protocol import ErrorInfo, ProbeResult, UnitResult
+from ..core.protocol import ErrorInfo, ProbeResult, UnitResult
 
 
 def _numpy(needed: bool = False):

@@ -51,7 +51,7 @@ from ..core.source import read
 from ..core.checks import Check, Expect, load_checks
 from ..core.analysis import Analysis, analyse_bytes
 from ..sandbox.pool import RunnerPool
-from ..sandbox.protocol import CRASH, OK, SKIPPED, TIMEOUT, ErrorInfo, Job, Limits, Probe, ProbeResult, Unit, UnitResult
+from ..core.protocol import CRASH, OK, SKIPPED, TIMEOUT, ErrorInfo, Job, Limits, Probe, ProbeResult, Unit, UnitResult
 from ..core.course import available as _available
 from ..core.course import limits_for, preload_for
 from ..core.judge import Verdict, describe_error, disclosure, judge
@@ -1047,7 +1047,7 @@ def _statements(solution: str, fills: list[blanks_mod.Fill]) -> list[_Statement 
 
 
 def _tampered(result: UnitResult) -> str | None:
-    """Why a unit's result shows the sandbox's answer was forged (sandbox/wire.py refused it, or the
+    """Why a unit's result shows the sandbox's answer was forged (core/wire.py refused it, or the
     channel carried what no child writes), else None."""
     errors = [result.error, *(p.error for p in result.probes)]
     if isinstance(result.state, dict) and isinstance(result.state.get("$error"), dict):

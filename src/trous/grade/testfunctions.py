@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.course import Course, Exercise
-from ..sandbox.protocol import SKIPPED, ErrorInfo, UnitResult
+from ..core.protocol import SKIPPED, ErrorInfo, UnitResult
 from ..core.course import memory_bound
 from ..core.judge import Verdict, describe_error
 from .bounded import PATIENCE

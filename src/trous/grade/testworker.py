@@ -11,7 +11,7 @@ the worker, and the worker never reaches the sandbox.
 The worker handles a copy's values, so it has bounds of its own (bounded.py): once its graders are
 collected, its address space may grow by the course's memory bound and no more, and each test may
 use `cpu` seconds of CPU (a test that blocks is the engine's wall clock's to stop: then the worker
-is killed, and replaced). The answers it is given are read under the copy's bounds (sandbox/wire.py),
+is killed, and replaced). The answers it is given are read under the copy's bounds (core/wire.py),
 as the engine read them from the sandbox.
 
 Protocol (JSON lines; the worker's stdin and a copy of its stdout, pytest's own output going to stderr):
@@ -41,9 +41,9 @@ from pathlib import Path
 
 import pytest
 
-from ..sandbox import wire
-from ..sandbox.protocol import ErrorInfo, Limits, UnitResult
-from ..sandbox.wire import Bounds
+from ..core import wire
+from ..core.protocol import ErrorInfo, Limits, UnitResult
+from ..core.wire import Bounds
 from . import bounded
 from .testinfo import CAUSE, INFO, set_backend
 

@@ -2,7 +2,7 @@
 
 Theory of operation: the processes, and the pipes between them.
 
-    grader thread (pool.Runner)       the teacher's process; reads what comes back under bounds (wire.py)
+    grader thread (pool.Runner)       the teacher's process; reads what comes back under bounds (core/wire.py)
       │ starts `bwrap … python -m trous.sandbox.zygote` (backend.py: bubblewrap, or limits only)
       │ control socket, the zygote's fd 0: b"J" + a job's two pipe ends →   ← b"E" status, strays
       ▼
@@ -17,7 +17,7 @@ Theory of operation: the processes, and the pipes between them.
     child (child.py)                  runs the student's code, confined (confine.py, seccomp.py)
 
 The job's results go back on its second pipe, one JSON line per unit, which pool.py reads and turns
-into `UnitResult`s, starting a fresh runner when one dies. Each child has one clock, kept in one
+into `UnitResult`s (core/protocol.py: what crosses, as plain JSON), starting a fresh runner when one dies. Each child has one clock, kept in one
 loop (supervisor.ChildRun): the deadline of the command it runs now; past it, the child is asked to
 stop the student's code (SIGUSR1), then killed. What a run leaves behind is removed (cleanup.py).
 """
@@ -26,10 +26,9 @@ from importlib import import_module
 
 # Imported on first use (PEP 562): the zygote (`python -m trous.sandbox.zygote`) imports this package
 # first, and needs neither the grader's side (pool, sandbox, subprocess, threads) nor its time.
-_WHERE = {"Runner": "pool", "RunnerPool": "pool", "Job": "protocol", "Limits": "protocol", "Probe": "protocol",
-          "Unit": "protocol", "UnitResult": "protocol"}
+_WHERE = {"Runner": "pool", "RunnerPool": "pool"}
 
-__all__ = ["Job", "Limits", "Probe", "Runner", "RunnerPool", "Unit", "UnitResult"]
+__all__ = ["Runner", "RunnerPool"]
 
 
 def __getattr__(name: str):

@@ -33,7 +33,7 @@ import struct
 import sys
 import time
 
-from .encode import encode, state
+from ..core.encode import encode, state
 
 EVENTS = 3
 _write = os.write

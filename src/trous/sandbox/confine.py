@@ -20,7 +20,7 @@ import signal
 from dataclasses import asdict, dataclass
 
 from . import seccomp
-from .protocol import Limits
+from ..core.protocol import Limits
 
 PR_SET_DUMPABLE = 4
 PR_SET_NO_NEW_PRIVS = 38

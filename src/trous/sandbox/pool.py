@@ -25,10 +25,10 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
 from . import backend as sandbox_mod
-from . import wire
+from ..core import wire
 from .supervisor import GRACE, START, probe_wall
-from .protocol import CRASH, SESSION, TIMEOUT, Ask, Job, Limits, Unit, UnitResult, frame
-from .wire import Bounds
+from ..core.protocol import CRASH, SESSION, TIMEOUT, Ask, Job, Limits, Unit, UnitResult, frame
+from ..core.wire import Bounds
 
 START_TIMEOUT = 120.0
 PIPE_ROOM = 60_000  # a pipe holds 64 KiB before a write blocks

@@ -27,8 +27,8 @@ import tempfile
 import time
 from dataclasses import replace
 
-from . import wire
-from .protocol import CRASH, ERROR, EXIT, MAX_FRAME, OK, SKIPPED, TIMEOUT, Ask, Limits, Unit
+from ..core import wire
+from ..core.protocol import CRASH, ERROR, EXIT, MAX_FRAME, OK, SKIPPED, TIMEOUT, Ask, Limits, Unit
 from .supervisor import GRACE, MAX_RESUMES, PROBE_FLOOR, START, Forker, OverrideError, Supervisor, _error_with_text, _parse, _probe_code, _write_all, compile_unit, event_line_bytes, files_violation, probe_wall, stop_message, timed_out, where_of, wipe
 
 

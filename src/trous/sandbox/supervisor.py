@@ -34,8 +34,8 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, replace
 
-from . import wire
-from .protocol import CRASH, ERROR, EXIT, OK, SKIPPED, TIMEOUT, Job, Limits, Unit
+from ..core import wire
+from ..core.protocol import CRASH, ERROR, EXIT, OK, SKIPPED, TIMEOUT, Job, Limits, Unit
 
 def kept_bound(limits: Limits) -> int:
     """MiB a child may map past its start after a unit (namespace emptied) and still run the next:

@@ -27,7 +27,7 @@ import traceback
 
 from . import cleanup
 from .confine import Confinement, join_cgroup, make_undumpable, prctl
-from .protocol import SESSION, Job, Limits
+from ..core.protocol import SESSION, Job, Limits
 from .session import SessionSupervisor
 from .supervisor import Forker, Supervisor
 
@@ -359,7 +359,8 @@ def main(argv: list[str] | None = None) -> None:
         except Exception:  # noqa: BLE001 - a missing optional module is the student's concern
             pass
     # Import what every job needs now, so that forks share it and no later import can fail.
-    from . import child, encode, protocol, supervisor  # noqa: F401, PLC0415
+    from . import child, supervisor  # noqa: F401, PLC0415
+    from ..core import encode, protocol  # noqa: F401, PLC0415
 
     make_undumpable()
     prctl(PR_SET_CHILD_SUBREAPER, 1)

@@ -1,6 +1,6 @@
 """What comes out of a sandbox, read under bounds before anything is rebuilt from it.
 
-Student code runs in the very process that encodes its values (sandbox/encode.py): it can replace
+Student code runs in the very process that encodes its values (core/encode.py): it can replace
 the encoder or write lines of its own on the event channel, and the supervisor that relays them
 lives in the sandbox too. So nothing a sandbox sends is trusted. Every process of the teacher's that
 reads it (the grader, a graders' test worker, `pytest graders/ --copie`, a Dask worker) reads it
