@@ -167,7 +167,7 @@ def _course_reporter():
                 line += f" (et {count(len(items) - len(blanks), 'autre test')})"
             deselected = len(self.stats.get("deselected", []))
             if deselected:
-                line += f" ; {count(deselected, 'autre')} laissé{'s' if deselected > 1 else ''} de côté (-k)"
+                line += f" ; {count(deselected, 'autre laissé')} de côté (-k)"
             errors = len(self.stats.get("error", []))
             if errors:
                 line += f" ; {count(errors, 'erreur')} en lisant les vérifications"

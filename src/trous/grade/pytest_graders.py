@@ -30,6 +30,7 @@ import pytest
 from ..core.course import Course, CourseError, Exercise
 from ..core.checks import Check, GraderMistake, StudentError, StudentStopped, checks_in
 from ..core.course import memory_bound
+from ..core.wording import count, plural
 from . import bounded
 from .bounded import PATIENCE, TestOverrun
 from .eleve import Eleve
@@ -360,15 +361,15 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         skipped = [(name, why) for name, said, why in runs if said == "sautée"]
         passed = len(runs) - len(failed) - len(skipped)
         if failed:
-            text = f"✘ {exercise_id} · « {blank_id} » : {len(failed)} sur {len(runs)} échoue" + (
-                "nt" if len(failed) > 1 else "") + f" ({', '.join(failed)})"
+            text = (f"✘ {exercise_id} · « {blank_id} » : {len(failed)} sur {len(runs)} "
+                    f"{plural(len(failed), 'échoue', 'échouent')} ({', '.join(failed)})")
         elif passed:
-            text = f"✔ {exercise_id} · « {blank_id} » : {passed} vérification{'s' if passed > 1 else ''}, " + (
+            text = f"✔ {exercise_id} · « {blank_id} » : {count(passed, 'vérification')}, " + (
                 "toutes passent" if passed > 1 else "elle passe")
         else:
             text = f"○ {exercise_id} · « {blank_id} » : rien de vérifié"
         if skipped:
-            text += f" — {len(skipped)} sautée{'s' if len(skipped) > 1 else ''} : {skipped[0][1] or 'sans raison dite'}"
+            text += f" — {count(len(skipped), 'sautée')} : {skipped[0][1] or 'sans raison dite'}"
         terminalreporter.write_line("  " + text, red=bool(failed), green=not failed and bool(passed))
     if copy is not None and backend is not None and hasattr(backend, "points_table"):
         terminalreporter.write_line("")
@@ -404,8 +405,8 @@ class DeclarationItem(pytest.Item):
         failures = _backend(self.config).declaration(self.exercise, self.check)
         if failures:
             lines = [f"trou « {self.check.blank} » ({self.exercise.id}), déclaration « {self.name} » : "
-                     f"{len(failures)} attente{'s' if len(failures) > 1 else ''} sur {len(self.check.expects)} "
-                     "non satisfaite" + ("s" if len(failures) > 1 else "")]
+                     f"{count(len(failures), 'attente')} sur {len(self.check.expects)} "
+                     f"{plural(len(failures), 'non satisfaite')}"]
             lines += ["  " + line for failure in failures for line in failure.split("\n")]
             raise DeclarationFailure("\n".join(lines))
 

@@ -8,6 +8,7 @@ quote the hidden cell's code.
 
 from __future__ import annotations
 
+from ..core.wording import plural
 from ..core.grades import ERROR, FAILED, MISSING, PASSED, UNFILLED, BlankGrade, ExerciseGrade
 
 ERROR_NAME = "TrouFaux"
@@ -22,8 +23,7 @@ STATUS = {PASSED: "juste", FAILED: "faux", UNFILLED: "pas rempli (___)", ERROR: 
 
 
 def _points(value: float) -> str:
-    text = f"{value:g}".replace(".", ",")
-    return f"{text} point" + ("s" if value > 1 else "")
+    return f"{value:g}".replace(".", ",") + " " + plural(value, "point")
 
 
 def find_blank(grade: ExerciseGrade, blank_id: str) -> BlankGrade:
