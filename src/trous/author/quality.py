@@ -435,152 +435,186 @@ def _run_public(course: Course, mutants: list[Mutant], checks: dict[str, list[Ch
 def check(course: Course, report, only: list[str] | None = None, mode: str = LIMITS) -> list[Survivor]:
     """`mode`: the author's own solutions and their mutants need resource limits only, as the public
     checks of `trous doctor` (runner.sandbox.LIMITS); a grading mode works too."""
-    exercises = [e for e in course.exercises if (not only or e.id in only)
-                 and all(p.exists() for p in (e.path, e.solution_path, e.checks_path, e.grader_path))]
-    missing = [e.id for e in course.exercises if (not only or e.id in only) and not e.grader_path.exists()]
-    for exercise_id in missing:
-        report.add(exercise_id, "pas de correcteur caché (graders/test_<id>.py)", f"graders/test_{exercise_id}.py")
+    exercises = _checkable(course, report, only)
+    if not exercises:
+        return []
+    with RunnerPool(mode=mode) as pool:
+        try:
+            grader = Grader(course, pool, only=[e.id for e in exercises])
+        except GraderError as exc:
+            report.add("correcteurs", str(exc))
+            return []
+        try:
+            grader.compute_references()
+        except GraderError as exc:
+            grader.close()
+            report.add("correcteurs", str(exc))
+            return []
+        try:
+            return _Examination(course, exercises, grader, pool, report).run()
+        finally:
+            grader.close()
+
+
+def _checkable(course: Course, report, only: list[str] | None) -> list[Exercise]:
+    """The exercises whose files are all there; a missing or stray hidden grader is a finding."""
+    asked = [e for e in course.exercises if not only or e.id in only]
+    for exercise in asked:
+        if not exercise.grader_path.exists():
+            report.add(exercise.id, "pas de correcteur caché (graders/test_<id>.py)", f"graders/test_{exercise.id}.py")
     for path in sorted((course.root / "graders").glob("test*.py")):
         if course.exercise_for_path(path) is None and has_tests(path):
             report.add("correcteurs", f"{path.name} a des fonctions de test mais n'est le correcteur d'aucun exercice "
                                       "de course.yaml (attendu : graders/test_<exercice>.py) : trous grade ne les "
                                       "lancerait jamais", f"graders/{path.name}")
-    if not exercises:
-        return []
-    survivors: list[Survivor] = []
-    with RunnerPool(mode=mode) as pool:
-        grader = None
-        try:
-            grader = Grader(course, pool, only=[e.id for e in exercises])
-            grader.compute_references()
-        except GraderError as exc:
-            if grader is not None:
-                grader.close()
-            report.add("correcteurs", str(exc))
-            return []
-        batch: list[tuple[str, dict]] = []
-        plan: dict[str, tuple[str, Mutant | None]] = {}
-        generated: list[Mutant] = []
-        seen = _observations(exercises, grader, pool)
-        for exercise in exercises:
-            solution = read(exercise.solution_path).text
-            fills = grader.solution_fills[exercise.id]
-            observations, output = seen[exercise.id]
-            if observations.lost:
-                # Without every check's observations, a gap could be one the doctor did not see filled.
-                report.add(exercise.id, "ce que lisent les trous n'a pas pu être observé sur toutes les vérifications "
-                                        f"({' ; '.join(observations.lost[:3])}) : la couverture des tailles et des "
-                                        "valeurs par les vérifications publiques n'est pas vérifiée",
-                           f"solutions/{exercise.id}.py", severity="avertissement")
-            else:
-                for index, blank in enumerate(exercise.blanks):
-                    found = observe.gaps(observations, index)
-                    if found:
-                        report.add(exercise.id, observe.coverage_message(blank.id, found),
-                                   f"exercises/test_{exercise.id}.py")
-            batch.append((f"solution:{exercise.id}", {exercise.id: solution.encode()}))
-            plan[f"solution:{exercise.id}"] = ("solution", None)
-            batch.append((f"modele:{exercise.id}", {exercise.id: exercise.template_path.read_bytes()}))
-            plan[f"modele:{exercise.id}"] = ("template", None)
-            for n, mutant in enumerate(generate(exercise, solution, fills, pool, observations, output)):
-                key = f"mutant:{exercise.id}:{n}"
-                batch.append((key, {exercise.id: mutant.text.encode()}))
-                plan[key] = ("mutant", mutant)
-                generated.append(mutant)
-        equivalents = {e.id: _equivalents(e) for e in exercises}
-        by_id = {e.id: e for e in exercises}
-        refused: set[int] = set()  # id() of the mutants that lose their blank's points
-        tests: dict[str, TestTally] = {}
+    return [e for e in asked if all(p.exists() for p in (e.path, e.solution_path, e.checks_path, e.grader_path))]
+
+
+class _Examination:
+    """One run of the generated copies: each solution, each template and every mutant graded as a
+    class, then the mutants through the public checks; findings and counts go to the report."""
+
+    def __init__(self, course: Course, exercises: list[Exercise], grader: Grader, pool: RunnerPool, report):
+        self.course, self.exercises, self.grader, self.pool, self.report = course, exercises, grader, pool, report
+        self.by_id = {e.id: e for e in exercises}
+        self.equivalents = {e.id: _equivalents(e) for e in exercises}
+        self.batch: list[tuple[str, dict]] = []
+        self.plan: dict[str, tuple[str, Mutant | None]] = {}  # copy's name → what it is
+        self.generated: list[Mutant] = []
+        self.refused: set[int] = set()  # id() of the mutants that lose their blank's points
         # id() of the mutants a public test function (exercises/test_*.py) refuses: grading runs those
         # tests, not public_verdicts (declarations only), so they count on the public side from here.
-        refused_by_public_test: set[int] = set()
-        lock = threading.Lock()
+        self.refused_by_public_test: set[int] = set()
+        self.tests: dict[str, TestTally] = {}
+        self.lock = threading.Lock()
 
-        def on_test(student: str, outcome: Outcome) -> None:
-            kind, mutant = plan[student]
-            if kind != "mutant" or not outcome.ran or outcome.outcome not in ("passed", "failed"):
-                return
-            if by_id[mutant.exercise].blanks[mutant.blank].id != outcome.test.blank:
-                return  # a whole-file mutant also runs the other blanks' tests
-            test = outcome.test
+    def run(self) -> list[Survivor]:
+        seen = _observations(self.exercises, self.grader, self.pool)
+        for exercise in self.exercises:
+            observations, output = seen[exercise.id]
+            self._coverage(exercise, observations)
+            self._add_copies(exercise, observations, output)
+        self.grader.observe = self._on_test
+        survivors = self._grade()
+        self._public_side()
+        self.report.tests.extend(self.tests.values())
+        return survivors
+
+    def _coverage(self, exercise: Exercise, observations) -> None:
+        if observations.lost:
+            # Without every check's observations, a gap could be one the doctor did not see filled.
+            said = (f"ce que lisent les trous n'a pas pu être observé sur toutes les vérifications "
+                    f"({' ; '.join(observations.lost[:3])}) : la couverture des tailles et des valeurs par les "
+                    "vérifications publiques n'est pas vérifiée")
+            self.report.add(exercise.id, said, f"solutions/{exercise.id}.py", severity="avertissement")
+            return
+        for index, blank in enumerate(exercise.blanks):
+            found = observe.gaps(observations, index)
+            if found:
+                self.report.add(exercise.id, observe.coverage_message(blank.id, found),
+                                f"exercises/test_{exercise.id}.py")
+
+    def _add_copies(self, exercise: Exercise, observations, output) -> None:
+        solution = read(exercise.solution_path).text
+        self._add(f"solution:{exercise.id}", exercise, solution.encode(), "solution")
+        self._add(f"modele:{exercise.id}", exercise, exercise.template_path.read_bytes(), "template")
+        fills = self.grader.solution_fills[exercise.id]
+        for n, mutant in enumerate(generate(exercise, solution, fills, self.pool, observations, output)):
+            self._add(f"mutant:{exercise.id}:{n}", exercise, mutant.text.encode(), "mutant", mutant)
+            self.generated.append(mutant)
+
+    def _add(self, key: str, exercise: Exercise, data: bytes, kind: str, mutant: Mutant | None = None) -> None:
+        self.batch.append((key, {exercise.id: data}))
+        self.plan[key] = (kind, mutant)
+
+    def _blank_id(self, mutant: Mutant) -> str:
+        return self.by_id[mutant.exercise].blanks[mutant.blank].id
+
+    def _equivalent(self, mutant: Mutant) -> bool:
+        """The right answer written another way (the grader module's EQUIVALENT_MUTANTS)."""
+        return _normal(mutant.fill) in self.equivalents[mutant.exercise].get(self._blank_id(mutant), set())
+
+    def _on_test(self, student: str, outcome: Outcome) -> None:
+        """Told by the engine of each test function's outcome on each generated copy."""
+        kind, mutant = self.plan[student]
+        if kind != "mutant" or not outcome.ran or outcome.outcome not in ("passed", "failed"):
+            return
+        if self._blank_id(mutant) != outcome.test.blank:
+            return  # a whole-file mutant also runs the other blanks' tests
+        test = outcome.test
+        with self.lock:
             if not test.hidden:
                 if outcome.outcome == "failed":
-                    with lock:
-                        refused_by_public_test.add(id(mutant))
+                    self.refused_by_public_test.add(id(mutant))
                 return
-            with lock:
-                tally = tests.setdefault(test.nodeid, TestTally(test.exercise, test.blank, test.name))
-                tally.mutants += 1
-                tally.refused += outcome.outcome == "failed"
+            tally = self.tests.setdefault(test.nodeid, TestTally(test.exercise, test.blank, test.name))
+            tally.mutants += 1
+            tally.refused += outcome.outcome == "failed"
 
-        grader.observe = on_test
+    def _grade(self) -> list[Survivor]:
+        survivors: list[Survivor] = []
         told: set[str] = set()  # tests that misbehaved on a generated copy, said once each
-        for grade in grader.grade_many(batch):
-            kind, mutant = plan[grade.student]
+        for grade in self.grader.grade_many(self.batch):
+            kind, mutant = self.plan[grade.student]
             exercise_id = grade.student.split(":")[1]
             result = grade.exercise(exercise_id)
-            exercise = by_id[exercise_id]
             path = f"graders/test_{exercise_id}.py"
             for incident in grade.incidents:  # grading goes on past them; the author should see them
                 said = incident.split(" : ", 1)[-1]
                 if said not in told:
                     told.add(said)
-                    report.add(exercise_id, f"sur une copie générée ({kind}) : {said}", path)
-            if kind == "solution" and result.score < result.max_score:
+                    self.report.add(exercise_id, f"sur une copie générée ({kind}) : {said}", path)
+            if kind == "solution":
                 for b in result.blanks:
                     if b.score < b.max_score:
-                        report.add(exercise_id, f"la solution n'a pas tous les points au trou « {b.id} » : "
-                                                f"{b.message.splitlines()[0] if b.message else b.status}", path)
+                        self.report.add(exercise_id, f"la solution n'a pas tous les points au trou « {b.id} » : "
+                                                     f"{b.message.splitlines()[0] if b.message else b.status}", path)
             elif kind == "template" and result.score > 0:
-                report.add(exercise_id, f"l'exercice non rempli obtient {result.score} point(s)", path)
+                self.report.add(exercise_id, f"l'exercice non rempli obtient {result.score} point(s)", path)
             elif kind == "mutant":
-                blank = result.blanks[mutant.blank]
-                if blank.score == 0:
-                    refused.add(id(mutant))
-                    continue
-                blank_id = exercise.blanks[mutant.blank].id
-                if _normal(mutant.fill) in equivalents[exercise_id].get(blank_id, set()):
-                    continue
-                survivors.append(Survivor(mutant, blank.score))
-                if mutant.family == mutants_mod.KIND and kind_blind(mutant.label):
-                    # Not the grader's fault: the comparison itself cannot tell these kinds apart yet.
-                    report.add(exercise_id, f"mutant survivant au trou « {blank_id} » ({mutant.label}) : "
-                                            f"{mutant.fill[:160]} — la comparaison des valeurs ne distingue pas "
-                                            "encore ces deux natures", path, severity="avertissement")
-                    continue
-                report.add(exercise_id, f"mutant survivant au trou « {blank_id} » ({mutant.label}) : "
-                                        f"{mutant.fill[:160]}", path)
-        # The public side: only mutants that are not the right answer written another way.
-        judged = [m for m in generated if _normal(m.fill) not in
-                  equivalents[m.exercise].get(by_id[m.exercise].blanks[m.blank].id, set())]
-        tallies = {(e.id, b.id): Tally(e.id, b.id) for e in exercises for b in e.blanks}
+                survivor = self._survivor(mutant, result.blanks[mutant.blank].score, path)
+                survivors += [survivor] if survivor else []
+        return survivors
+
+    def _survivor(self, mutant: Mutant, score: float, path: str) -> Survivor | None:
+        if score == 0:
+            self.refused.add(id(mutant))
+            return None
+        if self._equivalent(mutant):
+            return None
+        said = f"mutant survivant au trou « {self._blank_id(mutant)} » ({mutant.label}) : {mutant.fill[:160]}"
+        if mutant.family == mutants_mod.KIND and kind_blind(mutant.label):
+            # Not the grader's fault: the comparison itself cannot tell these kinds apart yet.
+            self.report.add(mutant.exercise, said + " — la comparaison des valeurs ne distingue pas encore ces deux "
+                                                    "natures", path, severity="avertissement")
+        else:
+            self.report.add(mutant.exercise, said, path)
+        return Survivor(mutant, score)
+
+    def _public_side(self) -> None:
+        """Each mutant that is not the right answer through the public checks: the tallies and the escapes."""
+        judged = [m for m in self.generated if not self._equivalent(m)]
+        tallies = {(e.id, b.id): Tally(e.id, b.id) for e in self.exercises for b in e.blanks}
         families = {f: FamilyTally(f) for f in mutants_mod.FAMILIES}
-        for mutant, verdict in zip(judged, public_verdicts(course, judged, pool)):
-            blank_id = by_id[mutant.exercise].blanks[mutant.blank].id
-            tally = tallies[(mutant.exercise, blank_id)]
+        for mutant, verdict in zip(judged, public_verdicts(self.course, judged, self.pool)):
+            blank_id = self._blank_id(mutant)
             family = families.setdefault(mutant.family, FamilyTally(mutant.family))
-            passed = verdict.passed and id(mutant) not in refused_by_public_test
-            for t in (tally, family):
-                t.mutants += 1
-                t.hidden += id(mutant) in refused
-                t.public += not passed
-            if not passed:
-                continue
-            path = f"exercises/test_{mutant.exercise}.py"
-            if id(mutant) in refused:
+            refused = id(mutant) in self.refused
+            passed = verdict.passed and id(mutant) not in self.refused_by_public_test
+            for tally in (tallies[(mutant.exercise, blank_id)], family):
+                tally.mutants += 1
+                tally.hidden += refused
+                tally.public += not passed
+            if passed and refused:
                 family.escapes += 1
-                report.escapes.append(Escape(mutant, blank_id, verdict.broken))
-            if id(mutant) in refused:
-                report.add(mutant.exercise, f"un mutant « {mutant.family} » passe les vérifications publiques du trou "
-                                            f"« {blank_id} » ({mutant.label}) : {mutant.fill[:160]} — le correcteur "
-                                            "caché le refuse : l'élève lirait « juste » puis perdrait le point ; "
-                                            "ajoutez une vérification sur d'autres entrées, montrées "
-                                            "(variant(..., shown=True))", path)
-    report.tallies.extend(tallies.values())
-    report.families.extend(f for f in families.values() if f.mutants)
-    report.tests.extend(tests.values())
-    grader.close()
-    return survivors
+                self.report.escapes.append(Escape(mutant, blank_id, verdict.broken))
+                said = (f"un mutant « {mutant.family} » passe les vérifications publiques du trou « {blank_id} » "
+                        f"({mutant.label}) : {mutant.fill[:160]} — le correcteur caché le refuse : l'élève "
+                        "lirait « juste » puis perdrait le point ; ajoutez une vérification sur d'autres entrées, "
+                        "montrées (variant(..., shown=True))")
+                self.report.add(mutant.exercise, said, f"exercises/test_{mutant.exercise}.py")
+        self.report.tallies.extend(tallies.values())
+        self.report.families.extend(f for f in families.values() if f.mutants)
 
 
 def _observations(exercises: list[Exercise], grader: Grader, pool: RunnerPool) -> dict[str, tuple]:
