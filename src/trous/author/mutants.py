@@ -179,13 +179,17 @@ def _axis_rewrites(node: ast.Call, facts: _Facts) -> Iterator[tuple[str, str, as
             yield f"axis={other} ajouté", AXIS, _with_axis(node, other)
 
 
-def _replacements(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
-    """(what changed, family, replacement node) for one node of the fill."""
+def _number_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
+    """An integer off by one, a float constant doubled."""
     if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
         yield "entier +1", OFF_BY_ONE, ast.Constant(node.value + 1)
         yield "entier −1", OFF_BY_ONE, ast.Constant(node.value - 1)
     if isinstance(node, ast.Constant) and isinstance(node.value, float):
         yield "constante ×2", OTHER, ast.Constant(node.value * 2)
+
+
+def _subscript_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
+    """Indexes and slice bounds off by one, two indexes swapped, another axis's size."""
     if isinstance(node, ast.Subscript):
         index = node.slice
         if isinstance(index, ast.Slice):
@@ -222,17 +226,26 @@ def _replacements(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tu
                         yield f"shape[{other}] au lieu de shape[{axis}]", COINCIDENT, ast.Subscript(
                             copy.deepcopy(inner), ast.Constant(other) if other >= 0 else
                             ast.UnaryOp(ast.USub(), ast.Constant(1)), node.ctx)
+
+
+def _comparison_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
+    """`<` for `<=` and the reverse."""
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
         swap = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}.get(type(node.ops[0]))
         if swap is not None:
             yield "comparaison stricte ou large", OFF_BY_ONE, ast.Compare(copy.deepcopy(node.left), [swap()],
                                                                            copy.deepcopy(node.comparators))
+
+
+def _function_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
+    """Plain function calls: range and len bounds, infinities, one reduction for another, a root forgotten."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
         name, args = node.func.id, node.args
         if name == "range" and len(args) == 1:
             for n, label in ((-1, "range −1"), (1, "range +1")):
                 yield label, OFF_BY_ONE, ast.Call(node.func, [_plus(args[0], n)], [])
-            yield "range qui commence à 1", OFF_BY_ONE, ast.Call(node.func, [ast.Constant(1), copy.deepcopy(args[0])], [])
+            from_one = [ast.Constant(1), copy.deepcopy(args[0])]
+            yield "range qui commence à 1", OFF_BY_ONE, ast.Call(node.func, from_one, [])
         if name == "range" and len(args) == 2:
             for position in (0, 1):
                 for n, sign in ((1, "+1"), (-1, "−1")):
@@ -249,7 +262,8 @@ def _replacements(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tu
                 elif facts.values(arg, "dimensions") != {1}:
                     yield "colonnes au lieu de lignes", COINCIDENT, ast.Call(
                         node.func, [ast.Subscript(copy.deepcopy(arg), ast.Constant(0), ast.Load())], [])
-        if name == "float" and len(args) == 1 and isinstance(args[0], ast.Constant) and args[0].value in ("-inf", "inf"):
+        if name == "float" and len(args) == 1 and isinstance(args[0], ast.Constant) \
+                and args[0].value in ("-inf", "inf"):
             yield "0 au lieu de l'infini", OTHER, ast.Constant(0)
             yield "infini de signe opposé", OTHER, ast.Call(node.func, [ast.Constant("inf" if args[0].value == "-inf"
                                                                                      else "-inf")], [])
@@ -261,11 +275,16 @@ def _replacements(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tu
                 yield f"{a} → {b}", OTHER, ast.Call(ast.Name(b, ast.Load()), node.args, node.keywords)
         if name in ("sqrt",) and len(args) == 1:
             yield "racine oubliée", OTHER, copy.deepcopy(args[0])
+
+
+def _method_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
+    """Method calls: one reduction for another, axes, the mean not removed, diagonals."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
         attr = node.func.attr
         if attr == "sqrt" and len(node.args) == 1:
             yield "racine oubliée", OTHER, copy.deepcopy(node.args[0])
-        for a, b in (("sum", "mean"), ("mean", "sum"), ("max", "min"), ("exp", "log"), ("tril", "triu"), ("triu", "tril")):
+        for a, b in (("sum", "mean"), ("mean", "sum"), ("max", "min"), ("exp", "log"), ("tril", "triu"),
+                     ("triu", "tril")):
             if attr == a:
                 yield f"{a} → {b}", OTHER, ast.Call(ast.Attribute(node.func.value, b, ast.Load()), node.args,
                                                     node.keywords)
@@ -293,11 +312,19 @@ def _replacements(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tu
             for k in (1, -1):
                 yield f"diagonale k={k}", OFF_BY_ONE, ast.Call(node.func, node.args,
                                                                node.keywords + [ast.keyword("k", ast.Constant(k))])
+
+
+def _attribute_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
+    """A transpose forgotten, an infinity as 0 or as a big number."""
     if isinstance(node, ast.Attribute) and node.attr == "T" and not facts.always(node.value, "symétrique"):
         yield "transposée oubliée", COINCIDENT, copy.deepcopy(node.value)
     if isinstance(node, ast.Attribute) and node.attr == "inf":
         yield "0 au lieu de l'infini", OTHER, ast.Constant(0)
         yield "grand nombre au lieu de l'infini", OTHER, ast.Constant(1e9)
+
+
+def _operator_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
+    """Another arithmetic operator, operands swapped, a normalisation forgotten."""
     if isinstance(node, ast.BinOp):
         left, right = copy.deepcopy(node.left), copy.deepcopy(node.right)
         if isinstance(node.op, ast.Div):
@@ -324,12 +351,31 @@ def _replacements(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tu
             yield "× au lieu de **", OTHER, ast.BinOp(left, ast.Mult(), right)
             if isinstance(node.right, ast.Constant) and isinstance(node.right.value, (int, float)):
                 yield "exposant −1", OFF_BY_ONE, ast.BinOp(left, ast.Pow(), ast.Constant(node.right.value - 1))
+
+
+def _sign_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
+    """A minus sign forgotten."""
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         yield "signe oublié", OTHER, copy.deepcopy(node.operand)
+
+
+def _name_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
+    """One variable of the exercise for another."""
     if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in names:
         for other in names:
             if other != node.id:
                 yield f"{node.id} → {other}", OTHER, ast.Name(other, ast.Load())
+
+
+# Each node of a fill goes through every family of rewrites, in this order (the mutants' order).
+_REWRITES = (_number_rewrites, _subscript_rewrites, _comparison_rewrites, _function_rewrites, _method_rewrites,
+             _attribute_rewrites, _operator_rewrites, _sign_rewrites, _name_rewrites)
+
+
+def _replacements(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
+    """(what changed, family, replacement node) for one node of the fill, rewrite after rewrite."""
+    for rewrites in _REWRITES:
+        yield from rewrites(node, names, facts)
 
 
 def _paths(tree: ast.AST):
@@ -470,7 +516,8 @@ def rounded(value, decimals: int = 2):
 
 
 # -- the example's printed output, pasted in ---------------------------------------------------------
-_PRINTED = re.compile(r"\[|\]|(?<![\w.])-?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?(?![\w.])|-?\binf\b|\bnan\b|\bTrue\b|\bFalse\b")
+_PRINTED = re.compile(r"\[|\]|(?<![\w.])-?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?(?![\w.])"
+                      r"|-?\binf\b|\bnan\b|\bTrue\b|\bFalse\b")
 
 
 def printed_values(output: str) -> list[list | str]:
