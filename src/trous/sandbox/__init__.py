@@ -16,10 +16,15 @@ Theory of operation: the processes, and the pipes between them.
       ▼
     child (child.py)                  runs the student's code, confined (confine.py, seccomp.py)
 
-The job's results go back on its second pipe, one JSON line per unit, which pool.py reads and turns
-into `UnitResult`s (core/protocol.py: what crosses, as plain JSON), starting a fresh runner when one dies. Each child has one clock, kept in one
-loop (supervisor.ChildRun): the deadline of the command it runs now; past it, the child is asked to
-stop the student's code (SIGUSR1), then killed. What a run leaves behind is removed (cleanup.py).
+A job is a batch of units (supervisor.Supervisor) or a session (session.py: the grader's questions
+arrive one at a time on the job's stream, each answered before the next is read). Either way its
+children are kept by one keeper (supervisor.ChildRun), fed a batch's commands at once or one
+question's at a time: one loop, and one clock per child, the deadline of the command it runs now;
+past it, the child is asked to stop the student's code (SIGUSR1), then killed; the same close
+kills it, says how it ended (one stop message) and wipes its folder. The results go back on the
+job's second pipe, one JSON line per unit or per answer, which pool.py reads under bounds
+(core/wire.py) and turns into `UnitResult`s (core/protocol.py: what crosses, as plain JSON),
+starting a fresh runner when one dies. What a run leaves behind is removed (cleanup.py).
 """
 
 from importlib import import_module

@@ -23,10 +23,11 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import replace
 
 from . import backend as sandbox_mod
 from ..core import wire
-from .supervisor import GRACE, START, probe_wall
+from .supervisor import GRACE, START, _write_all, probe_wall
 from ..core.protocol import CRASH, SESSION, TIMEOUT, Ask, Job, Limits, Unit, UnitResult, frame
 from ..core.wire import Bounds
 
@@ -122,6 +123,11 @@ class Runner:
             self.spec.release()  # its private directory, cgroup and leased uids
             self.spec = None
 
+    def restart(self) -> None:
+        """This runner cannot be trusted with another job: stop it (the next job starts a fresh one)."""
+        self._stop_process()
+        self.restarts += 1
+
     def _stop_process(self) -> None:
         self.ready = False
         if self.control is not None:
@@ -163,8 +169,7 @@ class Runner:
             # without a result is the culprit.
             lost = next(i for i in remaining if i not in results)
             unit = job.units[lost]
-            said = (f"le programme a perturbé le correcteur ({broken})" if broken
-                    else "le programme a interrompu le correcteur (processus de supervision tué)")
+            said = f"le programme a perturbé le correcteur ({broken})" if broken else KILLED
             results[lost] = UnitResult.failed(CRASH, "crash" if not broken else "protocol", said, len(unit.probes))
             remaining = [i for i in remaining if i not in results]
             if unit.group:  # the same program would do it again for its other variants
@@ -202,55 +207,40 @@ class Runner:
         payload = job.to_bytes()
         channel = self.open_channel()
         if channel is None:
-            self._stop_process()
-            self.restarts += 1
+            self.restart()
             return {}, False, None
         job_w, res_r = channel
         if len(payload) <= PIPE_ROOM:  # fits in the pipe: no thread needed
-            _write_all(job_w, payload)
+            _write_and_close(job_w, payload)
             writer = None
         else:
-            writer = threading.Thread(target=_write_all, args=(job_w, payload), daemon=True)
+            writer = threading.Thread(target=_write_and_close, args=(job_w, payload), daemon=True)
             writer.start()
         results: dict[int, UnitResult] = {}
         finished = False
         broken: str | None = None  # a line no supervisor writes: the sandbox's word is refused from there on
         deadline = self._deadline(job)
         bounds = Bounds.of(job.limits)
-        limit = result_line_bytes(job, bounds)
-        lines = wire.Lines(limit)
+        reader = _Results(res_r, result_line_bytes(job, bounds))
         try:
-            while broken is None:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
+            while broken is None and (line := reader.next(deadline)) is not None:
+                try:
+                    message = wire.parse_line(line, reader.lines.limit)
+                except wire.WireError as exc:
+                    broken = exc.reason
                     break
-                ready, _, _ = select.select([res_r], [], [], remaining)
-                if not ready:
-                    continue
-                chunk = os.read(res_r, 1 << 20)
-                if not chunk:
-                    break
-                lines.feed(chunk)
-                if lines.overflow:
-                    broken = f"réponse de plus de {limit >> 20} Mio"
-                while broken is None and (line := lines.pop()) is not None:
-                    try:
-                        message = wire.parse_line(line, limit)
-                    except wire.WireError as exc:
-                        broken = exc.reason
-                        break
-                    if message.get("done") is True:
-                        finished = True
-                    index = message.get("i")
-                    if type(index) is int and 0 <= index < len(job.units) and isinstance(message.get("result"), dict):
-                        results[index] = UnitResult.from_json(message["result"], len(job.units[index].probes),
-                                                              size=len(line), bounds=bounds)
+                if message.get("done") is True:
+                    finished = True
+                index = message.get("i")
+                if type(index) is int and 0 <= index < len(job.units) and isinstance(message.get("result"), dict):
+                    results[index] = UnitResult.from_json(message["result"], len(job.units[index].probes),
+                                                          size=len(line), bounds=bounds)
+            broken = broken or reader.overflowed()
         finally:
             os.close(res_r)
         healthy = broken is None and self._await_end(deadline)
         if not healthy:
-            self._stop_process()
-            self.restarts += 1
+            self.restart()
             if broken is None and not finished and len(results) < len(job.units):
                 # The runner was stuck (frozen by the student, or out of time): that is a timeout.
                 lost = next(i for i in range(len(job.units)) if i not in results)
@@ -291,94 +281,70 @@ class Session:
     def __init__(self, runner: Runner, unit: Unit, limits: Limits):
         self.runner, self.unit, self.limits = runner, unit, limits
         self.broken: str | None = None  # why no question can be answered any more
-        self.job_w = self.res_r = -1
+        self.job_w = -1
         self.bounds = Bounds.of(limits)
         # An answer carries one value (the program's error texts and the question's besides).
-        self.lines = wire.Lines(self.bounds.line_bytes(1, 64 << 10))
-        self.asked = 0
-        self.eof = False
+        self.reader: _Results | None = None
         channel = runner.open_channel()
         if channel is None:
             self._break("le correcteur n'a pas pu ouvrir la session")
             return
-        self.job_w, self.res_r = channel
-        header = {"unit": Unit(unit.source, unit.filename, (), (), unit.process, unit.group, unit.module_name,
-                               unit.wall).to_json(),
-                  "limits": limits.__dict__}
-        self._write(SESSION + frame(header))
+        self.job_w, res_r = channel
+        self.reader = _Results(res_r, self.bounds.line_bytes(1, 64 << 10))
+        self._write(SESSION + frame({"unit": replace(unit, probes=(), overrides=(), state=None).to_json(),
+                                     "limits": limits.__dict__}))
 
     def _write(self, data: bytes) -> None:
         if self.broken:
             return
         try:
-            _write_all_open(self.job_w, data)
+            _write_all(self.job_w, data)
         except OSError:
-            self._break("le programme a interrompu le correcteur (processus de supervision tué)")
+            self._break(KILLED)
 
     def _break(self, why: str) -> None:
         """The runner cannot go on: stop it (the next job starts a fresh one)."""
         if self.broken is None:
             self.broken = why
-            self.runner._stop_process()
-            self.runner.restarts += 1
-        for name in ("job_w", "res_r"):
-            fd = getattr(self, name)
-            if fd >= 0:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
-                setattr(self, name, -1)
+            self.runner.restart()
+        self._close()
+
+    def _close(self) -> None:
+        if self.job_w >= 0:
+            os.close(self.job_w)
+            self.job_w = -1
+        if self.reader is not None:
+            self.reader.close()
 
     def ask(self, expr: str, *, setup: str | None = None, overrides: tuple[tuple[str, str], ...] = (),
             secret: bool = False, fresh: bool = False, wall: float | None = None) -> UnitResult:
         """The value of `expr` in the program run with `overrides` (a new run when they change, or
         with `fresh`), as a `UnitResult` whose only probe is that value: the program's status and
         error, and the probe's value or error."""
-        question = Ask(expr, setup, tuple(overrides), secret, fresh, wall)
-        self.asked += 1
-        self._write(frame(question.to_json()))
+        self._write(frame(Ask(expr, setup, tuple(overrides), secret, fresh, wall).to_json()))
         if self.broken:
             return UnitResult.failed(CRASH, "crash", self.broken, 1)
         unit_wall = self.unit.wall or self.limits.wall
         allowed = min(unit_wall, wall) if wall is not None else unit_wall
         deadline = time.monotonic() + allowed + START + probe_wall(self.limits) + 2 * GRACE + self.SLACK
-        line = self._line(deadline)
+        line = self.reader.next(deadline)
         if line is None:
-            if self.lines.overflow:
-                status, kind, message = CRASH, "protocol", ("le programme a perturbé le correcteur (réponse de plus "
-                                                            f"de {self.lines.limit >> 20} Mio)")
-            elif self.eof:  # the supervisor is gone (killed by the student's code?)
-                status, kind, message = CRASH, "crash", "le programme a interrompu le correcteur (processus de supervision tué)"
+            if overflowed := self.reader.overflowed():
+                status, kind, message = CRASH, "protocol", f"le programme a perturbé le correcteur ({overflowed})"
+            elif self.reader.eof:  # the supervisor is gone (killed by the student's code?)
+                status, kind, message = CRASH, "crash", KILLED
             else:  # it did not answer within every clock it has: the runner is stuck
                 status, kind, message = TIMEOUT, "timeout", "temps dépassé : le correcteur a dû être redémarré"
             self._break(message)
             return UnitResult.failed(status, kind, message, 1)
         try:
-            message = wire.parse_line(line, self.lines.limit)
+            message = wire.parse_line(line, self.reader.lines.limit)
         except wire.WireError as exc:
             message = {"refused": exc.reason}
         if "status" not in message:
             self._break(f"le programme a perturbé le correcteur ({message.get('refused') or 'réponse illisible'})")
             return UnitResult.failed(CRASH, "protocol", self.broken or "", 1)
         return UnitResult.from_json(message, 1, size=len(line), bounds=self.bounds)
-
-    def _line(self, deadline: float) -> bytes | None:
-        """The next line from the supervisor, or None (stuck past the deadline, gone, or a line past
-        its bound: `overflowed`)."""
-        while (line := self.lines.pop()) is None:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or self.res_r < 0 or self.lines.overflow:
-                return None
-            ready, _, _ = select.select([self.res_r], [], [], remaining)
-            if not ready:
-                continue
-            chunk = os.read(self.res_r, 1 << 20)
-            if not chunk:
-                self.eof = True
-                return None
-            self.lines.feed(chunk)
-        return line
 
     def close(self) -> None:
         """End the session: the supervisor stops the child and wipes its folder, the zygote sweeps."""
@@ -387,24 +353,50 @@ class Session:
         os.close(self.job_w)
         self.job_w = -1
         deadline = time.monotonic() + 10.0 + GRACE
-        while True:
-            line = self._line(deadline)
-            if line is None:
-                break
-            message = _parse(line)
-            if message is not None and message.get("done") is True:
-                break
-        os.close(self.res_r)
-        self.res_r = -1
+        while (line := self.reader.next(deadline)) is not None:
+            try:
+                if wire.parse_line(line, len(line)).get("done") is True:
+                    break
+            except wire.WireError:
+                pass
+        self._close()
         if not self.runner._await_end(deadline + self.SLACK):
-            self.runner._stop_process()
-            self.runner.restarts += 1
+            self.runner.restart()
 
 
-def _write_all_open(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
+KILLED = "le programme a interrompu le correcteur (processus de supervision tué)"
+
+
+class _Results:
+    """The lines a supervisor sends back on a job's second pipe, each read under its bound."""
+
+    def __init__(self, fd: int, limit: int):
+        self.fd, self.lines, self.eof = fd, wire.Lines(limit), False
+
+    def next(self, deadline: float) -> bytes | None:
+        """The next line; None past the deadline, at the end of the stream, or once a line went past
+        its bound (`overflowed`)."""
+        while (line := self.lines.pop()) is None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or self.eof or self.lines.overflow:
+                return None
+            ready, _, _ = select.select([self.fd], [], [], remaining)
+            if not ready:
+                continue
+            chunk = os.read(self.fd, 1 << 20)
+            if not chunk:
+                self.eof = True
+                return None
+            self.lines.feed(chunk)
+        return line
+
+    def overflowed(self) -> str | None:
+        return f"réponse de plus de {self.lines.limit >> 20} Mio" if self.lines.overflow else None
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
 
 
 def _recv_exact(sock: socket.socket, n: int) -> bytes:
@@ -417,23 +409,13 @@ def _recv_exact(sock: socket.socket, n: int) -> bytes:
     return data
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def _write_and_close(fd: int, data: bytes) -> None:
     try:
-        view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
+        _write_all(fd, data)
     except OSError:
         pass
     finally:
         os.close(fd)
-
-
-def _parse(line: bytes) -> dict | None:
-    try:
-        return wire.parse_line(line, len(line))
-    except wire.WireError:
-        return None
 
 
 def result_line_bytes(job: Job, bounds: Bounds) -> int:

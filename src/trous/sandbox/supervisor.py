@@ -1,4 +1,4 @@
-"""The supervisor of one job: holds the job, feeds the processes that run student code, owns the clock.
+"""The supervisor: holds a job, feeds the processes that run student code, owns the clock.
 
 It never runs student code itself, and it never forks the processes that do: it asks the zygote,
 which never held a job, for a fresh child (zygote.py), then feeds that child one command at a time
@@ -6,13 +6,14 @@ which never held a job, for a fresh child (zygote.py), then feeds that child one
 once the previous one has answered, then the state, then the end. So the child's memory holds
 nothing it has not been asked to run yet.
 
-It reads the child's events and output, and stops the child when a unit or a probe outlives its
-time. A probe that hangs or crashes costs only that probe: the unit is run again in a new child
-from the next probe on. A program that hangs or crashes costs its unit and the later units of its
-group. A unit that kept memory past its end (its child says how much) has the next one run in a
-new child, so that each unit has its whole memory bound. Results go to the parent as JSON lines,
-one per unit, then {"done": true}; the parent reads them under bounds of its own (wire.py), since
-what the child sent is in them.
+One keeper (`ChildRun`) runs every child, of a batch job (`Supervisor`, here) as of a session
+(session.py, whose probes arrive one at a time): it reads the child's events and output, and stops
+the child when a unit or a probe outlives its time. In a batch job, a probe that hangs or crashes
+costs only that probe: the unit is run again in a new child from the next probe on. A program that
+hangs or crashes costs its unit and the later units of its group. A unit that kept memory past its
+end (its child says how much) has the next one run in a new child, so that each unit has its whole
+memory bound. Results go to the parent as JSON lines, one per unit, then {"done": true}; the parent
+reads them under bounds of its own (wire.py), since what the child sent is in them.
 """
 
 from __future__ import annotations
@@ -33,9 +34,11 @@ import struct
 import tempfile
 import time
 from dataclasses import asdict, dataclass, replace
+from typing import NamedTuple
 
 from ..core import wire
 from ..core.protocol import CRASH, ERROR, EXIT, OK, SKIPPED, TIMEOUT, Job, Limits, Unit
+
 
 def kept_bound(limits: Limits) -> int:
     """MiB a child may map past its start after a unit (namespace emptied) and still run the next:
@@ -47,6 +50,7 @@ def event_line_bytes(limits: Limits) -> int:
     """The longest event line a child may write: one value or one state (each at most value_kb once
     encoded, in characters: up to 4 bytes each in UTF-8), and the texts of an error."""
     return 4 * limits.value_kb * 1024 + (256 << 10)
+
 
 MAX_RESUMES = 4
 GRACE = 0.5  # seconds a child gets to stop the student's code before it is killed
@@ -122,6 +126,46 @@ def _probe_code(expr: str, setup: str | None, j: int) -> bytes:
     return marshal.dumps((j, code, compile(expr, "<vérification>", "eval", dont_inherit=True)))
 
 
+def compiled(unit: Unit) -> bytes | dict:
+    """The unit's program, marshalled for the child; or, when it does not compile, its error."""
+    try:
+        return marshal.dumps(compile_unit(unit))
+    except SyntaxError as exc:
+        line = exc.lineno if exc.filename == unit.filename else None
+        return {"kind": "syntax", "type": "SyntaxError", "message": exc.msg or "syntaxe invalide",
+                **location(unit, line)}
+    except OverrideError as exc:
+        return {"kind": "override", "type": "LookupError",
+                "message": f"variable(s) introuvable(s) au premier niveau du fichier : {exc}"}
+    except (ValueError, RecursionError, MemoryError, OverflowError) as exc:
+        return {"kind": "syntax", "type": type(exc).__name__, "message": "programme impossible à compiler"}
+
+
+class Step(NamedTuple):
+    """One command for a child (child.py): U, M, P, S or E, for the unit `index`."""
+    index: int
+    kind: bytes
+    payload: bytes = b""
+    secret: bool = False  # a hidden check's probe
+    j: int | None = None  # a probe's number within its unit
+
+
+def begin(index: int, unit: Unit, limits: Limits) -> Step:
+    """The command that gives a unit a fresh namespace."""
+    header = {"i": index, "filename": unit.filename, "module_name": unit.module_name,
+              "value_limit": limits.value_kb * 1024}
+    return Step(index, b"U", json.dumps(header).encode())
+
+
+def probe_step(index: int, j: int, expr: str, setup: str | None, secret: bool, state: "_UnitState") -> Step | None:
+    """The command that asks probe `j`; None when the check does not compile (its error is that probe's)."""
+    try:
+        return Step(index, b"P", _probe_code(expr, setup, j), secret, j)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as exc:
+        state.probes[j] = {"error": {"kind": "protocol", "message": f"vérification illisible : {type(exc).__name__}"}}
+        return None
+
+
 # -- the zygote, which forks children --------------------------------------------------------------
 @dataclass(frozen=True)
 class Exit:
@@ -183,7 +227,7 @@ class Forker:
         return self.exits.pop(pid)
 
 
-# -- one job ---------------------------------------------------------------------------------------
+# -- one child, kept ---------------------------------------------------------------------------------
 class _UnitState:
     def __init__(self, unit: Unit):
         self.unit = unit
@@ -209,278 +253,116 @@ class _UnitState:
         }
 
 
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
-
-
 _EXPECTED = {b"M": "module", b"P": "probe", b"S": "state", b"E": "end"}
 
 
-class Supervisor:
-    def __init__(self, job: Job, out_fd: int, workroot: str, forker: Forker):
-        self.job = job
-        self.out_fd = out_fd
-        self.workroot = workroot
-        self.forker = forker
-        self.states = [_UnitState(u) for u in job.units]
-        self.poisoned: dict[str, str] = {}  # group → why its later units are not run
-        self.codes: dict[int, bytes | dict] = {}  # unit index → marshalled program, or its error
-
-    def _poison(self, state: _UnitState) -> None:
-        """The same program would fail the same way on its other inputs: skip them, saying why."""
-        if state.unit.group:
-            self.poisoned.setdefault(state.unit.group, (state.error or {}).get("message", "échec"))
-
-    # -- reporting -----------------------------------------------------------------------------
-    def send(self, message: dict) -> None:
-        _write_all(self.out_fd, (json.dumps(message, allow_nan=False) + "\n").encode())
-
-    def finish(self, index: int) -> None:
-        self.send({"i": index, "result": self.states[index].result()})
-
-    # -- main loop -----------------------------------------------------------------------------
-    def run(self) -> None:
-        units = self.job.units
-        index = 0
-        while index < len(units):
-            state = self.states[index]
-            group = units[index].group
-            if group and group in self.poisoned:
-                state.status = SKIPPED
-                state.error = {"kind": "skipped", "message": "non exécuté, car sur une autre entrée : "
-                                                               + self.poisoned[group]}
-                self.finish(index)
-                index += 1
-                continue
-            batch = [index]
-            while (batch[-1] + 1 < len(units) and units[batch[-1] + 1].process == units[index].process
-                   and not (units[batch[-1] + 1].group and units[batch[-1] + 1].group in self.poisoned)):
-                batch.append(batch[-1] + 1)
-            first_probe = len(state.probes) if state.status is not None else 0
-            index = self.run_batch(batch, first_probe)
-        self.send({"done": True})
-
-    def _code(self, index: int) -> bytes | dict:
-        if index not in self.codes:
-            unit = self.job.units[index]
-            try:
-                self.codes[index] = marshal.dumps(compile_unit(unit))
-            except SyntaxError as exc:
-                line = exc.lineno if exc.filename == unit.filename else None
-                self.codes[index] = {"kind": "syntax", "type": "SyntaxError", "message": exc.msg or "syntaxe invalide",
-                                     **self._location(unit, line)}
-            except OverrideError as exc:
-                self.codes[index] = {"kind": "override", "type": "LookupError",
-                                     "message": f"variable(s) introuvable(s) au premier niveau du fichier : {exc}"}
-            except (ValueError, RecursionError, MemoryError, OverflowError) as exc:
-                self.codes[index] = {"kind": "syntax", "type": type(exc).__name__,
-                                     "message": "programme impossible à compiler"}
-        return self.codes[index]
-
-    def run_batch(self, batch: list[int], first_probe: int) -> int:
-        """Run units `batch` in one child; return the index to continue from."""
-        done, stopped_at, phase, reason, detail = ChildRun(self, batch, first_probe).run()
-        for index in done:
-            self.finish(index)
-        if stopped_at is None:  # all done, or stopped early because the rest is skipped
-            return done[-1] + 1 if done else batch[-1] + 1
-        state = self.states[stopped_at]
-        message = self._message(reason, detail)
-        if phase == "budget":  # keep what was evaluated; the rest of the probes are not
-            if state.status in (None, OK, ERROR, EXIT):
-                state.error = state.error if state.status not in (None, OK) else {"kind": "timeout", "message": message}
-                state.status = state.status if state.status not in (None, OK) else TIMEOUT
-            for j in range(len(state.unit.probes)):
-                state.probes.setdefault(j, {"error": {"kind": "timeout", "message": message}})
-            state.seconds = time.monotonic() - state.started
-            self._poison(state)
-            self.finish(stopped_at)
-            return stopped_at + 1
-        if phase == "probe":
-            probe_index = detail["probe"]
-            state.probes[probe_index] = {"error": {"kind": reason, "message": message,
-                                                   **self._location(state.unit, detail.get("line"))}}
-            state.resumes += 1
-            if state.resumes <= MAX_RESUMES and probe_index + 1 < len(state.unit.probes):
-                return stopped_at  # run this unit again, from the next probe on
-            state.seconds = time.monotonic() - state.started
-            self.finish(stopped_at)
-            return stopped_at + 1
-        if phase in ("state", "end"):  # the program and its probes are done: keep them
-            if phase == "state":
-                state.state = {"$error": {"kind": reason, "message": message}}
-            state.seconds = time.monotonic() - state.started
-            self.finish(stopped_at)
-            return stopped_at + 1
-        # The program itself (or the child's start) failed: the unit is lost, and its group.
-        state.status = TIMEOUT if reason == "timeout" else CRASH
-        state.error = {"kind": reason, "message": message, **self._location(state.unit, detail.get("line")),
-                       "statement": detail.get("statement")}
-        state.seconds = time.monotonic() - state.started if state.started else 0.0
-        self._poison(state)
-        self.finish(stopped_at)
-        return stopped_at + 1
-
-    def _timed_out(self, unit: Unit, seconds: float, where: dict | None, reported) -> dict:
-        return timed_out(unit, seconds, where, reported, self.job.limits)
-
-    @staticmethod
-    def _location(unit: Unit, line) -> dict:
-        if not isinstance(line, int) or isinstance(line, bool) or line <= 0:
-            return {}
-        lines = unit.source.split("\n")
-        return {"line": line, "text": lines[line - 1].rstrip() if line <= len(lines) else None}
-
-    def _message(self, reason: str, detail: dict) -> str:
-        return stop_message(reason, detail, self.job.limits)
-
-    # -- one child -----------------------------------------------------------------------------
-    def _plan(self, batch: list[int], first_probe: int) -> list[tuple[int, bytes, bytes, bool]]:
-        """The commands for the batch, in order: (unit index, type, payload, secret)."""
-        steps = []
-        for position, index in enumerate(batch):
-            unit = self.job.units[index]
-            header = {"i": index, "filename": unit.filename, "module_name": unit.module_name,
-                      "value_limit": self.job.limits.value_kb * 1024}
-            steps.append((index, b"U", json.dumps(header).encode(), False))
-            code = self._code(index)
-            if isinstance(code, bytes):
-                steps.append((index, b"M", code, False))
-            skip = first_probe if position == 0 else 0
-            for j, probe in enumerate(unit.probes):
-                if j >= skip:
-                    steps.append((index, b"P", _probe_code(probe.expr, probe.setup, j), probe.secret))
-            if unit.state is not None:
-                steps.append((index, b"S", json.dumps({"names": list(unit.state)}).encode(), False))
-            steps.append((index, b"E", b"", False))
-        return steps
-
-    def _stop_child(self, pid: int | None, patience: float = 0.0) -> Exit | None:
-        """Kill the child (after `patience` seconds to end by itself) and say how it ended."""
-        if pid is None:
-            return None
-        if patience:
-            ended = self.forker.wait(pid, patience)
-            if ended.status is not None:
-                return ended
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        return replace(self.forker.wait(pid), killed=True)
-
-    @staticmethod
-    def _drain(fd: int, state: _UnitState, cap: int) -> None:
-        # The child flushes before reporting a unit's end: what it printed is already in the pipe.
-        while True:
-            try:
-                chunk = os.read(fd, 1 << 16)
-            except (BlockingIOError, OSError):
-                return
-            if not chunk:
-                return
-            state.output_total += len(chunk)
-            room = cap - len(state.output)
-            if room > 0:
-                state.output += chunk[:room]
+class _Stop(Exception):
+    def __init__(self, reason: str, detail: dict):
+        super().__init__(reason)
+        self.reason, self.detail = reason, detail
 
 
 class ChildRun:
-    """One child running a batch of units: one explicit state, one loop, one clock.
+    """One child and the commands it runs: one explicit state, one loop, one clock.
 
-    The state: the commands still to send (`steps[step:]`), those sent and not yet answered
-    (`pending`, oldest first), the unit being run (`current`) and what the child runs now (`phase`:
-    start, module, probe, state, end), and one deadline (for the command at the head of `pending`,
-    within the unit's own `unit_deadline`). The loop waits for the child's events or output, or for
-    the deadline: then the child is asked to stop the student's code (SIGUSR1, `interrupting`), and
-    is killed GRACE seconds later if it has not answered. `stopped`, (reason, detail), ends the run;
-    `run()` then says which units were done and where and why it stopped."""
+    A batch job feeds it the commands of a batch of units at once, a session those of one question
+    at a time (`feed`); either way this loop keeps the child until they are answered. The state:
+    the commands still to send (`steps[step:]`), those sent and not yet answered (`pending`, oldest
+    first), the unit being run (`current`) and what the child runs now (`phase`: start, module,
+    probe, state, end), and one deadline (for the command at the head of `pending`, within the
+    unit's own `unit_deadline`). The loop waits for the child's events or output, or for the
+    deadline: then the child is asked to stop the student's code (SIGUSR1, `interrupting`), and is
+    killed GRACE seconds later if it has not answered. `stopped`, (reason, detail), ends the child's
+    use; `close()` then kills it, wipes its folder and says why it stopped and how it ended.
 
-    def __init__(self, supervisor: Supervisor, batch: list[int], first_probe: int):
-        self.sup, self.batch, self.first_probe = supervisor, batch, first_probe
-        self.units, self.states, self.limits = supervisor.job.units, supervisor.states, supervisor.job.limits
-        self.steps: list[tuple[int, bytes, bytes, bool]] = []
-        self.done: list[int] = []
-        self.stopped: tuple[str, dict] | None = None
+    `owner` (the batch Supervisor or the session) holds the units and their states by index, the
+    limits, the run folder's root, the line to the zygote, and says what a timeout poisons."""
+
+    def __init__(self, owner, capture: bool = False, resumed: bool = False):
+        self.owner, self.units, self.states, self.limits = owner, owner.units, owner.states, owner.limits
+        self.steps: list[Step] = []
         self.step = 0  # next command to send
         # Commands sent and not yet answered, in order: (unit, event expected, probe j, public).
         self.pending: collections.deque[tuple[int, str, int | None, bool]] = collections.deque()
+        self.done: list[int] = []  # units whose end the child reported
+        self.stopped: tuple[str, dict] | None = None
         self.current: int | None = None
         self.phase = "start"
         self.probe_index = -1
-        self.deadline = time.monotonic() + self.limits.wall + START
-        self.unit_deadline = self.deadline
+        self.deadline = self.unit_deadline = time.monotonic() + self.limits.wall + START
         self.allowed: float = self.limits.wall
         self.events = wire.Lines(event_line_bytes(self.limits))
         # What the program prints is kept only when asked (the self-check shows it; grading does not,
         # and keeps nothing it will not show); it is always counted, to stop a flood.
-        self.output_cap = self.limits.output_kb * 1024 if supervisor.job.capture_output else 0
+        self.output_cap = self.limits.output_kb * 1024 if capture else 0
         self.hard_output_cap = max(16 * 1024 * 1024, 64 * self.limits.output_kb * 1024)
-        self.resumed = first_probe > 0  # its output was kept by the run it resumes
+        self.resumed = resumed  # its first unit's output was kept by the run it resumes
         self.interrupting = False  # time is up; the child was asked to stop the student's code
         self.where: dict | None = None  # where the child said the code was, when interrupted
         self.first_unit = True
-        self.renew = False  # the rest of the batch goes to a fresh child
         self.child_started = False  # the child said its start is over (once, before any student code)
-
-    def run(self) -> tuple[list[int], int | None, str | None, str | None, dict]:
-        """(units done, unit stopped at, its phase, reason, detail): see Supervisor.run_batch."""
-        workdir = tempfile.mkdtemp(prefix="run-", dir=self.sup.workroot)
-        os.chmod(workdir, 0o777)
+        self.violation: str | None = None  # what the child wrote past the bounds on files (close)
+        self.workdir = tempfile.mkdtemp(prefix="run-", dir=owner.workroot)
+        os.chmod(self.workdir, 0o777)
         cmd_r, self.cmd_w = os.pipe()
         self.ev_r, ev_w = os.pipe()
         self.out_r, out_w = os.pipe()
         self.open_fds = {self.ev_r, self.out_r}
-        try:
-            self.steps = self.sup._plan(self.batch, self.first_probe)
-            self.pid = self.sup.forker.spawn(workdir, [cmd_r, ev_w, out_w], self.limits)
-            if self.pid is None:
-                self.stopped = ("start", {})
-        except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:  # a probe that does not compile
-            self.pid, self.stopped = None, ("protocol", {"message": f"vérification illisible : {type(exc).__name__}"})
+        self.pid = owner.forker.spawn(self.workdir, [cmd_r, ev_w, out_w], self.limits)
         for fd in (cmd_r, ev_w, out_w):
             os.close(fd)
         os.set_blocking(self.out_r, False)
         if self.pid is None:
-            self.steps = []
+            self.stopped = ("start", {})
+
+    def feed(self, steps: list[Step]) -> None:
+        """Have the child run these commands; return once all are answered, or it is `stopped`."""
+        self.steps, self.step = steps, 0
         try:
-            self._loop()
+            if self.stopped is None:
+                self._send_next()
+            while self.stopped is None and (self.pending or self.step < len(self.steps)):
+                remaining = self.deadline - time.monotonic()
+                if remaining <= 0:
+                    self._time_up()
+                    continue
+                ready, _, _ = select.select(list(self.open_fds), [], [], remaining)
+                for fd in ready:
+                    if not self._read(fd):
+                        break
         except _Stop as stop:
             self.stopped = (stop.reason, stop.detail)
-        except (BrokenPipeError, OSError):  # the child stopped reading its commands
+        except OSError:  # the child stopped reading its commands
             self.stopped = self.stopped or ("crash", {})
-        finally:
-            _close(self.cmd_w)
-            patience = 0.5 if self.stopped and self.stopped[0] == "channel" else 0.0
-            ended = self.sup._stop_child(self.pid, patience)
-            _close(self.ev_r)
-            _close(self.out_r)
-            violation = _check_and_wipe(workdir, self.limits)
-        if violation:
-            self._void(violation)
-        return self._outcome(ended)
 
-    # -- the loop ----------------------------------------------------------------------------------
-    def _loop(self) -> None:
-        if self.steps:
-            self._send_next()
-        while self.stopped is None and (self.pending or self.step < len(self.steps)):
-            remaining = self.deadline - time.monotonic()
-            if remaining <= 0:
-                self._time_up()
-                continue
-            ready, _, _ = select.select(list(self.open_fds), [], [], remaining)
-            for fd in ready:
-                if not self._read(fd):
-                    break
-        if self.stopped is None and not self.pending and len(self.done) < len(self.batch) and not self.renew:
-            following = self.units[next(k for k in self.batch if k not in self.done)].group
-            if self.current is not None or not (following and following in self.sup.poisoned):
-                self.stopped = ("crash", {})
+    def close(self) -> tuple[str, dict] | None:
+        """Kill the child (a child whose channel closed gets a moment to end by itself, to say how),
+        wipe its folder: why it was stopped, with how it ended; None when it was not."""
+        _close(self.cmd_w)
+        ended = None
+        if self.pid is not None:
+            if self.stopped and self.stopped[0] == "channel":
+                ended = self.owner.forker.wait(self.pid, 0.5)
+            if ended is None or ended.status is None:
+                try:
+                    os.kill(self.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+                ended = replace(self.owner.forker.wait(self.pid), killed=True)
+        _close(self.ev_r)
+        _close(self.out_r)
+        self.violation = files_violation(self.workdir, self.limits)
+        wipe(self.workdir)
+        if self.stopped is None:
+            return None
+        reason, detail = self.stopped
+        if reason in ("crash", "channel") and ended is not None:
+            if reason == "channel" and not ended.killed:
+                reason = "crash"  # the pipe closed because the child ended by itself: say how
+            detail = {**detail, "code": ended.code, "cpu": ended.cpu}
+        return reason, detail
 
+    # -- the clock ---------------------------------------------------------------------------------
     def _time_up(self) -> None:
         """The deadline passed: ask the child to stop the student's code, or, if it was asked
         already (or runs none now), stop the run."""
@@ -500,7 +382,7 @@ class ChildRun:
         public check) is unanswered: what the student's code returns to a public check can then
         carry nothing it has not been asked yet."""
         while self.step < len(self.steps):
-            index, kind, payload, secret = self.steps[self.step]
+            index, kind, payload, secret, j = self.steps[self.step]
             if kind == b"U" and self.pending:
                 break
             if secret and any(public for _, _, _, public in self.pending):
@@ -511,7 +393,6 @@ class ChildRun:
             if kind == b"U":
                 self._start_unit(index, now)
                 continue  # a new namespace runs nothing of the student's: what follows goes at once
-            j = marshal.loads(payload)[0] if kind == b"P" else None
             self.pending.append((index, _EXPECTED[kind], j, kind == b"M" or (kind == b"P" and not secret)))
             if len(self.pending) == 1:
                 self._arm(now)
@@ -519,11 +400,7 @@ class ChildRun:
     def _start_unit(self, index: int, now: float) -> None:
         state = self.states[index]
         self.current, self.phase = index, "module"
-        if state.status is None:
-            state.started = now
-            code = self.sup.codes.get(index)
-            if isinstance(code, dict):  # it does not compile: its probes still run, on nothing
-                state.status, state.error = ERROR, code
+        state.started = state.started or now  # a unit run again from a later probe keeps its start
         wall = self.units[index].wall or self.limits.wall
         self.unit_deadline = now + wall + (START if self.first_unit else 0.0)
         self.first_unit = False
@@ -585,6 +462,20 @@ class ChildRun:
         if state.output_total > self.hard_output_cap:
             self.stopped = ("output", {"bytes": state.output_total})
 
+    def _drain(self, state: _UnitState) -> None:
+        # The child flushes before reporting a unit's end: what it printed is already in the pipe.
+        while True:
+            try:
+                chunk = os.read(self.out_r, 1 << 16)
+            except (BlockingIOError, OSError):
+                return
+            if not chunk:
+                return
+            state.output_total += len(chunk)
+            room = self.output_cap - len(state.output)
+            if room > 0:
+                state.output += chunk[:room]
+
     def _event(self, event: dict) -> bool:
         """Apply one event of the child; False when the events left are not to be read now."""
         kind = event["ev"]
@@ -611,14 +502,14 @@ class ChildRun:
             self.stopped = ("protocol", {})
             return True
         self.pending.popleft()
-        state, now = self.states[index], time.monotonic()
+        state = self.states[index]
         if kind == "module":
             self._module(state, event)
         elif kind == "probe":
             self._probe(state, j, event.get("result"))
         elif kind == "state":
             self._state(state, event.get("result"))
-        elif not self._end(index, state, event, now):
+        elif not self._end(index, state, event):
             return False
         # A program that timed out still has its probes asked, on what it computed.
         self.interrupting, self.where = False, None
@@ -633,82 +524,46 @@ class ChildRun:
             return
         if self.interrupting or status == TIMEOUT:
             state.status = TIMEOUT
-            state.error = self.sup._timed_out(state.unit, self.allowed, self.where, event.get("error"))
-            self.sup._poison(state)
+            state.error = timed_out(state.unit, self.allowed, self.where, event.get("error"), self.limits)
+            self.owner._poison(state)
         else:
             state.status = status if status in (OK, ERROR, EXIT) else ERROR
-            state.error = _error_with_text(state.unit, event.get("error"), self.sup)
+            state.error = _error_with_text(state.unit, event.get("error"))
 
     def _probe(self, state: _UnitState, j: int | None, result) -> None:
         if self.interrupting:
             reported = result.get("error") if isinstance(result, dict) else None
-            result = {"error": self.sup._timed_out(state.unit, self.allowed, self.where, reported)}
+            result = {"error": timed_out(state.unit, self.allowed, self.where, reported, self.limits)}
         elif isinstance(result, dict) and isinstance(result.get("error"), dict):
-            result = {"error": _error_with_text(state.unit, result["error"], self.sup)}
+            result = {"error": _error_with_text(state.unit, result["error"])}
         state.probes[j] = result if isinstance(result, dict) else {
             "error": {"kind": "protocol", "message": "résultat illisible"}}
 
     def _state(self, state: _UnitState, result) -> None:
         result = result if isinstance(result, dict) else {}
         if self.interrupting:
-            state.state = {"$error": {"kind": "timeout", "message": self.sup._message(
-                "timeout", {"seconds": self.allowed, **(self.where or {})})}}
+            state.state = {"$error": {"kind": "timeout", "message": stop_message(
+                "timeout", {"seconds": self.allowed, **(self.where or {})}, self.limits)}}
         elif isinstance(result.get("value"), dict):
             state.state = result["value"]
         else:
-            error = _error_with_text(state.unit, result.get("error"), self.sup)
+            error = _error_with_text(state.unit, result.get("error"))
             state.state = {"$error": error or {"kind": "protocol"}}
 
-    def _end(self, index: int, state: _UnitState, event: dict, now: float) -> bool:
-        """The unit is over; False when this child runs no more of the batch."""
+    def _end(self, index: int, state: _UnitState, event: dict) -> bool:
+        """The unit is over (a batch job's: a session sends no end); False when this child runs no
+        more of the batch: it is done, the next unit is skipped, or goes to a fresh child."""
         if not self.resumed:
-            self.sup._drain(self.out_r, state, self.output_cap)
-        state.seconds = now - state.started
+            self._drain(state)
+        state.seconds = time.monotonic() - state.started
         self.done.append(index)
         self.current, self.phase, self.resumed = None, "start", False
-        later = [k for k in self.batch if k > index]
-        if not later or (self.units[later[0]].group in self.sup.poisoned and self.units[later[0]].group):
-            self.step = len(self.steps)  # done, or the rest of the batch is skipped
-            return False
         kept = event.get("kept")
-        if type(kept) is int and kept > kept_bound(self.limits):
-            # This unit kept memory out of its namespace: the next starts afresh.
-            self.step, self.renew = len(self.steps), True
+        if (self.step >= len(self.steps) or self.owner.skipped(self.steps[self.step].index)
+                or type(kept) is int and kept > kept_bound(self.limits)):  # it kept memory out of its namespace
+            self.step = len(self.steps)
             return False
         return True
-
-    # -- the outcome -------------------------------------------------------------------------------
-    def _void(self, violation: str) -> None:
-        """A broken bound on files voids what the run computed: its values must not earn credit."""
-        for i in self.done:
-            state = self.states[i]
-            if state.status == OK:
-                state.status = ERROR
-                state.error = {"kind": "files", "message": violation}
-            state.probes = {j: {"error": {"kind": "files", "message": violation}}
-                            for j in range(len(state.unit.probes))}
-            if state.state is not None:
-                state.state = {"$error": {"kind": "files", "message": violation}}
-
-    def _outcome(self, ended: Exit | None):
-        if self.stopped is None:
-            return self.done, None, None, None, {}
-        reason, detail = self.stopped
-        if reason in ("crash", "channel") and ended is not None:
-            if reason == "channel" and not ended.killed:
-                reason = "crash"  # the pipe closed because the child ended by itself: say how
-            detail = {**detail, "code": ended.code, "cpu": ended.cpu}
-        current = self.current
-        stopped_at = current if current is not None else next((i for i in self.batch if i not in self.done),
-                                                               self.batch[-1])
-        if detail.get("budget"):
-            return self.done, stopped_at, "budget", reason, detail
-        if self.phase == "probe" and self.probe_index >= 0 and current is not None:
-            detail["probe"] = self.probe_index
-            return self.done, stopped_at, "probe", reason, detail
-        if self.phase in ("state", "end") and current is not None:
-            return self.done, stopped_at, self.phase, reason, detail
-        return self.done, stopped_at, "module", reason, detail
 
 
 def _close(fd: int) -> None:
@@ -718,6 +573,119 @@ def _close(fd: int) -> None:
         pass
 
 
+# -- a batch job -------------------------------------------------------------------------------------
+class Supervisor:
+    """A job whose units and probes are all known in advance: run in children, a batch of units
+    (those of one `process`) per child, from the first not yet run on."""
+
+    def __init__(self, job: Job, out_fd: int, workroot: str, forker: Forker):
+        self.job, self.units, self.limits = job, job.units, job.limits
+        self.out_fd, self.workroot, self.forker = out_fd, workroot, forker
+        self.states = [_UnitState(u) for u in job.units]
+        self.poisoned: dict[str, str] = {}  # group → why its later units are not run
+        self.codes: dict[int, bytes | dict] = {}  # unit index → marshalled program, or its error
+
+    def _poison(self, state: _UnitState) -> None:
+        """The same program would fail the same way on its other inputs: skip them, saying why."""
+        if state.unit.group:
+            self.poisoned.setdefault(state.unit.group, (state.error or {}).get("message", "échec"))
+
+    def skipped(self, index: int) -> bool:
+        group = self.units[index].group
+        return bool(group) and group in self.poisoned
+
+    def finish(self, index: int) -> None:
+        _write_all(self.out_fd, (json.dumps({"i": index, "result": self.states[index].result()},
+                                            allow_nan=False) + "\n").encode())
+
+    def run(self) -> None:
+        index = 0
+        while index < len(self.units):
+            if self.skipped(index):
+                state = self.states[index]
+                state.status = SKIPPED
+                state.error = {"kind": "skipped", "message": "non exécuté, car sur une autre entrée : "
+                                                               + self.poisoned[self.units[index].group]}
+                self.finish(index)
+                index += 1
+                continue
+            batch = [index]
+            while (batch[-1] + 1 < len(self.units) and self.units[batch[-1] + 1].process == self.units[index].process
+                   and not self.skipped(batch[-1] + 1)):
+                batch.append(batch[-1] + 1)
+            index = self.run_batch(batch)
+        _write_all(self.out_fd, b'{"done": true}\n')
+
+    def _plan(self, batch: list[int]) -> list[Step]:
+        """The commands for the batch, in order; a unit run again skips the probes it has results for."""
+        steps = []
+        for index in batch:
+            unit, state = self.units[index], self.states[index]
+            steps.append(begin(index, unit, self.limits))
+            if index not in self.codes:
+                self.codes[index] = compiled(unit)
+            code = self.codes[index]
+            if isinstance(code, bytes):
+                steps.append(Step(index, b"M", code))
+            elif state.status is None:  # it does not compile: its probes still run, on nothing
+                state.status, state.error = ERROR, code
+            for j, probe in enumerate(unit.probes):
+                if j not in state.probes and (step := probe_step(index, j, probe.expr, probe.setup, probe.secret,
+                                                                 state)):
+                    steps.append(step)
+            if unit.state is not None:
+                steps.append(Step(index, b"S", json.dumps({"names": list(unit.state)}).encode()))
+            steps.append(Step(index, b"E"))
+        return steps
+
+    def run_batch(self, batch: list[int]) -> int:
+        """Run units `batch` in one child; return the index to continue from."""
+        run = ChildRun(self, self.job.capture_output, resumed=self.states[batch[0]].resumes > 0)
+        run.feed(self._plan(batch))
+        stop = run.close()
+        if run.violation:
+            self._void(run.done, run.violation)
+        for index in run.done:
+            self.finish(index)
+        if stop is None:  # all done, or stopped early because the rest is skipped or goes to a fresh child
+            return run.done[-1] + 1 if run.done else batch[-1] + 1
+        index = run.current if run.current is not None else next((i for i in batch if i not in run.done), batch[-1])
+        state, (reason, detail) = self.states[index], stop
+        error = stop_error(state.unit, reason, detail, self.limits)
+        state.seconds = time.monotonic() - state.started if state.started else 0.0
+        if detail.get("budget"):  # keep what was evaluated; the rest of the probes are not
+            if state.status in (None, OK):
+                state.status, state.error = TIMEOUT, {"kind": "timeout", "message": error["message"]}
+            for j in range(len(state.unit.probes)):
+                state.probes.setdefault(j, {"error": {"kind": "timeout", "message": error["message"]}})
+            self._poison(state)
+        elif run.phase == "probe":
+            state.probes[run.probe_index] = {"error": error}
+            state.resumes += 1
+            if state.resumes <= MAX_RESUMES and run.probe_index + 1 < len(state.unit.probes):
+                return index  # run this unit again, from the next probe on
+        elif run.phase == "state":  # the program and its probes are done: keep them
+            state.state = {"$error": {"kind": reason, "message": error["message"]}}
+        elif run.phase != "end":  # the program itself (or the child's start) failed: the unit is lost, and its group
+            state.status, state.error = TIMEOUT if reason == "timeout" else CRASH, error
+            self._poison(state)
+        self.finish(index)
+        return index + 1
+
+    def _void(self, done: list[int], violation: str) -> None:
+        """A broken bound on files voids what the run computed: its values must not earn credit."""
+        for i in done:
+            state = self.states[i]
+            if state.status == OK:
+                state.status = ERROR
+                state.error = {"kind": "files", "message": violation}
+            state.probes = {j: {"error": {"kind": "files", "message": violation}}
+                            for j in range(len(state.unit.probes))}
+            if state.state is not None:
+                state.state = {"$error": {"kind": "files", "message": violation}}
+
+
+# -- what is said of a run ----------------------------------------------------------------------------
 WAITED = 0.25  # share of its wall time a program computed below which it waited rather than looped
 
 
@@ -739,7 +707,7 @@ def timed_out(unit: Unit, seconds: float, where: dict | None, reported, limits: 
     line = where.get("line") if type(where.get("line")) is int else None
     detail = {"seconds": seconds, "line": line, "cpu": where.get("cpu")}
     return {"kind": "timeout", "message": stop_message("timeout", detail, limits),
-            **Supervisor._location(unit, line), "statement": where.get("statement")}
+            **location(unit, line), "statement": where.get("statement")}
 
 
 def _shown_seconds(seconds: float) -> str:
@@ -785,10 +753,24 @@ def stop_message(reason: str, detail: dict, limits: Limits) -> str:
     return "le programme s'est arrêté brutalement avant la fin"
 
 
-class _Stop(Exception):
-    def __init__(self, reason: str, detail: dict):
-        super().__init__(reason)
-        self.reason, self.detail = reason, detail
+def stop_error(unit: Unit, reason: str, detail: dict, limits: Limits) -> dict:
+    """The error of a run the supervisor stopped, or saw die: in its own words, never the child's."""
+    return {"kind": reason, "message": stop_message(reason, detail, limits), **location(unit, detail.get("line")),
+            "statement": detail.get("statement")}
+
+
+def location(unit: Unit, line) -> dict:
+    if not isinstance(line, int) or isinstance(line, bool) or line <= 0:
+        return {}
+    lines = unit.source.split("\n")
+    return {"line": line, "text": lines[line - 1].rstrip() if line <= len(lines) else None}
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 # What a child reports of an error of the student's code. Messages of the other kinds (a timeout, a
@@ -799,7 +781,7 @@ CHILD_KINDS = ("syntax", "exception", "memory", "exit", "too_big")
 TOO_BIG_SAID = re.compile(r"plus de 200 000 éléments|\d{1,9} Kio, limite \d{1,9} Kio")
 
 
-def _error_with_text(unit: Unit, error, supervisor: Supervisor) -> dict | None:
+def _error_with_text(unit: Unit, error) -> dict | None:
     """The child reports lines only; the text of a line comes from the source, which it never had.
     A kind the child does not report is a message no child writes; a too_big, its own words only."""
     if not isinstance(error, dict):
@@ -810,7 +792,7 @@ def _error_with_text(unit: Unit, error, supervisor: Supervisor) -> dict | None:
         return {"kind": "protocol", "message": stop_message("protocol", {}, Limits())}
     elif kind == "too_big" and not (isinstance(error.get("message"), str) and TOO_BIG_SAID.fullmatch(error["message"])):
         error["message"] = ""
-    return {**error, **supervisor._location(unit, error.get("line"))}
+    return {**error, **location(unit, error.get("line"))}
 
 
 def _parse(line: bytes) -> dict | None:
@@ -821,13 +803,6 @@ def _parse(line: bytes) -> dict | None:
     if not isinstance(event, dict) or not isinstance(event.get("ev"), str):
         return None
     return event
-
-
-def _check_and_wipe(workdir: str, limits: Limits) -> str | None:
-    """Count what the code left behind, then remove it all (symlinks are removed, never followed)."""
-    violation = files_violation(workdir, limits)
-    wipe(workdir)
-    return violation
 
 
 def files_violation(workdir: str, limits: Limits) -> str | None:
