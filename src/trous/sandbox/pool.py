@@ -160,7 +160,7 @@ class Runner:
         remaining = list(range(len(job.units)))
         while remaining:
             sub = Job(tuple(job.units[i] for i in remaining), job.limits, job.capture_output)
-            got, finished, broken = self._attempt(sub)
+            got, broken = self._attempt(sub)
             for local, result in got.items():
                 results[remaining[local]] = result
             if len(got) == len(remaining):  # every unit has its result (the last one, maybe, a timeout)
@@ -202,13 +202,13 @@ class Runner:
         os.close(res_w)
         return job_w, res_r
 
-    def _attempt(self, job: Job) -> tuple[dict[int, UnitResult], bool, str | None]:
-        """One run of the job in this runner: (results by unit, finished, why the stream was refused)."""
+    def _attempt(self, job: Job) -> tuple[dict[int, UnitResult], str | None]:
+        """One run of the job in this runner: (results by unit, why the stream was refused)."""
         payload = job.to_bytes()
         channel = self.open_channel()
         if channel is None:
             self.restart()
-            return {}, False, None
+            return {}, None
         job_w, res_r = channel
         if len(payload) <= PIPE_ROOM:  # fits in the pipe: no thread needed
             _write_and_close(job_w, payload)
@@ -244,11 +244,10 @@ class Runner:
             if broken is None and not finished and len(results) < len(job.units):
                 # The runner was stuck (frozen by the student, or out of time): that is a timeout.
                 lost = next(i for i in range(len(job.units)) if i not in results)
-                results[lost] = UnitResult.failed(TIMEOUT, "timeout", "temps dépassé : le correcteur a dû être "
-                                                  "redémarré", len(job.units[lost].probes))
+                results[lost] = UnitResult.failed(TIMEOUT, "timeout", STUCK, len(job.units[lost].probes))
         if writer is not None:
             writer.join(timeout=1)
-        return results, finished, broken
+        return results, broken
 
     @contextmanager
     def session(self, unit: Unit, limits: Limits | None = None) -> Iterator["Session"]:
@@ -334,7 +333,7 @@ class Session:
             elif self.reader.eof:  # the supervisor is gone (killed by the student's code?)
                 status, kind, message = CRASH, "crash", KILLED
             else:  # it did not answer within every clock it has: the runner is stuck
-                status, kind, message = TIMEOUT, "timeout", "temps dépassé : le correcteur a dû être redémarré"
+                status, kind, message = TIMEOUT, "timeout", STUCK
             self._break(message)
             return UnitResult.failed(status, kind, message, 1)
         try:
@@ -365,6 +364,7 @@ class Session:
 
 
 KILLED = "le programme a interrompu le correcteur (processus de supervision tué)"
+STUCK = "temps dépassé : le correcteur a dû être redémarré"
 
 
 class _Results:

@@ -479,23 +479,8 @@ class ChildRun:
     def _event(self, event: dict) -> bool:
         """Apply one event of the child; False when the events left are not to be read now."""
         kind = event["ev"]
-        if kind == "ready":
-            if self.child_started:
-                self.stopped = ("protocol", {})
-                return True
-            self.child_started = True
-            if self.current is not None:  # the start allowance ends: the unit's wall runs from now
-                wall = self.units[self.current].wall or self.limits.wall
-                self.unit_deadline = min(self.unit_deadline, time.monotonic() + wall)
-                if not self.interrupting and self.pending and self.pending[0][1] == "module":
-                    self.deadline = self.unit_deadline
-            return True
-        if kind == "where":
-            if self.interrupting:
-                self.where = where_of(event)
-            return True
-        if kind == "internal":
-            self.stopped = ("protocol", {})
+        if kind in ("ready", "where", "internal"):
+            self._news(kind, event)
             return True
         index, expected, j, _ = self.pending[0] if self.pending else (None, None, None, False)
         if kind != expected or event.get("i") != index or (expected == "probe" and event.get("j") != j):
@@ -518,6 +503,22 @@ class ChildRun:
             self._arm(time.monotonic())
         return True
 
+    def _news(self, kind: str, event: dict) -> None:
+        """An event that answers no command: the child's start is over (once, before any student
+        code), where the student's code was when interrupted, or the child's own failure."""
+        if kind == "where":
+            if self.interrupting:
+                self.where = where_of(event)
+        elif kind == "internal" or self.child_started:
+            self.stopped = ("protocol", {})
+        else:
+            self.child_started = True
+            if self.current is not None:  # the start allowance ends: the unit's wall runs from now
+                wall = self.units[self.current].wall or self.limits.wall
+                self.unit_deadline = min(self.unit_deadline, time.monotonic() + wall)
+                if not self.interrupting and self.pending and self.pending[0][1] == "module":
+                    self.deadline = self.unit_deadline
+
     def _module(self, state: _UnitState, event: dict) -> None:
         status = event.get("status")
         if state.status is not None:
@@ -536,8 +537,11 @@ class ChildRun:
             result = {"error": timed_out(state.unit, self.allowed, self.where, reported, self.limits)}
         elif isinstance(result, dict) and isinstance(result.get("error"), dict):
             result = {"error": _error_with_text(state.unit, result["error"])}
-        state.probes[j] = result if isinstance(result, dict) else {
-            "error": {"kind": "protocol", "message": "résultat illisible"}}
+        elif isinstance(result, dict) and "value" in result:
+            result = {"value": result["value"]}  # and nothing else the child may have added
+        else:
+            result = {"error": {"kind": "protocol", "message": "résultat illisible"}}
+        state.probes[j] = result
 
     def _state(self, state: _UnitState, result) -> None:
         result = result if isinstance(result, dict) else {}
@@ -609,11 +613,11 @@ class Supervisor:
                 self.finish(index)
                 index += 1
                 continue
-            batch = [index]
-            while (batch[-1] + 1 < len(self.units) and self.units[batch[-1] + 1].process == self.units[index].process
-                   and not self.skipped(batch[-1] + 1)):
-                batch.append(batch[-1] + 1)
-            index = self.run_batch(batch)
+            end = index + 1  # the batch: the next units of the same process, up to one that is skipped
+            process = self.units[index].process
+            while end < len(self.units) and self.units[end].process == process and not self.skipped(end):
+                end += 1
+            index = self.run_batch(list(range(index, end)))
         _write_all(self.out_fd, b'{"done": true}\n')
 
     def _plan(self, batch: list[int]) -> list[Step]:
