@@ -170,6 +170,28 @@ def test_a_runner_killed_during_a_session_still_answers_then_recovers(runner):
         assert value(s.ask("f(5)")) == [5.0, 10.0, 15.0]
 
 
+def test_a_session_and_a_batch_job_say_a_crash_alike(runner):
+    """One keeper for both: the same program dying the same way is said in the same words."""
+    program = PROGRAM + "plante()\n"
+    batch = runner.run(Job((Unit(program, "exercises/essai.py", (Probe("f(1)"),)),), Limits(wall=2)))[0]
+    with session(runner, program) as s:
+        first, second = s.ask("f(1)"), s.ask("f(2)", overrides=(("x", "[1]"),))
+    assert batch.status == first.status == CRASH and not first.probes[0].evaluated
+    assert "code de sortie 7" in first.error.message and first.error.message == batch.error.message
+    assert second.status == SKIPPED and first.error.message in second.error.message
+
+
+def test_a_check_that_does_not_compile_costs_that_check_only(runner):
+    """The grader's mistake is that check's error, in a batch job as in a session: never the student's crash."""
+    job = Job((Unit(PROGRAM, "exercises/essai.py", (Probe("f("), Probe("f(1)"))),), Limits(wall=2))
+    result = runner.run(job)[0]
+    assert result.status == "ok" and "vérification illisible" in result.probes[0].error.message
+    assert result.probes[1].value == [1.0, 2.0, 3.0]
+    with session(runner) as s:
+        assert "vérification illisible" in s.ask("f(").probes[0].error.message
+        assert value(s.ask("f(1)")) == [1.0, 2.0, 3.0]
+
+
 def kill_tree(process) -> None:
     """Kill a runner and every process below it (the zygote, the supervisor, the child), and wait
     until it is gone: from then on, its pipes only give an end of file."""
