@@ -455,10 +455,7 @@ class ChildRun:
         if self.current is None or self.resumed:
             return
         state = self.states[self.current]
-        state.output_total += len(chunk)
-        room = self.output_cap - len(state.output)
-        if room > 0:
-            state.output += chunk[:room]
+        self._keep(state, chunk)
         if state.output_total > self.hard_output_cap:
             self.stopped = ("output", {"bytes": state.output_total})
 
@@ -471,10 +468,13 @@ class ChildRun:
                 return
             if not chunk:
                 return
-            state.output_total += len(chunk)
-            room = self.output_cap - len(state.output)
-            if room > 0:
-                state.output += chunk[:room]
+            self._keep(state, chunk)
+
+    def _keep(self, state: _UnitState, chunk: bytes) -> None:
+        state.output_total += len(chunk)
+        room = self.output_cap - len(state.output)
+        if room > 0:
+            state.output += chunk[:room]
 
     def _event(self, event: dict) -> bool:
         """Apply one event of the child; False when the events left are not to be read now."""
