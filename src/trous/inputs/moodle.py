@@ -23,6 +23,7 @@ feedback/file/importziplib.php drops leading zeros (« 0012 » is participant 12
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 
@@ -87,6 +88,33 @@ def read(top: str, folder: bool) -> Name | Ambiguous | None:
     first = found[0]
     return Name(numbers[0], printable(top[: first.start()]).strip(), first["plugin"], top[: first.end()],
                 rest=top[first.end():])
+
+
+MAX_EXTRACTED = 50_000  # entries walked under zip_collect's extracted/ folders (a class is far below)
+
+
+def extracted(roots) -> list[tuple[os.DirEntry, Name]]:
+    """The folders of `nbgrader zip_collect`'s `extracted/` trees (`roots`) named as Moodle names them,
+    with what their names say. Such a folder is its owner's: what is below it is never read as another
+    owner's folder (a student may upload one named like Bob's)."""
+    found: list[tuple[os.DirEntry, Name]] = []
+    pending, seen = list(reversed(roots)), 0
+    while pending and seen < MAX_EXTRACTED:
+        folder = pending.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            if not entry.is_dir(follow_symlinks=False):
+                continue
+            owner = read(entry.name, True)  # a folder: a Name or None
+            if owner is None:
+                pending.append(entry.path)
+            else:
+                found.append((entry, owner))
+    return found
 
 
 @dataclass(frozen=True)

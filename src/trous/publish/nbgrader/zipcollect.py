@@ -27,9 +27,6 @@ from traitlets import Bool
 from ...inputs import moodle as moodlefolders
 from ...inputs.intake import student_id as _student_id
 
-MAX_ENTRIES = 50_000  # walked under extracted/ to find the folders that claim one number
-
-
 def split_name(full_name: str, last_name_first: bool = False) -> tuple[str | None, str | None]:
     """(first name, last name) of Moodle's full name."""
     words = full_name.split()
@@ -79,30 +76,15 @@ class MoodleCollector(FileNameCollectorPlugin):
     def _claimed(self) -> dict[str, list[str]]:
         """N → the folders that all claim it, over the whole extracted tree (read once)."""
         if self._conflicts is None:
-            tops: dict[str, moodlefolders.Name] = {}
-            root, seen = self._root(), 0
-            pending = [root] if root else []
-            while pending and seen < MAX_ENTRIES:
-                folder = pending.pop()
+            root, tops = self._root(), {}
+            for entry, owner in moodlefolders.extracted([root] if root else []):
+                tops.setdefault(entry.name, owner)  # the owner's folder: what is below it is theirs
                 try:
-                    entries = list(os.scandir(folder))
+                    self._tops[os.path.realpath(entry.path)] = {
+                        e.name for e in os.scandir(entry.path) if e.name.endswith(".ipynb")
+                        and e.is_file(follow_symlinks=False)}
                 except OSError:
-                    continue
-                for entry in entries:
-                    seen += 1
-                    if not entry.is_dir(follow_symlinks=False):
-                        continue
-                    found = moodlefolders.read(entry.name, True)
-                    if isinstance(found, moodlefolders.Name):
-                        tops.setdefault(entry.name, found)  # the owner's folder: what is below it is theirs
-                        try:
-                            self._tops[os.path.realpath(entry.path)] = {
-                                e.name for e in os.scandir(entry.path) if e.name.endswith(".ipynb")
-                                and e.is_file(follow_symlinks=False)}
-                        except OSError:
-                            pass
-                    else:
-                        pending.append(entry.path)
+                    pass
             self._conflicts = moodlefolders.group(tops, _student_id).copies.conflicts
         return self._conflicts
 
