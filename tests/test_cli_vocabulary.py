@@ -23,7 +23,7 @@ ENGLISH = {
     "--cours": "--course", "--trou": "--blank", "--intervalle": "--interval", "--scrutation": "--polling",
     "--resultats": "--results", "--bac-a-sable": "--sandbox", "--parallele": "--jobs", "--carnet": "--gradebook",
     "--devoir": "--assignment", "--feuille": "--grading-worksheet", "--ordonnanceur": "--scheduler",
-    "--echange": "--exchange", "--exercice": "--exercise", "--etudiant": "--student",
+    "--echange": "--exchange", "--exercice": "--exercise",
     "--sans-isolation": "--no-isolation", "--sans-correcteurs": "--no-graders", "--sans-zip": "--no-zip",
     "--sans-navigateur": "--no-browser", "--titre": "--title", "--verifier": "--check", "--marquer": "--mark",
 }
@@ -79,8 +79,9 @@ def test_the_same_thing_has_the_same_options_and_default_everywhere():
         by_dest.setdefault(action.dest, {}).setdefault(seen, []).append(where)
     different = {dest: spellings for dest, spellings in by_dest.items() if len(spellings) > 1}
     assert not different, different
-    # The words the issue found said two ways are now one option each, shared by the grading commands.
-    for dest in ("parallele", "bac_a_sable", "sans_isolation", "devoir", "force"):
+    # The words the issue found said two ways are now one option each (`trous grade` is the one grading
+    # command; `--devoir` and `--force` are shared with others).
+    for dest in ("devoir", "force"):
         assert sum(len(w) for w in by_dest[dest].values()) >= 2, dest
     assert not [w for w, a in ALL if a.dest in ("workers", "jobs", "scheduler", "no_browser", "gradebook")]
 
@@ -97,9 +98,6 @@ def parse(*argv: str) -> dict:
     (["grade", "c", "--ordonnanceur", "local"], ["grade", "c", "--scheduler", "local"]),
     (["grade", "c", "--results", "r", "--assignment", "partie5"], ["grade", "c", "--resultats", "r", "--devoir", "partie5"]),
     (["grade", "c", "--no-isolation"], ["grade", "c", "--sans-isolation"]),
-    (["nbgrader", "grade", "d", "partie5"], ["nbgrader", "grade", "d", "--devoir", "partie5"]),
-    (["nbgrader", "grade", "d", "--devoir", "partie5", "--jobs", "2"], ["nbgrader", "grade", "d", "--devoir", "partie5", "--workers", "2"]),
-    (["nbgrader", "grade", "d", "--devoir", "p", "-j", "2", "--student", "x"], ["nbgrader", "grade", "d", "--devoir", "p", "--parallele", "2", "--etudiant", "x"]),
     (["nbgrader", "build", "--exchange", "/x", "--exercise", "01_toux"], ["nbgrader", "build", "--echange", "/x", "--exercice", "01_toux"]),
     (["lab", "--no-browser"], ["lab", "--sans-navigateur"]),
     (["edition", "--no-zip"], ["edition", "--sans-zip"]),
@@ -111,22 +109,21 @@ def parse(*argv: str) -> dict:
     (["--cour", "x", "list"], ["--cours", "x", "list"]),
     (["grade", "c", "--res", "r", "--work", "2", "--sched", "tcp://h:1"],
      ["grade", "c", "--resultats", "r", "--parallele", "2", "--ordonnanceur", "tcp://h:1"]),
-    (["nbgrader", "grade", "d", "p", "--jo", "2", "--etu", "x"], ["nbgrader", "grade", "d", "p", "-j", "2", "--etudiant", "x"]),
 ])
 def test_old_and_english_spellings_mean_the_same(old, new):
     assert parse(*old) == parse(*new)
 
 
 def test_values_still_reach_the_command():
-    args = parse("nbgrader", "grade", "d", "partie5", "-j", "3", "--sans-isolation")
+    args = parse("grade", "d", "--devoir", "partie5", "-j", "3", "--sans-isolation")
     assert (args["devoir"], args["parallele"], args["sans_isolation"]) == (["partie5"], 3, True)
-    assert sorted(parse("nbgrader", "grade", "d", "p1", "--devoir", "p2")["devoir"]) == ["p1", "p2"]
+    assert sorted(parse("grade", "d", "--devoir", "p1", "--assignment", "p2")["devoir"]) == ["p1", "p2"]
     args = parse("grade", "c", "--workers", "2", "--scheduler", "tcp://h:8786", "--gradebook", "sqlite:///x.db")
     assert (args["parallele"], args["ordonnanceur"], args["carnet"]) == (2, "tcp://h:8786", "sqlite:///x.db")
-    assert parse("grade", "c")["parallele"] is None and parse("nbgrader", "grade", "d")["parallele"] is None
+    assert parse("grade", "c")["parallele"] is None
 
 
-@pytest.mark.parametrize("argv", [["grade", "c", "--parallele", "0"], ["nbgrader", "grade", "d", "-j", "-1"],
+@pytest.mark.parametrize("argv", [["grade", "c", "--parallele", "0"], ["grade", "c", "-j", "-1"],
                                   ["grade", "c", "--ordonnanceur", "dsak"]])
 def test_a_bad_value_is_refused_the_same_way(argv, capsys):
     with pytest.raises(SystemExit) as exit_:
@@ -152,6 +149,19 @@ def test_an_explicit_ordonnanceur_wins_over_the_site_default(tmp_path):
     assert (tmp_path / "copies-resultats" / "results" / "alice.json").is_file()
 
 
-def test_nbgrader_grade_asks_which_assignment(tmp_path):
-    done = run("nbgrader", "grade", str(tmp_path), cwd=tmp_path)
-    assert done.returncode == 2 and "--devoir" in done.stdout, done.stdout + done.stderr
+@pytest.mark.parametrize("typed, meant", [
+    (["d", "partie5", "-j", "3", "--sans-isolation"], {"devoir": ["partie5"], "parallele": 3, "sans_isolation": True}),
+    (["--devoir", "p1", "d", "--etudiant", "x", "--jobs", "2"], {"devoir": ["p1"], "parallele": 2}),
+    (["d", "--student=x", "--bac-a-sable", "bwrap"], {"devoir": ["DEVOIR"], "bac_a_sable": "bwrap"}),
+])
+def test_nbgrader_grade_is_gone_and_says_the_command_that_replaces_it(tmp_path, typed, meant):
+    """`trous grade DIR --devoir X` grades an nbgrader course: the old command names it, with what was typed."""
+    import shlex
+
+    done = run("nbgrader", "grade", *typed, cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    said = re.search(r"lancez « (trous grade .*?) »", done.stdout)
+    assert said and "n'existe plus" in done.stdout, done.stdout
+    args = parse(*shlex.split(said.group(1))[1:])  # what the teacher then types means what they meant
+    assert args["copies"] == "d" and args["func"].__module__ == "trous.outputs.run"
+    assert {k: args[k] for k in meant} == meant

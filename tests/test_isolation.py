@@ -547,7 +547,7 @@ def test_without_isolation_an_ordinary_user_may_ask_for_none(workspace):
 @pytest.mark.skipif(not ROOT_USER, reason="root only")
 def test_root_never_grades_without_isolation(tmp_path):
     nowhere = str(tmp_path / "absent")
-    for args in (["grade", nowhere, "--sans-isolation"], ["nbgrader", "grade", nowhere, "partie5", "--sans-isolation"]):
+    for args in (["grade", nowhere, "--sans-isolation"], ["grade", nowhere, "--devoir", "partie5", "--sans-isolation"]):
         done = subprocess.run([sys.executable, "-m", "trous", "-C", str(ROOT), *args], capture_output=True, text=True,
                               timeout=120, env={**os.environ, "COLUMNS": "200"})
         said = " ".join(done.stdout.split())

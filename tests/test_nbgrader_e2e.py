@@ -277,7 +277,7 @@ def _workflow(tmp_path_factory):
     # From the course folder itself, wherever it is, without -C: the course it carries grades it.
     assert not any((p / "course.yaml").exists() for p in [copy_dir, *copy_dir.parents])
     log["trous_grade"] = run_trous(copy_dir, "grade", ".", timeout=600)
-    log["trous_nbgrader_grade"] = run_trous(assignment_copy, "nbgrader", "grade", ".", ASSIGNMENT, timeout=600)
+    log["trous_grade_devoir"] = run_trous(assignment_copy, "grade", ".", "--devoir", ASSIGNMENT, timeout=600)
     copy_api = _api(copy_dir)
     log["trous_feedback"] = copy_api.generate_feedback(ASSIGNMENT)
     log["trous_export"] = nbgrader(copy_dir, "export")
@@ -327,7 +327,7 @@ def _ok(result) -> bool:
 
 def test_every_step_of_the_workflow_succeeds(workflow):
     for step in ("generate", "release", "collect", "zip_collect", "autograde", "feedback", "release_feedback",
-                 "export", "trous_grade", "trous_feedback", "trous_export", "trous_nbgrader_grade", "trous_regrade",
+                 "export", "trous_grade", "trous_feedback", "trous_export", "trous_grade_devoir", "trous_regrade",
                  "trous_export_after_override", "feedback_after_override"):
         result = workflow[step]
         detail = (result.get("error") or result.get("log", "")) if isinstance(result, dict) \
@@ -377,7 +377,7 @@ def test_trous_grade_gives_the_same_points_per_blank_as_nbgrader_autograde(workf
     assert set(nbgrader_grades) == set(trous_grades) == set(_expected())
     for student in nbgrader_grades:
         assert trous_grades[student] == nbgrader_grades[student], student
-    assert _grades(workflow["assignment_copy"]) == nbgrader_grades  # `trous nbgrader grade DIR partie5`
+    assert _grades(workflow["assignment_copy"]) == nbgrader_grades  # `trous grade . --devoir partie5`
     # and the totals nbgrader exported from both gradebooks (before the override) are the same
     exported = workflow["trous_export"]
     assert exported.returncode == 0

@@ -70,11 +70,6 @@ def add_exercise(parser, help: str = "seulement cet exercice (répétable)") -> 
                         help=help)
 
 
-def add_student(parser) -> None:
-    parser.add_argument("--etudiant", "--student", dest="etudiant", metavar="ETUDIANT", action="append", default=None,
-                        help="seulement cet étudiant (répétable)")
-
-
 def add_force(parser, help: str) -> None:
     parser.add_argument("--force", dest="force", action="store_true", help=help)
 

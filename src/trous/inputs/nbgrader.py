@@ -135,8 +135,8 @@ NBGRADER_FILES = {"timestamp.txt"}  # written by nbgrader submit and collect in 
 HIDDEN_STUDENT = "dossier caché : nbgrader ne le prend pas pour un élève (son motif « * » ignore les noms en « . »)"
 
 
-def student_submission(course: Course, folder: Path, assignments: list[str] | None = None,
-                       root: Path | None = None, limits: intake_mod.IntakeLimits | None = None) -> Submission:
+def student_submission(course: Course, folder: Path, root: Path | None = None,
+                       limits: intake_mod.IntakeLimits | None = None) -> Submission:
     limits = limits or intake_mod.IntakeLimits()
     student = folder.name
     files: dict[str, bytes | None] = {e.id: None for e in course.exercises}
@@ -163,8 +163,6 @@ def student_submission(course: Course, folder: Path, assignments: list[str] | No
             rank = intake_mod.FOLDER if name in intake_mod.SKIPPED_DIRS else intake_mod.OTHER
             ledger.ignore(name + "/", reason, rank)
             continue
-        if assignments and name not in assignments:
-            continue  # another assignment than the one asked for: not part of this grading
         handed.append(name)
         sorter = _AssignmentSorter(course, name)
         found = {e.parts: e for e in intake_mod.walk(folder / name, limits, ledger, sorter, shown=(name,))}
@@ -195,8 +193,7 @@ def student_submission(course: Course, folder: Path, assignments: list[str] | No
                       origins=origins, assignments=tuple(handed))
 
 
-def load(path: Path, course: Course, limits=None, assignments: list[str] | None = None,
-         students: list[str] | None = None) -> intake_mod.Intake:
+def load(path: Path, course: Course, limits=None) -> intake_mod.Intake:
     """The submitted notebooks (`trous grade` writes nbgrader's gradebook from the grades:
     outputs/writing.py)."""
     found = layout(path)
@@ -213,8 +210,6 @@ def load(path: Path, course: Course, limits=None, assignments: list[str] | None 
         if not folder.is_dir():
             result.ignored.append(IgnoredFile(shown, "pas un dossier d'élève de nbgrader : pas une copie"))
             continue
-        if students and folder.name not in students:
-            continue
         if folder.name in intake_mod.SKIPPED_DIRS:
             result.ignored.append(IgnoredFile(shown + "/", intake_mod.SKIPPED_DIRS[folder.name]))
             continue
@@ -223,20 +218,17 @@ def load(path: Path, course: Course, limits=None, assignments: list[str] | None 
             continue
         # nbgrader's student ids are the folder names (its gradebook is keyed by them): graded as
         # they are; only what is shown is cleaned.
-        submission = student_submission(course, folder, assignments, found.root, limits)
+        submission = student_submission(course, folder, found.root, limits)
         name = names.get(folder.name)
         result.submissions.append(dataclasses.replace(submission, name=name) if name else submission)
     if not result.submissions:
         result.warnings.append(f"{found.submitted} : aucune copie (lancez d'abord nbgrader collect)")
-    result.moodle, moodle_notes = moodle_copies(found.root, [s.student for s in result.submissions], assignments)
+    result.moodle, moodle_notes = moodle_copies(found.root, [s.student for s in result.submissions])
     result.warnings += moodle_notes
     return result
 
 
-MAX_EXTRACTED = 20_000  # entries walked under downloaded/<assignment>/extracted/ (a class is far below)
-
-
-def moodle_copies(root: Path, students: list[str], assignments: list[str] | None = None):
+def moodle_copies(root: Path, students: list[str]):
     """The Moodle participants among the course's students: those `nbgrader zip_collect` took from a
     Moodle archive, whose student id is the participant number (zipcollect.py). Read from what
     zip_collect leaves in `downloaded/<assignment>/extracted/` (the archive's folders, as Moodle named
@@ -247,27 +239,10 @@ def moodle_copies(root: Path, students: list[str], assignments: list[str] | None
     downloaded = root / "downloaded"
     if not downloaded.is_dir() or downloaded.is_symlink():
         return None, []
-    tops: dict[str, moodlefolders.Name | moodlefolders.Ambiguous] = {}
-    seen = 0
-    for assignment in sorted(p.name for p in downloaded.iterdir() if p.is_dir() and not p.is_symlink()):
-        if assignments and assignment not in assignments:
-            continue
-        pending = [downloaded / assignment / "extracted"]
-        while pending and seen < MAX_EXTRACTED:
-            folder = pending.pop()
-            try:
-                entries = list(os.scandir(folder))
-            except OSError:
-                continue
-            for entry in entries:
-                seen += 1
-                if not entry.is_dir(follow_symlinks=False):
-                    continue
-                found = moodlefolders.read(entry.name, True)
-                if found is not None:
-                    tops.setdefault(entry.name, found)
-                else:
-                    pending.append(Path(entry.path))
+    roots = [p / "extracted" for p in sorted(downloaded.iterdir()) if p.is_dir() and not p.is_symlink()]
+    tops: dict[str, moodlefolders.Name] = {}
+    for entry, owner in moodlefolders.extracted(roots):
+        tops.setdefault(entry.name, owner)
     if not tops:
         return None, []
     grouping = moodlefolders.group(tops, intake_mod.student_id)

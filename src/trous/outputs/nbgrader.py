@@ -30,7 +30,6 @@ from traitlets.config import Config  # noqa: E402
 from traitlets.config.loader import PyFileConfigLoader  # noqa: E402
 from traitlets.utils.importstring import import_item  # noqa: E402
 
-from ..core.course import Course  # noqa: E402
 from ..core.grades import SubmissionGrade  # noqa: E402
 from ..inputs import answers  # noqa: E402
 from ..inputs.cells import cell_map  # noqa: E402
@@ -183,17 +182,17 @@ class Writer:
         report.written.append((student, assignment.name))
 
 
-def write(root: Path, grades: Iterable[SubmissionGrade], assignments: list[str] | None = None,
-          assignments_of: Callable[[SubmissionGrade], list[str] | None] | None = None) -> WriteReport:
+def write(root: Path, grades: Iterable[SubmissionGrade],
+          assignments_of: Callable[[SubmissionGrade], list[str] | None]) -> WriteReport:
     """Record `grades` (students of nbgrader's submitted/) in the nbgrader course at `root`: of each
-    student's assignment folders, those in `assignments` (or `assignments_of(grade)`), all when None.
-    `grades` may be a stream (writing.py): each is written as it comes."""
+    student's assignment folders, those in `assignments_of(grade)`, all when None. `grades` may be a
+    stream (writing.py): each is written as it comes."""
     # Thousands of short-lived ORM and notebook objects: the cycle collector would walk them all
     # again and again (a sixth of the time); they are freed when the session closes.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _write(root, grades, assignments_of or (lambda grade: assignments))
+        return _write(root, grades, assignments_of)
     finally:
         if collecting:
             gc.enable()
@@ -235,7 +234,6 @@ def _write(root: Path, grades: Iterable[SubmissionGrade],
     return report
 
 
-def write_all(root: Path, course: Course, grades: list[SubmissionGrade],
-              assignments: list[str] | None = None) -> WriteReport:
-    """For `trous grade` on the nbgrader input kind (writing.GradebookSink): write, and say so."""
-    return say(write(root, grades, assignments))
+def write_all(root: Path, grades: list[SubmissionGrade], assignments: list[str] | None) -> WriteReport:
+    """For `trous grade` when its writing process failed (writing.GradebookSink): write here, and say so."""
+    return say(write(root, grades, lambda grade: assignments))

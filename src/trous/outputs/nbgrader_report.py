@@ -20,7 +20,6 @@ class WriteReport:
     # (student, notebook) → what nbgrader's gradebook holds besides the autograder's scores: manual
     # scores from formgrader, extra credit, late penalty (overrides.py applies them)
     final: dict[tuple[str, str], Final] = field(default_factory=dict)
-    changes: list = field(default_factory=list)  # overrides.Change applied to the grades (trous nbgrader grade)
 
 
 def say(report: WriteReport) -> WriteReport:

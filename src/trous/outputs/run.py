@@ -118,7 +118,7 @@ def check_results_place(source: Path, results: Path) -> None:
                                      "modifie jamais ; choisis un dossier hors des copies")
 
 
-# `--parallele`'s default, shared with `trous nbgrader grade` (core/options.py).
+# `--parallele`'s default (core/options.py).
 default_workers = cli_options.default_parallel
 
 

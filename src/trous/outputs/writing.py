@@ -215,7 +215,7 @@ class GradebookSink:
         if report is None:
             from .nbgrader import write_all  # noqa: PLC0415 - nbgrader: only when the writing process failed
 
-            report = write_all(self.root, course, grades, self._chosen(course, grades))
+            report = write_all(self.root, grades, self._chosen(course, grades))
         self.writer = None  # settled: nothing left to abandon
         changes = apply(grades, report.final)
         for line in describe(changes):

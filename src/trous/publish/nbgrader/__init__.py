@@ -1,4 +1,4 @@
-"""The course as an nbgrader course: build it, grade it in or out of nbgrader, with the same grades.
+"""The course as an nbgrader course: build it; graded in nbgrader (autograde) or by `trous grade`, same grades.
 
 - `build`: `trous nbgrader build DIR` writes nbgrader_config.py, source/<assignment>/<exercise>.ipynb
   and trous-cours.json (standalone.py: what `trous grade .` needs to grade the course anywhere);
@@ -12,8 +12,8 @@
   hidden tests, hidden-test cells restored without a warning; `kernel`: the bubblewrap kernel used
   by `nbgrader autograde`; `exchange` and `zipcollect`: release_feedback and zip_collect for copies
   that came through Moodle;
-- `intake`, `gradebook` and `overrides`: `trous grade` on nbgrader's `submitted/`, written into
-  nbgrader's gradebook, with the grades changed by hand in formgrader taken back.
+- `trous grade DIR` grades the course's `submitted/` (inputs/nbgrader.py) and writes nbgrader's
+  gradebook (outputs/nbgrader.py), with the grades changed by hand in formgrader taken back.
 """
 
 

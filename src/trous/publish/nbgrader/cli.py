@@ -1,9 +1,10 @@
-"""`trous nbgrader …`: build the nbgrader course, grade nbgrader's submissions with the engine."""
+"""`trous nbgrader build`: the course as an nbgrader course (`trous grade DIR` grades it)."""
 
 from __future__ import annotations
 
 import argparse
 import os
+import shlex
 from pathlib import Path
 
 from ...core import options
@@ -56,46 +57,39 @@ def cmd_build(args) -> int:
     return 0
 
 
-def _carried(args, root: Path):
-    """The course an nbgrader course directory carries (checked against -C COURS when given)."""
-    from ...inputs.standalone import StandaloneError, load  # noqa: PLC0415
-
-    try:
-        return load(root, args.cours)
-    except StandaloneError as exc:
-        print(f"erreur : {exc}")
-        return None
-
-
-def cmd_grade(args) -> int:
-    from .grade import run  # noqa: PLC0415
-
-    try:
-        sandbox = options.sandbox_mode(args)
-    except ValueError as exc:
-        print(f"erreur : {exc}")
-        return 2
-    assignments = list(dict.fromkeys(args.devoir or []))
-    if not assignments:
-        print("erreur : quel devoir corriger ? --devoir DEVOIR (son id dans course.yaml, ex. chapitre1)")
-        return 2
-    course = _carried(args, Path(args.dossier))
-    if course is None:
-        return 2
-    status = 0
-    for assignment in assignments:
-        status = max(status, run(course, Path(args.dossier), assignment, students=args.etudiant or None,
-                                 sandbox=sandbox, jobs=args.parallele))
-    return status
+# `trous nbgrader grade` graded with a pool of its own; `trous grade DIR` does the same with the one
+# engine, and writes trous's results besides. The old command says what to type instead.
+def instead(typed: list[str]) -> str:
+    """The `trous grade` command that does what `trous nbgrader grade <typed>` did."""
+    folder, kept, tokens = None, [], iter(typed)
+    for token in tokens:
+        if token.startswith("-"):
+            name = token.split("=")[0]
+            if name in ("-h", "--help", "--aide"):
+                continue
+            flag = "=" in token or name.startswith(("--sans", "--no")) or (name.startswith("-j") and len(name) > 2)
+            value = [] if flag else [next(tokens, "")]
+            if not (len(name) > 3 and ("--etudiant".startswith(name) or "--student".startswith(name))):
+                kept += [token, *value]  # --etudiant has no use: trous grade regrades only what changed
+        elif folder is None:
+            folder = token
+        else:
+            kept += ["--devoir", token]  # the positional assignment of the first versions
+    if not any(t.startswith(("--dev", "--ass")) for t in kept):
+        kept += ["--devoir", "DEVOIR"]
+    return shlex.join(["trous", "grade", folder or "."] + kept)
 
 
-class _AlsoAssignment(argparse.Action):
-    def __call__(self, parser, namespace, values, option_string=None):
-        namespace.devoir = [*(namespace.devoir or []), values]
+def cmd_grade_gone(args) -> int:
+    print(f"« trous nbgrader grade » n'existe plus : lancez « {instead(args.reste)} » (le même moteur, les mêmes "
+          "notes dans le carnet de notes de nbgrader et autograded/, et les retours de trous en plus ; seules les "
+          "copies qui ont changé sont recorrigées)")
+    return 2
 
 
 def register(sub) -> None:
-    parser = sub.add_parser("nbgrader", help="(enseignants) le cours comme cours nbgrader : construire, corriger")
+    parser = sub.add_parser("nbgrader", help="(enseignants) le cours comme cours nbgrader (à corriger avec "
+                                             "« trous grade DOSSIER »)")
     inner = parser.add_subparsers(dest="nbgrader_command", metavar="ACTION")
     p = inner.add_parser("build", help="écrire nbgrader_config.py et source/<devoir>/<exercice>.ipynb")
     p.add_argument("dossier", nargs="?", help="dossier du cours nbgrader (par défaut : _build/nbgrader)")
@@ -105,15 +99,9 @@ def register(sub) -> None:
     options.add_force(p, "écraser aussi les fichiers modifiés depuis la dernière construction (sinon : refus, avec "
                          "la liste de ce qui diffère)")
     p.set_defaults(func=cmd_build)
-    p = inner.add_parser("grade", help="corriger submitted/<élève>/<devoir> avec le moteur de trous et remplir "
-                                       "le carnet de notes de nbgrader (au lieu de nbgrader autograde)")
-    p.add_argument("dossier", help="dossier du cours nbgrader")
-    # The positional of earlier versions, read as one more --devoir.
-    p.add_argument("devoir_positionnel", nargs="?", metavar="DEVOIR", action=_AlsoAssignment, default=argparse.SUPPRESS,
-                   help=argparse.SUPPRESS)
-    options.add_assignment(p, "le devoir à corriger (son id dans course.yaml, ex. chapitre1 ; répétable)")
-    options.add_student(p)
-    options.add_sandbox(p, "dans chaque cellule notée")
-    options.add_parallel(p)
-    p.set_defaults(func=cmd_grade)
+    # Every word after `grade` is taken as it comes (no option of its own): the refusal quotes them.
+    p = inner.add_parser("grade", help="(remplacé par « trous grade DOSSIER --devoir DEVOIR »)", prefix_chars="\0",
+                         add_help=False)
+    p.add_argument("reste", nargs="*", help=argparse.SUPPRESS)
+    p.set_defaults(func=cmd_grade_gone)
     parser.set_defaults(func=lambda args: (parser.print_help(), 2)[1])
