@@ -61,8 +61,8 @@ def _writers(root: Path) -> list[str]:
     return [line for line in found.stdout.splitlines() if "pgrep" not in line]
 
 
-def _grade(root: Path, extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([str(Path(sys.executable).parent / "trous"), "grade", "."], cwd=root,
+def _grade(root: Path, extra_env: dict[str, str] | None = None, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(Path(sys.executable).parent / "trous"), "grade", ".", *args], cwd=root,
                           env={**env(), **(extra_env or {})}, capture_output=True, text=True, timeout=600)
 
 
@@ -103,3 +103,32 @@ def test_a_run_refused_before_grading_leaves_nbgrader_s_gradebook_as_it_was(copy
     assert hashlib.sha256((root / "gradebook.db").read_bytes()).hexdigest() == before
     assert not (root / "autograded").exists()
     assert not _writers(root)
+
+
+def test_one_assignment_graded_in_the_course_folder_with_formgrader_s_grades_kept(copy_of):
+    """What `trous nbgrader grade DIR --devoir X` did, `trous grade DIR --devoir X` does: the points in
+    nbgrader's gradebook and autograded/, a teacher's manual score in formgrader kept when graded
+    again, the entries of submitted/ that are no student listed; its own results in trous-resultats/X/."""
+    from nbgrader.api import Gradebook
+
+    root = copy_of("un-devoir")
+    (root / "submitted" / "LISEZMOI.txt").write_text("pas une copie")
+    first = _grade(root, None, "--devoir", ASSIGNMENT)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "LISEZMOI.txt : pas un dossier d'élève de nbgrader" in " ".join(first.stdout.split()), first.stdout
+    points = blank_scores(root, "attention")
+    by_hand = {"alice": (1, 1, 1), "bob": (1, 0, 0), "chloe": (0, 1, 1), "dan": (0, 0, 0)}  # CHOICES, blank by blank
+    assert {s: tuple(points[s][f"{EXERCISE}-trou-{b}"] for b in ("somme_exp", "scores", "nouveau"))
+            for s in points} == by_hand
+    assert (root / "autograded" / "dan" / ASSIGNMENT / f"{EXERCISE}.ipynb").is_file()
+    assert (root / "trous-resultats" / ASSIGNMENT / "grades.csv").is_file()
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}", "attention") as gradebook:  # formgrader, by hand
+        gradebook.find_grade(f"{EXERCISE}-trou-scores", EXERCISE, ASSIGNMENT, "bob").manual_score = 1.0
+        gradebook.db.commit()
+    again = _grade(root, None, "--devoir", ASSIGNMENT)
+    assert again.returncode == 0, again.stdout + again.stderr
+    said = " ".join(again.stdout.split())
+    assert "bob — 01_toux, trou 2 « scores » : 1 point donné(s) à la main dans formgrader" in said, said
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}", "attention") as gradebook:
+        kept = gradebook.find_grade(f"{EXERCISE}-trou-scores", EXERCISE, ASSIGNMENT, "bob")
+        assert (kept.auto_score, kept.manual_score) == (0.0, 1.0)

@@ -112,7 +112,9 @@ def check_results_place(source: Path, results: Path) -> None:
     if results == source:
         raise intake_mod.IntakeError(f"--resultats {results} : c'est le dossier des copies ; choisis un autre dossier "
                                      f"(par défaut : {default_results(source)})")
-    if source in results.parents and len(results.relative_to(source).parts) > 1:
+    carried = intake_mod.carried_results(source)  # an input's own place (an nbgrader course's) holds no copy
+    if source in results.parents and len(results.relative_to(source).parts) > 1 and not (
+            carried is not None and carried.resolve() in results.parents):
         copy = printable(results.relative_to(source).parts[0])
         raise intake_mod.IntakeError(f"--resultats {results} : ce dossier est dans la copie « {copy} », que trous ne "
                                      "modifie jamais ; choisis un dossier hors des copies")
