@@ -16,7 +16,8 @@ as a teacher would run them:
   and submitted notebooks: the grade cells' hidden tests grade each blank with trous's engine inside
   the kernel, as they are;
 - `nbgrader autograde <assignment>` with the nbgrader_config.py trous writes (kernel in bubblewrap,
-  the exercise's time limit for the student's cells, VerifyGrades grading again outside the kernel);
+  the exercise's time limit for the student's cells, the grade cells not run in the kernel:
+  VerifyGrades grades each blank outside it);
 - `trous grade <course>`, run from the course folder without `-C` (the course it carries): intake of
   submitted/, the sandboxed engine in parallel, trous's reports, and nbgrader's gradebook and
   autograded/ written as nbgrader would.

@@ -403,24 +403,23 @@ def test_formgrader_sees_trous_grades_as_it_sees_nbgrader_s(workflow):
     assert all(autograded and not manual for _, _, manual, autograded in from_trous[0].values())
 
 
-def test_the_kernel_computes_what_the_engine_computes_unless_the_student_faked_it(workflow):
-    """VerifyGrades recorded, per grade cell, the kernel's score and the engine's: they differ only
-    where the student's code rewrote the kernel, killed it, or left it without memory."""
-    for student in _expected():
+def test_the_grade_cells_are_graded_outside_the_kernel_never_in_it(workflow):
+    """With the generated configuration the kernel never runs a grade cell (its code is the student's
+    to fake: `noyau_falsifie` replaced the module the hidden cells import); VerifyGrades writes each
+    blank's verdict, the engine's, in its cell."""
+    for student, expected in _expected().items():
         nb = nbformat.read(workflow["course_dir"] / "autograded" / student / ASSIGNMENT / f"{EXERCISE}.ipynb", 4)
-        marks = {grade_id(c): c.metadata["trous"] for c in nb.cells if "moteur" in c.metadata.get("trous", {})}
-        assert set(marks) == {f"{EXERCISE}-trou-{b}" for b in BLANKS}, student
-        replaced = {gid for gid, m in marks.items() if m["remplace"]}
-        if student == "noyau_falsifie":
-            assert replaced == set(marks)  # the fake module said ✔ everywhere; the engine says 0
-            assert all(m["noyau"] == 1 and m["moteur"] == 0 for m in marks.values())
-        elif student == "saboteur":
-            assert replaced == set(marks)  # nothing ran after os._exit; the engine grades the answers
-        elif student == "memoire":
-            # the kernel's memory stays full (`tas`): its own grading fails there, the engine's does not
-            assert all(marks[gid]["noyau"] == 0 < marks[gid]["moteur"] for gid in replaced), marks
-        else:
-            assert replaced == set(), student
+        graded = {grade_id(c): c for c in nb.cells if "moteur" in c.metadata.get("trous", {})}
+        assert set(graded) == {f"{EXERCISE}-trou-{b}" for b in BLANKS}, student
+        for blank, points in zip(BLANKS, expected):
+            cell = graded[f"{EXERCISE}-trou-{blank}"]
+            assert cell.metadata["trous"] == {"moteur": points, "source": "nbgrader autograde"}, (student, blank)
+            assert cell.execution_count is None, (student, blank)  # nbclient numbers every cell it runs
+            text = "".join(o.get("text", "") + o.get("evalue", "") for o in cell.outputs)
+            assert text.startswith(("✔ trou", "✘ trou")) and "✔ juste" not in text, (student, text)
+    answer = _read_cell(nbformat.read(workflow["course_dir"] / "autograded" / "parfait" / ASSIGNMENT /
+                                      f"{EXERCISE}.ipynb", 4), "-reponse-1")
+    assert answer.execution_count is not None  # the kernel did run the notebook's own cells
 
 
 def _outputs(nb, cell_source_part: str) -> str:

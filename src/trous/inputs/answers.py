@@ -49,7 +49,3 @@ def exercise_text(bundle: Bundle, answers: dict[str, str]) -> str:
         position = start + len(cell.template)
     out.append(template[position:])
     return "".join(out)
-
-
-def exercise_bytes(bundle: Bundle, cells: list[dict]) -> bytes:
-    return exercise_text(bundle, from_cells(cells)).encode("utf-8", "surrogatepass")

@@ -31,11 +31,8 @@ from traitlets.config.loader import PyFileConfigLoader  # noqa: E402
 from traitlets.utils.importstring import import_item  # noqa: E402
 
 from ..core.grades import SubmissionGrade  # noqa: E402
-from ..inputs import answers  # noqa: E402
-from ..inputs.cells import cell_map  # noqa: E402
-from .outcome import outputs_for  # noqa: E402
+from .outcome import fill  # noqa: E402
 from .overrides import Final  # noqa: E402
-from ..inputs.bundle import TROUS_KEY, grade_cells  # noqa: E402
 from .nbgrader_report import WriteReport, say  # noqa: E402, F401 - WriteReport: this module's result
 
 
@@ -51,27 +48,21 @@ def load_config(root: Path) -> Config:
 
 
 class FillGrades(Preprocessor):
-    """Where Execute was: the grade cells of trous's blanks get the engine's outputs."""
+    """Where Execute was: the grade cells of trous's blanks get the engine's outputs (as VerifyGrades
+    gives them under `nbgrader autograde`), naming the cells of the text the intake graded."""
 
     enabled = Bool(True)
     grade: SubmissionGrade | None = None
 
     def preprocess(self, nb, resources):
-        for exercise_id, entries in grade_cells(nb).items():
-            try:
-                exercise_grade = self.grade.exercise(exercise_id)
-            except KeyError:
-                continue
-            # The text the intake graded, with its cells located: the outputs name them as the
-            # kernel's hidden cells and VerifyGrades do.
-            where = cell_map(entries[0][2], answers.from_cells(nb.cells))
-            for cell, blank_id, _ in entries:
-                try:
-                    cell.outputs, score = outputs_for(exercise_grade, blank_id, self.grade.unisolated, where)
-                except KeyError:
-                    continue
-                cell.metadata[TROUS_KEY] = {"moteur": score, "source": "trous grade"}
+        fill(nb, self._exercise, self.grade.unisolated, "trous grade")
         return nb, resources
+
+    def _exercise(self, bundle, where):
+        try:
+            return self.grade.exercise(bundle.exercise_id)
+        except KeyError:
+            return None
 
 
 def _classes(items) -> list:

@@ -1,5 +1,6 @@
 """What a blank's grade cell shows, the same wherever the grade was computed: in the kernel (hidden
-cell), in nbgrader's process (VerifyGrades) or by `trous grade` (autograded notebooks it writes).
+cell, under nbgrader's own configuration), in nbgrader's process (VerifyGrades) or by `trous grade`
+(autograded notebooks it writes); `fill` writes it into a notebook's grade cells for the last two.
 
 A right blank prints one line on stdout (nbgrader: full points); a wrong one ends in an error whose
 traceback is the French explanation alone (nbgrader: zero), never a Python traceback that would
@@ -10,12 +11,12 @@ from __future__ import annotations
 
 from ..core.wording import plural
 from ..core.grades import ERROR, FAILED, MISSING, PASSED, UNFILLED, BlankGrade, ExerciseGrade
+from ..inputs import answers
+from ..inputs.bundle import TROUS_KEY, grade_cells
+from ..inputs.cells import cell_map
 
 ERROR_NAME = "TrouFaux"
-# The errors SandboxedExecute gives a cell the kernel did not finish (kernel.py): such a grade cell
-# holds no verdict of the kernel's, and VerifyGrades writes the engine's in it.
-KERNEL_DIED, NOT_RUN_NAME, TIMEOUT_NAME = "NoyauArrete", "NonExecutee", "TempsEcoule"
-KERNEL_MARKS = (KERNEL_DIED, NOT_RUN_NAME, TIMEOUT_NAME)
+UNKNOWN_BLANK = "✘ trou « {} » inconnu de la correction (cellule notée modifiée ?) : 0 point"
 UNISOLATED_NOTE = ("⚠ corrigé SANS ISOLATION (--sans-isolation) : ce code a tourné sous le compte du correcteur, "
                    "sans bac à sable ; cette note ne vaut que pour du code de confiance")
 STATUS = {PASSED: "juste", FAILED: "faux", UNFILLED: "pas rempli (___)", ERROR: "non noté (erreur)",
@@ -64,8 +65,31 @@ def outputs_for(grade: ExerciseGrade, blank_id: str, unisolated: bool = False, w
     if passed:
         return [nbformat.from_dict({"output_type": "stream", "name": "stdout", "text": text + "\n"})], \
             blank.max_score
+    return _error(text), 0.0
+
+
+def _error(text: str) -> list:
+    import nbformat  # noqa: PLC0415 - as above
+
     return [nbformat.from_dict({"output_type": "error", "ename": ERROR_NAME, "evalue": text,
-                                "traceback": text.split("\n")})], 0.0
+                                "traceback": text.split("\n")})]
+
+
+def fill(nb, grade_of, unisolated: bool, source: str) -> None:
+    """Each trous grade cell of `nb` gets its blank's verdict from the engine's grade of the notebook's
+    answer cells: `grade_of(hidden bundle, cell map)` is that ExerciseGrade (None: the exercise's cells
+    are left as they are); `source` (who graded) goes in the cell's metadata."""
+    for entries in grade_cells(nb).values():
+        where = cell_map(entries[0][2], answers.from_cells(nb.cells))
+        grade = grade_of(entries[0][2], where)
+        if grade is None:
+            continue
+        for cell, blank_id, _ in entries:
+            try:
+                cell.outputs, score = outputs_for(grade, blank_id, unisolated, where)
+            except KeyError:  # never full points for a blank nobody graded (nbgrader: no error, full points)
+                cell.outputs, score = _error(UNKNOWN_BLANK.format(blank_id)), 0.0
+            cell.metadata[TROUS_KEY] = {"moteur": score, "source": source}
 
 
 class TrouFaux(Exception):

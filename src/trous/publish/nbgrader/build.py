@@ -67,8 +67,8 @@ c.GenerateAssignment.preprocessors = [
 ]
 
 # Correction : le noyau tourne dans bubblewrap (il ne voit ni source/, ni le carnet de notes, ni les
-# autres copies), puis chaque trou est recorrigé hors du noyau par le moteur de trous, que le code
-# de l'élève ne peut pas falsifier.
+# autres copies) ; les cellules notées n'y sont pas exécutées : chaque trou est corrigé hors du noyau
+# par le moteur de trous (VerifyGrades), que le code de l'élève ne peut pas falsifier.
 # (nbgrader's sanitizing, except that a grade cell received without its hidden tests, as released, is
 # restored without a warning: nbgrader prints one per hidden-test cell and per student; and a notebook
 # whose nbgrader metadata a student damaged is still graded, never dropped.)

@@ -9,7 +9,8 @@
   (`validate --invert`);
 - `corriger_trou(blank, hidden_bundle)` (hidden part of a grade cell, present at autograde only):
   the engine's verdict for that blank, per-blank splicing and hidden variants included; the
-  visible part of the cell then stays silent.
+  visible part of the cell then stays silent. Only nbgrader's own configuration runs it: with the
+  generated one, the grade cells are not run in the kernel and VerifyGrades writes that verdict.
 
 The student's code is what the answer cells hold. Under nbgrader (autograde, validate), it is read
 from the notebook file being executed, exactly as `trous grade` reads the submitted file. In an
@@ -147,11 +148,6 @@ def student_cells(bundle: Bundle) -> tuple[dict[str, str], list[str]]:
     if cells is None:
         cells, notes = _from_history(bundle)
     return cells, notes
-
-
-def student_code(bundle: Bundle) -> tuple[bytes, list[str]]:
-    cells, notes = student_cells(bundle)
-    return answers.exercise_text(bundle, cells).encode("utf-8", "surrogatepass"), notes
 
 
 # -- the report ------------------------------------------------------------------------------------

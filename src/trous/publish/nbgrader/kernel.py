@@ -45,7 +45,6 @@ from traitlets import Bool, Integer, Unicode
 
 from ...sandbox import backend as sandbox_mod
 from ...sandbox import uids
-from ...outputs.outcome import KERNEL_DIED, NOT_RUN_NAME, TIMEOUT_NAME
 
 COPY_LIMIT = 256 * 1024 * 1024
 FILES_LIMIT = 10_000
@@ -311,6 +310,8 @@ def _inner_pid(pid: int) -> int | None:
     return None
 
 
+# The errors a cell the kernel did not finish ends with.
+KERNEL_DIED, NOT_RUN_NAME, TIMEOUT_NAME = "NoyauArrete", "NonExecutee", "TempsEcoule"
 DEAD = (KERNEL_DIED, "le noyau s'est arrêté pendant cette cellule (os._exit, plantage ou mémoire épuisée) : "
         "les cellules suivantes n'ont pas été exécutées ; chaque trou est noté quand même, hors du noyau")
 NOT_RUN = (NOT_RUN_NAME, "cellule non exécutée : le noyau s'était arrêté plus haut")
@@ -339,10 +340,11 @@ class SandboxedExecute(Execute):
     error. A kernel killed by
     the student's code (`os._exit`, a crash), or one that does not come back from the interrupt
     (stopped then), would make plain nbgrader drop the student's whole assignment: here the cells
-    left get an error output instead, and VerifyGrades, which does not need the kernel, gives each
-    blank the engine's grade. After a cell ran out of time, the grade cells and the check cell are not
-    run in the kernel when VerifyGrades follows: they would run the same program again, up to its
-    time limit each, for a verdict VerifyGrades computes anyway."""
+    left get an error output instead. When VerifyGrades follows (the generated configuration), the
+    grade cells of trous's blanks are never run in the kernel: VerifyGrades, which does not need the
+    kernel, writes the engine's verdict in each (the kernel would grade the same program again, in a
+    process the student's code owns). After a cell ran out of time, the check cell is not run either:
+    it would run the same program again, up to its time limit."""
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
@@ -351,6 +353,7 @@ class SandboxedExecute(Execute):
         self._timed_out = False
         self._interrupted = None  # the cell nbclient last interrupted
         self._exercise_timeout: float | None = None
+        self._outside: set[int] = set()  # the grade cells VerifyGrades writes (their id())
 
     @staticmethod
     def _error(cell, name: str, message: str) -> None:
@@ -402,6 +405,8 @@ class SandboxedExecute(Execute):
         return any(isinstance(p, VerifyGrades) and p.enabled for p in getattr(self.parent, "_preprocessors", []))
 
     def preprocess_cell(self, cell, resources, index):
+        if id(cell) in self._outside:
+            return cell, resources
         if self._dead:
             if cell.cell_type == "code" and cell.source.strip():
                 self._error(cell, *NOT_RUN)
@@ -436,7 +441,9 @@ class SandboxedExecute(Execute):
 
         self._dead = self._timed_out = False
         self._interrupted = None
-        limits = [b.exercise.get("timeout") for entries in grade_cells(nb).values() for _, _, b in entries]
+        cells = grade_cells(nb)
+        self._outside = {id(c) for entries in cells.values() for c, _, _ in entries} if self._verified() else set()
+        limits = [b.exercise.get("timeout") for entries in cells.values() for _, _, b in entries]
         limits = [float(t) for t in limits if isinstance(t, (int, float)) and t > 0]
         self._exercise_timeout = max(limits) if limits else None
         return super().preprocess(nb, resources, km)

@@ -4,10 +4,10 @@
   gets back the template's source, with exactly the `___` blanks of `exercises/`; other cells are
   cleared as nbgrader does (`### BEGIN SOLUTION` regions, or the code stub).
 - `VerifyGrades` (autograde, after Execute, before SaveAutoGrades): grades every trous exercise of
-  the notebook again with the engine, outside the kernel, and makes each blank's grade cell say
-  what the engine says. Student code owns the kernel and could fake any cell's output; it cannot
-  change what this process computes from the notebook's answer cells and the hidden tests that
-  nbgrader restored from the gradebook.
+  the notebook with the engine, outside the kernel, and writes each blank's verdict in its grade
+  cell (SandboxedExecute does not run those cells in the kernel: student code owns the kernel and
+  could fake any cell's output; it cannot change what this process computes from the notebook's
+  answer cells and the hidden tests that nbgrader restored from the gradebook).
 - `TeacherGrades` (generate_feedback, after GetGrades): a grade changed in formgrader is said in the
   grade cell's verdict, beside the engine's, instead of contradicting nbgrader's « Score ».
 - `HideHiddenTests` (generate_feedback): nbgrader shows hidden tests in feedback; this removes the
@@ -34,11 +34,9 @@ from nbgrader.preprocessors import ClearHiddenTests, ClearSolutions, NbGraderPre
 from traitlets import Bool, Unicode
 
 from ...core.grades import UNISOLATED
-from ...inputs import answers
 from ...inputs.bundle import TROUS_KEY, Bundle, grade_cells, hidden_calls  # noqa: F401 - the build's names
-from ...inputs.cells import cell_map
 from .notebooks import HIDDEN_BEGIN, HIDDEN_END
-from ...outputs.outcome import KERNEL_MARKS, teacher_outputs
+from ...outputs.outcome import fill, teacher_outputs
 
 class ClearBlanks(ClearSolutions):
     def preprocess_cell(self, cell, resources, cell_index):
@@ -50,14 +48,8 @@ class ClearBlanks(ClearSolutions):
         return super().preprocess_cell(cell, resources, cell_index)
 
 
-def _kernel_finished(cell) -> bool:
-    """False when SandboxedExecute marked the cell as not run to its end (kernel stopped, time out):
-    its outputs then say nothing of the blank, and the engine's verdict replaces them."""
-    return not any(o.get("output_type") == "error" and o.get("ename") in KERNEL_MARKS for o in cell.get("outputs", []))
-
-
 class VerifyGrades(NbGraderPreprocessor):
-    enabled = Bool(True, help="Recorriger chaque trou hors du noyau (recommandé).").tag(config=True)
+    enabled = Bool(True, help="Corriger chaque trou hors du noyau (recommandé).").tag(config=True)
     sandbox = Unicode("auto", help="Bac à sable du moteur : auto (bubblewrap, sinon refus), bwrap, ou "
                                    "sans-isolation (jamais en root, signalé dans chaque cellule notée).").tag(config=True)
 
@@ -67,20 +59,8 @@ class VerifyGrades(NbGraderPreprocessor):
         from . import verify  # noqa: PLC0415 - starts runners: only when autograding
 
         unisolated = verify.kind(self.sandbox) == UNISOLATED  # refused here, before any answer is read
-        for exercise_id, entries in grade_cells(nb).items():
-            bundle = entries[0][2]
-            where = cell_map(bundle, answers.from_cells(nb.cells))
-            grade = verify.grade(bundle, where.text.encode("utf-8", "surrogatepass"), self.sandbox)
-            for cell, blank_id, _ in entries:
-                kernel_score, max_score = utils.determine_grade(cell, self.log)
-                outputs, score = verify.outputs_for(grade, blank_id, unisolated, where)
-                replaced = kernel_score != score
-                if replaced:
-                    self.log.warning("%s, trou %s : le noyau dit %s, le moteur de trous %s : la sortie de la "
-                                     "cellule est remplacée", exercise_id, blank_id, kernel_score, score)
-                if replaced or not _kernel_finished(cell):
-                    cell.outputs = outputs
-                cell.metadata[TROUS_KEY] = {"noyau": kernel_score, "moteur": score, "remplace": replaced}
+        fill(nb, lambda bundle, where: verify.grade(bundle, where.text.encode("utf-8", "surrogatepass"), self.sandbox),
+             unisolated, "nbgrader autograde")
         return nb, resources
 
 

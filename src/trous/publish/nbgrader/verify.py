@@ -7,7 +7,6 @@ from ...core.grades import ExerciseGrade
 from ...sandbox.backend import choose
 from ...inputs.bundle import Bundle
 from .examiner import Examiner
-from ...outputs.outcome import outputs_for
 
 _examiners: dict[str, Examiner] = {}
 _kinds: dict[str, str] = {}
@@ -27,5 +26,3 @@ def grade(bundle: Bundle, code: bytes, sandbox: str = "auto") -> ExerciseGrade:
         _examiners[chosen] = Examiner(chosen)
     return _examiners[chosen].grade(bundle, code)
 
-
-__all__ = ["grade", "kind", "outputs_for"]
