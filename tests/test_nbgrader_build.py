@@ -20,7 +20,8 @@ from trous.core.blanks import align, find_blanks  # noqa: E402
 from trous.inputs import answers  # noqa: E402
 from trous.publish.nbgrader.build import build, buildable  # noqa: E402
 from trous.inputs.bundle import Bundle, check_bundle_of  # noqa: E402
-from trous.publish.nbgrader.preprocessors import ClearBlanks, HideHiddenTests, grade_cells, strip_hidden  # noqa: E402
+from trous.inputs.locked import released  # noqa: E402
+from trous.publish.nbgrader.preprocessors import ClearBlanks, HideHiddenTests, grade_cells  # noqa: E402
 from trous.inputs.nbgrader import notebook_exercise  # noqa: E402
 
 
@@ -175,7 +176,7 @@ def test_feedback_preprocessor_strips_hidden_blocks_and_outputs_quoting_them(cou
     assert "corriger_trou" not in text and "BEGIN HIDDEN" not in text
     assert grader_line.strip() not in text
     assert "✔ trou 1/3 : juste" in text
-    assert strip_hidden(cell.source) == cell.source
+    assert released(cell.source) == cell.source
 
 
 def test_cli_build_reports_what_it_wrote(course, tmp_path):

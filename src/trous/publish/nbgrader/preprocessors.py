@@ -35,7 +35,7 @@ from traitlets import Bool, Unicode
 
 from ...core.grades import UNISOLATED
 from ...inputs.bundle import TROUS_KEY, Bundle, grade_cells, hidden_calls  # noqa: F401 - the build's names
-from .notebooks import HIDDEN_BEGIN, HIDDEN_END
+from ...inputs.locked import HIDDEN_BEGIN, released
 from ...outputs.outcome import fill, teacher_outputs
 
 class ClearBlanks(ClearSolutions):
@@ -202,28 +202,10 @@ class TeacherGrades(Preprocessor):
         return cell, resources
 
 
-def strip_hidden(source: str) -> str:
-    lines, inside, kept = source.split("\n"), False, []
-    for line in lines:
-        if HIDDEN_BEGIN in line:
-            inside = True
-        elif HIDDEN_END in line:
-            inside = False
-        elif not inside:
-            kept.append(line)
-    return "\n".join(kept)
-
-
 def hidden_lines(source: str) -> list[str]:
-    lines, inside, found = source.split("\n"), False, []
-    for line in lines:
-        if HIDDEN_BEGIN in line:
-            inside = True
-        elif HIDDEN_END in line:
-            inside = False
-        elif inside and len(line.strip()) >= 12:
-            found.append(line.strip())
-    return found
+    """The lines of the source's hidden-test blocks, long enough to mean something."""
+    shown = set(released(source).split("\n"))
+    return [line.strip() for line in source.split("\n") if line not in shown and len(line.strip()) >= 12]
 
 
 def secrets_of(nb) -> list[str]:
@@ -268,7 +250,7 @@ class HideHiddenTests(Preprocessor):
         secrets = secrets_of(nb)
         for cell in nb.cells:
             if cell.cell_type == "code" and HIDDEN_BEGIN in cell.source:
-                cell.source = strip_hidden(cell.source)
+                cell.source = released(cell.source)
             if cell.cell_type != "code":
                 continue
             kept = []
