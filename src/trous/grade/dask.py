@@ -261,26 +261,12 @@ def _close_all() -> None:
             _PREPARED.popitem()[1].close()
 
 
-CACHE_LIMIT = 50_000  # groups of units a worker's grader remembers
-
-
-def _bound_cache(grader: Grader) -> None:
-    """The engine runs a fill that another student also wrote only once per grader, and remembers
-    every group it ran; a worker's grader lives across many runs, so past a bound it forgets them all
-    (they are run again if needed: slower, never different)."""
-    cache, lock = getattr(grader, "_cache", None), getattr(grader, "_cache_lock", None)
-    if isinstance(cache, dict) and lock is not None and len(cache) > CACHE_LIMIT:
-        with lock:
-            cache.clear()
-
-
 def grade_task(course_data: bytes, version: str, sandbox: str, student: str,
                files: dict[str, bytes | None]) -> dict:
     """The Dask task: grade one submission on this worker; the grade comes back as JSON."""
     ready = _take(course_data, version, sandbox)
     try:
-        grade = ready.grader.grade(student, files)
-        _bound_cache(ready.grader)
+        grade = ready.grader.grade(student, files)  # its memo bounded in bytes, across the worker's runs
     finally:
         _give(ready)
     # The incidents (tests that behaved on this copy otherwise than on the reference) are the

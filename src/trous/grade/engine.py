@@ -29,15 +29,14 @@ class goes on; the teacher reads it among the grade's `incidents`.
 from __future__ import annotations
 
 import ast
-
-import functools
+import builtins
 import hashlib
+import queue
 import sys
 import threading
 import time
-import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
 import trous
@@ -55,7 +54,6 @@ from ..core.protocol import CRASH, OK, SKIPPED, TIMEOUT, ErrorInfo, Job, Limits,
 from ..core.course import available as _available
 from ..core.course import limits_for, preload_for
 from ..core.judge import Verdict, describe_error, disclosure, judge
-from . import order as order_mod
 from ..core.grades import ERROR, FAILED, MISSING, PASSED, UNFILLED, BlankGrade, ExerciseGrade, SubmissionGrade
 from .testfunctions import Clock, Outcome, TestFunction, TestFunctions
 
@@ -66,18 +64,12 @@ HARD_CODED = ("réussit l'exemple du cours mais échoue sur d'autres entrées : 
 ONLY_EXAMPLE = ("réussit l'exemple du cours mais échoue sur d'autres entrées : le calcul doit marcher pour toutes "
                 "les données")
 COPY_WALL = 60.0  # seconds of wall time for a whole copy, unless course.yaml says otherwise
-# Results of identical programs kept for reuse (other students' same fills), counted in bytes on the
-# wire: once read, they take several times that, so this keeps the grader's own memory under 200 MiB.
-CACHE_BYTES = 16 * 1024 * 1024
-ANALYSES = 4096  # copies read against their template kept for reuse
-# The scan of a class (order.py) gives each file this long, plus this many times its reference's run:
-# a program that ends by then is not held up, one that may loop is found for the price of the floor.
-SCAN_FLOOR = 0.5
-SCAN_FACTOR = 10.0
+# What the memo keeps (results of identical programs: other students' same fills), counted in bytes
+# on the wire: once read, they take several times that, so this keeps the grader's own memory under 200 MiB.
+MEMO_BYTES = 16 * 1024 * 1024
 AS_IS = "fichiers"  # the process key of the student's own files, run as they are
 # A unit that ended by itself: run again, it ends the same way (its result is kept for other copies).
 ENDED = (OK, "error", "exit")
-TEST_RESULTS = 16384  # outcomes of test functions on identical programs kept for reuse
 # What follows a right fill must give the reference's values; within these tolerances, since a
 # fill accepted by its own checks (within theirs) may differ from the reference's in the last digits.
 DOWNSTREAM_RTOL, DOWNSTREAM_ATOL = 1e-3, 1e-6
@@ -151,6 +143,7 @@ class _Planned:
     expects: list[tuple[int, Expect]]  # (blank index, expectation) per probe
     variant: tuple = ()
     as_is: bool = False  # the student's own file, run as it is on the course's inputs
+    ran: tuple | None = None  # (memo key, position) of its result, when kept there: what is judged of it too
 
 
 @dataclass
@@ -175,51 +168,52 @@ class _ExercisePlan:
     tests: list[_TestPlan] = field(default_factory=list)
 
 
-class _Judged:
-    """What was already concluded from one result: the cache hands the very same UnitResult to every
-    copy whose program is the same (a right fill, written the same way by many students), and the
-    verdicts drawn from it (pure functions of it and of the grader's own checks) are then drawn once,
-    not once per copy. Keyed by the result's identity, forgotten with the result."""
-
-    def __init__(self):
-        self.tables: dict[int, tuple[weakref.ref, dict]] = {}
-
-    def of(self, result: UnitResult) -> dict:
-        key = id(result)
-        found = self.tables.get(key)
-        if found is not None and found[0]() is result:
-            return found[1]
-        table: dict = {}
-        self.tables[key] = (weakref.ref(result, lambda _, key=key: self.tables.pop(key, None)), table)
-        return table
-
-
-class _Cache:
-    """Results of identical programs, bounded by the bytes they took on the wire."""
+class Memo:
+    """Everything the grader keeps for another copy (a program's results, verdicts drawn from them, a
+    file read against its template, test functions' outcomes), by what decides it: one mapping, the
+    least recently used going first past `budget` bytes. Single flight: a thread asking for what
+    another is computing waits for it (the first copies of a class share most of their programs, and
+    all miss at once) rather than computing it again."""
 
     def __init__(self, budget: int):
         self.budget, self.used = budget, 0
-        self.items: OrderedDict[str, tuple[list[UnitResult], int]] = OrderedDict()
+        self.items: OrderedDict[Hashable, tuple[object, int]] = OrderedDict()
+        self.computing: dict[Hashable, threading.Event] = {}
         self.lock = threading.Lock()
 
-    def get(self, key: str) -> list[UnitResult] | None:
-        with self.lock:
-            found = self.items.get(key)
-            if found is None:
-                return None
-            self.items.move_to_end(key)
-            return found[0]
+    def get(self, key: Hashable, compute: Callable[[], tuple[object, int | None]] | None = None):
+        """The value kept for `key`; else None, or with `compute` what it gives: (value, bytes it
+        costs), bytes None when the value is not to be kept (a timeout: run again, it may end)."""
+        while True:
+            with self.lock:
+                found = self.items.get(key)
+                if found is not None:
+                    self.items.move_to_end(key)
+                    return found[0]
+                if compute is None:
+                    return None
+                computing = self.computing.get(key)
+                if computing is None:
+                    computing = self.computing[key] = threading.Event()
+                    break
+            computing.wait()  # then found above, or not kept: computed here
+        try:
+            value, size = compute()
+            self.put(key, value, size)
+            return value
+        finally:
+            with self.lock:
+                self.computing.pop(key).set()
 
-    def put(self, key: str, results: list[UnitResult]) -> None:
-        size = sum(r.size or 1024 for r in results)
-        if size > self.budget // 8:
+    def put(self, key: Hashable, value: object, size: int | None) -> None:
+        if size is None or size > self.budget // 8:
             return
         with self.lock:
             if key in self.items:
                 return
-            self.items[key] = (results, size)
+            self.items[key] = (value, size)
             self.used += size
-            while self.used > self.budget and self.items:
+            while self.used > self.budget:
                 _, (_, dropped) = self.items.popitem(last=False)
                 self.used -= dropped
 
@@ -252,18 +246,12 @@ class Grader:
         self.refs: dict[str, _Reference] = {}
         self.references: dict[tuple, ProbeResult] = {}
         self.states: dict[tuple, dict] = {}  # (exercise id, variant) → the solution's top-level variables
-        self._cache = _Cache(CACHE_BYTES)
-        self._judged = _Judged()
-        self._running: dict[str, threading.Event] = {}  # groups being run, by key: set once done
-        self._by_variant: dict[tuple, dict] = {}
-        self._plain_states: dict[tuple, bool] = {}
-        self._analyses: OrderedDict[tuple, Analysis] = OrderedDict()
-        self._cache_lock = threading.Lock()
+        # Those whose equality means equal values (no True standing for a 1 among lists of numbers).
+        self.plain_states: set[tuple] = set()
+        # (exercise id, blank index or None for all) → its expectations by variant (see _group_by_variant)
+        self.variants: dict[tuple, dict[tuple, list[tuple[int, Expect]]]] = {}
+        self.memo = Memo(MEMO_BYTES)
         self._broken: str | None = None  # why the references cannot be computed
-        self._reference_seconds: dict[str, float] = {}  # exercise → its solution's longest run
-        # Results of files run as they are by scan(), until the copy's turn takes them (not in the
-        # cache, whose oldest entries make room for newer ones before the last copies' turns).
-        self._scanned: dict[str, UnitResult] = {}
         # Told each test function's outcome on each copy (student, outcome): the doctor counts
         # which mutants each test refuses.
         self.observe: Callable[[str, Outcome], None] | None = None
@@ -283,9 +271,11 @@ class Grader:
                 raise GraderError("\n".join(f"{shown}:{c.line} : {c.message}" for c in misnamed))
             self.refs[exercise.id] = _Reference(solution, fills, [b.line for b in blanks_mod.find_blanks(template)],
                                                 _statements(solution, fills))
+            self.variants[(exercise.id, None)] = self._group_by_variant(exercise, None)
+            for index in range(len(exercise.blanks)):
+                self.variants[(exercise.id, index)] = self._group_by_variant(exercise, {index})
         # Test functions: collected once by a pytest session of their own; one worker per grading thread.
         self.tests = TestFunctions(course, self.exercises, pool.size if pool is not None else 1)
-        self._test_results: OrderedDict[str, list[Outcome]] = OrderedDict()
         if self.tests.problems:
             self.tests.close()
             raise GraderError("\n".join(self.tests.problems))
@@ -334,18 +324,11 @@ class Grader:
         return self.limits(self.exercises[0]) if self.exercises else (self.base_limits or Limits())
 
     # -- references ----------------------------------------------------------------------------
-    def _variants(self, exercise: Exercise, blank_indexes: Iterable[int] | None = None) -> dict[tuple, list[tuple[int, Expect]]]:
-        """Expectations by variant, public inputs first; the course's own inputs always included."""
-        key = (exercise.id, None if blank_indexes is None else tuple(blank_indexes))
-        found = self._by_variant.get(key)
-        if found is None:
-            found = self._by_variant[key] = self._group_by_variant(exercise, blank_indexes)
-        return found
-
-    def _group_by_variant(self, exercise: Exercise, blank_indexes) -> dict[tuple, list[tuple[int, Expect]]]:
+    def _group_by_variant(self, exercise: Exercise, wanted: set[int] | None) -> dict[tuple, list[tuple[int, Expect]]]:
+        """Expectations of the blanks `wanted` (None: all) by variant, public inputs first; the
+        course's own inputs always included."""
         groups: dict[tuple, list[tuple[int, Expect]]] = {(): []}
         order: dict[tuple, int] = {(): 0}
-        wanted = None if blank_indexes is None else set(blank_indexes)
         for check in self.checks[exercise.id]:
             index = exercise.blank_index(check.blank)
             if wanted is not None and index not in wanted:
@@ -359,7 +342,7 @@ class Grader:
     def reference_job(self) -> tuple[Job, list[tuple[str, tuple, list[tuple]]]]:
         units, keys = [], []
         for exercise in self.exercises:
-            for variant, pairs in self._variants(exercise).items():
+            for variant, pairs in self.variants[(exercise.id, None)].items():
                 expects: list[Expect] = []
                 for _, expect in pairs:
                     if expect.uses_solution and all(_probe_key(e) != _probe_key(expect) for e in expects):
@@ -382,7 +365,6 @@ class Grader:
         problems = []
         for result, (exercise_id, variant, probe_keys) in zip(results, keys):
             shown = f" (variante {dict(variant)})" if variant else ""
-            self._reference_seconds[exercise_id] = max(self._reference_seconds.get(exercise_id, 0.0), result.seconds)
             if result.status != OK:
                 problems.append(f"{exercise_id} : la solution ne s'exécute pas jusqu'au bout{shown} : "
                                 f"{describe_error(result.error)}")
@@ -390,8 +372,8 @@ class Grader:
                 problems.append(f"{exercise_id} : variables de la solution illisibles{shown}")
             else:
                 self.states[(exercise_id, variant)] = result.state
-                # Equal to it then means equal values (no True standing for a 1 among lists of numbers).
-                self._plain_states[(exercise_id, variant)] = compare.plain(result.state)
+                if compare.plain(result.state):
+                    self.plain_states.add((exercise_id, variant))
             for key, probe in zip(probe_keys, result.probes):
                 if not probe.evaluated or probe.error is not None:
                     error = probe.error or result.error
@@ -479,7 +461,7 @@ class Grader:
                     program = self._spliced(ref, analysis, index)
                     # One process per blank: it holds the solution's other fills, never this one's.
                     group = f"{exercise.id}/{index}"
-                    for variant, expects in self._variants(exercise, [index]).items():
+                    for variant, expects in self.variants[(exercise.id, index)].items():
                         names = tuple(self.states.get((exercise.id, variant), {}))
                         add(Unit(program, shown, tuple(_probe(e) for _, e in expects),
                                  overrides=variant, process=group, group=group, wall=wall, state=names),
@@ -498,7 +480,7 @@ class Grader:
                 continue
             plan = _ExercisePlan(exercise, analysis, "whole_file")
             filled = [i for i in range(len(exercise.blanks)) if analysis.is_filled(i)]
-            for variant, expects in self._variants(exercise, filled).items():
+            for variant, expects in self._group_by_variant(exercise, set(filled)).items():
                 add(Unit(analysis.source.text, shown, tuple(_probe(e) for _, e in expects),
                          overrides=variant, process=exercise.id, group=exercise.id, wall=wall),
                     _Planned(exercise, None, expects, variant, as_is=not variant), plan)
@@ -536,19 +518,10 @@ class Grader:
         return analysis.source.text, ""
 
     def _analyse(self, exercise: Exercise, data: bytes | None, shown: str) -> Analysis:
-        # Tokenizing is the costliest step here, and many copies hold the very same file.
-        key = (exercise.id, shown, None if data is None else hashlib.sha256(data).digest())
-        with self._cache_lock:
-            found = self._analyses.get(key)
-            if found is not None:
-                self._analyses.move_to_end(key)
-        if found is None:
-            found = analyse_bytes(exercise, data, shown)
-            with self._cache_lock:
-                self._analyses[key] = found
-                while len(self._analyses) > ANALYSES:
-                    self._analyses.popitem(last=False)
-        return found
+        # Tokenizing is the costliest step here, and many copies hold the very same file (a read file
+        # takes a few times its bytes).
+        key = ("analysis", exercise.id, shown, None if data is None else hashlib.sha256(data).digest())
+        return self.memo.get(key, lambda: (analyse_bytes(exercise, data, shown), 4 * len(data or b"") + 1024))
 
     def interpret(self, student: str, plans: list[_ExercisePlan], planned: list[_Planned],
                   results: list[UnitResult]) -> SubmissionGrade:
@@ -584,7 +557,6 @@ class Grader:
                 if meta.blank is None and not meta.expects:
                     continue
             own_ok = True
-            judged = self._judged.of(result)
             for j, ((index, expect), probe) in enumerate(zip(meta.expects, result.probes)):
                 if spliced:
                     result_view, probe_view = _remap(result, probe, analysis, index)
@@ -597,13 +569,8 @@ class Grader:
                         raise GraderError(f"{exercise.id} : pas de valeur de référence pour {expect.expr!r}")
                     expected = reference.value
                 say = disclosure(expect, graded=True, own_file=not spliced and not meta.variant)
-                # Drawn from the result alone (no line of this copy's own in it): the same for every copy.
-                key = (j, id(expect), say) if result_view is result and probe_view is probe else None
-                verdict = judged.get(key) if key is not None else None
-                if verdict is None:
-                    verdict = judge(expect, expected, result_view, probe_view, say=say)
-                    if key is not None:
-                        judged[key] = verdict
+                verdict = self._judged(meta, ("verdict", j, id(expect), say), result_view is result and probe_view is
+                                       probe, lambda: judge(expect, expected, result_view, probe_view, say=say))
                 own_ok = own_ok and verdict.ok
                 verdicts.setdefault(index, []).append((expect, verdict))
                 if probe.evaluated and probe.error is None:
@@ -707,13 +674,9 @@ class Grader:
         if meta.variant:
             variant = next((e.variant for _, e in meta.expects if e.variant), None)
             context = f"sur d'autres entrées ({variant.description}) : " if variant else "sur d'autres entrées : "
-        if result.status == OK and self._plain_states[(exercise.id, meta.variant)]:
-            judged = self._judged.of(result)
-            same = judged.get(("state", exercise.id, meta.variant))
-            if same is None:
-                same = judged[("state", exercise.id, meta.variant)] = result.state == reference
-            if same:
-                return None  # the usual case: the very variables of the reference
+        if result.status == OK and (exercise.id, meta.variant) in self.plain_states and self._judged(
+                meta, ("state",), True, lambda: result.state == reference):
+            return None  # the usual case: the very variables of the reference
         kind = self._kind_gloss(statement, reference, result.state)
         error = result.error
         but = "ton trou donne la bonne valeur, mais " if own_ok else ""
@@ -797,103 +760,76 @@ class Grader:
         job, plans, planned = self.plan(files)
         return self.interpret(student, plans, planned, self.run(job, planned, plans))
 
-    def run(self, job: Job, planned: list[_Planned] | None = None,
-            plans: list[_ExercisePlan] | None = None) -> list[UnitResult]:
+    def run(self, job: Job, planned: list[_Planned], plans: list[_ExercisePlan]) -> list[UnitResult]:
         """Run a submission's units, one job per process key (a blank, or a whole file), within the
         copy's time budget; after each blank's units, its test functions (`plans`), in a session.
 
         A job per blank means the process running a student's fill never holds the programs of the
         same exercise's other blanks, which contain the solution of this one. Programs are
-        deterministic, so a group of units already run in this session (another student wrote
-        the same fill) is not run again; groups that timed out or crashed always are. Past the
-        copy's budget, the remaining groups are not run: their blanks get 0 with a remark.
+        deterministic, so a group of units already run by this grader (another student wrote the
+        same fill) is not run again; groups that timed out or crashed always are. Past the copy's
+        budget, the remaining groups are not run: their blanks get 0 with a remark.
         """
         results: list[UnitResult | None] = [None] * len(job.units)
         groups: dict[str, list[int]] = {}
         for i, unit in enumerate(job.units):
             groups.setdefault(unit.process, []).append(i)
         tests: dict[str, list[_TestPlan]] = {}
-        for plan in plans or ():
+        for plan in plans:
             for test_plan in plan.tests:
                 tests.setdefault(test_plan.group, []).append(test_plan)
         clock = Clock(self.copy_wall)
         for process, positions in groups.items():
-            self._run_group(process, positions, job, planned, results, clock)
+            if process == AS_IS:
+                positions = self._known_loops(positions, planned, results)
+                # Each file is its own program: one already run as it is (another student handed in
+                # the very same file) is not run again, even when the rest of the copy differs.
+                for i in list(positions):
+                    key = ("run", _group_key((job.units[i],), job.limits))
+                    known = self.memo.get(key)
+                    if known is not None:
+                        results[i], planned[i].ran = known[0], (key, 0)
+                        positions.remove(i)
+            self._run_group(positions, job, planned, results, clock)
             for test_plan in tests.pop(process, ()):
-                self._run_tests(test_plan, [results[i] for i in positions], job.limits, clock)
+                self._run_tests(test_plan, [results[i] for i in groups[process]], job.limits, clock)
         return results  # type: ignore[return-value]
 
     def _spent_message(self) -> str:
         return (f"non exécuté : le temps accordé à la copie ({_seconds(self.copy_wall)}) est épuisé "
                 "(boucles trop longues ailleurs ?)")
 
-    def _run_group(self, process: str, positions: list[int], job: Job, planned: list[_Planned] | None,
-                   results: list, clock: Clock) -> None:
-        if process == AS_IS:
-            if planned is not None:
-                positions = self._known_loops(positions, planned, results)
-            # Each file is its own program: one already run as it is (another student handed in
-            # the very same file) is not run again, even when the rest of the copy differs.
-            for i in list(positions):
-                known = self._file_result(job.units[i], job.limits)
-                if known is not None:
-                    results[i] = known
-                    positions.remove(i)
-            if not positions:
-                return
+    def _run_group(self, positions: list[int], job: Job, planned: list[_Planned], results: list,
+                   clock: Clock) -> None:
+        """The units at `positions`, one process, run unless the memo has their results."""
+        if not positions:
+            return
         left = clock.left()
         if left <= 0.05:
             for i in positions:
                 results[i] = UnitResult.failed(SKIPPED, "skipped", self._spent_message(), len(job.units[i].probes))
             return
         units = tuple(_within(job.units[i], left, job.limits) for i in positions)
-        key = _group_key(units, job.limits)
-        cached = self._cache.get(key)
-        while cached is None:
-            # Another thread running this very group (the first copies of a class share most of
-            # their programs, and all miss the cache at once): its results, once they are in.
-            with self._cache_lock:
-                running = self._running.get(key)
-                if running is None:
-                    self._running[key] = threading.Event()
-            if running is not None:
-                running.wait()
-                # None when they were not kept (a timeout): run here. Files run as they are are kept each
-                # on its own (another copy may hand in one of them only).
-                if process == AS_IS:
-                    found = [self._file_result(unit, job.limits) for unit in units]
-                    cached = None if any(f is None for f in found) else found
-                else:
-                    cached = self._cache.get(key)
-                continue
-            try:
-                started = time.monotonic()
-                cached = self.pool.run(Job(units, job.limits, job.capture_output))
-                clock.spend(time.monotonic() - started)
-                if process == AS_IS:
-                    for unit, result in zip(units, cached):
-                        if result.status in ENDED:
-                            self._cache.put(_group_key((unit,), job.limits), [result])
-                elif all(r.status in ENDED for r in cached):
-                    self._cache.put(key, cached)
-            finally:
-                with self._cache_lock:
-                    self._running.pop(key).set()
-        for i, result in zip(positions, cached):
-            results[i] = result
 
-    def _file_result(self, unit: Unit, limits: Limits) -> UnitResult | None:
-        """The result of a file run as it is, when known: kept for another copy's same file, or run
-        by scan() for this copy's turn (then taken, and kept like the others)."""
-        key = _group_key((unit,), limits)
-        known = self._cache.get(key)
-        if known is not None:
-            return known[0]
-        with self._cache_lock:
-            scanned = self._scanned.pop(key, None)
-        if scanned is not None:
-            self._cache.put(key, [scanned])
-        return scanned
+        def run() -> tuple[list[UnitResult], int | None]:
+            started = time.monotonic()
+            got = self.pool.run(Job(units, job.limits, job.capture_output))
+            clock.spend(time.monotonic() - started)
+            for unit, result in zip(units, got):
+                if unit.process == AS_IS and len(units) > 1 and result.status in ENDED:  # each file on its own too
+                    self.memo.put(("run", _group_key((unit,), job.limits)), [result], result.size or 1024)
+            return got, sum(r.size or 1024 for r in got) if all(r.status in ENDED for r in got) else None
+
+        key = ("run", _group_key(units, job.limits))
+        for n, (i, result) in enumerate(zip(positions, self.memo.get(key, run))):
+            results[i], planned[i].ran = result, (key, n)
+
+    def _judged(self, meta: _Planned, what: tuple, shared: bool, draw: Callable[[], object]):
+        """What is drawn from a result alone (`shared`: no line of this copy's own in it) is the same
+        for every copy the memo hands that result to: drawn once, kept beside it (a verdict's few words)."""
+        if meta.ran is None or not shared:
+            return draw()
+        return self.memo.get((*meta.ran, *what), lambda: (draw(), 256))
 
     def _run_tests(self, plan: _TestPlan, unit_results: list[UnitResult], limits: Limits, clock: Clock) -> None:
         """A blank's test functions, in a session on the program its units ran. Not when those units
@@ -902,26 +838,22 @@ class Grader:
         if stopped is not None:
             plan.outcomes = [Outcome.stopped(t, stopped.error) for t in plan.tests]
             return
-        digest = hashlib.sha256(_digest(plan.program))
+        digest = hashlib.sha256(plan.program.encode())
         digest.update("\0".join((plan.filename, repr(plan.wall), repr(sorted(limits.__dict__.items())),
                                   *(t.nodeid for t in plan.tests))).encode())
-        key = digest.hexdigest()
-        with self._cache_lock:
-            known = self._test_results.get(key)
-        if known is not None:
-            plan.outcomes = known
-            return
-        if clock.left() <= 0.05:
+        key = ("tests", digest.hexdigest())
+        if self.memo.get(key) is None and clock.left() <= 0.05:
             error = ErrorInfo("skipped", message=self._spent_message())
             plan.outcomes = [Outcome.stopped(t, error) for t in plan.tests]
             return
-        with self.pool.session(Unit(plan.program, plan.filename, wall=plan.wall), limits) as session:
-            plan.outcomes = self.tests.run(plan.tests, session, clock, self._spent_message(), value_kb=limits.value_kb)
-        if all(o.definitive for o in plan.outcomes):
-            with self._cache_lock:
-                self._test_results[key] = plan.outcomes
-                while len(self._test_results) > TEST_RESULTS:
-                    self._test_results.popitem(last=False)
+
+        def run() -> tuple[list[Outcome], int | None]:
+            with self.pool.session(Unit(plan.program, plan.filename, wall=plan.wall), limits) as session:
+                outcomes = self.tests.run(plan.tests, session, clock, self._spent_message(), value_kb=limits.value_kb)
+            kept = all(o.definitive for o in outcomes)
+            return outcomes, sum(512 + len(o.detail) for o in outcomes) if kept else None
+
+        plan.outcomes = self.memo.get(key, run)
 
     @staticmethod
     def _known_loops(positions: list[int], planned: list[_Planned], results: list) -> list[int]:
@@ -938,76 +870,30 @@ class Grader:
                 keep.append(i)
         return keep
 
-    # -- the copy's files run as they are, ahead of its turn (order.py) --------------------------
-    def scan(self, files: dict[str, bytes | None]) -> bool:
-        """Run each file of the copy as it is, in one process, each within a few times what its
-        reference solution takes (SCAN_FLOOR + SCAN_FACTOR times, not when that is over half its
-        wall time): a result the full wall time would give too (it ended by itself) is kept for the
-        copy's turn, which finds it for the very unit it runs. True when a file ran past that time:
-        it may loop (or be slow), and its copy is better graded early."""
-        units: list[Unit] = []
-        reused: list[Unit] = []  # the unit grading runs, the same but for its full wall
-        whole: list[Unit] = []
-        for exercise in self.exercises:
-            data = files.get(exercise.id)
-            if data is None:
-                continue
-            shown = f"exercises/{exercise.id}.py"
-            analysis = self._analyse(exercise, data, shown)
-            if not analysis.readable or not analysis.source.text.strip():
-                continue
-            if not analysis.aligned and analysis.syntax is not None:
-                continue
-            wall = self.limits(exercise).wall
-            scan_wall = SCAN_FLOOR + SCAN_FACTOR * self._reference_seconds.get(exercise.id, 0.0)
-            if scan_wall > wall / 2:  # its reference is too slow to tell a loop early: left to its turn
-                continue
-            unit = Unit(analysis.source.text, shown, (), process=AS_IS, group=f"{exercise.id}/fichier", wall=wall)
-            scanned = replace(unit, wall=scan_wall)
-            if analysis.aligned:  # the very unit of the copy's own files (plan), in the same order
-                reused.append(unit)
-                units.append(scanned)
-            else:  # run whole with its checks when graded: scanned only to see whether it ends, and last
-                whole.append(scanned)
-        if not units and not whole:
-            return False
-        limits = self.job_limits()
-        results = self.pool.run(Job(tuple(units + whole), limits, capture_output=False))
-        for unit, result in zip(reused, results):
-            if result.status in ENDED:  # so it would have with more time
-                with self._cache_lock:
-                    self._scanned[_group_key((unit,), limits)] = result
-        return any(result.status == TIMEOUT for result in results)
-
     def grade_many(self, submissions: Iterable[tuple[str, dict[str, bytes | None]]],
                    on_done: Callable[[SubmissionGrade], None] | None = None) -> Iterator[SubmissionGrade]:
-        """Grade in parallel across the pool's runners; yields grades as they finish. More copies
-        than runners: the class is scanned first, and the copies that may loop graded first (order.py)."""
-        import queue  # noqa: PLC0415
-
+        """Grade in parallel across the pool's runners, taking the copies as they come; yields grades
+        as they finish."""
         self.compute_references()
-        copies = list(submissions)
-        schedule = order_mod.Schedule(len(copies), scan=len(copies) > self.pool.size)
+        copies, taking = iter(submissions), threading.Lock()
+        stopped = threading.Event()
         finished: queue.SimpleQueue = queue.SimpleQueue()  # (grade, None), (None, error), or None: a thread ended
 
         def work() -> None:
             try:
-                while (task := schedule.next()) is not None:
-                    kind, k = task
-                    student, files = copies[k]
-                    if kind == "scan":
-                        if self.scan(files):
-                            schedule.suspect(k)
-                    else:
-                        finished.put((self.grade(student, files), None))
+                while not stopped.is_set():
+                    with taking:
+                        copy = next(copies, None)
+                    if copy is None:
+                        return
+                    finished.put((self.grade(*copy), None))
             except BaseException as exc:  # noqa: BLE001 - raised to the caller, which stops the rest
-                schedule.stop()
+                stopped.set()
                 finished.put((None, exc))
             finally:
                 finished.put(None)
 
-        threads = [threading.Thread(target=work, name=f"trous-grading-{i}", daemon=True)
-                   for i in range(min(self.pool.size, len(copies)))]
+        threads = [threading.Thread(target=work, name=f"trous-grading-{i}", daemon=True) for i in range(self.pool.size)]
         # Grading threads mostly wait on pipes; a short switch interval lets the thread that records
         # grades (SQLite releases the lock on every statement) get it back without queuing 5 ms.
         interval = sys.getswitchinterval()
@@ -1029,12 +915,10 @@ class Grader:
                 yield grade
         finally:
             # Interrupted (Ctrl+C, an error): the threads end with the copy they are on, no other.
-            schedule.stop()
+            stopped.set()
             for thread in threads:
                 thread.join()
             sys.setswitchinterval(interval)
-            with self._cache_lock:
-                self._scanned.clear()  # what a copy did not take (its exercise looped in a blank's run)
 
 
 def _statements(solution: str, fills: list[blanks_mod.Fill]) -> list[_Statement | None]:
@@ -1075,30 +959,12 @@ def _short(text: str, n: int) -> str:
 
 def _group_key(units: tuple[Unit, ...], limits: Limits) -> str:
     """What decides a group's results: its programs, inputs, checks and bounds."""
-    digest = hashlib.sha256(_limits_text(limits))
+    digest = hashlib.sha256(repr(sorted(limits.__dict__.items())).encode())
     for unit in units:
-        digest.update(_digest(unit.source))  # the variants of a blank share one program: hashed once
-        digest.update(_unit_text(unit.filename, unit.module_name, unit.wall, unit.overrides, unit.state, unit.probes))
+        digest.update(hashlib.sha256(unit.source.encode()).digest())
+        digest.update("\0".join((unit.filename, unit.module_name, repr(unit.wall), repr(unit.overrides), repr(unit.state),
+                                  *(f"{p.expr}\1{p.setup}\1{p.secret}" for p in unit.probes))).encode())
     return digest.hexdigest()
-
-
-# Every copy asks for the same bounds and, blank after blank, the same inputs and checks: their text
-# is written once (a key is computed for each group of each copy, some sixty a copy).
-@functools.lru_cache(maxsize=64)
-def _limits_text(limits: Limits) -> bytes:
-    return repr(sorted(limits.__dict__.items())).encode()
-
-
-@functools.lru_cache(maxsize=4096)
-def _unit_text(filename: str, module_name: str, wall: float | None, overrides: tuple, state: tuple | None,
-               probes: tuple[Probe, ...]) -> bytes:
-    return "\0".join((filename, module_name, repr(wall), repr(overrides), repr(state),
-                      *(f"{p.expr}\1{p.setup}\1{p.secret}" for p in probes))).encode()
-
-
-@functools.lru_cache(maxsize=1024)
-def _digest(source: str) -> bytes:
-    return hashlib.sha256(source.encode()).digest()
 
 
 def _unmoved(seen: dict, blank: int, expect: Expect) -> bool | None:
@@ -1112,8 +978,6 @@ def _unmoved(seen: dict, blank: int, expect: Expect) -> bool | None:
 def _reads_data(analysis: Analysis, index: int) -> bool:
     """Does the fill read a variable of the program (not only literals, builtins, modules and the
     file's functions)? What is written in reads none."""
-    import builtins  # noqa: PLC0415
-
     try:
         fill = ast.parse((analysis.fill_text(index) or "").strip(), mode="eval")
         tree = ast.parse(analysis.source.text) if analysis.source else None
