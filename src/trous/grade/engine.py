@@ -24,6 +24,9 @@ checked on the reference solution with the references, and a test that fails the
 (`GraderError`): the course is at fault. Past that check, whatever a test does on a copy (its own
 error, its time or memory run out, its worker killed) is that copy's failure of that test, and the
 class goes on; the teacher reads it among the grade's `incidents`.
+
+Many copies share programs (a right fill written the textbook way): what one copy ran, and what was
+judged of it, is kept in the grader's one `Memo`, by what decides it, for the next copies.
 """
 
 from __future__ import annotations
