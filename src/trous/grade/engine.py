@@ -446,17 +446,9 @@ class Grader:
             shown = f"exercises/{exercise.id}.py"
             analysis = self._analyse(exercise, files.get(exercise.id), shown)
             wall = self.limits(exercise).wall
-            if files.get(exercise.id) is None:
-                plans.append(_ExercisePlan(exercise, analysis, "missing"))
-                continue
-            if not analysis.readable:
-                plans.append(_ExercisePlan(exercise, analysis, "unreadable"))
-                continue
-            if not analysis.source.text.strip():
-                plans.append(_ExercisePlan(exercise, analysis, "empty"))
-                continue
-            if analysis.aligned:
-                plan = _ExercisePlan(exercise, analysis, "blanks")
+            plan = _ExercisePlan(exercise, analysis, _mode(files.get(exercise.id), analysis))
+            plans.append(plan)
+            if plan.mode == "blanks":
                 ref = self.refs[exercise.id]
                 for index in range(len(exercise.blanks)):
                     if not analysis.is_filled(index):
@@ -476,22 +468,16 @@ class Grader:
                 # each in a fresh namespace), since they hold nothing but the student's own code.
                 as_is.append((Unit(analysis.source.text, shown, (), process=AS_IS, group=f"{exercise.id}/fichier",
                                    wall=wall), _Planned(exercise, None, [], (), as_is=True), plan))
-                plans.append(plan)
-                continue
-            if analysis.syntax is not None:
-                plans.append(_ExercisePlan(exercise, analysis, "syntax"))
-                continue
-            plan = _ExercisePlan(exercise, analysis, "whole_file")
-            filled = [i for i in range(len(exercise.blanks)) if analysis.is_filled(i)]
-            for variant, expects in self._group_by_variant(exercise, set(filled)).items():
-                add(Unit(analysis.source.text, shown, tuple(_probe(e) for _, e in expects),
-                         overrides=variant, process=exercise.id, group=exercise.id, wall=wall),
-                    _Planned(exercise, None, expects, variant, as_is=not variant), plan)
-            for index in filled:
-                tests = self.tests.of(exercise.id, exercise.blanks[index].id)
-                if tests:
-                    plan.tests.append(_TestPlan(index, analysis.source.text, shown, wall, exercise.id, tests))
-            plans.append(plan)
+            elif plan.mode == "whole_file":
+                filled = [i for i in range(len(exercise.blanks)) if analysis.is_filled(i)]
+                for variant, expects in self._group_by_variant(exercise, set(filled)).items():
+                    add(Unit(analysis.source.text, shown, tuple(_probe(e) for _, e in expects),
+                             overrides=variant, process=exercise.id, group=exercise.id, wall=wall),
+                        _Planned(exercise, None, expects, variant, as_is=not variant), plan)
+                for index in filled:
+                    tests = self.tests.of(exercise.id, exercise.blanks[index].id)
+                    if tests:
+                        plan.tests.append(_TestPlan(index, analysis.source.text, shown, wall, exercise.id, tests))
         for unit, meta, plan in as_is:
             add(unit, meta, plan)
         job = Job(tuple(units), self.job_limits(), capture_output=False)
@@ -506,18 +492,15 @@ class Grader:
         replaced by the student's fill, or the whole file when code outside the blanks changed.
         (None, why) when the blank is not run at all."""
         analysis = self._analyse(exercise, data, f"exercises/{exercise.id}.py")
-        if data is None:
-            return None, "fichier absent de la copie"
-        if not analysis.readable:
-            return None, analysis.error or "fichier illisible"
-        if not analysis.source.text.strip():
-            return None, "fichier vide : rien à noter"
+        mode = _mode(data, analysis)
+        if mode in ("missing", "unreadable", "empty"):
+            return None, _unrunnable_message(mode, analysis)
         if not analysis.is_filled(index):
             return None, "trou pas rempli (___)"
-        if analysis.aligned:
+        if mode == "syntax":
+            return None, _unrunnable_message(mode, analysis)
+        if mode == "blanks":
             return self._spliced(self.refs[exercise.id], analysis, index), ""
-        if analysis.syntax is not None:
-            return None, f"erreur de syntaxe ligne {analysis.syntax.line} : {analysis.syntax.message}"
         return analysis.source.text, ""
 
     def _analyse(self, exercise: Exercise, data: bytes | None, shown: str) -> Analysis:
@@ -625,15 +608,9 @@ class Grader:
     @staticmethod
     def _unrunnable(grade: ExerciseGrade, plan: _ExercisePlan) -> ExerciseGrade:
         exercise, analysis = plan.exercise, plan.analysis
-        if plan.mode == "missing":
-            message = "fichier absent de la copie"
-        elif plan.mode == "empty":
-            message = "fichier vide : rien à noter"
-        elif plan.mode == "unreadable":
-            message = analysis.error or "fichier illisible"
-        else:
-            s = analysis.syntax
-            message = f"erreur de syntaxe ligne {s.line} : {s.message}\n  {s.line} | {s.text.strip()}"
+        message = _unrunnable_message(plan.mode, analysis)
+        if plan.mode == "syntax":
+            message += f"\n  {analysis.syntax.line} | {analysis.syntax.text.strip()}"
         grade.message = message
         if plan.mode == "syntax":
             grade.run = {"ok": False, "line": analysis.syntax.line, "text": analysis.syntax.text.strip(),
@@ -924,6 +901,29 @@ class Grader:
             sys.setswitchinterval(interval)
 
 
+def _mode(data: bytes | None, analysis: Analysis) -> str:
+    """How a file is graded: blank by blank, whole (code outside the blanks changed), or not at all."""
+    if data is None:
+        return "missing"
+    if not analysis.readable:
+        return "unreadable"
+    if not analysis.source.text.strip():
+        return "empty"
+    if analysis.aligned:
+        return "blanks"
+    return "syntax" if analysis.syntax is not None else "whole_file"
+
+
+def _unrunnable_message(mode: str, analysis: Analysis) -> str:
+    if mode == "missing":
+        return "fichier absent de la copie"
+    if mode == "empty":
+        return "fichier vide : rien à noter"
+    if mode == "unreadable":
+        return analysis.error or "fichier illisible"
+    return f"erreur de syntaxe ligne {analysis.syntax.line} : {analysis.syntax.message}"
+
+
 def _statements(solution: str, fills: list[blanks_mod.Fill]) -> list[_Statement | None]:
     """For each blank, the statement of the solution that holds it and the top-level names it sets
     (read from the data flow of the file, as the self-check reads it)."""
@@ -965,8 +965,8 @@ def _group_key(units: tuple[Unit, ...], limits: Limits) -> str:
     digest = hashlib.sha256(repr(sorted(limits.__dict__.items())).encode())
     for unit in units:
         digest.update(hashlib.sha256(unit.source.encode()).digest())
-        digest.update("\0".join((unit.filename, unit.module_name, repr(unit.wall), repr(unit.overrides), repr(unit.state),
-                                  *(f"{p.expr}\1{p.setup}\1{p.secret}" for p in unit.probes))).encode())
+        digest.update("\0".join((unit.filename, unit.module_name, repr(unit.wall), repr(unit.overrides),
+                                  repr(unit.state), *(f"{p.expr}\1{p.setup}\1{p.secret}" for p in unit.probes))).encode())
     return digest.hexdigest()
 
 
