@@ -67,9 +67,12 @@ HARD_CODED = ("réussit l'exemple du cours mais échoue sur d'autres entrées : 
 ONLY_EXAMPLE = ("réussit l'exemple du cours mais échoue sur d'autres entrées : le calcul doit marcher pour toutes "
                 "les données")
 COPY_WALL = 60.0  # seconds of wall time for a whole copy, unless course.yaml says otherwise
-# What the memo keeps (results of identical programs: other students' same fills), counted in bytes
-# on the wire: once read, they take several times that, so this keeps the grader's own memory under 200 MiB.
-MEMO_BYTES = 16 * 1024 * 1024
+# What the memo keeps: results of identical programs (other students' same fills), counted in bytes on
+# the wire (once read, they take several times that), and files read against their template (a few
+# times their bytes); some 16 MiB of results and the files of a class of 200, the grader's own memory
+# under 200 MiB. No one value over an eighth of the results' share: it would push out too many others.
+MEMO_BYTES = 48 * 1024 * 1024
+LARGEST = 2 * 1024 * 1024
 AS_IS = "fichiers"  # the process key of the student's own files, run as they are
 # A unit that ended by itself: run again, it ends the same way (its result is kept for other copies).
 ENDED = (OK, "error", "exit")
@@ -178,8 +181,8 @@ class Memo:
     another is computing waits for it (the first copies of a class share most of their programs, and
     all miss at once) rather than computing it again."""
 
-    def __init__(self, budget: int):
-        self.budget, self.used = budget, 0
+    def __init__(self, budget: int, largest: int | None = None):
+        self.budget, self.used, self.largest = budget, 0, budget // 8 if largest is None else largest
         self.items: OrderedDict[Hashable, tuple[object, int]] = OrderedDict()
         self.computing: dict[Hashable, threading.Event] = {}
         self.lock = threading.Lock()
@@ -209,7 +212,7 @@ class Memo:
                 self.computing.pop(key).set()
 
     def put(self, key: Hashable, value: object, size: int | None) -> None:
-        if size is None or size > self.budget // 8:
+        if size is None or size > self.largest:
             return
         with self.lock:
             if key in self.items:
@@ -253,7 +256,7 @@ class Grader:
         self.plain_states: set[tuple] = set()
         # (exercise id, blank index or None for all) → its expectations by variant (see _group_by_variant)
         self.variants: dict[tuple, dict[tuple, list[tuple[int, Expect]]]] = {}
-        self.memo = Memo(MEMO_BYTES)
+        self.memo = Memo(MEMO_BYTES, LARGEST)
         self._broken: str | None = None  # why the references cannot be computed
         # Told each test function's outcome on each copy (student, outcome): the doctor counts
         # which mutants each test refuses.
@@ -806,10 +809,16 @@ class Grader:
 
     def _judged(self, meta: _Planned, what: tuple, shared: bool, draw: Callable[[], object]):
         """What is drawn from a result alone (`shared`: no line of this copy's own in it) is the same
-        for every copy the memo hands that result to: drawn once, kept beside it (a verdict's few words)."""
+        for every copy the memo hands that result to: drawn once, kept beside it (a verdict's few words).
+        Quick to draw: not worth a single flight's wait."""
         if meta.ran is None or not shared:
             return draw()
-        return self.memo.get((*meta.ran, *what), lambda: (draw(), 256))
+        key = (*meta.ran, *what)
+        found = self.memo.get(key)
+        if found is None:
+            found = draw()
+            self.memo.put(key, found, 256)
+        return found
 
     def _run_tests(self, plan: _TestPlan, unit_results: list[UnitResult], limits: Limits, clock: Clock) -> None:
         """A blank's test functions, in a session on the program its units ran. Not when those units
