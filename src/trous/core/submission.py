@@ -10,6 +10,7 @@ the results JSON (`report()`) and the teacher's summary.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass, field
 
@@ -38,15 +39,22 @@ class Submission:
     # None: read from the files it holds (grade/assignments.py).
     assignments: tuple[str, ...] | None = None
 
-    @property
+    @functools.cached_property
     def digest(self) -> str:
-        """Identifies the content: unchanged files, same digest (re-runs skip them)."""
+        """Identifies the content: unchanged files, same digest (re-runs skip them). Computed once:
+        it outlives the bytes (`release`)."""
         h = hashlib.sha256()
         for exercise_id in sorted(self.files):
             data = self.files[exercise_id]
             h.update(exercise_id.encode() + b"\0")
             h.update(b"<absent>" if data is None else hashlib.sha256(data).digest())
         return h.hexdigest()
+
+    def release(self) -> None:
+        """Forget the files' bytes once the copy is graded (or skipped): a class's copies are never all
+        held at once. What the reports need (digest, origins, notes, files not graded) stays."""
+        self.digest  # noqa: B018 - computed while the bytes are here
+        self.files.clear()
 
     @property
     def ignored_total(self) -> int:

@@ -21,7 +21,7 @@ every student is graded again; the older gradings stay, only `current_grades` mo
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -38,6 +38,7 @@ from ..core.grades import SubmissionGrade
 from ..core.submission import Submission
 
 SCHEMA_VERSION = 1
+CURRENT_BATCH = 200  # grades fetched at a time by each_current
 
 
 def _now() -> datetime:
@@ -333,13 +334,20 @@ class Gradebook:
 
     # -- reading ---------------------------------------------------------------------------------
     def current(self, students: Iterable[str] | None = None) -> dict[str, SubmissionGrade]:
+        return dict(self.each_current(students))
+
+    def each_current(self, students: Iterable[str] | None = None) -> Iterator[tuple[str, SubmissionGrade]]:
+        """(student, current grade), one at a time, fetched in batches: a class of any size is never all
+        in memory at once."""
         query = (select(StudentRow.key, GradingRow.result)
                  .join(CurrentGradeRow, CurrentGradeRow.student_id == StudentRow.id)
-                 .join(GradingRow, GradingRow.id == CurrentGradeRow.grading_id))
+                 .join(GradingRow, GradingRow.id == CurrentGradeRow.grading_id)
+                 .execution_options(yield_per=CURRENT_BATCH))
         wanted = set(students) if students is not None else None
         with Session(self.engine) as session:
-            return {key: SubmissionGrade.from_json(result) for key, result in session.execute(query)
-                    if wanted is None or key in wanted}
+            for key, result in session.execute(query):
+                if wanted is None or key in wanted:
+                    yield key, SubmissionGrade.from_json(result)
 
     def names(self) -> dict[str, str]:
         with Session(self.engine) as session:

@@ -34,12 +34,12 @@ import json
 import os
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from ..core.course import Course
 from . import exports, moodle, pages
-from ..core.grades import SubmissionGrade
+from ..core.grades import BlankGrade, ExerciseGrade, SubmissionGrade
 
 SCHEMA_FILE = Path(__file__).with_name("results.schema.json")
 ISOLATION_NOTICE = "AVERTISSEMENT-sans-isolation.txt"
@@ -120,9 +120,30 @@ def _intake(copy: object | None) -> dict | None:
     return report() if callable(report) else None
 
 
-def _document_key(document: dict) -> str:
-    # Compact and sorted (the C encoder): two documents with the same content give the same key.
-    return json.dumps(document, ensure_ascii=False, sort_keys=True, allow_nan=False)
+def _document_key(document: dict) -> bytes:
+    # Compact and sorted (the C encoder): two documents with the same content give the same key,
+    # kept as its digest (a class's documents are never all held at once).
+    text = json.dumps(document, ensure_ascii=False, sort_keys=True, allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+
+
+def summary(grade: SubmissionGrade, shared: dict) -> SubmissionGrade:
+    """What the class's outputs read of a grade (grades.csv, the class report, Moodle's files, the
+    terminal's table): points, statuses and modes, without the messages, hints and notes that only the
+    student's own files show. Exercises and blanks graded alike are one object in `shared`, so that
+    a class of any size costs a few hundred bytes per student here."""
+    exercises = []
+    for e in grade.exercises:
+        blanks = tuple((b.id, b.number, b.score, b.max_score, b.status) for b in e.blanks)
+        ok = None if e.run is None else bool(e.run.get("ok"))
+        key = (e.id, e.title, e.score, e.max_score, e.mode, blanks, ok)
+        if key not in shared:
+            shared[key] = ExerciseGrade(e.id, e.title, e.score, e.max_score, e.mode,
+                                        [shared.setdefault(b, BlankGrade(*b)) for b in blanks],
+                                        run=None if ok is None else {"ok": ok})
+        exercises.append(shared[key])
+    version = shared.setdefault(grade.grader_version, grade.grader_version)
+    return SubmissionGrade(grade.student, grade.course, version, exercises, grade.isolation)
 
 
 class StudentFiles:
@@ -131,7 +152,8 @@ class StudentFiles:
     `trous grade` writes them while the class's last copies are still being graded (one endless loop
     can keep a runner busy for seconds while the others have nothing left to do), instead of all
     after the last copy. `write_all` then writes only what changed since (a grade recorded again, a
-    student graded later), so the files are the same bytes either way."""
+    student graded later), so the files are the same bytes either way. Only a digest of each is kept:
+    a page is read back from its file when Moodle's feedback archive needs it."""
 
     def __init__(self, results_dir: Path, course: Course, submissions: Iterable | None = None,
                  not_handed_in: dict[str, tuple[str, ...]] | None = None):
@@ -139,14 +161,14 @@ class StudentFiles:
         self.names, self.warnings, self.copies = _identities(submissions)
         self.not_handed_in = not_handed_in or {}
         self.env = pages.environment()
-        self.written: dict[str, tuple[str, bytes]] = {}  # student → (document key, page bytes)
+        self.written: dict[str, bytes] = {}  # student → digest of the document its files hold
         self.stems = file_stems(self.copies)  # fixed for the whole class before the first file is written
 
     def document(self, grade: SubmissionGrade) -> dict:
         return grade.to_json(intake=_intake(self.copies.get(grade.student)))
 
-    def write(self, grade: SubmissionGrade, stem: str | None = None, document: dict | None = None) -> bytes:
-        """Write both files of `grade`; return the page."""
+    def write(self, grade: SubmissionGrade, stem: str | None = None, document: dict | None = None) -> None:
+        """Write both files of `grade`."""
         stem = stem or self.stems.get(grade.student) or file_stem(grade.student)
         document = document if document is not None else self.document(grade)
         data = json.dumps(document, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
@@ -154,18 +176,32 @@ class StudentFiles:
         html = pages.feedback_page(self.env, self.course, grade, self.names.get(grade.student, ""),
                                    self.warnings.get(grade.student, ()), self.copies.get(grade.student),
                                    self.not_handed_in.get(grade.student, ()))
-        page = html.encode("utf-8")
-        _write(self.results_dir / "retours" / f"{stem}.html", page)
-        self.written[grade.student] = (_document_key(document), page)
-        return page
+        _write(self.results_dir / "retours" / f"{stem}.html", html.encode("utf-8"))
+        self.written[grade.student] = _document_key(document)
 
-    def current(self, grade: SubmissionGrade, stem: str) -> bytes:
-        """The page of `grade`, its two files written unless they already hold this very grade."""
+    def current(self, grade: SubmissionGrade, stem: str) -> None:
+        """Write the two files of `grade` unless they already hold this very grade."""
         document = self.document(grade)
-        done = self.written.get(grade.student)
-        if done is not None and done[0] == _document_key(document):
-            return done[1]
-        return self.write(grade, stem, document)
+        if self.written.get(grade.student) != _document_key(document):
+            self.write(grade, stem, document)
+
+
+class Pages(Mapping):
+    """student → feedback page, read from its file when asked (Moodle's feedback archive)."""
+
+    def __init__(self, folder: Path, stems: dict[str, str]):
+        self.folder, self.stems = folder, stems
+
+    def __getitem__(self, student: str) -> bytes:
+        if student not in self.stems:
+            raise KeyError(student)
+        return (self.folder / f"{self.stems[student]}.html").read_bytes()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.stems)
+
+    def __len__(self) -> int:
+        return len(self.stems)
 
 
 def write_all(results_dir: Path, course: Course, grades: list[SubmissionGrade], gradebook=None, *,
@@ -193,7 +229,6 @@ def write_all(results_dir: Path, course: Course, grades: list[SubmissionGrade], 
     """
     results_dir = Path(results_dir)
     results_dir.mkdir(parents=True, exist_ok=True)
-    names, warnings, copies = _identities(submissions)
     students = [grade.student for grade in grades]
     if len(set(students)) != len(students):
         twice = next(s for s in students if students.count(s) > 1)
@@ -201,7 +236,23 @@ def write_all(results_dir: Path, course: Course, grades: list[SubmissionGrade], 
     files = early or StudentFiles(results_dir, course, submissions, not_handed_in)
     known = files.stems if set(students) <= set(files.stems) else file_stems([*files.stems, *students])
     stems = {student: known[student] for student in students}
+    shared: dict = {}
+    summaries = []
+    for grade in grades:
+        (files.current if early else files.write)(grade, stems[grade.student])
+        summaries.append(summary(grade, shared))
+    return write_class(results_dir, course, summaries, files, stems, gradebook, submissions=submissions,
+                       ignored=ignored, notes=notes, participants=participants, round_trip=round_trip,
+                       scope_notes=scope_notes, incidents=incidents)
 
+
+def write_class(results_dir: Path, course: Course, grades: list[SubmissionGrade], files: StudentFiles,
+                stems: dict[str, str], gradebook=None, *, submissions: Iterable | None = None,
+                ignored: Iterable = (), notes: Iterable[str] = (), participants=None, round_trip=None,
+                scope_notes: Iterable[str] = (), incidents: Iterable[str] = ()) -> dict[str, Path]:
+    """The class's own files, once every student's files are written (`files`, `stems`: theirs):
+    `grades` may be summaries (`summary`)."""
+    names, _, copies = _identities(submissions)
     paths = {
         "grades_csv": _write(results_dir / "grades.csv", exports.grades_csv(course, grades, names)),
     }
@@ -216,8 +267,6 @@ def write_all(results_dir: Path, course: Course, grades: list[SubmissionGrade], 
 
     results = results_dir / "results"
     feedback = results_dir / "retours"
-    rendered = {grade.student: (files.current if early else files.write)(grade, stems[grade.student])
-                for grade in grades}
     results.mkdir(exist_ok=True)
     _prune(results, {f"{s}.json" for s in stems.values()}, ".json")
     paths["results"] = results
@@ -234,7 +283,8 @@ def write_all(results_dir: Path, course: Course, grades: list[SubmissionGrade], 
                                 notes=list(notes), scope_notes=list(scope_notes), incidents=list(incidents))
     paths["class_report"] = _write(results_dir / "rapport.html", report.encode("utf-8"))
     if round_trip is not None:
-        paths.update(moodle.write_outputs(results_dir, course, grades, names, rendered, round_trip, _write))
+        paths.update(moodle.write_outputs(results_dir, course, grades, names, Pages(feedback, stems), round_trip,
+                                          _write))
     else:
         for name in moodle.OWN_FILES:
             (results_dir / name).unlink(missing_ok=True)

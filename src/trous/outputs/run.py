@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -74,7 +75,7 @@ class Hooks:
 @dataclass
 class Outcome:
     intake: intake_mod.Intake
-    grades: list[SubmissionGrade]  # current grade of every student of the input, in its order
+    grades: Sequence[SubmissionGrade]  # current grade of every student of the input, in its order (SavedGrades)
     graded: list[str]  # students graded by this run
     skipped: list[str]  # students whose content this grader had already graded
     reports: dict[str, Path]
@@ -87,6 +88,11 @@ class Outcome:
     # that tampered with what the sandbox sends (each costs only that copy; the run went on). Said
     # in the terminal and the class report.
     incidents: list[str] = field(default_factory=list)
+
+    @property
+    def summaries(self) -> Sequence[SubmissionGrade]:
+        """What the terminal's table reads of each grade: a run's are its summaries (reports.summary)."""
+        return self.grades.summaries if isinstance(self.grades, SavedGrades) else self.grades
 
 
 def default_results(source: Path, assignments: list[str] | None = None) -> Path:
@@ -230,7 +236,7 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
 def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_mod.Intake, requested: str,
             timings: dict[str, float], t: float, sink: writing.GradebookSink | None) -> Outcome:
     from .gradebook import Gradebook  # noqa: PLC0415  (SQLAlchemy: the grading extra)
-    from .reports import StudentFiles, write_all  # noqa: PLC0415
+    from .reports import StudentFiles, write_class  # noqa: PLC0415
 
     scope, trip, participants = _prepare(course, options, intake)
     options = dataclasses.replace(options, exercises=tuple(scope.exercises(course)))
@@ -253,6 +259,9 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
         done = {} if options.force else gradebook.graded(intake.submissions, recorded)
         gradebook.reuse(intake.submissions, done)
         todo = [s for s in intake.submissions if s.student not in done]
+        for submission in intake.submissions:
+            if submission.student in done:
+                submission.release()
         run_id = gradebook.start_run(course.id, recorded, sandbox=requested, source=str(options.source),
                                      submissions=len(intake.submissions))
         hooks.started(len(todo), len(done))
@@ -262,7 +271,7 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
         timings["carnet de notes"] = time.perf_counter() - t
         not_handed_in = {s: tuple(a for a in scope.assignments if a not in scope.per_copy[s]) for s in by_student}
         # Each student's own files (results JSON, feedback page) are written as soon as the grade is
-        # recorded, while the other copies are graded, rather than all after the last one; write_all
+        # recorded, while the other copies are graded, rather than all after the last one; what
         # writes again those whose grade changed since (formgrader's, through settle). Each file is
         # complete or absent at any time.
         early = StudentFiles(results_dir, course, intake.submissions, not_handed_in)
@@ -286,6 +295,7 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
                 r = time.perf_counter()
                 # once: a grader sharing the gradebook may have recorded this copy meanwhile (--force: a new grading)
                 gradebook.record(run_id, by_student[grade.student], grade, once=not options.force)
+                by_student[grade.student].release()  # graded: its bytes are not needed any more
                 recording += time.perf_counter() - r
                 if sink is not None:
                     sink.graded(course, grade)
@@ -298,26 +308,62 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
             timings["correction"] = time.perf_counter() - t - recording - writing
             timings["carnet de notes"] += recording
         gradebook.finish_run(run_id, len(graded), len(done))
-        current = gradebook.current(by_student)
-        missing = [s for s in by_student if s not in current]
-        if missing:  # cannot happen unless the database was changed under us
-            raise GraderError(f"pas de note enregistrée pour : {', '.join(missing[:5])}")
-        grades = [current[s.student] for s in intake.submissions]
         t = time.perf_counter()
-        if sink is not None:
-            grades = sink.settle(course, grades)
-        reports = write_all(results_dir, course, grades, gradebook, submissions=intake.submissions,
-                            ignored=intake.ignored, notes=intake.warnings, participants=participants,
-                            round_trip=trip, not_handed_in=not_handed_in, scope_notes=_scope_notes(course, scope),
-                            early=early, incidents=incidents)
+        summaries = _current_files(course, gradebook, by_student, intake, early, sink)
+        grades = [summaries[s.student] for s in intake.submissions]
+        reports = write_class(results_dir, course, grades, early, early.stems, gradebook,
+                              submissions=intake.submissions, ignored=intake.ignored, notes=intake.warnings,
+                              participants=participants, round_trip=trip, scope_notes=_scope_notes(course, scope),
+                              incidents=incidents)
         assignments_mod.record_results(results_dir, scope)
         if sink is not None:
             reports.update(sink.after(course, grades))
         timings["rapports"] = time.perf_counter() - t + writing
-        return Outcome(intake, grades, graded, sorted(done), reports, gradebook.path, sandbox, timings, scope, trip,
+        saved = SavedGrades(results_dir / "results", grades, [early.stems[g.student] for g in grades])
+        return Outcome(intake, saved, graded, sorted(done), reports, gradebook.path, sandbox, timings, scope, trip,
                        incidents)
     finally:
         gradebook.close()
+
+
+def _current_files(course: Course, gradebook, by_student: dict[str, Submission], intake: intake_mod.Intake,
+                   early, sink: writing.GradebookSink | None) -> dict[str, SubmissionGrade]:
+    """Each student's current grade, read back from the gradebook one at a time: its files written
+    unless they already hold it, and its summary kept for the class's outputs (never the whole class's
+    grades at once). nbgrader's gradebook takes them all together (with formgrader's changes back)."""
+    from .reports import summary  # noqa: PLC0415  (Jinja: the grading extra)
+
+    current = gradebook.each_current(by_student)
+    if sink is not None:
+        found = dict(current)
+        current = ((g.student, g) for g in sink.settle(course, [found[s.student] for s in intake.submissions
+                                                                if s.student in found]))
+    shared: dict = {}
+    summaries: dict[str, SubmissionGrade] = {}
+    for student, grade in current:
+        early.current(grade, early.stems[student])
+        summaries[student] = summary(grade, shared)
+    missing = [s for s in by_student if s not in summaries]
+    if missing:  # cannot happen unless the database was changed under us
+        raise GraderError(f"pas de note enregistrée pour : {', '.join(missing[:5])}")
+    return summaries
+
+
+class SavedGrades(Sequence):
+    """The run's grades, in the input's order, each read back from its results file when asked: a
+    class of any size is never all in memory (`Outcome.summaries` holds what the tables need)."""
+
+    def __init__(self, folder: Path, summaries: list[SubmissionGrade], stems: list[str]):
+        self.folder, self.summaries, self.stems = folder, summaries, stems
+
+    def __len__(self) -> int:
+        return len(self.stems)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        data = json.loads((self.folder / f"{self.stems[index]}.json").read_text(encoding="utf-8"))
+        return SubmissionGrade.from_json(data)
 
 
 def _scope_notes(course: Course, scope: assignments_mod.Scope) -> list[str]:
@@ -391,7 +437,7 @@ class _Column:
 def _columns(course: Course, outcome: Outcome) -> list[list[_Column]]:
     """The table's columns, in blocks that stay together: one block per assignment (its exercises,
     then its total when the run grades several), the total at the end of the last one."""
-    grades = outcome.grades
+    grades = outcome.summaries
     graded = {e.id for g in grades for e in g.exercises}
     assignments = (outcome.scope.assignments if outcome.scope is not None
                    else tuple(assignments_mod.graded_assignments(course, grades)))
@@ -440,8 +486,8 @@ def _tables(course: Course, outcome: Outcome, console) -> list:
     from ..core.wording import count  # noqa: PLC0415
 
     names = {s.student: s.name for s in outcome.intake.submissions}
-    with_names = any(names.get(g.student) for g in outcome.grades)
-    title = f"{course.title} — {count(len(outcome.grades), 'copie')}"
+    with_names = any(names.get(g.student) for g in outcome.summaries)
+    title = f"{course.title} — {count(len(outcome.summaries), 'copie')}"
 
     def table(columns: list[_Column], part: int, parts: int):
         shown = title + (f" ({part}/{parts})" if parts > 1 else "")
@@ -453,7 +499,7 @@ def _tables(course: Course, outcome: Outcome, console) -> list:
             t.add_column("nom", overflow="fold", max_width=min(24, max(10, console.width // 5)))
         for column in columns:
             t.add_column(column.header, justify="right", no_wrap=True, style="bold" if column.bold else None)
-        for row, grade in enumerate(outcome.grades):
+        for row, grade in enumerate(outcome.summaries):
             who = [_escape(printable(grade.student))]
             if with_names:
                 who.append(_escape(printable(names.get(grade.student, ""))))
@@ -597,7 +643,7 @@ def cmd_grade(args) -> int:
             console.print(_escape(f"Moodle : {line}"), soft_wrap=True)
     shown = outcome.gradebook if "://" in outcome.gradebook else _shown(Path(outcome.gradebook))
     console.print(f"carnet de notes : {_escape(shown)}", soft_wrap=True)
-    unisolated = sum(1 for g in outcome.grades if g.unisolated)
+    unisolated = sum(1 for g in outcome.summaries if g.unisolated)
     if unisolated:
         console.print(f"[bold red]{count(unisolated, 'note obtenue', 'notes obtenues')} sans isolation[/] "
                       "(--sans-isolation) : elles ne valent que pour du code de confiance ; chaque page de résultats "
