@@ -21,6 +21,7 @@ stdin closed without "end" (the grader was stopped) ends it without a report.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import queue
@@ -45,7 +46,7 @@ class BackgroundWriter:
 
     def __init__(self, root: Path):
         self.root = Path(root)
-        self.sent: dict[str, str] = {}  # student → the grade's JSON last sent
+        self.sent: dict[str, bytes] = {}  # student → digest of the grade's JSON last sent
         self._queue: queue.Queue[bytes | None] = queue.Queue()
         self.process: subprocess.Popen | None = None
         self._report_r: int | None = None
@@ -97,9 +98,10 @@ class BackgroundWriter:
         if self.process is None:
             return
         text = json.dumps(grade.to_json(), sort_keys=True, allow_nan=False)
-        if self.sent.get(grade.student) == text:
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+        if self.sent.get(grade.student) == digest:
             return
-        self.sent[grade.student] = text
+        self.sent[grade.student] = digest
         line = f'{{"grade": {text}, "assignments": {json.dumps(list(assignments))}}}\n'
         self._queue.put(line.encode("utf-8"))
 

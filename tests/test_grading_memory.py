@@ -1,0 +1,81 @@
+"""`trous grade`'s own memory stays flat in the size of the class.
+
+The teacher's process hands each grade to the outputs as it comes and keeps only a small summary
+per student (the class report, grades.csv and Moodle's files are written from those), and each copy's
+bytes only until it is graded: grading four times as many copies must not make its peak memory grow
+by more than a few KiB per added copy. Before, every feedback page, every results document and every
+grade stayed in memory until the end.
+
+Measured through the command itself, in a process of its own: the peak of the memory Python
+allocates in it (tracemalloc, every thread; not its sandboxes, which are other processes). The peak
+RSS says the same with the allocator's noise on top (before: +26 KiB per copy; after: +15).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grading_support import make_classe, mini_course
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="ru_maxrss in KiB, bubblewrap: Linux")
+
+SMALL, LARGE = 60, 240
+# KiB of peak memory per copy added, measured on this one-exercise course: 12.5 when the outputs took
+# the whole class's grades at the end, 2.7 since (each copy's name, notes, digest and summary).
+BOUND_KIB = 6
+
+GRADE = """
+import sys, tracemalloc
+tracemalloc.start()
+from trous.cli import main
+code = main(sys.argv[1:])
+print("PEAK", tracemalloc.get_traced_memory()[1], file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def _class(course: Path, dest: Path, n: int) -> Path:
+    """n copies of the one exercise: right, half filled, wrong or left as given. Four programs only, so
+    that what the engine keeps for identical programs (bounded, and not the outputs') stays the same
+    size whatever n: what grows with n is what the run keeps per student."""
+    gen = make_classe()
+    from trous.core import Course
+
+    material = gen.load_materials(Course.load(course))[0]
+    for k in range(n):
+        kind = k % 4
+        if kind == 0:
+            text = material.perfect()
+        elif kind == 1:
+            text = material.fill({0: material.answers[0]})
+        elif kind == 2:
+            text = material.with_blank(0, gen.wrong(material.answers[0], 0))
+        else:
+            text = material.template
+        folder = dest / f"eleve{k:04d}" / "exercises"
+        folder.mkdir(parents=True)
+        (folder / f"{material.id}.py").write_text(text, encoding="utf-8")
+    return dest
+
+
+def _peak_kib(course: Path, copies: Path, results: Path) -> int:
+    done = subprocess.run([sys.executable, "-c", GRADE, "grade", str(copies), "--resultats", str(results),
+                           "--parallele", "2"], cwd=course, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    line = next(x for x in done.stderr.splitlines() if x.startswith("PEAK "))
+    return int(line.split()[1]) // 1024
+
+
+def test_the_teacher_s_peak_memory_does_not_grow_with_the_class(tmp_path):
+    course = mini_course(tmp_path / "cours")
+    small = _class(course, tmp_path / "petite", SMALL)
+    large = _class(course, tmp_path / "grande", LARGE)
+    peaks = {n: _peak_kib(course, copies, tmp_path / f"resultats-{n}") for n, copies in ((SMALL, small), (LARGE, large))}
+    assert len(list((tmp_path / f"resultats-{LARGE}" / "results").glob("*.json"))) == LARGE
+    per_copy = (peaks[LARGE] - peaks[SMALL]) / (LARGE - SMALL)
+    print("PEAKS", peaks, per_copy)
+    assert per_copy < BOUND_KIB, f"{per_copy:.1f} KiB de plus par copie ({peaks})"
