@@ -70,7 +70,8 @@ def test_the_teacher_s_peak_memory_does_not_grow_with_the_class(tmp_path):
     course = mini_course(tmp_path / "cours", EXERCISES)
     small = _class(course, tmp_path / "petite", SMALL)
     large = _class(course, tmp_path / "grande", LARGE)
-    peaks = {n: _peak_kib(course, copies, tmp_path / f"resultats-{n}") for n, copies in ((SMALL, small), (LARGE, large))}
+    peaks = {n: _peak_kib(course, copies, tmp_path / f"resultats-{n}")
+             for n, copies in ((SMALL, small), (LARGE, large))}
     assert len(list((tmp_path / f"resultats-{LARGE}" / "results").glob("*.json"))) == LARGE
     per_copy = (peaks[LARGE] - peaks[SMALL]) / (LARGE - SMALL)
     assert per_copy < BOUND_KIB, f"{per_copy:.1f} KiB de plus par copie ({peaks})"
