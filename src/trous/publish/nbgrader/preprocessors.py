@@ -35,7 +35,7 @@ from traitlets import Bool, Unicode
 
 from ...core.grades import UNISOLATED
 from ...inputs.bundle import TROUS_KEY, Bundle, grade_cells, hidden_calls  # noqa: F401 - the build's names
-from ...inputs.locked import HIDDEN_BEGIN, released
+from ...inputs.locked import HIDDEN_BEGIN, HIDDEN_END, released
 from ...outputs.outcome import fill, teacher_outputs
 
 class ClearBlanks(ClearSolutions):
@@ -205,7 +205,8 @@ class TeacherGrades(Preprocessor):
 def hidden_lines(source: str) -> list[str]:
     """The lines of the source's hidden-test blocks, long enough to mean something."""
     shown = set(released(source).split("\n"))
-    return [line.strip() for line in source.split("\n") if line not in shown and len(line.strip()) >= 12]
+    return [line.strip() for line in source.split("\n") if line not in shown and len(line.strip()) >= 12
+            and HIDDEN_BEGIN not in line and HIDDEN_END not in line]  # the delimiters are no secret
 
 
 def secrets_of(nb) -> list[str]:
