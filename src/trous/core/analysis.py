@@ -68,11 +68,6 @@ def _template(path: str, mtime: float) -> tuple[str, list, list]:
     return text, toks, [(t.begin, t.stop) for t in toks if t.is_blank]
 
 
-def template_of(exercise: Exercise) -> tuple[str, list[blanks_mod.Token]]:
-    text, toks, _ = _template_of(exercise)
-    return text, toks
-
-
 def _template_of(exercise: Exercise) -> tuple[str, list, list]:
     """The template's text, tokens and blank offsets, read again when the file changes."""
     path = exercise.template_path

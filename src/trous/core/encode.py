@@ -154,11 +154,6 @@ def summary(value):
     return {"$nd": {"k": array.dtype.kind, "s": [int(n) for n in array.shape], "sum": _clean(numbers)}}
 
 
-def state_value(value):
-    """One top-level variable of a program, for comparing states: its values while they are small."""
-    return _state_value(value)[0]
-
-
 def _state_value(value) -> tuple:
     """(encoded variable, its size once written)."""
     if (_numpy() is not None and isinstance(value, _np.ndarray) and value.dtype.kind in "biuf"
@@ -197,10 +192,3 @@ def state(namespace: dict, names, budget: int | None = None) -> dict:
         total += size + len(name) + 4
         out[name] = encoded
     return out
-
-
-def decode_number(value):
-    """The inverse of the NaN/infinity tagging, for the grader's side."""
-    if isinstance(value, dict) and set(value) == {"$float"}:
-        return float(value["$float"])
-    return value
