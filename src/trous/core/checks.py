@@ -1,34 +1,17 @@
 """The small language of checks, shared by public checks (exercises/) and hidden graders (graders/).
 
 A check module is ordinary Python that pytest collects (the trous plugin turns each `Check` into a
-test item). It declares, per blank, what to evaluate in the student's program and what to expect:
-
-    from trous.spec import blank, expect, variant, SOLUTION
-
-    AUTRES = [variant("trois autres vecteurs", x="[[2, 1], [0, 3], [1, -1]]")]
+test item). It declares, per blank, expressions to evaluate in the student's program and what to expect:
 
     scores = blank("scores",
-        expect("scores", [1, 1, 2]),                     # the course's value
-        expect("scores", SOLUTION, variants=AUTRES),      # graders only: what the solution gives
+        expect("scores", [1, 1, 2]),                                            # the course's value
+        expect("scores", SOLUTION, variants=[variant("autres", x="[[2, 1]]")]),  # graders: the solution's
     )
 
-Expressions run in the namespace the student's program leaves; values come back as JSON and are
-compared here, outside the student's process. A variant replaces the value of top-level
-assignments (`x = ...`) before the program runs.
-
-A grader (or a public check) may also hold plain pytest test functions, each tied to a blank by the
-`trou` marker; the `eleve` fixture evaluates an expression in the student's program and gives back
-its value as plain data (trous.grade.pytest_graders):
-
-    @pytest.mark.trou("somme_exp", points=1)
-    def test_deux_scores(eleve):
-        '''deux scores, deux poids dans le même ordre'''
-        a, b = eleve("normalise([2.5, -1.0])")
-        assert a + b == pytest.approx(1.0) and a > b
-
-When the student's code raises, `eleve(...)` raises `StudentError` (its `type` names the exception),
-so a test can check that a function refuses bad input; when it cannot answer at all (a loop without
-end, a crash, the copy's time spent), `StudentStopped`, which such a check never takes for a refusal.
+Values come back as JSON and are compared here, outside the student's process; a variant replaces
+top-level assignments (`x = ...`) before the program runs. A plain pytest test tied to a blank by
+`@pytest.mark.trou("somme_exp", points=1)` asks values with the `eleve` fixture, which raises
+`StudentError` when the student's code raises, `StudentStopped` when it cannot answer at all.
 """
 
 from __future__ import annotations
@@ -36,9 +19,11 @@ from __future__ import annotations
 import importlib.util
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+
+from .encode import encode
 
 
 class _Solution:
@@ -102,10 +87,7 @@ def expect(expr: str, expected: Any = SOLUTION, *, variants: Iterable[Variant] |
     """What `expr` must give; with `variants=`, one expectation per variant."""
     common = dict(decimals=decimals, rtol=rtol, atol=atol, setup=setup, message=message, label=label)
     if expected is not SOLUTION:
-        # The form values come back in: a NumPy array written here stays an array (its kind counts).
-        from .compare import wire  # noqa: PLC0415
-
-        expected = wire(expected)
+        expected = encode(expected)  # as values come back: a NumPy array stays an array (its kind counts)
     if variants is not None:
         return [Expect(expr, expected, variant=v, **common) for v in variants]
     return Expect(expr, expected, variant=variant, **common)
@@ -130,11 +112,7 @@ def blank(blank_id: str, *expects: Expect | list[Expect], requires: Iterable[str
 
 def checks_in(namespace: dict) -> list[Check]:
     """The checks a module defines, in definition order, each named after its attribute."""
-    found = []
-    for name, value in namespace.items():
-        if isinstance(value, Check):
-            found.append(Check(value.blank, value.expects, value.requires, name=name))
-    return found
+    return [replace(v, name=name) for name, v in namespace.items() if isinstance(v, Check)]
 
 
 def load_module(path: str | Path, package: str = "trous_checks"):
@@ -162,13 +140,8 @@ def load_checks(path: str | Path) -> list[Check]:
 
 # -- what `eleve(...)` raises in a test function ---------------------------------------------------
 class StudentError(Exception):
-    """The student's code raised while computing what a test asked: `type` is the exception's class
-    name (« ValueError »), `message` its text. A test may expect it:
-
-        with pytest.raises(StudentError) as erreur:
-            eleve("poids_de('zèbre')")
-        assert erreur.value.type == "ValueError"
-    """
+    """The student's code raised while computing what a test asked (`with pytest.raises(StudentError)`):
+    `type` is the exception's class name (« ValueError »), `message` its text."""
 
     def __init__(self, text: str, *, type: str = "", message: str = "", kind: str = "exception",
                  line: int | None = None):

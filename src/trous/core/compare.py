@@ -73,11 +73,6 @@ def shape_text(shape: tuple[int, ...]) -> str:
     return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
 
 
-def wire(value: Any) -> Any:
-    """A value written in a check (lists, floats, NumPy arrays…) in the form values come back in."""
-    return encode(value)
-
-
 def plain(value: Any) -> bool:
     """Data whose equality is equality of values: no bool among numbers (True == 1 in Python).
     Opaque objects ({"$type": name}) are equal when their type names are, as in compare()."""
@@ -87,9 +82,6 @@ def plain(value: Any) -> bool:
     if isinstance(value, list):
         return not any(isinstance(v, bool) for v in value) and all(plain(v) for v in value[:1])
     return True
-
-
-_plain = plain
 
 
 def _is_number(x: Any) -> bool:
@@ -104,21 +96,18 @@ class Mismatch:
     precise: int | None = None  # digits that tell the two numbers apart, when the usual ones do not
 
 
-def tolerances(decimals: int | None, rtol: float | None, atol: float | None) -> tuple[float, float]:
-    if decimals is not None:
-        return (rtol or 0.0, (atol if atol is not None else 0.5 * 10.0 ** -decimals + 1e-12))
-    return (DEFAULT_RTOL if rtol is None else rtol, DEFAULT_ATOL if atol is None else atol)
-
-
 def compare(expected: Any, obtained: Any, *, decimals: int | None = None, rtol: float | None = None,
             atol: float | None = None) -> Mismatch | None:
     """None when `obtained` matches `expected`, else where and why it does not. Both are data as
     values come back (`wire` turns a value written in Python, NumPy arrays included, into that)."""
-    if type(expected) is type(obtained) and expected == obtained and _plain(expected):
+    if type(expected) is type(obtained) and expected == obtained and plain(expected):
         return None  # the same data (the usual case for a right answer): nothing to walk through
-    r, a = tolerances(decimals, rtol, atol)
+    if decimals is not None:
+        r, a = rtol or 0.0, (atol if atol is not None else 0.5 * 10.0 ** -decimals + 1e-12)
+    else:
+        r, a = DEFAULT_RTOL if rtol is None else rtol, DEFAULT_ATOL if atol is None else atol
     if not isinstance(expected, (list, dict, str, int, float, bool, type(None))):
-        expected = wire(expected)  # a NumPy value written directly (checks store theirs as data already)
+        expected = encode(expected)  # a NumPy value written directly (checks store theirs as data already)
     return _compare(decode(expected, arrays=True), decode(obtained, arrays=True), r, a, "", decimals)
 
 
@@ -230,21 +219,25 @@ def _close(e: float, o: float, rtol: float, atol: float) -> bool:
     return abs(o - e) <= atol + rtol * abs(e)
 
 
+def _leaves(value: Any):
+    """The values inside nested lists and dicts (a dict's values, not its keys)."""
+    if isinstance(value, (list, dict)):
+        for item in value.values() if isinstance(value, dict) else value:
+            yield from _leaves(item)
+    else:
+        yield value
+
+
 def has_text(value: Any) -> bool:
-    if isinstance(value, str):
-        return True
-    if isinstance(value, list):
-        return any(has_text(v) for v in value)
-    if isinstance(value, dict):
-        return any(has_text(v) for v in value.values())
-    return False
+    return any(isinstance(v, str) for v in _leaves(value))
+
+
+def _count(value: Any) -> int:
+    return sum(1 for _ in _leaves(value))
 
 
 def _instead_of(description: str) -> str:
-    for article in ("un ", "une "):
-        if description.startswith(article):
-            return "au lieu d'" + description
-    return "au lieu de " + description
+    return ("au lieu d'" if description.startswith(("un ", "une ")) else "au lieu de ") + description
 
 
 def same_values(expected: Any, obtained: Any) -> bool:
@@ -348,9 +341,8 @@ def format_number(x: float, decimals: int | None = None, precise: int | None = N
         digits = str(abs(x))  # too big for a float, maybe: the powers of ten from the digits themselves
         shown = digits[1:4].rstrip("0")
         mantissa = digits[0] + ("," + shown if shown else "")
-        sign = "−" if x < 0 else ""
-        approx = "" if not digits[4:].strip("0") and len(digits[1:4].rstrip("0")) == len(shown) else "≈ "
-        return f"{approx}{sign}{mantissa} × 10{str(len(digits) - 1).translate(SUPERSCRIPTS)}"
+        approx = "≈ " if digits[4:].strip("0") else ""
+        return f"{approx}{'−' if x < 0 else ''}{mantissa} × 10{str(len(digits) - 1).translate(SUPERSCRIPTS)}"
     if math.isnan(x):
         return "nan"
     if math.isinf(x):
@@ -366,14 +358,6 @@ def format_number(x: float, decimals: int | None = None, precise: int | None = N
     if text in ("-0", "-0.0"):
         text = "0"
     return text.replace(".", ",").replace("-", "−")
-
-
-def _count(value: Any) -> int:
-    if isinstance(value, list):
-        return sum(_count(v) for v in value)
-    if isinstance(value, dict):
-        return sum(_count(v) for v in value.values())
-    return 1
 
 
 def format_value(value: Any, decimals: int | None = None, _depth: int = 0, precise: int | None = None) -> str:

@@ -1,31 +1,20 @@
-"""The data flow between the blanks of an exercise, read from the exercise file itself.
+"""The data flow between the blanks of an exercise, read from the exercise file itself: what each
+blank's statement reads, and which blanks define it, through ordinary lines and through the file's
+functions (calling `normalise` depends on the blank inside it). The self-check uses this to tell a
+wrong blank from a right one that merely uses a wrong one; nothing is hand-written.
 
-For each blank: the names its statement reads, and which blanks' statements define them —
-transitively through ordinary lines (`poids = normalise(scores)` depends on the blanks that define
-`normalise` and `scores`) and through functions whose body holds a blank (calling `normalise` depends on
-the blank inside it, and on the blanks its body reads at call time). For any expression (a check's
-`normalise([1, 1, 2])`), the blanks its value depends on. Nothing is hand-written: the self-check uses
-this to tell a wrong blank from a right one that merely uses a wrong one.
-
-The analysis is static and deliberately coarse: a name's value depends on everything that was ever
-assigned to it (both branches of an `if`, every turn of a loop), a method call on a name may change
-it (`ecarts_types.append(…)`), and a function's result depends on every blank in its body. It reads
-the file under the name checks import it with, so the `if __name__ == "__main__":` block, which never
-runs in a check, is left out.
-
-Blanks are given as character spans of the text: the `___` tokens of a template, or the fills of a
-student's copy (what they wrote reads names too: `scores / math.sqrt(d)` depends on `scores`).
-
-A check's variant replaces top-level assignments (`scores = [4, 1, 5, 3]`): the flow of the program
-it runs is read with those assignments cut (`overridden`), so that `poids` no longer depends on the
-blank of `scores` there. And when a run stopped at some top-level statement, `unfinished` names what
-that statement and the following ones were still to assign: a value read from them was never
-computed (it is an older one, or none).
+The analysis is static and coarse: a name depends on everything ever assigned to it (both branches,
+every turn of a loop), a method call may change its object (`x.append(…)`), a function's result
+depends on every blank in its body. The `if __name__ == "__main__":` block never runs in a check, so
+it is left out. Blanks are character spans: a template's `___`, or a student's fills. A variant's
+replaced top-level assignments (`overridden`) read nothing of the file; `unfinished` names what a
+run that stopped at some statement had not yet computed.
 """
 
 from __future__ import annotations
 
 import ast
+import bisect
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -48,10 +37,9 @@ class BlankFlow:
     changes: frozenset[str]  # top-level names whose value it changes in place (append, x[i] = …)
 
 
+# A def (or class) of the file: its blanks, and the names its body reads from outside.
 @dataclass(eq=False)
 class _Function:
-    """A def (or class) of the file: its blanks, and the names its body reads from outside."""
-
     name: str
     blanks: frozenset[int]
     free: frozenset[str]
@@ -122,21 +110,25 @@ class _Loads(ast.NodeVisitor):
     visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
-        for default in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
+        for default in _header(node):
             self.visit(default)
         self.bound.append(_parameters(node.args))
         self.visit(node.body)
         self.bound.pop()
 
     def visit_FunctionDef(self, node) -> None:
-        for expr in node.decorator_list + node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
+        for expr in _header(node):
             self.visit(expr)
 
-    visit_AsyncFunctionDef = visit_FunctionDef
+    visit_AsyncFunctionDef = visit_ClassDef = visit_FunctionDef
 
-    def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        for expr in node.decorator_list + node.bases + [k.value for k in node.keywords]:
-            self.visit(expr)
+
+def _header(node) -> list[ast.expr]:
+    """What a def, class or lambda evaluates where it stands: decorators, defaults, bases."""
+    if isinstance(node, ast.ClassDef):
+        return [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]
+    defaults = [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
+    return [*getattr(node, "decorator_list", ()), *defaults]
 
 
 def _loads(*nodes: ast.AST | None) -> frozenset[str]:
@@ -151,7 +143,7 @@ def _target_names(target: ast.AST) -> set[str]:
     if isinstance(target, ast.Name):
         return {target.id}
     if isinstance(target, (ast.Tuple, ast.List)):
-        return set().union(*(_target_names(t) for t in target.elts)) if target.elts else set()
+        return set().union(*map(_target_names, target.elts))
     if isinstance(target, ast.Starred):
         return _target_names(target.value)
     return set()
@@ -166,11 +158,9 @@ def _root_name(node: ast.AST) -> str | None:
 
 def _changed_roots(target: ast.AST) -> set[str]:
     if isinstance(target, (ast.Tuple, ast.List)):
-        return set().union(*(_changed_roots(t) for t in target.elts)) if target.elts else set()
-    if isinstance(target, (ast.Attribute, ast.Subscript)):
-        root = _root_name(target)
-        return {root} if root else set()
-    return set()
+        return set().union(*map(_changed_roots, target.elts))
+    root = _root_name(target) if isinstance(target, (ast.Attribute, ast.Subscript)) else None
+    return {root} if root else set()
 
 
 def _parameters(args: ast.arguments) -> set[str]:
@@ -195,13 +185,10 @@ class _Bound(ast.NodeVisitor):
 
     visit_AsyncFunctionDef = visit_ClassDef = visit_FunctionDef
 
-    def visit_Lambda(self, node) -> None:
-        pass
-
     def _skip(self, node) -> None:
-        pass  # comprehension targets are their own scope
+        pass  # lambdas and comprehensions bind in scopes of their own
 
-    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _skip
+    visit_Lambda = visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _skip
 
     def visit_Import(self, node) -> None:
         for alias in node.names:
@@ -233,20 +220,18 @@ def _free_names(node) -> frozenset[str]:
     for stmt in body:
         reads |= _loads(stmt)
         for inner in ast.walk(stmt):
-            if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and inner is not stmt:
+            if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 reads |= _free_names(inner)
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            reads |= _free_names(stmt)
     return frozenset(reads - local)
 
 
 def _is_main_guard(node: ast.stmt) -> bool:
-    if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare):
+    test = node.test if isinstance(node, ast.If) else None
+    if not isinstance(test, ast.Compare) or len(test.comparators) != 1 or not isinstance(test.ops[0], ast.Eq):
         return False
-    parts = [node.test.left, *node.test.comparators]
-    names = [p for p in parts if isinstance(p, ast.Name) and p.id == "__name__"]
-    texts = [p for p in parts if isinstance(p, ast.Constant) and p.value == "__main__"]
-    return len(parts) == 2 and bool(names) and bool(texts) and isinstance(node.test.ops[0], ast.Eq)
+    parts = [test.left, *test.comparators]
+    return (any(isinstance(p, ast.Name) and p.id == "__name__" for p in parts)
+            and any(isinstance(p, ast.Constant) and p.value == "__main__" for p in parts))
 
 
 # -- positions -------------------------------------------------------------------------------------
@@ -274,14 +259,7 @@ class _Positions:
         return begin, end
 
     def line_of(self, offset: int) -> int:
-        low, high = 0, len(self.starts) - 1
-        while low < high:
-            middle = (low + high + 1) // 2
-            if self.starts[middle] <= offset:
-                low = middle
-            else:
-                high = middle - 1
-        return low + 1
+        return max(1, bisect.bisect_right(self.starts, offset))
 
 
 # -- the analysis ----------------------------------------------------------------------------------
@@ -319,25 +297,19 @@ class _Analysis:
         return frozenset(out)
 
     def atoms_of(self, names: Iterable[str], scope: _Scope) -> frozenset:
-        out: set = set()
-        for name in names:
-            found = scope.lookup(name)
-            if found:
-                out |= found
-        return frozenset(out)
+        return frozenset().union(*(scope.lookup(name) or EMPTY for name in names))
 
     def note_calls(self, node: ast.AST, scope: _Scope) -> None:
         """Calls of the file's functions: their arguments' blanks are processed by the callee's blanks."""
         for call in ast.walk(node):
-            if isinstance(call, ast.Call) and isinstance(call.func, ast.Name):
-                callee = scope.lookup(call.func.id)
-                if not callee or not any(isinstance(a, _Function) for a in callee):
-                    continue
+            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+                continue
+            callees = frozenset(a for a in scope.lookup(call.func.id) or () if isinstance(a, _Function))
+            if callees:
                 arguments = [*call.args, *(k.value for k in call.keywords)]
-                blanks: set[int] = set()
-                for argument in arguments:
-                    blanks |= self.resolve(self.atoms_of(_loads(argument), scope)) | self.blanks_in(argument)
-                self.calls.append((frozenset(a for a in callee if isinstance(a, _Function)), frozenset(blanks), scope))
+                blanks = frozenset().union(*(self.resolve(self.atoms_of(_loads(a), scope)) | self.blanks_in(a)
+                                             for a in arguments))
+                self.calls.append((callees, blanks, scope))
 
     # statements
     def run(self) -> None:
@@ -351,26 +323,20 @@ class _Analysis:
             if top and _is_main_guard(node):
                 continue
             if top and _assigned_name(node) in self.overridden:
-                self.replaced(node, scope, control)
-                continue
-            self.statement(node, scope, control)
-
-    def replaced(self, node: ast.stmt, scope: _Scope, control: frozenset[int]) -> None:
-        """A top-level assignment whose value a variant replaces by a value of its own: it reads
-        nothing of the file, and its blanks do not run."""
-        self.statements.append(_Statement(node.lineno, node.end_lineno or node.lineno, scope.name, control))
-        self.bind(scope, [_assigned_name(node)], control)
+                # A variant gives it a value of its own: it reads nothing of the file, its blanks do not run.
+                self.statements.append(_Statement(node.lineno, node.end_lineno or node.lineno, scope.name, control))
+                self.bind(scope, [_assigned_name(node)], control)
+            else:
+                self.statement(node, scope, control)
 
     def record(self, node: ast.AST, part: ast.AST | None, scope: _Scope, reads_from: list, control: frozenset[int],
                binds: set[str], changes: set[str]) -> frozenset[int]:
         """One simple statement (or a compound statement's header): what reaches it, and its blanks."""
         reads = _loads(*reads_from)
-        atoms = self.atoms_of(reads, scope)
         for item in reads_from:
-            if item is not None:
-                self.note_calls(item, scope)
-        own = frozenset().union(*(self.blanks_in(n) for n in reads_from if n is not None)) if reads_from else EMPTY
-        incoming = self.resolve(atoms) | control
+            self.note_calls(item, scope)
+        own = frozenset().union(*(self.blanks_in(n) for n in reads_from))
+        incoming = self.resolve(self.atoms_of(reads, scope)) | control
         reach = incoming | own
         shown = part if part is not None else node
         first, last = shown.lineno, shown.end_lineno or shown.lineno
@@ -423,9 +389,7 @@ class _Analysis:
             before = scope.snapshot()
             for _ in range(2):  # a second turn sees what the first one assigned
                 self.block(node.body, scope, control | reach)
-            after_body = scope.snapshot()
-            scope.vars = dict(before)
-            scope.merge(before, after_body)
+            scope.merge(before, scope.snapshot())
             self.block(node.orelse, scope, control)
         elif isinstance(node, ast.While):
             before = scope.snapshot()
@@ -474,14 +438,8 @@ class _Analysis:
                 self.block(case.body, scope, control | reach)
 
     def define(self, node, scope: _Scope, control: frozenset[int]) -> None:
-        blanks = self.blanks_in(node)
-        function = _Function(node.name, blanks, _free_names(node), scope, node)
-        around = [*node.decorator_list]
-        if isinstance(node, ast.ClassDef):
-            around += [*node.bases, *(k.value for k in node.keywords)]
-        else:
-            around += [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
-        header = self.resolve(self.atoms_of(_loads(*around), scope)) if around else EMPTY
+        function = _Function(node.name, self.blanks_in(node), _free_names(node), scope, node)
+        header = self.resolve(self.atoms_of(_loads(*_header(node)), scope))
         scope.vars[node.name] = frozenset({function}) | header | control
         inner = _Scope(f"{scope.name}.{node.name}" if scope.name else node.name, scope, function)
         function.scope = inner.name
@@ -562,14 +520,10 @@ class Flow:
         return self._depends[key]
 
     def _compute_depends(self, expression: str, setup: str | None) -> tuple[frozenset[int], frozenset[int]]:
-        analysis = self._analysis
-        if analysis is None:
+        analysis, parsed = self._analysis, _parse(expression, setup)
+        if analysis is None or parsed is None:
             return EMPTY, EMPTY
-        try:
-            node = ast.parse(expression.strip(), mode="eval")
-            helpers = ast.parse(setup) if setup else None
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return EMPTY, EMPTY
+        node, helpers = parsed
         scope = _Scope("<vérification>", analysis.module)
         if helpers is not None:
             checker = _Analysis(helpers, setup or "", [])
@@ -588,13 +542,10 @@ class Flow:
     def reads(self, expression: str, setup: str | None = None) -> frozenset[str] | None:
         """The top-level names `expression` reads (after `setup`), through the file's functions it
         calls too (their bodies read globals when they run). None when it cannot be read."""
-        if self._analysis is None:
+        parsed = _parse(expression, setup)
+        if self._analysis is None or parsed is None:
             return None
-        try:
-            node = ast.parse(expression.strip(), mode="eval")
-            helpers = ast.parse(setup) if setup else None
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
+        node, helpers = parsed
         names = set(_loads(node))
         if helpers is not None:
             names |= _free_names(helpers) | _loads(*helpers.body)
@@ -684,6 +635,13 @@ class Flow:
                                             for other in group if other != b)]
 
 
+def _parse(expression: str, setup: str | None) -> tuple[ast.Expression, ast.Module | None] | None:
+    try:
+        return ast.parse(expression.strip(), mode="eval"), ast.parse(setup) if setup else None
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
 def _stored(node: ast.AST) -> set[str]:
     """Names a top-level statement binds or changes in place (not the locals of a def it holds)."""
     found: set[str] = set()
@@ -735,13 +693,9 @@ def _top_statement(tree: ast.Module, positions: _Positions, offset: int) -> ast.
 @lru_cache(maxsize=128)
 def _build(text: str, spans: tuple[tuple[int, int], ...], overridden: frozenset[str] = EMPTY) -> Flow:
     try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return Flow(text, spans, None)
-    analysis = _Analysis(tree, text, spans, overridden)
-    try:
+        analysis = _Analysis(ast.parse(text), text, spans, overridden)
         analysis.run()
-    except RecursionError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return Flow(text, spans, None)
     return Flow(text, spans, analysis)
 

@@ -1,31 +1,9 @@
 """A graded submission, as data: per exercise, per blank, points and a French message.
 
-`SubmissionGrade.to_json()` is the stable `results.json` schema (version 2), close to Gradescope's
-and convertible to Exercism's v3 (see `to_exercism`):
-
-    {
-      "schema": "trous/results", "version": 2,
-      "student": "alice", "course": "python-debutant", "grader_version": "<sha256>",
-      "isolation": "bwrap" | "espaces" | "sans-isolation",   (how the student's code was isolated; v2)
-      "score": 31.0, "max_score": 35.0,
-      "exercises": [
-        {"id": "01_moyenne", "title": "...", "score": 2.0, "max_score": 3.0,
-         "mode": "blanks" | "whole_file" | "missing" | "empty" | "unreadable" | "syntax",
-         "message": null | "...", "notes": ["..."],
-         "run": null | {"ok": true} | {"ok": false, "line": 12, "text": "...", "error": "TypeError: ..."},
-         "blanks": [{"id": "somme_exp", "number": 1, "score": 1.0, "max_score": 1.0,
-                     "status": "passed" | "failed" | "unfilled" | "error" | "missing",
-                     "line": 32, "message": "...", "hint": "..."}]}
-      ],
-      "intake": {"files": {"01_moyenne": "exercises/01_moyenne (1).py"}, "notes": ["..."],
-                 "ignored": [{"path": "exercises/01_moyenne.py", "reason": "version plus ancienne : …",
-                              "exercise": "01_moyenne" | null}],
-                 "unlisted": [{"reason": "pas un exercice du cours", "count": 240}]}
-    }
-
-`intake` (new in version 2) is what the copy held besides its graded files: it belongs to the copy as
-read by this run, not to the grade, so the results files carry it and the gradebook's stored grade
-does not (`to_json(intake=submission.report())`). Version 1 documents (no `intake`) still load.
+`SubmissionGrade.to_json()` is the stable `results.json` schema (version 2, outputs/results.schema.json).
+Its `intake` (new in version 2: what the copy held besides its graded files) belongs to the copy as
+read by this run, not to the grade: the results files carry it, the gradebook's stored grade does not.
+Version 1 documents (no `intake`) still load.
 """
 
 from __future__ import annotations
@@ -96,16 +74,9 @@ class SubmissionGrade:
 
     def to_json(self, intake: dict | None = None) -> dict:
         """The results document; `intake` (a `Submission.report()`) adds what the copy held."""
-        data = {
-            "schema": SCHEMA,
-            "version": VERSION,
-            "student": self.student,
-            "course": self.course,
-            "grader_version": self.grader_version,
-            "score": self.score,
-            "max_score": self.max_score,
-            "exercises": [_exercise_json(e) for e in self.exercises],
-        }
+        data = {"schema": SCHEMA, "version": VERSION, "student": self.student, "course": self.course,
+                "grader_version": self.grader_version, "score": self.score, "max_score": self.max_score,
+                "exercises": [_exercise_json(e) for e in self.exercises]}
         if self.isolation:
             data["isolation"] = self.isolation
         if intake is not None:
@@ -120,28 +91,6 @@ class SubmissionGrade:
             exercises.append(ExerciseGrade(**{**e, "blanks": blanks}))
         return cls(data["student"], data["course"], data["grader_version"], exercises,
                    str(data.get("isolation") or ""))
-
-    def to_exercism(self) -> dict:
-        """Exercism test-runner v3: one test per blank."""
-        tests = []
-        for e in self.exercises:
-            for b in e.blanks:
-                tests.append({
-                    "name": f"{e.id} · trou {b.number} « {b.id} »",
-                    "status": "pass" if b.status == PASSED else "fail",
-                    "message": None if b.status == PASSED else b.message,
-                    "task_id": int(e.id.split("_")[0]) if e.id[:2].isdigit() else None,
-                })
-        status = "pass" if all(t["status"] == "pass" for t in tests) else "fail"
-        return {"version": 3, "status": status, "tests": tests}
-
-    def to_gradescope(self) -> dict:
-        return {
-            "score": self.score,
-            "tests": [{"name": f"{e.id} · {b.id}", "score": b.score, "max_score": b.max_score,
-                       "status": "passed" if b.status == PASSED else "failed", "output": b.message,
-                       "visibility": "visible"} for e in self.exercises for b in e.blanks],
-        }
 
 
 def _exercise_json(e: ExerciseGrade) -> dict:
