@@ -26,10 +26,8 @@ from .errors import COURSE_FILE, CourseError
 TEMPLATES_DIR = Path(".trous") / "modeles"
 
 
-# -- the course's records ------------------------------------------------------------------------
-# Plain frozen records, built from data that schema.py validated (pydantic, with French errors that
-# name the line): what the rest of trous reads. Building them needs neither pydantic nor YAML, so a
-# course already validated (cache.py) is read in a few milliseconds.
+# Plain frozen records built from data schema.py validated: without pydantic or YAML, a course
+# already validated (cache.py) is read in a few milliseconds.
 class _Record:
     _nested = {}  # field name → the record class of its value (or of each item of its list)
 
@@ -297,7 +295,7 @@ class Course:
 def limits_for(exercise: Exercise, base: Limits | None = None) -> Limits:
     spec = exercise.course.spec.limits
     values = {k: v for k, v in spec.model_dump().items() if v is not None}
-    values["wall"] = exercise.spec.timeout if "wall" not in values else min(values["wall"], exercise.spec.timeout)
+    values["wall"] = min(values.get("wall", exercise.spec.timeout), exercise.spec.timeout)
     merged = {**(base.__dict__ if base else {}), **values}
     return Limits.from_dict(merged)
 
@@ -325,13 +323,9 @@ def mentions(exercise, module: str) -> bool:
 
 
 def preload_for(exercises, checks: dict | None = None, *, as_needed: bool = False) -> tuple[str, ...]:
-    """Modules the course's programs import that are worth importing once in the runner: numpy, and
-    whatever an exercise or a check `requires` (torch when installed: seconds to import).
-
-    `as_needed` (the self-check, often of one exercise): numpy only if one of these exercises names
-    it, so that a run of exercises that do not use it does not wait for its import (a tenth of a
-    second, on the way to the first verdict). A program that imports it anyway still can: its own
-    run imports it, under the same limits."""
+    """Modules worth importing once in the runner: numpy, and what an exercise or a check `requires`
+    (torch, when installed). `as_needed` (the self-check): numpy only if these exercises name it, so
+    that they do not wait for its import; a program that imports it anyway still can."""
     wanted = [m for m in COMMON if not as_needed or any(mentions(e, m) for e in exercises)]
     for exercise in exercises:
         wanted += exercise.spec.requires

@@ -247,10 +247,6 @@ def _french(message: str) -> str:
     return message
 
 
-def _known_keys(model: type[BaseModel]) -> list[str]:
-    return list(model.model_fields)
-
-
 def _inner_model(annotation) -> type[BaseModel] | None:
     """The model a field holds (itself, in a list, or in `X | None`), if any."""
     for candidate in (annotation, *getattr(annotation, "__args__", ())):
@@ -260,32 +256,28 @@ def _inner_model(annotation) -> type[BaseModel] | None:
     return None
 
 
-def _model_at(loc: tuple) -> type[BaseModel]:
-    """The model whose field list applies at an error location (for 'did you mean')."""
-    model: type[BaseModel] = CourseSchema
-    for part in loc[:-1]:
-        if isinstance(part, int):
-            continue
-        field = model.model_fields.get(part)
-        if field is None:
-            break
-        model = _inner_model(field.annotation) or model
-    return model
-
-
-def _fields_only(loc: tuple) -> tuple:
-    """The location without pydantic's tags for the members of a union (`hint.str`, `hint.list[str]`)."""
+def _fields_only(loc: tuple) -> tuple[tuple, type[BaseModel] | None]:
+    """The location without pydantic's tags for the members of a union (`hint.str`, `hint.list[str]`),
+    and the model holding its last key (whose keys an unknown key may be a typo of)."""
     model: type[BaseModel] | None = CourseSchema
-    kept = []
+    kept, holder = [], model
     for index, part in enumerate(loc):
         if isinstance(part, int):
             kept.append(part)
         elif model is not None and part in model.model_fields:
             kept.append(part)
-            model = _inner_model(model.model_fields[part].annotation)
+            holder, model = model, _inner_model(model.model_fields[part].annotation)
         elif model is not None and index == len(loc) - 1:
             kept.append(part)  # an unknown key
-    return tuple(kept)
+            holder = model
+    return tuple(kept), holder
+
+
+def _typo(loc: tuple) -> tuple[list[str], list[str]]:
+    """For an unknown key: the key it is likely a typo of (if any), and the keys possible there."""
+    model = _fields_only(loc)[1]
+    keys = list(model.model_fields) if model is not None else []
+    return difflib.get_close_matches(str(loc[-1]), keys, n=1), keys
 
 
 # What each id's form is, said to an author whose id does not have it.
@@ -330,14 +322,13 @@ def _where(loc: tuple, data) -> str:
 
 def _said(error: dict, lines: dict, path: str, data=None) -> CourseError:
     loc = tuple(error["loc"])
-    where_loc = _fields_only(loc)
+    where_loc = _fields_only(loc)[0]
     field = next((p for p in reversed(where_loc) if isinstance(p, str)), "")
     message, example = _french(error["msg"]), None
     if error["type"] == "extra_forbidden":
-        model = _model_at(where_loc)
-        close = difflib.get_close_matches(str(loc[-1]), _known_keys(model), n=1)
+        close, keys = _typo(loc)
         message = f"clé inconnue « {loc[-1]} »" + (f" : vouliez-vous écrire « {close[0]} » ?" if close else "")
-        message += f" (clés possibles : {', '.join(_known_keys(model))})"
+        message += f" (clés possibles : {', '.join(keys)})"
         line = lines.get(loc + ("__key__",)) or yamlpos.line_of(lines, loc)
         field = close[0] if close else field
     elif error["type"] == "missing":
@@ -363,13 +354,11 @@ def _independent(errors: list[dict]) -> list[dict]:
     typos = set()
     for error in errors:
         if error["type"] == "extra_forbidden":
-            loc = _fields_only(tuple(error["loc"]))
-            model = _model_at(loc)
-            for close in difflib.get_close_matches(str(loc[-1]), _known_keys(model), n=1):
-                typos.add(loc[:-1] + (close,))
+            loc = _fields_only(tuple(error["loc"]))[0]
+            typos.update(loc[:-1] + (close,) for close in _typo(tuple(error["loc"]))[0])
     kept, seen = [], set()
     for error in errors:
-        loc = _fields_only(tuple(error["loc"]))
+        loc = _fields_only(tuple(error["loc"]))[0]
         if error["type"] == "missing" and loc in typos or loc in seen:
             continue
         seen.add(loc)

@@ -17,9 +17,8 @@ class _Loader(yaml.SafeLoader):
     pass
 
 
-# libyaml's parser when PyYAML has it: the same resolver and constructors (duplicate keys included),
-# a tenth of the time. Its error messages are worded differently: on an error, the pure-Python
-# parser reads the text again, so the French message and the line stay those of _Loader.
+# libyaml's parser when PyYAML has it: the same constructors, a tenth of the time. Its messages are
+# worded otherwise: on an error, the pure-Python parser reads the text again, to translate its own.
 class _FastLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
     pass
 
@@ -39,38 +38,30 @@ for _loader in (_Loader, _FastLoader):
     _loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _no_duplicates)
 
 
-def load(text: str, path: str) -> tuple[Any, dict[tuple, int]]:
+def load(text: str, path: str, kinds: tuple = (_FastLoader, _Loader)) -> tuple[Any, dict[tuple, int]]:
     """The data, and {path of keys/indexes: line} for every node."""
-    loader = _FastLoader(text)
-    try:
-        node = loader.get_single_node()
-        if node is not None:
-            lines: dict[tuple, int] = {}
-            _walk(node, (), lines)
-            return loader.construct_document(node), lines
-    except yaml.YAMLError:
-        pass  # said below, by the parser whose messages are translated
-    finally:
-        loader.dispose()
-    return _load_slowly(text, path)
+    for kind in kinds:
+        loader = kind(text)
+        try:
+            node = loader.get_single_node()
+            if node is not None:
+                lines: dict[tuple, int] = {}
+                _walk(node, (), lines)
+                return loader.construct_document(node), lines
+        except yaml.MarkedYAMLError as exc:
+            if kind is _Loader:  # else said by the parser whose messages are translated
+                mark = exc.problem_mark or exc.context_mark
+                raise YamlError(path, mark.line + 1 if mark else None, _french(exc)) from None
+        except yaml.YAMLError:
+            if kind is _Loader:
+                raise
+        finally:
+            loader.dispose()
+    raise YamlError(path, 1, "le fichier est vide")
 
 
 def _load_slowly(text: str, path: str) -> tuple[Any, dict[tuple, int]]:
-    try:
-        node = yaml.compose(text, Loader=_Loader)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        raise YamlError(path, mark.line + 1 if mark else None, _french(exc)) from None
-    if node is None:
-        raise YamlError(path, 1, "le fichier est vide")
-    lines: dict[tuple, int] = {}
-    _walk(node, (), lines)
-    try:
-        data = _Loader(text).get_single_data()
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        raise YamlError(path, mark.line + 1 if mark else None, _french(exc)) from None
-    return data, lines
+    return load(text, path, (_Loader,))
 
 
 def _walk(node, where: tuple, lines: dict[tuple, int]) -> None:
