@@ -341,8 +341,8 @@ def format_number(x: float, decimals: int | None = None, precise: int | None = N
         digits = str(abs(x))  # too big for a float, maybe: the powers of ten from the digits themselves
         shown = digits[1:4].rstrip("0")
         mantissa = digits[0] + ("," + shown if shown else "")
-        approx = "≈ " if digits[4:].strip("0") else ""
-        return f"{approx}{'−' if x < 0 else ''}{mantissa} × 10{str(len(digits) - 1).translate(SUPERSCRIPTS)}"
+        approx, sign = "≈ " if digits[4:].strip("0") else "", "−" if x < 0 else ""
+        return f"{approx}{sign}{mantissa} × 10{str(len(digits) - 1).translate(SUPERSCRIPTS)}"
     if math.isnan(x):
         return "nan"
     if math.isinf(x):

@@ -324,7 +324,8 @@ class _Analysis:
                 continue
             if top and _assigned_name(node) in self.overridden:
                 # A variant gives it a value of its own: it reads nothing of the file, its blanks do not run.
-                self.statements.append(_Statement(node.lineno, node.end_lineno or node.lineno, scope.name, control))
+                last = node.end_lineno or node.lineno
+                self.statements.append(_Statement(node.lineno, last, scope.name, control))
                 self.bind(scope, [_assigned_name(node)], control)
             else:
                 self.statement(node, scope, control)

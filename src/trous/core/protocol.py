@@ -1,17 +1,11 @@
 """What crosses between the grader and the process that runs a student's code: plain JSON, never pickle.
 
-A *job* is a list of *units*. A unit is one program (a student's file, or the reference solution with
-one blank replaced by the student's fill) run from the top in a fresh namespace, with some top-level
-assignments overridden (a hidden variant), followed by *probes*: expressions evaluated in the
-namespace the program left, whose values come back as JSON, and optionally by a *state*: the values
-of the program's top-level variables. Comparing those values with what is expected happens outside,
-in the grader, so nothing a student's object claims about itself counts.
-
-A *session* is an interactive unit: the grader opens it on one program, then asks probes one at a
-time (`Ask`), each answered before the next is sent, while the process keeps the program's
-namespace. A new set of overrides is a new run of the program; a public question after a secret
-one goes to a fresh process. The job's stream then starts with `SESSION`, a header frame, then one
-frame per question; answers come back as JSON lines, then {"done": true} once the stream closes.
+A *job* is a list of *units*: one program each (a student's file, or the solution with one blank
+replaced by the student's fill), run in a fresh namespace with some top-level assignments
+overridden (a hidden variant), then *probes* (expressions whose values come back as JSON) and
+optionally its *state* (its top-level variables). Values are compared in the grader, so nothing a
+student's object claims about itself counts. A *session* (stream starting with `SESSION`) keeps one
+program's namespace and answers questions (`Ask` frames) one at a time, then {"done": true}.
 """
 
 from __future__ import annotations
@@ -77,17 +71,14 @@ class Unit:
 
     @classmethod
     def from_json(cls, data: dict) -> "Unit":
-        return cls(
-            source=str(data["source"]),
-            filename=str(data["filename"]),
-            probes=tuple(Probe(str(p["expr"]), p.get("setup"), bool(p.get("secret"))) for p in data.get("probes", ())),
-            overrides=tuple((str(k), str(v)) for k, v in data.get("overrides", ())),
-            process=str(data.get("process", "")),
-            group=str(data.get("group", "")),
-            module_name=str(data.get("module_name", "__trous__")),
-            wall=float(data["wall"]) if isinstance(data.get("wall"), (int, float)) else None,
-            state=None if data.get("state") is None else tuple(str(n) for n in data["state"]),
-        )
+        return cls(source=str(data["source"]), filename=str(data["filename"]),
+                   probes=tuple(Probe(str(p["expr"]), p.get("setup"), bool(p.get("secret")))
+                                for p in data.get("probes", ())),
+                   overrides=tuple((str(k), str(v)) for k, v in data.get("overrides", ())),
+                   process=str(data.get("process", "")), group=str(data.get("group", "")),
+                   module_name=str(data.get("module_name", "__trous__")),
+                   wall=float(data["wall"]) if isinstance(data.get("wall"), (int, float)) else None,
+                   state=None if data.get("state") is None else tuple(str(n) for n in data["state"]))
 
 
 @dataclass(frozen=True)
@@ -97,20 +88,15 @@ class Job:
     capture_output: bool = True
 
     def to_bytes(self) -> bytes:
-        return json.dumps({
-            "units": [u.to_json() for u in self.units],
-            "limits": asdict(self.limits),
-            "capture_output": self.capture_output,
-        }).encode()
+        return json.dumps({"units": [u.to_json() for u in self.units], "limits": asdict(self.limits),
+                           "capture_output": self.capture_output}).encode()
 
     @classmethod
     def from_bytes(cls, data: bytes) -> "Job":
         raw = json.loads(data)
-        return cls(
-            units=tuple(Unit.from_json(u) for u in raw["units"]),
-            limits=Limits.from_dict(raw.get("limits", {})),
-            capture_output=bool(raw.get("capture_output", True)),
-        )
+        return cls(units=tuple(Unit.from_json(u) for u in raw["units"]),
+                   limits=Limits.from_dict(raw.get("limits", {})),
+                   capture_output=bool(raw.get("capture_output", True)))
 
 
 # Status of a unit, and `kind` of an error.
@@ -128,27 +114,21 @@ class ErrorInfo:
 
     @classmethod
     def from_json(cls, data: dict | None, memory_mb: int | None = None) -> "ErrorInfo | None":
-        """`memory_mb`: the copy's memory bound, which a memory error then carries (the grader's
-        number, not the sandbox's)."""
+        """`memory_mb`: the copy's memory bound, which a memory error carries (the grader's number)."""
         if not isinstance(data, dict):
             return None
         kind = _text(data.get("kind", "crash"), 40) or "crash"
         message = _text(data.get("message", ""), 2000)
         if kind == "memory":
             message = _memory_message(message, memory_mb)
-        return cls(
-            kind=kind,
-            type=_text(data.get("type", ""), 200),
-            message=message,
-            line=_line(data.get("line")),
-            text=_text(data["text"], 500) if data.get("text") is not None else None,
-            statement=_line(data.get("statement")),
-        )
+        return cls(kind=kind, type=_text(data.get("type", ""), 200), message=message,
+                   line=_line(data.get("line")),
+                   text=_text(data["text"], 500) if data.get("text") is not None else None,
+                   statement=_line(data.get("statement")))
 
 
 def _memory_message(message: str, memory_mb: int | None) -> str:
-    """A memory error's message: "used/bound" in MiB (either may be missing), nothing else. The
-    child reports what the program held; the bound is the grader's when it knows it."""
+    """A memory error's message: "used/bound" in MiB (either may be missing), nothing else."""
     used, _, bound = message.partition("/")
     used = used if used.isdigit() and len(used) <= 7 else ""
     bound = str(memory_mb) if memory_mb else (bound if bound.isdigit() and len(bound) <= 7 else "")
@@ -202,8 +182,8 @@ class UnitResult:
 
     @classmethod
     def from_json(cls, data: dict, n_probes: int, size: int = 0, bounds: Bounds | None = None) -> "UnitResult":
-        """A unit's result as a sandbox sent it, read under `bounds` (wire.py): a value out of them
-        becomes that probe's error, a state out of them the state's, before anything is rebuilt."""
+        """A unit's result as a sandbox sent it, read under `bounds` (wire.py): a value or a state out
+        of them becomes its error, before anything is rebuilt."""
         bounds = bounds or Bounds()
         probes = []
         raw = data.get("probes") if isinstance(data.get("probes"), list) else []
@@ -224,15 +204,10 @@ class UnitResult:
         if status not in (OK, ERROR, TIMEOUT, CRASH, EXIT, SKIPPED):
             status = CRASH
         seconds = data.get("seconds")
-        return cls(
-            status=status,
-            error=ErrorInfo.from_json(data.get("error"), bounds.memory_mb),
-            probes=tuple(probes),
-            output=_text(data.get("output", ""), 1_000_000),
-            seconds=float(seconds) if type(seconds) in (int, float) and 0 <= seconds < 1e9 else 0.0,
-            state=_state(data.get("state"), bounds),
-            size=size,
-        )
+        return cls(status=status, error=ErrorInfo.from_json(data.get("error"), bounds.memory_mb),
+                   probes=tuple(probes), output=_text(data.get("output", ""), 1_000_000),
+                   seconds=float(seconds) if type(seconds) in (int, float) and 0 <= seconds < 1e9 else 0.0,
+                   state=_state(data.get("state"), bounds), size=size)
 
     @classmethod
     def failed(cls, status: str, kind: str, message: str, n_probes: int) -> "UnitResult":

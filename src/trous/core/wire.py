@@ -1,23 +1,12 @@
 """What comes out of a sandbox, read under bounds before anything is rebuilt from it.
 
-Student code runs in the very process that encodes its values (core/encode.py): it can replace
-the encoder or write lines of its own on the event channel, and the supervisor that relays them
-lives in the sandbox too. So nothing a sandbox sends is trusted. Every process of the teacher's that
-reads it (the grader, a graders' test worker, `pytest graders/ --copie`, a Dask worker) reads it
-through this module, which checks it against the copy's bounds *before* any value is rebuilt,
-whatever the data claims about itself:
-
-- a line is cut at its bound while it is read (`Lines`): an endless line never grows in memory, and
-  a line past its bound is never parsed;
-- a line is strict UTF-8 and strict JSON (no NaN or infinity but as the encoder tags them);
-- a value is walked once, without recursion (`check`): items, nesting, text lengths and the total
-  of its texts are counted against `Bounds`; a tagged form ({"$nd": …}, {"$float": …}…) must be
-  well formed, and an array must carry exactly the values its shape announces (a shape of ten
-  million over 150 values is refused, not rebuilt element by element).
-
-What is out of bounds becomes that probe's (or that unit's) error, with a French reason that
-echoes none of the data: a reason is shown to the student, and a forged value could otherwise carry
-what a hidden run computed into it.
+Student code runs in the very process that encodes its values (core/encode.py), so nothing a sandbox
+sends is trusted. Every teacher's process that reads it goes through here: a line is cut at its
+bound while it is read (`Lines`) and never parsed past it; it must be strict UTF-8 and strict JSON;
+a value is walked once, without recursion (`check`), counting items, nesting and texts against
+`Bounds`; tagged forms ({"$nd": …}, {"$float": …}…) must be well formed, and an array must carry
+exactly the values its shape announces. What is out of bounds becomes that probe's (or unit's)
+error, with a French reason that echoes none of the data (a forged value could carry hidden results).
 """
 
 from __future__ import annotations
@@ -38,9 +27,8 @@ MAX_SUMMARISED = 1 << 48  # elements a state summary may describe (it carries no
 
 
 class WireError(ValueError):
-    """Data from a sandbox that is out of bounds or malformed; the text is French and names no data.
-    No encoder within the copy's bounds writes such data (it cuts, refuses and tags by itself): it
-    was forged, and its error's kind says so ("invalid")."""
+    """Data from a sandbox out of bounds or malformed (no encoder writes such data: it was forged,
+    hence the kind "invalid"); the text is French and names no data."""
 
     kind = "invalid"
 
@@ -73,8 +61,7 @@ class Bounds:
 # -- lines -------------------------------------------------------------------------------------
 class Lines:
     """Lines read from a stream, each at most `limit` bytes. A line past it is never handed out: its
-    bytes are dropped as they come, and `overflow` says the stream is not to be believed any more
-    (nor are the lines after it), so that a line without end costs nothing."""
+    bytes are dropped as they come, and `overflow` says the stream is not to be believed any more."""
 
     def __init__(self, limit: int):
         self.limit = limit
@@ -209,8 +196,8 @@ class _Walk:
             stack.append((item, depth + 1))
 
     def tagged(self, d: dict, depth: int, stack: list) -> bool:
-        """A tagged form, checked (True), or a plain dict whose keys only start with « $ » (False).
-        The decoders read a dict as a tag from its keys alone: so must this."""
+        """A tagged form, checked (True), or a plain dict whose keys start with « $ » (False): the
+        decoders read a tag from the keys alone, so must this."""
         keys = set(d)
         if keys == {"$float"}:
             if type(d["$float"]) is not str or d["$float"] not in FLOAT_TAGS:
@@ -244,8 +231,7 @@ class _Walk:
 
     @classmethod
     def numbers(cls, items: list) -> bool:
-        """Every item a number as the encoder writes one: by type at C speed, one by one only
-        for the tagged ones."""
+        """Every item a number as the encoder writes one (one by one only for the tagged ones)."""
         kinds = set(map(type, items))
         if kinds <= _NUMBERS:
             return not (float in kinds and (_INF in items or _NINF in items))
