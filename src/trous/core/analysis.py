@@ -10,7 +10,7 @@ from pathlib import Path
 
 from . import blanks as blanks_mod
 from .course import Exercise
-from .source import Source, SourceError, decode
+from .source import Source, SourceError, decode, read
 
 MAX_BYTES = 1_000_000
 
@@ -61,8 +61,6 @@ class Analysis:
 
 @lru_cache(maxsize=256)
 def _template(path: str, mtime: float) -> tuple[str, list, list]:
-    from .source import read  # noqa: PLC0415
-
     text = read(path).text
     toks = blanks_mod.tokens(text)
     return text, toks, [(t.begin, t.stop) for t in toks if t.is_blank]

@@ -12,6 +12,8 @@ import math
 import re
 from typing import Any
 
+from .compare import Array
+
 NONE = ("None : une fonction sans « return » renvoie None. « print » affiche une valeur, il ne la renvoie "
         "pas : écris « return … » à la fin de la fonction.")
 _LIST_METHODS = {
@@ -31,10 +33,6 @@ def _list_method(attribute: str, owner: str) -> str:
     if instead and not instead.startswith("np.array"):
         text += f", ou écris {instead}"
     return text + "."
-
-
-def _numbers(message: str) -> list[str]:
-    return re.findall(r"\(([0-9, ]*)\)", message)
 
 
 def _shape(text: str) -> str:
@@ -140,8 +138,6 @@ def _is_number(x: Any) -> bool:
 
 def kind_gloss(expected: Any, obtained: Any) -> str | None:
     """The right numbers, but not the kind of value the course builds (both decoded with arrays)."""
-    from .compare import Array  # noqa: PLC0415
-
     if isinstance(expected, Array) and isinstance(obtained, list):
         return ("le cours construit ici un tableau NumPy, pas une liste Python : fais-en un tableau (np.array(…)) "
                 "ou construis-le directement avec NumPy ; la suite du programme s'en sert comme d'un tableau.")

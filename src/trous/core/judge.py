@@ -1,7 +1,5 @@
 """The judge: does one expectation hold on what a run of the student's program gave back, and what
-may a page say of it. One judge for every verdict: the student's self-check (check/) and the grade
-(grade/) both call it, so that « juste » means the same thing in both.
-"""
+may a page say of it. The self-check and the grade both call it: « juste » means the same in both."""
 
 from __future__ import annotations
 
@@ -24,10 +22,9 @@ def is_blank_name_error(error) -> bool:
     return error is not None and error.type == "NameError" and "'___'" in error.message
 
 
-def describe_error(error, unit_label: str = "", message: bool = True, numbers: bool | None = None) -> str:
+def describe_error(error, message: bool = True, numbers: bool | None = None) -> str:
     """An error in French; `message=False`: its type and line only (the message could carry what a
-    hidden run computed or read). `numbers`: whether what the run measured (the memory it held) may
-    be said (by default, as messages)."""
+    hidden run computed). `numbers`: whether what the run measured may be said (default: as messages)."""
     if error is None:
         return "erreur inconnue"
     if error.kind in ("timeout", "crash", "skipped", "files", "output", "protocol", "override"):
@@ -60,8 +57,7 @@ def describe_error(error, unit_label: str = "", message: bool = True, numbers: b
 
 
 def variant_context(expect: Expect, hidden: bool = False) -> str:
-    """How feedback names the inputs of a variant: its description; a shown variant's inputs too
-    (showing them is the point of a shown variant), never a hidden one's."""
+    """How feedback names a variant: its description, and a shown (never a hidden) variant's inputs."""
     variant = expect.variant
     if variant is None:
         return ""
@@ -73,9 +69,8 @@ def variant_context(expect: Expect, hidden: bool = False) -> str:
 
 @dataclass(frozen=True)
 class Disclosure:
-    """What a verdict may show. Each of these can carry hidden things into a page (a hidden
-    check's inputs, what a spliced program computed from the reference), so grading shows an
-    expression, a value or an exception message only where it is public."""
+    """What a verdict may show: each can carry hidden things into a page (a hidden check's inputs,
+    what a spliced program computed from the reference), so only what is public is shown."""
 
     expression: bool = True  # the expression checked; else its French description
     expected: bool = True  # the expected value (else only kinds and shapes of what differs)
@@ -87,11 +82,10 @@ OPEN = Disclosure()
 
 
 def disclosure(expect: Expect, *, graded: bool, own_file: bool) -> Disclosure:
-    """The rule. A hidden check (a grader's) is described, never shown; values on hidden inputs are
-    never shown. When grading, what a program computed reaches a page only from a public check on
-    the course's own inputs: the process asks those first, before it is sent anything hidden, so
-    what they return cannot carry what it had not yet seen. Exception messages, moreover, only
-    from the student's own file (a spliced program holds the reference's code and values)."""
+    """The rule. A hidden check is described, never shown, nor are values on hidden inputs. When
+    grading, what a program computed reaches a page only from a public check on the course's inputs
+    (asked first, before anything hidden reaches the process); exception messages only from the
+    student's own file (a spliced program holds the reference's code and values)."""
     hidden_inputs = expect.hidden or (expect.variant is not None and expect.variant.hidden)
     if not graded:
         return Disclosure(expression=not expect.hidden, expected=not hidden_inputs,
@@ -106,55 +100,33 @@ def judge(expect: Expect, expected, unit: UnitResult, probe: ProbeResult, *, say
     # A hidden variant stays a description: neither its inputs nor the values they give are shown.
     context = variant_context(expect, hidden=not say.expected)
     name = expect.name if say.expression else expect.description
-    error_text = lambda error: describe_error(error, message=say.messages, numbers=say.obtained != "none")  # noqa: E731
-    if not probe.evaluated:
-        if unit.status in (TIMEOUT, CRASH, SKIPPED):
-            return Verdict(False, in_context(context, error_text(unit.error)), unit.error.line if unit.error else None)
-        return Verdict(False, in_context(context, "non vérifié"))
-    if probe.error is not None:
-        if unit.status == TIMEOUT and probe.error.kind == "timeout":
-            return Verdict(False, in_context(context, "non vérifié : " + error_text(unit.error)), unit.error.line if unit.error else None)
-        if probe.error.kind in ("timeout", "crash", "protocol"):
-            return Verdict(False, in_context(context, f"{name} : {probe.error.message}"))
-        if unit.status != "ok" and unit.error is not None and probe.error.type == "NameError":
-            if is_blank_name_error(unit.error):
-                return Verdict(False, in_context(context, f"non vérifié : le programme s'arrête ligne {unit.error.line} "
-                                                     "sur un trou pas encore rempli (___)"), unit.error.line)
-            return Verdict(False, in_context(context, "non vérifié : " + error_text(unit.error)), unit.error.line)
-        if is_blank_name_error(probe.error):
-            return Verdict(False, in_context(context, f"le trou de la ligne {probe.error.line} n'est pas encore rempli"),
-                           probe.error.line)
-        if probe.error.type == "NameError" and probe.error.line is None:
-            found = f" ({probe.error.message})" if say.messages and say.expression else ""
-            return Verdict(False, in_context(context, f"{name} : introuvable{found}"))
-        return Verdict(False, in_context(context, f"{name} : " + error_text(probe.error)), probe.error.line)
+    if not probe.evaluated or probe.error is not None:
+        text, line = _unanswered(name, unit, probe, say)
+        return Verdict(False, in_context(context, text), line)
     mismatch = compare.compare(expected, probe.value, decimals=expect.decimals, rtol=expect.rtol, atol=expect.atol)
     if mismatch is None:
         return Verdict(True)
+    where = f" (élément {mismatch.where})" if mismatch.where else ""
+    gloss = None
     if not say.expected:
         # Kinds, shapes and lengths show no value; anything else is only « valeur fausse ».
-        detail = mismatch.reason if mismatch.structural else "valeur fausse"
-        text = f"{name} : {detail}"
+        text = f"{name} : {mismatch.reason if mismatch.structural else 'valeur fausse'}"
     elif say.obtained == "none":
         detail = mismatch.reason if mismatch.structural else "une autre valeur"
         text = f"{name} : attendu {compare.format_value(expected, expect.decimals)} — obtenu {detail}"
     elif say.obtained == "shaped" and not compare.same_shape(expected, probe.value):
         obtained = compare.decode(probe.value)
-        where = f" (élément {mismatch.where})" if mismatch.where else ""
         # The reason names types and lengths; text the student's code produced is never echoed.
         detail = "" if compare.has_text(obtained) else f" — {mismatch.reason}"
         text = (f"{name} : attendu {compare.format_value(expected, expect.decimals)}, "
                 f"obtenu {compare.describe_type(obtained)}{where}{detail}")
     elif mismatch.structural and compare.same_values(expected, probe.value):
         # The right numbers in another kind of value: said so, without writing them twice.
-        where = f" (élément {mismatch.where})" if mismatch.where else ""
         text = f"{name}{where} : les bonnes valeurs, mais {mismatch.reason}"
         gloss = glosses.kind_gloss(compare.decode(expected, arrays=True), compare.decode(probe.value, arrays=True))
-        if gloss:
-            text += f"\npiste : {gloss}"
+        text += f"\npiste : {gloss}" if gloss else ""
         return Verdict(False, in_context(context, text), kind="structure")
     else:
-        where = f" (élément {mismatch.where})" if mismatch.where else ""
         shown_expected = compare.format_value(expected, expect.decimals, precise=mismatch.precise)
         shown_obtained = compare.format_value(probe.value, expect.decimals, precise=mismatch.precise)
         # "attendu 2, obtenu 3 — 3 au lieu de 2" says it twice: the reason only when it adds something.
@@ -162,11 +134,33 @@ def judge(expect: Expect, expected, unit: UnitResult, probe: ProbeResult, *, say
         reason = "" if restated else f" — {mismatch.reason}"
         text = f"{name} : attendu {shown_expected}, obtenu {shown_obtained}{where}{reason}"
         gloss = glosses.value_gloss(compare.decode(expected), compare.decode(probe.value))
-        if gloss:
-            text += f"\npiste : {gloss}"
-    if expect.message:
-        text += f"\n{expect.message}"
+    text += (f"\npiste : {gloss}" if gloss else "") + (f"\n{expect.message}" if expect.message else "")
     return Verdict(False, in_context(context, text), kind="structure" if mismatch.structural else "value")
+
+
+def _unanswered(name: str, unit: UnitResult, probe: ProbeResult, say: Disclosure) -> tuple[str, int | None]:
+    """Why a probe gave no value (the run stopped, or the expression raised), and at which line."""
+    def said(error) -> str:
+        return describe_error(error, message=say.messages, numbers=say.obtained != "none")
+
+    stopped, error = unit.error.line if unit.error else None, probe.error
+    if not probe.evaluated:
+        return (said(unit.error), stopped) if unit.status in (TIMEOUT, CRASH, SKIPPED) else ("non vérifié", None)
+    if unit.status == TIMEOUT and error.kind == "timeout":
+        return "non vérifié : " + said(unit.error), stopped
+    if error.kind in ("timeout", "crash", "protocol"):
+        return f"{name} : {error.message}", None
+    if unit.status != "ok" and unit.error is not None and error.type == "NameError":
+        if is_blank_name_error(unit.error):
+            return (f"non vérifié : le programme s'arrête ligne {unit.error.line} sur un trou pas encore "
+                    "rempli (___)"), unit.error.line
+        return "non vérifié : " + said(unit.error), unit.error.line
+    if is_blank_name_error(error):
+        return f"le trou de la ligne {error.line} n'est pas encore rempli", error.line
+    if error.type == "NameError" and error.line is None:
+        found = f" ({error.message})" if say.messages and say.expression else ""
+        return f"{name} : introuvable{found}", None
+    return f"{name} : " + said(error), error.line
 
 
 def in_context(context: str, text: str) -> str:
