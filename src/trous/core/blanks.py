@@ -14,7 +14,7 @@ import difflib
 import io
 import tokenize
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 BLANK = "___"
 
@@ -140,24 +140,16 @@ def align_tokens(tmpl: list[Token], copy_toks: list[Token], copy: str) -> list[F
             segments[-1].append(tok.key())
     keys = [t.key() for t in copy_toks]
     n = len(keys)
-    memo: dict[tuple[int, int], list[tuple[int, int]] | None] = {}
 
-    def seg_matches(s: int, pos: int) -> bool:
+    @cache
+    def solve(s: int, pos: int) -> tuple[tuple[int, int], ...] | None:
+        """Segment s starts at pos: the (start, end) token spans of the later blanks, or None."""
         seg = segments[s]
-        return pos + len(seg) <= n and keys[pos:pos + len(seg)] == seg
-
-    def solve(s: int, pos: int) -> list[tuple[int, int]] | None:
-        # Segment s must start at pos; returns the (start, end) token spans of the later blanks.
-        if (s, pos) in memo:
-            return memo[(s, pos)]
-        memo[(s, pos)] = None
-        if not seg_matches(s, pos):
+        if keys[pos:pos + len(seg)] != seg:
             return None
-        after = pos + len(segments[s])
+        after = pos + len(seg)
         if s == len(segments) - 1:
-            result = [] if after == n else None
-            memo[(s, pos)] = result
-            return result
+            return () if after == n else None
         depth = 0
         for end in range(after, n):
             tok = copy_toks[end]
@@ -172,8 +164,7 @@ def align_tokens(tmpl: list[Token], copy_toks: list[Token], copy: str) -> list[F
             if depth == 0:
                 rest = solve(s + 1, end + 1)
                 if rest is not None:
-                    memo[(s, pos)] = [(after, end + 1)] + rest
-                    return memo[(s, pos)]
+                    return ((after, end + 1), *rest)
         return None
 
     spans = solve(0, 0)
@@ -182,16 +173,8 @@ def align_tokens(tmpl: list[Token], copy_toks: list[Token], copy: str) -> list[F
     fills = []
     for index, (a, b) in enumerate(spans):
         first, last = copy_toks[a], copy_toks[b - 1]
-        fills.append(Fill(
-            index=index,
-            text=copy[first.begin:last.stop],
-            line=first.start[0],
-            column=first.start[1],
-            end_line=last.end[0],
-            begin=first.begin,
-            stop=last.stop,
-            filled=not any(t.is_blank for t in copy_toks[a:b]),
-        ))
+        fills.append(Fill(index, copy[first.begin:last.stop], first.start[0], first.start[1], last.end[0],
+                          first.begin, last.stop, filled=not any(t.is_blank for t in copy_toks[a:b])))
     return fills
 
 
@@ -256,7 +239,6 @@ def splice(copy: str, fills: list[Fill], replacements: dict[int, str]) -> str:
             last = fill.stop
     out.append(copy[last:])
     return "".join(out)
-
 
 
 def _is_word(ch: str) -> bool:

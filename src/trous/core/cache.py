@@ -1,12 +1,9 @@
 """A student edition keeps its `course.yaml` once validated, so that each `pytest exercises/` does
 not import YAML and pydantic again to check a file that has not changed.
 
-The cache (`.trous/cours-valide.json`, only in a course that has a `.trous/` folder: a student
-edition) holds the exact text of `course.yaml`, what validating it gave, and a fingerprint of the
-code that validated it (trous's course reading code, pydantic's and PyYAML's versions). It is used
-only when the text and the fingerprint are both the same: otherwise `course.yaml` is validated again,
-with the same errors, and the cache rewritten. It is a cache, nothing more: unreadable, damaged or
-not writable, it is ignored.
+The cache (`.trous/cours-valide.json`, only where a `.trous/` folder exists) holds the exact text of
+`course.yaml`, what validating it gave, and a fingerprint of the code that validated it; it is used
+only when both are the same. Unreadable, damaged or not writable, it is ignored.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""What users type: the options several commands share, defined once, so that one thing has one name,
-the same aliases and the same default in every command (tests/test_cli_vocabulary.py holds the rules).
-
-French first, the English name kept beside it as an alias (older scripts, nbgrader's and pytest's
-habits: `--jobs/-j`, `--no-browser`); « without » is always `--sans-X`, with `--no-X` as its alias."""
+"""The options several commands share, defined once: one thing has one name, aliases and default in
+every command (tests/test_cli_vocabulary.py). French first, the English name as an alias; « without »
+is always `--sans-X`, alias `--no-X`."""
 
 from __future__ import annotations
 

@@ -1,17 +1,12 @@
 """Student-controlled text (folder names, Moodle names, file names inside a copy) made safe to print
 in a terminal and to put in a CSV cell.
 
-- `printable(text)`: no terminal escape sequence (a folder named « \\x1b[2J » would clear the teacher's
-  screen, « \\x1b]8;;http://… » would plant a link), no other control character, no bidirectional
-  override (« Trojan Source »: a name that reads differently from what it is), no line break (one
-  name, one line). Line breaks and tabs become a space; every other control is removed.
-- `csv_cell(text)`: printable, and never read as a formula by a spreadsheet (OWASP's rule: a cell
-  starting with = + - @, a tab or a carriage return gets a leading apostrophe; its full-width forms
-  too). A real number (« -3 », « 2.5 ») is left as it is: it cannot run anything.
-  A spreadsheet may also split the file on another separator than ours: French Excel opening a
-  comma-separated .csv by double-click splits each line on « ; », quotes or not. Then every « ; »
-  (or « , ») inside a cell starts a new cell: what follows it is guarded the same way
-  (« alice;=HYPERLINK(…) » becomes « alice;'=HYPERLINK(…) »).
+- `printable(text)`: one line, without terminal escape sequences (« \\x1b[2J » would clear the
+  teacher's screen), other control characters or bidirectional overrides (« Trojan Source »).
+- `csv_cell(text)`: printable, and never a formula to a spreadsheet (OWASP: a cell starting with
+  = + - @, a tab or a carriage return, or their full-width forms, gets a leading apostrophe; a real
+  number is left as it is). French Excel may split a comma-separated file on « ; »: what follows
+  every « ; » or « , » inside a cell is guarded the same way.
 """
 
 from __future__ import annotations

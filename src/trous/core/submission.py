@@ -1,11 +1,7 @@
 """What a grading run receives: one `Submission` per student, whatever its origin (a folder per
-student, a Moodle archive, nbgrader's submitted notebooks). Intake modules produce these; the
-engine and the gradebook consume them.
-
-Besides the exercises' bytes, a submission says what else its copy held: every file that is not
-graded, with why (`ignored`, bounded: beyond a number per reason, files are counted in `unlisted`),
-and which file was graded for each exercise (`origins`). These reach the student's feedback page,
-the results JSON (`report()`) and the teacher's summary.
+student, a Moodle archive, nbgrader's submitted notebooks). Besides the exercises' bytes, it says
+what else its copy held (`ignored`, bounded per reason, the rest counted in `unlisted`) and which
+file was graded for each exercise (`origins`), for the feedback page, results JSON and summary.
 """
 
 from __future__ import annotations
