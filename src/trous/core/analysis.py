@@ -130,14 +130,11 @@ def analyse_source(exercise: Exercise, source: Source) -> Analysis:
         unfilled = {f.index: (f.line, f.column) for f in fills if not f.filled}
     elif copy_tokens is not None and n_blanks:
         unfilled = blanks_mod.leftover_blanks(template, source.text)
-        # A `___` left somewhere we could not map still means "not finished".
-        mapped = {pos for pos in unfilled.values()}
+        # A `___` left somewhere we could not map still means "not finished": given to the first
+        # unmapped blanks, in order.
+        mapped = set(unfilled.values())
         strays = [t.start for t in copy_tokens if t.is_blank and t.start not in mapped]
-        for index in range(n_blanks):
-            if not strays:
-                break
-            if index not in unfilled:  # unmapped: give leftovers to the first blanks, in order
-                unfilled[index] = strays.pop(0)
+        unfilled.update(zip([i for i in range(n_blanks) if i not in unfilled], strays))
     return Analysis(exercise, source.path, source=source, syntax=syntax, fills=fills, unfilled=unfilled,
                     template_has_blanks=n_blanks > 0)
 

@@ -258,10 +258,8 @@ class Course:
     def exercise(self, key: str) -> Exercise:
         """By id ('03_masque'), number ('3'), file name or a unique part of the id ('masque')."""
         key = str(key).strip()
-        name = Path(key).name
-        if name.startswith("test_"):
-            name = name[5:]
-        if name.endswith(".py") or name.endswith(".ipynb"):
+        name = Path(key).name.removeprefix("test_")
+        if name.endswith((".py", ".ipynb")):
             name = name.rsplit(".", 1)[0]
         for exercise in self.exercises:
             if name == exercise.id:

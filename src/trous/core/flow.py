@@ -163,6 +163,17 @@ def _changed_roots(target: ast.AST) -> set[str]:
     return {root} if root else set()
 
 
+def _changed_by_call(node: ast.Expr) -> set[str]:
+    """{"x"} for `x.append(…)` (or any method call) on a line of its own: x may change."""
+    call = node.value
+    root = _root_name(call.func.value) if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) else None
+    return {root} if root else set()
+
+
+def _imported(node: ast.Import | ast.ImportFrom) -> set[str]:
+    return {(a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"}
+
+
 def _parameters(args: ast.arguments) -> set[str]:
     names = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
     names |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
@@ -191,8 +202,7 @@ class _Bound(ast.NodeVisitor):
     visit_Lambda = visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _skip
 
     def visit_Import(self, node) -> None:
-        for alias in node.names:
-            self.names.add((alias.asname or alias.name).split(".")[0])
+        self.names |= _imported(node)
 
     visit_ImportFrom = visit_Import
 
@@ -358,31 +368,21 @@ class _Analysis:
     def statement(self, node: ast.stmt, scope: _Scope, control: frozenset[int]) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             self.define(node, scope, control)
-        elif isinstance(node, ast.Assign):
-            binds = set().union(*(_target_names(t) for t in node.targets))
-            changes = set().union(*(_changed_roots(t) for t in node.targets))
-            reach = self.record(node, None, scope, [node.value, *node.targets], control, binds, changes)
-            self.bind(scope, binds, reach)
-            self.bind(scope, changes, reach, add=True)
-        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
-            binds, changes = _target_names(node.target), _changed_roots(node.target)
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             if isinstance(node, ast.AnnAssign) and node.value is None:
                 return
-            reach = self.record(node, None, scope, [node.value, node.target], control, binds, changes)
+            targets = getattr(node, "targets", None) or [node.target]
+            binds = set().union(*map(_target_names, targets))
+            changes = set().union(*map(_changed_roots, targets))
+            reach = self.record(node, None, scope, [node.value, *targets], control, binds, changes)
             self.bind(scope, binds, reach, add=isinstance(node, ast.AugAssign))
             self.bind(scope, changes, reach, add=True)
         elif isinstance(node, ast.Expr):
-            changes = set()
-            call = node.value
-            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
-                root = _root_name(call.func.value)
-                if root:
-                    changes.add(root)  # x.append(…), x.update(…): x may change
+            changes = _changed_by_call(node)
             reach = self.record(node, None, scope, [node.value], control, set(), changes)
             self.bind(scope, changes, reach, add=True)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names = {(a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"}
-            self.bind(scope, names, control)
+            self.bind(scope, _imported(node), control)
         elif isinstance(node, (ast.For, ast.AsyncFor)):
             names = _target_names(node.target)
             reach = self.record(node, node.iter, scope, [node.iter], control, names, set())
@@ -663,13 +663,10 @@ def _stored(node: ast.AST) -> set[str]:
         elif isinstance(current, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
             for target in getattr(current, "targets", None) or [current.target]:
                 found |= _changed_roots(target)
-        elif (isinstance(current, ast.Expr) and isinstance(current.value, ast.Call)
-              and isinstance(current.value.func, ast.Attribute)):
-            root = _root_name(current.value.func.value)
-            if root:
-                found.add(root)  # x.append(…) on a line of its own: x changes
+        elif isinstance(current, ast.Expr):
+            found |= _changed_by_call(current)
         elif isinstance(current, (ast.Import, ast.ImportFrom)):
-            found |= {(a.asname or a.name).split(".")[0] for a in current.names if a.name != "*"}
+            found |= _imported(current)
         todo.extend(ast.iter_child_nodes(current))
     return found
 
