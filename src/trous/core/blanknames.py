@@ -1,9 +1,7 @@
-"""What a blank's line assigns, against the id course.yaml gives it: the ids of course.yaml follow the
-order of the `___` of the exercise, and an author who swaps two of them gives each blank's points and
-hints to the other. The file itself often says which is which (`total = ___`, `sigma = ___`): when
-course.yaml calls a blank by the name another blank assigns, that is a contradiction, named here with
-its line and its fix. An id that is just another word for a blank's variable (`somme_exp` for
-`total = ___`) is fine: ids need not be the names, only never contradict them.
+"""What a blank's line assigns, against the id course.yaml gives it. The ids follow the order of the
+`___`, and an author who swaps two gives each blank the other's points and hints. When course.yaml
+calls a blank by the name another blank assigns (`total = ___`, `sigma = ___`), that contradiction
+is named with its line and its fix; an id that is merely another word (`somme_exp`) is fine.
 """
 
 from __future__ import annotations

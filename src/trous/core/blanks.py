@@ -179,11 +179,8 @@ def align_tokens(tmpl: list[Token], copy_toks: list[Token], copy: str) -> list[F
 
 
 def leftover_blanks(template: str, copy: str) -> dict[int, tuple[int, int]]:
-    """Blanks still written `___` in a copy that no longer aligns: {blank index: (line, column)}.
-
-    A best effort for feedback only: a sequence match of the token streams maps each template blank
-    to the copy where the surrounding code is unchanged.
-    """
+    """Blanks still written `___` in a copy that no longer aligns: {blank index: (line, column)}, a
+    best effort (for feedback only) by a sequence match of the token streams."""
     tmpl, cp = tokens(template), tokens(copy)
     blank_at = {pos: i for i, pos in enumerate(p for p, t in enumerate(tmpl) if t.is_blank)}
     matcher = difflib.SequenceMatcher(None, [t.key() for t in tmpl], [t.key() for t in cp], autojunk=False)
@@ -199,8 +196,7 @@ def leftover_blanks(template: str, copy: str) -> dict[int, tuple[int, int]]:
 @dataclass(frozen=True)
 class LineMap:
     """The lines of a copy against its template's: a fill spanning k lines pushes what follows it
-    down by k - 1 lines (a copy of the template with fills: a student's file, a solution, or the
-    solution with one fill replaced)."""
+    down by k - 1 lines."""
 
     blanks: tuple[tuple[int, int], ...]  # (template line of each blank, extra lines its fill adds), in order
 

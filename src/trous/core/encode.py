@@ -1,13 +1,10 @@
 """Turn a probe's value into plain JSON data without trusting the value.
 
-Only the exact built-in types are read, through the base classes' own slots, so a float subclass
-that lies in `__eq__`, `__repr__` or `__float__` is read as the number it really holds, and an object
-whose `__eq__` always answers True arrives as {"$type": "ClassName"}, which equals nothing.
-
-A NumPy array keeps its kind: {"$nd": {"k": dtype kind, "s": shape, "v": nested values}}, so that a
-list where the course builds an array is seen as a list. In a program's *state* (its top-level
-variables, compared with the reference's), a large array is sent as a summary instead of its values
-(shape, sums, extremes and a fixed sample), which bounds what the grader keeps per copy.
+Only the exact built-in types are read, through the base classes' own slots: a float subclass that
+lies in `__eq__`, `__repr__` or `__float__` is read as the number it holds, and any other object
+arrives as {"$type": "ClassName"}, which equals nothing. A NumPy array keeps its kind ({"$nd": {"k":
+kind, "s": shape, "v": values}}). In a program's *state*, a large array is sent as a summary (shape,
+sums, extremes, a fixed sample), which bounds what the grader keeps per copy.
 """
 
 from __future__ import annotations
@@ -17,9 +14,7 @@ import math
 import sys
 from types import ModuleType as _ModuleType
 
-# NumPy is optional (pure-Python exercises), and not imported here: no NumPy value can exist before
-# something imported NumPy. The zygote, which preloads it, binds it at once; the grader's side and the
-# self-check, which encode the plain lists a check writes, do not pay its import for them.
+# NumPy is optional and never imported here: no NumPy value exists before something imported it.
 _np = sys.modules.get("numpy")
 
 

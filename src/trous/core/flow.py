@@ -568,12 +568,7 @@ class Flow:
             return None
         body = [n for n in self._analysis.tree.body if not _is_main_guard(n)]
         start = next((k for k, n in enumerate(body) if n.lineno <= line <= (n.end_lineno or n.lineno)), None)
-        if start is None:
-            return None
-        names: set[str] = set()
-        for node in body[start:]:
-            names |= _stored(node)
-        return frozenset(names)
+        return None if start is None else frozenset().union(*map(_stored, body[start:]))
 
     def reaching(self, line: int) -> tuple[str, frozenset[int]] | None:
         """(scope, blanks) for the statement at `line`: the blanks whose results can reach it, its
