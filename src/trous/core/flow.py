@@ -61,9 +61,6 @@ class _Scope:
             scope = scope.outer
         return None
 
-    def snapshot(self) -> dict[str, frozenset]:
-        return dict(self.vars)
-
     def merge(self, *branches: dict[str, frozenset]) -> None:
         merged: dict[str, frozenset] = {}
         for branch in branches:
@@ -387,26 +384,26 @@ class _Analysis:
             names = _target_names(node.target)
             reach = self.record(node, node.iter, scope, [node.iter], control, names, set())
             self.bind(scope, names, reach)
-            before = scope.snapshot()
+            before = dict(scope.vars)
             for _ in range(2):  # a second turn sees what the first one assigned
                 self.block(node.body, scope, control | reach)
-            scope.merge(before, scope.snapshot())
+            scope.merge(before, dict(scope.vars))
             self.block(node.orelse, scope, control)
         elif isinstance(node, ast.While):
-            before = scope.snapshot()
+            before = dict(scope.vars)
             for _ in range(2):
                 reach = self.record(node, node.test, scope, [node.test], control, set(), set())
                 self.block(node.body, scope, control | reach)
-            scope.merge(before, scope.snapshot())
+            scope.merge(before, dict(scope.vars))
             self.block(node.orelse, scope, control)
         elif isinstance(node, ast.If):
             reach = self.record(node, node.test, scope, [node.test], control, set(), set())
-            before = scope.snapshot()
+            before = dict(scope.vars)
             self.block(node.body, scope, control | reach)
-            after_body = scope.snapshot()
+            after_body = dict(scope.vars)
             scope.vars = dict(before)
             self.block(node.orelse, scope, control | reach)
-            scope.merge(after_body, scope.snapshot())
+            scope.merge(after_body, dict(scope.vars))
         elif isinstance(node, (ast.With, ast.AsyncWith)):
             for item in node.items:
                 names = _target_names(item.optional_vars) if item.optional_vars is not None else set()
@@ -414,18 +411,18 @@ class _Analysis:
                 self.bind(scope, names, reach)
             self.block(node.body, scope, control)
         elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
-            before = scope.snapshot()
+            before = dict(scope.vars)
             self.block(node.body, scope, control)
-            branches = [scope.snapshot()]
+            branches = [dict(scope.vars)]
             for handler in node.handlers:
                 scope.vars = dict(branches[0])
                 if handler.name:
                     self.bind(scope, [handler.name], control)
                 self.block(handler.body, scope, control)
-                branches.append(scope.snapshot())
+                branches.append(dict(scope.vars))
             scope.vars = dict(branches[0])
             self.block(node.orelse, scope, control)
-            branches.append(scope.snapshot())
+            branches.append(dict(scope.vars))
             scope.merge(before, *branches)
             self.block(node.finalbody, scope, control)
         elif isinstance(node, (ast.Return, ast.Raise, ast.Assert, ast.Delete)):

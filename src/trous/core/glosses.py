@@ -110,15 +110,11 @@ def error_gloss(type_name: str, message: str) -> str | None:
 def _matmul(message: str) -> str:
     """@ between shapes that do not fit: NumPy names the right operand's rows first (matmul), or the
     left operand's columns first (dot)."""
-    detail = ""
-    found = re.search(r"operand 1 has a mismatch in its core dimension 0.*size (\d+) is different from (\d+)", message)
-    if found:
-        rows, columns = found.groups()
-        detail = f" (ici {columns} colonnes à gauche, {rows} lignes à droite)"
-    found = re.search(r"(\d+) \(dim \d+\) != (\d+) \(dim \d+\)", message)
-    if found:
-        columns, rows = found.groups()
-        detail = f" (ici {columns} colonnes à gauche, {rows} lignes à droite)"
+    matmul = re.search(r"operand 1 has a mismatch in its core dimension 0.*size (\d+) is different from (\d+)",
+                       message)
+    dot = re.search(r"(\d+) \(dim \d+\) != (\d+) \(dim \d+\)", message)
+    columns, rows = dot.groups() if dot else matmul.groups()[::-1] if matmul else (None, None)
+    detail = f" (ici {columns} colonnes à gauche, {rows} lignes à droite)" if rows else ""
     return ("produit matriciel @ impossible : le nombre de colonnes à gauche doit égaler le nombre de "
             f"lignes à droite{detail}. Une transposée (.T) de trop ou en moins ?")
 
