@@ -1,25 +1,23 @@
 """The supervisor: holds a job, feeds the processes that run student code, owns the clock.
 
-It never runs student code itself, and it never forks the processes that do: it asks the zygote,
-which never held a job, for a fresh child (zygote.py), then feeds that child one command at a time
-(child.py): the unit's program compiled here (the child never sees source text), then each probe
-once the previous one has answered, then the state, then the end. So the child's memory holds
-nothing it has not been asked to run yet.
+It never runs student code, and never forks the processes that do: it asks the zygote, which never
+held a job, for a fresh child, then feeds it one command at a time (child.py): the unit's program
+compiled here (the child never sees source text), each probe once the previous one has answered,
+the state, the end. So the child's memory holds nothing it has not been asked to run yet.
 
-One keeper (`ChildRun`) runs every child, of a batch job (`Supervisor`, here) as of a session
-(session.py, whose probes arrive one at a time): it reads the child's events and output, and stops
-the child when a unit or a probe outlives its time. In a batch job, a probe that hangs or crashes
-costs only that probe: the unit is run again in a new child from the next probe on. A program that
-hangs or crashes costs its unit and the later units of its group. A unit that kept memory past its
-end (its child says how much) has the next one run in a new child, so that each unit has its whole
-memory bound. Results go to the parent as JSON lines, one per unit, then {"done": true}; the parent
-reads them under bounds of its own (wire.py), since what the child sent is in them.
+One keeper (`ChildRun`) runs every child, of a batch job (`Supervisor`) as of a session
+(session.py). In a batch job, a probe that hangs or crashes costs only that probe: the unit is run
+again in a new child from the next probe on. A program that hangs or crashes costs its unit and the
+later units of its group. A unit that kept memory past its end has the next one run in a new child,
+so that each unit has its whole memory bound. Results go to the parent as JSON lines, one per unit,
+then {"done": true}; the parent reads them under bounds of its own (wire.py).
 """
 
 from __future__ import annotations
 
 import ast
 import collections
+import contextlib
 import functools
 import json
 import marshal
@@ -33,10 +31,11 @@ import stat
 import struct
 import tempfile
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import NamedTuple
 
 from ..core import wire
+from .cleanup import force
 from ..core.protocol import CRASH, ERROR, EXIT, OK, SKIPPED, TIMEOUT, Job, Limits, Unit
 
 
@@ -78,9 +77,7 @@ def compile_unit(unit: Unit):
     """The unit's program as a code object, its variant's values written in place of the values of
     the top-level assignments they override (so the child holds no table of hidden inputs).
     Raises SyntaxError, or OverrideError naming a variable the program does not assign."""
-    if not unit.overrides:
-        # Straight from the text: the same code object, without the Python-level syntax tree that
-        # ast.parse builds and compile() converts back (2.5 times the cost, on every file run as is).
+    if not unit.overrides:  # straight from the text: a syntax tree would cost 2.5 times as much
         return compile(unit.source, unit.filename, "exec", dont_inherit=True)
     tree = _parsed(unit.source, unit.filename)
     overrides = dict(unit.overrides)
@@ -194,63 +191,46 @@ class Forker:
         request = json.dumps({"workdir": workdir, "limits": asdict(limits)}).encode()
         try:
             socket.send_fds(self.sock, [b"C" + request], fds)
-            while True:
-                reply = self.sock.recv(256)
-                if reply[:1] == b"P":
-                    return struct.unpack("!i", reply[1:5])[0]
-                if reply[:1] == b"X":
-                    self._exit(reply)
-                    continue
-                return None
+            while (reply := self.sock.recv(256))[:1] == b"X":
+                self.exited(reply)
         except OSError:
             return None
+        return struct.unpack("!i", reply[1:5])[0] if reply[:1] == b"P" else None
 
-    def _exit(self, reply: bytes) -> None:
+    def exited(self, reply: bytes) -> None:
         pid, status, cpu, strays = struct.unpack("!iidi", reply[1:21])
         self.exits[pid] = Exit(status, cpu, strays)
 
     def wait(self, pid: int, timeout: float = 30.0) -> Exit:
         deadline = time.monotonic() + timeout
-        while pid not in self.exits:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return Exit(None, 0.0, 0)
-            self.sock.settimeout(remaining)
-            try:
-                reply = self.sock.recv(256)
-            except OSError:
-                return Exit(None, 0.0, 0)
-            if not reply:
-                return Exit(None, 0.0, 0)
-            if reply[:1] == b"X":
-                self._exit(reply)
-        return self.exits.pop(pid)
+        with contextlib.suppress(OSError):
+            while pid not in self.exits and (remaining := deadline - time.monotonic()) > 0:
+                self.sock.settimeout(remaining)
+                if not (reply := self.sock.recv(256)):
+                    break
+                if reply[:1] == b"X":
+                    self.exited(reply)
+        return self.exits.pop(pid, Exit(None, 0.0, 0))
 
 
 # -- one child, kept ---------------------------------------------------------------------------------
+@dataclass(eq=False)
 class _UnitState:
-    def __init__(self, unit: Unit):
-        self.unit = unit
-        self.status: str | None = None
-        self.error: dict | None = None
-        self.probes: dict[int, dict] = {}
-        self.state: dict | None = None
-        self.output = bytearray()
-        self.output_total = 0
-        self.started = 0.0
-        self.seconds = 0.0
-        self.resumes = 0
+    unit: Unit
+    status: str | None = None
+    error: dict | None = None
+    probes: dict[int, dict] = field(default_factory=dict)
+    state: dict | None = None
+    output: bytearray = field(default_factory=bytearray)
+    output_total: int = 0
+    started: float = 0.0
+    seconds: float = 0.0
+    resumes: int = 0
 
     def result(self) -> dict:
-        n = len(self.unit.probes)
-        return {
-            "status": self.status or CRASH,
-            "error": self.error,
-            "probes": [self.probes.get(j) for j in range(n)],
-            "state": self.state,
-            "output": self.output.decode("utf-8", "replace"),
-            "seconds": round(self.seconds, 4),
-        }
+        return {"status": self.status or CRASH, "error": self.error,
+                "probes": [self.probes.get(j) for j in range(len(self.unit.probes))], "state": self.state,
+                "output": self.output.decode("utf-8", "replace"), "seconds": round(self.seconds, 4)}
 
 
 _EXPECTED = {b"M": "module", b"P": "probe", b"S": "state", b"E": "end"}
@@ -265,15 +245,13 @@ class _Stop(Exception):
 class ChildRun:
     """One child and the commands it runs: one explicit state, one loop, one clock.
 
-    A batch job feeds it the commands of a batch of units at once, a session those of one question
-    at a time (`feed`); either way this loop keeps the child until they are answered. The state:
-    the commands still to send (`steps[step:]`), those sent and not yet answered (`pending`, oldest
-    first), the unit being run (`current`) and what the child runs now (`phase`: start, module,
-    probe, state, end), and one deadline (for the command at the head of `pending`, within the
-    unit's own `unit_deadline`). The loop waits for the child's events or output, or for the
-    deadline: then the child is asked to stop the student's code (SIGUSR1, `interrupting`), and is
-    killed GRACE seconds later if it has not answered. `stopped`, (reason, detail), ends the child's
-    use; `close()` then kills it, wipes its folder and says why it stopped and how it ended.
+    A batch job feeds it a batch of units' commands at once, a session one question's at a time
+    (`feed`); the loop keeps the child until they are answered. The state: the commands still to
+    send (`steps[step:]`), those sent and unanswered (`pending`, oldest first), the unit being run
+    (`current`), what the child runs now (`phase`: start, module, probe, state, end), and one
+    deadline, for the head of `pending` within the unit's `unit_deadline`. Past it the child is asked
+    to stop the student's code (SIGUSR1, `interrupting`), and killed GRACE seconds later. `stopped`,
+    (reason, detail), ends the child's use; `close()` kills it, wipes its folder, says how it ended.
 
     `owner` (the batch Supervisor or the session) holds the units and their states by index, the
     limits, the run folder's root, the line to the zygote, and says what a timeout poisons."""
@@ -292,8 +270,7 @@ class ChildRun:
         self.deadline = self.unit_deadline = time.monotonic() + self.limits.wall + START
         self.allowed: float = self.limits.wall
         self.events = wire.Lines(event_line_bytes(self.limits))
-        # What the program prints is kept only when asked (the self-check shows it; grading does not,
-        # and keeps nothing it will not show); it is always counted, to stop a flood.
+        # What the program prints is kept only when asked (the self-check shows it), always counted.
         self.output_cap = self.limits.output_kb * 1024 if capture else 0
         self.hard_output_cap = max(16 * 1024 * 1024, 64 * self.limits.output_kb * 1024)
         self.resumed = resumed  # its first unit's output was kept by the run it resumes
@@ -344,10 +321,7 @@ class ChildRun:
             if self.stopped and self.stopped[0] == "channel":
                 ended = self.owner.forker.wait(self.pid, 0.5)
             if ended is None or ended.status is None:
-                try:
-                    os.kill(self.pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
+                _signal(self.pid, signal.SIGKILL)
                 ended = replace(self.owner.forker.wait(self.pid), killed=True)
         _close(self.ev_r)
         _close(self.out_r)
@@ -370,10 +344,7 @@ class ChildRun:
             self.stopped = ("timeout", {"seconds": self.allowed, **(self.where or {})})
             return
         self.interrupting, self.where = True, None
-        try:
-            os.kill(self.pid, signal.SIGUSR1)
-        except (ProcessLookupError, PermissionError):
-            pass
+        _signal(self.pid, signal.SIGUSR1)
         self.deadline = time.monotonic() + GRACE
 
     def _send_next(self) -> None:
@@ -461,14 +432,9 @@ class ChildRun:
 
     def _drain(self, state: _UnitState) -> None:
         # The child flushes before reporting a unit's end: what it printed is already in the pipe.
-        while True:
-            try:
-                chunk = os.read(self.out_r, 1 << 16)
-            except (BlockingIOError, OSError):
-                return
-            if not chunk:
-                return
-            self._keep(state, chunk)
+        with contextlib.suppress(OSError):
+            while chunk := os.read(self.out_r, 1 << 16):
+                self._keep(state, chunk)
 
     def _keep(self, state: _UnitState, chunk: bytes) -> None:
         state.output_total += len(chunk)
@@ -571,10 +537,13 @@ class ChildRun:
 
 
 def _close(fd: int) -> None:
-    try:
+    with contextlib.suppress(OSError):
         os.close(fd)
-    except OSError:
-        pass
+
+
+def _signal(pid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, sig)
 
 
 # -- a batch job -------------------------------------------------------------------------------------
@@ -831,15 +800,4 @@ def files_violation(workdir: str, limits: Limits) -> str | None:
 
 
 def wipe(workdir: str) -> None:
-    def force(func, path, _exc):
-        try:
-            os.chmod(os.path.dirname(path), 0o700)
-            os.chmod(path, 0o700)
-        except OSError:
-            pass
-        try:
-            func(path)
-        except OSError:
-            pass
-
     shutil.rmtree(workdir, onerror=force)
