@@ -123,10 +123,10 @@ def _on_time_up(signum, frame):
 
 
 # -- commands ------------------------------------------------------------------------------
-def _read_exact(n: int) -> bytes:
+def read_exact(fd: int, n: int) -> bytes:
     data = b""
     while len(data) < n:
-        chunk = os.read(0, n - len(data))
+        chunk = os.read(fd, n - len(data))
         if not chunk:
             raise EOFError
         data += chunk
@@ -188,8 +188,8 @@ def serve() -> None:
     index, limit = -1, 1 << 20
     while True:
         try:
-            kind, length = struct.unpack("!cI", _read_exact(5))
-            payload = _read_exact(length)
+            kind, length = struct.unpack("!cI", read_exact(0, 5))
+            payload = read_exact(0, length)
         except (EOFError, OSError, struct.error):
             return
         _current["cpu"] = time.process_time()

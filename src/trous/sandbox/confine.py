@@ -12,7 +12,6 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
-import platform
 import resource
 import signal
 from dataclasses import asdict, dataclass
@@ -26,8 +25,6 @@ PR_CAPBSET_DROP, PR_SET_SECUREBITS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 2
 # Securebits, locked: uid 0 never regains capabilities through execve, ambient ones cannot be raised.
 SECUREBITS_LOCKED = 0b11000011  # NOROOT, NOROOT_LOCKED, NO_CAP_AMBIENT_RAISE, NO_CAP_AMBIENT_RAISE_LOCKED
 CAPABILITY_VERSION_3 = 0x20080522
-SYS_CAPSET = {"x86_64": 126, "amd64": 126, "aarch64": 91, "arm64": 91, "riscv64": 91, "ppc64le": 184,
-              "ppc64": 184, "s390x": 185, "i686": 185, "i386": 185, "armv7l": 185}
 
 
 @dataclass(frozen=True)
@@ -73,9 +70,6 @@ def drop_capabilities() -> bool:
     prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
     header = (ctypes.c_uint32 * 2)(CAPABILITY_VERSION_3, 0)  # struct __user_cap_header_struct
     data = (ctypes.c_uint32 * 6)()  # two struct __user_cap_data_struct, all zero
-    number = SYS_CAPSET.get(platform.machine())
-    if number is not None:
-        return libc().syscall(ctypes.c_long(number), header, data) == 0
     return hasattr(libc(), "capset") and libc().capset(header, data) == 0
 
 

@@ -236,12 +236,6 @@ class _UnitState:
 _EXPECTED = {b"M": "module", b"P": "probe", b"S": "state", b"E": "end"}
 
 
-class _Stop(Exception):
-    def __init__(self, reason: str, detail: dict):
-        super().__init__(reason)
-        self.reason, self.detail = reason, detail
-
-
 class ChildRun:
     """One child and the commands it runs: one explicit state, one loop, one clock.
 
@@ -307,8 +301,6 @@ class ChildRun:
                 for fd in ready:
                     if not self._read(fd):
                         break
-        except _Stop as stop:
-            self.stopped = (stop.reason, stop.detail)
         except OSError:  # the child stopped reading its commands
             self.stopped = self.stopped or ("crash", {})
 
@@ -321,7 +313,7 @@ class ChildRun:
             if self.stopped and self.stopped[0] == "channel":
                 ended = self.owner.forker.wait(self.pid, 0.5)
             if ended is None or ended.status is None:
-                _signal(self.pid, signal.SIGKILL)
+                send_signal(self.pid, signal.SIGKILL)
                 ended = replace(self.owner.forker.wait(self.pid), killed=True)
         _close(self.ev_r)
         _close(self.out_r)
@@ -344,7 +336,7 @@ class ChildRun:
             self.stopped = ("timeout", {"seconds": self.allowed, **(self.where or {})})
             return
         self.interrupting, self.where = True, None
-        _signal(self.pid, signal.SIGUSR1)
+        send_signal(self.pid, signal.SIGUSR1)
         self.deadline = time.monotonic() + GRACE
 
     def _send_next(self) -> None:
@@ -352,7 +344,7 @@ class ChildRun:
         previous one is not over, and never a hidden check while a public command (the program, a
         public check) is unanswered: what the student's code returns to a public check can then
         carry nothing it has not been asked yet."""
-        while self.step < len(self.steps):
+        while self.step < len(self.steps) and self.stopped is None:
             index, kind, payload, secret, j = self.steps[self.step]
             if kind == b"U" and self.pending:
                 break
@@ -384,7 +376,8 @@ class ChildRun:
             self.phase, self.deadline, self.allowed = "module", self.unit_deadline, wall
         elif expected in ("probe", "state"):
             if now >= self.unit_deadline + OVERRUN:  # the unit's time is spent
-                raise _Stop("timeout", {"seconds": wall, "budget": True})
+                self.stopped = ("timeout", {"seconds": wall, "budget": True})
+                return
             self.phase = expected
             if expected == "probe":
                 self.probe_index = j
@@ -465,7 +458,7 @@ class ChildRun:
         # A program that timed out still has its probes asked, on what it computed.
         self.interrupting, self.where = False, None
         self._send_next()
-        if self.pending:
+        if self.pending and self.stopped is None:
             self._arm(time.monotonic())
         return True
 
@@ -541,7 +534,8 @@ def _close(fd: int) -> None:
         os.close(fd)
 
 
-def _signal(pid: int, sig: int) -> None:
+def send_signal(pid: int, sig: int) -> None:
+    """Signal a process that may be gone already (or, past a uid switch, not ours to signal)."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.kill(pid, sig)
 

@@ -30,7 +30,7 @@ from . import child, cleanup
 from .confine import Confinement, join_cgroup, make_undumpable, prctl
 from ..core.protocol import SESSION, Job, Limits
 from .session import SessionSupervisor
-from .supervisor import Forker, Supervisor
+from .supervisor import Forker, Supervisor, send_signal
 
 PR_SET_CHILD_SUBREAPER = 36
 
@@ -93,7 +93,7 @@ def sweep(keep: frozenset[int] = frozenset()) -> int:
             break
         seen.update(pids)
         for pid in pids:
-            _kill(pid)
+            send_signal(pid, signal.SIGKILL)
         reaped = 0
         for pid in pids:  # ours once their parents die (we are the subreaper); others ECHILD
             try:
@@ -103,13 +103,6 @@ def sweep(keep: frozenset[int] = frozenset()) -> int:
         if not reaped:
             time.sleep(0.001)
     return len(seen)
-
-
-def _kill(pid: int) -> None:
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _close_all(fds: list[int]) -> None:
