@@ -137,9 +137,9 @@ def choose(requested: str = "auto") -> str:
     needs the seccomp filter (sandbox/seccomp.py): without it, refused too."""
     kind = _choose(requested)
     if kind == BWRAP and (reason := seccomp.problem()) is not None:
-        raise SandboxRefused(f"correction refusée : {reason}. Le code des étudiants tournerait sans le filtre "
-                             "qui lui interdit les appels système dangereux (espaces de noms, montages, "
-                             "ptrace…). Aucune copie n'a été lue.")
+        raise SandboxRefused(f"correction refusée : {reason}. Le code des étudiants tournerait sans le "
+                             "filtre qui lui interdit les appels système dangereux (espaces de noms, "
+                             "montages, ptrace…). Aucune copie n'a été lue.")
     return kind
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ctypes
 import os
 import shutil
+from contextlib import suppress
 
 from .seccomp import libc
 
@@ -77,16 +78,12 @@ def _mount_points() -> set[str]:
 def force(func, path, _exc) -> None:
     """shutil.rmtree's error handler: a run may leave folders it made unreadable or unwritable, so
     open them up and retry (never through a link)."""
-    try:
+    with suppress(OSError):
         os.chmod(os.path.dirname(path), 0o700)
         if not os.path.islink(path):
             os.chmod(path, 0o700)
-    except OSError:
-        pass
-    try:
+    with suppress(OSError):
         func(path)
-    except OSError:
-        pass
 
 
 def remove_files(keep: str, dirs: tuple[str, ...] = SHARED_DIRS) -> int:
@@ -106,14 +103,12 @@ def remove_files(keep: str, dirs: tuple[str, ...] = SHARED_DIRS) -> int:
         for entry in entries:
             if entry.path in protected:
                 continue
-            try:
+            with suppress(OSError):
                 if entry.is_dir(follow_symlinks=False):
                     shutil.rmtree(entry.path, onerror=force)
                 else:
                     os.unlink(entry.path)
                 removed += 1
-            except OSError:
-                pass
     return removed
 
 

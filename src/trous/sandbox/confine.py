@@ -14,6 +14,7 @@ import errno
 import os
 import resource
 import signal
+from contextlib import suppress
 from dataclasses import asdict, dataclass
 
 from . import seccomp
@@ -103,14 +104,12 @@ def _owned(entry: os.DirEntry, uid: int) -> bool:
 
 def _set(limit: int, soft: int, hard: int | None = None) -> None:
     hard = soft if hard is None else hard
-    try:
+    with suppress(ValueError, OSError):
         current_hard = resource.getrlimit(limit)[1]
         if current_hard != resource.RLIM_INFINITY:
             hard = min(hard, current_hard)
             soft = min(soft, hard)
         resource.setrlimit(limit, (soft, hard))
-    except (ValueError, OSError):
-        pass
 
 
 def apply(limits: Limits, confinement: Confinement) -> None:

@@ -13,6 +13,7 @@ asking the next; whatever happens inside, `Session.ask` answers, never raises.
 from __future__ import annotations
 
 import os
+import queue
 import select
 import signal
 import socket
@@ -158,8 +159,8 @@ class Runner:
                                               len(job.units[lost].probes))
             for i in remaining:  # the same program would do it again for its other variants
                 if group and i not in results and job.units[i].group == group:
-                    results[i] = UnitResult.failed("skipped", "skipped", "non exécuté, car sur une autre entrée : "
-                                                   + said, len(job.units[i].probes))
+                    why = "non exécuté, car sur une autre entrée : " + said
+                    results[i] = UnitResult.failed("skipped", "skipped", why, len(job.units[i].probes))
             remaining = [i for i in remaining if i not in results]
         return [results[i] for i in range(len(job.units))]
 
@@ -167,7 +168,6 @@ class Runner:
         """A new job's pipes, their other ends handed to the zygote: (job writer, result reader), or
         None when the zygote cannot take them."""
         self.start()
-        assert self.control is not None
         job_r, job_w = os.pipe()
         res_r, res_w = os.pipe()
         try:
@@ -197,8 +197,8 @@ class Runner:
         results: dict[int, UnitResult] = {}
         finished = False
         broken: str | None = None  # a line no supervisor writes: the sandbox's word is refused from there on
-        budget = sum((u.wall or job.limits.wall) + 2.0 + len(u.probes) * probe_wall(job.limits) for u in job.units)
-        deadline = time.monotonic() + budget + 10.0
+        deadline = time.monotonic() + 10.0 + sum((u.wall or job.limits.wall) + 2.0 + len(u.probes)
+                                                 * probe_wall(job.limits) for u in job.units)
         bounds = Bounds.of(job.limits)
         reader = _Results(res_r, result_line_bytes(job, bounds))
         try:
@@ -238,7 +238,6 @@ class Runner:
             session.close()
 
     def _await_end(self, deadline: float) -> bool:
-        assert self.control is not None
         self.control.settimeout(max(1.0, deadline - time.monotonic()))
         try:
             reply = b""  # b"E", the supervisor's status, the strays killed
@@ -377,12 +376,9 @@ class _Results:
 
 
 def _write_and_close(fd: int, data: bytes) -> None:
-    try:
+    with suppress(OSError):
         _write_all(fd, data)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    os.close(fd)
 
 
 def _kill(process: subprocess.Popen | None) -> None:
@@ -411,8 +407,9 @@ class RunnerPool:
         # `memory_mb`: the memory bound the sandboxes' tmpfs sizes follow (sandbox.tmpfs_bytes).
         self.size = len(slots) if slots else max(1, size or os.cpu_count() or 1)
         self.runners = [Runner(mode, slot, preload, memory_mb) for slot in (slots or range(self.size))]
-        self._free: list[Runner] = list(self.runners)
-        self._lock = threading.Lock()
+        self._free: queue.LifoQueue[Runner] = queue.LifoQueue()  # waits while every runner is taken
+        for runner in self.runners:
+            self._free.put(runner)
 
     @property
     def kind(self) -> str:
@@ -422,30 +419,22 @@ class RunnerPool:
         for runner in self.runners:
             runner.want(modules)
 
-    def _take(self) -> Runner:
-        with self._lock:
-            return self._free.pop()
-
-    def _give(self, runner: Runner) -> None:
-        with self._lock:
-            self._free.append(runner)
-
     def run(self, job: Job) -> list[UnitResult]:
-        runner = self._take()
+        runner = self._free.get()
         try:
             return runner.run(job)
         finally:
-            self._give(runner)
+            self._free.put(runner)
 
     @contextmanager
     def session(self, unit: Unit, limits: Limits | None = None) -> Iterator[Session]:
         """A session on one of the pool's runners, held until the session ends."""
-        runner = self._take()
+        runner = self._free.get()
         try:
             with runner.session(unit, limits) as session:
                 yield session
         finally:
-            self._give(runner)
+            self._free.put(runner)
 
     def map(self, jobs: Iterable[Job], on_done: Callable[[int, list[UnitResult]], None] | None = None
             ) -> Iterator[tuple[int, list[UnitResult]]]:

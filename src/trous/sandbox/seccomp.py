@@ -177,7 +177,7 @@ def instructions(arch: Arch) -> list[tuple[int, int, int, int]]:
     program = []
     for index, (kind, *targets, k) in enumerate(code):
         offsets = [labels[t] - index - 1 if isinstance(t, str) else t for t in targets]
-        if not all(0 <= offset <= 255 for offset in offsets):  # classic BPF jumps forward only, by at most 255
+        if not all(0 <= offset <= 255 for offset in offsets):  # classic BPF jumps forward only, at most 255
             raise ValueError(f"saut impossible en BPF classique ({offsets} instructions)")
         program.append((kind, *offsets, k))
     return program
@@ -281,7 +281,7 @@ def problem() -> str | None:
         machine = os.uname().machine if hasattr(os, "uname") else sys.platform
         return (f"pas de filtre seccomp sur cette machine ({sys.platform}, {machine}, Python "
                 f"{struct.calcsize('P') * 8} bits) : trous ne le sait écrire que pour Linux x86_64 et aarch64")
-    import subprocess  # noqa: PLC0415 - only for this check: the zygote, which imports this module, needs none
+    import subprocess  # noqa: PLC0415 - only here: the zygote, which imports this module, needs none
 
     try:
         done = subprocess.run([sys.executable, "-I", "-m", "trous.sandbox.seccomp", "--verifier"],

@@ -39,18 +39,6 @@ from .cleanup import force
 from ..core.protocol import CRASH, ERROR, EXIT, OK, SKIPPED, TIMEOUT, Job, Limits, Unit
 
 
-def kept_bound(limits: Limits) -> int:
-    """MiB a child may map past its start after a unit (namespace emptied) and still run the next:
-    beyond, the next unit would not have its whole memory bound."""
-    return max(32, limits.memory_mb // 16)
-
-
-def event_line_bytes(limits: Limits) -> int:
-    """The longest event line a child may write: one value or one state (each at most value_kb once
-    encoded, in characters: up to 4 bytes each in UTF-8), and the texts of an error."""
-    return 4 * limits.value_kb * 1024 + (256 << 10)
-
-
 MAX_RESUMES = 4
 GRACE = 0.5  # seconds a child gets to stop the student's code before it is killed
 PROBE_FLOOR = 0.25  # even after the program used its time, each probe gets this long
@@ -89,9 +77,7 @@ def compile_unit(unit: Unit):
                 if name in overrides:
                     value = ast.parse(overrides[name], "<variante>", mode="eval").body
                     for sub in ast.walk(value):  # errors in it point at the line it replaces
-                        if "lineno" in sub._attributes:
-                            sub.lineno, sub.col_offset = node.value.lineno, node.value.col_offset
-                            sub.end_lineno, sub.end_col_offset = node.value.end_lineno, node.value.end_col_offset
+                        ast.copy_location(sub, node.value)
                     replaced.append((node, node.value))
                     node.value = value
         missing = sorted(set(overrides) - {_target_name(node) for node, _ in replaced})
@@ -168,16 +154,11 @@ def probe_step(index: int, j: int, expr: str, setup: str | None, secret: bool, s
 class Exit:
     status: int | None  # as os.waitpid gives it; None when unknown
     cpu: float  # seconds of CPU the child used
-    strays: int  # processes it left behind, killed by the zygote
     killed: bool = False  # by the supervisor (a status of SIGKILL then says nothing about the program)
 
     @property
     def code(self) -> int | None:
-        if self.status is None:
-            return None
-        if os.WIFSIGNALED(self.status):
-            return -os.WTERMSIG(self.status)
-        return os.WEXITSTATUS(self.status)
+        return None if self.status is None else os.waitstatus_to_exitcode(self.status)
 
 
 class Forker:
@@ -198,8 +179,8 @@ class Forker:
         return struct.unpack("!i", reply[1:5])[0] if reply[:1] == b"P" else None
 
     def exited(self, reply: bytes) -> None:
-        pid, status, cpu, strays = struct.unpack("!iidi", reply[1:21])
-        self.exits[pid] = Exit(status, cpu, strays)
+        pid, status, cpu, _strays = struct.unpack("!iidi", reply[1:21])
+        self.exits[pid] = Exit(status, cpu)
 
     def wait(self, pid: int, timeout: float = 30.0) -> Exit:
         deadline = time.monotonic() + timeout
@@ -210,7 +191,7 @@ class Forker:
                     break
                 if reply[:1] == b"X":
                     self.exited(reply)
-        return self.exits.pop(pid, Exit(None, 0.0, 0))
+        return self.exits.pop(pid, Exit(None, 0.0))
 
 
 # -- one child, kept ---------------------------------------------------------------------------------
@@ -263,7 +244,9 @@ class ChildRun:
         self.probe_index = -1
         self.deadline = self.unit_deadline = time.monotonic() + self.limits.wall + START
         self.allowed: float = self.limits.wall
-        self.events = wire.Lines(event_line_bytes(self.limits))
+        # The longest event line: one value or state (value_kb characters, up to 4 bytes each in UTF-8),
+        # and the texts of an error.
+        self.events = wire.Lines(4 * self.limits.value_kb * 1024 + (256 << 10))
         # What the program prints is kept only when asked (the self-check shows it), always counted.
         self.output_cap = self.limits.output_kb * 1024 if capture else 0
         self.hard_output_cap = max(16 * 1024 * 1024, 64 * self.limits.output_kb * 1024)
@@ -394,10 +377,13 @@ class ChildRun:
         except BlockingIOError:
             chunk = None
         if fd == self.out_r:
-            if chunk:
-                self._output(chunk)
-            elif chunk is not None:
+            if chunk is not None and not chunk:
                 self.open_fds.discard(self.out_r)
+            elif chunk and self.current is not None and not self.resumed:
+                state = self.states[self.current]
+                self._keep(state, chunk)
+                if state.output_total > self.hard_output_cap:
+                    self.stopped = ("output", {"bytes": state.output_total})
             return True
         if not chunk:
             self.open_fds.discard(self.ev_r)
@@ -414,14 +400,6 @@ class ChildRun:
             elif not self._event(event):
                 break
         return True
-
-    def _output(self, chunk: bytes) -> None:
-        if self.current is None or self.resumed:
-            return
-        state = self.states[self.current]
-        self._keep(state, chunk)
-        if state.output_total > self.hard_output_cap:
-            self.stopped = ("output", {"bytes": state.output_total})
 
     def _drain(self, state: _UnitState) -> None:
         # The child flushes before reporting a unit's end: what it printed is already in the pipe.
@@ -521,9 +499,9 @@ class ChildRun:
         state.seconds = time.monotonic() - state.started
         self.done.append(index)
         self.current, self.phase, self.resumed = None, "start", False
-        kept = event.get("kept")
+        kept = event.get("kept")  # MiB mapped past its floor: beyond, the next unit lacks its whole bound
         if (self.step >= len(self.steps) or self.owner.skipped(self.steps[self.step].index)
-                or type(kept) is int and kept > kept_bound(self.limits)):  # it kept memory out of its namespace
+                or type(kept) is int and kept > max(32, self.limits.memory_mb // 16)):
             self.step = len(self.steps)
             return False
         return True
@@ -569,10 +547,9 @@ class Supervisor:
         index = 0
         while index < len(self.units):
             if self.skipped(index):
-                state = self.states[index]
-                state.status = SKIPPED
-                state.error = {"kind": "skipped", "message": "non exécuté, car sur une autre entrée : "
-                                                               + self.poisoned[self.units[index].group]}
+                why = "non exécuté, car sur une autre entrée : " + self.poisoned[self.units[index].group]
+                self.states[index].status = SKIPPED
+                self.states[index].error = {"kind": "skipped", "message": why}
                 self.finish(index)
                 index += 1
                 continue
@@ -641,15 +618,13 @@ class Supervisor:
 
     def _void(self, done: list[int], violation: str) -> None:
         """A broken bound on files voids what the run computed: its values must not earn credit."""
-        for i in done:
-            state = self.states[i]
+        error = {"kind": "files", "message": violation}
+        for state in (self.states[i] for i in done):
             if state.status == OK:
-                state.status = ERROR
-                state.error = {"kind": "files", "message": violation}
-            state.probes = {j: {"error": {"kind": "files", "message": violation}}
-                            for j in range(len(state.unit.probes))}
+                state.status, state.error = ERROR, error
+            state.probes = {j: {"error": error} for j in range(len(state.unit.probes))}
             if state.state is not None:
-                state.state = {"$error": {"kind": "files", "message": violation}}
+                state.state = {"$error": error}
 
 
 # -- what is said of a run ----------------------------------------------------------------------------
@@ -677,8 +652,13 @@ def timed_out(unit: Unit, seconds: float, where: dict | None, reported, limits: 
             **location(unit, line), "statement": where.get("statement")}
 
 
-def _shown_seconds(seconds: float) -> str:
-    return f"{seconds:.1f}".rstrip("0").rstrip(".").replace(".", ",")
+def _shown(seconds: float, digits: int = 1) -> str:
+    return f"{seconds:.{digits}f}".rstrip("0").rstrip(".").replace(".", ",")
+
+
+SAID = {"protocol": "le programme a perturbé le correcteur (message inattendu sur son canal)",
+        "channel": "le programme a fermé ou détourné le canal du correcteur",
+        "start": "le correcteur n'a pas pu lancer le programme"}
 
 
 def stop_message(reason: str, detail: dict, limits: Limits) -> str:
@@ -689,18 +669,14 @@ def stop_message(reason: str, detail: dict, limits: Limits) -> str:
         cpu = detail.get("cpu")
         if type(cpu) is float and cpu < WAITED * seconds:  # it hardly computed: it was waiting
             computed = ("il n'a presque pas calculé" if cpu < 0.05 else
-                        f"il n'a calculé que {f'{cpu:.2f}'.rstrip('0').rstrip('.').replace('.', ',')} s")
-            return (f"temps dépassé : les {_shown_seconds(seconds)} s accordées se sont écoulées pendant que le "
+                        f"il n'a calculé que {_shown(cpu, 2)} s")
+            return (f"temps dépassé : les {_shown(seconds)} s accordées se sont écoulées pendant que le "
                     f"programme attendait{where} ({computed} : time.sleep, input, une attente ?)")
-        return f"temps dépassé : arrêté{where} après {_shown_seconds(seconds)} s (boucle sans fin ?)"
+        return f"temps dépassé : arrêté{where} après {_shown(seconds)} s (boucle sans fin ?)"
     if reason == "output":
         return f"sortie trop volumineuse : arrêté après {detail.get('bytes', 0) // 1024} Kio d'affichage"
-    if reason == "protocol":
-        return "le programme a perturbé le correcteur (message inattendu sur son canal)"
-    if reason == "channel":
-        return "le programme a fermé ou détourné le canal du correcteur"
-    if reason == "start":
-        return "le correcteur n'a pas pu lancer le programme"
+    if reason in SAID:
+        return SAID[reason]
     code, cpu = detail.get("code"), detail.get("cpu")
     if code is not None and code < 0:
         name = _signal_name(-code)

@@ -17,6 +17,7 @@ import fcntl
 import os
 import pwd
 import stat
+from contextlib import suppress
 
 FIRST = 2_130_000_000  # below 2**31: no signedness surprises in tools that print ids
 COUNT = 8192
@@ -39,10 +40,8 @@ def _lock_dir() -> int:
                     os.makedirs(parent, mode=0o755, exist_ok=True)
                 else:
                     continue
-            try:
+            with suppress(FileExistsError):
                 os.mkdir(path, 0o700)
-            except FileExistsError:
-                pass
             fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
         except OSError as exc:
             problems.append(f"{path} : {exc.strerror}")
@@ -98,10 +97,8 @@ class Lease:
 
     def release(self) -> None:
         for fd in self._fds:
-            try:
+            with suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
         self._fds = []
         self.uids = ()
 

@@ -25,6 +25,7 @@ import struct
 import sys
 import time
 import traceback
+from contextlib import suppress
 
 from . import child, cleanup
 from .confine import Confinement, join_cgroup, make_undumpable, prctl
@@ -96,10 +97,8 @@ def sweep(keep: frozenset[int] = frozenset()) -> int:
             send_signal(pid, signal.SIGKILL)
         reaped = 0
         for pid in pids:  # ours once their parents die (we are the subreaper); others ECHILD
-            try:
+            with suppress(ChildProcessError):
                 reaped += os.waitpid(pid, os.WNOHANG)[0] != 0
-            except ChildProcessError:
-                pass
         if not reaped:
             time.sleep(0.001)
     return len(seen)
@@ -126,9 +125,7 @@ class Server:
         self.children: set[int] = set()
         self.busy = False  # a job is being run
         self.strays = 0
-        self.wake_r, wake_w = os.pipe()
-        os.set_blocking(self.wake_r, False)
-        os.set_blocking(wake_w, False)
+        self.wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         signal.signal(signal.SIGCHLD, lambda *_: None)  # a handler, so that the wakeup fd is written
         signal.set_wakeup_fd(wake_w)
 
@@ -174,10 +171,8 @@ class Server:
             except InterruptedError:
                 continue
             if self.wake_r in ready:
-                try:
+                with suppress(BlockingIOError):
                     os.read(self.wake_r, 4096)
-                except BlockingIOError:
-                    pass
             if self.line is not None and self.line in ready:
                 self._from_supervisor()
             if self.control in ready and not self.busy and not self._take_job():
@@ -253,11 +248,9 @@ class Server:
                 strays = sweep(keep=frozenset({self.supervisor, *self.children} - {None}))
                 self.strays += strays
                 if self.line is not None:
-                    try:
-                        self.line.send(b"X" + struct.pack("!iidi", pid, status, usage.ru_utime + usage.ru_stime,
-                                                          strays))
-                    except OSError:
-                        pass
+                    cpu = usage.ru_utime + usage.ru_stime
+                    with suppress(OSError):
+                        self.line.send(b"X" + struct.pack("!iidi", pid, status, cpu, strays))
             elif pid == self.supervisor:
                 self.supervisor = None
                 if self.line is not None:
@@ -305,10 +298,8 @@ def serve_jobs(sock: socket.socket, workroot: str) -> None:
         except (ValueError, KeyError, TypeError, OSError):
             pass  # an unreadable job: the grader sees no results
         finally:
-            try:
+            with suppress(OSError):
                 os.close(job_out)
-            except OSError:
-                pass
         forker.exits.clear()
         sock.send(b"D")
 
