@@ -49,15 +49,11 @@ def prctl(option: int, value: int, arg3: int = 0) -> bool:
                         ctypes.c_ulong(0), ctypes.c_ulong(0)) == 0
 
 
-def _last_capability() -> int:
-    try:
-        with open("/proc/sys/kernel/cap_last_cap") as f:
-            return int(f.read())
-    except (OSError, ValueError):
-        return 40  # CAP_CHECKPOINT_RESTORE, the last one Linux 6.x knows
-
-
-_LAST_CAPABILITY = _last_capability()  # read once, in the zygote: its children inherit it
+try:  # read once, in the zygote: its children inherit it
+    with open("/proc/sys/kernel/cap_last_cap") as f:
+        _LAST_CAPABILITY = int(f.read())
+except (OSError, ValueError):
+    _LAST_CAPABILITY = 40  # CAP_CHECKPOINT_RESTORE, the last one Linux 6.x knows
 
 
 def drop_capabilities() -> bool:
