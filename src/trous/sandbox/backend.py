@@ -2,21 +2,19 @@
 
 Kinds of sandbox:
 - ``bwrap``: bubblewrap, the one isolation. The runner sees a read-only system and Python, its own
-  bounded /tmp and /dev/shm, no network, no other process, and nothing of the course: not graders/,
-  not solutions/, not the gradebook, not the submissions (code reaches it through a pipe).
-- ``sans-isolation``: the runner is a plain process of the grader's own user in a private temporary
-  directory, with the kernel's resource limits only. Student code can then read and change whatever
-  that user can. Only on explicit request, never as root, and every page of results says so.
-- ``limites`` (internal; its old name ``fallback`` still works): the same limits-only runner, for the
-  student's self-check and `trous doctor`, which run the student's own code on the student's own
-  machine, or the author's own solutions. Grading never accepts it.
+  bounded /tmp and /dev/shm, no network, no other process, and nothing of the course (graders/,
+  solutions/, the gradebook, the submissions: code reaches it through a pipe).
+- ``sans-isolation``: a plain process of the grader's own user in a private temporary directory,
+  with the kernel's resource limits only: student code can read and change whatever that user can.
+  Only on explicit request, never as root, and every page of results says so.
+- ``limites`` (internal; ``fallback`` still works): the same limits-only runner, for the student's
+  self-check and `trous doctor`, which run the student's or author's own code on their own machine.
+  Grading never accepts it.
 
-`choose()` is the rule every grading path follows (`trous grade`, nbgrader, Dask workers): auto is
-bubblewrap if it starts, else a refusal that says how to install it; sans-isolation is refused to root.
+`choose()` is the rule every grading path follows (`trous grade`, nbgrader, Dask workers).
 
-Files in the sandbox live in RAM (tmpfs), so their size counts against the memory bound: /tmp, which
-holds the run folders, may hold a quarter of it, /dev/shm a sixteenth; what one run leaves there is
-removed after it (cleanup.py).
+The sandbox's files live in RAM (tmpfs) and count against the memory bound: /tmp, which holds the
+run folders, may hold a quarter of it, /dev/shm a sixteenth; cleanup.py empties them after each job.
 """
 
 from __future__ import annotations
@@ -27,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,16 +52,9 @@ INSTALL_HINT = ("Installez bubblewrap : « sudo apt-get install bubblewrap » (D
 UNISOLATED_HINT = " Sur votre propre machine, pour du code de confiance et hors root : --sans-isolation."
 
 THREAD_ENV = {
-    "OPENBLAS_NUM_THREADS": "1",
-    "OMP_NUM_THREADS": "1",
-    "MKL_NUM_THREADS": "1",
-    "NUMEXPR_NUM_THREADS": "1",
-    "PYTHONHASHSEED": "0",
-    "PYTHONDONTWRITEBYTECODE": "1",
-    "PYTHONIOENCODING": "utf-8",
-    "MPLBACKEND": "Agg",
-    "LANG": "C.UTF-8",
-    "LC_ALL": "C.UTF-8",
+    "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMEXPR_NUM_THREADS": "1",
+    "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8", "MPLBACKEND": "Agg",
+    "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
 }
 
 DESCRIPTIONS = {
@@ -100,10 +92,8 @@ class SandboxSpec:
             shutil.rmtree(path, ignore_errors=True)
         self.cleanup = []
         if self.cgroup:
-            try:
+            with suppress(OSError):
                 os.rmdir(self.cgroup)
-            except OSError:
-                pass
             self.cgroup = None
         if self.lease is not None:
             self.lease.release()
@@ -146,12 +136,10 @@ def choose(requested: str = "auto") -> str:
     Called before any copy is read. `requested`: "auto", "bwrap" or "sans-isolation". bubblewrap also
     needs the seccomp filter (sandbox/seccomp.py): without it, refused too."""
     kind = _choose(requested)
-    if kind == BWRAP:
-        reason = seccomp.problem()
-        if reason is not None:
-            raise SandboxRefused(f"correction refusée : {reason}. Le code des étudiants tournerait sans le filtre "
-                                 "qui lui interdit les appels système dangereux (espaces de noms, montages, "
-                                 "ptrace…). Aucune copie n'a été lue.")
+    if kind == BWRAP and (reason := seccomp.problem()) is not None:
+        raise SandboxRefused(f"correction refusée : {reason}. Le code des étudiants tournerait sans le "
+                             "filtre qui lui interdit les appels système dangereux (espaces de noms, "
+                             "montages, ptrace…). Aucune copie n'a été lue.")
     return kind
 
 
@@ -186,9 +174,8 @@ def _choose(requested: str) -> str:
 def _python_dirs() -> list[str]:
     """What the runner must see to start Python and import trous and numpy, and nothing more."""
     wanted = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
-              os.path.dirname(os.path.realpath(sys.executable))}
-    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(trous.__file__)))
-    wanted.add(package_parent)
+              os.path.dirname(os.path.realpath(sys.executable)),
+              os.path.dirname(os.path.dirname(os.path.abspath(trous.__file__)))}  # where trous is
     # Site directories outside the prefixes (a venv layered on another one, --system-site-packages):
     # numpy may be there. Only those, never sys.path's other entries (the current folder may hold a course).
     wanted.update(p for p in sys.path if os.path.basename(p) in ("site-packages", "dist-packages"))
@@ -272,9 +259,7 @@ def runner_mounts(memory_mb: int | None = None) -> list[str]:
 def _bwrap_argv(inner: list[str], env: dict[str, str], root: bool, memory_mb: int | None = None) -> list[str]:
     argv = [shutil.which(BWRAP) or BWRAP, "--die-with-parent", "--new-session",
             "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
-            "--hostname", "sandbox"]
-    argv += runner_mounts(memory_mb)
-    argv += ["--chdir", "/tmp", "--clearenv"]
+            "--hostname", "sandbox", *runner_mounts(memory_mb), "--chdir", "/tmp", "--clearenv"]
     for key, value in env.items():
         argv += ["--setenv", key, value]
     if root:
@@ -289,33 +274,23 @@ def _bwrap_argv(inner: list[str], env: dict[str, str], root: bool, memory_mb: in
 
 def _cgroup_for(slot: int) -> str | None:
     """A pids cgroup directory we may create (root without bubblewrap), or None."""
-    if os.geteuid() != 0:
-        return None
-    candidates = ["/sys/fs/cgroup/pids"]
-    for base in candidates:
-        if os.path.isfile(os.path.join(base, "cgroup.procs")) and os.access(base, os.W_OK):
-            return os.path.join(base, "trous", f"{os.getpid()}-{slot}")
-    v2 = "/sys/fs/cgroup"
+    v1, v2, name = "/sys/fs/cgroup/pids", "/sys/fs/cgroup", f"{os.getpid()}-{slot}"
+    if os.path.isfile(os.path.join(v1, "cgroup.procs")) and os.access(v1, os.W_OK):
+        return os.path.join(v1, "trous", name)
     try:
         with open(os.path.join(v2, "cgroup.subtree_control")) as f:
             if "pids" in f.read().split() and os.access(v2, os.W_OK):
-                return os.path.join(v2, "trous", f"{os.getpid()}-{slot}")
+                return os.path.join(v2, "trous", name)
     except OSError:
         pass
     return None
-
-
-def _kind(mode: str) -> str:
-    if mode in (LIMITS, FALLBACK):
-        return LIMITS
-    return choose(mode)
 
 
 def build(mode: str = "auto", slot: int = 0, preload: tuple[str, ...] = ("numpy",),
           processes: int = 32, memory_mb: int | None = None) -> SandboxSpec:
     """The command line of a runner for sandbox `mode`: "auto", "bwrap", "sans-isolation" (as `choose()`
     decides, refusing what it refuses), or "limites" (self-check and doctor only)."""
-    kind = _kind(mode)
+    kind = LIMITS if mode in (LIMITS, FALLBACK) else choose(mode)
     root = _root()
     env = dict(THREAD_ENV)
     zygote = [sys.executable, "-I", "-m", "trous.sandbox.zygote"]
@@ -329,8 +304,6 @@ def build(mode: str = "auto", slot: int = 0, preload: tuple[str, ...] = ("numpy"
         return SandboxSpec(kind, argv, env, confinement, lease=lease)
     workroot = tempfile.mkdtemp(prefix="trous-runs-")
     env.update({"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": workroot, "TMPDIR": workroot})
-    if sys.platform == "win32":  # pragma: no cover
-        env.update({k: v for k, v in os.environ.items() if k.upper() in ("SYSTEMROOT", "WINDIR")})
     cgroup = _cgroup_for(slot) if root else None
     confinement = Confinement(cgroup=cgroup)
     config = {"preload": list(preload), "confinement": confinement.to_json(), "workroot": workroot,

@@ -1,11 +1,11 @@
 """Inside the process that runs a student's code: execute what the supervisor sends, report events.
 
 This module is the only place where student code executes. The process is a fresh fork of the
-zygote, which never held a job: it receives each unit's program as compiled code (never as text)
-and each probe only when its turn comes, so nothing it has not yet been asked to run is in its
-memory, and no frame above the student's names a test, an expected value or another variant's
-inputs. It reports on its event pipe (fd 3), one JSON line per event; the supervisor owns the clock
-and kills this process when a unit runs too long, so nothing here has to be trusted to stop.
+zygote, which never held a job: it receives each unit's program compiled (never as text) and each
+probe only when its turn comes, so nothing it has not been asked to run is in its memory, and no
+frame above the student's names a test, an expected value or another variant's inputs. It reports
+on fd 3, one JSON line per event; the supervisor owns the clock and kills this process when a unit
+runs too long, so nothing here has to be trusted to stop.
 
 Commands arrive on fd 0 as frames: one type byte, a 4-byte big-endian length, the payload.
     U  {"i", "filename", "module_name", "value_limit"}   a new unit: a fresh namespace (no event)
@@ -14,36 +14,38 @@ Commands arrive on fd 0 as frames: one type byte, a 4-byte big-endian length, th
     S  {"names": [...]}                                  the program's top-level variables
     E  (empty)                                           end of the unit
 
-Each unit starts from the memory state the first one had: at its end, its namespace is emptied and
-what still refers to itself (a function and its globals, a class and its methods) is collected, so
-that the memory bound is each run's, not what the previous runs of the same process left of it.
-The end event says how much more the process maps than when it started ("kept", MiB; modules a unit
-imports stay, as in any process that runs it, and are not counted): past a few percent of the bound
-(something held outside the namespace), the supervisor runs the next unit in a fresh child instead.
+At a unit's end its namespace is emptied and its cycles collected, so that the memory bound is each
+run's. The end event says how much more the process maps than its floor ("kept", MiB; modules a
+unit imports raise the floor instead): past a few percent of the bound (something held outside the
+namespace), the supervisor runs the next unit in a fresh child.
 """
 
 from __future__ import annotations
 
 import builtins
 import gc
+import io
 import json
 import marshal
 import os
+import signal
 import struct
 import sys
 import time
+import traceback
 
 from ..core.encode import encode, state
+from .confine import apply
 
 EVENTS = 3
 _write = os.write
 _dumps = json.JSONEncoder(allow_nan=False, ensure_ascii=False, separators=(",", ":")).encode
 _owner = {"pid": None}  # the process that speaks for the runner; a fork of it must stay silent
 _current = {"index": -1, "filename": "", "running": False, "cpu": 0.0}  # cpu: when the command began
-# MiB mapped once confined, before any student code; the floor a unit's end is measured from (the
-# modules a unit imported stay, as they would in any process that ran it: they raise the floor);
-# the modules loaded when the unit began.
+# MiB mapped once confined (start), the floor a unit's end is measured from (raised by the modules a
+# unit imports), and the number of modules loaded when the unit began.
 _memory: dict = {"start": 0, "floor": 0, "modules": 0, "fd": None}
+_PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
 class TimeoutInterrupt(BaseException):
@@ -57,36 +59,21 @@ def emit(event: dict) -> None:
         os._exit(0)
     data = (_dumps(event) + "\n").encode()
     while data:
-        written = _write(EVENTS, data)
-        data = data[written:]
+        data = data[_write(EVENTS, data):]
 
 
 # -- where the student's code is --------------------------------------------------------------
 def _frames_of(filename: str, frames) -> tuple[int | None, int | None]:
-    """(innermost line, top-level statement line) among frames of the student's program."""
+    """(innermost line, top-level statement line) among (frame, line) pairs, innermost first, of
+    the student's program."""
     line = statement = None
-    for code, lineno in frames:
-        if code.co_filename == filename:
+    for frame, lineno in frames:
+        if frame.f_code.co_filename == filename:
             if line is None:
                 line = lineno
-            if code.co_name == "<module>":
+            if frame.f_code.co_name == "<module>":
                 statement = lineno
     return line, statement
-
-
-def _traceback_frames(exc: BaseException):
-    frames = []
-    tb = exc.__traceback__
-    while tb is not None:
-        frames.append((tb.tb_frame.f_code, tb.tb_lineno))
-        tb = tb.tb_next
-    return reversed(frames)  # innermost first
-
-
-def _stack_frames(frame):
-    while frame is not None:
-        yield frame.f_code, frame.f_lineno
-        frame = frame.f_back
 
 
 def describe(exc: BaseException, filename: str) -> dict:
@@ -94,7 +81,7 @@ def describe(exc: BaseException, filename: str) -> dict:
     if isinstance(exc, SyntaxError) and exc.filename == filename:
         line, statement = exc.lineno, exc.lineno
     else:
-        line, statement = _frames_of(filename, _traceback_frames(exc))
+        line, statement = _frames_of(filename, reversed(list(traceback.walk_tb(exc.__traceback__))))
     if isinstance(exc, SyntaxError):
         kind, message = "syntax", exc.msg or "syntaxe invalide"
     elif isinstance(exc, MemoryError):
@@ -127,7 +114,7 @@ def _exit_code(exc: SystemExit) -> str:
 
 def _on_time_up(signum, frame):
     """SIGUSR1 (time is up): say which line of the student's program runs, then interrupt it."""
-    line, statement = _frames_of(_current["filename"], _stack_frames(frame))
+    line, statement = _frames_of(_current["filename"], traceback.walk_stack(frame))
     # With the CPU it used meanwhile: a program that waited (time.sleep…) did not loop.
     emit({"ev": "where", "i": _current["index"], "line": line, "statement": statement,
           "cpu": round(time.process_time() - _current["cpu"], 3)})
@@ -136,62 +123,53 @@ def _on_time_up(signum, frame):
 
 
 # -- commands ------------------------------------------------------------------------------
-def _read_exact(n: int) -> bytes:
+def read_exact(fd: int, n: int) -> bytes:
     data = b""
     while len(data) < n:
-        chunk = os.read(0, n - len(data))
+        chunk = os.read(fd, n - len(data))
         if not chunk:
             raise EOFError
         data += chunk
     return data
 
 
-def _next_command() -> tuple[bytes, bytes]:
-    kind, length = struct.unpack("!cI", _read_exact(5))
-    return kind, _read_exact(length)
+def _guarded(compute) -> dict:
+    """{"value": compute()}, run as the student's code (interruptible), or {"error": …}."""
+    try:
+        _current["running"] = True
+        return {"value": compute()}
+    except TimeoutInterrupt as exc:
+        return {"error": {**describe(exc, _current["filename"]), "kind": "timeout"}}
+    except BaseException as exc:  # noqa: BLE001 - report anything the student's code raised
+        return {"error": describe(exc, _current["filename"])}
+    finally:
+        _current["running"] = False
 
 
 def _run(code, namespace: dict) -> tuple[str, dict | None]:
     """Run student code; (status, error)."""
-    try:
-        _current["running"] = True
-        exec(code, namespace)  # noqa: S102 - this is the sandboxed runner
-        _current["running"] = False
+    error = _guarded(lambda: exec(code, namespace)).get("error")  # noqa: S102 - this is the sandboxed runner
+    _flush()
+    if error is None:
         return "ok", None
-    except TimeoutInterrupt as exc:
-        _current["running"] = False
-        return "timeout", {**describe(exc, _current["filename"]), "kind": "timeout"}
-    except SystemExit as exc:
-        _current["running"] = False
-        return "exit", describe(exc, _current["filename"])
-    except BaseException as exc:  # noqa: BLE001 - report anything the program raised
-        _current["running"] = False
-        return "error", describe(exc, _current["filename"])
-    finally:
-        _current["running"] = False
-        _flush()
+    return error["kind"] if error["kind"] in ("timeout", "exit") else "error", error
 
 
 def _probe(setup, expr, namespace: dict, limit: int) -> dict:
-    if setup is not None:
-        status, error = _run(setup, namespace)
-        if error is not None:
-            return {"error": error}
+    if setup is not None and (error := _run(setup, namespace)[1]) is not None:
+        return {"error": error}
+    result = _guarded(lambda: eval(expr, namespace))  # noqa: S307
     try:
-        _current["running"] = True
-        value = eval(expr, namespace)  # noqa: S307
-        _current["running"] = False
+        if "error" in result:
+            return result
         try:
-            encoded = encode(value)
+            encoded = encode(result["value"])
         except OverflowError:  # more elements than any check reads
             return {"error": _too_big("plus de 200 000 éléments")}
         size = len(_dumps(encoded))
-    except TimeoutInterrupt as exc:
-        return {"error": {**describe(exc, _current["filename"]), "kind": "timeout"}}
     except BaseException as exc:  # noqa: BLE001
         return {"error": describe(exc, _current["filename"])}
     finally:
-        _current["running"] = False
         _flush()
     if size > limit:
         return {"error": _too_big(f"{size // 1024} Kio, limite {limit // 1024} Kio")}
@@ -204,15 +182,14 @@ def _too_big(said: str) -> dict:
 
 def serve() -> None:
     """Execute commands until the supervisor closes the pipe (or kills this process)."""
-    import signal  # noqa: PLC0415
-
     signal.signal(signal.SIGUSR1, _on_time_up)
     _owner["pid"] = os.getpid()
     namespace: dict = {}
     index, limit = -1, 1 << 20
     while True:
         try:
-            kind, payload = _next_command()
+            kind, length = struct.unpack("!cI", read_exact(0, 5))
+            payload = read_exact(0, length)
         except (EOFError, OSError, struct.error):
             return
         _current["cpu"] = time.process_time()
@@ -233,16 +210,8 @@ def serve() -> None:
             emit({"ev": "probe", "i": index, "j": j, "result": _probe(setup, expr, namespace, limit)})
         elif kind == b"S":
             names = json.loads(payload).get("names") or ()
-            try:
-                _current["running"] = True
-                # Within the bound of one value, less what the names and a described variable take.
-                result = {"value": state(namespace, names, budget=limit - (64 << 10))}
-            except TimeoutInterrupt as exc:
-                result = {"error": {**describe(exc, _current["filename"]), "kind": "timeout"}}
-            except BaseException as exc:  # noqa: BLE001
-                result = {"error": describe(exc, _current["filename"])}
-            finally:
-                _current["running"] = False
+            # Within the bound of one value, less what the names and a described variable take.
+            result = _guarded(lambda: state(namespace, names, budget=limit - (64 << 10)))
             emit({"ev": "state", "i": index, "result": result})
         elif kind == b"E":
             _flush()
@@ -281,9 +250,6 @@ def _mapped_mib() -> int:
         return 0
 
 
-_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
-
-
 def _flush() -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
@@ -292,21 +258,18 @@ def _flush() -> None:
             pass
 
 
+def _text_stream(fd: int) -> io.TextIOWrapper:
+    return io.TextIOWrapper(io.FileIO(fd, "w", closefd=False), encoding="utf-8", errors="replace")
+
+
 def main(limits, confinement) -> None:
     """In a fresh fork of the zygote whose fds 0-3 are set: confine, then serve. Never returns."""
-    import io  # noqa: PLC0415
-
-    from .confine import apply  # noqa: PLC0415
-
     status = 0
     try:
         apply(limits, confinement)
         _memory["start"] = _memory["floor"] = _mapped_mib()
         sys.stdin = open(os.devnull)  # noqa: SIM115
-        sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", errors="replace",
-                                      line_buffering=False, write_through=False)
-        sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8", errors="replace",
-                                      line_buffering=False, write_through=False)
+        sys.stdout, sys.stderr = _text_stream(1), _text_stream(2)
         sys.argv = ["programme.py"]
         # The start is over: from here on the time is the student's (the supervisor's start allowance
         # ends now, so an endless loop costs its wall time, not that plus the allowance).

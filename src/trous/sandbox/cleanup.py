@@ -1,13 +1,10 @@
 """What one job may leave behind in its sandbox, removed before the next job starts.
 
-The zygote calls `after_job()` once every process of the job is gone (after its sweep). A run must
-leave nothing that the next student's code could see or that keeps host memory: System V IPC objects
-(shared memory, semaphores, message queues) live in the sandbox's IPC namespace until removed, and
-files in /tmp and /dev/shm (tmpfs: host RAM) stay until deleted. The run's own folder, inside the
-runner's work root, is the supervisor's to wipe (job.py), with its bounds check.
-
-Only in a sandbox of its own (bubblewrap: a private /tmp, /dev/shm and IPC namespace): without one,
-these are the host's, shared with everything else the user runs, and nothing here is touched.
+The zygote calls `after_job()` once every process of the job is gone (after its sweep). System V IPC
+objects live in the sandbox's IPC namespace until removed, and files in /tmp and /dev/shm (tmpfs:
+host RAM) until deleted: the next student's code could see them, and they hold host memory. The
+run's own folder is the supervisor's to wipe, with its bounds check. Only in a sandbox of its own
+(bubblewrap): elsewhere these are the host's, and nothing here is touched.
 """
 
 from __future__ import annotations
@@ -15,40 +12,25 @@ from __future__ import annotations
 import ctypes
 import os
 import shutil
-import stat
+from contextlib import suppress
+
+from .seccomp import libc
 
 IPC_RMID = 0
-SYSV = ("shm", "sem", "msg")
+SYSV = {"shm": "shmid", "sem": "semid", "msg": "msqid"}  # /proc/sysvipc/KIND and its id column
 SHARED_DIRS = ("/tmp", "/dev/shm")
-
-_libc_handle = None
-
-
-def _libc():
-    global _libc_handle
-    if _libc_handle is None:
-        _libc_handle = ctypes.CDLL(None, use_errno=True)
-    return _libc_handle
 
 
 def _objects(kind: str) -> list[tuple[int, int]]:
     """(id, creator's uid) of the System V objects of `kind` visible in this IPC namespace."""
     try:
         with open(f"/proc/sysvipc/{kind}") as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return []
-    if not lines:
-        return []
-    header = lines[0].split()
-    try:
-        ident, creator = header.index("shmid" if kind == "shm" else "semid" if kind == "sem" else "msqid"), \
-            header.index("cuid")
-    except ValueError:
+            header, *lines = [line.split() for line in f.read().splitlines()] or [[]]
+        ident, creator = header.index(SYSV[kind]), header.index("cuid")
+    except (OSError, ValueError):
         return []
     found = []
-    for line in lines[1:]:
-        fields = line.split()
+    for fields in lines:
         try:
             found.append((int(fields[ident]), int(fields[creator])))
         except (IndexError, ValueError):
@@ -57,21 +39,17 @@ def _objects(kind: str) -> list[tuple[int, int]]:
 
 
 def _remove(kind: str, ident: int) -> bool:
-    libc = _libc()
-    if kind == "shm":
-        result = libc.shmctl(ctypes.c_int(ident), ctypes.c_int(IPC_RMID), None)
-    elif kind == "sem":
-        result = libc.semctl(ctypes.c_int(ident), ctypes.c_int(0), ctypes.c_int(IPC_RMID))
-    else:
-        result = libc.msgctl(ctypes.c_int(ident), ctypes.c_int(IPC_RMID), None)
-    return result == 0
+    rmid = ctypes.c_int(IPC_RMID)
+    if kind == "sem":
+        return libc().semctl(ctypes.c_int(ident), ctypes.c_int(0), rmid) == 0
+    return getattr(libc(), f"{kind}ctl")(ctypes.c_int(ident), rmid, None) == 0
 
 
 def remove_ipc() -> int:
     """Remove every System V shared memory segment, semaphore set and message queue; return how many.
 
-    Removing one takes its creator's uid or CAP_SYS_ADMIN, which the runner does not keep: as root
-    (of the sandbox), it takes the creator's uid for the call (its saved uid brings it back)."""
+    That takes the creator's uid or CAP_SYS_ADMIN, which the runner does not keep: as root (of the
+    sandbox) it takes the creator's uid for the call (its saved uid brings it back)."""
     removed = 0
     as_root = os.geteuid() == 0
     for kind in SYSV:
@@ -90,36 +68,29 @@ def remove_ipc() -> int:
 
 
 def _mount_points() -> set[str]:
-    points = set()
     try:
         with open("/proc/self/mountinfo") as f:
-            for line in f:
-                points.add(line.split()[4].replace("\\040", " "))
+            return {line.split()[4].replace("\\040", " ") for line in f}
     except OSError:
-        pass
-    return points
+        return set()
 
 
-def _force(func, path, _exc) -> None:
-    # A run may leave folders it made unreadable or unwritable: open them up, then retry.
-    try:
+def force(func, path, _exc) -> None:
+    """shutil.rmtree's error handler: a run may leave folders it made unreadable or unwritable, so
+    open them up and retry (never through a link)."""
+    with suppress(OSError):
         os.chmod(os.path.dirname(path), 0o700)
         if not os.path.islink(path):
             os.chmod(path, 0o700)
-    except OSError:
-        pass
-    try:
+    with suppress(OSError):
         func(path)
-    except OSError:
-        pass
 
 
 def remove_files(keep: str, dirs: tuple[str, ...] = SHARED_DIRS) -> int:
     """Remove what is in `dirs`, except `keep` (the runner's work root) and whatever holds a mount
     point (Python itself may be bound under /tmp); never follows a link. Returns entries removed."""
-    points = _mount_points()
     protected = {os.path.normpath(keep)}
-    for point in points:  # every mount point, and every folder above one
+    for point in _mount_points():  # every mount point, and every folder above one
         while point not in ("/", ""):
             protected.add(point)
             point = os.path.dirname(point)
@@ -132,14 +103,12 @@ def remove_files(keep: str, dirs: tuple[str, ...] = SHARED_DIRS) -> int:
         for entry in entries:
             if entry.path in protected:
                 continue
-            try:
-                if entry.is_dir(follow_symlinks=False) and not stat.S_ISLNK(entry.stat(follow_symlinks=False).st_mode):
-                    shutil.rmtree(entry.path, onerror=_force)
+            with suppress(OSError):
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path, onerror=force)
                 else:
                     os.unlink(entry.path)
                 removed += 1
-            except OSError:
-                pass
     return removed
 
 

@@ -1,40 +1,36 @@
 """Bounds applied to the process that runs student code, just before it does.
 
-Wall time is not here: the supervisor (supervisor.py) owns the clock and kills. Here are the bounds the
-kernel enforces by itself: address space, CPU seconds, file size, open files, and the number of
-processes. The process limit needs care: Linux never applies RLIMIT_NPROC to root, so when the
-runner is root it hands the student's code to an unprivileged user id of its own (one per sandbox
-sandbox, leased: two sandboxes never share a count), which also stops that code from signalling or
-tracing the supervisor.
+Wall time is not here: the supervisor owns the clock and kills. Here are the bounds the kernel
+enforces by itself: address space, CPU seconds, file size, open files, processes. Linux never applies
+RLIMIT_NPROC to root, so a root runner hands student code to an unprivileged uid of its own (leased
+per sandbox, uids.py: two sandboxes never share a count), which also keeps that code from signalling
+or tracing the supervisor.
 """
 
 from __future__ import annotations
 
 import ctypes
 import errno
-import functools
 import os
-import platform
 import resource
 import signal
+from contextlib import suppress
 from dataclasses import asdict, dataclass
 
 from . import seccomp
 from ..core.protocol import Limits
+from .seccomp import PR_SET_NO_NEW_PRIVS, libc
 
 PR_SET_DUMPABLE = 4
-PR_SET_NO_NEW_PRIVS = 38
 PR_CAPBSET_DROP, PR_SET_SECUREBITS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 24, 28, 47, 4
 # Securebits, locked: uid 0 never regains capabilities through execve, ambient ones cannot be raised.
 SECUREBITS_LOCKED = 0b11000011  # NOROOT, NOROOT_LOCKED, NO_CAP_AMBIENT_RAISE, NO_CAP_AMBIENT_RAISE_LOCKED
 CAPABILITY_VERSION_3 = 0x20080522
-SYS_CAPSET = {"x86_64": 126, "amd64": 126, "aarch64": 91, "arm64": 91, "riscv64": 91, "ppc64le": 184,
-              "ppc64": 184, "s390x": 185, "i686": 185, "i386": 185, "armv7l": 185}
 
 
 @dataclass(frozen=True)
 class Confinement:
-    """How the runner confines student code on this machine (decided by sandbox.py)."""
+    """How the runner confines student code on this machine (decided by backend.py)."""
 
     run_as: int | None = None  # unprivileged uid (and gid) for student code, when the runner is root
     sweep: bool = False  # the runner is alone in a pid namespace and may kill every stray process
@@ -48,40 +44,22 @@ class Confinement:
         return cls(run_as=data.get("run_as"), sweep=bool(data.get("sweep")), cgroup=data.get("cgroup"))
 
 
-@functools.lru_cache(maxsize=None)
-def _libc():
-    # Loaded once, in the zygote: every process forked from it then calls prctl without reloading it.
-    try:
-        return ctypes.CDLL(None, use_errno=True)
-    except OSError:  # pragma: no cover - not Linux
-        return None
-
-
 def prctl(option: int, value: int, arg3: int = 0) -> bool:
-    libc = _libc()
-    return bool(libc) and libc.prctl(ctypes.c_int(option), ctypes.c_ulong(value), ctypes.c_ulong(arg3),
-                                     ctypes.c_ulong(0), ctypes.c_ulong(0)) == 0
+    return libc().prctl(ctypes.c_int(option), ctypes.c_ulong(value), ctypes.c_ulong(arg3),
+                        ctypes.c_ulong(0), ctypes.c_ulong(0)) == 0
 
 
-def _last_capability() -> int:
-    try:
-        with open("/proc/sys/kernel/cap_last_cap") as f:
-            return int(f.read())
-    except (OSError, ValueError):
-        return 40  # CAP_CHECKPOINT_RESTORE, the last one Linux 6.x knows
-
-
-_LAST_CAPABILITY = _last_capability()  # read once, in the zygote: its children inherit it
+try:  # read once, in the zygote: its children inherit it
+    with open("/proc/sys/kernel/cap_last_cap") as f:
+        _LAST_CAPABILITY = int(f.read())
+except (OSError, ValueError):
+    _LAST_CAPABILITY = 40  # CAP_CHECKPOINT_RESTORE, the last one Linux 6.x knows
 
 
 def drop_capabilities() -> bool:
-    """Drop every capability from every set: effective, permitted, inheritable, ambient, and the
-    bounding set where allowed (it needs CAP_SETPCAP, which a process that switched to an unprivileged
-    uid no longer has: then no_new_privs stops execve from granting anything). Returns whether the
-    capability sets are now empty. The runner as root keeps some (backend.py); student code, none."""
-    libc = _libc()
-    if libc is None:  # pragma: no cover - not Linux
-        return True
+    """Drop every capability from every set, and the bounding set where allowed (it needs
+    CAP_SETPCAP, gone once the uid is unprivileged: then no_new_privs keeps execve from granting
+    any). Whether the sets are now empty. The runner as root keeps some (backend.py); student code none."""
     prctl(PR_SET_SECUREBITS, SECUREBITS_LOCKED)  # while CAP_SETPCAP is there
     for cap in range(_LAST_CAPABILITY + 1):
         if not prctl(PR_CAPBSET_DROP, cap) and ctypes.get_errno() == errno.EPERM:
@@ -89,10 +67,7 @@ def drop_capabilities() -> bool:
     prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
     header = (ctypes.c_uint32 * 2)(CAPABILITY_VERSION_3, 0)  # struct __user_cap_header_struct
     data = (ctypes.c_uint32 * 6)()  # two struct __user_cap_data_struct, all zero
-    number = SYS_CAPSET.get(platform.machine())
-    if number is not None:
-        return libc.syscall(ctypes.c_long(number), header, data) == 0
-    return hasattr(libc, "capset") and libc.capset(header, data) == 0
+    return hasattr(libc(), "capset") and libc().capset(header, data) == 0
 
 
 def make_undumpable() -> None:
@@ -101,48 +76,42 @@ def make_undumpable() -> None:
 
 
 def _address_space() -> int:
+    """Bytes this process maps now (/proc/self/statm), 0 when unknown."""
     try:
         with open("/proc/self/statm") as f:
-            pages = int(f.read().split()[0])
-        return pages * os.sysconf("SC_PAGE_SIZE")
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError):
         return 0
 
 
 def _processes_of(uid: int) -> int:
-    count = 0
     try:
-        for entry in os.scandir("/proc"):
-            if entry.name.isdigit():
-                try:
-                    if entry.stat().st_uid == uid:
-                        count += 1
-                except OSError:
-                    pass
+        return sum(1 for entry in os.scandir("/proc") if entry.name.isdigit() and _owned(entry, uid))
     except OSError:
         return 0
-    return count
+
+
+def _owned(entry: os.DirEntry, uid: int) -> bool:
+    try:
+        return entry.stat().st_uid == uid
+    except OSError:
+        return False
 
 
 def _set(limit: int, soft: int, hard: int | None = None) -> None:
     hard = soft if hard is None else hard
-    try:
-        current_soft, current_hard = resource.getrlimit(limit)
+    with suppress(ValueError, OSError):
+        current_hard = resource.getrlimit(limit)[1]
         if current_hard != resource.RLIM_INFINITY:
             hard = min(hard, current_hard)
             soft = min(soft, hard)
         resource.setrlimit(limit, (soft, hard))
-    except (ValueError, OSError):
-        pass
 
 
 def apply(limits: Limits, confinement: Confinement) -> None:
     """Confine the current process (a fresh child that is about to run student code)."""
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGXFSZ, signal.SIGCHLD):
-        try:
-            signal.signal(sig, signal.SIG_DFL)
-        except (OSError, ValueError):
-            pass
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGCHLD):
+        signal.signal(sig, signal.SIG_DFL)
     # A write past the file-size bound then fails with an error the student sees, not a silent kill.
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     _set(resource.RLIMIT_CORE, 0)

@@ -13,16 +13,16 @@ asking the next; whatever happens inside, `Session.ask` answers, never raises.
 from __future__ import annotations
 
 import os
+import queue
 import select
 import signal
 import socket
-import struct
 import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import contextmanager, suppress
 from dataclasses import replace
 
 from . import backend as sandbox_mod
@@ -50,7 +50,6 @@ class Runner:
         self.ready = False  # the zygote said it is ready (b"R")
         self.interrupted = False  # interrupt(): no sandbox is started any more
         self.restarts = 0
-        self.strays = 0
 
     # -- life cycle ----------------------------------------------------------------------------
     def want(self, modules) -> None:
@@ -59,9 +58,11 @@ class Runner:
 
     @property
     def kind(self) -> str:
-        if self.spec is None:
-            self.spec = sandbox_mod.build(self.mode, self.slot, self.preload, memory_mb=self.memory_mb)
+        self.spec = self.spec or self._build()
         return self.spec.kind
+
+    def _build(self) -> sandbox_mod.SandboxSpec:
+        return sandbox_mod.build(self.mode, self.slot, self.preload, memory_mb=self.memory_mb)
 
     def launch(self) -> None:
         """Start the sandbox without waiting for it to be ready: it imports numpy while the caller
@@ -72,9 +73,8 @@ class Runner:
         if self.interrupted:
             raise RunnerError("le correcteur a été arrêté")
         if self.spec is None or self.spec.cleanup:  # a limits-only runner gets a new private directory
-            if self.spec is not None:
-                self.spec.release()
-            self.spec = sandbox_mod.build(self.mode, self.slot, self.preload, memory_mb=self.memory_mb)
+            self.close()
+            self.spec = self._build()
         parent, child = socket.socketpair()
         try:
             # bwrap's --die-with-parent follows the *thread* that started it: started from a worker
@@ -86,16 +86,14 @@ class Runner:
         finally:
             child.close()
         self.control = parent
-        self.ready = False
 
     def start(self) -> None:
         self.launch()
         if self.ready:
             return
-        parent = self.control
-        parent.settimeout(START_TIMEOUT)
+        self.control.settimeout(START_TIMEOUT)
         try:
-            ready = parent.recv(1)
+            ready = self.control.recv(1)
         except OSError:
             ready = b""
         if ready != b"R" or self.interrupted:
@@ -110,12 +108,7 @@ class Runner:
         close() still releases the rest."""
         self.interrupted = True
         self.ready = False
-        process = self.process
-        if process is not None and process.poll() is None:
-            try:
-                os.killpg(process.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+        _kill(self.process)
 
     def close(self) -> None:
         self._stop_process()
@@ -131,21 +124,13 @@ class Runner:
     def _stop_process(self) -> None:
         self.ready = False
         if self.control is not None:
-            try:
+            with suppress(OSError):
                 self.control.close()
-            except OSError:
-                pass
             self.control = None
         if self.process is not None:
-            if self.process.poll() is None:
-                try:
-                    os.killpg(self.process.pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    self.process.kill()
-            try:
+            _kill(self.process)
+            with suppress(subprocess.TimeoutExpired):
                 self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                pass
             self.process = None
 
     def __enter__(self) -> "Runner":
@@ -168,28 +153,21 @@ class Runner:
             # The supervisor or the runner died, or sent what no supervisor writes: the first unit
             # without a result is the culprit.
             lost = next(i for i in remaining if i not in results)
-            unit = job.units[lost]
+            group = job.units[lost].group
             said = f"le programme a perturbé le correcteur ({broken})" if broken else KILLED
-            results[lost] = UnitResult.failed(CRASH, "crash" if not broken else "protocol", said, len(unit.probes))
+            results[lost] = UnitResult.failed(CRASH, "protocol" if broken else "crash", said,
+                                              len(job.units[lost].probes))
+            for i in remaining:  # the same program would do it again for its other variants
+                if group and i not in results and job.units[i].group == group:
+                    why = "non exécuté, car sur une autre entrée : " + said
+                    results[i] = UnitResult.failed("skipped", "skipped", why, len(job.units[i].probes))
             remaining = [i for i in remaining if i not in results]
-            if unit.group:  # the same program would do it again for its other variants
-                for i in list(remaining):
-                    if job.units[i].group == unit.group:
-                        results[i] = UnitResult.failed(
-                            "skipped", "skipped", "non exécuté, car sur une autre entrée : " + results[lost].error.message,
-                            len(job.units[i].probes))
-                remaining = [i for i in remaining if i not in results]
         return [results[i] for i in range(len(job.units))]
-
-    def _deadline(self, job: Job) -> float:
-        budget = sum((u.wall or job.limits.wall) + 2.0 + len(u.probes) * probe_wall(job.limits) for u in job.units)
-        return time.monotonic() + budget + 10.0
 
     def open_channel(self) -> tuple[int, int] | None:
         """A new job's pipes, their other ends handed to the zygote: (job writer, result reader), or
         None when the zygote cannot take them."""
         self.start()
-        assert self.control is not None
         job_r, job_w = os.pipe()
         res_r, res_w = os.pipe()
         try:
@@ -219,7 +197,8 @@ class Runner:
         results: dict[int, UnitResult] = {}
         finished = False
         broken: str | None = None  # a line no supervisor writes: the sandbox's word is refused from there on
-        deadline = self._deadline(job)
+        deadline = time.monotonic() + 10.0 + sum((u.wall or job.limits.wall) + 2.0 + len(u.probes)
+                                                 * probe_wall(job.limits) for u in job.units)
         bounds = Bounds.of(job.limits)
         reader = _Results(res_r, result_line_bytes(job, bounds))
         try:
@@ -259,17 +238,14 @@ class Runner:
             session.close()
 
     def _await_end(self, deadline: float) -> bool:
-        assert self.control is not None
         self.control.settimeout(max(1.0, deadline - time.monotonic()))
         try:
-            reply = _recv_exact(self.control, 9)
+            reply = b""  # b"E", the supervisor's status, the strays killed
+            while len(reply) < 9 and (chunk := self.control.recv(9 - len(reply))):
+                reply += chunk
         except OSError:
             return False
-        if len(reply) != 9 or reply[:1] != b"E":
-            return False
-        _, strays = struct.unpack("!ii", reply[1:])
-        self.strays += strays
-        return True
+        return len(reply) == 9 and reply[:1] == b"E"
 
 
 class Session:
@@ -399,23 +375,19 @@ class _Results:
             self.fd = -1
 
 
-def _recv_exact(sock: socket.socket, n: int) -> bytes:
-    data = b""
-    while len(data) < n:
-        chunk = sock.recv(n - len(data))
-        if not chunk:
-            break
-        data += chunk
-    return data
-
-
 def _write_and_close(fd: int, data: bytes) -> None:
-    try:
+    with suppress(OSError):
         _write_all(fd, data)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    os.close(fd)
+
+
+def _kill(process: subprocess.Popen | None) -> None:
+    """Kill a runner and whatever it started (its own session)."""
+    if process is not None and process.poll() is None:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            process.kill()
 
 
 def result_line_bytes(job: Job, bounds: Bounds) -> int:
@@ -435,8 +407,9 @@ class RunnerPool:
         # `memory_mb`: the memory bound the sandboxes' tmpfs sizes follow (sandbox.tmpfs_bytes).
         self.size = len(slots) if slots else max(1, size or os.cpu_count() or 1)
         self.runners = [Runner(mode, slot, preload, memory_mb) for slot in (slots or range(self.size))]
-        self._free: list[Runner] = list(self.runners)
-        self._lock = threading.Lock()
+        self._free: queue.LifoQueue[Runner] = queue.LifoQueue()  # waits while every runner is taken
+        for runner in self.runners:
+            self._free.put(runner)
 
     @property
     def kind(self) -> str:
@@ -446,38 +419,28 @@ class RunnerPool:
         for runner in self.runners:
             runner.want(modules)
 
-    def _take(self) -> Runner:
-        with self._lock:
-            return self._free.pop()
-
-    def _give(self, runner: Runner) -> None:
-        with self._lock:
-            self._free.append(runner)
-
     def run(self, job: Job) -> list[UnitResult]:
-        runner = self._take()
+        runner = self._free.get()
         try:
             return runner.run(job)
         finally:
-            self._give(runner)
+            self._free.put(runner)
 
     @contextmanager
     def session(self, unit: Unit, limits: Limits | None = None) -> Iterator[Session]:
         """A session on one of the pool's runners, held until the session ends."""
-        runner = self._take()
+        runner = self._free.get()
         try:
             with runner.session(unit, limits) as session:
                 yield session
         finally:
-            self._give(runner)
+            self._free.put(runner)
 
     def map(self, jobs: Iterable[Job], on_done: Callable[[int, list[UnitResult]], None] | None = None
             ) -> Iterator[tuple[int, list[UnitResult]]]:
         """Run jobs in parallel; yield (position, results) as each finishes."""
         with ThreadPoolExecutor(max_workers=self.size) as executor:
             futures = {executor.submit(self.run, job): i for i, job in enumerate(jobs)}
-            from concurrent.futures import as_completed  # noqa: PLC0415
-
             for future in as_completed(futures):
                 position = futures[future]
                 results = future.result()

@@ -1,54 +1,22 @@
 """A seccomp filter around student code: the kernel refuses the calls no exercise needs.
 
-bubblewrap and the resource limits decide what student code can see and how much it can use; this
-filter decides which doors of the kernel it may knock at. It is a classic-BPF program written here
-(no compiler, no libseccomp: that library is not always installed), for x86_64 and aarch64, loaded
-by `install()` just before student code runs (see confine.py) and inherited by everything it starts.
+bubblewrap and the resource limits decide what student code can see and use; this filter decides
+which kernel calls it may make. It is a classic-BPF program built here for x86_64 and aarch64
+(libseccomp is not always installed, and its clone rule needs ALU masking), loaded by `install()`
+just before student code runs (confine.py) and inherited by everything it starts. In order:
 
-What the program does, in order:
+- a foreign architecture (i386, arm, int 0x80 from 64-bit code) or the x32 ABI kills the process:
+  their call numbers differ, so letting them through would let any refused call through;
+- `clone3` answers ENOSYS (its flags sit in memory, out of a filter's reach): the C library falls
+  back to `clone`, which answers EPERM when its flags ask for a new namespace;
+- the calls of DENIED answer EPERM, as if the process lacked the privilege; everything else passes.
 
-- A foreign architecture (a 32-bit i386 or arm binary, int 0x80 from 64-bit code) or the x32 ABI
-  (x86_64 calls with bit 30 set) kills the process: their call numbers differ from the ones checked
-  below, so letting them through would let any refused call through.
-- `clone3` answers ENOSYS: its flags sit in memory, where a filter cannot read them. The C library
-  then falls back to `clone`, whose flags are a register (what container runtimes do).
-- `clone` answers EPERM when its flags ask for a new namespace (CLONE_NEWUSER, NEWNS, NEWPID,
-  NEWNET, NEWIPC, NEWUTS, NEWCGROUP, NEWTIME); threads, fork and vfork go through.
-- The calls below answer EPERM, as if the process lacked the privilege; everything else is allowed.
+Most of these already fail without privilege; the filter makes the answer the same whoever runs the
+code (root in the fallback, full capabilities in bubblewrap's user namespace).
 
-Refused, and why (no exercise, numpy, the standard library's ordinary use nor the runner needs any):
-
-- Namespaces: unshare, setns (a new user namespace gives every capability inside it, the first step
-  of most container escapes; entering another namespace leaves the sandbox).
-- Mounts: mount, umount2, pivot_root, chroot, and the new mount API fsopen, fsconfig, fsmount,
-  fspick, move_mount, open_tree, open_tree_attr, mount_setattr (reshape what the sandbox shows).
-- Other processes' memory: ptrace, process_vm_readv, process_vm_writev, pidfd_getfd,
-  process_madvise (read or change another process: the supervisor, a classmate's run).
-- Large kernel surfaces with a long record of exploits: bpf, perf_event_open, userfaultfd (used to
-  win kernel races), io_uring_setup, io_uring_enter, io_uring_register, keyctl, add_key,
-  request_key (the kernel keyrings).
-- Loading code into the kernel: init_module, finit_module, delete_module, kexec_load,
-  kexec_file_load.
-- File handles that bypass path checks: open_by_handle_at (the "shocker" escape), and
-  name_to_handle_at.
-- The machine itself: acct, swapon, swapoff, reboot, settimeofday, clock_settime, clock_adjtime,
-  adjtimex, syslog (the kernel log), quotactl, quotactl_fd, sethostname, setdomainname, vhangup;
-  on x86_64 also iopl, ioperm (hardware ports), modify_ldt (segment tricks of old exploits), uselib.
-- System V IPC, the whole family: shmget, shmat, shmdt, shmctl, semget, semop, semtimedop, semctl,
-  msgget, msgsnd, msgrcv, msgctl. A segment outlives its process (1 GiB of shared memory stayed on
-  the host in issue 10), and the others act on numeric ids that can be guessed. Python's
-  multiprocessing, its shared_memory module and numpy use POSIX shared memory and futexes instead,
-  which stay allowed.
-
-Most of these already fail without the privilege they need; the filter makes the answer the same
-whoever runs the code (root in the fallback, a user namespace with full capabilities inside
-bubblewrap), and keeps the kernel code behind them out of reach.
-
-Command line, to run any command under the filter (other tests use it to make namespaces impossible):
-
-    python -m trous.sandbox.seccomp -- CMD ARGS...
-    python -m trous.sandbox.seccomp --verifier      # does the kernel apply it here? (exit status 0 if so)
-    python -m trous.sandbox.seccomp --liste         # the refused calls and their numbers on this machine
+    python -m trous.sandbox.seccomp -- CMD ARGS...   # run a command under the filter
+    python -m trous.sandbox.seccomp --verifier       # does the kernel apply it here? (exit 0 if so)
+    python -m trous.sandbox.seccomp --liste          # the refused calls and their numbers here
 """
 
 from __future__ import annotations
@@ -64,11 +32,8 @@ import sys
 import warnings
 from dataclasses import dataclass
 
-# `python -m trous.sandbox.seccomp`: the package imports this module first (pool, sandbox, confine),
-# then runpy runs it again as __main__ and warns about the two copies. They share no state (the
-# copy that runs installs its own filter), so the warning would only worry whoever reads stderr.
-# confine.py imports this module at the top on purpose: the runner's zygote then holds it, built,
-# and each process for student code only hands the program to the kernel.
+# `python -m` runs this module again as __main__: the two copies share no state, so runpy's warning
+# would only worry whoever reads stderr.
 warnings.filterwarnings("ignore", message=re.escape(f"'{__name__}' found in sys.modules"), category=RuntimeWarning)
 
 # -- the kernel's constants (linux/seccomp.h, linux/audit.h, linux/filter.h, linux/sched.h) --------
@@ -96,31 +61,27 @@ BPF_JGE_K = 0x35  # BPF_JMP | BPF_JGE | BPF_K
 BPF_JSET_K = 0x45  # BPF_JMP | BPF_JSET | BPF_K
 BPF_RET_K = 0x06  # BPF_RET | BPF_K
 
-NAMESPACE_FLAGS = {
-    "CLONE_NEWTIME": 0x00000080,
-    "CLONE_NEWNS": 0x00020000,
-    "CLONE_NEWCGROUP": 0x02000000,
-    "CLONE_NEWUTS": 0x04000000,
-    "CLONE_NEWIPC": 0x08000000,
-    "CLONE_NEWUSER": 0x10000000,
-    "CLONE_NEWPID": 0x20000000,
-    "CLONE_NEWNET": 0x40000000,
-}
+NAMESPACE_FLAGS = {"CLONE_NEWTIME": 0x00000080, "CLONE_NEWNS": 0x00020000, "CLONE_NEWCGROUP": 0x02000000,
+                   "CLONE_NEWUTS": 0x04000000, "CLONE_NEWIPC": 0x08000000, "CLONE_NEWUSER": 0x10000000,
+                   "CLONE_NEWPID": 0x20000000, "CLONE_NEWNET": 0x40000000}
 NAMESPACE_MASK = functools.reduce(int.__or__, NAMESPACE_FLAGS.values())
 
-# -- what is refused ---------------------------------------------------------------------------------
+# -- what is refused (no exercise, numpy, the standard library's ordinary use nor the runner needs any) --
 DENIED = (
-    "unshare", "setns",
-    "mount", "umount2", "pivot_root", "chroot",
+    "unshare", "setns",  # a new user namespace: every capability inside it, step one of most escapes
+    "mount", "umount2", "pivot_root", "chroot",  # reshaping what the sandbox shows, old and new API
     "fsopen", "fsconfig", "fsmount", "fspick", "move_mount", "open_tree", "open_tree_attr", "mount_setattr",
-    "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "process_madvise",
+    "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "process_madvise",  # other processes
+    # Large kernel surfaces with a long record of exploits (userfaultfd wins races; the keyrings).
     "bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register",
     "keyctl", "add_key", "request_key",
-    "init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load",
-    "open_by_handle_at", "name_to_handle_at",
+    "init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load",  # code into the kernel
+    "open_by_handle_at", "name_to_handle_at",  # file handles bypass path checks (the "shocker" escape)
     "acct", "swapon", "swapoff", "reboot", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
-    "syslog", "quotactl", "quotactl_fd", "sethostname", "setdomainname", "vhangup",
-    "iopl", "ioperm", "modify_ldt", "uselib",
+    "syslog", "quotactl", "quotactl_fd", "sethostname", "setdomainname", "vhangup",  # the machine itself
+    "iopl", "ioperm", "modify_ldt", "uselib",  # x86 only: hardware ports, segment tricks
+    # System V IPC: a segment outlives its process (1 GiB stayed on the host in issue 10), ids can be
+    # guessed; multiprocessing and numpy use POSIX shared memory and futexes, which stay allowed.
     "shmget", "shmat", "shmdt", "shmctl", "semget", "semop", "semtimedop", "semctl",
     "msgget", "msgsnd", "msgrcv", "msgctl",
 )
@@ -183,53 +144,51 @@ class SeccompError(RuntimeError):
 
 
 def current_arch() -> Arch | None:
-    """The architecture of this process, when the filter knows it: the machine's name is not enough,
-    a 32-bit or x32 Python on an x86_64 kernel speaks another call table."""
+    """This process's architecture, if the filter knows it: a 32-bit or x32 Python on an x86_64
+    kernel speaks another call table than the machine's name says."""
     if not sys.platform.startswith("linux") or struct.calcsize("P") != 8 or sys.byteorder != "little":
         return None
     return ARCHES.get(_MACHINE_NAMES.get(os.uname().machine.lower(), ""))
 
 
 # -- the program -------------------------------------------------------------------------------------
+def _ret(value: int) -> tuple:
+    return (BPF_RET_K, 0, 0, value)
+
+
 def instructions(arch: Arch) -> list[tuple[int, int, int, int]]:
     """The filter for `arch`, as (code, jt, jf, k) instructions of classic BPF."""
-    head: list[tuple] = [(BPF_LD_W_ABS, 0, 0, OFFSET_ARCH), (BPF_JEQ_K, 0, "kill", arch.audit),
+    code: list[tuple] = [(BPF_LD_W_ABS, 0, 0, OFFSET_ARCH), (BPF_JEQ_K, 0, "kill", arch.audit),
                          (BPF_LD_W_ABS, 0, 0, OFFSET_NR)]
     if arch.x32:
-        head += [(BPF_JGE_K, 0, 1, X32_SYSCALL_BIT), (BPF_JEQ_K, "allow", "kill", NO_SYSCALL)]
+        code += [(BPF_JGE_K, 0, 1, X32_SYSCALL_BIT), (BPF_JEQ_K, "allow", "kill", NO_SYSCALL)]
     entries = sorted([(arch.numbers["clone"], "clone"), (arch.numbers["clone3"], "enosys"),
                       *((number, "eperm") for number in arch.denied().values())])
-    code = head + _search(entries)
+    code += _search(entries)
     labels = {}
     for label, block in (("clone", [(BPF_LD_W_ABS, 0, 0, OFFSET_ARG0_LOW), (BPF_JSET_K, "eperm", 0, NAMESPACE_MASK),
-                                     (BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW)]),  # a fork or a thread
-                         ("allow", [(BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW)]),
-                         ("eperm", [(BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.EPERM)]),
-                         ("enosys", [(BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.ENOSYS)]),
-                         ("kill", [(BPF_RET_K, 0, 0, SECCOMP_RET_KILL_PROCESS)])):
+                                     _ret(SECCOMP_RET_ALLOW)]),  # a fork or a thread
+                         ("allow", [_ret(SECCOMP_RET_ALLOW)]),
+                         ("eperm", [_ret(SECCOMP_RET_ERRNO | errno.EPERM)]),
+                         ("enosys", [_ret(SECCOMP_RET_ERRNO | errno.ENOSYS)]),
+                         ("kill", [_ret(SECCOMP_RET_KILL_PROCESS)])):
         labels[label] = len(code)
         code += block
-
     program = []
-    for index, (kind, jt, jf, k) in enumerate(code):
-        offsets = []
-        for target in (jt, jf):
-            offset = labels[target] - index - 1 if isinstance(target, str) else target
-            if not 0 <= offset <= 255:  # classic BPF jumps forward only, by at most 255
-                raise ValueError(f"saut impossible en BPF classique ({offset} instructions)")
-            offsets.append(offset)
-        program.append((kind, offsets[0], offsets[1], k))
+    for index, (kind, *targets, k) in enumerate(code):
+        offsets = [labels[t] - index - 1 if isinstance(t, str) else t for t in targets]
+        if not all(0 <= offset <= 255 for offset in offsets):  # classic BPF jumps forward only, at most 255
+            raise ValueError(f"saut impossible en BPF classique ({offsets} instructions)")
+        program.append((kind, *offsets, k))
     return program
 
 
 def _search(entries: list[tuple[int, str]]) -> list[tuple]:
-    """A binary search over the sorted call numbers, each leaf a few comparisons then "allow".
-
-    The kernel runs the filter for every call number when it loads it (to cache the calls that are
-    always allowed), and a call not cached runs it again: a tree of depth 5 instead of a chain of
-    70 comparisons makes loading, done for every student process, 3.5 times faster (50 µs)."""
+    """A binary search over the sorted call numbers, each leaf a few comparisons then "allow": the
+    kernel runs the filter for every call number when it loads it (for every student process), and
+    a tree of depth 5 instead of a chain of 70 comparisons loads 3.5 times faster (50 µs)."""
     if len(entries) <= 3:
-        return [(BPF_JEQ_K, label, 0, number) for number, label in entries] + [(BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW)]
+        return [(BPF_JEQ_K, label, 0, number) for number, label in entries] + [_ret(SECCOMP_RET_ALLOW)]
     middle = len(entries) // 2
     below, above = _search(entries[:middle]), _search(entries[middle:])
     return [(BPF_JGE_K, len(below), 0, entries[middle][0]), *below, *above]
@@ -251,7 +210,8 @@ def _compiled(name: str) -> tuple[ctypes.Array, _SockFprog]:
 
 
 @functools.lru_cache(maxsize=None)
-def _libc():
+def libc():
+    """The C library, loaded once (in the zygote: its forks call it without loading it again)."""
     return ctypes.CDLL(None, use_errno=True)
 
 
@@ -259,33 +219,28 @@ def _libc():
 def install() -> bool:
     """Load the filter into the calling process, for all its threads and everything it starts.
 
-    Returns False when this system has no seccomp the filter can use (not Linux, an architecture
-    other than x86_64 and aarch64, a kernel built without it): student self-checks on a laptop go
-    on, and grading must ask `require()` first, which refuses. Raises SeccompError when the kernel
-    has seccomp but refuses this filter. A filter cannot be removed: call it in the process (a fresh
-    child) that is about to run student code.
-    """
+    False when this system has no seccomp the filter can use (not Linux, another architecture, a
+    kernel without it): self-checks on a laptop go on, and grading asks `require()` first. Raises
+    SeccompError when the kernel has seccomp but refuses this filter. It cannot be removed: call it
+    in the fresh child about to run student code."""
     arch = current_arch()
     if arch is None:
         return False
-    libc = _libc()
     _, prog = _compiled(arch.name)
-    # Without no_new_privs only a process with CAP_SYS_ADMIN may load a filter; confine.apply has
-    # set it already, the command line has not.
-    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+    # Without no_new_privs only CAP_SYS_ADMIN may load a filter (confine.apply set it; the CLI not).
+    if libc().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         raise SeccompError(_failure("prctl(PR_SET_NO_NEW_PRIVS)", ctypes.get_errno()))
-    # seccomp(2) with TSYNC puts the filter on every thread of the process at once; prctl, the only
-    # way before Linux 3.17, on the calling thread alone.
-    done = libc.syscall(ctypes.c_long(arch.numbers["seccomp"]), ctypes.c_long(SECCOMP_SET_MODE_FILTER),
-                        ctypes.c_long(SECCOMP_FILTER_FLAG_TSYNC), ctypes.byref(prog))
+    # seccomp(2) with TSYNC filters every thread at once; prctl (before Linux 3.17) the caller only.
+    done = libc().syscall(ctypes.c_long(arch.numbers["seccomp"]), ctypes.c_long(SECCOMP_SET_MODE_FILTER),
+                          ctypes.c_long(SECCOMP_FILTER_FLAG_TSYNC), ctypes.byref(prog))
     if done != 0 and ctypes.get_errno() == errno.ENOSYS:
-        done = libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0)
+        done = libc().prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0)
     if done == 0:
         return True
     code = ctypes.get_errno()
     if done > 0:  # TSYNC: the id of a thread that could not take the filter
         raise SeccompError(f"le filtre seccomp n'a pas pu être posé sur le fil d'exécution {done}")
-    if code == errno.EINVAL and libc.prctl(PR_GET_SECCOMP, 0, 0, 0, 0) == -1:
+    if code == errno.EINVAL and libc().prctl(PR_GET_SECCOMP, 0, 0, 0, 0) == -1:
         return False  # a kernel without seccomp at all
     raise SeccompError(_failure("seccomp(SECCOMP_SET_MODE_FILTER)", code))
 
@@ -300,8 +255,7 @@ def _failure(call: str, code: int) -> str:
 # -- does it work on this machine? ---------------------------------------------------------------------
 def _self_test() -> str | None:
     """In a process that has just installed the filter: None if the kernel applies it, else why not."""
-    arch = current_arch()
-    libc = _libc()
+    numbers = current_arch().numbers
     try:
         with open("/proc/self/status", encoding="utf-8", errors="replace") as status:
             mode = next((line.split()[1] for line in status if line.startswith("Seccomp:")), None)
@@ -309,9 +263,8 @@ def _self_test() -> str | None:
         mode = None
     if mode is not None and mode != str(SECCOMP_MODE_FILTER):
         return f"le processus n'est pas en mode seccomp filtre (Seccomp: {mode} dans /proc/self/status)"
-    expected = (("unshare", (0,), errno.EPERM), ("clone3", (None, 0), errno.ENOSYS))
-    for name, args, wanted in expected:
-        result = libc.syscall(ctypes.c_long(arch.numbers[name]), *[ctypes.c_long(a or 0) for a in args])
+    for name, args, wanted in (("unshare", (0,), errno.EPERM), ("clone3", (0, 0), errno.ENOSYS)):
+        result = libc().syscall(ctypes.c_long(numbers[name]), *map(ctypes.c_long, args))
         got = ctypes.get_errno() if result == -1 else None
         if got != wanted:
             seen = "un succès" if got is None else errno.errorcode.get(got, str(got))
@@ -322,14 +275,13 @@ def _self_test() -> str | None:
 
 @functools.lru_cache(maxsize=1)
 def problem() -> str | None:
-    """None when the kernel of this machine applies the filter, else why not, in French.
-
-    Checked once per process, in a fresh interpreter (a filter cannot be removed, so not here)."""
+    """None when this machine's kernel applies the filter, else why not, in French: checked once per
+    process, in a fresh interpreter (a filter cannot be removed)."""
     if current_arch() is None:
         machine = os.uname().machine if hasattr(os, "uname") else sys.platform
         return (f"pas de filtre seccomp sur cette machine ({sys.platform}, {machine}, Python "
                 f"{struct.calcsize('P') * 8} bits) : trous ne le sait écrire que pour Linux x86_64 et aarch64")
-    import subprocess  # noqa: PLC0415 - only for this one check
+    import subprocess  # noqa: PLC0415 - only here: the zygote, which imports this module, needs none
 
     try:
         done = subprocess.run([sys.executable, "-I", "-m", "trous.sandbox.seccomp", "--verifier"],
@@ -343,18 +295,25 @@ def problem() -> str | None:
 
 
 def available() -> bool:
-    """Whether the kernel of this machine applies the filter (see problem() for why not)."""
     return problem() is None
 
 
 def require() -> None:
     """Refuse, with the reason, when student code here would run without the filter."""
-    reason = problem()
-    if reason is not None:
+    if (reason := problem()) is not None:
         raise SeccompError(reason)
 
 
 # -- command line ---------------------------------------------------------------------------------------
+def _listing(arch: Arch) -> None:
+    print(f"architecture {arch.name} (AUDIT_ARCH {arch.audit:#x}) ; autres architectures"
+          f"{' et ABI x32' if arch.x32 else ''} : processus tué")
+    for name, number in arch.denied().items():
+        print(f"{name:20} {number:4}  EPERM")
+    print(f"{'clone':20} {arch.numbers['clone']:4}  EPERM avec " + " | ".join(NAMESPACE_FLAGS))
+    print(f"{'clone3':20} {arch.numbers['clone3']:4}  ENOSYS")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m trous.sandbox.seccomp",
@@ -374,26 +333,19 @@ def main(argv: list[str] | None = None) -> int:
         if arch is None:
             print(problem(), file=sys.stderr)
             return 1
-        print(f"architecture {arch.name} (AUDIT_ARCH {arch.audit:#x}) ; autres architectures"
-              f"{' et ABI x32' if arch.x32 else ''} : processus tué")
-        for name, number in arch.denied().items():
-            print(f"{name:20} {number:4}  EPERM")
-        print(f"{'clone':20} {arch.numbers['clone']:4}  EPERM avec " + " | ".join(NAMESPACE_FLAGS))
-        print(f"{'clone3':20} {arch.numbers['clone3']:4}  ENOSYS")
+        _listing(arch)
         return 0
     if not options.verifier and not command:
         parser.error("indiquez une commande après « -- » (ou --verifier, --liste)")
     try:
-        loaded = install()
+        reason = None if install() else problem()
     except SeccompError as exc:
-        print(f"trous seccomp : {exc}", file=sys.stderr)
-        return 125
-    if not loaded:
-        print(f"trous seccomp : {problem()}", file=sys.stderr)
+        reason = str(exc)
+    if reason is not None:
+        print(f"trous seccomp : {reason}", file=sys.stderr)
         return 125
     if options.verifier:
-        reason = _self_test()
-        if reason is not None:
+        if (reason := _self_test()) is not None:
             print(f"trous seccomp : {reason}", file=sys.stderr)
             return 1
         print(f"filtre seccomp appliqué ({arch.name}, {len(instructions(arch))} instructions)")
@@ -406,11 +358,9 @@ def main(argv: list[str] | None = None) -> int:
         return 127 if isinstance(exc, FileNotFoundError) else 126
 
 
-if current_arch() is not None:
-    # Built once on import, in the runner's zygote, so that the processes it forks for student code
-    # only hand it to the kernel.
+if current_arch() is not None:  # built on import, in the zygote: its forks only hand it to the kernel
     _compiled(current_arch().name)
-    _libc()
+    libc()
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,20 +1,16 @@
 """The supervisor of a session: one program, asked one question at a time by the grader.
 
-A batch job (supervisor.py) knows all its probes in advance; a grader's test function does not: it
-asks a value, looks at it, then decides what to ask next. Here the grader's questions (`Ask`) come
-one at a time on the job's stream, and each is answered before the next is read: a session is a
-unit whose probes arrive one at a time, fed to the same keeper as a batch job's (`ChildRun`: one
-loop, one clock, one way to start, stop and time out a child). The child keeps the program's
-namespace between questions with the same overrides; other overrides are another run of the
-program, in a fresh namespace.
+A grader's test function does not know its probes in advance: it asks a value, looks at it, then
+decides what to ask next. Its questions (`Ask`) come one at a time on the job's stream, each
+answered before the next is read, fed to the same keeper as a batch job's (`ChildRun`). The child
+keeps the program's namespace between questions with the same overrides; other overrides are
+another run of the program, in a fresh namespace.
 
-What a batch job guarantees still holds. The child is a fresh fork of the zygote and receives only
-compiled code, one command at a time (never the source, never a question not yet asked). A public
-question after a secret one goes to a new child, so that what a public answer shows can carry
-nothing a hidden question brought in. Each program run and each probe has its own clock; a probe
-that outlives it is interrupted, then the child killed; a program that hangs or crashes ends the
-session's use of that program (later questions are answered « non exécuté » at once, as a batch job
-skips the rest of a group). Output, files and values are bounded as in a batch job.
+What a batch job guarantees still holds: a fresh fork of the zygote, compiled code only, one command
+at a time. A public question after a secret one goes to a new child, so that a public answer can
+carry nothing a hidden question brought in. A probe that outlives its clock is interrupted, then
+the child killed; a program that hangs or crashes ends the session's use of it (later questions are
+answered « non exécuté » at once). Output, files and values are bounded as in a batch job.
 """
 
 from __future__ import annotations
@@ -23,9 +19,11 @@ import json
 import os
 import struct
 import time
+from contextlib import suppress
 from dataclasses import replace
 
 from ..core.protocol import CRASH, ERROR, MAX_FRAME, SKIPPED, TIMEOUT, Ask, Limits, Unit
+from .child import read_exact
 from .supervisor import (MAX_RESUMES, ChildRun, Forker, Step, _UnitState, _write_all, begin, compiled,
                          files_violation, probe_step, stop_error)
 
@@ -50,26 +48,15 @@ class SessionSupervisor:
         self.kills = 0  # children killed for a probe that hung or crashed
 
     # -- the grader's side --------------------------------------------------------------------
-    def _read_exact(self, n: int) -> bytes | None:
-        data = b""
-        while len(data) < n:
-            chunk = os.read(self.job_in, n - len(data))
-            if not chunk:
-                return None
-            data += chunk
-        return data
-
     def _read(self) -> dict | None:
-        head = self._read_exact(4)
-        if head is None:
+        """The grader's next frame; None at the end of its stream."""
+        try:
+            (length,) = struct.unpack("!I", read_exact(self.job_in, 4))
+            if length > MAX_FRAME:
+                raise ValueError("question trop grande")
+            data = json.loads(read_exact(self.job_in, length))
+        except EOFError:
             return None
-        (length,) = struct.unpack("!I", head)
-        if length > MAX_FRAME:
-            raise ValueError("question trop grande")
-        payload = self._read_exact(length)
-        if payload is None:
-            return None
-        data = json.loads(payload)
         if not isinstance(data, dict):
             raise ValueError("question illisible")
         return data
@@ -83,10 +70,8 @@ class SessionSupervisor:
                 self._send(self.answer(Ask.from_json(request), time.monotonic()))
         finally:
             self._end_child()
-            try:
+            with suppress(OSError):
                 os.close(self.job_in)
-            except OSError:
-                pass
         self._send({"done": True})
 
     # -- one question -------------------------------------------------------------------------

@@ -1,25 +1,23 @@
 """The supervisor: holds a job, feeds the processes that run student code, owns the clock.
 
-It never runs student code itself, and it never forks the processes that do: it asks the zygote,
-which never held a job, for a fresh child (zygote.py), then feeds that child one command at a time
-(child.py): the unit's program compiled here (the child never sees source text), then each probe
-once the previous one has answered, then the state, then the end. So the child's memory holds
-nothing it has not been asked to run yet.
+It never runs student code, and never forks the processes that do: it asks the zygote, which never
+held a job, for a fresh child, then feeds it one command at a time (child.py): the unit's program
+compiled here (the child never sees source text), each probe once the previous one has answered,
+the state, the end. So the child's memory holds nothing it has not been asked to run yet.
 
-One keeper (`ChildRun`) runs every child, of a batch job (`Supervisor`, here) as of a session
-(session.py, whose probes arrive one at a time): it reads the child's events and output, and stops
-the child when a unit or a probe outlives its time. In a batch job, a probe that hangs or crashes
-costs only that probe: the unit is run again in a new child from the next probe on. A program that
-hangs or crashes costs its unit and the later units of its group. A unit that kept memory past its
-end (its child says how much) has the next one run in a new child, so that each unit has its whole
-memory bound. Results go to the parent as JSON lines, one per unit, then {"done": true}; the parent
-reads them under bounds of its own (wire.py), since what the child sent is in them.
+One keeper (`ChildRun`) runs every child, of a batch job (`Supervisor`) as of a session
+(session.py). In a batch job, a probe that hangs or crashes costs only that probe: the unit is run
+again in a new child from the next probe on. A program that hangs or crashes costs its unit and the
+later units of its group. A unit that kept memory past its end has the next one run in a new child,
+so that each unit has its whole memory bound. Results go to the parent as JSON lines, one per unit,
+then {"done": true}; the parent reads them under bounds of its own (wire.py).
 """
 
 from __future__ import annotations
 
 import ast
 import collections
+import contextlib
 import functools
 import json
 import marshal
@@ -33,23 +31,12 @@ import stat
 import struct
 import tempfile
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import NamedTuple
 
 from ..core import wire
+from .cleanup import force
 from ..core.protocol import CRASH, ERROR, EXIT, OK, SKIPPED, TIMEOUT, Job, Limits, Unit
-
-
-def kept_bound(limits: Limits) -> int:
-    """MiB a child may map past its start after a unit (namespace emptied) and still run the next:
-    beyond, the next unit would not have its whole memory bound."""
-    return max(32, limits.memory_mb // 16)
-
-
-def event_line_bytes(limits: Limits) -> int:
-    """The longest event line a child may write: one value or one state (each at most value_kb once
-    encoded, in characters: up to 4 bytes each in UTF-8), and the texts of an error."""
-    return 4 * limits.value_kb * 1024 + (256 << 10)
 
 
 MAX_RESUMES = 4
@@ -78,9 +65,7 @@ def compile_unit(unit: Unit):
     """The unit's program as a code object, its variant's values written in place of the values of
     the top-level assignments they override (so the child holds no table of hidden inputs).
     Raises SyntaxError, or OverrideError naming a variable the program does not assign."""
-    if not unit.overrides:
-        # Straight from the text: the same code object, without the Python-level syntax tree that
-        # ast.parse builds and compile() converts back (2.5 times the cost, on every file run as is).
+    if not unit.overrides:  # straight from the text: a syntax tree would cost 2.5 times as much
         return compile(unit.source, unit.filename, "exec", dont_inherit=True)
     tree = _parsed(unit.source, unit.filename)
     overrides = dict(unit.overrides)
@@ -92,9 +77,7 @@ def compile_unit(unit: Unit):
                 if name in overrides:
                     value = ast.parse(overrides[name], "<variante>", mode="eval").body
                     for sub in ast.walk(value):  # errors in it point at the line it replaces
-                        if "lineno" in sub._attributes:
-                            sub.lineno, sub.col_offset = node.value.lineno, node.value.col_offset
-                            sub.end_lineno, sub.end_col_offset = node.value.end_lineno, node.value.end_col_offset
+                        ast.copy_location(sub, node.value)
                     replaced.append((node, node.value))
                     node.value = value
         missing = sorted(set(overrides) - {_target_name(node) for node, _ in replaced})
@@ -171,16 +154,11 @@ def probe_step(index: int, j: int, expr: str, setup: str | None, secret: bool, s
 class Exit:
     status: int | None  # as os.waitpid gives it; None when unknown
     cpu: float  # seconds of CPU the child used
-    strays: int  # processes it left behind, killed by the zygote
     killed: bool = False  # by the supervisor (a status of SIGKILL then says nothing about the program)
 
     @property
     def code(self) -> int | None:
-        if self.status is None:
-            return None
-        if os.WIFSIGNALED(self.status):
-            return -os.WTERMSIG(self.status)
-        return os.WEXITSTATUS(self.status)
+        return None if self.status is None else os.waitstatus_to_exitcode(self.status)
 
 
 class Forker:
@@ -194,86 +172,61 @@ class Forker:
         request = json.dumps({"workdir": workdir, "limits": asdict(limits)}).encode()
         try:
             socket.send_fds(self.sock, [b"C" + request], fds)
-            while True:
-                reply = self.sock.recv(256)
-                if reply[:1] == b"P":
-                    return struct.unpack("!i", reply[1:5])[0]
-                if reply[:1] == b"X":
-                    self._exit(reply)
-                    continue
-                return None
+            while (reply := self.sock.recv(256))[:1] == b"X":
+                self.exited(reply)
         except OSError:
             return None
+        return struct.unpack("!i", reply[1:5])[0] if reply[:1] == b"P" else None
 
-    def _exit(self, reply: bytes) -> None:
-        pid, status, cpu, strays = struct.unpack("!iidi", reply[1:21])
-        self.exits[pid] = Exit(status, cpu, strays)
+    def exited(self, reply: bytes) -> None:
+        pid, status, cpu, _strays = struct.unpack("!iidi", reply[1:21])
+        self.exits[pid] = Exit(status, cpu)
 
     def wait(self, pid: int, timeout: float = 30.0) -> Exit:
         deadline = time.monotonic() + timeout
-        while pid not in self.exits:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return Exit(None, 0.0, 0)
-            self.sock.settimeout(remaining)
-            try:
-                reply = self.sock.recv(256)
-            except OSError:
-                return Exit(None, 0.0, 0)
-            if not reply:
-                return Exit(None, 0.0, 0)
-            if reply[:1] == b"X":
-                self._exit(reply)
-        return self.exits.pop(pid)
+        with contextlib.suppress(OSError):
+            while pid not in self.exits and (remaining := deadline - time.monotonic()) > 0:
+                self.sock.settimeout(remaining)
+                if not (reply := self.sock.recv(256)):
+                    break
+                if reply[:1] == b"X":
+                    self.exited(reply)
+        return self.exits.pop(pid, Exit(None, 0.0))
 
 
 # -- one child, kept ---------------------------------------------------------------------------------
+@dataclass(eq=False)
 class _UnitState:
-    def __init__(self, unit: Unit):
-        self.unit = unit
-        self.status: str | None = None
-        self.error: dict | None = None
-        self.probes: dict[int, dict] = {}
-        self.state: dict | None = None
-        self.output = bytearray()
-        self.output_total = 0
-        self.started = 0.0
-        self.seconds = 0.0
-        self.resumes = 0
+    unit: Unit
+    status: str | None = None
+    error: dict | None = None
+    probes: dict[int, dict] = field(default_factory=dict)
+    state: dict | None = None
+    output: bytearray = field(default_factory=bytearray)
+    output_total: int = 0
+    started: float = 0.0
+    seconds: float = 0.0
+    resumes: int = 0
 
     def result(self) -> dict:
-        n = len(self.unit.probes)
-        return {
-            "status": self.status or CRASH,
-            "error": self.error,
-            "probes": [self.probes.get(j) for j in range(n)],
-            "state": self.state,
-            "output": self.output.decode("utf-8", "replace"),
-            "seconds": round(self.seconds, 4),
-        }
+        return {"status": self.status or CRASH, "error": self.error,
+                "probes": [self.probes.get(j) for j in range(len(self.unit.probes))], "state": self.state,
+                "output": self.output.decode("utf-8", "replace"), "seconds": round(self.seconds, 4)}
 
 
 _EXPECTED = {b"M": "module", b"P": "probe", b"S": "state", b"E": "end"}
 
 
-class _Stop(Exception):
-    def __init__(self, reason: str, detail: dict):
-        super().__init__(reason)
-        self.reason, self.detail = reason, detail
-
-
 class ChildRun:
     """One child and the commands it runs: one explicit state, one loop, one clock.
 
-    A batch job feeds it the commands of a batch of units at once, a session those of one question
-    at a time (`feed`); either way this loop keeps the child until they are answered. The state:
-    the commands still to send (`steps[step:]`), those sent and not yet answered (`pending`, oldest
-    first), the unit being run (`current`) and what the child runs now (`phase`: start, module,
-    probe, state, end), and one deadline (for the command at the head of `pending`, within the
-    unit's own `unit_deadline`). The loop waits for the child's events or output, or for the
-    deadline: then the child is asked to stop the student's code (SIGUSR1, `interrupting`), and is
-    killed GRACE seconds later if it has not answered. `stopped`, (reason, detail), ends the child's
-    use; `close()` then kills it, wipes its folder and says why it stopped and how it ended.
+    A batch job feeds it a batch of units' commands at once, a session one question's at a time
+    (`feed`); the loop keeps the child until they are answered. The state: the commands still to
+    send (`steps[step:]`), those sent and unanswered (`pending`, oldest first), the unit being run
+    (`current`), what the child runs now (`phase`: start, module, probe, state, end), and one
+    deadline, for the head of `pending` within the unit's `unit_deadline`. Past it the child is asked
+    to stop the student's code (SIGUSR1, `interrupting`), and killed GRACE seconds later. `stopped`,
+    (reason, detail), ends the child's use; `close()` kills it, wipes its folder, says how it ended.
 
     `owner` (the batch Supervisor or the session) holds the units and their states by index, the
     limits, the run folder's root, the line to the zygote, and says what a timeout poisons."""
@@ -291,9 +244,10 @@ class ChildRun:
         self.probe_index = -1
         self.deadline = self.unit_deadline = time.monotonic() + self.limits.wall + START
         self.allowed: float = self.limits.wall
-        self.events = wire.Lines(event_line_bytes(self.limits))
-        # What the program prints is kept only when asked (the self-check shows it; grading does not,
-        # and keeps nothing it will not show); it is always counted, to stop a flood.
+        # The longest event line: one value or state (value_kb characters, up to 4 bytes each in UTF-8),
+        # and the texts of an error.
+        self.events = wire.Lines(4 * self.limits.value_kb * 1024 + (256 << 10))
+        # What the program prints is kept only when asked (the self-check shows it), always counted.
         self.output_cap = self.limits.output_kb * 1024 if capture else 0
         self.hard_output_cap = max(16 * 1024 * 1024, 64 * self.limits.output_kb * 1024)
         self.resumed = resumed  # its first unit's output was kept by the run it resumes
@@ -330,8 +284,6 @@ class ChildRun:
                 for fd in ready:
                     if not self._read(fd):
                         break
-        except _Stop as stop:
-            self.stopped = (stop.reason, stop.detail)
         except OSError:  # the child stopped reading its commands
             self.stopped = self.stopped or ("crash", {})
 
@@ -344,10 +296,7 @@ class ChildRun:
             if self.stopped and self.stopped[0] == "channel":
                 ended = self.owner.forker.wait(self.pid, 0.5)
             if ended is None or ended.status is None:
-                try:
-                    os.kill(self.pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
+                send_signal(self.pid, signal.SIGKILL)
                 ended = replace(self.owner.forker.wait(self.pid), killed=True)
         _close(self.ev_r)
         _close(self.out_r)
@@ -370,10 +319,7 @@ class ChildRun:
             self.stopped = ("timeout", {"seconds": self.allowed, **(self.where or {})})
             return
         self.interrupting, self.where = True, None
-        try:
-            os.kill(self.pid, signal.SIGUSR1)
-        except (ProcessLookupError, PermissionError):
-            pass
+        send_signal(self.pid, signal.SIGUSR1)
         self.deadline = time.monotonic() + GRACE
 
     def _send_next(self) -> None:
@@ -381,7 +327,7 @@ class ChildRun:
         previous one is not over, and never a hidden check while a public command (the program, a
         public check) is unanswered: what the student's code returns to a public check can then
         carry nothing it has not been asked yet."""
-        while self.step < len(self.steps):
+        while self.step < len(self.steps) and self.stopped is None:
             index, kind, payload, secret, j = self.steps[self.step]
             if kind == b"U" and self.pending:
                 break
@@ -413,7 +359,8 @@ class ChildRun:
             self.phase, self.deadline, self.allowed = "module", self.unit_deadline, wall
         elif expected in ("probe", "state"):
             if now >= self.unit_deadline + OVERRUN:  # the unit's time is spent
-                raise _Stop("timeout", {"seconds": wall, "budget": True})
+                self.stopped = ("timeout", {"seconds": wall, "budget": True})
+                return
             self.phase = expected
             if expected == "probe":
                 self.probe_index = j
@@ -430,10 +377,13 @@ class ChildRun:
         except BlockingIOError:
             chunk = None
         if fd == self.out_r:
-            if chunk:
-                self._output(chunk)
-            elif chunk is not None:
+            if chunk is not None and not chunk:
                 self.open_fds.discard(self.out_r)
+            elif chunk and self.current is not None and not self.resumed:
+                state = self.states[self.current]
+                self._keep(state, chunk)
+                if state.output_total > self.hard_output_cap:
+                    self.stopped = ("output", {"bytes": state.output_total})
             return True
         if not chunk:
             self.open_fds.discard(self.ev_r)
@@ -451,24 +401,11 @@ class ChildRun:
                 break
         return True
 
-    def _output(self, chunk: bytes) -> None:
-        if self.current is None or self.resumed:
-            return
-        state = self.states[self.current]
-        self._keep(state, chunk)
-        if state.output_total > self.hard_output_cap:
-            self.stopped = ("output", {"bytes": state.output_total})
-
     def _drain(self, state: _UnitState) -> None:
         # The child flushes before reporting a unit's end: what it printed is already in the pipe.
-        while True:
-            try:
-                chunk = os.read(self.out_r, 1 << 16)
-            except (BlockingIOError, OSError):
-                return
-            if not chunk:
-                return
-            self._keep(state, chunk)
+        with contextlib.suppress(OSError):
+            while chunk := os.read(self.out_r, 1 << 16):
+                self._keep(state, chunk)
 
     def _keep(self, state: _UnitState, chunk: bytes) -> None:
         state.output_total += len(chunk)
@@ -499,7 +436,7 @@ class ChildRun:
         # A program that timed out still has its probes asked, on what it computed.
         self.interrupting, self.where = False, None
         self._send_next()
-        if self.pending:
+        if self.pending and self.stopped is None:
             self._arm(time.monotonic())
         return True
 
@@ -562,19 +499,23 @@ class ChildRun:
         state.seconds = time.monotonic() - state.started
         self.done.append(index)
         self.current, self.phase, self.resumed = None, "start", False
-        kept = event.get("kept")
+        kept = event.get("kept")  # MiB mapped past its floor: beyond, the next unit lacks its whole bound
         if (self.step >= len(self.steps) or self.owner.skipped(self.steps[self.step].index)
-                or type(kept) is int and kept > kept_bound(self.limits)):  # it kept memory out of its namespace
+                or type(kept) is int and kept > max(32, self.limits.memory_mb // 16)):
             self.step = len(self.steps)
             return False
         return True
 
 
 def _close(fd: int) -> None:
-    try:
+    with contextlib.suppress(OSError):
         os.close(fd)
-    except OSError:
-        pass
+
+
+def send_signal(pid: int, sig: int) -> None:
+    """Signal a process that may be gone already (or, past a uid switch, not ours to signal)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, sig)
 
 
 # -- a batch job -------------------------------------------------------------------------------------
@@ -606,10 +547,9 @@ class Supervisor:
         index = 0
         while index < len(self.units):
             if self.skipped(index):
-                state = self.states[index]
-                state.status = SKIPPED
-                state.error = {"kind": "skipped", "message": "non exécuté, car sur une autre entrée : "
-                                                               + self.poisoned[self.units[index].group]}
+                why = "non exécuté, car sur une autre entrée : " + self.poisoned[self.units[index].group]
+                self.states[index].status = SKIPPED
+                self.states[index].error = {"kind": "skipped", "message": why}
                 self.finish(index)
                 index += 1
                 continue
@@ -678,15 +618,13 @@ class Supervisor:
 
     def _void(self, done: list[int], violation: str) -> None:
         """A broken bound on files voids what the run computed: its values must not earn credit."""
-        for i in done:
-            state = self.states[i]
+        error = {"kind": "files", "message": violation}
+        for state in (self.states[i] for i in done):
             if state.status == OK:
-                state.status = ERROR
-                state.error = {"kind": "files", "message": violation}
-            state.probes = {j: {"error": {"kind": "files", "message": violation}}
-                            for j in range(len(state.unit.probes))}
+                state.status, state.error = ERROR, error
+            state.probes = {j: {"error": error} for j in range(len(state.unit.probes))}
             if state.state is not None:
-                state.state = {"$error": {"kind": "files", "message": violation}}
+                state.state = {"$error": error}
 
 
 # -- what is said of a run ----------------------------------------------------------------------------
@@ -714,8 +652,13 @@ def timed_out(unit: Unit, seconds: float, where: dict | None, reported, limits: 
             **location(unit, line), "statement": where.get("statement")}
 
 
-def _shown_seconds(seconds: float) -> str:
-    return f"{seconds:.1f}".rstrip("0").rstrip(".").replace(".", ",")
+def _shown(seconds: float, digits: int = 1) -> str:
+    return f"{seconds:.{digits}f}".rstrip("0").rstrip(".").replace(".", ",")
+
+
+SAID = {"protocol": "le programme a perturbé le correcteur (message inattendu sur son canal)",
+        "channel": "le programme a fermé ou détourné le canal du correcteur",
+        "start": "le correcteur n'a pas pu lancer le programme"}
 
 
 def stop_message(reason: str, detail: dict, limits: Limits) -> str:
@@ -726,18 +669,14 @@ def stop_message(reason: str, detail: dict, limits: Limits) -> str:
         cpu = detail.get("cpu")
         if type(cpu) is float and cpu < WAITED * seconds:  # it hardly computed: it was waiting
             computed = ("il n'a presque pas calculé" if cpu < 0.05 else
-                        f"il n'a calculé que {f'{cpu:.2f}'.rstrip('0').rstrip('.').replace('.', ',')} s")
-            return (f"temps dépassé : les {_shown_seconds(seconds)} s accordées se sont écoulées pendant que le "
+                        f"il n'a calculé que {_shown(cpu, 2)} s")
+            return (f"temps dépassé : les {_shown(seconds)} s accordées se sont écoulées pendant que le "
                     f"programme attendait{where} ({computed} : time.sleep, input, une attente ?)")
-        return f"temps dépassé : arrêté{where} après {_shown_seconds(seconds)} s (boucle sans fin ?)"
+        return f"temps dépassé : arrêté{where} après {_shown(seconds)} s (boucle sans fin ?)"
     if reason == "output":
         return f"sortie trop volumineuse : arrêté après {detail.get('bytes', 0) // 1024} Kio d'affichage"
-    if reason == "protocol":
-        return "le programme a perturbé le correcteur (message inattendu sur son canal)"
-    if reason == "channel":
-        return "le programme a fermé ou détourné le canal du correcteur"
-    if reason == "start":
-        return "le correcteur n'a pas pu lancer le programme"
+    if reason in SAID:
+        return SAID[reason]
     code, cpu = detail.get("code"), detail.get("cpu")
     if code is not None and code < 0:
         name = _signal_name(-code)
@@ -831,15 +770,4 @@ def files_violation(workdir: str, limits: Limits) -> str | None:
 
 
 def wipe(workdir: str) -> None:
-    def force(func, path, _exc):
-        try:
-            os.chmod(os.path.dirname(path), 0o700)
-            os.chmod(path, 0o700)
-        except OSError:
-            pass
-        try:
-            func(path)
-        except OSError:
-            pass
-
     shutil.rmtree(workdir, onerror=force)

@@ -1,16 +1,13 @@
 """Unprivileged user ids for student code, leased machine-wide while a sandbox lives (root only).
 
-When the grader is root, student code runs under a host uid of its own, and the kernel counts its
-processes (RLIMIT_NPROC) per uid: two sandboxes sharing a uid share one count, so one student's fork
-bomb would starve another's. Uids were once `base + slot number`, and two concurrent `trous grade`
-runs (or Dask workers) numbered their slots alike. Now each bubblewrap runner (and each nbgrader
-kernel) leases its uid: one lock file per uid in a root-only directory, held with flock(2) for as long
-as the lease lives. The kernel drops the lock of a process that dies, however it dies, so a killed
-grader never keeps uids.
+When the grader is root, student code runs under a host uid of its own, and the kernel counts
+processes (RLIMIT_NPROC) per uid: two sandboxes sharing a uid would let one student's fork bomb
+starve another's, across concurrent `trous grade` runs or Dask workers too. So each bubblewrap runner
+(and nbgrader kernel) leases its uid: one lock file per uid in a root-only directory, held with
+flock(2); the kernel drops the lock of a process that dies, however it dies.
 
-The range is far from the ids distributions hand out to people and services (systemd's dynamic
-users are 61184–65519, containers' subordinate ids start at 100000 in blocks of 65536), and a uid
-that /etc/passwd names is skipped.
+The range is far from the ids distributions hand out (systemd's dynamic users are 61184–65519,
+subordinate ids start at 100000), and a uid that /etc/passwd names is skipped.
 """
 
 from __future__ import annotations
@@ -20,6 +17,7 @@ import fcntl
 import os
 import pwd
 import stat
+from contextlib import suppress
 
 FIRST = 2_130_000_000  # below 2**31: no signedness surprises in tools that print ids
 COUNT = 8192
@@ -42,10 +40,8 @@ def _lock_dir() -> int:
                     os.makedirs(parent, mode=0o755, exist_ok=True)
                 else:
                     continue
-            try:
+            with suppress(FileExistsError):
                 os.mkdir(path, 0o700)
-            except FileExistsError:
-                pass
             fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
         except OSError as exc:
             problems.append(f"{path} : {exc.strerror}")
@@ -61,8 +57,7 @@ def _lock_dir() -> int:
 
 def _known(uid: int) -> bool:
     try:
-        pwd.getpwuid(uid)
-        return True
+        return bool(pwd.getpwuid(uid))
     except KeyError:
         return False
 
@@ -102,18 +97,10 @@ class Lease:
 
     def release(self) -> None:
         for fd in self._fds:
-            try:
+            with suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
         self._fds = []
         self.uids = ()
-
-    def __enter__(self) -> "Lease":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.release()
 
     def __del__(self) -> None:
         self.release()

@@ -2,12 +2,11 @@
 
 Started once per sandbox (`python -I -m trous.sandbox.zygote CONFIG`), it imports the heavy modules
 (numpy) once, then waits on its control socket (fd 0). For each job the parent sends two pipe ends
-with the message b"J": the zygote forks a supervisor (supervisor.py) that reads the job from the
-first and writes results to the second. When that supervisor needs a process to run student code,
-it asks the zygote (b"C" on their private socket, with the child's pipe ends), and the zygote forks
-one from itself (child.py). So every process that runs student code is a copy of a process that
-never read a job, a submission, a test or a result: nothing of another unit, another variant or
-another student is in its memory.
+with b"J": the zygote hands them to its supervisor (supervisor.py, forked at the first job), which
+reads the job from the first and writes results to the second. When the supervisor needs a process
+to run student code, it asks the zygote (b"C" on their private socket, with the child's pipe ends),
+which forks one from itself (child.py). So every process that runs student code is a copy of a
+process that never read a job, a submission, a test or a result.
 
 The zygote reaps every child, tells the supervisor how each one ended (b"X": status and CPU
 seconds), and kills what a child left behind (it is their subreaper) before the next one starts.
@@ -16,6 +15,7 @@ After each job it sweeps again, then answers b"E", the supervisor's exit status 
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import select
@@ -23,13 +23,15 @@ import signal
 import socket
 import struct
 import sys
+import time
 import traceback
+from contextlib import suppress
 
-from . import cleanup
+from . import child, cleanup
 from .confine import Confinement, join_cgroup, make_undumpable, prctl
 from ..core.protocol import SESSION, Job, Limits
 from .session import SessionSupervisor
-from .supervisor import Forker, Supervisor
+from .supervisor import Forker, Supervisor, send_signal
 
 PR_SET_CHILD_SUBREAPER = 36
 
@@ -41,6 +43,7 @@ WITH = {"numpy": ("numpy.random", "numpy.linalg")}
 
 # -- processes below this one --------------------------------------------------------------------
 def _children(pid: int) -> list[int] | None:
+    """The kernel's children lists of `pid`'s threads; None when this kernel has none."""
     try:
         found = []
         for tid in os.listdir(f"/proc/{pid}/task"):
@@ -53,38 +56,30 @@ def _children(pid: int) -> list[int] | None:
         return []
 
 
-def _descendants(root: int, keep: frozenset[int] = frozenset()) -> list[int]:
-    """Every process below `root` except `keep` and theirs. Orphans of the student's code are
-    re-parented to us (we are their subreaper), so the kernel's children lists find them all."""
-    if _children(os.getpid()) is None:  # no children lists on this kernel: read the whole table
-        return _descendants_by_table(root, keep)
-    found, frontier = [], [root]
-    while frontier:
-        for child in _children(frontier.pop()) or []:
-            if child not in found and child not in keep:
-                found.append(child)
-                frontier.append(child)
-    return found
-
-
-def _descendants_by_table(root: int, keep: frozenset[int]) -> list[int]:
+def _parents() -> dict[int, int]:
+    """pid → parent pid, from the whole process table."""
     parents: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
+    for entry in filter(str.isdigit, os.listdir("/proc")):
         try:
             with open(f"/proc/{entry}/stat", "rb") as f:
                 data = f.read()
             # The command name may hold spaces and parentheses: the fields start after the last ')'.
-            fields = data[data.rindex(b")") + 2:].split()
-            parents[int(entry)] = int(fields[1])
+            parents[int(entry)] = int(data[data.rindex(b")") + 2:].split()[1])
         except (OSError, ValueError, IndexError):
             continue
+    return parents
+
+
+def _descendants(root: int, keep: frozenset[int] = frozenset()) -> list[int]:
+    """Every process below `root` except `keep` and theirs. Orphans of the student's code are
+    re-parented to us (we are their subreaper), so the kernel's children lists find them all."""
+    table = _parents() if _children(os.getpid()) is None else None  # no children lists: the whole table
     found, frontier = [], [root]
     while frontier:
         parent = frontier.pop()
-        for pid, ppid in parents.items():
-            if ppid == parent and pid not in found and pid not in keep:
+        below = _children(parent) or [] if table is None else [p for p, pp in table.items() if pp == parent]
+        for pid in below:
+            if pid not in found and pid not in keep:
                 found.append(pid)
                 frontier.append(pid)
     return found
@@ -92,39 +87,36 @@ def _descendants_by_table(root: int, keep: frozenset[int]) -> list[int]:
 
 def sweep(keep: frozenset[int] = frozenset()) -> int:
     """Kill everything below this process but `keep`; return how many strays there were."""
-    import time  # noqa: PLC0415
-
-    me, seen = os.getpid(), set()
+    seen: set[int] = set()
     for _ in range(2000):
-        pids = _descendants(me, keep)
+        pids = _descendants(os.getpid(), keep)
         if not pids:
             break
         seen.update(pids)
         for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+            send_signal(pid, signal.SIGKILL)
         reaped = 0
         for pid in pids:  # ours once their parents die (we are the subreaper); others ECHILD
-            try:
+            with suppress(ChildProcessError):
                 reaped += os.waitpid(pid, os.WNOHANG)[0] != 0
-            except ChildProcessError:
-                pass
         if not reaped:
             time.sleep(0.001)
     return len(seen)
+
+
+def _close_all(fds: list[int]) -> None:
+    for fd in fds:
+        os.close(fd)
 
 
 # -- the supervisor and the children it asks for ---------------------------------------------
 class Server:
     """Serves the grader's jobs through one long-lived supervisor, forks children on its request.
 
-    The supervisor holds jobs (one after the other) but never runs student code, and children are
-    forked from this process, not from it: so a supervisor that lives long costs no secrecy, and
-    saves a fork per job. If it dies (killed by a student's process under the same uid), the job
-    in progress ends without results and a new one is started for the next job.
-    """
+    The supervisor never runs student code, and children are forked from here, not from it: a
+    supervisor that lives long costs no secrecy and saves a fork per job. If it dies (killed by a
+    student's process under the same uid), the job in progress ends without results and a new one
+    is started for the next job."""
 
     def __init__(self, control: socket.socket, workroot: str, confinement: Confinement):
         self.control, self.workroot, self.confinement = control, workroot, confinement
@@ -133,9 +125,7 @@ class Server:
         self.children: set[int] = set()
         self.busy = False  # a job is being run
         self.strays = 0
-        self.wake_r, wake_w = os.pipe()
-        os.set_blocking(self.wake_r, False)
-        os.set_blocking(wake_w, False)
+        self.wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         signal.signal(signal.SIGCHLD, lambda *_: None)  # a handler, so that the wakeup fd is written
         signal.set_wakeup_fd(wake_w)
 
@@ -167,8 +157,7 @@ class Server:
 
     def _end_job(self, status: int) -> None:
         self.strays += sweep(keep=frozenset({self.supervisor} if self.supervisor else ()))
-        # What a job may leave outside its run folders: files in /tmp and /dev/shm, System V objects
-        # (only in a sandbox of our own: elsewhere those are the machine's).
+        # Files in /tmp and /dev/shm, System V objects (only in a sandbox of our own).
         cleanup.after_job(self.workroot, private=self.confinement.sweep)
         self.control.sendall(b"E" + struct.pack("!ii", status, self.strays))
         self.busy, self.strays = False, 0
@@ -182,81 +171,65 @@ class Server:
             except InterruptedError:
                 continue
             if self.wake_r in ready:
-                try:
+                with suppress(BlockingIOError):
                     os.read(self.wake_r, 4096)
-                except BlockingIOError:
-                    pass
             if self.line is not None and self.line in ready:
                 self._from_supervisor()
-            if self.control in ready and not self.busy:
-                try:
-                    message, fds, _, _ = socket.recv_fds(self.control, 16, 4)
-                except OSError:
-                    return
-                if not message:
-                    return
-                if message != b"J" or len(fds) != 2:
-                    for fd in fds:
-                        os.close(fd)
-                    continue
+            if self.control in ready and not self.busy and not self._take_job():
+                return
+
+    def _take_job(self) -> bool:
+        """Hand the grader's next job to the supervisor; False when the grader is gone."""
+        try:
+            message, fds, _, _ = socket.recv_fds(self.control, 16, 4)
+        except OSError:
+            return False
+        if not message:
+            return False
+        try:
+            if message == b"J" and len(fds) == 2:
                 if self.supervisor is None:
                     self._start_supervisor()
-                try:
-                    socket.send_fds(self.line, [b"J"], fds)
-                    self.busy = True
-                except OSError:
-                    self._end_job(3)
-                finally:
-                    for fd in fds:
-                        os.close(fd)
+                socket.send_fds(self.line, [b"J"], fds)
+                self.busy = True
+        except OSError:
+            self._end_job(3)
+        finally:
+            _close_all(fds)
+        return True
 
     def _from_supervisor(self) -> None:
-        assert self.line is not None
         try:
             message, fds, _, _ = socket.recv_fds(self.line, 1 << 16, 4)
         except OSError:
             message, fds = b"", []
-        if not message:  # the supervisor is gone: it is reaped, and the job ends without it
-            for fd in fds:
-                os.close(fd)
+        if message[:1] == b"C" and len(fds) == 3:
+            self._spawn(json.loads(message[1:]), fds)
+            return
+        _close_all(fds)
+        if message[:1] == b"C":
+            self.line.send(b"F")
+        elif message[:1] == b"D":
+            self._end_job(0)
+        elif not message:  # the supervisor is gone: it is reaped, and the job ends without it
             self.line.close()
             self.line = None
-            return
-        if message[:1] == b"D":
-            self._end_job(0)
-        elif message[:1] == b"C":
-            self._spawn(message, fds)
-        else:
-            for fd in fds:
-                os.close(fd)
 
-    def _spawn(self, message: bytes, fds: list[int]) -> None:
-        assert self.line is not None
-        if len(fds) != 3:
-            for fd in fds:
-                os.close(fd)
-            self.line.send(b"F")
-            return
-        request = json.loads(message[1:])
+    def _spawn(self, request: dict, fds: list[int]) -> None:
         pid = os.fork()
         if pid == 0:  # a child for student code: fds 0 (commands), 1 and 2 (output), 3 (events)
             try:
                 cmd, events, output = fds
-                os.dup2(cmd, 0)
-                os.dup2(output, 1)
-                os.dup2(output, 2)
-                os.dup2(events, 3)
+                for fd, target in ((cmd, 0), (output, 1), (output, 2), (events, 3)):
+                    os.dup2(fd, target)
                 os.closerange(4, _max_fd())
                 signal.set_wakeup_fd(-1)
                 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
                 os.chdir(request["workdir"])
-                from . import child  # noqa: PLC0415
-
                 child.main(Limits.from_dict(request.get("limits", {})), self.confinement)
             finally:
                 os._exit(70)
-        for fd in fds:
-            os.close(fd)
+        _close_all(fds)
         self.children.add(pid)
         self.line.send(b"P" + struct.pack("!i", pid))
 
@@ -275,10 +248,9 @@ class Server:
                 strays = sweep(keep=frozenset({self.supervisor, *self.children} - {None}))
                 self.strays += strays
                 if self.line is not None:
-                    try:
-                        self.line.send(b"X" + struct.pack("!iidi", pid, status, usage.ru_utime + usage.ru_stime, strays))
-                    except OSError:
-                        pass
+                    cpu = usage.ru_utime + usage.ru_stime
+                    with suppress(OSError):
+                        self.line.send(b"X" + struct.pack("!iidi", pid, status, cpu, strays))
             elif pid == self.supervisor:
                 self.supervisor = None
                 if self.line is not None:
@@ -295,17 +267,6 @@ def _max_fd() -> int:
         return 4096
 
 
-def _read_all(fd: int) -> bytes:
-    chunks = []
-    while True:
-        chunk = os.read(fd, 1 << 20)
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(fd)
-    return b"".join(chunks)
-
-
 def serve_jobs(sock: socket.socket, workroot: str) -> None:
     """The supervisor, a fork of the zygote: run each job it hands over (b"J" with the job's two pipe
     ends), a batch of units or a session (protocol.SESSION), then say b"D". Returns when the zygote
@@ -320,11 +281,10 @@ def serve_jobs(sock: socket.socket, workroot: str) -> None:
         if not message:
             return
         if message[:1] == b"X":  # a late report of a child already given up on
-            forker._exit(message)
+            forker.exited(message)
             continue
         if message != b"J" or len(fds) != 2:
-            for fd in fds:
-                os.close(fd)
+            _close_all(fds)
             continue
         job_in, job_out = fds
         try:
@@ -332,15 +292,14 @@ def serve_jobs(sock: socket.socket, workroot: str) -> None:
             if first == SESSION:  # an interactive unit: questions keep coming until the stream closes
                 SessionSupervisor(job_in, job_out, workroot, forker).run()
             else:
-                job = Job.from_bytes(first + _read_all(job_in))
+                with open(job_in, "rb") as stream:
+                    job = Job.from_bytes(first + stream.read())
                 Supervisor(job, job_out, workroot, forker).run()
         except (ValueError, KeyError, TypeError, OSError):
             pass  # an unreadable job: the grader sees no results
         finally:
-            try:
+            with suppress(OSError):
                 os.close(job_out)
-            except OSError:
-                pass
         forker.exits.clear()
         sock.send(b"D")
 
@@ -358,10 +317,6 @@ def main(argv: list[str] | None = None) -> None:
             __import__(name)
         except Exception:  # noqa: BLE001 - a missing optional module is the student's concern
             pass
-    # Import what every job needs now, so that forks share it and no later import can fail.
-    from . import child, supervisor  # noqa: F401, PLC0415
-    from ..core import encode, protocol  # noqa: F401, PLC0415
-
     make_undumpable()
     prctl(PR_SET_CHILD_SUBREAPER, 1)
     workroot = config.get("workroot") or "/tmp/trous-runs"
@@ -370,8 +325,6 @@ def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     # Forks share memory until they write to it, and a garbage collection writes to every object
     # it visits: frozen objects are never visited, so a fork stays cheap (no copy of numpy's pages).
-    import gc  # noqa: PLC0415
-
     gc.collect()
     gc.freeze()
     control = socket.socket(fileno=0)
