@@ -205,25 +205,27 @@ def _label(record: str) -> str:
     return "de tout le cours" if record == WHOLE_COURSE else f"du devoir {record.replace(chr(10), ', ')}"
 
 
+def _recorded(results: Path) -> str:
+    try:
+        return (Path(results) / SCOPE_FILE).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""  # a new folder, or one written before trous kept this record
+
+
+def _record(scope: Scope) -> str:
+    return "\n".join(scope.assignments) if scope.chosen else WHOLE_COURSE
+
+
 def check_results(results: Path, scope: Scope) -> None:
     """Refuse to mix in one results folder the grades of an assignment chosen with --devoir and those
     of another, or of the whole course: two assignments' « Participant 12 » are two different people."""
-    wanted = "\n".join(scope.assignments) if scope.chosen else WHOLE_COURSE
-    try:
-        found = (Path(results) / SCOPE_FILE).read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError):
-        return  # a new folder, or one written before trous kept this record
+    found, wanted = _recorded(results).strip(), _record(scope)
     if found and found != wanted:
         raise ScopeError(f"{results} contient déjà les notes {_label(found)} : pour les notes {_label(wanted)}, "
                          "choisis un autre dossier (--resultats), ou supprime celui-ci")
 
 
 def record_results(results: Path, scope: Scope) -> None:
-    text = ("\n".join(scope.assignments) if scope.chosen else WHOLE_COURSE) + "\n"
-    path = Path(results) / SCOPE_FILE
-    try:
-        if path.read_text(encoding="utf-8") == text:
-            return
-    except (OSError, UnicodeDecodeError):
-        pass
-    path.write_text(text, encoding="utf-8")
+    text = _record(scope) + "\n"
+    if _recorded(results) != text:
+        (Path(results) / SCOPE_FILE).write_text(text, encoding="utf-8")

@@ -58,14 +58,6 @@ def limit_memory(megabytes: int | None) -> tuple[int, int] | None:
         return None
 
 
-def restore_memory(before: tuple[int, int] | None) -> None:
-    if before is not None:
-        try:
-            resource.setrlimit(resource.RLIMIT_AS, before)
-        except (ValueError, OSError):
-            pass
-
-
 @contextlib.contextmanager
 def memory(megabytes: int | None):
     """`limit_memory` for the duration of a block."""
@@ -73,7 +65,9 @@ def memory(megabytes: int | None):
     try:
         yield
     finally:
-        restore_memory(before)
+        if before is not None:
+            with contextlib.suppress(ValueError, OSError):
+                resource.setrlimit(resource.RLIMIT_AS, before)
 
 
 class CpuBudget:

@@ -328,14 +328,14 @@ class Grader:
         units, keys = [], []
         for exercise in self.exercises:
             for variant, pairs in self.variants[(exercise.id, None)].items():
-                expects: list[Expect] = []
+                expects: dict[tuple, Expect] = {}  # each probe once
                 for _, expect in pairs:
-                    if expect.uses_solution and all(_probe_key(e) != _probe_key(expect) for e in expects):
-                        expects.append(expect)
+                    if expect.uses_solution:
+                        expects.setdefault(_probe_key(expect), expect)
                 units.append(Unit(self.refs[exercise.id].solution, f"solutions/{exercise.id}.py",
-                                  tuple(Probe(e.expr, e.setup) for e in expects), overrides=variant,
+                                  tuple(Probe(e.expr, e.setup) for e in expects.values()), overrides=variant,
                                   process=exercise.id, wall=self.limits(exercise).wall, state=()))
-                keys.append((exercise.id, variant, [_probe_key(e) for e in expects]))
+                keys.append((exercise.id, variant, list(expects)))
         return Job(tuple(units), self.job_limits(), capture_output=False), keys
 
     def compute_references(self) -> None:

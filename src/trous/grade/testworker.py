@@ -23,6 +23,7 @@ The worker ends when its stdin closes.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -235,10 +236,8 @@ class Worker:
             message = self._receive(deadline)
             if message is None:
                 if self.eof:  # it is ending: let it be reaped, to say how
-                    try:
+                    with contextlib.suppress(subprocess.TimeoutExpired):
                         self.process.wait(timeout=2)
-                    except subprocess.TimeoutExpired:
-                        pass
                 alive = self.process.poll() is None
                 if self.lines.overflow or self.garbled:
                     why = "le processus des tests des correcteurs a écrit une ligne illisible ou démesurée"
@@ -273,20 +272,15 @@ class Worker:
 
 
 def _stop(process: subprocess.Popen) -> None:
-    try:
-        if process.stdin:
-            process.stdin.close()
-    except OSError:
-        pass
+    with contextlib.suppress(OSError):
+        process.stdin.close()
     try:
         process.wait(timeout=5)
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
-    try:
+    with contextlib.suppress(OSError):
         process.stdout.close()
-    except (OSError, AttributeError):
-        pass
 
 
 class WorkerPool:
