@@ -74,17 +74,10 @@ def course_files(course: Course) -> dict[str, Path]:
     """Archive name → file: course.yaml, every file of the course's folders, each exercise's files."""
     root = course.root
     files: dict[str, Path] = {COURSE_FILE: root / COURSE_FILE}
-    for folder in COURSE_DIRS:
-        base = root / folder
-        if not base.is_dir():
-            continue
-        for dirpath, dirnames, filenames in os.walk(base):
-            dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED)
-            for name in filenames:
-                path = Path(dirpath) / name
-                if name.endswith((".pyc", ".pyo")) or not path.is_file():
-                    continue
-                files[path.relative_to(root).as_posix()] = path
+    for path in (p for folder in COURSE_DIRS for p in (root / folder).rglob("*")):
+        skipped = SKIPPED.intersection(path.relative_to(root).parts[:-1])
+        if path.is_file() and not skipped and not path.name.endswith((".pyc", ".pyo")):
+            files[path.relative_to(root).as_posix()] = path
     for exercise in course.exercises:  # an exercise file may live elsewhere (course.yaml's `file:`)
         for path in (exercise.path, exercise.template_path, exercise.checks_path, exercise.solution_path,
                      exercise.grader_path):

@@ -149,12 +149,9 @@ def _flatten(values, ndim: int) -> list | None:
     """The items `ndim` levels down nested lists, or None when a level is not a list."""
     level = [values]
     for _ in range(ndim):
-        following = []
-        for row in level:
-            if not isinstance(row, list):
-                return None
-            following.extend(row)
-        level = following
+        if not all(isinstance(row, list) for row in level):
+            return None
+        level = [item for row in level for item in row]
     return level
 
 

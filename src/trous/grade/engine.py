@@ -38,7 +38,7 @@ from ..core.checks import Check, Expect, load_checks
 from ..core.course import Course, Exercise, limits_for, preload_for
 from ..core.course import available as _available
 from ..core.grades import ERROR, FAILED, MISSING, PASSED, UNFILLED, BlankGrade, ExerciseGrade, SubmissionGrade
-from ..core.judge import Verdict, describe_error, disclosure, judge
+from ..core.judge import Verdict, describe_error, disclosure, is_blank_name_error, judge
 from ..core.protocol import CRASH, OK, SKIPPED, TIMEOUT, ErrorInfo, Job, Limits, Probe, ProbeResult, Unit, UnitResult
 from ..core.source import read
 from ..sandbox.pool import RunnerPool
@@ -599,7 +599,7 @@ class Grader:
             said = f"{error.type}: {error.message}" if error.message else error.type
         else:
             said = describe_error(error)
-        if error is not None and error.type == "NameError" and "'___'" in (error.message or ""):
+        if is_blank_name_error(error):
             said = "trou pas encore rempli (___)"
         said = " ".join(said.split())
         return {"ok": False, "line": line, "text": text, "error": said if len(said) <= 300 else said[:299] + "…"}
