@@ -821,7 +821,7 @@ class Grader:
         self.compute_references()
         copies, taking = iter(submissions), threading.Lock()
         stopped = threading.Event()
-        finished: queue.SimpleQueue = queue.SimpleQueue()  # (grade, None), (None, error), or None: a thread ended
+        finished: queue.SimpleQueue = queue.SimpleQueue()  # a grade, an error, or None: a thread ended
 
         def work() -> None:
             try:
@@ -830,10 +830,10 @@ class Grader:
                         copy = next(copies, None)
                     if copy is None:
                         return
-                    finished.put((self.grade(*copy), None))
+                    finished.put(self.grade(*copy))
             except BaseException as exc:  # noqa: BLE001 - raised to the caller, which stops the rest
                 stopped.set()
-                finished.put((None, exc))
+                finished.put(exc)
             finally:
                 finished.put(None)
 
@@ -851,12 +851,11 @@ class Grader:
                 if item is None:
                     running -= 1
                     continue
-                grade, error = item
-                if error is not None:
-                    raise error
+                if isinstance(item, BaseException):
+                    raise item
                 if on_done:
-                    on_done(grade)
-                yield grade
+                    on_done(item)
+                yield item
         finally:
             # Interrupted (Ctrl+C, an error): the threads end with the copy they are on, no other.
             stopped.set()

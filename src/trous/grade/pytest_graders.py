@@ -118,12 +118,11 @@ def describe(item) -> TestInfo | None:
                     problem = (f"points={points!r}, mais course.yaml donne {expected:g} point(s) au trou « {b} » : les "
                                "points d'un trou se règlent dans course.yaml (retirez points= ou accordez-les)")
                     break
-    uses = FIXTURE in getattr(item, "fixturenames", ())
-    if problem is None and not uses:
+    if problem is None and FIXTURE not in getattr(item, "fixturenames", ()):
         problem = ("ce test n'utilise pas la fixture eleve : il ne demande rien au programme de l'élève, il ne peut "
                    "donc rien noter (ajoutez le paramètre eleve et demandez-lui une valeur)")
     return TestInfo(item.nodeid, rel, item.name, exercise.id if exercise else None, blank, kind == HIDDEN,
-                    _description(item), problem, uses)
+                    _description(item), problem)
 
 
 def _description(item) -> str:

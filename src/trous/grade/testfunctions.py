@@ -105,10 +105,6 @@ class Outcome:
                     "de calcul)")
         return "le test n'a pas fini sur ce que donne ton code (son processus a dû être arrêté)"
 
-    def problem(self) -> str:
-        """For the teacher: why this test is a bug of the grader."""
-        return f"{self.test.path}::{self.test.name} (trou « {self.test.blank} ») : " + (self.detail or self.cause)
-
     def incident(self) -> str | None:
         """For the teacher, on a copy: a test that did not behave as on the reference (None: it did)."""
         where = f"{self.test.path}::{self.test.name} (trou « {self.test.blank} »)"

@@ -41,7 +41,6 @@ class TestInfo:
     hidden: bool
     description: str  # French: what a student reads of it (never its parameters)
     problem: str | None = None  # why grading refuses it
-    uses_eleve: bool = True
 
     @property
     def label(self) -> str:
