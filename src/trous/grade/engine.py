@@ -559,9 +559,8 @@ class Grader:
             return BlankGrade(blank.id, i + 1, blank.points, blank.points, PASSED, "juste", line)
         example_ok = all(v.ok for e, v in judged if e is not None and e.variant is None)
         message = "\n".join(list(dict.fromkeys(v.reason for _, v in failures if v.reason))[:2])
-        # Right on the course's inputs, other values on other inputs (not a kind or a shape): likely
-        # written by hand when it gives there what it gave on the course's; a formula that only
-        # coincides there (a `>` for `>=`) is not called « écrit en dur ».
+        # Right on the course's inputs only: « écrit en dur » when it gives elsewhere what it gave
+        # there, not for a formula that only coincides there (a `>` for `>=`).
         if example_ok and not any(v.kind == "structure" for _, v in failures) and any(
                 e is not None and e.variant is not None and v.kind == "value" for e, v in failures):
             unmoved = (_unmoved(seen, i, e) for e, _ in failures if e is not None and e.variant is not None)
@@ -628,8 +627,8 @@ class Grader:
             extra = blanks_mod.extra_lines(analysis.fill_text(index) or "") - blanks_mod.extra_lines(ref.fills[index].text)
             running = error.statement or error.line  # the line the top-level flow was on
             after = running is not None and running > statement.last + extra
-            # The program must reach its end: a stop after the blank costs it (in a loop, a later line
-            # may run before the blank's own line again); a stop before it, once its expectations hold.
+            # The program must reach its end: a stop after the blank costs it, a stop before it too
+            # once its expectations hold (in a loop, a later line may run before the blank's again).
             if after or own_ok:
                 where = self._student_line(exercise, analysis, meta, running) if running else None
                 # The exception's type only: its message could carry what the reference computed.
@@ -650,8 +649,7 @@ class Grader:
         for name, expected in reference.items():
             obtained = result.state.get(name, {"$missing": True})
             if name in own:
-                # Its values are its expectations' to judge (with their tolerances); its kind is judged
-                # here, since what follows relies on it.
+                # Its values are its expectations' to judge; its kind, which what follows relies on, here.
                 mismatch = compare.compare(expected, obtained, rtol=float("inf"), atol=float("inf"))
             elif own_ok:
                 mismatch = compare.compare(expected, obtained, rtol=DOWNSTREAM_RTOL, atol=DOWNSTREAM_ATOL)
@@ -720,8 +718,7 @@ class Grader:
         for process, positions in groups.items():
             if process == AS_IS:
                 positions = self._known_loops(positions, planned, results)
-                # Each file on its own: one already run as it is (another student handed in the very
-                # same file) is not run again, even when the rest of the copy differs.
+                # A file already run as it is (another student handed in the very same) is not run again.
                 for i in list(positions):
                     key = ("run", _group_key((job.units[i],), job.limits))
                     known = self.memo.get(key)
@@ -838,8 +835,7 @@ class Grader:
                 finished.put(None)
 
         threads = [threading.Thread(target=work, name=f"trous-grading-{i}", daemon=True) for i in range(self.pool.size)]
-        # Grading threads mostly wait on pipes; a short switch interval lets the thread that records
-        # grades get the lock back without queuing 5 ms.
+        # Grading threads mostly wait on pipes: the one recording grades gets the GIL back sooner.
         interval = sys.getswitchinterval()
         sys.setswitchinterval(min(interval, 0.0005))
         try:

@@ -133,15 +133,11 @@ def has_tests(path: Path) -> bool:
         tree = ast.parse(path.read_text(encoding="utf-8"))
     except (OSError, SyntaxError, ValueError):
         return True  # let pytest say what is wrong with it
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
-            return True
-        if isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
-            return True
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            if any((a.asname or a.name).startswith(("test", "Test")) for a in node.names):
-                return True
-    return False
+    return any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test")
+               or isinstance(node, ast.ClassDef) and node.name.startswith("Test")
+               or isinstance(node, (ast.Import, ast.ImportFrom))
+               and any((a.asname or a.name).startswith(("test", "Test")) for a in node.names)
+               for node in tree.body)
 
 
 class Clock:
