@@ -154,15 +154,12 @@ class Prepared:
             runner = self.pool.runners[0]
             self.kind = self.pool.kind
             self.description = runner.spec.description if runner.spec else self.kind
-        except GraderError:
+        except BaseException as exc:
             self.close()
-            raise
-        except Exception as exc:  # a sandbox that cannot start here (bwrap asked for and absent…)
-            self.close()
-            # A GraderError: the run stops with the reason instead of failing every copy one by one.
-            raise DistributedError(f"le travailleur {_where()} ne peut pas corriger : {exc}") from None
-        except BaseException:
-            self.close()
+            if isinstance(exc, Exception) and not isinstance(exc, GraderError):
+                # A sandbox that cannot start here: a GraderError, so that the run stops with the reason
+                # instead of failing every copy one by one.
+                raise DistributedError(f"le travailleur {_where()} ne peut pas corriger : {exc}") from None
             raise
 
     def close(self) -> None:

@@ -28,7 +28,7 @@ from ..core.wording import count, plural
 from . import bounded
 from .bounded import PATIENCE, TestOverrun
 from .eleve import Eleve
-from .testinfo import BACKEND, CAUSE, INFO, Hooks, TestInfo, set_backend
+from .testinfo import BACKEND, CAUSE, INFO, Hooks, TestInfo, set_backend, skip_reason
 
 MARKER = "trou"
 FIXTURE = "eleve"
@@ -291,16 +291,9 @@ def _keep(item, report) -> None:
     info = item.stash.get(INFO, None)
     if key is None or _worker(item.config) or (info is not None and not info.hidden):
         return
-    said = None
-    if report.when == "call":
+    if report.when == "call" or (report.when == "setup" and not report.passed):
         said = "passe" if report.passed else "sautée" if report.skipped else "échoue"
-    elif report.when == "setup" and not report.passed:
-        said = "sautée" if report.skipped else "échoue"
-    if said is not None:
-        why = ""
-        if report.skipped:
-            why = str(report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr)
-            why = why.removeprefix("Skipped: ")
+        why = skip_reason(report).removeprefix("Skipped: ") if report.skipped else ""
         item.config.stash[_RESULTS].setdefault(key, []).append((item.name, said, why))
 
 

@@ -19,6 +19,11 @@ def set_backend(config, backend) -> None:
     config.stash[BACKEND] = backend
 
 
+def skip_reason(report) -> str:
+    """Why pytest skipped a test, from its report."""
+    return str(report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr)
+
+
 class Hooks:
     """The hook a plugin implements to run the student's program for `pytest graders/`."""
 

@@ -45,7 +45,7 @@ from ..core.protocol import ErrorInfo, Limits, UnitResult
 from ..core.wire import Bounds
 from . import bounded
 from .eleve import Eleve
-from .testinfo import CAUSE, INFO, set_backend
+from .testinfo import CAUSE, INFO, set_backend, skip_reason
 
 START_TIMEOUT = 120.0
 # A line from the worker: a question's variables (eleve.MAX_TEXT each) or a test's report.
@@ -151,8 +151,7 @@ class Serve:
                     "detail": failed.longreprtext[-6000:], "asked": self.asked}
         if any(r.skipped for r in reports):
             skipped = next(r for r in reports if r.skipped)
-            why = skipped.longrepr[2] if isinstance(skipped.longrepr, tuple) else str(skipped.longrepr)
-            return {"outcome": "skipped", "detail": str(why)[:500], "asked": self.asked}
+            return {"outcome": "skipped", "detail": skip_reason(skipped)[:500], "asked": self.asked}
         return {"outcome": "passed", "asked": self.asked}
 
 
@@ -329,24 +328,20 @@ class WorkerPool:
                 self.lock.wait()
 
     def _start_one(self) -> None:
+        worker, failure = None, None
         try:
             worker = _claim(self.root, self.files, self.memory_mb) or Worker(self.root, self.files, self.memory_mb)
         except BaseException as exc:  # noqa: BLE001 - said to the threads that wait for a worker
-            with self.lock:
-                self.started -= 1
-                self.starting = False
-                self.failure = exc if isinstance(exc, WorkerFailed) else WorkerFailed(str(exc))
-                self.lock.notify_all()
-            return
+            failure = exc if isinstance(exc, WorkerFailed) else WorkerFailed(str(exc))
         with self.lock:
-            self.starting = False
-            self.failure = None
-            self.start_seconds = worker.start_seconds
-            if self.closed:
-                self.started -= 1
-                worker.close()
-            else:
+            self.starting, self.failure = False, failure
+            if worker is not None and not self.closed:
+                self.start_seconds = worker.start_seconds
                 self.free.append(worker)
+            else:
+                self.started -= 1
+                if worker is not None:
+                    worker.close()
             self.lock.notify_all()
 
     def give(self, worker: Worker) -> None:
