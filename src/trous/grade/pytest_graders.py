@@ -93,12 +93,8 @@ def describe(item) -> TestInfo | None:
     course, exercise, kind = found
     rel = Path(item.path).resolve().relative_to(course.root.resolve()).as_posix()
     blanks, points, problem = _blanks_of(item)
-    blank = None
-    callspec = getattr(item, "callspec", None)
-    if callspec is not None and FIXTURE in callspec.params and len(blanks) > 1:
-        blank = callspec.params[FIXTURE]
-    elif blanks:
-        blank = blanks[0]
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    blank = params[FIXTURE] if FIXTURE in params and len(blanks) > 1 else (blanks[0] if blanks else None)
     if exercise is None:
         problem = (f"{rel} n'est le correcteur d'aucun exercice de course.yaml (attendu : graders/test_<exercice>.py) : "
                    "trous grade ne lirait jamais ce test")
