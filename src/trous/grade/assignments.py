@@ -1,23 +1,13 @@
 """Which assignments (devoirs) a grading run grades, and which of them each copy hands in.
 
-A course has several assignments, released one at a time; a Moodle archive or an nbgrader
-`submitted/<student>/<assignment>/` folder is the work of one of them. A run grades:
-- the assignments asked for (`trous grade COPIES --devoir chapitre1`);
-- otherwise the assignments the class handed in: those the input names (nbgrader's folders), or,
-  for folders and archives of files, those for which at least one copy holds a file that is not the
-  untouched template (a student edition ships every exercise: a copy of it holds the templates of
-  assignments never handed out, which must not count as « fichier absent » or « pas rempli »).
-
-Within the run, each copy is graded on the assignments it hands in: the ones its input names, or
-the ones it holds at least one worked file of — an assignment whose files are all untouched
-templates is not handed in (a copy with nothing worked at all is graded on the assignments it
-holds files of, else on all of them: it was sent, empty). An assignment a copy does not hand in is
-not graded for it — no zero, no « fichier absent »: « non rendu », an empty cell, as in Moodle
-for a student who sent nothing.
-
-A copy is graded with only its assignments' files (`restrict_files`): its digest, which the
-gradebook uses to skip what it already graded, changes with the set of exercises graded, so a
-grading of one assignment is never reused for another, or for the whole course.
+A course's assignments are released one at a time; a Moodle archive or an nbgrader folder is the
+work of one of them. A run grades the assignments asked for (`--devoir`), else those the class
+handed in: named by the input (nbgrader), or with at least one copy holding a file that is not the
+untouched template (a student edition ships every exercise, and templates of assignments never
+handed out must not count as « fichier absent »). Each copy is graded on the assignments it hands
+in the same way; one it does not hand in is « non rendu », an empty cell, never a zero. A copy is
+graded with only its assignments' files (`restrict_files`), so its digest changes with them and a
+grading of one assignment is never reused for another.
 """
 
 from __future__ import annotations
@@ -88,8 +78,7 @@ class Templates:
     def _template(self, exercise_id: str) -> str | None:
         if exercise_id not in self._texts:
             try:
-                path = self.course.exercise(exercise_id).template_path
-                self._texts[exercise_id] = path.read_text(encoding="utf-8")
+                self._texts[exercise_id] = self.course.exercise(exercise_id).template_path.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError, KeyError):
                 self._texts[exercise_id] = None
         return self._texts[exercise_id]
@@ -115,6 +104,7 @@ def resolve(course: Course, submissions: list[Submission], requested: list[str] 
     """The run's assignments, and each copy's (see the module's doc)."""
     known = [a.id for a in course.spec.assignments]
     owner = of_exercise(course)
+    templates = Templates(course)
     if requested:
         chosen = check_requested(course, requested)
         left = tuple((a, "non demandé (--devoir)") for a in known if a not in chosen)
@@ -126,7 +116,6 @@ def resolve(course: Course, submissions: list[Submission], requested: list[str] 
             for s in submissions:
                 handed.update(a for a in s.assignments or () if a in known)
         else:
-            templates = Templates(course)
             for s in submissions:
                 for exercise_id, data in s.files.items():
                     assignment = owner.get(exercise_id)
@@ -140,7 +129,6 @@ def resolve(course: Course, submissions: list[Submission], requested: list[str] 
         why = ("aucune copie ne le contient" if explicit else
                "aucune copie n'y a rien écrit (seulement des modèles non remplis, ou rien)")
         scope = Scope(chosen, False, tuple((a, why) for a in known if a not in handed))
-    templates = Templates(course)
     per_copy = {s.student: copy_assignments(course, s, scope.assignments, templates) for s in submissions}
     return dataclasses.replace(scope, per_copy=per_copy)
 
@@ -217,26 +205,27 @@ def _label(record: str) -> str:
     return "de tout le cours" if record == WHOLE_COURSE else f"du devoir {record.replace(chr(10), ', ')}"
 
 
-def check_results(results: Path, scope: Scope) -> None:
-    """Refuse to mix, in one results folder (and its gradebook), the grades of an assignment chosen
-    with --devoir and those of another one, or of the whole course: a Moodle participant number
-    belongs to one assignment, two assignments' « Participant 12 » are two different people."""
-    wanted = "\n".join(scope.assignments) if scope.chosen else WHOLE_COURSE
+def _recorded(results: Path) -> str:
     try:
-        found = (Path(results) / SCOPE_FILE).read_text(encoding="utf-8").strip()
+        return (Path(results) / SCOPE_FILE).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
-        return  # a new folder, or one written before trous kept this record
+        return ""  # a new folder, or one written before trous kept this record
+
+
+def _record(scope: Scope) -> str:
+    return "\n".join(scope.assignments) if scope.chosen else WHOLE_COURSE
+
+
+def check_results(results: Path, scope: Scope) -> None:
+    """Refuse to mix in one results folder the grades of an assignment chosen with --devoir and those
+    of another, or of the whole course: two assignments' « Participant 12 » are two different people."""
+    found, wanted = _recorded(results).strip(), _record(scope)
     if found and found != wanted:
         raise ScopeError(f"{results} contient déjà les notes {_label(found)} : pour les notes {_label(wanted)}, "
                          "choisis un autre dossier (--resultats), ou supprime celui-ci")
 
 
 def record_results(results: Path, scope: Scope) -> None:
-    text = ("\n".join(scope.assignments) if scope.chosen else WHOLE_COURSE) + "\n"
-    path = Path(results) / SCOPE_FILE
-    try:
-        if path.read_text(encoding="utf-8") == text:
-            return
-    except (OSError, UnicodeDecodeError):
-        pass
-    path.write_text(text, encoding="utf-8")
+    text = _record(scope) + "\n"
+    if _recorded(results) != text:
+        (Path(results) / SCOPE_FILE).write_text(text, encoding="utf-8")

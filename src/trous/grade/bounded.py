@@ -1,17 +1,12 @@
 """Bounds of the teacher's own processes while they handle a copy's data.
 
-A graders' test function runs as the teacher, outside the sandbox: in a test worker of the grading
-engine (testworker.py, also under a Dask worker) or in the teacher's own `pytest graders/ --copie`.
-What it receives from a copy is bounded when it is read (core/wire.py), but what the test then
-does with it is the course's code on the copy's values: a loop over a number the copy chose, a
-matrix built from its shape. So that process has bounds of its own, and passing one costs the copy
-that test (it passed on the reference solution within the same bounds), never the class's run:
-
-- memory: `limit_memory` lowers the soft address-space limit to what the process maps now plus
-  the course's memory bound (the copies' own); an allocation past it raises MemoryError in the test;
-- time: `CpuBudget` raises `TestOverrun` into the test once it has used that many seconds of CPU.
-  Waiting for the sandbox's answers uses none (and `held` keeps the alarm out of that code); a test
-  that blocks without computing is the caller's wall clock's to stop.
+A graders' test function runs as the teacher, outside the sandbox (in a test worker, testworker.py,
+or in `pytest graders/ --copie`), on a copy's values: a loop over a number the copy chose, a matrix
+built from its shape. Passing a bound costs the copy that test, never the class's run:
+- memory: `limit_memory` lowers the soft address-space limit to what the process maps now plus the
+  course's memory bound; an allocation past it raises MemoryError in the test;
+- time: `CpuBudget` raises `TestOverrun` into the test once it used that many seconds of CPU
+  (`held` keeps it out of the grader's own code); a test that blocks is the caller's wall clock's.
 """
 
 from __future__ import annotations
@@ -63,14 +58,6 @@ def limit_memory(megabytes: int | None) -> tuple[int, int] | None:
         return None
 
 
-def restore_memory(before: tuple[int, int] | None) -> None:
-    if before is not None:
-        try:
-            resource.setrlimit(resource.RLIMIT_AS, before)
-        except (ValueError, OSError):
-            pass
-
-
 @contextlib.contextmanager
 def memory(megabytes: int | None):
     """`limit_memory` for the duration of a block."""
@@ -78,7 +65,9 @@ def memory(megabytes: int | None):
     try:
         yield
     finally:
-        restore_memory(before)
+        if before is not None:
+            with contextlib.suppress(ValueError, OSError):
+                resource.setrlimit(resource.RLIMIT_AS, before)
 
 
 class CpuBudget:

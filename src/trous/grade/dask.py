@@ -1,29 +1,17 @@
 """Grading on a Dask cluster: `trous grade COPIES --ordonnanceur tcp://host:8786`.
 
-One Dask task per submission. A task does on a worker exactly what a local grading does: the same
-`Grader` over its own `RunnerPool` (same sandbox, same bounds), and sends back the grade as JSON
-(`SubmissionGrade.to_json()`); only this process writes the gradebook. Dask is an optional extra
-(`trous[distributed]`): nothing here imports it before a cluster is asked for.
+One Dask task per submission, doing on a worker exactly what a local grading does (the same `Grader`
+over its own `RunnerPool`, same sandbox and bounds) and sending back the grade as JSON; only this
+process writes the gradebook. Dask is an optional extra (`trous[distributed]`), imported only when a
+cluster is asked for.
 
-How the course reaches workers without shared disk: it travels in the task graph, as one
-deterministic `.tar.gz` of course.yaml, exercises/, solutions/ and graders/ (`pack`), held by a
-single task every grading task depends on. Each worker process unpacks it once, into a private
-temporary directory, keyed by the archive's hash, and checks that the course it unpacked has the
-fingerprint the teacher's machine computed (the fingerprint covers trous's version, course.yaml and
-every exercise, solution and grader file): a worker with another trous or a corrupted course refuses
-instead of grading. Every returned grade carries its grader version, and a grade from any other
-version than this run's is refused, so one gradebook never mixes two versions of the graders.
-
-A copy's data is read on the worker as on a local run: under the copy's bounds (core/wire.py), the
-graders' tests in bounded test workers of the Dask worker's own (testworker.py), so a copy that
-forges its answers, or makes a test run past its bounds, costs only itself and the Dask worker goes
-on; the Dask worker's own memory is bounded by Dask (`--memory-limit`: its nanny restarts it).
-
-Why a killed worker loses and duplicates nothing: a task has no side effect outside its worker's
-memory; the scheduler gives the tasks of a dead worker to another one (up to
-`distributed.scheduler.allowed-failures` deaths per task), and each submission's future completes
-once, so each student is recorded once, by this process, in one transaction. A run that stops
-anyway (the teacher's machine, the scheduler) resumes like a local one: graded students are skipped.
+The course travels in the task graph as one deterministic `.tar.gz` (`pack`), held by a task every
+grading task depends on. Each worker process unpacks it once into a private temporary directory and
+checks it has the fingerprint the teacher's machine computed; a grade from any other grader version
+is refused, so one gradebook never mixes two versions of the graders. A copy's data is read on the
+worker as on a local run (core/wire.py, bounded test workers). A task has no side effect outside
+its worker's memory: the scheduler gives a dead worker's tasks to another one, and each submission
+is recorded once, by this process; a stopped run resumes like a local one.
 """
 
 from __future__ import annotations
@@ -44,9 +32,11 @@ from pathlib import Path, PurePosixPath
 import trous
 
 from ..core.course import COURSE_FILE, TEMPLATES_DIR, Course, memory_bound
-from .engine import Grader, GraderError, fingerprint
 from ..core.grades import SubmissionGrade
 from ..core.submission import Submission
+from ..sandbox import backend as sandbox_mod
+from ..sandbox.pool import RunnerPool
+from .engine import Grader, GraderError, fingerprint
 
 ENV_ADDRESS = "TROUS_SCHEDULER"  # default of --ordonnanceur (a site setting, not a course one)
 COURSE_DIRS = ("exercises", "solutions", "graders", str(TEMPLATES_DIR))
@@ -84,17 +74,10 @@ def course_files(course: Course) -> dict[str, Path]:
     """Archive name → file: course.yaml, every file of the course's folders, each exercise's files."""
     root = course.root
     files: dict[str, Path] = {COURSE_FILE: root / COURSE_FILE}
-    for folder in COURSE_DIRS:
-        base = root / folder
-        if not base.is_dir():
-            continue
-        for dirpath, dirnames, filenames in os.walk(base):
-            dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED)
-            for name in filenames:
-                path = Path(dirpath) / name
-                if name.endswith((".pyc", ".pyo")) or not path.is_file():
-                    continue
-                files[path.relative_to(root).as_posix()] = path
+    for path in (p for folder in COURSE_DIRS for p in (root / folder).rglob("*")):
+        skipped = SKIPPED.intersection(path.relative_to(root).parts[:-1])
+        if path.is_file() and not skipped and not path.name.endswith((".pyc", ".pyo")):
+            files[path.relative_to(root).as_posix()] = path
     for exercise in course.exercises:  # an exercise file may live elsewhere (course.yaml's `file:`)
         for path in (exercise.path, exercise.template_path, exercise.checks_path, exercise.solution_path,
                      exercise.grader_path):
@@ -146,12 +129,8 @@ class Prepared:
     """One course on one worker process: unpacked, loaded, and graded by its own runners."""
 
     def __init__(self, data: bytes, version: str, sandbox: str, threads: int):
-        from ..sandbox import backend as sandbox_mod  # noqa: PLC0415
-        from ..sandbox.pool import RunnerPool  # noqa: PLC0415
-
         try:
-            # The rules of `trous grade`, applied on this worker's machine: auto is bubblewrap, else a
-            # refusal; sans-isolation only when asked, and never as root.
+            # The rules of `trous grade`, applied on this worker's machine.
             kind = sandbox_mod.choose(sandbox)
         except sandbox_mod.SandboxRefused as exc:
             raise DistributedError(f"le travailleur {_where()} ne peut pas corriger : {exc}") from None
@@ -175,23 +154,18 @@ class Prepared:
             runner = self.pool.runners[0]
             self.kind = self.pool.kind
             self.description = runner.spec.description if runner.spec else self.kind
-        except GraderError:
+        except BaseException as exc:
             self.close()
-            raise
-        except Exception as exc:  # a sandbox that cannot start here (bwrap asked for and absent…)
-            self.close()
-            # A GraderError: the run stops with the reason instead of failing every copy one by one.
-            raise DistributedError(f"le travailleur {_where()} ne peut pas corriger : {exc}") from None
-        except BaseException:
-            self.close()
+            if isinstance(exc, Exception) and not isinstance(exc, GraderError):
+                # A sandbox that cannot start here: a GraderError, so that the run stops with the reason
+                # instead of failing every copy one by one.
+                raise DistributedError(f"le travailleur {_where()} ne peut pas corriger : {exc}") from None
             raise
 
     def close(self) -> None:
         if self.pool is not None:
             self.pool.close()
         shutil.rmtree(self.folder, ignore_errors=True)
-
-
 
 
 UNPACKED = "trous-cours-"  # + the worker's pid: a killed worker's course is found and removed later
@@ -216,24 +190,24 @@ _LOCK = threading.Lock()
 KEEP = 2  # course versions a worker keeps ready (a re-grade after a grader change needs a second one)
 
 
-def _where() -> str:
+def _dask_worker():
     try:
-        from distributed import get_worker  # noqa: PLC0415
+        from distributed import get_worker  # noqa: PLC0415 - Dask only on a cluster
 
-        return get_worker().address
+        return get_worker()
     except (ImportError, ValueError):
-        return f"pid {os.getpid()}"
+        return None
+
+
+def _where() -> str:
+    worker = _dask_worker()
+    return worker.address if worker is not None else f"pid {os.getpid()}"
 
 
 def _threads() -> int:
-    try:
-        from distributed import get_worker  # noqa: PLC0415
-
-        worker = get_worker()
-    except (ImportError, ValueError):
-        return 1
+    worker = _dask_worker()
     state = getattr(worker, "state", worker)
-    return max(1, int(getattr(state, "nthreads", 1)))
+    return max(1, int(getattr(state, "nthreads", 1))) if worker is not None else 1
 
 
 def _take(data: bytes, version: str, sandbox: str) -> Prepared:
@@ -269,15 +243,14 @@ def grade_task(course_data: bytes, version: str, sandbox: str, student: str,
         grade = ready.grader.grade(student, files)  # its memo bounded in bytes, across the worker's runs
     finally:
         _give(ready)
-    # The incidents (tests that behaved on this copy otherwise than on the reference) are the
-    # teacher's, not the copy's: beside the grade, never in it.
+    # The incidents are the teacher's, not the copy's: beside the grade, never in it.
     return {"grade": grade.to_json(), "sandbox": ready.kind, "description": ready.description,
             "incidents": list(grade.incidents)}
 
 
 def course_task(data: bytes) -> bytes:
-    """The course's own task: its result is the archive, which every grading task depends on. Being a
-    task (not scattered data), it is computed again if the worker holding it dies."""
+    """The course's own task, which every grading task depends on: a task (not scattered data), so
+    it is computed again if the worker holding it dies."""
     return data
 
 

@@ -1,15 +1,11 @@
 """`eleve(expr, **variables)`: what a test function asks of the student's program, and what it gets.
 
-The expression runs in the student's program (in the sandbox), the variables replacing the values of
-its top-level assignments as a variant's do; the value comes back as JSON data (core/encode.py)
-and is rebuilt here as plain Python values: numbers, texts, lists, dictionaries, NumPy arrays of
-numbers. Nothing of the student's objects crosses: a float subclass arrives as the float it holds,
-an object whose `__eq__` always answers True arrives as an `Unknown`, which equals nothing but
-itself. So the test's asserts, which run in the grader's process, cannot be fooled by a value.
-
-A variable's value is written as Python text for the program (`as_expression`): the grader's own
-data (numbers, texts, lists, tuples, dictionaries, sets, NumPy arrays and scalars). Anything else is
-a `GraderMistake`: the test cannot be run as written.
+The expression runs in the student's program (in the sandbox), the variables replacing its top-level
+assignments as a variant's do (written as Python text, `as_expression`: the grader's own data, else
+a `GraderMistake`). The value comes back as JSON data and is rebuilt here as plain values (numbers,
+texts, lists, dictionaries, NumPy arrays of numbers); nothing of the student's objects crosses (an
+object that is not data arrives as an `Unknown`, equal to nothing but itself), so the test's
+asserts, run in the grader's process, cannot be fooled by a value.
 """
 
 from __future__ import annotations
@@ -24,9 +20,8 @@ from ..core.protocol import ErrorInfo, ProbeResult, UnitResult
 
 
 def _numpy(needed: bool = False):
-    """NumPy, imported only when a value needs it: this module is loaded by a pytest plugin in every
-    student's `pytest exercises/`, whose start must not pay for NumPy. An array given to `eleve` means
-    NumPy is already imported; optional for the pure-Python courses."""
+    """NumPy, imported only when a value needs it (every student's `pytest exercises/` loads this
+    module, and must not pay for NumPy at its start); optional for the pure-Python courses."""
     if not needed:
         return sys.modules.get("numpy")
     try:
@@ -40,8 +35,7 @@ RAISED = ("exception", "exit", "memory")  # errors raised by the student's own c
 
 
 class Unknown:
-    """A value the student's code returned that is not data (an object of its own class…): only its
-    type's name came back. It equals nothing but itself and cannot be ordered."""
+    """A value the student's code returned that is not data: only its type's name came back."""
 
     __slots__ = ("type_name",)
 
@@ -72,20 +66,12 @@ def _expression(value: Any, name: str, depth: int) -> str:
     if depth > 40:
         raise GraderMistake(f"eleve(...) : la variable « {name} » est trop imbriquée")
     kind = type(value)
-    if value is None or kind is bool:
-        return repr(value)
-    if kind is int:
+    if value is None or kind in (bool, int, str, bytes):
         return repr(value)
     if kind is float:
-        if math.isnan(value):
-            return "float('nan')"
-        if math.isinf(value):
-            return "float('inf')" if value > 0 else "float('-inf')"
-        return repr(value)
+        return repr(value) if math.isfinite(value) else f"float('{value!r}')"
     if kind is complex:
         return f"complex({_expression(value.real, name, depth + 1)}, {_expression(value.imag, name, depth + 1)})"
-    if kind in (str, bytes):
-        return repr(value)
     if kind is list:
         return "[" + ", ".join(_expression(v, name, depth + 1) for v in value) + "]"
     if kind is tuple:
@@ -133,9 +119,8 @@ def as_value(data: Any) -> Any:
 
 
 def _array(data: dict):
-    """An array rebuilt from the values it carries, never from the shape it claims: a shape whose
-    size is not the number of values gives an `Unknown` (the data was read under bounds, wire.py,
-    and this holds even for data that was not)."""
+    """An array rebuilt from the values it carries, never from the shape it claims (a shape whose
+    size is not the number of values gives an `Unknown`)."""
     raw_shape = data.get("s")
     if type(raw_shape) is not list or not all(type(n) is int and n >= 0 for n in raw_shape) or len(raw_shape) > 32:
         return Unknown("tableau NumPy")
@@ -164,12 +149,9 @@ def _flatten(values, ndim: int) -> list | None:
     """The items `ndim` levels down nested lists, or None when a level is not a list."""
     level = [values]
     for _ in range(ndim):
-        following = []
-        for row in level:
-            if not isinstance(row, list):
-                return None
-            following.extend(row)
-        level = following
+        if not all(isinstance(row, list) for row in level):
+            return None
+        level = [item for row in level for item in row]
     return level
 
 
@@ -179,10 +161,8 @@ Asker = Callable[[str, tuple[tuple[str, str], ...]], UnitResult]
 
 class Eleve:
     """The `eleve` fixture's value: `eleve("normalise([1, 2])", x=[[1, 0]])` asks the student's program
-    (through `ask`, which runs it in the sandbox) and returns the value as plain data. Variables
-    replace top-level assignments of the program (which then runs again), as a variant's do; a name
-    the program does not assign is an error. To hand the test's own data to a function of the
-    program, `eleve.call("normalise", scores)`."""
+    (through `ask`) and returns the value as plain data; variables replace top-level assignments the
+    program makes. `eleve.call("normalise", scores)` hands the test's own data to a function."""
 
     def __init__(self, ask: Asker, *, blank: str = ""):
         self._ask, self.blank = ask, blank
@@ -206,10 +186,8 @@ class Eleve:
             return as_value(probe.value)
         raise failure(expr, variables, result, probe)
 
-
     def call(self, function: str, /, *args: Any, **kwargs: Any) -> Any:
-        """`function(*args, **kwargs)` in the student's program, the arguments being the test's own
-        data (written as Python for the program): `eleve.call("normalise", np.array([[1.0, 2.0]]))`."""
+        """`function(*args, **kwargs)` in the student's program, the arguments written as Python."""
         if not isinstance(function, str):
             raise GraderMistake(f"eleve.call(...) attend le nom de la fonction en texte, pas {type(function).__name__}")
         written = [as_expression(a, f"argument {n + 1}") for n, a in enumerate(args)]

@@ -1,32 +1,17 @@
 """Grading a submission blank by blank, against the reference solution and hidden variants.
 
-For each blank the student filled, the program graded is the reference solution with only that
-blank replaced by the student's fill, so a wrong sum cannot cost the blanks that use it. The
-fill earns its points when (1) the blank's expectations (public and hidden) hold, on the course's
-inputs and on the hidden variants' inputs, and (2) the rest of the program, which uses the fill,
-still runs to its end and leaves every top-level variable as the reference leaves it (same values,
-same kind: a list where the course builds a NumPy array breaks what follows, and is said so). The
-expected values for `SOLUTION` and the reference variables come from the unmodified solution on the
-same inputs, computed once per grading session.
+Each filled blank is graded on the reference solution with only that blank replaced by the fill, so
+a wrong sum cannot cost the blanks that use it. The fill earns its points when its expectations
+(public and hidden, on the course's inputs and the variants') hold, and the rest of the program
+still runs to its end leaving every top-level variable as the reference leaves it (same values, same
+kind). When code outside the blanks changed, the whole file is run instead, and the feedback says
+so; the student's own file is also run once as it is. What feedback may show follows
+`judge.disclosure`.
 
-When the student changed code outside the blanks, the whole file is run instead, and the feedback
-says so. Either way the student's own file is also run once as it is, on the course's inputs, and
-the result says whether it runs to its end.
-
-What feedback may show follows `checking.disclosure`: a hidden grader's expectation by its
-description only, no value computed on hidden inputs, and no exception message from a program that
-holds the reference (the message could carry what the reference computed).
-
-A grader's test functions (`@pytest.mark.trou`, testfunctions.py) are more expectations of their
-blank: after the blank's units, they run in a session on the same program, each test asking its
-questions one at a time from a worker process of their own, within the copy's budget. They are
-checked on the reference solution with the references, and a test that fails there stops grading
-(`GraderError`): the course is at fault. Past that check, whatever a test does on a copy (its own
-error, its time or memory run out, its worker killed) is that copy's failure of that test, and the
-class goes on; the teacher reads it among the grade's `incidents`.
-
-Many copies share programs (a right fill written the textbook way): what one copy ran, and what was
-judged of it, is kept in the grader's one `Memo`, by what decides it, for the next copies.
+A grader's test functions (testfunctions.py) are more expectations of their blank. One that fails
+on the reference stops grading (`GraderError`: the course is at fault); on a copy, whatever a test
+does is that copy's failure of it, and the teacher reads it among the grade's `incidents`.
+What one copy ran, and what was judged of it, is kept in the grader's `Memo` for the next copies.
 """
 
 from __future__ import annotations
@@ -48,17 +33,17 @@ from ..core import blanknames
 from ..core import blanks as blanks_mod
 from ..core import compare
 from ..core import flow as flow_mod
-from ..core.course import Course, Exercise
-from ..core.source import read
-from ..core.checks import Check, Expect, load_checks
 from ..core.analysis import Analysis, analyse_bytes
-from ..sandbox.pool import RunnerPool
-from ..core.protocol import CRASH, OK, SKIPPED, TIMEOUT, ErrorInfo, Job, Limits, Probe, ProbeResult, Unit, UnitResult
+from ..core.checks import Check, Expect, load_checks
+from ..core.course import Course, Exercise, limits_for, preload_for
 from ..core.course import available as _available
-from ..core.course import limits_for, preload_for
-from ..core.judge import Verdict, describe_error, disclosure, judge
 from ..core.grades import ERROR, FAILED, MISSING, PASSED, UNFILLED, BlankGrade, ExerciseGrade, SubmissionGrade
-from .testfunctions import Clock, Outcome, TestFunction, TestFunctions
+from ..core.judge import Verdict, describe_error, disclosure, is_blank_name_error, judge
+from ..core.protocol import CRASH, OK, SKIPPED, TIMEOUT, ErrorInfo, Job, Limits, Probe, ProbeResult, Unit, UnitResult
+from ..core.source import read
+from ..sandbox.pool import RunnerPool
+from .testfunctions import Clock, Outcome, TestFunctions, seconds
+from .testinfo import TestInfo
 
 WHOLE_FILE_NOTE = ("tu as modifié le code en dehors des trous : l'exercice est noté en exécutant ton fichier "
                    "entier (un trou faux peut alors en entraîner d'autres)")
@@ -67,21 +52,15 @@ HARD_CODED = ("réussit l'exemple du cours mais échoue sur d'autres entrées : 
 ONLY_EXAMPLE = ("réussit l'exemple du cours mais échoue sur d'autres entrées : le calcul doit marcher pour toutes "
                 "les données")
 COPY_WALL = 60.0  # seconds of wall time for a whole copy, unless course.yaml says otherwise
-# What the memo keeps: results of identical programs (other students' same fills), counted in bytes on
-# the wire (once read, they take several times that), and files read against their template (a few
-# times their bytes); some 16 MiB of results and the files of a class of 200, the grader's own memory
-# under 200 MiB. No one value over an eighth of the results' share: it would push out too many others.
+# The memo's bytes (results counted as on the wire, files at a few times theirs): the grader's own
+# memory stays under 200 MiB; no one value over LARGEST, it would push out too many others.
 MEMO_BYTES = 48 * 1024 * 1024
 LARGEST = 2 * 1024 * 1024
 AS_IS = "fichiers"  # the process key of the student's own files, run as they are
-# A unit that ended by itself: run again, it ends the same way (its result is kept for other copies).
-ENDED = (OK, "error", "exit")
-# What follows a right fill must give the reference's values; within these tolerances, since a
-# fill accepted by its own checks (within theirs) may differ from the reference's in the last digits.
+ENDED = (OK, "error", "exit")  # a unit that ended by itself ends the same way again: kept for other copies
+# A right fill may differ from the reference's in the last digits: what follows it is compared within these.
 DOWNSTREAM_RTOL, DOWNSTREAM_ATOL = 1e-3, 1e-6
-
-
-# Why a program's variables could not be read, as a blank's remark says it (never the sandbox's text).
+# Why a program's variables could not be read, in the grader's words (never the sandbox's text).
 STATE_UNREAD = {"timeout": " (temps dépassé en les lisant)", "too_big": " (trop volumineuses pour être vérifiées)",
                 "invalid": " (refusées par le correcteur : le programme a modifié ce qu'il lui envoie ?)",
                 "exception": " (une erreur s'est produite en les lisant)", "files": ""}
@@ -114,26 +93,30 @@ def _probe(expect: Expect) -> Probe:
     return Probe(expect.expr, expect.setup, secret=expect.hidden or bool(expect.variant and expect.variant.hidden))
 
 
-def _variant_order(expect: Expect | None) -> int:
+def _variant_order(expect: Expect) -> int:
     """Public inputs first: a program learns the hidden inputs only after its public results are in."""
-    if expect is None or expect.variant is None:
+    if expect.variant is None:
         return 0
     return 1 if not expect.variant.hidden else 2
 
 
+def _by_process(units: Iterable[Unit]) -> dict[str, list[int]]:
+    groups: dict[str, list[int]] = {}
+    for i, unit in enumerate(units):
+        groups.setdefault(unit.process, []).append(i)
+    return groups
+
+
 @dataclass(frozen=True)
 class _Statement:
-    """The top-level statement holding a blank, in the solution's lines."""
+    """The top-level statement holding a blank: its last line in the solution, the names it assigns."""
 
-    first: int
     last: int
-    names: tuple[str, ...]  # the top-level names it assigns
+    names: tuple[str, ...]
 
 
 @dataclass
 class _Reference:
-    """What the grader knows of one exercise's solution."""
-
     solution: str
     fills: list[blanks_mod.Fill]
     blank_lines: list[int]  # template line of each blank
@@ -149,7 +132,7 @@ class _Planned:
     expects: list[tuple[int, Expect]]  # (blank index, expectation) per probe
     variant: tuple = ()
     as_is: bool = False  # the student's own file, run as it is on the course's inputs
-    ran: tuple | None = None  # (memo key, position) of its result, when kept there: what is judged of it too
+    ran: tuple | None = None  # (memo key, position) of its result, when kept there
 
 
 @dataclass
@@ -161,7 +144,7 @@ class _TestPlan:
     filename: str
     wall: float
     group: str  # the process key of the blank's units: the tests run right after them
-    tests: list[TestFunction]
+    tests: list[TestInfo]
     outcomes: list[Outcome] = field(default_factory=list)
 
 
@@ -175,11 +158,9 @@ class _ExercisePlan:
 
 
 class Memo:
-    """Everything the grader keeps for another copy (a program's results, verdicts drawn from them, a
-    file read against its template, test functions' outcomes), by what decides it: one mapping, the
-    least recently used going first past `budget` bytes. Single flight: a thread asking for what
-    another is computing waits for it (the first copies of a class share most of their programs, and
-    all miss at once) rather than computing it again."""
+    """What the grader keeps for other copies (results, verdicts drawn from them, files read, tests'
+    outcomes), by what decides it, least recently used first out past `budget` bytes. Single flight:
+    a thread asking for what another computes waits for it (a class's first copies all miss at once)."""
 
     def __init__(self, budget: int, largest: int | None = None):
         self.budget, self.used, self.largest = budget, 0, budget // 8 if largest is None else largest
@@ -188,8 +169,8 @@ class Memo:
         self.lock = threading.Lock()
 
     def get(self, key: Hashable, compute: Callable[[], tuple[object, int | None]] | None = None):
-        """The value kept for `key`; else None, or with `compute` what it gives: (value, bytes it
-        costs), bytes None when the value is not to be kept (a timeout: run again, it may end)."""
+        """The value kept for `key`; else None, or what `compute` gives: (value, bytes it costs),
+        bytes None when it is not to be kept (a timeout: run again, it may end)."""
         while True:
             with self.lock:
                 found = self.items.get(key)
@@ -225,9 +206,8 @@ class Memo:
 
 
 def preloaded(course: Course, only: Iterable[str] | None = None) -> tuple[str, ...]:
-    """The modules a grading's sandboxes import once (numpy, whatever an exercise or a check
-    requires), for sandboxes launched before the Grader is made (cli.local_scheduler): a module
-    wanted after a sandbox started would be imported by every job instead."""
+    """The modules a grading's sandboxes import once, for sandboxes launched before the Grader is made
+    (a module wanted after a sandbox started would be imported by every job instead)."""
     wanted = None if only is None else set(only)
     exercises = [e for e in course.exercises if wanted is None or e.id in wanted]
     checks: dict[str, list[Check]] = {}
@@ -258,8 +238,7 @@ class Grader:
         self.variants: dict[tuple, dict[tuple, list[tuple[int, Expect]]]] = {}
         self.memo = Memo(MEMO_BYTES, LARGEST)
         self._broken: str | None = None  # why the references cannot be computed
-        # Told each test function's outcome on each copy (student, outcome): the doctor counts
-        # which mutants each test refuses.
+        # Told each test function's outcome on each copy: the doctor counts which mutants each test refuses.
         self.observe: Callable[[str, Outcome], None] | None = None
         for exercise in self.exercises:
             self.checks[exercise.id] = self._load_checks(exercise, graders_dir_required)
@@ -349,14 +328,14 @@ class Grader:
         units, keys = [], []
         for exercise in self.exercises:
             for variant, pairs in self.variants[(exercise.id, None)].items():
-                expects: list[Expect] = []
+                expects: dict[tuple, Expect] = {}  # each probe once
                 for _, expect in pairs:
-                    if expect.uses_solution and all(_probe_key(e) != _probe_key(expect) for e in expects):
-                        expects.append(expect)
+                    if expect.uses_solution:
+                        expects.setdefault(_probe_key(expect), expect)
                 units.append(Unit(self.refs[exercise.id].solution, f"solutions/{exercise.id}.py",
-                                  tuple(Probe(e.expr, e.setup) for e in expects), overrides=variant,
+                                  tuple(Probe(e.expr, e.setup) for e in expects.values()), overrides=variant,
                                   process=exercise.id, wall=self.limits(exercise).wall, state=()))
-                keys.append((exercise.id, variant, [_probe_key(e) for e in expects]))
+                keys.append((exercise.id, variant, list(expects)))
         return Job(tuple(units), self.job_limits(), capture_output=False), keys
 
     def compute_references(self) -> None:
@@ -367,9 +346,8 @@ class Grader:
         job, keys = self.reference_job()
         if not job.units:
             return
-        results = self._spread(job)
         problems = []
-        for result, (exercise_id, variant, probe_keys) in zip(results, keys):
+        for result, (exercise_id, variant, probe_keys) in zip(self._spread(job), keys):
             shown = f" (variante {dict(variant)})" if variant else ""
             if result.status != OK:
                 problems.append(f"{exercise_id} : la solution ne s'exécute pas jusqu'au bout{shown} : "
@@ -393,11 +371,8 @@ class Grader:
             raise GraderError(self._broken)
 
     def _spread(self, job: Job) -> list[UnitResult]:
-        """The job's processes (a unit group each) spread over the pool's runners and run at once,
-        as they wait idle at the start; the results in the job's order."""
-        groups: dict[str, list[int]] = {}
-        for i, unit in enumerate(job.units):
-            groups.setdefault(unit.process, []).append(i)
+        """The job's processes spread over the pool's runners and run at once; results in job order."""
+        groups = _by_process(job.units)
         shares: list[list[int]] = [[] for _ in range(min(self.pool.size, len(groups)))]
         for k, positions in enumerate(groups.values()):
             shares[k % len(shares)].extend(positions)
@@ -416,10 +391,8 @@ class Grader:
             tests = [t for b in exercise.blanks for t in self.tests.of(exercise.id, b.id)]
             if not tests:
                 continue
-            ref = self.refs[exercise.id]
-            wall = self.limits(exercise).wall
-            with self.pool.session(Unit(ref.solution, f"solutions/{exercise.id}.py", wall=wall),
-                                   self.job_limits()) as session:
+            unit = Unit(self.refs[exercise.id].solution, f"solutions/{exercise.id}.py", wall=self.limits(exercise).wall)
+            with self.pool.session(unit, self.job_limits()) as session:
                 outcomes = self.tests.run(tests, session, Clock(float("inf")), "", reference=True,
                                           value_kb=self.job_limits().value_kb)
             for outcome in outcomes:
@@ -445,6 +418,11 @@ class Grader:
             units.append(unit)
             planned.append(meta)
 
+        def add_tests(plan: _ExercisePlan, index: int, program: str, group: str) -> None:
+            tests = self.tests.of(plan.exercise.id, plan.exercise.blanks[index].id)
+            if tests:
+                plan.tests.append(_TestPlan(index, program, shown, wall, group, tests))
+
         for exercise in self.exercises:
             shown = f"exercises/{exercise.id}.py"
             analysis = self._analyse(exercise, files.get(exercise.id), shown)
@@ -452,11 +430,10 @@ class Grader:
             plan = _ExercisePlan(exercise, analysis, _mode(files.get(exercise.id), analysis))
             plans.append(plan)
             if plan.mode == "blanks":
-                ref = self.refs[exercise.id]
                 for index in range(len(exercise.blanks)):
                     if not analysis.is_filled(index):
                         continue
-                    program = self._spliced(ref, analysis, index)
+                    program = self._spliced(self.refs[exercise.id], analysis, index)
                     # One process per blank: it holds the solution's other fills, never this one's.
                     group = f"{exercise.id}/{index}"
                     for variant, expects in self.variants[(exercise.id, index)].items():
@@ -464,11 +441,8 @@ class Grader:
                         add(Unit(program, shown, tuple(_probe(e) for _, e in expects),
                                  overrides=variant, process=group, group=group, wall=wall, state=names),
                             _Planned(exercise, index, expects, variant), plan)
-                    tests = self.tests.of(exercise.id, exercise.blanks[index].id)
-                    if tests:
-                        plan.tests.append(_TestPlan(index, program, shown, wall, group, tests))
-                # The student's own files, run as they are: all in one process (one after the other,
-                # each in a fresh namespace), since they hold nothing but the student's own code.
+                    add_tests(plan, index, program, group)
+                # The student's own files hold nothing but the student's code: all in one process.
                 as_is.append((Unit(analysis.source.text, shown, (), process=AS_IS, group=f"{exercise.id}/fichier",
                                    wall=wall), _Planned(exercise, None, [], (), as_is=True), plan))
             elif plan.mode == "whole_file":
@@ -478,22 +452,17 @@ class Grader:
                              overrides=variant, process=exercise.id, group=exercise.id, wall=wall),
                         _Planned(exercise, None, expects, variant, as_is=not variant), plan)
                 for index in filled:
-                    tests = self.tests.of(exercise.id, exercise.blanks[index].id)
-                    if tests:
-                        plan.tests.append(_TestPlan(index, analysis.source.text, shown, wall, exercise.id, tests))
+                    add_tests(plan, index, analysis.source.text, exercise.id)
         for unit, meta, plan in as_is:
             add(unit, meta, plan)
-        job = Job(tuple(units), self.job_limits(), capture_output=False)
-        return job, plans, planned
+        return Job(tuple(units), self.job_limits(), capture_output=False), plans, planned
 
     @staticmethod
     def _spliced(ref: _Reference, analysis: Analysis, index: int) -> str:
         return blanks_mod.splice(ref.solution, ref.fills, {index: analysis.fill_text(index)})
 
     def blank_program(self, exercise: Exercise, data: bytes | None, index: int) -> tuple[str | None, str]:
-        """The program grading runs blank `index` of this file on: the solution with only that blank
-        replaced by the student's fill, or the whole file when code outside the blanks changed.
-        (None, why) when the blank is not run at all."""
+        """The program grading runs blank `index` of this file on; (None, why) when it is not run."""
         analysis = self._analyse(exercise, data, f"exercises/{exercise.id}.py")
         mode = _mode(data, analysis)
         if mode in ("missing", "unreadable", "empty"):
@@ -507,8 +476,7 @@ class Grader:
         return analysis.source.text, ""
 
     def _analyse(self, exercise: Exercise, data: bytes | None, shown: str) -> Analysis:
-        # Tokenizing is the costliest step here, and many copies hold the very same file (a read file
-        # takes a few times its bytes).
+        # Tokenizing is the costliest step here, and many copies hold the very same file.
         key = ("analysis", exercise.id, shown, None if data is None else hashlib.sha256(data).digest())
         return self.memo.get(key, lambda: (analyse_bytes(exercise, data, shown), 4 * len(data or b"") + 1024))
 
@@ -521,13 +489,12 @@ class Grader:
             if tampered is not None:
                 grade.incidents.append(f"{plan.exercise.id} : réponse du bac à sable refusée ({tampered}) — aucun "
                                        "programme ne l'écrit sans toucher au correcteur : la copie l'a sans doute modifié")
-            for test_plan in plan.tests:
-                for outcome in test_plan.outcomes:
-                    if self.observe is not None:
-                        self.observe(student, outcome)
-                    incident = outcome.incident()
-                    if incident is not None:  # the test passes on the reference: this copy's values did it
-                        grade.incidents.append(f"{plan.exercise.id} : {incident}")
+            for outcome in (o for test_plan in plan.tests for o in test_plan.outcomes):
+                if self.observe is not None:
+                    self.observe(student, outcome)
+                incident = outcome.incident()
+                if incident is not None:  # the test passes on the reference: this copy's values did it
+                    grade.incidents.append(f"{plan.exercise.id} : {incident}")
         return grade
 
     def _exercise_grade(self, plan: _ExercisePlan, planned: list[_Planned], results: list[UnitResult]) -> ExerciseGrade:
@@ -547,10 +514,7 @@ class Grader:
                     continue
             own_ok = True
             for j, ((index, expect), probe) in enumerate(zip(meta.expects, result.probes)):
-                if spliced:
-                    result_view, probe_view = _remap(result, probe, analysis, index)
-                else:
-                    result_view, probe_view = result, probe
+                result_view, probe_view = _remap(result, probe, analysis, index) if spliced else (result, probe)
                 expected = expect.expected
                 if expect.uses_solution:
                     reference = self.references.get((exercise.id, _probe_key(expect)))
@@ -580,33 +544,30 @@ class Grader:
         if plan.mode == "whole_file":
             grade.notes.append(WHOLE_FILE_NOTE)
         for i, blank in enumerate(exercise.blanks):
-            line = analysis.line_of(i)
-            if not analysis.is_filled(i):
-                grade.blanks.append(BlankGrade(blank.id, i + 1, 0.0, blank.points, UNFILLED, "pas rempli (___)",
-                                               line, blank.hints[0]))
-                continue
-            judged = verdicts.get(i, [])
-            failures = [(e, v) for e, v in judged if not v.ok]
-            if not failures:
-                grade.blanks.append(BlankGrade(blank.id, i + 1, blank.points, blank.points, PASSED, "juste", line))
-                continue
-            example_ok = all(v.ok for e, v in judged if e is not None and e.variant is None)
-            reasons = list(dict.fromkeys(v.reason for _, v in failures if v.reason))[:2]
-            message = "\n".join(reasons)
-            # Right on the course's own inputs, other values on other inputs (shown or hidden): likely
-            # written by hand (not when the trouble is a kind or shape, which the other messages say).
-            if example_ok and not any(v.kind == "structure" for _, v in failures) and any(
-                    e is not None and e.variant is not None and v.kind == "value" for e, v in failures):
-                # Written in, it gives on other inputs what it gave on the course's; a formula that only
-                # coincides there (a `>` for `>=`) gives something else: it is not called « écrit en dur ».
-                unmoved = (_unmoved(seen, i, e) for e, _ in failures if e is not None and e.variant is not None)
-                known = [u for u in unmoved if u is not None]
-                written_in = any(known) if known else not _reads_data(analysis, i)
-                message = (HARD_CODED if written_in else ONLY_EXAMPLE) + "\n" + message
-            grade.blanks.append(BlankGrade(blank.id, i + 1, 0.0, blank.points, FAILED, message, line,
-                                           blank.hints[0]))
+            grade.blanks.append(self._blank_grade(blank, analysis, i, verdicts.get(i, []), seen))
         grade.score = round(sum(b.score for b in grade.blanks), 6)
         return grade
+
+    @staticmethod
+    def _blank_grade(blank, analysis: Analysis, i: int, judged: list[tuple[Expect | None, Verdict]],
+                     seen: dict) -> BlankGrade:
+        line = analysis.line_of(i)
+        if not analysis.is_filled(i):
+            return BlankGrade(blank.id, i + 1, 0.0, blank.points, UNFILLED, "pas rempli (___)", line, blank.hints[0])
+        failures = [(e, v) for e, v in judged if not v.ok]
+        if not failures:
+            return BlankGrade(blank.id, i + 1, blank.points, blank.points, PASSED, "juste", line)
+        example_ok = all(v.ok for e, v in judged if e is not None and e.variant is None)
+        message = "\n".join(list(dict.fromkeys(v.reason for _, v in failures if v.reason))[:2])
+        # Right on the course's inputs only: « écrit en dur » when it gives elsewhere what it gave
+        # there, not for a formula that only coincides there (a `>` for `>=`).
+        if example_ok and not any(v.kind == "structure" for _, v in failures) and any(
+                e is not None and e.variant is not None and v.kind == "value" for e, v in failures):
+            unmoved = (_unmoved(seen, i, e) for e, _ in failures if e is not None and e.variant is not None)
+            known = [u for u in unmoved if u is not None]
+            written_in = any(known) if known else not _reads_data(analysis, i)
+            message = (HARD_CODED if written_in else ONLY_EXAMPLE) + "\n" + message
+        return BlankGrade(blank.id, i + 1, 0.0, blank.points, FAILED, message, line, blank.hints[0])
 
     @staticmethod
     def _unrunnable(grade: ExerciseGrade, plan: _ExercisePlan) -> ExerciseGrade:
@@ -614,10 +575,9 @@ class Grader:
         message = _unrunnable_message(plan.mode, analysis)
         if plan.mode == "syntax":
             message += f"\n  {analysis.syntax.line} | {analysis.syntax.text.strip()}"
-        grade.message = message
-        if plan.mode == "syntax":
             grade.run = {"ok": False, "line": analysis.syntax.line, "text": analysis.syntax.text.strip(),
                          "error": f"SyntaxError: {analysis.syntax.message}"}
+        grade.message = message
         for i, blank in enumerate(exercise.blanks):
             status = MISSING if plan.mode in ("missing", "empty") else (
                 UNFILLED if analysis.readable and not analysis.is_filled(i) else ERROR)
@@ -638,20 +598,20 @@ class Grader:
             said = f"{error.type}: {error.message}" if error.message else error.type
         else:
             said = describe_error(error)
-        if error is not None and error.type == "NameError" and "'___'" in (error.message or ""):
+        if is_blank_name_error(error):
             said = "trou pas encore rempli (___)"
-        return {"ok": False, "line": line, "text": text, "error": _short(said, 300)}
+        said = " ".join(said.split())
+        return {"ok": False, "line": line, "text": text, "error": said if len(said) <= 300 else said[:299] + "…"}
 
     def _downstream(self, exercise: Exercise, analysis: Analysis, meta: _Planned, result: UnitResult,
-                    own_ok: bool):
-        """Does the rest of the program still run, and leave the reference's variables? A verdict
-        when it does not (values are never shown: they could be the reference's), else None.
-        `own_ok`: the blank's own expectations hold on this unit."""
+                    own_ok: bool) -> Verdict | None:
+        """Does the rest of the program still run, and leave the reference's variables? A verdict when
+        not (never showing values: they could be the reference's). `own_ok`: the blank's own
+        expectations hold on this unit."""
         reference = self.states.get((exercise.id, meta.variant))
         if reference is None:
             return None
-        ref = self.refs[exercise.id]
-        index = meta.blank
+        ref, index = self.refs[exercise.id], meta.blank
         statement = ref.statements[index]
         context = ""
         if meta.variant:
@@ -667,9 +627,8 @@ class Grader:
             extra = blanks_mod.extra_lines(analysis.fill_text(index) or "") - blanks_mod.extra_lines(ref.fills[index].text)
             running = error.statement or error.line  # the line the top-level flow was on
             after = running is not None and running > statement.last + extra
-            # The program must reach its end: a stop costs the blank wherever it happens (in a loop, a
-            # later line may run before the blank's own line does again). Said once the blank's own
-            # expectations hold; otherwise they say what is wrong.
+            # The program must reach its end: a stop after the blank costs it, a stop before it too
+            # once its expectations hold (in a loop, a later line may run before the blank's again).
             if after or own_ok:
                 where = self._student_line(exercise, analysis, meta, running) if running else None
                 # The exception's type only: its message could carry what the reference computed.
@@ -682,8 +641,7 @@ class Grader:
         if result.status != OK:
             return None  # the blank's own expectations already say why
         if not isinstance(result.state, dict) or "$error" in result.state:
-            # What the program left cannot be compared: no credit for what could not be checked. The
-            # words are the grader's (the sandbox's could carry what a hidden run read).
+            # No credit for what could not be checked.
             why = STATE_UNREAD.get(((result.state or {}).get("$error") or {}).get("kind"), "")
             return Verdict(False, f"{context}{but}les variables que laisse le programme n'ont pas pu être comparées "
                                   f"à celles de la solution{why}", kind="error")
@@ -691,8 +649,7 @@ class Grader:
         for name, expected in reference.items():
             obtained = result.state.get(name, {"$missing": True})
             if name in own:
-                # The blank's own variable: its values are its expectations' to judge (with their
-                # tolerances); its kind is judged here, since what follows relies on it.
+                # Its values are its expectations' to judge; its kind, which what follows relies on, here.
                 mismatch = compare.compare(expected, obtained, rtol=float("inf"), atol=float("inf"))
             elif own_ok:
                 mismatch = compare.compare(expected, obtained, rtol=DOWNSTREAM_RTOL, atol=DOWNSTREAM_ATOL)
@@ -736,6 +693,7 @@ class Grader:
             return None
         return blanks_mod.LineMap.of(ref.blank_lines, own).to_copy(template_line)
 
+    # -- running -------------------------------------------------------------------------------
     def grade(self, student: str, files: dict[str, bytes | None]) -> SubmissionGrade:
         if self.pool is None:
             raise GraderError("aucun exécuteur : créez le Grader avec un RunnerPool")
@@ -744,29 +702,23 @@ class Grader:
         return self.interpret(student, plans, planned, self.run(job, planned, plans))
 
     def run(self, job: Job, planned: list[_Planned], plans: list[_ExercisePlan]) -> list[UnitResult]:
-        """Run a submission's units, one job per process key (a blank, or a whole file), within the
-        copy's time budget; after each blank's units, its test functions (`plans`), in a session.
+        """A submission's units, one job per process key (a blank, or a whole file), within the copy's
+        time budget; after each blank's units, its test functions, in a session.
 
-        A job per blank means the process running a student's fill never holds the programs of the
-        same exercise's other blanks, which contain the solution of this one. Programs are
-        deterministic, so a group of units already run by this grader (another student wrote the
-        same fill) is not run again; groups that timed out or crashed always are. Past the copy's
-        budget, the remaining groups are not run: their blanks get 0 with a remark.
-        """
+        A job per blank: the process running a fill never holds the programs of the exercise's other
+        blanks, which contain this one's solution. Programs are deterministic, so a group already run
+        by this grader is not run again, unless it timed out or crashed. Past the copy's budget, the
+        remaining groups are not run: their blanks get 0 with a remark."""
         results: list[UnitResult | None] = [None] * len(job.units)
-        groups: dict[str, list[int]] = {}
-        for i, unit in enumerate(job.units):
-            groups.setdefault(unit.process, []).append(i)
+        groups = _by_process(job.units)
         tests: dict[str, list[_TestPlan]] = {}
-        for plan in plans:
-            for test_plan in plan.tests:
-                tests.setdefault(test_plan.group, []).append(test_plan)
+        for test_plan in (t for plan in plans for t in plan.tests):
+            tests.setdefault(test_plan.group, []).append(test_plan)
         clock = Clock(self.copy_wall)
         for process, positions in groups.items():
             if process == AS_IS:
                 positions = self._known_loops(positions, planned, results)
-                # Each file is its own program: one already run as it is (another student handed in
-                # the very same file) is not run again, even when the rest of the copy differs.
+                # A file already run as it is (another student handed in the very same) is not run again.
                 for i in list(positions):
                     key = ("run", _group_key((job.units[i],), job.limits))
                     known = self.memo.get(key)
@@ -779,7 +731,7 @@ class Grader:
         return results  # type: ignore[return-value]
 
     def _spent_message(self) -> str:
-        return (f"non exécuté : le temps accordé à la copie ({_seconds(self.copy_wall)}) est épuisé "
+        return (f"non exécuté : le temps accordé à la copie ({seconds(self.copy_wall)}) est épuisé "
                 "(boucles trop longues ailleurs ?)")
 
     def _run_group(self, positions: list[int], job: Job, planned: list[_Planned], results: list,
@@ -809,8 +761,8 @@ class Grader:
 
     def _judged(self, meta: _Planned, what: tuple, shared: bool, draw: Callable[[], object]):
         """What is drawn from a result alone (`shared`: no line of this copy's own in it) is the same
-        for every copy the memo hands that result to: drawn once, kept beside it (a verdict's few words).
-        Quick to draw: not worth a single flight's wait."""
+        for every copy the memo hands that result to: drawn once, kept beside it. Quick to draw: not
+        worth a single flight's wait."""
         if meta.ran is None or not shared:
             return draw()
         key = (*meta.ran, *what)
@@ -821,8 +773,8 @@ class Grader:
         return found
 
     def _run_tests(self, plan: _TestPlan, unit_results: list[UnitResult], limits: Limits, clock: Clock) -> None:
-        """A blank's test functions, in a session on the program its units ran. Not when those units
-        found the program hanging or crashing: the tests would cost that time again for nothing."""
+        """A blank's test functions, in a session on the program its units ran; not when those units
+        found it hanging or crashing (the tests would cost that time again for nothing)."""
         stopped = next((r for r in unit_results if r is not None and r.status in (TIMEOUT, CRASH, SKIPPED)), None)
         if stopped is not None:
             plan.outcomes = [Outcome.stopped(t, stopped.error) for t in plan.tests]
@@ -846,8 +798,8 @@ class Grader:
 
     @staticmethod
     def _known_loops(positions: list[int], planned: list[_Planned], results: list) -> list[int]:
-        """The student's files whose exercise already looped in a per-blank run are not run again as
-        they are (that would cost the same wall time once more): their report says so instead."""
+        """The files whose exercise already looped in a per-blank run are not run again as they are
+        (the same wall time once more): their report says so instead."""
         looped = {planned[i].exercise.id for i, r in enumerate(results)
                   if r is not None and r.status == "timeout" and planned[i].blank is not None}
         keep = []
@@ -866,7 +818,7 @@ class Grader:
         self.compute_references()
         copies, taking = iter(submissions), threading.Lock()
         stopped = threading.Event()
-        finished: queue.SimpleQueue = queue.SimpleQueue()  # (grade, None), (None, error), or None: a thread ended
+        finished: queue.SimpleQueue = queue.SimpleQueue()  # a grade, an error, or None: a thread ended
 
         def work() -> None:
             try:
@@ -875,16 +827,15 @@ class Grader:
                         copy = next(copies, None)
                     if copy is None:
                         return
-                    finished.put((self.grade(*copy), None))
+                    finished.put(self.grade(*copy))
             except BaseException as exc:  # noqa: BLE001 - raised to the caller, which stops the rest
                 stopped.set()
-                finished.put((None, exc))
+                finished.put(exc)
             finally:
                 finished.put(None)
 
         threads = [threading.Thread(target=work, name=f"trous-grading-{i}", daemon=True) for i in range(self.pool.size)]
-        # Grading threads mostly wait on pipes; a short switch interval lets the thread that records
-        # grades (SQLite releases the lock on every statement) get it back without queuing 5 ms.
+        # Grading threads mostly wait on pipes: the one recording grades gets the GIL back sooner.
         interval = sys.getswitchinterval()
         sys.setswitchinterval(min(interval, 0.0005))
         try:
@@ -896,12 +847,11 @@ class Grader:
                 if item is None:
                     running -= 1
                     continue
-                grade, error = item
-                if error is not None:
-                    raise error
+                if isinstance(item, BaseException):
+                    raise item
                 if on_done:
-                    on_done(grade)
-                yield grade
+                    on_done(item)
+                yield item
         finally:
             # Interrupted (Ctrl+C, an error): the threads end with the copy they are on, no other.
             stopped.set()
@@ -934,39 +884,27 @@ def _unrunnable_message(mode: str, analysis: Analysis) -> str:
 
 
 def _statements(solution: str, fills: list[blanks_mod.Fill]) -> list[_Statement | None]:
-    """For each blank, the statement of the solution that holds it and the top-level names it sets
-    (read from the data flow of the file, as the self-check reads it)."""
+    """For each blank, the solution's statement that holds it and the top-level names it sets (read
+    from the file's data flow, as the self-check reads it)."""
     flow = flow_mod.analyse(solution, [(f.begin, f.stop) for f in fills])
     if not flow.known or len(flow.blanks) != len(fills):
         return [None] * len(fills)
-    return [_Statement(b.statement[0], b.statement[1], tuple(sorted(b.assigns | b.changes))) for b in flow.blanks]
+    return [_Statement(b.statement[1], tuple(sorted(b.assigns | b.changes))) for b in flow.blanks]
 
 
 def _tampered(result: UnitResult) -> str | None:
-    """Why a unit's result shows the sandbox's answer was forged (core/wire.py refused it, or the
-    channel carried what no child writes), else None."""
+    """Why a unit's result shows the sandbox's answer was forged (refused by core/wire.py, or what no
+    child writes), else None."""
     errors = [result.error, *(p.error for p in result.probes)]
     if isinstance(result.state, dict) and isinstance(result.state.get("$error"), dict):
         errors.append(ErrorInfo(str(result.state["$error"].get("kind")), message=str(result.state["$error"].get("message"))))
-    for error in errors:
-        if error is not None and error.kind in ("invalid", "protocol"):
-            return error.message
-    return None
+    return next((e.message for e in errors if e is not None and e.kind in ("invalid", "protocol")), None)
 
 
 def _within(unit: Unit, left: float, limits: Limits) -> Unit:
     """The unit with its wall time cut to what the copy has left."""
     wall = unit.wall or limits.wall
     return unit if wall <= left else replace(unit, wall=max(0.1, left))
-
-
-def _seconds(value: float) -> str:
-    return f"{value:.0f} s" if value == int(value) else f"{value:.1f} s".replace(".", ",")
-
-
-def _short(text: str, n: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def _group_key(units: tuple[Unit, ...], limits: Limits) -> str:
@@ -981,7 +919,7 @@ def _group_key(units: tuple[Unit, ...], limits: Limits) -> str:
 
 def _unmoved(seen: dict, blank: int, expect: Expect) -> bool | None:
     """Did the check give on the variant's inputs the very value it gave on the course's? None when
-    either is unknown (no check of the same expression on the course's inputs)."""
+    either is unknown."""
     key = (blank, expect.setup, expect.expr)
     here, there = seen.get((*key, expect.variant.key), seen), seen.get((*key, ()), seen)
     return None if here is seen or there is seen else here == there
@@ -989,7 +927,7 @@ def _unmoved(seen: dict, blank: int, expect: Expect) -> bool | None:
 
 def _reads_data(analysis: Analysis, index: int) -> bool:
     """Does the fill read a variable of the program (not only literals, builtins, modules and the
-    file's functions)? What is written in reads none."""
+    file's functions)?"""
     try:
         fill = ast.parse((analysis.fill_text(index) or "").strip(), mode="eval")
         tree = ast.parse(analysis.source.text) if analysis.source else None
@@ -1015,8 +953,6 @@ def _remap(result: UnitResult, probe: ProbeResult, analysis: Analysis, index: in
     text = analysis.source.line(line) if (line and analysis.source) else None
 
     def fix(error: ErrorInfo | None) -> ErrorInfo | None:
-        if error is None or error.line is None:
-            return error
-        return replace(error, line=line, text=text)
+        return error if error is None or error.line is None else replace(error, line=line, text=text)
 
     return replace(result, error=fix(result.error)), replace(probe, error=fix(probe.error))

@@ -1,27 +1,21 @@
 """The graders' pytest plugin (entry point `pytest11`): hidden graders are pytest files.
 
 - `pytest graders/` runs every hidden grader against the reference solutions: each declaration
-  (`blank(...)` of trous.spec) is an item, each test function is an item, failures are said in
-  French with their blank, and a summary gives each blank's checks. It is how an author checks a
-  grader while writing it.
-- `pytest graders/ --copie CLASSE/alice` runs the same graders against one student's copy (each
-  blank on the reference solution with only that blank replaced by the student's fill, as grading
-  does), in the sandbox `trous grade` uses, then prints the points `trous grade` gives that copy,
-  blank by blank (computed by the grading engine itself).
+  (`blank(...)` of trous.spec) and each test function is an item, failures are said in French with
+  their blank, and a summary gives each blank's checks.
+- `pytest graders/ --copie CLASSE/alice` runs them against one student's copy, as grading does, in
+  the sandbox `trous grade` uses, then prints the points `trous grade` gives that copy.
 
 A test function names its blank with the `trou` marker and asks the student's program through the
-`eleve` fixture (grade/eleve.py): the expression runs in the sandbox, its value comes back as
-plain data, and the test's asserts run here. A test function in a course's test file without a
-`trou` marker, or naming a blank that course.yaml does not list, is refused; so is one in graders/
-that is no exercise's grader (trous grade would never read it).
-
-The same plugin runs inside the grading engine's test worker (grade/testworker.py), where the
-`eleve` fixture asks the grading thread instead of a runner of its own: `set_backend`.
+`eleve` fixture (grade/eleve.py); its asserts run here. A test without a `trou` marker, naming a
+blank course.yaml does not list, or in graders/ but no exercise's grader, is refused. Inside the
+engine's test worker (testworker.py), `eleve` asks the grading thread instead (`set_backend`).
 Outside a course, the plugin does nothing.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 from pathlib import Path
 
@@ -34,26 +28,22 @@ from ..core.wording import count, plural
 from . import bounded
 from .bounded import PATIENCE, TestOverrun
 from .eleve import Eleve
-from .testinfo import BACKEND, CAUSE, INFO, Hooks, TestInfo, set_backend
+from .testinfo import BACKEND, CAUSE, INFO, Hooks, TestInfo, set_backend, skip_reason
 
 MARKER = "trou"
 FIXTURE = "eleve"
 HIDDEN, PUBLIC = "cache", "public"
 
-_INFO, _CAUSE, _BACKEND = INFO, CAUSE, BACKEND
 _RESULTS = pytest.StashKey[dict]()
-_COURSES: dict[Path, Course | None] = {}
 
 
 # -- where a test file belongs ---------------------------------------------------------------------
-def _course_of(path: Path) -> Course | None:
-    folder = path.parent.resolve()
-    if folder not in _COURSES:
-        try:
-            _COURSES[folder] = Course.find(folder)
-        except CourseError:
-            _COURSES[folder] = None
-    return _COURSES[folder]
+@functools.cache
+def _course_at(folder: Path) -> Course | None:
+    try:
+        return Course.find(folder)
+    except CourseError:
+        return None
 
 
 def role(path: Path) -> tuple[Course, Exercise | None, str] | None:
@@ -62,7 +52,7 @@ def role(path: Path) -> tuple[Course, Exercise | None, str] | None:
     path = Path(path).resolve()
     if path.parent.name not in ("graders", "exercises"):
         return None
-    course = _course_of(path)
+    course = _course_at(path.parent)
     if course is None or path.parent != (course.root / path.parent.name).resolve():
         return None
     exercise = course.exercise_for_path(path)
@@ -103,12 +93,8 @@ def describe(item) -> TestInfo | None:
     course, exercise, kind = found
     rel = Path(item.path).resolve().relative_to(course.root.resolve()).as_posix()
     blanks, points, problem = _blanks_of(item)
-    blank = None
-    callspec = getattr(item, "callspec", None)
-    if callspec is not None and FIXTURE in callspec.params and len(blanks) > 1:
-        blank = callspec.params[FIXTURE]
-    elif blanks:
-        blank = blanks[0]
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    blank = params[FIXTURE] if FIXTURE in params and len(blanks) > 1 else (blanks[0] if blanks else None)
     if exercise is None:
         problem = (f"{rel} n'est le correcteur d'aucun exercice de course.yaml (attendu : graders/test_<exercice>.py) : "
                    "trous grade ne lirait jamais ce test")
@@ -128,12 +114,11 @@ def describe(item) -> TestInfo | None:
                     problem = (f"points={points!r}, mais course.yaml donne {expected:g} point(s) au trou « {b} » : les "
                                "points d'un trou se règlent dans course.yaml (retirez points= ou accordez-les)")
                     break
-    uses = FIXTURE in getattr(item, "fixturenames", ())
-    if problem is None and not uses:
+    if problem is None and FIXTURE not in getattr(item, "fixturenames", ()):
         problem = ("ce test n'utilise pas la fixture eleve : il ne demande rien au programme de l'élève, il ne peut "
                    "donc rien noter (ajoutez le paramètre eleve et demandez-lui une valeur)")
     return TestInfo(item.nodeid, rel, item.name, exercise.id if exercise else None, blank, kind == HIDDEN,
-                    _description(item), problem, uses)
+                    _description(item), problem)
 
 
 def _description(item) -> str:
@@ -143,18 +128,13 @@ def _description(item) -> str:
     if first:
         return first.rstrip(".")
     name = item.originalname
-    for prefix in ("test_", "test"):
-        if name.startswith(prefix):
-            name = name[len(prefix):]
-            break
+    name = name.removeprefix("test_") if name.startswith("test_") else name.removeprefix("test")
     return name.replace("_", " ").strip() or item.originalname
 
 
 def classify(excinfo, when: str) -> tuple[str, dict]:
-    """Why a test function failed: "assert" (its assertion), "student" (the student's code raised),
-    "stopped" (it gave no answer), "reading" (the test could not work with what came back),
-    "overrun" (the test ran out of its own time or memory, bounded.py), or "bug" (the test itself
-    is broken, whatever the student wrote)."""
+    """Why a test function failed: a cause of CAUSES, "student" (the student's code raised) or
+    "stopped" (it gave no answer)."""
     exc = excinfo.value
     # The student's code, whether a test or a fixture of the test's asked it.
     if isinstance(exc, StudentError):
@@ -187,9 +167,8 @@ CAUSES = {
 
 # -- the backend that answers eleve(...) -----------------------------------------------------------
 def _backend(config):
-    """Who answers `eleve` (testinfo.py): the engine's worker, or `pytest graders/`'s own runner,
-    which the `trous_copie` plugin (author/copie.py) gives when the first test asks."""
-    backend = config.stash.get(_BACKEND, None)
+    """Who answers `eleve`: the engine's worker, or the `trous_copie` plugin's runner (author/copie.py)."""
+    backend = config.stash.get(BACKEND, None)
     if backend is None:
         backend = config.hook.pytest_trous_backend(config=config)
         if backend is None:
@@ -200,14 +179,14 @@ def _backend(config):
 
 
 def _worker(config) -> bool:
-    return bool(getattr(config.stash.get(_BACKEND, None), "worker", False))
+    return bool(getattr(config.stash.get(BACKEND, None), "worker", False))
 
 
 @pytest.fixture
 def eleve(request) -> Eleve:
     """The student's program (the reference solution, a copy's, or the student's own file): call it
     with an expression, and variables replacing the program's top-level values, to get a value."""
-    info = request.node.stash.get(_INFO, None)
+    info = request.node.stash.get(INFO, None)
     if info is None:
         pytest.fail("la fixture eleve ne sert que dans les tests d'un cours : graders/test_<exercice>.py ou "
                     "exercises/test_<exercice>.py", pytrace=False)
@@ -262,24 +241,23 @@ def pytest_collection_modifyitems(session, config, items):
     for item in items:
         info = describe(item)
         if info is not None:
-            item.stash[_INFO] = info
+            item.stash[INFO] = info
             # -k matches the exercise and the blank, as in pytest exercises/.
             item.extra_keyword_matches.update(x for x in (info.exercise, info.blank) if x)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
-    info = item.stash.get(_INFO, None)
+    info = item.stash.get(INFO, None)
     if info is not None and info.problem and not _worker(item.config):
         pytest.fail(f"{info.path}::{item.name} refusé : {info.problem}", pytrace=False)
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
-    """With --copie, a test runs here, in the teacher's own process, on a copy's values: within the
-    bounds a test worker of `trous grade` gives it (bounded.py), so that no copy can exhaust this
-    process; past them the test fails with cause "overrun", as it would in `trous grade`."""
-    info = item.stash.get(_INFO, None)
+    """With --copie, a test runs in the teacher's own process on a copy's values: within the bounds a
+    test worker of `trous grade` gives it (bounded.py), past which it fails with cause "overrun"."""
+    info = item.stash.get(INFO, None)
     if info is None or _worker(item.config) or item.config.getoption("copie", None) is None:
         return (yield)
     found = role(Path(item.path))
@@ -293,10 +271,10 @@ def pytest_runtest_call(item):
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item, call):
     report = yield
-    info = item.stash.get(_INFO, None)
+    info = item.stash.get(INFO, None)
     if info is not None and call.excinfo is not None and report.failed:
         cause = classify(call.excinfo, call.when)
-        item.stash[_CAUSE] = cause
+        item.stash[CAUSE] = cause
         if not _worker(item.config) and not info.problem:
             report.longrepr = _french(info, cause, call.excinfo, report.longrepr)
     _keep(item, report)
@@ -304,22 +282,14 @@ def pytest_runtest_makereport(item, call):
 
 
 def _keep(item, report) -> None:
-    """Each grader item's outcome, by blank, for the summary (a public check's test is the student
-    plugin's to summarise, in `pytest exercises/`)."""
+    """Each hidden grader item's outcome, by blank, for the summary."""
     key = _blank_key(item)
-    info = item.stash.get(_INFO, None)
+    info = item.stash.get(INFO, None)
     if key is None or _worker(item.config) or (info is not None and not info.hidden):
         return
-    said = None
-    if report.when == "call":
+    if report.when == "call" or (report.when == "setup" and not report.passed):
         said = "passe" if report.passed else "sautée" if report.skipped else "échoue"
-    elif report.when == "setup" and not report.passed:
-        said = "sautée" if report.skipped else "échoue"
-    if said is not None:
-        why = ""
-        if report.skipped:
-            why = str(report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr)
-            why = why.removeprefix("Skipped: ")
+        why = skip_reason(report).removeprefix("Skipped: ") if report.skipped else ""
         item.config.stash[_RESULTS].setdefault(key, []).append((item.name, said, why))
 
 
@@ -337,7 +307,7 @@ def _french(info: TestInfo, cause: tuple[str, dict], excinfo, longrepr) -> str:
 
 
 def _blank_key(item) -> tuple[str, str] | None:
-    info = item.stash.get(_INFO, None)
+    info = item.stash.get(INFO, None)
     if info is not None and info.exercise and info.blank:
         return info.exercise, info.blank
     if isinstance(item, DeclarationItem):
@@ -349,7 +319,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if _worker(config):
         return
     results: dict = config.stash.get(_RESULTS, {})
-    backend = config.stash.get(_BACKEND, None)
+    backend = config.stash.get(BACKEND, None)
     copy = config.getoption("copie", None)
     if not results and copy is None:
         return
@@ -378,7 +348,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 
 
 def pytest_unconfigure(config):
-    backend = config.stash.get(_BACKEND, None)
+    backend = config.stash.get(BACKEND, None)
     if backend is not None and hasattr(backend, "close"):
         backend.close()
 

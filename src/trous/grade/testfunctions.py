@@ -1,38 +1,31 @@
 """The graders' test functions, as the grading engine sees them: found once, run blank by blank.
 
 A test function is one more expectation of its blank. For each blank a copy filled, the engine opens
-a session (sandbox/session.py) on the very program it grades that blank with (the reference with only
-that blank replaced), and runs the blank's tests one after the other in a worker (testworker.py):
-public tests first, then hidden ones, each from a fresh run of the program. A test's questions are
-secret when the test is a hidden grader's, and take their time from the copy's budget.
+a session (sandbox/session.py) on the program it grades that blank with, and runs the blank's tests
+one after the other in a worker (testworker.py), public ones first, each from a fresh run of the
+program. What a student reads of a test follows the disclosure rules: a hidden test is named by its
+description, never by its parameters or its asserts' values; an error of the student's code by its
+type only.
 
-What a student reads of a test follows the disclosure rules: a hidden test is named by its docstring
-(else its name in words), never by its parameters or its asserts' values; an error of the student's
-code by its type only.
-
-Whose fault a failure is: every test is run on the reference solution before any copy is graded
-(`reference=True`), in a worker with the very bounds a copy's test gets, and a test that does not
-pass there stops grading (`GraderError`, from the engine): the course is at fault, whatever the copies
-hold. So a test that then fails on a copy, however it fails, fails on what that copy gave it: an
-exception the test raises while reading the copy's values (a TypeError on a None the copy returned…),
-a test that runs past its time or its memory on them, even a worker that dies with them or an error
-of the test itself on a path only this copy's values take (outcome "bug", cause "overrun"). It costs
-that copy the test, with a remark that says so, and the class goes on; what the teacher should look
-at is an `incident` of the copy's grade (the class report and the terminal list them).
+Every test is first run on the reference solution (`reference=True`), with the bounds a copy's test
+gets; one that does not pass there stops grading. So a test that then fails on a copy, however it
+fails (its own exception on the copy's values, past its time or memory, its worker dead: cause
+"overrun"), fails on what that copy gave it: it costs the copy that test, and is an `incident` of the
+copy's grade for the teacher.
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..core.course import Course, Exercise
-from ..core.protocol import SKIPPED, ErrorInfo, UnitResult
-from ..core.course import memory_bound
+from ..core.course import Course, Exercise, memory_bound
 from ..core.judge import Verdict, describe_error
+from ..core.protocol import SKIPPED, ErrorInfo, UnitResult
 from .bounded import PATIENCE
 from .testinfo import TestInfo
 from .testworker import WorkerFailed, WorkerPool
@@ -48,28 +41,11 @@ SAID = {
 TRANSIENT = ("timeout", "crash", "skipped", "start", "channel", "output", "protocol", "files")
 
 
-@dataclass(frozen=True)
-class TestFunction:
-    __test__ = False
-
-    nodeid: str
-    path: str
-    name: str
-    exercise: str
-    blank: str
-    hidden: bool
-    description: str
-
-    @property
-    def label(self) -> str:
-        return f"{'vérification cachée' if self.hidden else 'vérification'} « {self.description} »"
-
-
 @dataclass
 class Outcome:
-    test: TestFunction
+    test: TestInfo
     outcome: str  # "passed", "failed", "skipped" or "bug"
-    cause: str = ""  # failed: "assert", "student", "stopped", "reading"; bug: "bug"
+    cause: str = ""  # failed: "assert", "student", "stopped", "reading", "overrun"; bug: "bug"
     info: dict = field(default_factory=dict)
     detail: str = ""  # for the teacher: pytest's own report of the failure
     asked: int = 0
@@ -77,7 +53,7 @@ class Outcome:
     cpu: float = 0.0  # seconds of CPU the test used in its worker
 
     @classmethod
-    def of(cls, test: TestFunction, done: dict) -> "Outcome":
+    def of(cls, test: TestInfo, done: dict) -> "Outcome":
         info = done.get("info") if isinstance(done.get("info"), dict) else {}
         cpu = done.get("cpu")
         return cls(test, str(done.get("outcome", "bug")), str(done.get("cause", "")), info,
@@ -85,7 +61,7 @@ class Outcome:
                    cpu=float(cpu) if type(cpu) in (int, float) and cpu >= 0 else 0.0)
 
     @classmethod
-    def stopped(cls, test: TestFunction, error: ErrorInfo | None) -> "Outcome":
+    def stopped(cls, test: TestInfo, error: ErrorInfo | None) -> "Outcome":
         error = error or ErrorInfo("skipped", message="non exécuté")
         return cls(test, "failed", "stopped", {"kind": error.kind, "message": error.message, "line": error.line,
                                                "type": error.type}, ran=False)
@@ -125,13 +101,9 @@ class Outcome:
         if kind == "memory":
             return "le test a manqué de mémoire sur ce que donne ton code"
         if kind == "time":
-            return (f"le test n'a pas fini sur ce que donne ton code (plus de {_seconds(self.info.get('seconds'))} "
+            return (f"le test n'a pas fini sur ce que donne ton code (plus de {seconds(self.info.get('seconds'))} "
                     "de calcul)")
         return "le test n'a pas fini sur ce que donne ton code (son processus a dû être arrêté)"
-
-    def problem(self) -> str:
-        """For the teacher: why this test is a bug of the grader."""
-        return f"{self.test.path}::{self.test.name} (trou « {self.test.blank} ») : " + (self.detail or self.cause)
 
     def incident(self) -> str | None:
         """For the teacher, on a copy: a test that did not behave as on the reference (None: it did)."""
@@ -141,34 +113,31 @@ class Outcome:
             return (f"{where} : erreur du test lui-même sur cette copie, alors qu'il passe sur la solution — "
                     f"compté faux pour la copie ; à vérifier : {' | '.join(last) or self.cause}")
         if self.cause == "overrun":
-            said = {"memory": "a manqué de mémoire", "time": f"a dépassé {_seconds(self.info.get('seconds'))} de calcul"
+            said = {"memory": "a manqué de mémoire", "time": f"a dépassé {seconds(self.info.get('seconds'))} de calcul"
                     }.get(self.info.get("kind"), str(self.info.get("message") or "n'a pas fini"))
             return f"{where} : {said} sur cette copie (compté faux pour elle)"
         return None
 
 
-def _seconds(value) -> str:
+def seconds(value) -> str:
+    """A number of seconds in French (« 2 s », « 0,5 s »)."""
     if type(value) not in (int, float):
         return "?"
     return f"{value:.0f} s" if value == int(value) else f"{value:.1f} s".replace(".", ",")
 
 
 def has_tests(path: Path) -> bool:
-    """Does this check module hold test functions or test classes, as pytest collects them
-    (top-level `def test…`, `class Test…`, or such names imported)? Read, not imported."""
+    """Does this check module hold test functions or classes, as pytest collects them (top-level
+    `def test…`, `class Test…`, or such names imported)? Read, not imported."""
     try:
         tree = ast.parse(path.read_text(encoding="utf-8"))
     except (OSError, SyntaxError, ValueError):
         return True  # let pytest say what is wrong with it
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
-            return True
-        if isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
-            return True
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            if any((a.asname or a.name).startswith(("test", "Test")) for a in node.names):
-                return True
-    return False
+    return any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test")
+               or isinstance(node, ast.ClassDef) and node.name.startswith("Test")
+               or isinstance(node, (ast.Import, ast.ImportFrom))
+               and any((a.asname or a.name).startswith(("test", "Test")) for a in node.names)
+               for node in tree.body)
 
 
 class Clock:
@@ -186,103 +155,82 @@ class Clock:
 
 def test_files(exercises: list[Exercise], *, public_only: bool = False) -> list[Path]:
     """The check modules of these exercises that hold test functions: what a worker collects."""
-    paths = (lambda e: (e.checks_path,)) if public_only else (lambda e: (e.checks_path, e.grader_path))
-    return [p for e in exercises for p in paths(e) if p.exists() and has_tests(p)]
+    paths = [p for e in exercises for p in ((e.checks_path,) if public_only else (e.checks_path, e.grader_path))]
+    return [p for p in paths if p.exists() and has_tests(p)]
 
 
 class TestFunctions:
-    """A grader's test functions, found by a worker's pytest session; problems refuse the grader."""
+    """A grader's test functions, found by a worker's pytest session; problems refuse the grader.
+    `public_only`: the public checks' tests alone (the self-check: a student has no graders)."""
 
     __test__ = False
 
     def __init__(self, course: Course, exercises: list[Exercise], size: int = 1, *, public_only: bool = False):
-        """`public_only`: the public checks' tests alone (the self-check: a student has no graders)."""
-        self.by_blank: dict[tuple[str, str], list[TestFunction]] = {}
+        self.by_blank: dict[tuple[str, str], list[TestInfo]] = {}
         self.problems: list[str] = []
         self.workers: WorkerPool | None = None
-        self.reference_cpu = {}
+        self.reference_cpu: dict[str, float] = {}  # nodeid → CPU seconds it used on the reference
         files = test_files(exercises, public_only=public_only)
         if not files:
             return
-        self.reference_cpu: dict[str, float] = {}  # nodeid → CPU seconds it used on the reference
         self.workers = WorkerPool(course.root, files, size, memory_mb=memory_bound(exercises))
         try:
             worker = self.workers.take()
         except WorkerFailed as exc:
             self.problems.append(str(exc))
             return
-        try:
-            items, errors = worker.items, worker.errors
-        finally:
-            self.workers.give(worker)
-        wanted = {e.id for e in exercises}
-        for error in errors:
+        self.workers.give(worker)
+        for error in worker.errors:
             self.problems.append(f"{error.get('nodeid')} : ne se charge pas dans pytest :\n{error.get('detail', '')}")
-        found: list[TestFunction] = []
-        for data in items:
-            info = TestInfo.from_json(data)
+        wanted = {e.id for e in exercises}
+        found: list[TestInfo] = []
+        for info in map(TestInfo.from_json, worker.items):
             if info.problem:
                 self.problems.append(f"{info.path}::{info.name} : {info.problem}")
-                continue
-            if info.exercise in wanted:
-                found.append(TestFunction(info.nodeid, info.path, info.name, info.exercise, info.blank, info.hidden,
-                                          info.description))
+            elif info.exercise in wanted:
+                found.append(info)
         # The cases of a parametrized test are told apart by their number, never by their values.
         cases: dict[tuple[str, str], list[int]] = {}
         for n, test in enumerate(found):
             cases.setdefault((test.nodeid.split("[", 1)[0], test.blank), []).append(n)
-        for positions in cases.values():
-            if len(positions) > 1:
-                for k, n in enumerate(positions, start=1):
-                    t = found[n]
-                    found[n] = TestFunction(t.nodeid, t.path, t.name, t.exercise, t.blank, t.hidden,
-                                            f"{t.description} (cas {k} sur {len(positions)})")
+        for positions in (p for p in cases.values() if len(p) > 1):
+            for k, n in enumerate(positions, start=1):
+                description = f"{found[n].description} (cas {k} sur {len(positions)})"
+                found[n] = dataclasses.replace(found[n], description=description)
         for test in sorted(found, key=lambda t: t.hidden):  # public tests first (a stable sort)
             self.by_blank.setdefault((test.exercise, test.blank), []).append(test)
 
     def __bool__(self) -> bool:
         return bool(self.by_blank)
 
-    def of(self, exercise_id: str, blank_id: str) -> list[TestFunction]:
+    def of(self, exercise_id: str, blank_id: str) -> list[TestInfo]:
         return self.by_blank.get((exercise_id, blank_id), [])
 
-    def run(self, tests: list[TestFunction], session, clock: Clock, spent_message: str, *,
+    def run(self, tests: list[TestInfo], session, clock: Clock, spent_message: str, *,
             reference: bool = False, value_kb: int | None = None) -> list[Outcome]:
         """Run `tests` in a worker, their questions answered by `session`, each from a fresh run of
-        the program, within what `clock` has left. `reference`: on the reference solution, where a
-        failure of any kind is the test's (outcome "bug"); on a copy, a test past its bounds or a
-        worker that dies under it is the copy's failure (cause "overrun")."""
+        the program, within what `clock` has left. On the reference, a failure of any kind is the
+        test's (outcome "bug"); on a copy, a test past its bounds or a worker that dies under it is
+        the copy's failure (cause "overrun")."""
         assert self.workers is not None
         outcomes = []
         worker = None
         try:
             for test in tests:
-                fresh = [True]
-
-                def ask(expr: str, overrides, test=test, fresh=fresh) -> UnitResult:
-                    left = clock.left()
-                    if left <= 0.05:
-                        return UnitResult.failed(SKIPPED, "skipped", spent_message, 1)
-                    started = time.monotonic()
-                    wall = left if left != float("inf") else None  # None: the unit's own limit
-                    result = session.ask(expr, overrides=overrides, secret=test.hidden, fresh=fresh[0], wall=wall)
-                    clock.spend(time.monotonic() - started)
-                    fresh[0] = False
-                    return result
-
                 if worker is None:
                     worker = self.workers.take()
                 cpu = PATIENCE if reference else self.cpu_budget(test)
                 try:
-                    done = worker.run(test.nodeid, ask, PATIENCE, cpu=cpu, value_kb=value_kb)
+                    done = worker.run(test.nodeid, _asker(session, clock, spent_message, test.hidden), PATIENCE,
+                                      cpu=cpu, value_kb=value_kb)
                 except WorkerFailed as exc:
                     self.workers.give(worker)  # dead or killed: the pool replaces it
                     worker = None
                     done = ({"outcome": "bug", "cause": "bug", "detail": str(exc)} if reference else
                             {"outcome": "failed", "cause": "overrun", "info": {"kind": "worker", "message": exc.why},
                              "detail": str(exc)})
-                if done.get("cause") == "overrun" and isinstance(done.get("info"), dict) and "seconds" not in done["info"]:
-                    done["info"]["seconds"] = cpu
+                if done.get("cause") == "overrun" and isinstance(done.get("info"), dict):
+                    done["info"].setdefault("seconds", cpu)
                 outcome = Outcome.of(test, done)
                 if reference:
                     self.reference_cpu[test.nodeid] = outcome.cpu
@@ -292,10 +240,29 @@ class TestFunctions:
                 self.workers.give(worker)
         return outcomes
 
-    def cpu_budget(self, test: TestFunction) -> float:
+    def cpu_budget(self, test: TestInfo) -> float:
         """CPU seconds the test may use on a copy: a few times what it used on the reference."""
         return min(PATIENCE, max(CPU_FLOOR, CPU_FACTOR * self.reference_cpu.get(test.nodeid, PATIENCE)))
 
     def close(self) -> None:
         if self.workers is not None:
             self.workers.close()
+
+
+def _asker(session, clock: Clock, spent_message: str, secret: bool) -> Callable[[str, tuple], UnitResult]:
+    """A test's questions to `session`, the first from a fresh run of the program, timed by `clock`."""
+    fresh = True
+
+    def ask(expr: str, overrides) -> UnitResult:
+        nonlocal fresh
+        left = clock.left()
+        if left <= 0.05:
+            return UnitResult.failed(SKIPPED, "skipped", spent_message, 1)
+        started = time.monotonic()
+        wall = left if left != float("inf") else None  # None: the unit's own limit
+        result = session.ask(expr, overrides=overrides, secret=secret, fresh=fresh, wall=wall)
+        clock.spend(time.monotonic() - started)
+        fresh = False
+        return result
+
+    return ask

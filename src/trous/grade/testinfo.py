@@ -1,8 +1,6 @@
-"""What a test function of a course's test file is, and who answers its `eleve` fixture.
-
-Shared by the graders' pytest plugin (pytest_graders.py), the engine's test worker (testworker.py),
-which answers `eleve` from the grading thread, and `pytest graders/`'s own runner (author/copie.py),
-which a pytest hook provides: the plugin never imports the runner, the runner plugs into it.
+"""What a test function of a course's test file is, and who answers its `eleve` fixture: shared by
+the graders' pytest plugin, the engine's test worker and `pytest graders/`'s runner (author/copie.py),
+which plugs in through a hook (the plugin never imports it).
 """
 
 from __future__ import annotations
@@ -17,9 +15,13 @@ BACKEND = pytest.StashKey[object]()
 
 
 def set_backend(config, backend) -> None:
-    """Who answers `eleve`: an object with `eleve(info, path) -> Eleve` (the engine's worker sets its
-    own before collection)."""
+    """Who answers `eleve`: an object with `eleve(info, path) -> Eleve`."""
     config.stash[BACKEND] = backend
+
+
+def skip_reason(report) -> str:
+    """Why pytest skipped a test, from its report."""
+    return str(report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr)
 
 
 class Hooks:
@@ -44,7 +46,6 @@ class TestInfo:
     hidden: bool
     description: str  # French: what a student reads of it (never its parameters)
     problem: str | None = None  # why grading refuses it
-    uses_eleve: bool = True
 
     @property
     def label(self) -> str:

@@ -1,18 +1,15 @@
 """The graders' test functions, run for the grading engine in a pytest session of their own.
 
-The engine grades copies in several threads, and a pytest session is not made for threads. So each
-grading thread has a *worker*: a separate process of the teacher's own account (it runs the course's
-graders, never a student's code) where pytest collects the test functions once, with the course's
-fixtures, parametrization and assertion rewriting, then runs one test at a time when asked. When a
-test calls `eleve(...)`, the worker asks the grading thread, which asks the sandbox; the answer
-comes back as JSON data, rebuilt as plain values in the worker. The student's code never reaches
-the worker, and the worker never reaches the sandbox.
+A pytest session is not made for threads, so each grading thread has a *worker*: a process of the
+teacher's own account (it runs the course's graders, never a student's code) where pytest collects
+the test functions once, then runs one at a time when asked. When a test calls `eleve(...)`, the
+worker asks the grading thread, which asks the sandbox; the answer comes back as JSON data. The
+student's code never reaches the worker, and the worker never reaches the sandbox.
 
-The worker handles a copy's values, so it has bounds of its own (bounded.py): once its graders are
-collected, its address space may grow by the course's memory bound and no more, and each test may
-use `cpu` seconds of CPU (a test that blocks is the engine's wall clock's to stop: then the worker
-is killed, and replaced). The answers it is given are read under the copy's bounds (core/wire.py),
-as the engine read them from the sandbox.
+The worker handles a copy's values, so it has bounds of its own (bounded.py): past collection its
+address space may grow by the course's memory bound, each test may use `cpu` seconds of CPU, and a
+test that blocks is killed with its worker (then replaced). Answers are read under the copy's
+bounds (core/wire.py).
 
 Protocol (JSON lines; the worker's stdin and a copy of its stdout, pytest's own output going to stderr):
     engine → worker   {"root": course root, "files": [test files], "memory_mb": n}   once, first
@@ -26,6 +23,7 @@ The worker ends when its stdin closes.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -40,12 +38,14 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pytest
+from _pytest.runner import runtestprotocol  # to run one item on demand
 
 from ..core import wire
 from ..core.protocol import ErrorInfo, Limits, UnitResult
 from ..core.wire import Bounds
 from . import bounded
-from .testinfo import CAUSE, INFO, set_backend
+from .eleve import Eleve
+from .testinfo import CAUSE, INFO, set_backend, skip_reason
 
 START_TIMEOUT = 120.0
 # A line from the worker: a question's variables (eleve.MAX_TEXT each) or a test's report.
@@ -53,8 +53,8 @@ MAX_LINE = 64 << 20
 
 
 class WorkerFailed(RuntimeError):
-    """The worker died, or a test of the teacher's kept it busy too long: on the reference, a
-    problem of the grader's; on a copy, that copy's failure of the test (testfunctions.py)."""
+    """The worker died, or a test kept it busy too long: on the reference, the grader's problem; on a
+    copy, that copy's failure of the test."""
 
     def __init__(self, message: str, why: str = ""):
         super().__init__(message)
@@ -71,32 +71,11 @@ def result_json(result: UnitResult) -> dict:
                        for p in result.probes]}
 
 
-class Remote:
-    """The worker's answer to `eleve`: ask the engine, which asks the sandbox."""
+class Serve:
+    """The pytest plugin of the worker's session: collect, then run what the engine asks; and the
+    worker's answer to `eleve`: ask the engine, which asks the sandbox."""
 
     worker = True
-
-    def __init__(self, serve: "Serve"):
-        self.serve = serve
-
-    def eleve(self, info, path):
-        from .eleve import Eleve  # noqa: PLC0415
-
-        def ask(expr: str, overrides) -> UnitResult:
-            with bounded.CpuBudget.held():  # the engine's and the sandbox's time, not the test's
-                self.serve.asked += 1
-                self.serve.send({"ask": {"expr": expr, "overrides": [list(p) for p in overrides]}})
-                reply = self.serve.receive()
-                if reply is None:  # the engine is gone: nothing left to do
-                    os._exit(0)
-                result = reply.get("result")
-                return UnitResult.from_json(result if isinstance(result, dict) else {}, 1, bounds=self.serve.bounds)
-
-        return Eleve(ask, blank=info.blank or "")
-
-
-class Serve:
-    """The pytest plugin of the worker's session: collect, then run what the engine asks."""
 
     def __init__(self, channel_in, channel_out, memory_mb: int | None = None):
         self.channel_in, self.channel_out = channel_in, channel_out
@@ -105,6 +84,19 @@ class Serve:
         self.asked = 0
         self.memory_mb = memory_mb
         self.bounds = Bounds()
+
+    def eleve(self, info, path) -> Eleve:
+        def ask(expr: str, overrides) -> UnitResult:
+            with bounded.CpuBudget.held():  # the engine's and the sandbox's time, not the test's
+                self.asked += 1
+                self.send({"ask": {"expr": expr, "overrides": [list(p) for p in overrides]}})
+                reply = self.receive()
+                if reply is None:  # the engine is gone: nothing left to do
+                    os._exit(0)
+                result = reply.get("result")
+                return UnitResult.from_json(result if isinstance(result, dict) else {}, 1, bounds=self.bounds)
+
+        return Eleve(ask, blank=info.blank or "")
 
     def send(self, message: dict) -> None:
         self.channel_out.write((json.dumps(message) + "\n").encode())
@@ -116,7 +108,7 @@ class Serve:
 
     @pytest.hookimpl(tryfirst=True)  # before the graders plugin's own, which asks who answers eleve
     def pytest_configure(self, config):
-        set_backend(config, Remote(self))
+        set_backend(config, self)
 
     def pytest_collectreport(self, report):
         if report.failed:
@@ -130,8 +122,6 @@ class Serve:
         self.send({"collected": {"items": infos, "errors": self.errors}})
 
     def pytest_runtestloop(self, session):
-        from _pytest.runner import runtestprotocol  # noqa: PLC0415 - to run one item on demand
-
         while True:
             request = self.receive()
             if request is None:
@@ -161,8 +151,7 @@ class Serve:
                     "detail": failed.longreprtext[-6000:], "asked": self.asked}
         if any(r.skipped for r in reports):
             skipped = next(r for r in reports if r.skipped)
-            why = skipped.longrepr[2] if isinstance(skipped.longrepr, tuple) else str(skipped.longrepr)
-            return {"outcome": "skipped", "detail": str(why)[:500], "asked": self.asked}
+            return {"outcome": "skipped", "detail": skip_reason(skipped)[:500], "asked": self.asked}
         return {"outcome": "passed", "asked": self.asked}
 
 
@@ -239,18 +228,15 @@ class Worker:
     def run(self, nodeid: str, ask: Callable[[str, tuple], UnitResult], patience: float, cpu: float = 0.0,
             value_kb: int | None = None) -> dict:
         """Run one test; `ask` answers its questions. `patience`: seconds the test's own code may take
-        (the time spent answering its questions is not counted); `cpu`: seconds of CPU it may use, in
-        the worker (past them the test fails there, with cause "overrun"; 0: no bound)."""
+        (answering its questions not counted); `cpu`: seconds of CPU it may use (0: no bound)."""
         self._send({"run": nodeid, "cpu": cpu, "value_kb": value_kb})
         deadline = time.monotonic() + patience
         while True:
             message = self._receive(deadline)
             if message is None:
                 if self.eof:  # it is ending: let it be reaped, to say how
-                    try:
+                    with contextlib.suppress(subprocess.TimeoutExpired):
                         self.process.wait(timeout=2)
-                    except subprocess.TimeoutExpired:
-                        pass
                 alive = self.process.poll() is None
                 if self.lines.overflow or self.garbled:
                     why = "le processus des tests des correcteurs a écrit une ligne illisible ou démesurée"
@@ -285,33 +271,23 @@ class Worker:
 
 
 def _stop(process: subprocess.Popen) -> None:
-    try:
-        if process.stdin:
-            process.stdin.close()
-    except OSError:
-        pass
+    with contextlib.suppress(OSError):
+        process.stdin.close()
     try:
         process.wait(timeout=5)
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
-    for stream in (process.stdout,):
-        try:
-            stream.close()
-        except (OSError, AttributeError):
-            pass
+    with contextlib.suppress(OSError):
+        process.stdout.close()
 
 
 class WorkerPool:
     """One worker per grading thread at most, replaced when one dies.
 
-    A start collects the graders: about a second of CPU, which the sandboxes need too, while a test
-    function keeps a worker for tens of milliseconds, and most copies need none (their programs'
-    outcomes are known from a copy graded before). So a thread that finds no free worker first
-    waits for a busy one to be given back, as long as the last start took (rent or buy: never more
-    than twice the cheaper choice's cost); past that, it has a worker started (one start at a time)
-    and takes whichever is free first, the new one or a busy one given back. With no worker at all,
-    the first start is immediate."""
+    A start costs about a second of CPU, a test tens of milliseconds. So a thread that finds no free
+    worker first waits for a busy one as long as the last start took (rent or buy), then has one
+    started (one start at a time) and takes whichever is free first."""
 
     def __init__(self, root: Path, files: list[Path], size: int, memory_mb: int | None = None):
         self.root, self.files, self.size = root, files, max(1, size)
@@ -338,8 +314,8 @@ class WorkerPool:
                 if self.started == 0 and self.failure is not None and not self.starting:
                     failure, self.failure = self.failure, None
                     raise failure
-                # After a failed start, the workers that run go on alone (a second failure would only
-                # cost time); with none left, the failure is said once, and the next take tries again.
+                # After a failed start, the running workers go on alone; with none left, the failure
+                # is said once, and the next take tries again.
                 if self.started < self.size and not self.starting and self.failure is None:
                     patience = self.start_seconds if self.started else 0.0
                     waited = time.monotonic() - since
@@ -352,24 +328,20 @@ class WorkerPool:
                 self.lock.wait()
 
     def _start_one(self) -> None:
+        worker, failure = None, None
         try:
             worker = _claim(self.root, self.files, self.memory_mb) or Worker(self.root, self.files, self.memory_mb)
         except BaseException as exc:  # noqa: BLE001 - said to the threads that wait for a worker
-            with self.lock:
-                self.started -= 1
-                self.starting = False
-                self.failure = exc if isinstance(exc, WorkerFailed) else WorkerFailed(str(exc))
-                self.lock.notify_all()
-            return
+            failure = exc if isinstance(exc, WorkerFailed) else WorkerFailed(str(exc))
         with self.lock:
-            self.starting = False
-            self.failure = None
-            self.start_seconds = worker.start_seconds
-            if self.closed:
-                self.started -= 1
-                worker.close()
-            else:
+            self.starting, self.failure = False, failure
+            if worker is not None and not self.closed:
+                self.start_seconds = worker.start_seconds
                 self.free.append(worker)
+            else:
+                self.started -= 1
+                if worker is not None:
+                    worker.close()
             self.lock.notify_all()
 
     def give(self, worker: Worker) -> None:
@@ -391,9 +363,8 @@ class WorkerPool:
 
 
 # -- started ahead -----------------------------------------------------------------------------------
-# `trous grade` knows the course's graders before it reads a single copy: a worker started then
-# collects them (half a second of CPU) while the copies are read and the sandboxes start, instead of
-# after, when the grading waits for it. The first pool on the same graders takes it.
+# `trous grade` starts a worker collecting the graders while the copies are read and the sandboxes
+# start; the first pool on the same graders takes it.
 _ahead: dict[tuple, Future] = {}
 _ahead_lock = threading.Lock()
 
@@ -423,8 +394,8 @@ def start_ahead(root: Path, files: list[Path], memory_mb: int | None = None) -> 
 
 
 def _claim(root: Path, files: list[Path], memory_mb: int | None) -> Worker | None:
-    """The worker started ahead on these graders, once collected; None when there is none or its
-    start failed (a new start then fails the same way and says why)."""
+    """The worker started ahead on these graders; None when there is none or its start failed (a new
+    start then fails the same way and says why)."""
     with _ahead_lock:
         future = _ahead.pop(_key(root, files, memory_mb), None)
     if future is None:
