@@ -1,22 +1,15 @@
-"""The nbgrader course graded on its own, wherever it lives (a hub, another disk), without the course
-directory it was built from.
+"""The nbgrader course graded on its own, wherever it lives, without the course directory it was
+built from.
 
-`trous nbgrader build` leaves `trous-cours.json` at the course's root: the trous version that built
-it, the order of its assignments and exercises, the grader fingerprint (a hash of that version and
-of every exercise's hidden bundle, the reference solution and hidden grader that the grade cells
-carry), and a hash of each source notebook as written. `trous grade .` then rebuilds the course
-from the source notebooks' grade cells (bundle.materialize_course) and refuses, before reading any
-copy, when it cannot promise the grades nbgrader would give:
-
-- another trous version than the one that built the course (its engine may grade differently);
-- hidden data changed in a source notebook since the build (the fingerprint differs);
-- a grade cell whose points disagree with the blank's points in course.yaml (as built);
-- nbgrader's gradebook holding other grade cells than the source notebooks (generate_assignment
-  not run again after a rebuild): nbgrader autograde would grade with those;
-- with `-C COURSE`: a course whose files differ from what the nbgrader course distributed.
-
-Every refusal names both sides and says what to run. Reading is cheap (JSON and one literal per
-exercise, never nbgrader or jupytext), so that `trous grade` starts fast.
+`trous nbgrader build` leaves `trous-cours.json` at the course's root: the trous version, the order
+of assignments and exercises, the grader fingerprint (that version and every exercise's hidden
+bundle, which the grade cells carry), and a hash of each source notebook. `trous grade .` rebuilds
+the course from the source notebooks' grade cells and refuses, before reading any copy, when it
+cannot promise the grades nbgrader would give: another trous version, hidden data changed since the
+build, a grade cell's points other than course.yaml's, nbgrader's gradebook holding other grade
+cells (generate_assignment not run again), or with `-C COURSE` a course that differs from what was
+distributed. Every refusal names both sides and says what to run. Only JSON and one literal per
+exercise are read (never nbgrader or jupytext), so that `trous grade` starts fast.
 """
 
 from __future__ import annotations
@@ -34,7 +27,7 @@ import trous
 
 from ..core.course import Course, CourseError, Exercise
 from ..core.wording import count
-from .bundle import Bundle, hidden_calls, materialize_course
+from .bundle import Bundle, cell_source, hidden_calls, materialize_course
 
 MANIFEST = "trous-cours.json"
 FORMAT = 1
@@ -59,7 +52,6 @@ def grader_fingerprint(bundles: list[Bundle], version: str = trous.__version__) 
     return h.hexdigest()
 
 
-# -- the manifest ----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Built:
     """One exercise as the build wrote it."""
@@ -108,7 +100,6 @@ def read_manifest(root: Path) -> dict | None:
     return data
 
 
-# -- the source notebooks --------------------------------------------------------------------------
 @dataclass
 class SourceExercise:
     """What a source notebook says about its exercise."""
@@ -121,11 +112,6 @@ class SourceExercise:
 
 
 _read: dict[tuple, SourceExercise] = {}
-
-
-def _source(cell: dict) -> str:
-    source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else str(source)
 
 
 def read_source(path: Path, shown: str | None = None) -> SourceExercise:
@@ -148,7 +134,7 @@ def read_source(path: Path, shown: str | None = None) -> SourceExercise:
         meta = ((cell.get("metadata") or {}).get("nbgrader") or {}) if isinstance(cell, dict) else {}
         if not meta.get("grade") or cell.get("cell_type") != "code":
             continue
-        source = _source(cell)
+        source = cell_source(cell)
         for line in source.split("\n"):
             if not line.startswith("corriger_trou("):
                 continue
@@ -207,28 +193,30 @@ def check_points(source: SourceExercise, shown: str) -> list[str]:
     return problems
 
 
-# -- nbgrader's gradebook --------------------------------------------------------------------------
-def gradebook_cells(root: Path) -> dict[tuple[str, str, str], tuple[float, str | None]] | None:
-    """(assignment, notebook, cell) → (max score, stored source) of every grade cell nbgrader's gradebook
-    holds (recorded by generate_assignment), read-only; None when there is no readable gradebook."""
+def gradebook_rows(root: Path, query: str) -> list[tuple] | None:
+    """The rows of a query on nbgrader's gradebook, read-only; None when there is no gradebook, or
+    another schema (nbgrader's own checks then apply when the grades are written)."""
     path = Path(root) / "gradebook.db"
     if not path.is_file():
         return None
     try:
         connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            return connection.execute(query).fetchall()
+        finally:
+            connection.close()
     except sqlite3.Error:
         return None
-    try:
-        rows = connection.execute(
-            "SELECT a.name, n.name, b.name, g.max_score, s.source FROM grade_cells g "
-            "JOIN base_cell b ON b.id = g.id JOIN notebook n ON n.id = b.notebook_id "
-            "JOIN assignment a ON a.id = n.assignment_id "
-            "LEFT JOIN source_cell s ON s.name = b.name AND s.notebook_id = b.notebook_id").fetchall()
-    except sqlite3.Error:
-        return None  # another schema: nbgrader's own checks apply when the grades are written
-    finally:
-        connection.close()
-    return {(a, n, c): (float(score), source) for a, n, c, score, source in rows}
+
+
+def gradebook_cells(root: Path) -> dict[tuple[str, str, str], tuple[float, str | None]] | None:
+    """(assignment, notebook, cell) → (max score, stored source) of every grade cell nbgrader's gradebook
+    holds (recorded by generate_assignment)."""
+    rows = gradebook_rows(root, "SELECT a.name, n.name, b.name, g.max_score, s.source FROM grade_cells g "
+                                "JOIN base_cell b ON b.id = g.id JOIN notebook n ON n.id = b.notebook_id "
+                                "JOIN assignment a ON a.id = n.assignment_id "
+                                "LEFT JOIN source_cell s ON s.name = b.name AND s.notebook_id = b.notebook_id")
+    return None if rows is None else {(a, n, c): (float(score), source) for a, n, c, score, source in rows}
 
 
 def check_gradebook(root: Path, sources: dict[str, tuple[str, SourceExercise]]) -> list[str]:
@@ -261,7 +249,6 @@ def check_gradebook(root: Path, sources: dict[str, tuple[str, SourceExercise]]) 
     return problems
 
 
-# -- the course, rebuilt ---------------------------------------------------------------------------
 _built: dict[tuple, Course] = {}
 _roots: list[Path] = []
 
@@ -386,39 +373,3 @@ def _legacy(root: Path, given: Course) -> Course:
         raise StandaloneError("ce cours nbgrader ne peut pas être corrigé tel quel :\n  " + "\n  ".join(problems)
                               + "\nreconstruisez-le : " + REBUILD.format(root=root))
     return given
-
-
-# -- a student's folder ----------------------------------------------------------------------------
-def course_from_notebooks(folder: str | Path) -> tuple[Course, dict[str, str]]:
-    """The course the exercise notebooks of a student's folder describe (their check cells' public
-    bundles: templates and public checks, no solution), and each exercise's notebook name. For the
-    course's own notebook (course.yaml's `explorer:`) released with an assignment, where no course
-    directory exists."""
-    from .bundle import check_bundle_of  # noqa: PLC0415
-
-    folder = Path(folder)
-    found: dict[str, tuple[Bundle, str]] = {}
-    for path in sorted(folder.glob("*.ipynb")):
-        try:
-            cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
-        except (OSError, ValueError, AttributeError):
-            continue
-        for cell in cells if isinstance(cells, list) else []:
-            bundle = check_bundle_of(cell) if isinstance(cell, dict) else None
-            if bundle is not None and bundle.exercise_id not in found:
-                found[bundle.exercise_id] = (bundle, path.name)
-                break
-    if not found:
-        raise StandaloneError(f"{folder} : aucun carnet d'exercice de trous ici (ni course.yaml)")
-    order: list[tuple[str, list[str]]] = []
-    for exercise_id in sorted(found):
-        assignment = found[exercise_id][0].assignment.get("id")
-        if not order or order[-1][0] != assignment:
-            order.append((assignment, []))
-        order[-1][1].append(exercise_id)
-    key = ("carnets", str(folder.resolve()), tuple(sorted((e, b.digest) for e, (b, _) in found.items())))
-    if key not in _built:
-        where = Path(tempfile.mkdtemp(prefix="trous-carnets-eleve-"))
-        _roots.append(where)
-        _built[key] = materialize_course([b for b, _ in found.values()], order, where)
-    return _built[key], {e: name for e, (_, name) in found.items()}
