@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .answers import pieces
 from .bundle import Bundle
 
 _MARKER = re.compile(r"^# %%(?P<rest>.*)$")
@@ -58,22 +59,11 @@ def _quote(code: str, width: int = 40) -> str:
 
 def cell_map(bundle: Bundle, answers: dict[str, str]) -> CellMap:
     """The text `answers.exercise_text(bundle, answers)` gives, with its cells located."""
-    parts: list[tuple[str, str | None]] = []  # (text, answer cell label or None)
-    position = 0
-    template = bundle.template
-    for number, cell in enumerate(bundle.cells, start=1):
-        start = template.find(cell.template, position)
-        if start < 0:
-            raise ValueError(f"{bundle.exercise_id} : cellule {cell.grade_id} introuvable dans le modèle")
-        parts.append((template[position:start], None))
-        parts.append((answers.get(cell.grade_id, "").replace("\r\n", "\n"), f"la cellule de réponse {number}"))
-        position = start + len(cell.template)
-    parts.append((template[position:], None))
     text, spans, line = "", [], 1
-    for chunk, label in parts:
-        if label is not None:
+    for chunk, number in pieces(bundle, answers):
+        if number is not None:
             count = chunk.count("\n") + (0 if chunk.endswith("\n") or not chunk else 1)
-            spans.append(Span(line, max(count, 1), label))
+            spans.append(Span(line, max(count, 1), f"la cellule de réponse {number}"))
         else:
             spans += _given_cells(chunk, line)
         text += chunk

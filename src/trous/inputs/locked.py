@@ -16,6 +16,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from .answers import last_cells, nbgrader_meta
+from .bundle import cell_source
+
 # nbgrader's ClearHiddenTests delimiters (found anywhere in a line); notebooks.py writes them after « ### »
 HIDDEN_BEGIN, HIDDEN_END = "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"
 RESTORED = "rétablie telle que distribuée, la note n'en dépend pas (nbgrader la rétablit aussi)"
@@ -29,16 +32,6 @@ class LockedCell:
     texts: tuple[str, ...]  # the source notebook's text, and the released one
     points: float | None  # a grade cell's points
     locked: bool = True
-
-
-def _text(cell: dict) -> str:
-    source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else str(source)
-
-
-def _meta(cell: dict) -> dict:
-    meta = (cell.get("metadata") or {}).get("nbgrader") if isinstance(cell.get("metadata"), dict) else None
-    return meta if isinstance(meta, dict) else {}
 
 
 def released(text: str) -> str:
@@ -66,9 +59,9 @@ def source_cells(path: Path) -> dict[str, LockedCell]:
             cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
             found = {}
             for cell in cells if isinstance(cells, list) else []:
-                meta = _meta(cell) if isinstance(cell, dict) else {}
+                meta = nbgrader_meta(cell) if isinstance(cell, dict) else {}
                 if isinstance(meta.get("grade_id"), str) and any(meta.get(f) for f in ("grade", "solution", "locked")):
-                    text = _text(cell)
+                    text = cell_source(cell)
                     points = float(meta["points"]) if meta.get("grade") and "points" in meta else None
                     found[meta["grade_id"]] = LockedCell(cell.get("cell_type", ""), (text, released(text)), points,
                                                          bool(meta.get("locked")))
@@ -88,15 +81,7 @@ def _points(value) -> float | None:
 def changes(cells: list[dict], locked: dict[str, LockedCell], shown: str) -> list[str]:
     """French notes on the locked cells of a submitted notebook (`cells`, as read) that differ from
     the source's, deleted grade cells, and nbgrader cells present more than once."""
-    kept: dict[str, dict] = {}
-    copies: dict[str, int] = {}
-    for cell in reversed(cells):
-        meta = _meta(cell)
-        grade_id = meta.get("grade_id")
-        if not isinstance(grade_id, str) or not (meta.get("grade") or meta.get("solution") or meta.get("locked")):
-            continue
-        copies[grade_id] = copies.get(grade_id, 0) + 1
-        kept.setdefault(grade_id, cell)
+    kept, copies = last_cells(cells)
     notes = []
     for grade_id, n in copies.items():
         if n > 1:
@@ -108,8 +93,8 @@ def changes(cells: list[dict], locked: dict[str, LockedCell], shown: str) -> lis
             if expected.points is not None:
                 notes.append(f"{shown} : cellule verrouillée {grade_id} supprimée : {RESTORED}")
             continue
-        meta, what = _meta(cell), []
-        if expected.locked and _text(cell) not in expected.texts:
+        meta, what = nbgrader_meta(cell), []
+        if expected.locked and cell_source(cell) not in expected.texts:
             what.append("texte")
         if cell.get("cell_type") != expected.cell_type:
             what.append("type de cellule")

@@ -27,7 +27,7 @@ import trous
 
 from ..core.course import Course, CourseError, Exercise
 from ..core.wording import count
-from .bundle import Bundle, cell_source, hidden_calls, materialize_course
+from .bundle import Bundle, cell_source, check_bundle_of, hidden_calls, materialize_course
 
 MANIFEST = "trous-cours.json"
 FORMAT = 1
@@ -373,3 +373,35 @@ def _legacy(root: Path, given: Course) -> Course:
         raise StandaloneError("ce cours nbgrader ne peut pas être corrigé tel quel :\n  " + "\n  ".join(problems)
                               + "\nreconstruisez-le : " + REBUILD.format(root=root))
     return given
+
+
+def course_from_notebooks(folder: str | Path) -> tuple[Course, dict[str, str]]:
+    """The course the exercise notebooks of a student's folder describe (their check cells' public
+    bundles, no solution), and each exercise's notebook name: for the course's own notebook
+    (course.yaml's `explorer:`), released where no course directory exists."""
+    folder = Path(folder)
+    found: dict[str, tuple[Bundle, str]] = {}
+    for path in sorted(folder.glob("*.ipynb")):
+        try:
+            cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
+        except (OSError, ValueError, AttributeError):
+            continue
+        for cell in cells if isinstance(cells, list) else []:
+            bundle = check_bundle_of(cell) if isinstance(cell, dict) else None
+            if bundle is not None and bundle.exercise_id not in found:
+                found[bundle.exercise_id] = (bundle, path.name)
+                break
+    if not found:
+        raise StandaloneError(f"{folder} : aucun carnet d'exercice de trous ici (ni course.yaml)")
+    order: list[tuple[str, list[str]]] = []
+    for exercise_id in sorted(found):
+        assignment = found[exercise_id][0].assignment.get("id")
+        if not order or order[-1][0] != assignment:
+            order.append((assignment, []))
+        order[-1][1].append(exercise_id)
+    key = ("carnets", str(folder.resolve()), tuple(sorted((e, b.digest) for e, (b, _) in found.items())))
+    if key not in _built:
+        where = Path(tempfile.mkdtemp(prefix="trous-carnets-eleve-"))
+        _roots.append(where)
+        _built[key] = materialize_course([b for b, _ in found.values()], order, where)
+    return _built[key], {e: name for e, (_, name) in found.items()}
