@@ -1,12 +1,9 @@
 """Where the lines of an exercise rebuilt from a notebook are, in the notebook.
 
-The engine and the self-check speak of lines of the exercise text (answers.exercise_text: the
-template with the student's answer cells in place). A notebook user never saw that file: messages
-must say « ligne 3 de la cellule de réponse 1 », the name the notebook gives the cell (a locked
-line above each answer cell), or name a locked code cell by its first line.
-
-`CellMap` has what `notebooks.report.NotebookReport` asks of a snapshot (`text`, `stale`, `where`,
-`describe`), so the check cell renders with the same report as `trous lab`.
+The engine speaks of lines of the exercise text (answers.exercise_text), a file a notebook user
+never saw: messages must say « ligne 3 de la cellule de réponse 1 », or name a locked code cell by
+its first line. `CellMap` has what `notebooks.report.NotebookReport` asks of a snapshot, so the
+check cell renders with the same report as `trous lab`.
 """
 
 from __future__ import annotations

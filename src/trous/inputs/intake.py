@@ -312,16 +312,16 @@ def student_id(name: str) -> str:
 
 
 # -- a student's files, whatever holds them -------------------------------------------------------
-FILE, LINK, OTHER_KIND, REFUSED_KIND, SKIPPED = "file", "link", "other", "refused", "skipped"
+FILE, LINK, OTHER_KIND, REFUSED_KIND, SKIPPED = "file", "link", "other", "refused", "skipped"  # LINK: _scan only
 
 
 @dataclass
 class Entry:
     parts: tuple[str, ...]  # path relative to the student's root (or to the archive, before grouping)
-    kind: str  # FILE, LINK, OTHER_KIND (device, fifo…), REFUSED_KIND or SKIPPED (note says why)
+    kind: str  # FILE, OTHER_KIND (device, fifo…), REFUSED_KIND or SKIPPED (note says why)
     size: int = 0
     read: Callable[[int], bytes] | None = None  # at most n bytes; FILE only
-    note: str = ""  # why it was refused or skipped, or where a link points
+    note: str = ""  # why it was refused or skipped
     mtime: float | None = None  # last modification (seconds since the epoch), when known
     label: str = ""  # how to show it when `parts` cannot (an unsafe archive name)
     folder: bool = False  # SKIPPED: a whole folder
@@ -331,8 +331,7 @@ class Entry:
         return self.label or "/".join(self.parts)
 
     def under(self, prefix: tuple[str, ...]) -> "Entry":
-        label = "/".join(prefix + (self.label,)) if self.label else ""
-        return Entry(prefix + self.parts, self.kind, self.size, self.read, self.note, self.mtime, label, self.folder)
+        return dataclasses.replace(self, parts=prefix + self.parts, label=self.label and "/".join(prefix + (self.label,)))
 
 
 class _Budget:
@@ -361,12 +360,6 @@ def expand(entries: list[Entry], limits: IntakeLimits, budget: _Budget, ledger: 
             continue
         if entry.kind == SKIPPED:
             ledger.ignore(entry.path + ("/" if entry.folder else ""), entry.note, FOLDER)
-            continue
-        if entry.kind == LINK:
-            ledger.ignore(entry.path, f"lien symbolique vers {_short(entry.note, 60)} : jamais suivi", REFUSED,
-                          sorter.exercise_of(entry.parts[-1]) if entry.parts else "")
-            continue
-        if not entry.parts:
             continue
         name = entry.parts[-1]
         if entry.kind == FILE and is_zip(name):
@@ -492,7 +485,7 @@ def pick(course: Course, entries: list[Entry], limits: IntakeLimits, ledger: Led
     Returns (files, origins: exercise → path graded)."""
     groups: dict[str, list[tuple[Entry, Match]]] = {}
     for entry in entries:
-        match = matcher.match(entry.parts[-1]) if entry.parts else None
+        match = matcher.match(entry.parts[-1])
         if match is None:
             continue
         if entry.kind != FILE:

@@ -1,13 +1,10 @@
 """What a student changed in a notebook's locked cells, said as a note of the copy.
 
-nbgrader's autograde restores every locked cell (OverwriteCells: text, type, points; RestoreCells:
-whether it is graded) and says so only in the teacher's log (« Attribute 'checksum' … has changed! »);
-of an answer cell, it restores the type and whether it is graded. The grade never depends on any of
-it (the engine grades the answer cells' text inside the released exercise), but the student and the
-teacher should know: `trous grade` names each change in the copy's notes (terminal, page, JSON).
-The cells are read as nbgrader reads them: of cells sharing a grade_id, the last one counts
-(DeduplicateIds); a locked cell is unchanged when it holds the source's text or the released one
-(hidden tests removed).
+nbgrader's autograde restores every locked cell (text, type, points, whether it is graded) and, of
+an answer cell, the type and whether it is graded, saying so only in the teacher's log. The grade
+never depends on it, but the student and the teacher should know. The cells are read as nbgrader
+reads them (answers.last_cells); a locked cell is unchanged when it holds the source's text or the
+released one (hidden tests removed).
 """
 
 from __future__ import annotations

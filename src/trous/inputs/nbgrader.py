@@ -31,10 +31,14 @@ without_iri_grammars()  # whatever imports nbformat later in this process (sessi
 _bundles: dict[tuple, Bundle] = {}
 
 
+def _source(root: Path, exercise: Exercise) -> Path:
+    return root / "source" / exercise.assignment.id / f"{exercise.id}.ipynb"
+
+
 def _public_bundle(exercise: Exercise, root: Path | None = None) -> Bundle:
     """The exercise's public bundle: the one the nbgrader course's source notebook carries (what was
     released), else built from the course (jupytext, slower to import)."""
-    source = root / "source" / exercise.assignment.id / f"{exercise.id}.ipynb" if root else None
+    source = _source(root, exercise) if root else None
     if source is not None and source.is_file():
         try:
             return standalone.read_source(source).bundle.public()
@@ -68,8 +72,7 @@ def notebook_exercise(exercise: Exercise, data: bytes, shown: str, notes: list[s
     if missing:
         notes.append(f"{shown} : cellule(s) de réponse supprimée(s) : {', '.join(missing)}")
     if root is not None:
-        source = root / "source" / exercise.assignment.id / f"{exercise.id}.ipynb"
-        notes.extend(locked.changes(cells, locked.source_cells(source), shown))
+        notes.extend(locked.changes(cells, locked.source_cells(_source(root, exercise)), shown))
     return answers.exercise_text(bundle, found).encode("utf-8", "surrogatepass")
 
 

@@ -27,6 +27,7 @@ import trous
 
 from ..core.course import Course, CourseError, Exercise
 from ..core.wording import count
+from .answers import nbgrader_meta
 from .bundle import Bundle, cell_source, check_bundle_of, hidden_calls, materialize_course
 
 MANIFEST = "trous-cours.json"
@@ -128,10 +129,11 @@ def read_source(path: Path, shown: str | None = None) -> SourceExercise:
         raise StandaloneError(f"{shown} : carnet source absent") from None
     except (OSError, ValueError, AttributeError) as exc:
         raise StandaloneError(f"{shown} : carnet source illisible ({exc})") from None
+    rebuild = REBUILD.format(root=path.parent.parent.parent)
     found: SourceExercise | None = None
     calls: dict[str, str] = {}  # blank id → the text of its hidden call, after the blank id
     for cell in cells if isinstance(cells, list) else []:
-        meta = ((cell.get("metadata") or {}).get("nbgrader") or {}) if isinstance(cell, dict) else {}
+        meta = nbgrader_meta(cell) if isinstance(cell, dict) else {}
         if not meta.get("grade") or cell.get("cell_type") != "code":
             continue
         source = cell_source(cell)
@@ -141,8 +143,7 @@ def read_source(path: Path, shown: str | None = None) -> SourceExercise:
             parsed = hidden_calls(line)
             if not parsed:
                 raise StandaloneError(f"{shown}, cellule {meta.get('grade_id')} : données de correction illisibles "
-                                      "(cellule cachée modifiée à la main ?) ; reconstruisez : " + REBUILD.format(
-                                          root=path.parent.parent.parent))
+                                      "(cellule cachée modifiée à la main ?) ; reconstruisez : " + rebuild)
             blank_id, data = parsed[0]
             if found is None:
                 try:
@@ -158,8 +159,7 @@ def read_source(path: Path, shown: str | None = None) -> SourceExercise:
                               "trous nbgrader build)")
     if len(set(calls.values())) > 1:
         raise StandaloneError(f"{shown} : les cellules de correction ne portent pas toutes le même corrigé "
-                              "(cellules cachées modifiées à la main ?) ; reconstruisez : "
-                              + REBUILD.format(root=path.parent.parent.parent))
+                              "(cellules cachées modifiées à la main ?) ; reconstruisez : " + rebuild)
     _read[key] = found
     return found
 
@@ -250,15 +250,15 @@ def check_gradebook(root: Path, sources: dict[str, tuple[str, SourceExercise]]) 
 
 
 _built: dict[tuple, Course] = {}
-_roots: list[Path] = []
 
 
-def _cleanup() -> None:
-    for path in _roots:
-        shutil.rmtree(path, ignore_errors=True)
-
-
-atexit.register(_cleanup)
+def _materialized(key: tuple, prefix: str, bundles: list[Bundle], order: list[tuple[str, list[str]]]) -> Course:
+    """The course of these bundles, written once per process in a folder removed at exit."""
+    if key not in _built:
+        where = tempfile.mkdtemp(prefix=prefix)
+        atexit.register(shutil.rmtree, where, ignore_errors=True)
+        _built[key] = materialize_course(bundles, order, where)
+    return _built[key]
 
 
 def _compare(given: Course, bundles: list[Bundle]) -> list[str]:
@@ -342,15 +342,10 @@ def load(root: str | Path, given: str | Path | None = None) -> Course:
                                   "nbgrader corrige avec ce qu'il a distribué) :\n  " + "\n  ".join(differ)
                                   + "\npour corriger avec le cours : " + REBUILD.format(root=root)
                                   + ", puis nbgrader generate_assignment --force ; sinon, corrigez sans -C")
-    key = (str(root), data.get("empreinte"))
-    if key not in _built:
-        where = Path(tempfile.mkdtemp(prefix="trous-cours-nbgrader-"))
-        _roots.append(where)
-        try:
-            _built[key] = materialize_course(bundles, order, where)
-        except CourseError as exc:
-            raise StandaloneError(f"{root} : cours illisible ({exc})") from None
-    return _built[key]
+    try:
+        return _materialized((str(root), data.get("empreinte")), "trous-cours-nbgrader-", bundles, order)
+    except CourseError as exc:
+        raise StandaloneError(f"{root} : cours illisible ({exc})") from None
 
 
 def _legacy(root: Path, given: Course) -> Course:
@@ -400,8 +395,5 @@ def course_from_notebooks(folder: str | Path) -> tuple[Course, dict[str, str]]:
             order.append((assignment, []))
         order[-1][1].append(exercise_id)
     key = ("carnets", str(folder.resolve()), tuple(sorted((e, b.digest) for e, (b, _) in found.items())))
-    if key not in _built:
-        where = Path(tempfile.mkdtemp(prefix="trous-carnets-eleve-"))
-        _roots.append(where)
-        _built[key] = materialize_course([b for b, _ in found.values()], order, where)
-    return _built[key], {e: name for e, (_, name) in found.items()}
+    course = _materialized(key, "trous-carnets-eleve-", [b for b, _ in found.values()], order)
+    return course, {e: name for e, (_, name) in found.items()}
