@@ -84,7 +84,7 @@ def of(exercise: Exercise, cells: list[AnswerCell], hidden: bool) -> Bundle:
                   "source": exercise.assignment.source}
     entry = exercise.spec.model_dump(mode="json", exclude_none=True)
     for blank, spec in zip(entry["blanks"], exercise.blanks):
-        blank["hint"] = spec.hints[0]  # feedback shows the first hint only; the later ones come close to the answer
+        blank["hint"] = spec.hints[0]  # the one feedback shows; the later ones come close to the answer
     read = lambda p: p.read_text(encoding="utf-8")  # noqa: E731
     return Bundle(info, limits, assignment, entry, read(exercise.template_path), read(exercise.checks_path),
                   tuple(cells), read(exercise.solution_path) if hidden else None,
@@ -102,7 +102,8 @@ def _write(root: Path, first: Bundle, assignments: list[dict], bundles: list[Bun
         ex = bundle.exercise_id
         files[f"{TEMPLATES_DIR}/{ex}.py"], files[f"exercises/test_{ex}.py"] = bundle.template, bundle.checks
         if hidden:
-            files[f"solutions/{ex}.py"], files[f"graders/test_{ex}.py"] = bundle.solution or "", bundle.grader or ""
+            files[f"solutions/{ex}.py"] = bundle.solution or ""
+            files[f"graders/test_{ex}.py"] = bundle.grader or ""
     for rel, text in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text, encoding="utf-8")
@@ -111,7 +112,8 @@ def _write(root: Path, first: Bundle, assignments: list[dict], bundles: list[Bun
 def materialize(bundle: Bundle, root: str | Path) -> Exercise:
     """Write the bundle as a course directory with this one exercise; the student's file is
     `exercises/<id>.py` (the caller writes it), the template a pristine copy beside it."""
-    _write(Path(root), bundle, [{**bundle.assignment, "exercises": [bundle.exercise]}], [bundle], bundle.hidden)
+    assignments = [{**bundle.assignment, "exercises": [bundle.exercise]}]
+    _write(Path(root), bundle, assignments, [bundle], bundle.hidden)
     return Course.load(root).exercise(bundle.exercise_id)
 
 

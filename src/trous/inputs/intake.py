@@ -84,7 +84,7 @@ class Intake:
     warnings: list[str] = field(default_factory=list)
     ignored: list[IgnoredFile] = field(default_factory=list)
     # Which copies are which Moodle participants: what the worksheet and the feedback zip are written from.
-    moodle: "moodlefolders.Copies | None" = None
+    moodle: moodlefolders.Copies | None = None
 
 
 @dataclass(frozen=True)
@@ -312,7 +312,8 @@ def student_id(name: str) -> str:
 
 
 # -- a student's files, whatever holds them -------------------------------------------------------
-FILE, LINK, OTHER_KIND, REFUSED_KIND, SKIPPED = "file", "link", "other", "refused", "skipped"  # LINK: _scan only
+# LINK only in _scan's listings: links never become entries.
+FILE, LINK, OTHER_KIND, REFUSED_KIND, SKIPPED = "file", "link", "other", "refused", "skipped"
 
 
 @dataclass
@@ -331,7 +332,8 @@ class Entry:
         return self.label or "/".join(self.parts)
 
     def under(self, prefix: tuple[str, ...]) -> "Entry":
-        return dataclasses.replace(self, parts=prefix + self.parts, label=self.label and "/".join(prefix + (self.label,)))
+        label = self.label and "/".join(prefix + (self.label,))
+        return dataclasses.replace(self, parts=prefix + self.parts, label=label)
 
 
 class _Budget:
@@ -621,7 +623,8 @@ def _scan(root: Path, rel: tuple[str, ...], keep: Callable[[str], bool]) -> list
     def one(d: os.DirEntry) -> tuple[str, str, os.stat_result | None]:
         if d.is_symlink():
             return d.name, LINK, None
-        kind = "dir" if d.is_dir(follow_symlinks=False) else FILE if d.is_file(follow_symlinks=False) else OTHER_KIND
+        kind = ("dir" if d.is_dir(follow_symlinks=False) else FILE if d.is_file(follow_symlinks=False)
+                else OTHER_KIND)
         return d.name, kind, d.stat(follow_symlinks=False) if kind != OTHER_KIND and keep(d.name) else None
 
     fd = _open_dir(root, rel) if _AT else None
@@ -698,14 +701,16 @@ def _results_notes(folder: Path, ledger: Ledger) -> None:
         ledger.note("ce dossier porte une marque de dossier de résultats de trous qui désigne un autre "
                     "dossier (copiée ?) : corrigé comme une copie")
     elif found := [n for n in RESULTS_FILES if (folder / n).is_file() and not (folder / n).is_symlink()]:
-        ledger.note(f"ce dossier ressemble à des résultats de trous ({', '.join(found)}) mais n'en porte pas la "
-                    "marque : corrigé comme une copie (si ce sont des résultats, sors-le du dossier des copies)")
+        ledger.note(f"ce dossier ressemble à des résultats de trous ({', '.join(found)}) mais n'en porte "
+                    "pas la marque : corrigé comme une copie (si ce sont des résultats, sors-le du dossier "
+                    "des copies)")
 
 
 def _moodle_plugin(ledger: Ledger, shown: str, plugin: str) -> None:
     plugin = MOODLE_PLUGINS.get(plugin, plugin)
     # Ranked with the files a teacher must see: a student who typed the work there has 0.
-    ledger.ignore(shown, f"remise « {plugin} » de Moodle : seuls les fichiers déposés sont corrigés", ARCHIVE)
+    ledger.ignore(shown, f"remise « {plugin} » de Moodle : seuls les fichiers déposés sont corrigés",
+                  ARCHIVE)
 
 
 def _order(student: str) -> tuple:
@@ -762,8 +767,9 @@ def load_folder(root: Path, course: Course, limits: IntakeLimits, results: Path 
                 archive = Entry((name,), FILE, st.st_size, _reader(root, (name,)), mtime=st.st_mtime)
                 entries = _open_nested(archive, limits, budget, ledger)
             if student in seen:
-                intake.ignored.append(IgnoredFile(shown, f"un autre dossier ou .zip donne déjà l'identifiant "
-                                                         f"« {student} » : non corrigé (renomme l'un des deux)"))
+                intake.ignored.append(IgnoredFile(shown, f"un autre dossier ou .zip donne déjà "
+                                                         f"l'identifiant « {student} » : non corrigé "
+                                                         "(renomme l'un des deux)"))
                 continue
             seen.add(student)
             if student != name and student != name[:-4]:
@@ -931,15 +937,17 @@ def load_zip(path: Path, course: Course, limits: IntakeLimits) -> Intake:
                 continue
             if not top or (tops and found is None) or (entry.kind == SKIPPED and len(entry.parts) == 1) or (
                     not tops and len(entry.parts) < 2 and entry.kind != REFUSED_KIND):
-                intake.ignored.append(IgnoredFile(_short(entry.path) + ("/" if entry.folder else ""), printable(
-                    entry.note if entry.kind in (REFUSED_KIND, SKIPPED) else OUTSIDE)))
+                why = entry.note if entry.kind in (REFUSED_KIND, SKIPPED) else OUTSIDE
+                intake.ignored.append(IgnoredFile(_short(entry.path) + ("/" if entry.folder else ""),
+                                                  printable(why)))
                 continue
             if found is not None:
                 key = grouping.key[top]
                 inner = entry.parts[1:] if len(entry.parts) > 1 else (found.rest,) if found.rest else ()
             else:
                 key, inner = student_id(top), entry.parts[1:]
-            _, held, ledger, _ = grouped.setdefault(key, (grouping.names.get(key, ""), [], Ledger(limits), top))
+            name = grouping.names.get(key, "")
+            _, held, ledger, _ = grouped.setdefault(key, (name, [], Ledger(limits), top))
             shown = entry.label or "/".join(inner)
             if found is not None and found.plugin != "file":
                 _moodle_plugin(ledger, shown or top, found.plugin)
@@ -972,7 +980,7 @@ def _looks_like_zip(path: Path) -> bool:
     return path.is_file() and (path.suffix.lower() == ".zip" or zipfile.is_zipfile(path))
 
 
-register(Kind("dossier", "un dossier, un sous-dossier (ou un .zip) par étudiant", lambda p: p.is_dir(), load_folder,
-              takes=("results",)))
+register(Kind("dossier", "un dossier, un sous-dossier (ou un .zip) par étudiant", lambda p: p.is_dir(),
+              load_folder, takes=("results",)))
 register(Kind("moodle", "le .zip « Télécharger tous les travaux remis » de Moodle (ou un .zip de dossiers)",
               _looks_like_zip, load_zip))

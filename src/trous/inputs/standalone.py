@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import atexit
 import hashlib
+import itertools
 import json
 import shutil
 import sqlite3
@@ -64,12 +65,8 @@ class Built:
 
 
 def manifest(course: Course, built: list[Built]) -> dict:
-    assignments: list[dict] = []
-    for item in built:
-        assignment = item.exercise.assignment.id
-        if not assignments or assignments[-1]["id"] != assignment:
-            assignments.append({"id": assignment, "exercices": []})
-        assignments[-1]["exercices"].append(item.exercise.id)
+    assignments = [{"id": a, "exercices": [b.exercise.id for b in items]}
+                   for a, items in itertools.groupby(built, key=lambda b: b.exercise.assignment.id)]
     return {
         "format": FORMAT,
         "explication": "écrit par trous nbgrader build : ce dont trous grade a besoin pour corriger ce cours "
@@ -214,8 +211,8 @@ def gradebook_cells(root: Path) -> dict[tuple[str, str, str], tuple[float, str |
     holds (recorded by generate_assignment)."""
     rows = gradebook_rows(root, "SELECT a.name, n.name, b.name, g.max_score, s.source FROM grade_cells g "
                                 "JOIN base_cell b ON b.id = g.id JOIN notebook n ON n.id = b.notebook_id "
-                                "JOIN assignment a ON a.id = n.assignment_id "
-                                "LEFT JOIN source_cell s ON s.name = b.name AND s.notebook_id = b.notebook_id")
+                                "JOIN assignment a ON a.id = n.assignment_id LEFT JOIN source_cell s "
+                                "ON s.name = b.name AND s.notebook_id = b.notebook_id")
     return None if rows is None else {(a, n, c): (float(score), source) for a, n, c, score, source in rows}
 
 
@@ -252,7 +249,8 @@ def check_gradebook(root: Path, sources: dict[str, tuple[str, SourceExercise]]) 
 _built: dict[tuple, Course] = {}
 
 
-def _materialized(key: tuple, prefix: str, bundles: list[Bundle], order: list[tuple[str, list[str]]]) -> Course:
+def _materialized(key: tuple, prefix: str, bundles: list[Bundle], order: list[tuple[str, list[str]]]
+                  ) -> Course:
     """The course of these bundles, written once per process in a folder removed at exit."""
     if key not in _built:
         where = tempfile.mkdtemp(prefix=prefix)
@@ -388,12 +386,8 @@ def course_from_notebooks(folder: str | Path) -> tuple[Course, dict[str, str]]:
                 break
     if not found:
         raise StandaloneError(f"{folder} : aucun carnet d'exercice de trous ici (ni course.yaml)")
-    order: list[tuple[str, list[str]]] = []
-    for exercise_id in sorted(found):
-        assignment = found[exercise_id][0].assignment.get("id")
-        if not order or order[-1][0] != assignment:
-            order.append((assignment, []))
-        order[-1][1].append(exercise_id)
+    by_assignment = itertools.groupby(sorted(found), key=lambda e: found[e][0].assignment.get("id"))
+    order = [(a, list(ids)) for a, ids in by_assignment]
     key = ("carnets", str(folder.resolve()), tuple(sorted((e, b.digest) for e, (b, _) in found.items())))
     course = _materialized(key, "trous-carnets-eleve-", [b for b, _ in found.values()], order)
     return course, {e: name for e, (_, name) in found.items()}
