@@ -178,3 +178,33 @@ def test_the_table_fits_the_terminal_and_cuts_nothing(course, width):
         total = sum(e.points for e in course.exercises if e.assignment.id == assignment.id)
         assert assignment.id in flat and f"/{total:g}" in text
     assert text.count("nonrendu") + flat.count("nonrendu") >= 3  # bob's three other assignments
+
+
+def test_one_nbgrader_assignment_reads_only_its_own_moodle_folders(course, tmp_path, monkeypatch):
+    """zip_collect leaves each assignment's Moodle folders in downloaded/<assignment>/extracted/: a
+    participant number of another assignment is another participant, never a conflict of this one."""
+    pytest.importorskip("nbgrader")
+    from trous.inputs import intake, nbgrader  # noqa: F401 - the nbgrader input kind, as `trous grade` loads it
+    from trous.outputs import run
+
+    (tmp_path / "nbgrader_config.py").write_text("c = get_config()\n", encoding="utf-8")
+    (tmp_path / "submitted" / "4711" / "partie5").mkdir(parents=True)
+    (tmp_path / "submitted" / "4711" / "partie5" / "timestamp.txt").write_text("2026-01-01 00:00:00")
+    for assignment, folder in (("partie5", "Camille Durand_4711_assignsubmission_file_"),
+                               ("lecon-attention", "Léo Martin_4711_assignsubmission_file_")):
+        (tmp_path / "downloaded" / assignment / "extracted" / folder).mkdir(parents=True)
+    chosen = intake.load(tmp_path, course, assignments=["partie5"]).moodle
+    assert chosen.conflicts == {} and chosen.participants["4711"].name == "Camille Durand"
+    assert "4711" in intake.load(tmp_path, course).moodle.conflicts  # no --devoir: the whole course
+    # `trous grade <course> --devoir partie5` asks for that assignment's folders only.
+    asked = []
+
+    def load(*args, **kw):
+        asked.append(kw.get("assignments"))
+        raise intake.IntakeError("assez")
+
+    monkeypatch.setattr(intake, "load", load)
+    with pytest.raises(intake.IntakeError, match="assez"):
+        run.grade_class(course, run.GradeOptions(tmp_path, results=tmp_path / "r", scheduler="dask",
+                                                 assignments=["partie5"]))
+    assert asked == [["partie5"]]

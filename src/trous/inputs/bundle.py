@@ -1,13 +1,11 @@
 """What a notebook carries about its exercise, so that it can be checked and graded without the course.
 
-The *public* bundle (in the check cell, shipped to students): the exercise's description from
-course.yaml (first hint only: the one feedback shows), the course's limits, the template, the public
-checks, and where each answer cell sits in the template. The *hidden* bundle (inside hidden-test
-blocks only, stripped from the release) adds the reference solution and the hidden grader.
-
-`materialize` writes a bundle back as a one-exercise course directory, so that the very same engine
-(`trous.grade.engine.Grader`) and self-check (`trous.checking`) run on it, with the same limits and
-checks as on the full course: the notebook's grades are the engine's grades.
+The *public* bundle (in the check cell, shipped to students): the exercise's course.yaml entry (first
+hint only), the course's limits, the template, the public checks, and where each answer cell sits
+in the template. The *hidden* bundle (in hidden-test blocks only, stripped from the release) adds
+the reference solution and the hidden grader. `materialize` writes a bundle back as a course
+directory, so that the very same engine and self-check run on it: the notebook's grades are the
+engine's grades.
 """
 
 from __future__ import annotations
@@ -78,78 +76,67 @@ class Bundle:
         return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()
 
 
-def _exercise_entry(exercise: Exercise, all_hints: bool) -> dict:
-    entry = exercise.spec.model_dump(mode="json", exclude_none=True)
-    if not all_hints:
-        # Feedback shows the first hint only; the later ones come close to the answer.
-        for blank, spec in zip(entry["blanks"], exercise.blanks):
-            blank["hint"] = spec.hints[0]
-    return entry
-
-
 def of(exercise: Exercise, cells: list[AnswerCell], hidden: bool) -> Bundle:
     course = exercise.course
     info = course.spec.course.model_dump(mode="json")
     limits = course.spec.limits.model_dump(mode="json", exclude_none=True)
     assignment = {"id": exercise.assignment.id, "title": exercise.assignment.title,
                   "source": exercise.assignment.source}
+    entry = exercise.spec.model_dump(mode="json", exclude_none=True)
+    for blank, spec in zip(entry["blanks"], exercise.blanks):
+        blank["hint"] = spec.hints[0]  # the one feedback shows; the later ones come close to the answer
     read = lambda p: p.read_text(encoding="utf-8")  # noqa: E731
-    return Bundle(info, limits, assignment, _exercise_entry(exercise, all_hints=False),
-                  read(exercise.template_path), read(exercise.checks_path), tuple(cells),
-                  read(exercise.solution_path) if hidden else None,
+    return Bundle(info, limits, assignment, entry, read(exercise.template_path), read(exercise.checks_path),
+                  tuple(cells), read(exercise.solution_path) if hidden else None,
                   read(exercise.grader_path) if hidden else None)
+
+
+def _write(root: Path, first: Bundle, assignments: list[dict], bundles: list[Bundle], hidden: bool) -> None:
+    """The bundles as a course directory: course.yaml, templates and public checks, and when `hidden`
+    the solutions and hidden graders."""
+    spec = {"course": first.course, "assignments": assignments}
+    if first.limits:
+        spec["limits"] = first.limits
+    files = {"course.yaml": yaml.safe_dump(spec, allow_unicode=True, sort_keys=False)}
+    for bundle in bundles:
+        ex = bundle.exercise_id
+        files[f"{TEMPLATES_DIR}/{ex}.py"], files[f"exercises/test_{ex}.py"] = bundle.template, bundle.checks
+        if hidden:
+            files[f"solutions/{ex}.py"] = bundle.solution or ""
+            files[f"graders/test_{ex}.py"] = bundle.grader or ""
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
 
 
 def materialize(bundle: Bundle, root: str | Path) -> Exercise:
     """Write the bundle as a course directory with this one exercise; the student's file is
     `exercises/<id>.py` (the caller writes it), the template a pristine copy beside it."""
-    root = Path(root)
-    ex = bundle.exercise_id
-    spec = {"course": bundle.course, "assignments": [{**bundle.assignment, "exercises": [bundle.exercise]}]}
-    if bundle.limits:
-        spec["limits"] = bundle.limits
-    (root / "exercises").mkdir(parents=True, exist_ok=True)
-    (root / TEMPLATES_DIR).mkdir(parents=True, exist_ok=True)
-    (root / "course.yaml").write_text(yaml.safe_dump(spec, allow_unicode=True, sort_keys=False), encoding="utf-8")
-    (root / TEMPLATES_DIR / f"{ex}.py").write_text(bundle.template, encoding="utf-8")
-    (root / "exercises" / f"test_{ex}.py").write_text(bundle.checks, encoding="utf-8")
-    if bundle.hidden:
-        (root / "solutions").mkdir(exist_ok=True)
-        (root / "graders").mkdir(exist_ok=True)
-        (root / "solutions" / f"{ex}.py").write_text(bundle.solution, encoding="utf-8")
-        (root / "graders" / f"test_{ex}.py").write_text(bundle.grader, encoding="utf-8")
-    return Course.load(root).exercise(ex)
+    assignments = [{**bundle.assignment, "exercises": [bundle.exercise]}]
+    _write(Path(root), bundle, assignments, [bundle], bundle.hidden)
+    return Course.load(root).exercise(bundle.exercise_id)
 
 
 def materialize_course(bundles: list[Bundle], order: list[tuple[str, list[str]]], root: str | Path) -> Course:
-    """Write several hidden bundles back as one course directory, the nbgrader course's whole course:
-    its assignments and exercises in `order` ((assignment id, exercise ids)), each exercise with its
-    template, public checks, solution and hidden grader (no student file)."""
-    root = Path(root)
+    """Write hidden bundles back as the nbgrader course's whole course: its assignments and exercises
+    in `order` ((assignment id, exercise ids)), without student files."""
     by_id = {b.exercise_id: b for b in bundles}
-    first = bundles[0]
     assignments = []
     for assignment_id, exercise_ids in order:
         exercises = [by_id[e] for e in exercise_ids]
-        assignments.append({**exercises[0].assignment, "exercises": [b.exercise for b in exercises]})
         if any(b.assignment.get("id") != assignment_id for b in exercises):
             raise ValueError(f"devoir {assignment_id} : un exercice y est rangé sous un autre devoir")
-    spec = {"course": first.course, "assignments": assignments}
-    if first.limits:
-        spec["limits"] = first.limits
-    for folder in ("exercises", TEMPLATES_DIR, "solutions", "graders"):
-        (root / folder).mkdir(parents=True, exist_ok=True)
-    (root / "course.yaml").write_text(yaml.safe_dump(spec, allow_unicode=True, sort_keys=False), encoding="utf-8")
-    for bundle in bundles:
-        ex = bundle.exercise_id
-        (root / TEMPLATES_DIR / f"{ex}.py").write_text(bundle.template, encoding="utf-8")
-        (root / "exercises" / f"test_{ex}.py").write_text(bundle.checks, encoding="utf-8")
-        (root / "solutions" / f"{ex}.py").write_text(bundle.solution or "", encoding="utf-8")
-        (root / "graders" / f"test_{ex}.py").write_text(bundle.grader or "", encoding="utf-8")
+        assignments.append({**exercises[0].assignment, "exercises": [b.exercise for b in exercises]})
+    _write(Path(root), bundles[0], assignments, bundles, hidden=True)
     return Course.load(root)
 
 
 # -- reading the bundles back from cell sources (one-line literal calls, never executed) ---------------
+def cell_source(cell: dict) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
 def _calls(source: str, name: str) -> list[list]:
     found = []
     for line in source.split("\n"):
@@ -179,8 +166,7 @@ def check_bundle_of(cell: dict) -> Bundle | None:
             return Bundle.from_dict(data).public()
         except (ValueError, KeyError, TypeError, IndexError):
             return None
-    source = cell.get("source", "") if isinstance(cell, dict) else ""
-    return check_bundle("".join(source) if isinstance(source, list) else str(source))
+    return check_bundle(cell_source(cell) if isinstance(cell, dict) else "")
 
 
 def check_bundle(source: str) -> Bundle | None:

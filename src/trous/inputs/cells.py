@@ -1,12 +1,9 @@
 """Where the lines of an exercise rebuilt from a notebook are, in the notebook.
 
-The engine and the self-check speak of lines of the exercise text (answers.exercise_text: the
-template with the student's answer cells in place). A notebook user never saw that file: messages
-must say « ligne 3 de la cellule de réponse 1 », the name the notebook gives the cell (a locked
-line above each answer cell), or name a locked code cell by its first line.
-
-`CellMap` has what `notebooks.report.NotebookReport` asks of a snapshot (`text`, `stale`, `where`,
-`describe`), so the check cell renders with the same report as `trous lab`.
+The engine speaks of lines of the exercise text (answers.exercise_text), a file a notebook user
+never saw: messages must say « ligne 3 de la cellule de réponse 1 », or name a locked code cell by
+its first line. `CellMap` has what `notebooks.report.NotebookReport` asks of a snapshot, so the
+check cell renders with the same report as `trous lab`.
 """
 
 from __future__ import annotations
@@ -14,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .answers import pieces
 from .bundle import Bundle
 
 _MARKER = re.compile(r"^# %%(?P<rest>.*)$")
@@ -58,22 +56,11 @@ def _quote(code: str, width: int = 40) -> str:
 
 def cell_map(bundle: Bundle, answers: dict[str, str]) -> CellMap:
     """The text `answers.exercise_text(bundle, answers)` gives, with its cells located."""
-    parts: list[tuple[str, str | None]] = []  # (text, answer cell label or None)
-    position = 0
-    template = bundle.template
-    for number, cell in enumerate(bundle.cells, start=1):
-        start = template.find(cell.template, position)
-        if start < 0:
-            raise ValueError(f"{bundle.exercise_id} : cellule {cell.grade_id} introuvable dans le modèle")
-        parts.append((template[position:start], None))
-        parts.append((answers.get(cell.grade_id, "").replace("\r\n", "\n"), f"la cellule de réponse {number}"))
-        position = start + len(cell.template)
-    parts.append((template[position:], None))
     text, spans, line = "", [], 1
-    for chunk, label in parts:
-        if label is not None:
+    for chunk, number in pieces(bundle, answers):
+        if number is not None:
             count = chunk.count("\n") + (0 if chunk.endswith("\n") or not chunk else 1)
-            spans.append(Span(line, max(count, 1), label))
+            spans.append(Span(line, max(count, 1), f"la cellule de réponse {number}"))
         else:
             spans += _given_cells(chunk, line)
         text += chunk

@@ -1,18 +1,12 @@
 """Which exercise a file is, from its name as students really upload it.
 
-Browsers, Moodle, file managers and JupyterLab rename files: `01_moyenne (1).py` (Chrome, Moodle's file
-picker, Google Drive), `01_moyenne(1).py`, `01_moyenne-1.py` (Safari), `01_moyenne 2.py` and
-`01_moyenne copie.py` (macOS), `01_moyenne - Copie (2).py` (Windows), `01_moyenne (autre copie).py` (GNOME),
-`01_moyenne-Copy1.ipynb` (JupyterLab), `Copie de 01_moyenne.py`, `01_moyenne (conflicted copy …).py`
-(Dropbox), `01_moyenne.py.txt` (Notepad), `01_Moyenne.PY` (case). A name is an exercise's when, once
-those decorations are taken off, what remains is the exercise id, whatever the case.
-
-Exercise ids are `NN_lowercase_and_digits` (course.yaml's rule): they never hold a space, a
-parenthesis or a hyphen, so taking those decorations off can never turn one exercise's name into
-another's. Other words after an id (`01_moyenne_final.py`, `01_moyenne-ancien.py`) are not guessed: such a
-file is named to the student as « nom proche » and left ungraded.
-
-A `.ipynb` is the exercise as a notebook (JupyterLab); it is graded through its `.py` (jupytext).
+Browsers, Moodle, file managers and JupyterLab rename files (`01_moyenne (1).py`, `01_moyenne-1.py`,
+`01_moyenne copie.py`, `01_moyenne - Copie (2).py`, `Copie de 01_moyenne.py`, `01_moyenne-Copy1.ipynb`,
+`01_moyenne.py.txt`, `01_Moyenne.PY`…). A name is an exercise's when, those decorations taken off,
+what remains is the exercise id, whatever the case. Ids (`NN_lowercase_and_digits`) never hold a
+space, a parenthesis or a hyphen, so this never turns one exercise's name into another's. Other
+words after an id (`01_moyenne_final.py`) are not guessed: « nom proche », left ungraded. A `.ipynb`
+is graded through its `.py` (jupytext).
 """
 
 from __future__ import annotations

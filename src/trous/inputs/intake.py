@@ -1,39 +1,32 @@
-"""Turning what the teacher has into `Submission`s: a folder with one sub-folder per student, or the
-`.zip` Moodle's « Télécharger tous les travaux remis » gives.
+"""Turning what the teacher has into `Submission`s: a folder with one sub-folder (or .zip) per
+student, or the `.zip` Moodle's « Télécharger tous les travaux remis » gives.
 
-Every copy is accounted for. Each entry of the input is a student's copy, or is listed with why it
-is not one (`Intake.ignored`): trous's own results folder is recognised by the mark trous writes in
-it (marker.py), never by a file name a student could imitate; a folder holding a `grades.csv` of its
-own, or whose name starts with « . », is graded like any other (with a note when it looks like
-results). In each copy, every file that is not graded is named with why (`Submission.ignored`).
+Every copy is accounted for: each entry of the input is a copy or is listed with why not
+(`Intake.ignored`); trous's own results folder is recognised by its mark (marker.py), never by a
+file name a student could imitate. A copy is walked in full (21 000 files of a virtual environment,
+say), but only the files that can be an exercise (filenames.py) and the student's own archives are
+kept; every other file is named with why (`Submission.ignored`, `IntakeLimits.listed` per reason,
+the others counted). When two files can be one exercise, the newest wins.
 
-The exercises are found first. A copy is walked in full, whatever else it holds (21 000 files of a
-virtual environment, say): each name is classified as it is seen, only the files that can be an
-exercise (filenames.py: `<id>.py`, its notebook, its browser and Moodle renamings, case variants) and
-the student's own archives are kept; the rest is recorded as not graded, and the bounds only limit
-how many of those are named (`IntakeLimits.listed` per reason; the others are counted). When two
-files can be one exercise, the newest wins (file date in a folder, entry date in a zip).
-
-Nothing is ever extracted to disk: archives are read in memory, entry by entry, and only the files
-that can be an exercise and the students' own archives are decompressed. Every untrusted name and
-size is checked first:
-- an entry whose path escapes (`..`, an absolute path, a drive letter) or that is a symbolic link is
+Nothing is extracted to disk, and every untrusted name and size is checked before it is used:
+- an archive entry whose path escapes (`..`, absolute, a drive letter) or that is a symbolic link is
   refused and reported, never read;
-- sizes are bounded (per file, decompressed bytes per archive, archives inside archives, the size of
-  an archive's central directory before zipfile reads it), and an entry that expands far beyond its
+- sizes are bounded (per file, decompressed bytes per archive, archives inside archives, an
+  archive's central directory before zipfile reads it); an entry expanding far beyond its
   compressed size is refused as a zip bomb;
-- in a folder, symbolic links are never followed (each path component is opened with O_NOFOLLOW
-  relative to its parent's descriptor), and only regular files are read, read-only: a student's file
-  is never modified, not even its access time when the system allows it.
-Names shown anywhere go through `safetext.printable` (no terminal escapes, no line breaks); a folder
-whose name is not printable gets an identifier that is (its cleaned name and a short hash).
+- in a folder, symbolic links are never followed (each component is opened with O_NOFOLLOW relative
+  to its parent's descriptor); only regular files are read, read-only, without touching their
+  access time when the system allows it.
+Names shown go through `safetext.printable`; a folder whose name is not printable gets an
+identifier that is (its cleaned name and a short hash).
 
-Inputs are pluggable: `register(Kind(...))` adds a kind (nbgrader's `submitted/` notebooks, say), and
-`load(path, course)` picks the first kind whose `detect` accepts the path.
+Input kinds are pluggable: `register(Kind(...))`; `load` picks the last registered kind whose
+`detect` accepts the path.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import io
@@ -90,9 +83,8 @@ class Intake:
     submissions: list[Submission] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     ignored: list[IgnoredFile] = field(default_factory=list)
-    # Which copies are which Moodle participants (a Moodle archive, its folders unpacked, an nbgrader
-    # course collected from one): what the worksheet and the feedback zip are written from.
-    moodle: "moodlefolders.Copies | None" = None
+    # Which copies are which Moodle participants: what the worksheet and the feedback zip are written from.
+    moodle: moodlefolders.Copies | None = None
 
 
 @dataclass(frozen=True)
@@ -100,12 +92,12 @@ class Kind:
     name: str
     description: str  # French, for `trous grade --help`
     detect: Callable[[Path], bool]
-    load: Callable[[Path, Course, IntakeLimits], Intake]
+    load: Callable[..., Intake]  # (path, course, limits, **the `takes` keywords of `load`)
     # An input that carries its own course (an nbgrader course built by trous): the course to grade it
     # with, given the course directory named with -C (or None); raises IntakeError when it cannot.
     course: Callable[[Path, str | None], Course] | None = None
-    # Where its results go by default, when not next to it (`default_results`).
-    results: Callable[[Path], Path] | None = None
+    results: Callable[[Path], Path] | None = None  # where its results go by default, when not next to it
+    takes: tuple[str, ...] = ()  # keywords of `load` its loader takes: "results", "assignments"
 
 
 KINDS: dict[str, Kind] = {}
@@ -120,8 +112,7 @@ def detected(path: str | Path, kind: str = "auto") -> Kind | None:
     """The kind of input `path` is (None when no kind takes it, or when `kind` is unknown)."""
     if kind != "auto":
         return KINDS.get(kind)
-    path = Path(path)
-    return next((k for k in reversed(list(KINDS.values())) if k.detect(path)), None)
+    return next((k for k in reversed(list(KINDS.values())) if k.detect(Path(path))), None)
 
 
 def carried_course(path: str | Path, kind: str = "auto", given: str | None = None) -> Course | None:
@@ -136,27 +127,21 @@ def carried_results(path: str | Path, kind: str = "auto") -> Path | None:
 
 
 def load(path: str | Path, course: Course, kind: str = "auto", limits: IntakeLimits | None = None, *,
-         results: Path | None = None) -> Intake:
-    """`results`: the folder this run writes its results in; if it lies among the copies, it is
-    listed as such (even before it carries trous's mark, written by older versions)."""
+         results: Path | None = None, assignments: list[str] | None = None) -> Intake:
+    """`results`: the folder this run writes its results in (listed as such if it lies among the
+    copies, even before it carries trous's mark); `assignments`: those chosen with --devoir."""
     path = Path(path)
-    limits = limits or IntakeLimits()
     if not path.exists() and not path.is_symlink():
         raise IntakeError(f"{path} : introuvable (attendu : un dossier avec un sous-dossier par étudiant, "
                           "ou le .zip de Moodle)")
-    if kind != "auto":
-        if kind not in KINDS:
-            raise IntakeError(f"type d'entrée inconnu « {kind} » (possibles : {', '.join(KINDS)})")
-        chosen = KINDS[kind]
-    else:
-        found = [k for k in reversed(list(KINDS.values())) if k.detect(path)]
-        if not found:
-            raise IntakeError(f"{path} : ni un dossier de copies ni une archive .zip "
-                              f"(types reconnus : {', '.join(KINDS)})")
-        chosen = found[0]
-    if chosen.load is load_folder:
-        return load_folder(path, course, limits, results=results)
-    return chosen.load(path, course, limits)
+    if kind != "auto" and kind not in KINDS:
+        raise IntakeError(f"type d'entrée inconnu « {kind} » (possibles : {', '.join(KINDS)})")
+    chosen = detected(path, kind)
+    if chosen is None:
+        raise IntakeError(f"{path} : ni un dossier de copies ni une archive .zip "
+                          f"(types reconnus : {', '.join(KINDS)})")
+    given = {"results": results, "assignments": assignments}
+    return chosen.load(path, course, limits or IntakeLimits(), **{k: given[k] for k in chosen.takes})
 
 
 # -- what is not graded, and why ------------------------------------------------------------------
@@ -196,8 +181,7 @@ SKIPPED_DIRS = {
     ".vscode": "réglages de l'éditeur : non explorés",
 }
 RESOURCE_FORK = "métadonnées de macOS (« ._ ») : ignorées"
-# What the student edition ships besides the exercises (edition.py); and the course's own notebook, if
-# it declares one (course.yaml's `explorer:`, written by `trous lab`), see course_files.
+# What the student edition ships besides the exercises (edition.py); course_files adds the explorer's.
 COURSE_FILES = {"course.yaml", "lisezmoi.md", "requirements.txt", "requirements-lab.txt", "pytest.ini",
                 ".gitignore"}
 
@@ -231,10 +215,9 @@ def size_text(n: int) -> str:
 
 
 class Ledger:
-    """What one copy gave besides its exercises: notes, and every file not graded with why.
-
-    Bounded: at most `limits.listed` files are named per reason (the others are counted), at most
-    MAX_REASONS reasons are told apart; a skipped folder is named once however many files it holds."""
+    """What one copy gave besides its exercises: notes, and every file not graded with why. Bounded:
+    `limits.listed` files named per reason (the others counted), MAX_REASONS reasons told apart; a
+    skipped folder is named once however many files it holds."""
 
     def __init__(self, limits: IntakeLimits):
         self.limits = limits
@@ -318,13 +301,9 @@ class Sorter:
         return NOT_EXERCISE, OTHER
 
 
-def skipped_folder(name: str) -> str | None:
-    return SKIPPED_DIRS.get(name)
-
-
 def student_id(name: str) -> str:
-    """The identifier of a copy named `name`: the name itself when it is printable, else its cleaned
-    form and a short hash (unique, and safe in a terminal, a CSV, a file name)."""
+    """`name` when it is printable, else its cleaned form and a short hash (unique, and safe in a
+    terminal, a CSV, a file name)."""
     clean = printable(name).strip()
     if clean == name and clean:
         return name
@@ -333,16 +312,17 @@ def student_id(name: str) -> str:
 
 
 # -- a student's files, whatever holds them -------------------------------------------------------
+# LINK only in _scan's listings: links never become entries.
 FILE, LINK, OTHER_KIND, REFUSED_KIND, SKIPPED = "file", "link", "other", "refused", "skipped"
 
 
 @dataclass
 class Entry:
     parts: tuple[str, ...]  # path relative to the student's root (or to the archive, before grouping)
-    kind: str  # FILE, LINK, OTHER_KIND (device, fifo…), REFUSED_KIND or SKIPPED (note says why)
+    kind: str  # FILE, OTHER_KIND (device, fifo…), REFUSED_KIND or SKIPPED (note says why)
     size: int = 0
     read: Callable[[int], bytes] | None = None  # at most n bytes; FILE only
-    note: str = ""  # why it was refused or skipped, or where a link points
+    note: str = ""  # why it was refused or skipped
     mtime: float | None = None  # last modification (seconds since the epoch), when known
     label: str = ""  # how to show it when `parts` cannot (an unsafe archive name)
     folder: bool = False  # SKIPPED: a whole folder
@@ -352,8 +332,8 @@ class Entry:
         return self.label or "/".join(self.parts)
 
     def under(self, prefix: tuple[str, ...]) -> "Entry":
-        label = "/".join(prefix + (self.label,)) if self.label else ""
-        return Entry(prefix + self.parts, self.kind, self.size, self.read, self.note, self.mtime, label, self.folder)
+        label = self.label and "/".join(prefix + (self.label,))
+        return dataclasses.replace(self, parts=prefix + self.parts, label=label)
 
 
 class _Budget:
@@ -372,8 +352,8 @@ class _Budget:
 
 def expand(entries: list[Entry], limits: IntakeLimits, budget: _Budget, ledger: Ledger, depth: int,
            sorter: Sorter) -> list[Entry]:
-    """Open the student's own archives (down to `limits.depth`); return the entries that can be an
-    exercise, record every other one in the ledger."""
+    """The entries that can be an exercise, the student's own archives opened (down to
+    `limits.depth`); every other entry is recorded in the ledger."""
     out: list[Entry] = []
     for entry in entries:
         if entry.kind == REFUSED_KIND:
@@ -382,12 +362,6 @@ def expand(entries: list[Entry], limits: IntakeLimits, budget: _Budget, ledger: 
             continue
         if entry.kind == SKIPPED:
             ledger.ignore(entry.path + ("/" if entry.folder else ""), entry.note, FOLDER)
-            continue
-        if entry.kind == LINK:
-            ledger.ignore(entry.path, f"lien symbolique vers {_short(entry.note, 60)} : jamais suivi", REFUSED,
-                          sorter.exercise_of(entry.parts[-1]) if entry.parts else "")
-            continue
-        if not entry.parts:
             continue
         name = entry.parts[-1]
         if entry.kind == FILE and is_zip(name):
@@ -413,7 +387,6 @@ def _open_nested(entry: Entry, limits: IntakeLimits, budget: _Budget, ledger: Le
                                   f"{size_text(limits.archive_bytes)}) : non ouverte", ARCHIVE)
         return []
     try:
-        assert entry.read is not None
         data = entry.read(limits.archive_bytes + 1)
         if len(data) > limits.archive_bytes:
             ledger.ignore(entry.path, f"archive trop grosse (plus de {size_text(limits.archive_bytes)}) : "
@@ -486,7 +459,6 @@ def _not_chosen(entry: Entry, match: Match, chosen: tuple[Entry, Match]) -> str:
 
 def _read_candidate(entry: Entry, match: Match, limits: IntakeLimits) -> tuple[bytes | None, str]:
     """The bytes to grade for this file (a notebook: its .py), or None and why not."""
-    assert entry.read is not None
     try:
         if not match.notebook:
             return entry.read(limits.file_bytes + 1), ""
@@ -511,11 +483,11 @@ def _read_candidate(entry: Entry, match: Match, limits: IntakeLimits) -> tuple[b
 
 def pick(course: Course, entries: list[Entry], limits: IntakeLimits, ledger: Ledger,
          matcher: Matcher) -> tuple[dict[str, bytes | None], dict[str, str]]:
-    """Each exercise's file among the candidates: the newest readable one; every other candidate is
-    recorded with why it was not taken. Returns (files, origins: exercise → path graded)."""
+    """Each exercise's file: the newest readable candidate, every other one recorded with why.
+    Returns (files, origins: exercise → path graded)."""
     groups: dict[str, list[tuple[Entry, Match]]] = {}
     for entry in entries:
-        match = matcher.match(entry.parts[-1]) if entry.parts else None
+        match = matcher.match(entry.parts[-1])
         if match is None:
             continue
         if entry.kind != FILE:
@@ -609,6 +581,19 @@ def _open_dir(root: Path, rel: tuple[str, ...]) -> int:
     return fd
 
 
+def _read_upto(read: Callable[[int], bytes], n: int, budget: _Budget | None = None) -> bytes:
+    chunks, left = [], n
+    while left > 0:
+        chunk = read(min(left, MiB))
+        if not chunk:
+            break
+        if budget is not None:
+            budget.take(len(chunk))
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
 def _reader(root: Path, parts: tuple[str, ...]) -> Callable[[int], bytes]:
     def read(n: int) -> bytes:
         if _AT:
@@ -618,68 +603,44 @@ def _reader(root: Path, parts: tuple[str, ...]) -> Callable[[int], bytes]:
             finally:
                 os.close(parent)
         else:  # no openat (Windows): check each component, then open
-            path = root
-            for part in parts:
-                path = path / part
-                if path.is_symlink():
+            for depth in range(1, len(parts) + 1):
+                if root.joinpath(*parts[:depth]).is_symlink():
                     raise OSError(0, "lien symbolique refusé")
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+            fd = os.open(root.joinpath(*parts), os.O_RDONLY | getattr(os, "O_BINARY", 0))
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise OSError(0, "pas un fichier ordinaire")
-            chunks, left = [], n
-            while left > 0:
-                chunk = os.read(fd, min(left, MiB))
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                left -= len(chunk)
-            return b"".join(chunks)
+            return _read_upto(lambda k: os.read(fd, k), n)
         finally:
             os.close(fd)
 
     return read
 
 
-def _listing(root: Path, rel: tuple[str, ...]) -> list[tuple[str, os.stat_result]]:
-    if not _AT:
-        return [(d.name, d.stat(follow_symlinks=False)) for d in os.scandir(root.joinpath(*rel))]
-    fd = _open_dir(root, rel)
-    try:
-        return [(name, os.stat(name, dir_fd=fd, follow_symlinks=False)) for name in os.listdir(fd)]
-    finally:
-        os.close(fd)
-
-
 def _scan(root: Path, rel: tuple[str, ...], keep: Callable[[str], bool]) -> list[tuple[str, str, os.stat_result | None]]:
-    """(name, kind, stat) of each entry of root/rel…, sorted; only kept regular files are stat'ed
-    (the kind comes from the directory itself: a copy of 21 000 files is listed, not stat'ed)."""
+    """(name, kind, stat) of each entry of root/rel…, sorted; only the kept ones are stat'ed (the kind
+    comes from the directory itself: a copy of 21 000 files is listed, not stat'ed)."""
     def one(d: os.DirEntry) -> tuple[str, str, os.stat_result | None]:
         if d.is_symlink():
             return d.name, LINK, None
-        if d.is_dir(follow_symlinks=False):
-            return d.name, "dir", None
-        if d.is_file(follow_symlinks=False):
-            return d.name, FILE, d.stat(follow_symlinks=False) if keep(d.name) else None
-        return d.name, OTHER_KIND, None
+        kind = ("dir" if d.is_dir(follow_symlinks=False) else FILE if d.is_file(follow_symlinks=False)
+                else OTHER_KIND)
+        return d.name, kind, d.stat(follow_symlinks=False) if kind != OTHER_KIND and keep(d.name) else None
 
-    if not _AT:
-        with os.scandir(root.joinpath(*rel)) as it:
-            return sorted((one(d) for d in it), key=lambda x: x[0])
-    fd = _open_dir(root, rel)
+    fd = _open_dir(root, rel) if _AT else None
     try:
-        with os.scandir(fd) as it:  # DirEntry.stat() uses fd: it must stay open meanwhile
+        with os.scandir(root.joinpath(*rel) if fd is None else fd) as it:  # DirEntry.stat() uses fd
             return sorted((one(d) for d in it), key=lambda x: x[0])
     finally:
-        os.close(fd)
+        if fd is not None:
+            os.close(fd)
 
 
 def walk(root: Path, limits: IntakeLimits, ledger: Ledger, sorter: Sorter,
          shown: tuple[str, ...] = ()) -> list[Entry]:
     """The entries under `root` that can be an exercise (or are archives to open), never following a
-    symbolic link, nothing opened but directories; every other entry is recorded in the ledger as
-    it is seen (under `shown/`, when root is not the copy's top). The whole tree is walked
-    (exercises/ folders first), up to `limits.scan` entries."""
+    symbolic link, nothing opened but directories; every other entry is recorded in the ledger
+    (under `shown/`). The whole tree is walked (exercises/ first), up to `limits.scan` entries."""
     kept: list[Entry] = []
     pending: deque[tuple[str, ...]] = deque([()])
     seen = 0
@@ -699,9 +660,8 @@ def walk(root: Path, limits: IntakeLimits, ledger: Ledger, sorter: Sorter,
             parts = rel + (name,)
             path = "/".join(shown + parts)
             if kind == "dir":
-                skipped = skipped_folder(name)
-                if skipped:
-                    ledger.ignore(path + "/", skipped, FOLDER)
+                if name in SKIPPED_DIRS:
+                    ledger.ignore(path + "/", SKIPPED_DIRS[name], FOLDER)
                 elif len(parts) >= limits.folder_depth:
                     ledger.ignore(path + "/", f"dossier à plus de {limits.folder_depth} niveaux : non exploré", REFUSED)
                 elif sorter.first(name):
@@ -720,15 +680,42 @@ def walk(root: Path, limits: IntakeLimits, ledger: Ledger, sorter: Sorter,
                 if said is not None:
                     ledger.ignore(path, *said)
             elif kind == FILE:
-                assert st is not None
                 kept.append(Entry(parts, FILE, st.st_size, _reader(root, parts), mtime=st.st_mtime))
             else:
                 kept.append(Entry(parts, OTHER_KIND))  # named by pick(), which knows its exercise
     return kept
 
 
-def _looks_like_results(folder: Path) -> list[str]:
-    return [name for name in RESULTS_FILES if (folder / name).is_file() and not (folder / name).is_symlink()]
+def _not_a_copy(folder: Path, st: os.stat_result, ours: tuple[int, int] | None) -> str | None:
+    """Why a folder among the copies is none: this run's results, a tool's folder, marked results."""
+    if (st.st_dev, st.st_ino) == ours:
+        return OUR_RESULTS
+    if folder.name in SKIPPED_DIRS:
+        return SKIPPED_DIRS[folder.name]
+    return MARKED_RESULTS if marker.check(folder) == marker.OURS else None
+
+
+def _results_notes(folder: Path, ledger: Ledger) -> None:
+    """A copy that looks like trous's results is graded all the same, and says so."""
+    if marker.check(folder) == marker.FOREIGN:
+        ledger.note("ce dossier porte une marque de dossier de résultats de trous qui désigne un autre "
+                    "dossier (copiée ?) : corrigé comme une copie")
+    elif found := [n for n in RESULTS_FILES if (folder / n).is_file() and not (folder / n).is_symlink()]:
+        ledger.note(f"ce dossier ressemble à des résultats de trous ({', '.join(found)}) mais n'en porte "
+                    "pas la marque : corrigé comme une copie (si ce sont des résultats, sors-le du dossier "
+                    "des copies)")
+
+
+def _moodle_plugin(ledger: Ledger, shown: str, plugin: str) -> None:
+    plugin = MOODLE_PLUGINS.get(plugin, plugin)
+    # Ranked with the files a teacher must see: a student who typed the work there has 0.
+    ledger.ignore(shown, f"remise « {plugin} » de Moodle : seuls les fichiers déposés sont corrigés",
+                  ARCHIVE)
+
+
+def _order(student: str) -> tuple:
+    """Participant numbers first, in numeric order, then the other identifiers."""
+    return not student.isdigit(), len(student) if student.isdigit() else 0, student
 
 
 def load_folder(root: Path, course: Course, limits: IntakeLimits, results: Path | None = None) -> Intake:
@@ -738,7 +725,7 @@ def load_folder(root: Path, course: Course, limits: IntakeLimits, results: Path 
         raise IntakeError(f"{root} : ce n'est pas un dossier")
     intake = Intake("dossier", root)
     try:
-        children = sorted(_listing(root, ()))
+        children = _scan(root, (), lambda name: True)
     except OSError as exc:
         raise IntakeError(f"{root} : dossier illisible ({_reason(exc)})") from None
     ours = None
@@ -752,66 +739,45 @@ def load_folder(root: Path, course: Course, limits: IntakeLimits, results: Path 
     matcher = Matcher(e.id for e in course.exercises)
     sorter = Sorter(matcher, course_files(course))
     # Moodle's archive unpacked by hand: its folders are grouped by participant as in the archive.
-    tops = {name: found for name, st in children if stat.S_ISDIR(st.st_mode)
+    tops = {name: found for name, kind, _ in children if kind == "dir"
             and (found := moodlefolders.read(name, True)) is not None}
     grouping = moodlefolders.group(tops, student_id) if tops else None
     moodle: dict[str, tuple[list[Entry], Ledger, _Budget, str]] = {}
-    for name, st in children:
+    for name, kind, st in children:
         shown = _short(name)
-        ledger = Ledger(limits)
-        budget = _Budget(limits)
-        if grouping is not None and name in grouping.key and stat.S_ISDIR(st.st_mode) and name not in SKIPPED_DIRS \
-                and marker.check(root / name) != marker.OURS and (st.st_dev, st.st_ino) != ours:
+        ledger, budget = Ledger(limits), _Budget(limits)
+        why = _not_a_copy(root / name, st, ours) if kind == "dir" else None
+        if why is not None:
+            intake.ignored.append(IgnoredFile(shown + "/", why))
+        elif kind == "dir" and grouping is not None and name in grouping.key:
             entries, ledger, budget, first = moodle.setdefault(grouping.key[name], ([], ledger, budget, shown))
             if grouping.plugins.get(name) != "file":
-                plugin = MOODLE_PLUGINS.get(grouping.plugins.get(name, ""), grouping.plugins.get(name, ""))
-                ledger.ignore(shown + "/", f"remise « {plugin} » de Moodle : seuls les fichiers déposés sont corrigés",
-                              ARCHIVE)
-                continue
-            entries += walk(root / name, limits, ledger, sorter)
-            continue
-        if stat.S_ISLNK(st.st_mode):
+                _moodle_plugin(ledger, shown + "/", grouping.plugins.get(name, ""))
+            else:
+                entries += walk(root / name, limits, ledger, sorter)
+        elif kind == LINK:
             intake.ignored.append(IgnoredFile(shown, LINK_NEVER_FOLLOWED))
-            continue
-        if stat.S_ISDIR(st.st_mode):
-            if (st.st_dev, st.st_ino) == ours:
-                intake.ignored.append(IgnoredFile(shown + "/", OUR_RESULTS))
+        elif kind == "dir" or (kind == FILE and is_zip(name) and len(name) > 4):
+            if kind == "dir":
+                _results_notes(root / name, ledger)
+                student, depth = student_id(name), 0
+                entries = walk(root / name, limits, ledger, sorter)
+            else:  # the student's archive is opened as if unpacked in their folder
+                student, depth = student_id(name[:-4]), 1
+                archive = Entry((name,), FILE, st.st_size, _reader(root, (name,)), mtime=st.st_mtime)
+                entries = _open_nested(archive, limits, budget, ledger)
+            if student in seen:
+                intake.ignored.append(IgnoredFile(shown, f"un autre dossier ou .zip donne déjà "
+                                                         f"l'identifiant « {student} » : non corrigé "
+                                                         "(renomme l'un des deux)"))
                 continue
-            if name in SKIPPED_DIRS:
-                intake.ignored.append(IgnoredFile(shown + "/", SKIPPED_DIRS[name]))
-                continue
-            mark = marker.check(root / name)
-            if mark == marker.OURS:
-                intake.ignored.append(IgnoredFile(shown + "/", MARKED_RESULTS))
-                continue
-            if mark == marker.FOREIGN:
-                ledger.note("ce dossier porte une marque de dossier de résultats de trous qui désigne un autre "
-                            "dossier (copiée ?) : corrigé comme une copie")
-            elif _looks_like_results(root / name):
-                found = ", ".join(_looks_like_results(root / name))
-                ledger.note(f"ce dossier ressemble à des résultats de trous ({found}) mais n'en porte pas la marque : "
-                            "corrigé comme une copie (si ce sont des résultats, sors-le du dossier des copies)")
-            student = student_id(name)
-            entries = walk(root / name, limits, ledger, sorter)
-            depth = 0
-        elif stat.S_ISREG(st.st_mode) and is_zip(name) and len(name) > 4:
-            # The student's archive is opened as if unpacked in their folder.
-            student = student_id(name[:-4])
-            archive = Entry((name,), FILE, st.st_size, _reader(root, (name,)), mtime=st.st_mtime)
-            entries = _open_nested(archive, limits, budget, ledger)
-            depth = 1
+            seen.add(student)
+            if student != name and student != name[:-4]:
+                ledger.note(f"nom avec des caractères de contrôle : copie identifiée par « {student} »")
+            intake.submissions.append(_submission(course, student, entries, ledger, limits, depth,
+                                                  str(root / shown), budget=budget, matcher=matcher))
         else:
             intake.ignored.append(IgnoredFile(shown, NOT_A_COPY))
-            continue
-        if student in seen:
-            intake.ignored.append(IgnoredFile(shown, f"un autre dossier ou .zip donne déjà l'identifiant « {student} » : "
-                                                     "non corrigé (renomme l'un des deux)"))
-            continue
-        seen.add(student)
-        if student != name and student != name[:-4]:
-            ledger.note(f"nom avec des caractères de contrôle : copie identifiée par « {student} »")
-        intake.submissions.append(_submission(course, student, entries, ledger, limits, depth, str(root / shown),
-                                              budget=budget, matcher=matcher))
     if grouping is not None:
         intake.moodle, intake.warnings = grouping.copies, intake.warnings + grouping.warnings
         for key, (entries, ledger, budget, first) in moodle.items():
@@ -826,8 +792,7 @@ def load_folder(root: Path, course: Course, limits: IntakeLimits, results: Path 
             seen.add(key)
             intake.submissions.append(_submission(course, key, entries, ledger, limits, 0, str(root / first),
                                                   name, budget=budget, matcher=matcher))
-        intake.submissions.sort(key=lambda s: (not s.student.isdigit(), len(s.student) if s.student.isdigit() else 0,
-                                               s.student))
+        intake.submissions.sort(key=lambda s: _order(s.student))
     if not intake.submissions:
         listed = "".join(f"\n  {i.path} : {i.reason}" for i in intake.ignored[:10])
         raise IntakeError(f"{root} : aucun sous-dossier d'étudiant (attendu : {root.name}/<identifiant>/"
@@ -847,9 +812,7 @@ def safe_parts(name: str) -> tuple[str, ...] | None:
     if unified.startswith("/") or _DRIVE.match(unified):
         return None
     parts = tuple(p for p in unified.split("/") if p not in ("", "."))
-    if any(p == ".." for p in parts):
-        return None
-    return parts
+    return None if ".." in parts else parts
 
 
 def _decode_name(info: zipfile.ZipInfo) -> str:
@@ -865,17 +828,8 @@ def _decode_name(info: zipfile.ZipInfo) -> str:
 
 def _zip_reader(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: _Budget | None) -> Callable[[int], bytes]:
     def read(n: int) -> bytes:
-        chunks, left = [], n
         with archive.open(info) as handle:  # stops at the declared size; the CRC is checked at its end
-            while left > 0:
-                chunk = handle.read(min(left, MiB))
-                if not chunk:
-                    break
-                if budget is not None:
-                    budget.take(len(chunk))
-                chunks.append(chunk)
-                left -= len(chunk)
-        return b"".join(chunks)
+            return _read_upto(handle.read, n, budget)
 
     return read
 
@@ -910,11 +864,9 @@ def _check_directory(handle, limits: IntakeLimits) -> None:
 def members(archive: zipfile.ZipFile, limits: IntakeLimits, budget: _Budget | None) -> list[Entry]:
     """An archive's entries, checked: unsafe names, links, bombs and encrypted files come back
     REFUSED_KIND (with the best guess of where they were, so the note reaches the right student),
-    tool folders (.git/, __MACOSX/…) SKIPPED.
-
-    Reading an entry never goes past its declared size (zipfile stops there and checks the CRC), the
-    declared size is checked against the compressed one, and readers charge `budget` (the student's,
-    for their own archives; None for Moodle's archive, whose every read is already bounded per file)."""
+    tool folders (.git/, __MACOSX/…) SKIPPED. Readers never go past an entry's declared size (checked
+    against the compressed one) and charge `budget` (the student's; None for Moodle's archive, whose
+    every read is already bounded per file)."""
     infos = archive.infolist()
     if len(infos) > limits.scan:
         raise IntakeError(f"archive refusée : {len(infos)} entrées, plus que les {limits.scan} permises")
@@ -948,8 +900,6 @@ def members(archive: zipfile.ZipFile, limits: IntakeLimits, budget: _Budget | No
     return out
 
 
-# Moodle's folder names (moodlefolders.py): kept here under this name for the modules that read them.
-MOODLE = moodlefolders.FOLDER
 MOODLE_PLUGINS = {"onlinetext": "texte en ligne", "comments": "commentaires"}
 
 
@@ -958,20 +908,11 @@ def _moodle_tops(entries: list[Entry]) -> dict[str, moodlefolders.Name | moodlef
     with « download as folders » off, a file."""
     folders = {e.parts[0] for e in entries if len(e.parts) > 1}
     tops: dict[str, moodlefolders.Name | moodlefolders.Ambiguous] = {}
-    for entry in entries:
-        if not entry.parts or entry.parts[0] in tops:
-            continue
-        top = entry.parts[0]
+    for top in dict.fromkeys(e.parts[0] for e in entries if e.parts):
         found = moodlefolders.read(top, top in folders)
         if found is not None:
             tops[top] = found
     return tops
-
-
-def _moodle_inner(entry: Entry, found: moodlefolders.Name) -> tuple[str, ...]:
-    if len(entry.parts) > 1:
-        return entry.parts[1:]
-    return (found.rest,) if found.rest else ()
 
 
 def load_zip(path: Path, course: Course, limits: IntakeLimits) -> Intake:
@@ -981,67 +922,57 @@ def load_zip(path: Path, course: Course, limits: IntakeLimits) -> Intake:
         archive = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError) as exc:
         raise IntakeError(f"{path} : archive .zip illisible ({_reason(exc)})") from None
-    with archive:
+    with archive:  # every byte kept is read in _submission, before the archive closes
         entries = members(archive, limits, None)
         tops = _moodle_tops(entries)
-        moodle = bool(tops)
-        intake = Intake("moodle" if moodle else "zip", path)
-        grouping = moodlefolders.group(tops, student_id) if moodle else None
+        intake = Intake("moodle" if tops else "zip", path)
+        grouping = moodlefolders.group(tops, student_id) if tops else moodlefolders.Grouping()
         grouped: dict[str, tuple[str, list[Entry], Ledger, str]] = {}
-        outside: set[tuple[str, str]] = set()
-        ambiguous = {a.top: a for a in grouping.ambiguous} if grouping else {}
+        ambiguous = {a.top: a for a in grouping.ambiguous}
         for entry in entries:
             top = entry.parts[0] if entry.parts else ""
-            found = tops.get(top) if moodle else None
+            found = tops.get(top)
             if top in ambiguous:
-                item = (_short(top), printable(ambiguous[top].reason))
-                if item not in outside:
-                    outside.add(item)
-                    intake.ignored.append(IgnoredFile(*item))
+                intake.ignored.append(IgnoredFile(_short(top), printable(ambiguous[top].reason)))
                 continue
-            folder_only = entry.kind == SKIPPED and len(entry.parts) == 1
-            if not top or (moodle and found is None) or folder_only or (
-                    not moodle and len(entry.parts) < 2 and entry.kind != REFUSED_KIND):
-                item = (_short(entry.path) + ("/" if entry.folder else ""),
-                        printable(entry.note if entry.kind in (REFUSED_KIND, SKIPPED) else OUTSIDE))
-                if item not in outside:  # a folder (__MACOSX/) is named once, not once per file in it
-                    outside.add(item)
-                    intake.ignored.append(IgnoredFile(*item))
+            if not top or (tops and found is None) or (entry.kind == SKIPPED and len(entry.parts) == 1) or (
+                    not tops and len(entry.parts) < 2 and entry.kind != REFUSED_KIND):
+                why = entry.note if entry.kind in (REFUSED_KIND, SKIPPED) else OUTSIDE
+                intake.ignored.append(IgnoredFile(_short(entry.path) + ("/" if entry.folder else ""),
+                                                  printable(why)))
                 continue
             if found is not None:
-                key, name, inner = grouping.key[top], grouping.names[grouping.key[top]], _moodle_inner(entry, found)
+                key = grouping.key[top]
+                inner = entry.parts[1:] if len(entry.parts) > 1 else (found.rest,) if found.rest else ()
             else:
-                key, name, inner = student_id(top), "", entry.parts[1:]
+                key, inner = student_id(top), entry.parts[1:]
+            name = grouping.names.get(key, "")
             _, held, ledger, _ = grouped.setdefault(key, (name, [], Ledger(limits), top))
             shown = entry.label or "/".join(inner)
             if found is not None and found.plugin != "file":
-                plugin = MOODLE_PLUGINS.get(found.plugin, found.plugin)
-                # Ranked with the files a teacher must see: a student who typed the work there has 0.
-                ledger.ignore(shown or top, f"remise « {plugin} » de Moodle : seuls les fichiers déposés sont corrigés",
-                              ARCHIVE)
-                continue
-            if entry.kind == REFUSED_KIND:
+                _moodle_plugin(ledger, shown or top, found.plugin)
+            elif entry.kind == REFUSED_KIND:
                 ledger.ignore(shown or "?", entry.note, REFUSED)
             elif inner:
-                held.append(Entry(inner, entry.kind, entry.size, entry.read, entry.note, entry.mtime, entry.label,
-                                  entry.folder))
+                held.append(dataclasses.replace(entry, parts=inner))
+        # A folder (__MACOSX/) is named once, not once per file in it.
+        intake.ignored = list(dict.fromkeys(intake.ignored))
         if not grouped:
             raise IntakeError(f"{path} : aucune copie d'étudiant dans l'archive (attendu : le .zip de Moodle, "
                               "« <Nom>_<id>_assignsubmission_file_/… », ou un dossier par étudiant)"
                               + "".join(f"\n  {i.path} : {i.reason}" for i in intake.ignored[:10]))
-        if grouping is not None:
+        if tops:
             intake.moodle = grouping.copies
             intake.warnings += grouping.warnings
         matcher = Matcher(e.id for e in course.exercises)
-        for key in sorted(grouped, key=lambda k: (not k.isdigit(), len(k) if k.isdigit() else 0, k)):
+        for key in sorted(grouped, key=_order):
             name, held, ledger, top = grouped[key]
-            if not moodle and key != top:
+            if not tops and key != top:
                 ledger.note(f"nom avec des caractères de contrôle : copie identifiée par « {key} »")
-            for note in (grouping.notes.get(key, ()) if grouping else ()):
+            for note in grouping.notes.get(key, ()):
                 ledger.note(note)
             intake.submissions.append(_submission(course, key, held, ledger, limits, 1,
                                                   f"{path.name}:{_short(top)}", name, matcher=matcher))
-        # Reading happened in _submission: every byte kept is in memory, the archive can close.
     return _finish(intake, limits)
 
 
@@ -1049,6 +980,7 @@ def _looks_like_zip(path: Path) -> bool:
     return path.is_file() and (path.suffix.lower() == ".zip" or zipfile.is_zipfile(path))
 
 
-register(Kind("dossier", "un dossier, un sous-dossier (ou un .zip) par étudiant", lambda p: p.is_dir(), load_folder))
+register(Kind("dossier", "un dossier, un sous-dossier (ou un .zip) par étudiant", lambda p: p.is_dir(),
+              load_folder, takes=("results",)))
 register(Kind("moodle", "le .zip « Télécharger tous les travaux remis » de Moodle (ou un .zip de dossiers)",
               _looks_like_zip, load_zip))

@@ -1,13 +1,10 @@
 """What a student changed in a notebook's locked cells, said as a note of the copy.
 
-nbgrader's autograde restores every locked cell (OverwriteCells: text, type, points; RestoreCells:
-whether it is graded) and says so only in the teacher's log (« Attribute 'checksum' … has changed! »);
-of an answer cell, it restores the type and whether it is graded. The grade never depends on any of
-it (the engine grades the answer cells' text inside the released exercise), but the student and the
-teacher should know: `trous grade` names each change in the copy's notes (terminal, page, JSON).
-The cells are read as nbgrader reads them: of cells sharing a grade_id, the last one counts
-(DeduplicateIds); a locked cell is unchanged when it holds the source's text or the released one
-(hidden tests removed).
+nbgrader's autograde restores every locked cell (text, type, points, whether it is graded) and, of
+an answer cell, the type and whether it is graded, saying so only in the teacher's log. The grade
+never depends on it, but the student and the teacher should know. The cells are read as nbgrader
+reads them (answers.last_cells); a locked cell is unchanged when it holds the source's text or the
+released one (hidden tests removed).
 """
 
 from __future__ import annotations
@@ -15,6 +12,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+
+from .answers import last_cells, nbgrader_meta
+from .bundle import cell_source
 
 # nbgrader's ClearHiddenTests delimiters (found anywhere in a line); notebooks.py writes them after « ### »
 HIDDEN_BEGIN, HIDDEN_END = "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"
@@ -29,16 +29,6 @@ class LockedCell:
     texts: tuple[str, ...]  # the source notebook's text, and the released one
     points: float | None  # a grade cell's points
     locked: bool = True
-
-
-def _text(cell: dict) -> str:
-    source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else str(source)
-
-
-def _meta(cell: dict) -> dict:
-    meta = (cell.get("metadata") or {}).get("nbgrader") if isinstance(cell.get("metadata"), dict) else None
-    return meta if isinstance(meta, dict) else {}
 
 
 def released(text: str) -> str:
@@ -66,9 +56,9 @@ def source_cells(path: Path) -> dict[str, LockedCell]:
             cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
             found = {}
             for cell in cells if isinstance(cells, list) else []:
-                meta = _meta(cell) if isinstance(cell, dict) else {}
+                meta = nbgrader_meta(cell) if isinstance(cell, dict) else {}
                 if isinstance(meta.get("grade_id"), str) and any(meta.get(f) for f in ("grade", "solution", "locked")):
-                    text = _text(cell)
+                    text = cell_source(cell)
                     points = float(meta["points"]) if meta.get("grade") and "points" in meta else None
                     found[meta["grade_id"]] = LockedCell(cell.get("cell_type", ""), (text, released(text)), points,
                                                          bool(meta.get("locked")))
@@ -88,15 +78,7 @@ def _points(value) -> float | None:
 def changes(cells: list[dict], locked: dict[str, LockedCell], shown: str) -> list[str]:
     """French notes on the locked cells of a submitted notebook (`cells`, as read) that differ from
     the source's, deleted grade cells, and nbgrader cells present more than once."""
-    kept: dict[str, dict] = {}
-    copies: dict[str, int] = {}
-    for cell in reversed(cells):
-        meta = _meta(cell)
-        grade_id = meta.get("grade_id")
-        if not isinstance(grade_id, str) or not (meta.get("grade") or meta.get("solution") or meta.get("locked")):
-            continue
-        copies[grade_id] = copies.get(grade_id, 0) + 1
-        kept.setdefault(grade_id, cell)
+    kept, copies = last_cells(cells)
     notes = []
     for grade_id, n in copies.items():
         if n > 1:
@@ -108,8 +90,8 @@ def changes(cells: list[dict], locked: dict[str, LockedCell], shown: str) -> lis
             if expected.points is not None:
                 notes.append(f"{shown} : cellule verrouillée {grade_id} supprimée : {RESTORED}")
             continue
-        meta, what = _meta(cell), []
-        if expected.locked and _text(cell) not in expected.texts:
+        meta, what = nbgrader_meta(cell), []
+        if expected.locked and cell_source(cell) not in expected.texts:
             what.append("texte")
         if cell.get("cell_type") != expected.cell_type:
             what.append("type de cellule")

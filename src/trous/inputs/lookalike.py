@@ -1,11 +1,9 @@
 """Students whose names only look alike: two copies a teacher would take for one (« Alice » and
-« alice », « Alice Martin » with a Cyrillic « А », a name with a zero-width space in it).
+« alice », a Cyrillic « А », a zero-width space).
 
-Each name is brought to a skeleton, in the spirit of Unicode's UTS #39: NFKC, invisible characters
-(format characters such as U+200B, variation selectors) removed, case folded, every letter that
-Unicode's confusables list (the `confusable_homoglyphs` package ships it) says looks like a Latin
-letter replaced by that letter, spaces collapsed. Names with one skeleton but different spellings
-are listed for the class report and the terminal; nothing is merged or renamed, the copies stay apart.
+Each name is brought to a skeleton in the spirit of UTS #39 (NFKC, invisible characters removed,
+case folded, letters that Unicode's confusables list says look like a Latin letter replaced by it,
+spaces collapsed). Names with one skeleton but different spellings are listed; nothing is merged.
 """
 
 from __future__ import annotations

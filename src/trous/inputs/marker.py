@@ -1,15 +1,11 @@
 """trous's own results folder, recognised by a mark that only trous can make true.
 
-A results folder kept among the copies (`trous grade copies --resultats copies/resultats`) must not
-be graded as a student; a student's folder must never be dropped for looking like one (a
-`grades.csv` or a `gradebook.db` of their own). A file name proves nothing: anyone can create it.
-So `trous grade` writes `.trous-resultats` in its results folder, holding that folder's own identity
-on this machine (device and inode numbers). A copy of the mark in a student's folder (or the folder
-of a student who ran `trous grade` on their own computer) names another folder: it does not count.
-
-What a student cannot do is predict the inode number their folder will get once unpacked on the
-teacher's disk. A results folder moved within its file system keeps its mark; copied elsewhere
-(backup, another disk) it gets a new identity, is graded like any folder, and says why.
+A results folder kept among the copies must not be graded as a student, and a student's folder
+must never be dropped for looking like one: a file name proves nothing. So `trous grade` writes
+`.trous-resultats` in its results folder, holding that folder's device and inode numbers, which a
+student cannot predict for their folder once unpacked on the teacher's disk; a copied mark names
+another folder and does not count. A results folder copied elsewhere is graded like any folder,
+and says why.
 """
 
 from __future__ import annotations

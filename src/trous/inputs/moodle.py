@@ -1,24 +1,18 @@
 """Who each folder of Moodle's « Download all submissions » archive belongs to, read where Moodle
 writes it, and the folders that cannot be told apart.
 
-Moodle names them in mod/assign/classes/downloader.php (`get_student_prefix`,
-`load_submissionplugin_filelist`): the prefix is `clean_filename(str_replace('_', ' ', <full name>)
-. '_' . <participant number>)` (under blind marking the full name is the word « Participant »; in a
-team assignment, the group's name and id, or the « Default group » without a number), then
-`_assignsubmission_<plugin>` (Moodle < 4.1: one more `_`), one folder per plugin. With « download as
-folders » off there is no folder: each file is named `<prefix>_assignsubmission_<plugin>_<file name>`.
-Moodle turns every `_` of a name into a space, so the number is the last `_<digits>_` before the
-plugin part; an edited or renamed archive can break that, and the rules here do not depend on it:
-
+Moodle (mod/assign/classes/downloader.php) names a folder `clean_filename(<full name, « _ » turned
+into spaces>_<participant number>)` (« Participant » under blind marking; in a team assignment the
+group's name and id, or « Default group » without a number), then `_assignsubmission_<plugin>`
+(Moodle < 4.1: one more `_`); with « download as folders » off, each file is
+`<prefix>_assignsubmission_<plugin>_<file name>`. An edited archive can break that; the rules here
+do not depend on it:
 - a folder's number is the last `_<digits>_assignsubmission_<plugin>` at its end; a name that also
-  carries another `_<digits>_assignsubmission_` is read the same way and flagged;
-- a flat file whose name holds that pattern twice could be either participant's: it is nobody's,
-  and listed with why;
-- two folders that give one number (two names, or one plugin twice) are never merged: each is
-  graded on its own, under its folder's name, and none goes back to Moodle under that number.
-
-The number is kept as Moodle's importers read it: `$participantid += 0` in
-feedback/file/importziplib.php drops leading zeros (« 0012 » is participant 12).
+  carries another is read the same way and flagged;
+- a flat file whose name holds that pattern twice could be either participant's: it is nobody's;
+- two folders that give one number are never merged: each is graded under its folder's name, and
+  none goes back to Moodle under that number.
+Numbers are read as Moodle's importer reads them (`$participantid += 0`: « 0012 » is 12).
 """
 
 from __future__ import annotations
@@ -94,9 +88,9 @@ MAX_EXTRACTED = 50_000  # entries walked under zip_collect's extracted/ folders 
 
 
 def extracted(roots) -> list[tuple[os.DirEntry, Name]]:
-    """The folders of `nbgrader zip_collect`'s `extracted/` trees (`roots`) named as Moodle names them,
-    with what their names say. Such a folder is its owner's: what is below it is never read as another
-    owner's folder (a student may upload one named like Bob's)."""
+    """The folders of zip_collect's `extracted/` trees named as Moodle names them, with their owners.
+    What is below such a folder is never read as another owner's (a student may upload one named
+    like Bob's)."""
     found: list[tuple[os.DirEntry, Name]] = []
     pending, seen = list(reversed(roots)), 0
     while pending and seen < MAX_EXTRACTED:
@@ -151,7 +145,6 @@ class Grouping:
     copies: Copies = field(default_factory=Copies)
     warnings: list[str] = field(default_factory=list)  # about the whole archive
     plugins: dict[str, str] = field(default_factory=dict)  # top → its plugin
-    blind: bool = False  # blind marking: the folders carry no names
 
 
 def _shown(top: str) -> str:
@@ -189,7 +182,6 @@ def group(tops: dict[str, Name | Ambiguous], student_id) -> Grouping:
             folder = next((f.prefix for _, f in entries if f.plugin == "file"), first.prefix)
             # Under blind marking every name is the word « Participant »: no name, rather than one repeated.
             name = "" if first.name == BLIND else first.name
-            out.blind |= not name and first.name == BLIND
             out.names[n] = name
             out.copies.participants[n] = Participant(n, name, folder)
             for f in {f.prefix: f for _, f in entries if f.others}.values():
@@ -222,9 +214,8 @@ def group(tops: dict[str, Name | Ambiguous], student_id) -> Grouping:
 
 
 def importer_reads(part: str) -> tuple[str, str] | None:
-    """(participant number, plugin) Moodle's feedback-zip importer reads in one path part
-    (feedback/file/importziplib.php, is_valid_filename_for_import: explode('_', $part, 5), the number
-    second, then the plugin's type and name), or None."""
+    """(participant number, plugin) Moodle's feedback-zip importer reads in one path part, or None
+    (importziplib.php, is_valid_filename_for_import: explode('_', $part, 5))."""
     info = part.split("_", 4)
     if len(info) < 4 or not re.fullmatch(r"\d+", info[1]):
         return None

@@ -1,13 +1,12 @@
-"""nbgrader's `submitted/<student>/<assignment>/<exercise>.ipynb` as trous `Submission`s.
+"""nbgrader's `submitted/<student>/<assignment>/<exercise>.ipynb` as trous `Submission`s: the input
+kind « nbgrader » of `trous grade` (an nbgrader course directory, or its `submitted/` folder).
 
-Importing this module registers the input kind « nbgrader » of `trous grade` (the path is an nbgrader
-course directory, or its `submitted/` folder). Each notebook becomes the text of its exercise, rebuilt
-from its answer cells exactly as the hidden cells do in the kernel (answers.py), so that the engine
-grades the same program under `trous grade` and under `nbgrader autograde`. Files are opened without
-following symbolic links, read-only and bounded in size; an unreadable notebook counts as absent,
-with a note. Only what nbgrader grades is graded (`<assignment>/<exercise>.ipynb`, exactly so named);
-every other file of a student's folder is named in their feedback with why (a renamed notebook, a
-.py, a file of another assignment…), and every entry of `submitted/` that is not a student is listed.
+Each notebook becomes the text of its exercise, rebuilt from its answer cells exactly as the hidden
+cells do in the kernel (answers.py), so that `trous grade` and `nbgrader autograde` grade the same
+program. Files are read as intake.py reads them (no link followed, bounded); an unreadable notebook
+counts as absent, with a note. Only what nbgrader grades is graded (`<assignment>/<exercise>.ipynb`,
+exactly so named); every other file is named in the feedback with why, and every entry of
+`submitted/` that is not a student is listed.
 """
 
 from __future__ import annotations
@@ -15,12 +14,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import sqlite3
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.course import Course, CourseError, Exercise
-from . import intake as intake_mod
+from . import intake as intake_mod, moodle as moodlefolders
 from .filenames import Matcher
 from ..core.safetext import printable
 from ..core.submission import IgnoredFile, Submission
@@ -31,29 +28,17 @@ from .nbgrader_dir import course_root, without_iri_grammars
 MAX_NOTEBOOK = 32 * 1024 * 1024
 NAME = "nbgrader"
 without_iri_grammars()  # whatever imports nbformat later in this process (session.py says why)
-
-
-@dataclass(frozen=True)
-class Layout:
-    root: Path  # the nbgrader course directory
-
-    @property
-    def submitted(self) -> Path:
-        return self.root / "submitted"
-
-
-def layout(path: Path) -> Layout | None:
-    root = course_root(path)
-    return Layout(root) if root is not None else None
-
-
 _bundles: dict[tuple, Bundle] = {}
+
+
+def _source(root: Path, exercise: Exercise) -> Path:
+    return root / "source" / exercise.assignment.id / f"{exercise.id}.ipynb"
 
 
 def _public_bundle(exercise: Exercise, root: Path | None = None) -> Bundle:
     """The exercise's public bundle: the one the nbgrader course's source notebook carries (what was
     released), else built from the course (jupytext, slower to import)."""
-    source = root / "source" / exercise.assignment.id / f"{exercise.id}.ipynb" if root else None
+    source = _source(root, exercise) if root else None
     if source is not None and source.is_file():
         try:
             return standalone.read_source(source).bundle.public()
@@ -87,8 +72,7 @@ def notebook_exercise(exercise: Exercise, data: bytes, shown: str, notes: list[s
     if missing:
         notes.append(f"{shown} : cellule(s) de réponse supprimée(s) : {', '.join(missing)}")
     if root is not None:
-        source = root / "source" / exercise.assignment.id / f"{exercise.id}.ipynb"
-        notes.extend(locked.changes(cells, locked.source_cells(source), shown))
+        notes.extend(locked.changes(cells, locked.source_cells(_source(root, exercise)), shown))
     return answers.exercise_text(bundle, found).encode("utf-8", "surrogatepass")
 
 
@@ -193,16 +177,16 @@ def student_submission(course: Course, folder: Path, root: Path | None = None,
                       origins=origins, assignments=tuple(handed))
 
 
-def load(path: Path, course: Course, limits=None) -> intake_mod.Intake:
-    """The submitted notebooks (`trous grade` writes nbgrader's gradebook from the grades:
-    outputs/writing.py)."""
-    found = layout(path)
-    if found is None:
+def load(path: Path, course: Course, limits=None, assignments: list[str] | None = None) -> intake_mod.Intake:
+    """The submitted notebooks; `assignments`: those chosen with --devoir, the only ones whose Moodle
+    folders are read (outputs/writing.py writes nbgrader's gradebook from the grades)."""
+    root = course_root(path)
+    if root is None:
         raise intake_mod.IntakeError(f"{path} : pas un cours nbgrader (attendu : le dossier qui contient "
                                      "nbgrader_config.py et submitted/)")
-    result = intake_mod.Intake(NAME, found.root)
-    names = student_names(found.root)
-    for folder in sorted(found.submitted.iterdir()):
+    result = intake_mod.Intake(NAME, root)
+    names = student_names(root)
+    for folder in sorted((root / "submitted").iterdir()):
         shown = printable(folder.name)
         if folder.is_symlink():
             result.ignored.append(IgnoredFile(shown, intake_mod.LINK_NEVER_FOLLOWED))
@@ -218,28 +202,27 @@ def load(path: Path, course: Course, limits=None) -> intake_mod.Intake:
             continue
         # nbgrader's student ids are the folder names (its gradebook is keyed by them): graded as
         # they are; only what is shown is cleaned.
-        submission = student_submission(course, folder, found.root, limits)
+        submission = student_submission(course, folder, root, limits)
         name = names.get(folder.name)
         result.submissions.append(dataclasses.replace(submission, name=name) if name else submission)
     if not result.submissions:
-        result.warnings.append(f"{found.submitted} : aucune copie (lancez d'abord nbgrader collect)")
-    result.moodle, moodle_notes = moodle_copies(found.root, [s.student for s in result.submissions])
+        result.warnings.append(f"{root / 'submitted'} : aucune copie (lancez d'abord nbgrader collect)")
+    result.moodle, moodle_notes = moodle_copies(root, [s.student for s in result.submissions], assignments)
     result.warnings += moodle_notes
     return result
 
 
-def moodle_copies(root: Path, students: list[str]):
-    """The Moodle participants among the course's students: those `nbgrader zip_collect` took from a
-    Moodle archive, whose student id is the participant number (zipcollect.py). Read from what
-    zip_collect leaves in `downloaded/<assignment>/extracted/` (the archive's folders, as Moodle named
-    them), with the same rules as an archive graded directly (inputs/moodle.py); (None, [])
-    when no Moodle folder is there. Returns (Copies, notes for the teacher)."""
-    from . import moodle as moodlefolders  # noqa: PLC0415
-
+def moodle_copies(root: Path, students: list[str], assignments: list[str] | None = None):
+    """(Copies, notes for the teacher) of the Moodle participants among the course's students: those
+    `nbgrader zip_collect` took from a Moodle archive, whose id is the participant number. Read from
+    the archive's folders zip_collect leaves in `downloaded/<assignment>/extracted/` (only those of
+    `assignments` when given: another assignment's numbers are other participants), with the rules
+    of an archive graded directly (moodle.py); (None, []) when no Moodle folder is there."""
     downloaded = root / "downloaded"
     if not downloaded.is_dir() or downloaded.is_symlink():
         return None, []
-    roots = [p / "extracted" for p in sorted(downloaded.iterdir()) if p.is_dir() and not p.is_symlink()]
+    roots = [p / "extracted" for p in sorted(downloaded.iterdir()) if p.is_dir() and not p.is_symlink()
+             and (assignments is None or p.name in assignments)]
     tops: dict[str, moodlefolders.Name] = {}
     for entry, owner in moodlefolders.extracted(roots):
         tops.setdefault(entry.name, owner)
@@ -261,25 +244,14 @@ def moodle_copies(root: Path, students: list[str]):
 def student_names(root: Path) -> dict[str, str]:
     """Student id → « Prénom Nom » from nbgrader's gradebook (zip_collect records Moodle's names there,
     formgrader edits them), read-only; {} when there is none."""
-    path = Path(root) / "gradebook.db"
-    if not path.is_file():
-        return {}
-    try:
-        connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        try:
-            rows = connection.execute("SELECT id, first_name, last_name FROM student").fetchall()
-        finally:
-            connection.close()
-    except sqlite3.Error:
-        return {}
+    rows = standalone.gradebook_rows(root, "SELECT id, first_name, last_name FROM student") or []
     return {sid: " ".join(n for n in (first, last) if n) for sid, first, last in rows if first or last}
 
 
 def carried_course(path: Path, given: str | None) -> Course:
     """The course the nbgrader course directory carries (standalone.py), checked."""
-    found = layout(path)
     try:
-        return standalone.load(found.root if found else path, given)
+        return standalone.load(course_root(path) or path, given)
     except standalone.StandaloneError as exc:
         raise intake_mod.IntakeError(str(exc)) from None
     except CourseError as exc:
@@ -288,11 +260,10 @@ def carried_course(path: Path, given: str | None) -> Course:
 
 def results_place(path: Path) -> Path:
     """In the nbgrader course, in the folder its .gitignore keeps out of git (build.py)."""
-    found = layout(path)
-    return (found.root if found else Path(path)).resolve() / standalone.RESULTS
+    return (course_root(path) or Path(path)).resolve() / standalone.RESULTS
 
 
 intake_mod.register(intake_mod.Kind(
     NAME, "cours nbgrader : submitted/<élève>/<devoir>/<exercice>.ipynb, notes écrites aussi dans le carnet "
-          "de notes de nbgrader", lambda p: layout(Path(p)) is not None, load, course=carried_course,
-    results=results_place))
+          "de notes de nbgrader", lambda p: course_root(p) is not None, load, course=carried_course,
+    results=results_place, takes=("assignments",)))

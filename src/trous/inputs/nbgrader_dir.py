@@ -11,8 +11,7 @@ from pathlib import Path
 
 def course_root(path: Path | str) -> Path | None:
     """The nbgrader course at `path`, or whose submitted/ `path` is: a folder with submitted/ (not a
-    link) and nbgrader_config.py or gradebook.db; None otherwise. the nbgrader input kind's test, here so
-    that `trous grade` can run it before importing anything."""
+    link) and nbgrader_config.py or gradebook.db; None otherwise."""
     path = Path(path)
     root = path.parent if path.name == "submitted" else path
     submitted = root / "submitted"
@@ -23,9 +22,8 @@ def course_root(path: Path | str) -> Path | None:
 
 
 def without_iri_grammars() -> None:
-    """jsonschema (imported by nbformat, so by nbgrader) compiles some forty grammars at import when
-    rfc3987_syntax is installed (JupyterLab's dependencies bring it), to check the "iri" string
-    format, which no notebook or nbgrader schema uses: seconds, more than grading a class takes.
-    jsonschema skips that checker when the module cannot be imported; so does this process."""
+    """jsonschema (imported by nbformat) compiles some forty grammars at import, seconds, when
+    rfc3987_syntax is installed, for the "iri" format no notebook schema uses; it skips them when
+    that module cannot be imported."""
     if "jsonschema" not in sys.modules:
         sys.modules.setdefault("rfc3987_syntax", None)

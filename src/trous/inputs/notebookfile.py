@@ -1,12 +1,8 @@
-"""A student's `.ipynb` (JupyterLab, `trous lab`) as the `.py` the engine grades.
-
-The exercise's `.py` is jupytext's percent format of its notebook, and `trous lab` pairs the two: the
-text that saving the notebook would write is the program to grade. jupytext is the notebooks extra
-(`pip install 'trous[notebooks]'`); without it a notebook cannot be graded, and every notebook left
-ungraded says so (`unavailable()`), it is never skipped in silence.
-
-The notebook is untrusted JSON: it is parsed here, in the grader, but nothing in it runs; its size
-is bounded by the caller, and any failure of the parser is a French reason, never a crash.
+"""A student's `.ipynb` (JupyterLab, `trous lab`) as the `.py` the engine grades: the text saving
+the notebook paired with its percent-format `.py` would write. Without jupytext (the notebooks
+extra) every notebook left ungraded says so (`unavailable()`), never in silence. The notebook is
+untrusted JSON: nothing in it runs, its size is bounded by the caller, and any failure of the
+parser is a French reason, never a crash.
 """
 
 from __future__ import annotations

@@ -1,28 +1,22 @@
-"""The nbgrader course graded on its own, wherever it lives (a hub, another disk), without the course
-directory it was built from.
+"""The nbgrader course graded on its own, wherever it lives, without the course directory it was
+built from.
 
-`trous nbgrader build` leaves `trous-cours.json` at the course's root: the trous version that built
-it, the order of its assignments and exercises, the grader fingerprint (a hash of that version and
-of every exercise's hidden bundle, the reference solution and hidden grader that the grade cells
-carry), and a hash of each source notebook as written. `trous grade .` then rebuilds the course
-from the source notebooks' grade cells (bundle.materialize_course) and refuses, before reading any
-copy, when it cannot promise the grades nbgrader would give:
-
-- another trous version than the one that built the course (its engine may grade differently);
-- hidden data changed in a source notebook since the build (the fingerprint differs);
-- a grade cell whose points disagree with the blank's points in course.yaml (as built);
-- nbgrader's gradebook holding other grade cells than the source notebooks (generate_assignment
-  not run again after a rebuild): nbgrader autograde would grade with those;
-- with `-C COURSE`: a course whose files differ from what the nbgrader course distributed.
-
-Every refusal names both sides and says what to run. Reading is cheap (JSON and one literal per
-exercise, never nbgrader or jupytext), so that `trous grade` starts fast.
+`trous nbgrader build` leaves `trous-cours.json` at the course's root: the trous version, the order
+of assignments and exercises, the grader fingerprint (that version and every exercise's hidden
+bundle, which the grade cells carry), and a hash of each source notebook. `trous grade .` rebuilds
+the course from the source notebooks' grade cells and refuses, before reading any copy, when it
+cannot promise the grades nbgrader would give: another trous version, hidden data changed since the
+build, a grade cell's points other than course.yaml's, nbgrader's gradebook holding other grade
+cells (generate_assignment not run again), or with `-C COURSE` a course that differs from what was
+distributed. Every refusal names both sides and says what to run. Only JSON and one literal per
+exercise are read (never nbgrader or jupytext), so that `trous grade` starts fast.
 """
 
 from __future__ import annotations
 
 import atexit
 import hashlib
+import itertools
 import json
 import shutil
 import sqlite3
@@ -34,7 +28,8 @@ import trous
 
 from ..core.course import Course, CourseError, Exercise
 from ..core.wording import count
-from .bundle import Bundle, hidden_calls, materialize_course
+from .answers import nbgrader_meta
+from .bundle import Bundle, cell_source, check_bundle_of, hidden_calls, materialize_course
 
 MANIFEST = "trous-cours.json"
 FORMAT = 1
@@ -59,7 +54,6 @@ def grader_fingerprint(bundles: list[Bundle], version: str = trous.__version__) 
     return h.hexdigest()
 
 
-# -- the manifest ----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Built:
     """One exercise as the build wrote it."""
@@ -71,12 +65,8 @@ class Built:
 
 
 def manifest(course: Course, built: list[Built]) -> dict:
-    assignments: list[dict] = []
-    for item in built:
-        assignment = item.exercise.assignment.id
-        if not assignments or assignments[-1]["id"] != assignment:
-            assignments.append({"id": assignment, "exercices": []})
-        assignments[-1]["exercices"].append(item.exercise.id)
+    assignments = [{"id": a, "exercices": [b.exercise.id for b in items]}
+                   for a, items in itertools.groupby(built, key=lambda b: b.exercise.assignment.id)]
     return {
         "format": FORMAT,
         "explication": "écrit par trous nbgrader build : ce dont trous grade a besoin pour corriger ce cours "
@@ -108,7 +98,6 @@ def read_manifest(root: Path) -> dict | None:
     return data
 
 
-# -- the source notebooks --------------------------------------------------------------------------
 @dataclass
 class SourceExercise:
     """What a source notebook says about its exercise."""
@@ -121,11 +110,6 @@ class SourceExercise:
 
 
 _read: dict[tuple, SourceExercise] = {}
-
-
-def _source(cell: dict) -> str:
-    source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else str(source)
 
 
 def read_source(path: Path, shown: str | None = None) -> SourceExercise:
@@ -142,21 +126,21 @@ def read_source(path: Path, shown: str | None = None) -> SourceExercise:
         raise StandaloneError(f"{shown} : carnet source absent") from None
     except (OSError, ValueError, AttributeError) as exc:
         raise StandaloneError(f"{shown} : carnet source illisible ({exc})") from None
+    rebuild = REBUILD.format(root=path.parent.parent.parent)
     found: SourceExercise | None = None
     calls: dict[str, str] = {}  # blank id → the text of its hidden call, after the blank id
     for cell in cells if isinstance(cells, list) else []:
-        meta = ((cell.get("metadata") or {}).get("nbgrader") or {}) if isinstance(cell, dict) else {}
+        meta = nbgrader_meta(cell) if isinstance(cell, dict) else {}
         if not meta.get("grade") or cell.get("cell_type") != "code":
             continue
-        source = _source(cell)
+        source = cell_source(cell)
         for line in source.split("\n"):
             if not line.startswith("corriger_trou("):
                 continue
             parsed = hidden_calls(line)
             if not parsed:
                 raise StandaloneError(f"{shown}, cellule {meta.get('grade_id')} : données de correction illisibles "
-                                      "(cellule cachée modifiée à la main ?) ; reconstruisez : " + REBUILD.format(
-                                          root=path.parent.parent.parent))
+                                      "(cellule cachée modifiée à la main ?) ; reconstruisez : " + rebuild)
             blank_id, data = parsed[0]
             if found is None:
                 try:
@@ -172,8 +156,7 @@ def read_source(path: Path, shown: str | None = None) -> SourceExercise:
                               "trous nbgrader build)")
     if len(set(calls.values())) > 1:
         raise StandaloneError(f"{shown} : les cellules de correction ne portent pas toutes le même corrigé "
-                              "(cellules cachées modifiées à la main ?) ; reconstruisez : "
-                              + REBUILD.format(root=path.parent.parent.parent))
+                              "(cellules cachées modifiées à la main ?) ; reconstruisez : " + rebuild)
     _read[key] = found
     return found
 
@@ -207,28 +190,30 @@ def check_points(source: SourceExercise, shown: str) -> list[str]:
     return problems
 
 
-# -- nbgrader's gradebook --------------------------------------------------------------------------
-def gradebook_cells(root: Path) -> dict[tuple[str, str, str], tuple[float, str | None]] | None:
-    """(assignment, notebook, cell) → (max score, stored source) of every grade cell nbgrader's gradebook
-    holds (recorded by generate_assignment), read-only; None when there is no readable gradebook."""
+def gradebook_rows(root: Path, query: str) -> list[tuple] | None:
+    """The rows of a query on nbgrader's gradebook, read-only; None when there is no gradebook, or
+    another schema (nbgrader's own checks then apply when the grades are written)."""
     path = Path(root) / "gradebook.db"
     if not path.is_file():
         return None
     try:
         connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            return connection.execute(query).fetchall()
+        finally:
+            connection.close()
     except sqlite3.Error:
         return None
-    try:
-        rows = connection.execute(
-            "SELECT a.name, n.name, b.name, g.max_score, s.source FROM grade_cells g "
-            "JOIN base_cell b ON b.id = g.id JOIN notebook n ON n.id = b.notebook_id "
-            "JOIN assignment a ON a.id = n.assignment_id "
-            "LEFT JOIN source_cell s ON s.name = b.name AND s.notebook_id = b.notebook_id").fetchall()
-    except sqlite3.Error:
-        return None  # another schema: nbgrader's own checks apply when the grades are written
-    finally:
-        connection.close()
-    return {(a, n, c): (float(score), source) for a, n, c, score, source in rows}
+
+
+def gradebook_cells(root: Path) -> dict[tuple[str, str, str], tuple[float, str | None]] | None:
+    """(assignment, notebook, cell) → (max score, stored source) of every grade cell nbgrader's gradebook
+    holds (recorded by generate_assignment)."""
+    rows = gradebook_rows(root, "SELECT a.name, n.name, b.name, g.max_score, s.source FROM grade_cells g "
+                                "JOIN base_cell b ON b.id = g.id JOIN notebook n ON n.id = b.notebook_id "
+                                "JOIN assignment a ON a.id = n.assignment_id LEFT JOIN source_cell s "
+                                "ON s.name = b.name AND s.notebook_id = b.notebook_id")
+    return None if rows is None else {(a, n, c): (float(score), source) for a, n, c, score, source in rows}
 
 
 def check_gradebook(root: Path, sources: dict[str, tuple[str, SourceExercise]]) -> list[str]:
@@ -261,17 +246,17 @@ def check_gradebook(root: Path, sources: dict[str, tuple[str, SourceExercise]]) 
     return problems
 
 
-# -- the course, rebuilt ---------------------------------------------------------------------------
 _built: dict[tuple, Course] = {}
-_roots: list[Path] = []
 
 
-def _cleanup() -> None:
-    for path in _roots:
-        shutil.rmtree(path, ignore_errors=True)
-
-
-atexit.register(_cleanup)
+def _materialized(key: tuple, prefix: str, bundles: list[Bundle], order: list[tuple[str, list[str]]]
+                  ) -> Course:
+    """The course of these bundles, written once per process in a folder removed at exit."""
+    if key not in _built:
+        where = tempfile.mkdtemp(prefix=prefix)
+        atexit.register(shutil.rmtree, where, ignore_errors=True)
+        _built[key] = materialize_course(bundles, order, where)
+    return _built[key]
 
 
 def _compare(given: Course, bundles: list[Bundle]) -> list[str]:
@@ -355,15 +340,10 @@ def load(root: str | Path, given: str | Path | None = None) -> Course:
                                   "nbgrader corrige avec ce qu'il a distribué) :\n  " + "\n  ".join(differ)
                                   + "\npour corriger avec le cours : " + REBUILD.format(root=root)
                                   + ", puis nbgrader generate_assignment --force ; sinon, corrigez sans -C")
-    key = (str(root), data.get("empreinte"))
-    if key not in _built:
-        where = Path(tempfile.mkdtemp(prefix="trous-cours-nbgrader-"))
-        _roots.append(where)
-        try:
-            _built[key] = materialize_course(bundles, order, where)
-        except CourseError as exc:
-            raise StandaloneError(f"{root} : cours illisible ({exc})") from None
-    return _built[key]
+    try:
+        return _materialized((str(root), data.get("empreinte")), "trous-cours-nbgrader-", bundles, order)
+    except CourseError as exc:
+        raise StandaloneError(f"{root} : cours illisible ({exc})") from None
 
 
 def _legacy(root: Path, given: Course) -> Course:
@@ -388,14 +368,10 @@ def _legacy(root: Path, given: Course) -> Course:
     return given
 
 
-# -- a student's folder ----------------------------------------------------------------------------
 def course_from_notebooks(folder: str | Path) -> tuple[Course, dict[str, str]]:
     """The course the exercise notebooks of a student's folder describe (their check cells' public
-    bundles: templates and public checks, no solution), and each exercise's notebook name. For the
-    course's own notebook (course.yaml's `explorer:`) released with an assignment, where no course
-    directory exists."""
-    from .bundle import check_bundle_of  # noqa: PLC0415
-
+    bundles, no solution), and each exercise's notebook name: for the course's own notebook
+    (course.yaml's `explorer:`), released where no course directory exists."""
     folder = Path(folder)
     found: dict[str, tuple[Bundle, str]] = {}
     for path in sorted(folder.glob("*.ipynb")):
@@ -410,15 +386,8 @@ def course_from_notebooks(folder: str | Path) -> tuple[Course, dict[str, str]]:
                 break
     if not found:
         raise StandaloneError(f"{folder} : aucun carnet d'exercice de trous ici (ni course.yaml)")
-    order: list[tuple[str, list[str]]] = []
-    for exercise_id in sorted(found):
-        assignment = found[exercise_id][0].assignment.get("id")
-        if not order or order[-1][0] != assignment:
-            order.append((assignment, []))
-        order[-1][1].append(exercise_id)
+    by_assignment = itertools.groupby(sorted(found), key=lambda e: found[e][0].assignment.get("id"))
+    order = [(a, list(ids)) for a, ids in by_assignment]
     key = ("carnets", str(folder.resolve()), tuple(sorted((e, b.digest) for e, (b, _) in found.items())))
-    if key not in _built:
-        where = Path(tempfile.mkdtemp(prefix="trous-carnets-eleve-"))
-        _roots.append(where)
-        _built[key] = materialize_course([b for b, _ in found.values()], order, where)
-    return _built[key], {e: name for e, (_, name) in found.items()}
+    course = _materialized(key, "trous-carnets-eleve-", [b for b, _ in found.values()], order)
+    return course, {e: name for e, (_, name) in found.items()}

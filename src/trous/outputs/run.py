@@ -221,7 +221,8 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
     if options.scheduler == "local":  # a cluster's workers collect the graders on their own machines
         testworker.start_ahead(course.root, test_files(course.exercises), memory_bound(course.exercises))
     try:
-        intake = intake_mod.load(options.source, course, options.kind, results=options.results_dir)
+        intake = intake_mod.load(options.source, course, options.kind, results=options.results_dir,
+                                 assignments=options.assignments)
         # nbgrader's gradebook, written as grades come (an nbgrader course as input)
         sink = writing.sink_for(intake.kind, intake.source, options.assignments)
         try:
