@@ -56,6 +56,11 @@ def number(value: float) -> str:
     return "0" if text in ("-0", "") else text
 
 
+def french_number(value: float) -> str:
+    """The same number in French text: a decimal comma."""
+    return number(value).replace(".", ",")
+
+
 def cell(text: object) -> str:
     """A cell a spreadsheet will not run as a formula, on one printable line (student ids come from
     folder names, full names from Moodle)."""

@@ -16,7 +16,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from ..core.course import Course
 from ..grade import assignments as assignments_mod
-from .exports import Column, exercise_columns
+from .exports import Column, exercise_columns, french_number
 from ..core.grades import ERROR, FAILED, MISSING, PASSED, UNFILLED, SubmissionGrade
 from ..core.wording import plural
 
@@ -38,11 +38,6 @@ def environment() -> Environment:
     env.globals["STATUS"] = STATUS
     env.globals["plural"] = plural
     return env
-
-
-def french_number(value: float) -> str:
-    text = f"{round(value, 2):.2f}".rstrip("0").rstrip(".")
-    return ("0" if text in ("-0", "") else text).replace(".", ",")
 
 
 @dataclass

@@ -26,6 +26,7 @@ from ..grade import assignments as assignments_mod
 from ..inputs import intake as intake_mod
 from ..inputs import marker
 from . import moodle as moodle_mod
+from .exports import french_number
 from . import writing
 from ..inputs.lookalike import lookalikes
 from ..grade import testworker
@@ -422,11 +423,6 @@ def _prepare(course: Course, options: GradeOptions, intake: intake_mod.Intake):
 
 
 # -- printing -------------------------------------------------------------------------------------
-def _points(value: float) -> str:
-    text = f"{round(value, 2):.2f}".rstrip("0").rstrip(".")
-    return ("0" if text in ("-0", "") else text).replace(".", ",")
-
-
 @dataclass
 class _Column:
     header: str
@@ -454,20 +450,20 @@ def _columns(course: Course, outcome: Outcome) -> list[list[_Column]]:
                     cells.append("[dim]—[/]")
                     continue
                 colour = "green" if e.score >= e.max_score else ("red" if e.score == 0 else "yellow")
-                cells.append(f"[{colour}]{_points(e.score)}[/]")
-            block.append(_Column(f"{exercise.number}\n/{_points(exercise.points)}", cells))
+                cells.append(f"[{colour}]{french_number(e.score)}[/]")
+            block.append(_Column(f"{exercise.number}\n/{french_number(exercise.points)}", cells))
         if several and exercises:
             maximum = sum(e.points for e in exercises)
             cells = []
             for grade in grades:
                 held = [x for x in grade.exercises if x.id in {e.id for e in exercises}]
-                cells.append(_points(sum(x.score for x in held)) if held else "[dim]non rendu[/]")
-            block.append(_Column(f"{_escape(assignment)}\n/{_points(maximum)}", cells, bold=True))
+                cells.append(french_number(sum(x.score for x in held)) if held else "[dim]non rendu[/]")
+            block.append(_Column(f"{_escape(assignment)}\n/{french_number(maximum)}", cells, bold=True))
         if block:
             blocks.append(block)
     if not several:
         maximum = max((g.max_score for g in grades), default=sum(e.points for e in course.exercises))
-        total = _Column(f"total\n/{_points(maximum)}", [_points(g.score) for g in grades], bold=True)
+        total = _Column(f"total\n/{french_number(maximum)}", [french_number(g.score) for g in grades], bold=True)
         if blocks:
             blocks[-1].append(total)
         else:
@@ -596,7 +592,7 @@ def cmd_grade(args) -> int:
     def graded(grade: SubmissionGrade) -> None:
         if task is not None:
             progress.update(task, advance=1,
-                            description=f"{_escape(printable(grade.student))} : {_points(grade.score)}")
+                            description=f"{_escape(printable(grade.student))} : {french_number(grade.score)}")
 
     try:
         outcome = grade_class(course, grading, Hooks(sandbox, started, graded))
