@@ -64,12 +64,10 @@ class Language:
     decimal: str  # langconfig 'decsep'
     thousands: tuple[str, ...]  # langconfig 'thousandssep' (removed by unformat_float)
     team: str  # mod_assign 'submissionteam': the worksheet's column when students hand in as groups
-    date_example: str  # userdate() with langconfig 'strftimedaydatetime', as that column shows a date
     ignore_modified: str  # assignfeedback_offline 'ignoremodified': the box of the upload form
     download_sheet: str  # assignfeedback_offline 'downloadgrades'
     upload_sheet: str  # assignfeedback_offline 'uploadgrades'
     upload_zip: str  # assignfeedback_file 'uploadzip'
-    download_all: str  # mod_assign 'downloadall'
 
 
 LANGUAGES = (
@@ -77,16 +75,13 @@ LANGUAGES = (
              "Dernière modification (note)", ("Feedback par commentaires", "Commentaires de feedback",
                                               "Commentaires feedback"),
              "La note peut être modifiée", "Non", ",", ("\u00a0", "\u202f", " "), "Groupe",
-             "mardi 1 décembre 2026, 09:15",
              "Autorise la modification de données modifiées plus récemment dans Moodle que dans le formulaire "
              "d'évaluation.", "Télécharger le formulaire d'évaluation", "Déposer un formulaire d'évaluation",
-             "Déposer plusieurs fichiers de feedback dans un ZIP", "Télécharger tous les travaux remis"),
+             "Déposer plusieurs fichiers de feedback dans un ZIP"),
     Language("en", "anglais", "Identifier", "Participant ", "Full name", "Grade", "Maximum grade", "Scale",
              "Last modified (grade)", ("Feedback comments",), "Grade can be changed", "No", ".", (",",), "Group",
-             "Tuesday, 1 December 2026, 9:15 AM",
              "Allow updating records that have been modified more recently in Moodle than in the spreadsheet.",
-             "Download grading worksheet", "Upload grading worksheet", "Upload multiple feedback files in a zip",
-             "Download all submissions"),
+             "Download grading worksheet", "Upload grading worksheet", "Upload multiple feedback files in a zip"),
 )
 DELIMITERS = (",", ";", "\t", ":")  # what Moodle's upload form offers: comma, semicolon, tab, colon
 DELIMITER_NAMES = {",": "virgule", ";": "point-virgule", "\t": "tabulation", ":": "deux-points"}
@@ -218,14 +213,12 @@ class Row:
 @dataclass
 class Worksheet:
     path: Path
-    data: bytes
     text: str
     encoding: str
     bom: bytes
     delimiter: str
     language: Language
     columns: Columns
-    header: Record
     rows: list[Row]
     quote_all: bool
     decimals: int  # of the grade cells Moodle wrote (format_float with the grade item's decimals)
@@ -309,12 +302,11 @@ def read_worksheet(path: str | Path, max_bytes: int = 32 << 20) -> Worksheet:
     if columns.scale is not None and columns.max_grade is None:
         raise MoodleError(f"{path} : ce devoir est noté avec un barème (colonne « {language.scale} ») : trous donne des "
                           "points ; règle le devoir Moodle sur « Point », puis retélécharge la feuille")
-    header, body = records[0], records[1:]
     rows: list[Row] = []
     decimals: list[int] = []
     separators: set[str] = set()
     needed = max(columns.identifier, columns.grade, columns.modified, columns.comments or 0)
-    for record in body:
+    for record in records[1:]:
         values = [c.value for c in record.cells]
         if len(values) == 1 and not values[0].strip():
             continue  # an empty line
@@ -337,7 +329,7 @@ def read_worksheet(path: str | Path, max_bytes: int = 32 << 20) -> Worksheet:
     # The separator Moodle writes is the one it reads: the file tells it (« 20,00 »); else the language's.
     decimal = separators.pop() if len(separators) == 1 else language.decimal
     quote_all = all(c.quoted for r in records for c in r.cells if c.value)
-    return Worksheet(path, data, text, encoding, bom, delimiter, language, columns, header, rows, quote_all,
+    return Worksheet(path, text, encoding, bom, delimiter, language, columns, rows, quote_all,
                      max(decimals, default=2), decimal)
 
 
@@ -370,11 +362,7 @@ def match(sheet: Worksheet, submissions: list[Submission], copies: Copies | None
                           "dossier « groupe par défaut » dans l'archive) : les dossiers de l'archive portent les numéros "
                           "des groupes, la feuille ceux des participants, et trous ne sait pas les faire correspondre ; "
                           "reporte les notes de grades.csv à la main")
-    by_number: dict[str, Submission] = {}
-    for s in submissions:
-        number = copies.number(s.student)
-        if number is not None:
-            by_number[number] = s
+    by_number = {n: s for s in submissions if (n := copies.number(s.student)) is not None}
     if not by_number and not copies.conflicts:
         raise MoodleError("--feuille : aucune copie ne porte de numéro de participant Moodle. La feuille d'évaluation "
                           "va avec l'archive « Télécharger tous les travaux remis » du même devoir (dossiers "
@@ -383,8 +371,7 @@ def match(sheet: Worksheet, submissions: list[Submission], copies: Copies | None
     rows = sheet.participants
     matched, other, checked = {}, [], 0
     for number, row in rows.items():
-        s = by_number.get(number)
-        if s is None:
+        if (s := by_number.get(number)) is None:
             continue
         if row.name and s.name and not s.name.startswith(sheet.language.hidden_user.strip()):
             checked += 1
@@ -702,12 +689,10 @@ def write_outputs(results_dir: Path, course, grades: list, names: dict[str, str]
         by_student = {g.student: g for g in grades}
         values = {}
         for number, student in matching.copies.items():
-            grade = by_student.get(student)
-            if grade is None:
-                continue
-            moodle_grade = scaled(grade.score, total, maximum)
-            scale = (moodle_grade, maximum) if rescaled else None
-            values[number] = (moodle_grade, moodle_feedback(grade, moodle_scale=scale))
+            if (grade := by_student.get(student)) is not None:
+                moodle_grade = scaled(grade.score, total, maximum)
+                scale = (moodle_grade, maximum) if rescaled else None
+                values[number] = (moodle_grade, moodle_feedback(grade, moodle_scale=scale))
         filled = fill(sheet, values)
         paths["moodle_sheet"] = write(results_dir / SHEET_FILLED, filled.data)
         lines.append(f"feuille d'évaluation Moodle remplie : {count(len(filled.written), 'note écrite', 'notes écrites')} "
@@ -762,14 +747,11 @@ def write_outputs(results_dir: Path, course, grades: list, names: dict[str, str]
             "   (voir plus bas ce que trous a remarqué).",
         ])
     elif numbers and single:
-        rows = []
-        for grade in sorted(grades, key=lambda g: (len(numbers.get(g.student, "")), numbers.get(g.student, ""))):
-            if grade.student in numbers:
-                rows.append((numbers[grade.student], names.get(grade.student, ""), grade.score, total,
-                             moodle_feedback(grade)))
+        rows = [(numbers[g.student], names.get(g.student, ""), g.score, total, moodle_feedback(g))
+                for g in sorted(grades, key=lambda g: (len(numbers.get(g.student, "")), numbers.get(g.student, "")))
+                if g.student in numbers]
         for code, data in default_worksheets(rows).items():
-            name = SHEET_DEFAULT.format(code=code)
-            paths[f"moodle_sheet_{code}"] = write(results_dir / name, data)
+            paths[f"moodle_sheet_{code}"] = write(results_dir / SHEET_DEFAULT.format(code=code), data)
         lines.append(f"feuilles d'évaluation Moodle : {', '.join(SHEET_DEFAULT.format(code=l.code) for l in LANGUAGES)} "
                      f"(en-têtes en {', '.join(l.name for l in LANGUAGES)}) ; mieux : « --feuille » avec la feuille "
                      "téléchargée du devoir, que trous remplit sans rien changer d'autre")

@@ -1,16 +1,13 @@
 """`trous grade SUBMISSIONS`: grade a whole class, store it in the gradebook, write the reports.
 
-The work is split so that other front ends reuse it: `grade_class()` does everything but printing
-(the benchmark calls it), and two registries are the extension points:
-- input kinds live in `intake.KINDS` (`--format`); a module that adds one (nbgrader's `submitted/`
-  notebooks) registers it on import and is listed in `PLUGINS`;
-- schedulers live in `SCHEDULERS` (`--ordonnanceur`): a function that receives the course, the
-  submissions still to grade and the options, and yields their grades as they finish. `local` grades
-  on this machine's cores with a `RunnerPool`; a distributed one (Dask) can be added the same way.
+`grade_class()` does everything but printing, so that other front ends (the benchmarks) reuse it.
+Extension points: input kinds in `intake.KINDS` (`--format`; modules adding one are in `PLUGINS`),
+and `SCHEDULERS` (`--ordonnanceur`): functions yielding the grades of the copies they are given.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -85,9 +82,8 @@ class Outcome:
     timings: dict[str, float] = field(default_factory=dict)
     scope: assignments_mod.Scope | None = None
     round_trip: moodle_mod.RoundTrip | None = None
-    # For the teacher: graders' tests that behaved on a copy otherwise than on the reference, copies
-    # that tampered with what the sandbox sends (each costs only that copy; the run went on). Said
-    # in the terminal and the class report.
+    # Graders' tests that behaved on a copy otherwise than on the reference, copies that tampered with
+    # what the sandbox sends (each costs only that copy): for the teacher, in the terminal and the report.
     incidents: list[str] = field(default_factory=list)
 
     @property
@@ -97,9 +93,8 @@ class Outcome:
 
 
 def default_results(source: Path, assignments: list[str] | None = None) -> Path:
-    """Next to the input, named after it: `classe/` → `classe-resultats/`, `devoir.zip` → `devoir-resultats/`;
-    with --devoir, one folder per assignment: `classe-resultats-chapitre1/`. An input kind may keep its own
-    place: an nbgrader course, its git-ignored `trous-resultats/` (with --devoir, `trous-resultats/chapitre1/`)."""
+    """Next to the input, named after it (`classe/` → `classe-resultats/`, with --devoir
+    `classe-resultats-chapitre1/`), unless the input kind has its own place (an nbgrader course's)."""
     suffix = "".join(f"-{a}" for a in sorted(dict.fromkeys(assignments or ())))
     carried = intake_mod.carried_results(source)
     if carried is not None:
@@ -110,9 +105,8 @@ def default_results(source: Path, assignments: list[str] | None = None) -> Path:
 
 
 def check_results_place(source: Path, results: Path) -> None:
-    """Refuse, before anything is read, a results folder that would be written into the copies: the
-    copies folder itself, or a folder inside one student's copy. Directly in the copies folder is
-    fine (`copies/resultats`): it is then listed as this run's results, never graded."""
+    """Refuse, before anything is read, a results folder that is the copies folder or inside one
+    student's copy (directly in the copies folder is fine: it is then never graded)."""
     source, results = Path(source).resolve(), Path(results).resolve()
     if not source.is_dir():
         return
@@ -141,17 +135,14 @@ def local_scheduler(course: Course, submissions: list[Submission], options: Grad
 
     with RunnerPool(options.workers or default_workers(), options.sandbox,
                     memory_mb=memory_bound(course.exercises)) as pool:
-        # Every sandbox starts now, at once (each imports NumPy, a fraction of a second): the first
-        # computes the references while the others get ready, instead of each starting at its first copy.
-        # They preload what the course requires (torch…): wanted later, it would be imported by every job.
+        # Every sandbox starts now, preloading what the course requires (NumPy, torch…): the first
+        # computes the references while the others get ready.
         pool.want(preloaded(course, options.exercises))
         for runner in pool.runners:
             runner.launch()
-        runner = pool.runners[0]
-        kind = pool.kind
-        hooks.sandbox(kind, runner.spec.description if runner.spec else kind)
-        grader = Grader(course, pool, only=options.exercises)
-        for grade in grader.grade_many((s.student, s.files) for s in submissions):
+        spec, kind = pool.runners[0].spec, pool.kind
+        hooks.sandbox(kind, spec.description if spec else kind)
+        for grade in Grader(course, pool, only=options.exercises).grade_many((s.student, s.files) for s in submissions):
             grade.isolation = kind
             yield grade
 
@@ -173,10 +164,8 @@ ENV_SCHEDULER = "TROUS_SCHEDULER"  # --ordonnanceur's default: a site setting, n
 
 def _load_plugins() -> None:
     for module in PLUGINS:
-        try:
+        with contextlib.suppress(ImportError):
             __import__(module)
-        except ImportError:
-            continue
 
 
 # -- isolation ------------------------------------------------------------------------------------
@@ -190,9 +179,7 @@ def grading_version(version: str, isolation: str) -> str:
 
 def resolve_sandbox(options: GradeOptions) -> str:
     """The sandbox kind this run grades in, decided before any copy is read (SandboxRefused if none).
-
-    On a cluster, each worker decides for itself (its machine is not this one): here only the request
-    is checked, and sans-isolation is then every worker's or none's."""
+    On a cluster each worker decides for itself: only the request is checked here."""
     from ..sandbox import backend as sandbox_mod  # noqa: PLC0415
 
     if options.scheduler == "local":
@@ -214,7 +201,7 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
     except assignments_mod.ScopeError as exc:
         raise intake_mod.IntakeError(str(exc)) from None
     t = time.perf_counter()
-    # First, before any copy is read: the isolation (a refusal stops everything here).
+    # The isolation first, before any copy is read: a refusal stops everything here.
     requested = resolve_sandbox(options)
     options = dataclasses.replace(options, sandbox=requested)
     timings["bac à sable"] = time.perf_counter() - t
@@ -271,10 +258,8 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
         sandbox = ""
         timings["carnet de notes"] = time.perf_counter() - t
         not_handed_in = {s: tuple(a for a in scope.assignments if a not in scope.per_copy[s]) for s in by_student}
-        # Each student's own files (results JSON, feedback page) are written as soon as the grade is
-        # recorded, while the other copies are graded, rather than all after the last one; what
-        # writes again those whose grade changed since (formgrader's, through settle). Each file is
-        # complete or absent at any time.
+        # Each student's own files are written as soon as the grade is recorded, while the other copies
+        # are graded; those whose grade changed since (formgrader's, through settle) are written again.
         early = StudentFiles(results_dir, course, intake.submissions, not_handed_in)
         writing = 0.0
         if todo:
@@ -329,9 +314,8 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
 
 def _current_files(course: Course, gradebook, by_student: dict[str, Submission], intake: intake_mod.Intake,
                    early, sink: writing.GradebookSink | None) -> dict[str, SubmissionGrade]:
-    """Each student's current grade, read back from the gradebook one at a time: its files written
-    unless they already hold it, and its summary kept for the class's outputs (never the whole class's
-    grades at once). nbgrader's gradebook takes them all together (with formgrader's changes back)."""
+    """Each student's current grade, read back from the gradebook one at a time (nbgrader's gradebook
+    takes them all together): its files written unless they hold it already, its summary kept."""
     from .reports import summary  # noqa: PLC0415  (Jinja: the grading extra)
 
     current = gradebook.each_current(by_student)
@@ -351,8 +335,8 @@ def _current_files(course: Course, gradebook, by_student: dict[str, Submission],
 
 
 class SavedGrades(Sequence):
-    """The run's grades, in the input's order, each read back from its results file when asked: a
-    class of any size is never all in memory (`Outcome.summaries` holds what the tables need)."""
+    """The run's grades in the input's order, each read back from its results file when asked: a class
+    of any size is never all in memory (`Outcome.summaries` holds what the tables need)."""
 
     def __init__(self, folder: Path, summaries: list[SubmissionGrade], stems: list[str]):
         self.folder, self.summaries, self.stems = folder, summaries, stems
@@ -431,8 +415,8 @@ class _Column:
 
 
 def _columns(course: Course, outcome: Outcome) -> list[list[_Column]]:
-    """The table's columns, in blocks that stay together: one block per assignment (its exercises,
-    then its total when the run grades several), the total at the end of the last one."""
+    """The table's columns, one block per assignment (its exercises, then its total when the run grades
+    several), the total at the end of the last one."""
     grades = outcome.summaries
     graded = {e.id for g in grades for e in g.exercises}
     assignments = (outcome.scope.assignments if outcome.scope is not None
@@ -472,14 +456,11 @@ def _columns(course: Course, outcome: Outcome) -> list[list[_Column]]:
 
 
 def _tables(course: Course, outcome: Outcome, console) -> list:
-    """The grades as tables that fit the terminal: nothing is cut. Names wrap inside their column;
-    when the exercises do not fit side by side, they go in several tables (whole assignments
-    together when they fit), each repeating who the row is."""
+    """The grades as tables that fit the terminal, nothing cut: names wrap; exercises that do not fit
+    side by side go in several tables (whole assignments together when they fit)."""
     from rich import box  # noqa: PLC0415
     from rich.measure import Measurement  # noqa: PLC0415
     from rich.table import Table  # noqa: PLC0415
-
-    from ..core.wording import count  # noqa: PLC0415
 
     names = {s.student: s.name for s in outcome.intake.submissions}
     with_names = any(names.get(g.student) for g in outcome.summaries)
@@ -488,8 +469,7 @@ def _tables(course: Course, outcome: Outcome, console) -> list:
     def table(columns: list[_Column], part: int, parts: int):
         shown = title + (f" ({part}/{parts})" if parts > 1 else "")
         t = Table(title=_escape(shown), box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False, collapse_padding=True)
-        # Folder names and Moodle names are the students': wrapped (never cut), never read as markup.
-        # On a narrow terminal they wrap sooner, leaving room for the grades.
+        # Students' names: wrapped (sooner on a narrow terminal), never cut, never read as markup.
         t.add_column("étudiant", overflow="fold", max_width=min(28, max(10, console.width // 5)))
         if with_names:
             t.add_column("nom", overflow="fold", max_width=min(24, max(10, console.width // 5)))
