@@ -165,10 +165,6 @@ class Gradebook:
             if session.get(MetaRow, "schema") is None:
                 session.add(MetaRow(key="schema", value=str(SCHEMA_VERSION)))
 
-    @classmethod
-    def open(cls, url: str | None, results_dir: str | Path) -> "Gradebook":
-        return cls(url or default_url(results_dir))
-
     def close(self) -> None:
         self.engine.dispose()
 

@@ -104,10 +104,7 @@ def unformat_float(text: str, language: Language) -> float | None:
 
 def participant_number(value: str, language: Language) -> str | None:
     """N from the identifier cell, as Moodle's importer reads it: the word « Participant » stripped."""
-    value = value.strip()
-    prefix = language.hidden_user.strip()
-    rest = value[len(prefix):] if value.startswith(prefix) else value
-    rest = rest.strip()
+    rest = value.strip().removeprefix(language.hidden_user.strip()).strip()
     return rest if rest.isdigit() else None
 
 
@@ -313,19 +310,15 @@ def read_worksheet(path: str | Path, max_bytes: int = 32 << 20) -> Worksheet:
         if len(values) <= needed:
             rows.append(Row(record, None, "", None, False))
             continue
-        number = participant_number(values[columns.identifier], language)
-        name = values[columns.full_name].strip() if columns.full_name is not None and columns.full_name < len(values) else ""
-        maximum = None
-        for index in (columns.max_grade, columns.grade):
-            if index is not None and index < len(values) and values[index].strip():
-                cell = values[index].strip()
+        name, maximum, grade, can_change = (values[i].strip() if i is not None and i < len(values) else ""
+                                            for i in (columns.full_name, columns.max_grade, columns.grade,
+                                                      columns.can_change))
+        for cell in (maximum, grade):
+            if cell:
                 decimals.append(_decimals(cell))
                 separators.update(c for c in cell if c in ".,")
-                if index == columns.max_grade:
-                    maximum = unformat_float(cell, language)
-        locked = (columns.can_change is not None and columns.can_change < len(values)
-                  and values[columns.can_change].strip() == language.no)
-        rows.append(Row(record, number, name, maximum, locked, values[columns.modified]))
+        rows.append(Row(record, participant_number(values[columns.identifier], language), name,
+                        unformat_float(maximum, language), can_change == language.no, values[columns.modified]))
     # The separator Moodle writes is the one it reads: the file tells it (« 20,00 »); else the language's.
     decimal = separators.pop() if len(separators) == 1 else language.decimal
     quote_all = all(c.quoted for r in records for c in r.cells if c.value)
@@ -656,10 +649,11 @@ def existing_lines(filled: Filled, language: Language, zip_too: bool) -> list[st
     return lines
 
 
-def write_outputs(results_dir: Path, course, grades: list, names: dict[str, str], pages: dict[str, bytes],
+def write_outputs(results_dir: Path, course, grades: list, names: dict[str, str], pages: dict[str, Path],
                   trip: RoundTrip, write) -> dict[str, Path]:
-    """The worksheet (filled, or trous's own), the feedback zip and the French instructions; `write`
-    is the reports' atomic writer. Files of an earlier run that no longer apply are removed."""
+    """The worksheet (filled, or trous's own), the feedback zip (`pages`: each student's feedback page)
+    and the French instructions; `write` is the reports' atomic writer. Files of an earlier run that no
+    longer apply are removed."""
     results_dir = Path(results_dir)
     paths: dict[str, Path] = {}
     copies = trip.copies or Copies()
@@ -675,7 +669,8 @@ def write_outputs(results_dir: Path, course, grades: list, names: dict[str, str]
     readme: list[str] = [f"Renvoyer les notes et les retours dans Moodle — {course.title}", ""]
     lines: list[str] = []
     steps: list[list[str]] = []
-    feedback = {} if copies.team else {feedback_folder(copies.participants[s]): pages[s] for s in numbers if s in pages}
+    feedback = {} if copies.team else {feedback_folder(copies.participants[s]): pages[s].read_bytes()
+                                       for s in numbers if s in pages}
     zip_too = bool(feedback)
 
     if copies.team:

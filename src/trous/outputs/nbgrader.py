@@ -123,10 +123,8 @@ class Writer:
         self._copy_files(submitted, dest, set())
         gradebook.update_or_create_student(student)
         timestamp = self.coursedir.get_existing_timestamp(str(submitted))
-        if timestamp:
-            gradebook.update_or_create_submission(assignment.name, student, timestamp=timestamp)
-        else:
-            gradebook.update_or_create_submission(assignment.name, student)
+        when = {"timestamp": timestamp} if timestamp else {}
+        gradebook.update_or_create_submission(assignment.name, student, **when)
         gradebook.db.really_commit()
         source = Path(self.coursedir.format_path(self.coursedir.source_directory, ".", assignment.name))
         excluded = {str(source / x) for x in self.exclude_overwriting.get(assignment.name, [])}

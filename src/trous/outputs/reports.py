@@ -18,7 +18,7 @@ import json
 import os
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 
 from ..core.course import Course
@@ -156,39 +156,14 @@ class StudentFiles:
             self.write(grade, stem, document)
 
 
-class Pages(Mapping):
-    """student → feedback page, read from its file when asked (Moodle's feedback archive)."""
-
-    def __init__(self, folder: Path, stems: dict[str, str]):
-        self.folder, self.stems = folder, stems
-
-    def __getitem__(self, student: str) -> bytes:
-        if student not in self.stems:
-            raise KeyError(student)
-        return (self.folder / f"{self.stems[student]}.html").read_bytes()
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.stems)
-
-    def __len__(self) -> int:
-        return len(self.stems)
-
-
 def write_all(results_dir: Path, course: Course, grades: list[SubmissionGrade], gradebook=None, *,
-              submissions: Iterable | None = None, ignored: Iterable = (),
-              notes: Iterable[str] = (), participants=None, round_trip=None,
-              not_handed_in: dict[str, tuple[str, ...]] | None = None,
-              scope_notes: Iterable[str] = (), early: StudentFiles | None = None,
-              incidents: Iterable[str] = ()) -> dict[str, Path]:
+              submissions: Iterable | None = None, not_handed_in: dict[str, tuple[str, ...]] | None = None,
+              early: StudentFiles | None = None, **class_files) -> dict[str, Path]:
     """Write every report; return their paths by kind ("grades_csv", "results", "class_report"…).
 
     `submissions` (anything with `student`, `name`, `warnings`): names, intake notes, files not graded;
-    `ignored`, `notes`: the input's entries that are no copy, and notes on the input (class report);
-    `gradebook`: only named in the class report; `participants` (moodle.Participants): moodle.csv is
-    written only with them; `round_trip` (moodle.RoundTrip): the Moodle worksheet and feedback zip;
-    `not_handed_in`: student → the run's assignments not handed in; `scope_notes`: atop the class
-    report; `early`: the per-student files already written during the run; `incidents`: graders'
-    tests that behaved on a copy otherwise than on the reference (teacher only)."""
+    `not_handed_in`: student → the run's assignments not handed in; `early`: the per-student files
+    already written during the run; `class_files`: write_class's keywords."""
     results_dir = Path(results_dir)
     results_dir.mkdir(parents=True, exist_ok=True)
     students = [grade.student for grade in grades]
@@ -204,8 +179,7 @@ def write_all(results_dir: Path, course: Course, grades: list[SubmissionGrade], 
         (files.current if early else files.write)(grade, stems[grade.student])
         summaries.append(summary(grade, shared))
     return write_class(results_dir, course, summaries, files, stems, gradebook, submissions=submissions,
-                       ignored=ignored, notes=notes, participants=participants, round_trip=round_trip,
-                       scope_notes=scope_notes, incidents=incidents)
+                       **class_files)
 
 
 def write_class(results_dir: Path, course: Course, grades: list[SubmissionGrade], files: StudentFiles,
@@ -213,7 +187,11 @@ def write_class(results_dir: Path, course: Course, grades: list[SubmissionGrade]
                 ignored: Iterable = (), notes: Iterable[str] = (), participants=None, round_trip=None,
                 scope_notes: Iterable[str] = (), incidents: Iterable[str] = ()) -> dict[str, Path]:
     """The class's own files, once every student's files are written (`files`, `stems`: theirs):
-    `grades` may be summaries (`summary`)."""
+    `grades` may be summaries (`summary`). `ignored`, `notes`: the input's entries that are no copy,
+    notes on the input; `gradebook`: only named in the class report; `participants`
+    (moodle.Participants): moodle.csv is written only with them; `round_trip` (moodle.RoundTrip): the
+    Moodle worksheet and feedback zip; `scope_notes`: atop the class report; `incidents`: see
+    run.Outcome."""
     names, _, copies = _identities(submissions)
     paths = {
         "grades_csv": _write(results_dir / "grades.csv", exports.grades_csv(course, grades, names)),
@@ -245,8 +223,8 @@ def write_class(results_dir: Path, course: Course, grades: list[SubmissionGrade]
                                 notes=list(notes), scope_notes=list(scope_notes), incidents=list(incidents))
     paths["class_report"] = _write(results_dir / "rapport.html", report.encode("utf-8"))
     if round_trip is not None:
-        paths.update(moodle.write_outputs(results_dir, course, grades, names, Pages(feedback, stems), round_trip,
-                                          _write))
+        page_files = {student: feedback / f"{stem}.html" for student, stem in stems.items()}
+        paths.update(moodle.write_outputs(results_dir, course, grades, names, page_files, round_trip, _write))
     else:
         for name in moodle.OWN_FILES:
             (results_dir / name).unlink(missing_ok=True)

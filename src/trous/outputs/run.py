@@ -223,7 +223,7 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
 
 def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_mod.Intake, requested: str,
             timings: dict[str, float], t: float, sink: writing.GradebookSink | None) -> Outcome:
-    from .gradebook import Gradebook  # noqa: PLC0415  (SQLAlchemy: the grading extra)
+    from .gradebook import Gradebook, default_url  # noqa: PLC0415  (SQLAlchemy: the grading extra)
     from .reports import StudentFiles, write_class  # noqa: PLC0415
 
     scope, trip, participants = _prepare(course, options, intake)
@@ -241,7 +241,7 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
     recorded = grading_version(version, requested)
     by_student = {s.student: s for s in intake.submissions}
     graded_exercises = {s: scope.exercises(course, scope.per_copy[s]) for s in by_student}
-    gradebook = Gradebook.open(options.gradebook, results_dir)
+    gradebook = Gradebook(options.gradebook or default_url(results_dir))
     try:
         t = time.perf_counter()
         done = {} if options.force else gradebook.graded(intake.submissions, recorded)
@@ -363,10 +363,9 @@ def _scope_notes(course: Course, scope: assignments_mod.Scope) -> list[str]:
 
 
 def _prepare(course: Course, options: GradeOptions, intake: intake_mod.Intake):
-    """Before any copy is graded: the run's assignments and each copy's, the results folder's own
-    assignment, the teacher's Moodle worksheet and the accounts file (each refused now, with why,
-    rather than after minutes of grading). Copies that hand in none of the run's assignments (an
-    nbgrader student without that assignment's folder) are listed with the input's entries."""
+    """Before any copy is graded (a refusal now, rather than after minutes of grading): the run's
+    assignments and each copy's, the teacher's Moodle worksheet and the accounts file. Copies that hand
+    in none of the run's assignments are listed with the input's entries."""
     try:
         scope = assignments_mod.resolve(course, intake.submissions, options.assignments)
         if not scope.assignments:
@@ -636,9 +635,7 @@ SHOWN_ENTRIES, SHOWN_COPIES, SHOWN_GROUPS, SHOWN_NAMES = 30, 30, 4, 4
 
 
 def _print_incidents(console, outcome: Outcome) -> None:
-    """What the teacher should look at: graders' tests that did not behave on a copy as on the
-    reference, copies that tampered with what the sandbox sends. The run went on, each copy lost only
-    what it did; the class report lists them all."""
+    """What the teacher should look at (Outcome.incidents); the class report lists them all."""
     if not outcome.incidents:
         return
     n = len(outcome.incidents)
@@ -674,9 +671,8 @@ def _print_scope(console, course: Course, outcome: Outcome) -> None:
 
 
 def _print_intake(console, outcome: Outcome) -> None:
-    """Before the table: notes about the input, and every entry of it that is not a copy, with why.
-    Every name printed goes through `printable` (no terminal escape, no line break) and is escaped
-    for rich (« [bold] » in a folder name is text)."""
+    """Before the table: notes about the input, and its entries that are no copy, with why. Every name
+    goes through `printable` and is escaped for rich (« [bold] » in a folder name is text)."""
     intake = outcome.intake
     source = printable(intake.source.name)
     for warning in intake.warnings:
@@ -692,9 +688,8 @@ def _print_intake(console, outcome: Outcome) -> None:
 
 
 def _print_copies(console, outcome: Outcome) -> None:
-    """After the table: each copy's notes and the files it held that matter (a renamed or older
-    version of an exercise, a refused entry, a stray .py). What every copy holds (the course's files,
-    caches, a README) is counted here, and named in the class report and the students' pages."""
+    """After the table: each copy's notes and the files it held that matter (a renamed exercise, a
+    stray .py); routine ones (the course's files, caches) are only counted here."""
     noted = [s for s in outcome.intake.submissions if s.warnings or any(i.notable for i in s.ignored)]
     if noted:
         console.print(f"[yellow]{count(len(noted), 'copie')} avec des remarques ou des fichiers non corrigés[/] "

@@ -15,6 +15,7 @@ grader was stopped) ends it without a report.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import itertools
@@ -70,19 +71,10 @@ class BackgroundWriter:
         return self
 
     def _feed(self) -> None:
-        assert self.process is not None and self.process.stdin is not None
-        stdin = self.process.stdin
-        try:
+        with contextlib.suppress(OSError), self.process.stdin as stdin:  # OSError: the child is gone
             while (data := self._queue.get()) is not None:
                 stdin.write(data)
                 stdin.flush()
-        except OSError:  # the child is gone: finish() sees it
-            pass
-        finally:
-            try:
-                stdin.close()
-            except OSError:
-                pass
 
     def send(self, grade: SubmissionGrade, assignments: list[str]) -> None:
         """Have `grade` written (again, if it changed since it was sent)."""
@@ -103,13 +95,11 @@ class BackgroundWriter:
             return None
         self._queue.put(b'{"end": true}\n')
         self._queue.put(None)
-        assert self._report_r is not None
         with os.fdopen(self._report_r, "rb") as f:
             data = f.read()
         self._report_r = None
         code = self.process.wait()
-        if self._feeder is not None:
-            self._feeder.join()
+        self._feeder.join()
         if code != 0 or not data:
             self.failure = f"code de sortie {code}"
             return None
@@ -135,8 +125,7 @@ class BackgroundWriter:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
-        if self._feeder is not None:
-            self._feeder.join()
+        self._feeder.join()
         self.process = None
 
 
