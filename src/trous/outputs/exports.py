@@ -1,35 +1,20 @@
 """Grades as CSV: `grades.csv` for the teacher's spreadsheet, and a file Moodle's grade import takes.
 
-`grades.csv` (UTF-8 with a byte-order mark, so that a spreadsheet opened by double-click shows the
-accents): one row per student, `etudiant`, `nom` (empty under Moodle's blind marking), one column per
-exercise graded (points). One assignment: `total`, `total_max` (the same maximum for everyone). Several:
-one total per assignment (`<devoir>`, `<devoir>_max`, empty for a student who did not hand it in),
-then `total_sur_<M>` (points over all the run's assignments, one not handed in counting 0: one scale
-for everyone, so that sorting by it compares like with like) and `devoirs_rendus_sur_<n>` (how many of
-the n assignments the student handed in). Numbers use a dot.
+`grades.csv` (UTF-8 with a byte-order mark, for spreadsheets opened by double-click; numbers with a
+dot): `etudiant`, `nom`, one column per exercise graded. One assignment: `total`, `total_max`.
+Several: `<devoir>`, `<devoir>_max` each (empty when not handed in), then `total_sur_<M>` (one not
+handed in counting 0: one scale for everyone, so that sorting compares like with like) and
+`devoirs_rendus_sur_<n>`.
 
-`moodle.csv` (UTF-8, comma, no byte-order mark), for Moodle's *Notes › Importer › Fichier CSV*
-(Grades › Import › CSV file), written only when the students' Moodle accounts are known
-(`--participants`: a username or an email address per copy). The folder numbers of Moodle's archive
-are participant numbers *inside one assignment*, which the gradebook import cannot map, and one
-unknown identifier stops the whole import: a copy without a known account is left out and named in
-`moodle-import.txt`. Columns:
+`moodle.csv` (UTF-8, comma), for Moodle's *Notes › Importer › Fichier CSV*, only when the accounts
+are known (`--participants`): the archive's participant numbers are per assignment, which the
+gradebook import cannot map, and one unknown identifier stops the whole import, so a copy without
+an account is left out and named in `moodle-import.txt` (which also says what to map to what).
+Its comments hold only what trous writes (ids, points): never text from the student's program.
 
-    Nom d'utilisateur | Adresse de courriel, Nom complet, <devoir>, <devoir> — commentaire, …
-
-On the import screen: *Identifier l'utilisateur par* — map the first column to `username` or
-`useremail`; `Nom complet` → ignorer; each assignment column → its Moodle grade item, its comment
-column → « Feedback » of that item. Grades are points: the Moodle item's maximum must equal the
-column's maximum (written in `moodle-import.txt`). For one assignment, the offline grading worksheet
-(moodle.py) is the round trip that needs no account at all.
-
-The feedback column holds only what trous itself writes (exercise ids, blank ids, points): never a
-message that could carry text from the student's program.
-
-Every cell of every CSV goes through `safetext.csv_cell` (one printable line, never a formula: OWASP's
-rule), and every cell is quoted, so that a spreadsheet that splits on « ; » cannot cut one in two.
-An identifier that had to be protected (it began with « = », « + », « - », « @ ») no longer matches
-a Moodle account: `moodle-import.txt` names those rows.
+Every cell goes through `safetext.csv_cell` (one printable line, never a formula) and is quoted, so
+that a spreadsheet splitting on « ; » cannot cut one in two; an identifier it had to protect no
+longer matches a Moodle account, which `moodle-import.txt` says.
 """
 
 from __future__ import annotations
@@ -56,10 +41,9 @@ def number(value: float) -> str:
     return "0" if text in ("-0", "") else text
 
 
-def cell(text: object) -> str:
-    """A cell a spreadsheet will not run as a formula, on one printable line (student ids come from
-    folder names, full names from Moodle)."""
-    return csv_cell(text)
+def french_number(value: float) -> str:
+    """The same number in French text: a decimal comma."""
+    return number(value).replace(".", ",")
 
 
 @dataclass(frozen=True)
@@ -97,41 +81,32 @@ def _render(rows: list[list[str]]) -> str:
     out = io.StringIO()
     # RFC 4180, what Moodle and spreadsheets expect; every cell guarded and quoted, whoever built it.
     writer = csv.writer(out, lineterminator="\r\n", quoting=csv.QUOTE_ALL)
-    writer.writerows([[cell(value) for value in row] for row in rows])
+    writer.writerows([[csv_cell(value) for value in row] for row in rows])
     return out.getvalue()
 
 
 def grades_csv(course: Course, grades: list[SubmissionGrade], names: dict[str, str]) -> bytes:
     columns = exercise_columns(course, grades)
     assignments = assignment_columns(course, columns)
-    if len(assignments) <= 1:
-        # One assignment: every student is graded on all of it (a missing file counts 0), one scale.
-        rows = [["etudiant", "nom", *[c.key for c in columns], "total", "total_max"]]
-        for grade in sorted(grades, key=lambda g: g.student):
-            by_id = {e.id: e for e in grade.exercises}
-            rows.append([grade.student, names.get(grade.student, ""),
-                         *[number(by_id[c.key].score) if c.key in by_id else "" for c in columns],
-                         number(grade.score), number(grade.max_score)])
-        return b"\xef\xbb\xbf" + _render(rows).encode("utf-8")
-    # Several: each assignment's points on its own scale (empty when not handed in), then one total on
-    # the same scale for everyone, the column saying it: all the run's assignments, one not handed in
-    # counting 0 (a student's own total would be on 20 beside another's 46, and sort wrong).
+    several = len(assignments) > 1
     maximum = sum(a.max_score for a, _ in assignments)
-    rows = [["etudiant", "nom", *[c.key for c in columns],
-             *[name for a, _ in assignments for name in (a.key, f"{a.key}_max")],
-             f"total_sur_{number(maximum)}", f"devoirs_rendus_sur_{len(assignments)}"]]
+    totals = ([name for a, _ in assignments for name in (a.key, f"{a.key}_max")]
+              + [f"total_sur_{number(maximum)}", f"devoirs_rendus_sur_{len(assignments)}"]
+              if several else ["total", "total_max"])
+    rows = [["etudiant", "nom", *[c.key for c in columns], *totals]]
     for grade in sorted(grades, key=lambda g: g.student):
         by_id = {e.id: e for e in grade.exercises}
-        sums, total, handed = [], 0.0, 0
-        for _, ids in assignments:
-            held = [by_id[i] for i in ids if i in by_id]
-            if held:
-                handed += 1
-                total += sum(e.score for e in held)
-            sums += ([number(sum(e.score for e in held)), number(sum(e.max_score for e in held))] if held else ["", ""])
-        rows.append([grade.student, names.get(grade.student, ""),
-                     *[number(by_id[c.key].score) if c.key in by_id else "" for c in columns],
-                     *sums, number(total), str(handed)])
+        row = [grade.student, names.get(grade.student, ""),
+               *[number(by_id[c.key].score) if c.key in by_id else "" for c in columns]]
+        if several:  # each assignment on its own scale, then one total on the same scale for everyone
+            held = [[by_id[i] for i in ids if i in by_id] for _, ids in assignments]
+            for part in held:
+                row += ([number(sum(e.score for e in part)), number(sum(e.max_score for e in part))]
+                        if part else ["", ""])
+            row += [number(sum(sum(e.score for e in part) for part in held)), str(sum(1 for p in held if p))]
+        else:  # every student graded on all of it (a missing file counts 0)
+            row += [number(grade.score), number(grade.max_score)]
+        rows.append(row)
     return b"\xef\xbb\xbf" + _render(rows).encode("utf-8")
 
 
@@ -181,7 +156,7 @@ def moodle_csv(course: Course, grades: list[SubmissionGrade], names: dict[str, s
         if not identity:
             missing.append(grade.student)
             continue
-        if cell(identity) != identity:
+        if csv_cell(identity) != identity:
             changed.append(identity)
         by_id = {e.id: e for e in grade.exercises}
         cells: list[str] = []
@@ -215,7 +190,7 @@ def moodle_csv(course: Course, grades: list[SubmissionGrade], names: dict[str, s
         help_lines += [
             f"{count(len(missing), 'copie')} sans compte Moodle dans {participants.path.name} : "
             f"{plural(len(missing), 'absente', 'absentes')} de moodle.csv (à noter à la main, ou à ajouter au fichier) :",
-            *[f"  {cell(student)}" for student in missing[:50]],
+            *[f"  {csv_cell(student)}" for student in missing[:50]],
             *([f"  … et {len(missing) - 50} autres"] if len(missing) > 50 else []),
             "",
         ]
@@ -223,7 +198,7 @@ def moodle_csv(course: Course, grades: list[SubmissionGrade], names: dict[str, s
         help_lines += [
             f"{count(len(participants.unmatched), 'ligne')} de {participants.path.name} ne "
             f"{plural(len(participants.unmatched), 'désigne', 'désignent')} aucune copie corrigée (pas de note) :",
-            *[f"  {cell(value)}" for value in participants.unmatched[:50]],
+            *[f"  {csv_cell(value)}" for value in participants.unmatched[:50]],
             "",
         ]
     if changed:
@@ -232,7 +207,7 @@ def moodle_csv(course: Course, grades: list[SubmissionGrade], names: dict[str, s
             f"{plural(len(changed), 'a été protégé', 'ont été protégés')} dans le fichier (caractères de contrôle "
             "retirés, apostrophe devant = + - @ pour qu'un tableur n'en fasse pas une formule) : ces lignes ne "
             "correspondront à aucun compte Moodle, corrige-les ou retire-les avant l'import :",
-            *[f"  {cell(value)}" for value in changed[:50]],
+            *[f"  {csv_cell(value)}" for value in changed[:50]],
             *([f"  … et {len(changed) - 50} autres"] if len(changed) > 50 else []),
             "",
         ]

@@ -1,22 +1,15 @@
 """The gradebook: every grade ever given, and each student's current one.
 
-SQLAlchemy 2, portable SQL only (the same schema runs on PostgreSQL: `--carnet
-postgresql+psycopg://…`); by default an embedded SQLite file, `<results>/gradebook.db`, in WAL mode.
+SQLAlchemy 2, portable SQL (PostgreSQL too: `--carnet postgresql+psycopg://…`); by default an
+embedded SQLite file in WAL mode, `<results>/gradebook.db`. Tables: students, runs (one per
+`trous grade`), submissions (student, digest of the files), gradings (one per grading of a
+submission by a grader version, never updated: the history, with the whole results document),
+blank_grades (per blank, for queries), current_grades (per student, the grading that counts).
 
-    students        one row per student identifier (folder name, Moodle id…), with the display name
-    runs            one row per `trous grade`: grader fingerprint, sandbox, start and end times
-    submissions     (student, digest of the exercise files): a content seen once, with intake notes
-    gradings        one row per grading of a submission by a grader version (never updated, never
-                    deleted: the history), with the whole `results.json` document
-    blank_grades    per blank of each grading: points, max, status, message (for queries)
-    current_grades  per student, the grading that counts now
-
-Why it is resumable: a student's grading, its blank rows and the move of their current grade are
-written in ONE transaction, so a run killed at any moment (even `kill -9`) leaves each student either
-fully recorded or untouched. A re-run skips every (student, digest, grader version) already graded and
-grades the rest: the final state is the one an uninterrupted run gives. A new grader version (the
-engine's fingerprint changes with trous, course.yaml, solutions and graders) matches no grading, so
-every student is graded again; the older gradings stay, only `current_grades` moves.
+Resumable: a student's grading, its blank rows and the move of its current grade are ONE
+transaction, so a run killed at any moment leaves each student fully recorded or untouched, and a
+re-run grades only the (student, digest, grader version) not graded yet. A new grader version (the
+engine's fingerprint) matches no grading: every student is graded again, the older gradings stay.
 """
 
 from __future__ import annotations
@@ -172,10 +165,6 @@ class Gradebook:
             if session.get(MetaRow, "schema") is None:
                 session.add(MetaRow(key="schema", value=str(SCHEMA_VERSION)))
 
-    @classmethod
-    def open(cls, url: str | None, results_dir: str | Path) -> "Gradebook":
-        return cls(url or default_url(results_dir))
-
     def close(self) -> None:
         self.engine.dispose()
 
@@ -206,8 +195,7 @@ class Gradebook:
     def finish_run(self, run_id: int, graded: int, skipped: int) -> None:
         with Session(self.engine) as session, session.begin():
             run = session.get(RunRow, run_id)
-            if run is not None:
-                run.finished_at, run.graded, run.skipped = _now(), graded, skipped
+            run.finished_at, run.graded, run.skipped = _now(), graded, skipped
 
     # -- what is already done ---------------------------------------------------------------------
     def graded(self, submissions: Iterable[Submission], grader_version: str) -> dict[str, int]:
@@ -228,12 +216,10 @@ class Gradebook:
         return found
 
     # -- writing: one transaction per student -----------------------------------------------------
-    # Core statements, not the ORM's unit of work: a grading is a handful of known rows, and the
-    # ORM's bookkeeping cost more than the database (7 ms a student, in the grader's busiest thread).
+    # Core statements, not the ORM's unit of work, whose bookkeeping cost 7 ms a student.
     def _student(self, conn: Connection, submission: Submission) -> int:
         students = StudentRow.__table__
-        # FOR UPDATE (PostgreSQL; SQLite has one writer anyway): two graders sharing the gradebook record
-        # the same student one after the other, the second seeing what the first committed.
+        # FOR UPDATE (PostgreSQL): two graders sharing the gradebook record a student one after the other.
         found = conn.execute(select(students.c.id, students.c.name).where(students.c.key == submission.student)
                              .with_for_update()).first()
         if found is None:
@@ -267,11 +253,9 @@ class Gradebook:
                          .values(grading_id=grading_id, updated_at=_now()))
 
     def record(self, run_id: int, submission: Submission, grade: SubmissionGrade, once: bool = False) -> int:
-        """Store a new grading and make it the student's current grade, all or nothing.
-
-        `once`: idempotent per (student, content, grader version): if that grading exists (another grader
-        sharing this gradebook recorded it meanwhile), make it current instead of adding a duplicate.
-        Without it (`--force`), every call adds a grading to the history."""
+        """Store a new grading and make it the student's current grade, all or nothing. `once`: if this
+        (student, content, grader version) is graded already (by another grader sharing this gradebook),
+        make that grading current instead (without it, `--force`, every call adds to the history)."""
         if grade.student != submission.student:
             raise ValueError(f"la note de {grade.student} ne correspond pas à la copie de {submission.student}")
         try:
@@ -306,39 +290,21 @@ class Gradebook:
 
     def reuse(self, submissions: Iterable[Submission], found: dict[str, int]) -> None:
         """Submissions graded before by this grader (`found`: student → grading): make those gradings
-        current (a student who went back to an older version), refresh names and intake notes. Only
-        what differs is written, in one transaction: each change stands on its own."""
-        wanted = [s for s in submissions if s.student in found]
-        if not wanted:
-            return
-        query = (select(StudentRow, SubmissionRow, CurrentGradeRow)
-                 .join(SubmissionRow, SubmissionRow.student_id == StudentRow.id)
-                 .join(GradingRow, GradingRow.submission_id == SubmissionRow.id)
-                 .outerjoin(CurrentGradeRow, CurrentGradeRow.student_id == StudentRow.id)
-                 .where(GradingRow.id.in_([found[s.student] for s in wanted])))
-        with Session(self.engine) as session, session.begin():
-            rows = {student.key: (student, row, current) for student, row, current in session.execute(query)}
-            for submission in wanted:
-                if submission.student not in rows:
-                    raise ValueError(f"{submission.student} : notation {found[submission.student]} introuvable")
-                student, row, current = rows[submission.student]
-                if submission.name and student.name != submission.name:
-                    student.name = submission.name
-                if row.source != submission.source or list(row.warnings or []) != list(submission.warnings):
-                    row.source, row.warnings = submission.source, list(submission.warnings)
-                grading_id = found[submission.student]
-                if current is None:
-                    session.add(CurrentGradeRow(student_id=student.id, grading_id=grading_id, updated_at=_now()))
-                elif current.grading_id != grading_id:
-                    current.grading_id, current.updated_at = grading_id, _now()
+        current (a student who went back to an older version), refresh names and intake notes, in one
+        transaction, writing only what differs."""
+        with self.engine.begin() as conn:
+            for submission in submissions:
+                if submission.student in found:
+                    student_id = self._student(conn, submission)
+                    self._submission(conn, student_id, submission)
+                    self._make_current(conn, student_id, found[submission.student])
 
     # -- reading ---------------------------------------------------------------------------------
     def current(self, students: Iterable[str] | None = None) -> dict[str, SubmissionGrade]:
         return dict(self.each_current(students))
 
     def each_current(self, students: Iterable[str] | None = None) -> Iterator[tuple[str, SubmissionGrade]]:
-        """(student, current grade), one at a time, fetched in batches: a class of any size is never all
-        in memory at once."""
+        """(student, current grade), fetched in batches: a class is never all in memory at once."""
         query = (select(StudentRow.key, GradingRow.result)
                  .join(CurrentGradeRow, CurrentGradeRow.student_id == StudentRow.id)
                  .join(GradingRow, GradingRow.id == CurrentGradeRow.grading_id)

@@ -1,39 +1,25 @@
 """Grades and feedback back into Moodle, the way Moodle takes them: one assignment at a time.
 
-Moodle's « Télécharger tous les travaux remis » archive names each folder
-`<Nom complet>_<N>_assignsubmission_<plugin>`, where N is the participant's number *inside that
-assignment*: no username, no email. Which copy is which participant is read by moodlefolders.py
-(for an archive, its folders unpacked, or an nbgrader course collected from one). Two Moodle files
-come back with that same N (checked against Moodle's source):
+The folders of Moodle's « Télécharger tous les travaux remis » archive are named
+`<Nom complet>_<N>_assignsubmission_<plugin>`, N being the participant's number *inside that
+assignment* (read by inputs/moodle.py). Two Moodle files come back with that same N (checked
+against Moodle's source):
 
-- the **offline grading worksheet** (« Formulaire d'évaluation hors ligne »), which the teacher
-  downloads from the same assignment and uploads back. Moodle finds its columns by their exact header
-  text in the interface's language (identifier, grade, « last modified (grade) », feedback comments),
-  strips the word « Participant » before N, reads the grade with the language's decimal separator
-  (`unformat_float`: in English « 7,5 » would read 75), and skips a row, grade and comment, when the
-  grade record it holds was modified more than a minute after the row's date as PHP's strtotime
-  reads it, unless the box that ignores dates is ticked (feedback/offline/locallib.php,
-  process_import_grades). A French date is not read (phpdate.py): `existing_lines()` says, per
-  participant who already has a grade record, what Moodle will do, in the labels of that language.
-  `fill()` writes into the teacher's own file and changes nothing else: every row, every column, the
-  headers, the dates, the encoding, the byte-order mark, the separator, the quoting and the line ends
-  stay as downloaded (the file is edited field by field, never re-serialised); only the grade and the
-  feedback-comment fields of the rows trous graded are replaced. Rows of students who sent nothing
-  keep their empty grade. A participant of the archive missing from the worksheet, or the reverse, is
-  listed, never guessed; a worksheet whose names disagree with the archive's is refused (it comes
-  from another assignment).
-  Without the teacher's worksheet, `default_worksheets()` writes one in each language trous knows,
-  the identifier as Moodle writes it there (`Participant1001`, `Participant 1001`); its « last
-  modified (grade) » is empty (a lone « - » is a formula to spreadsheets), which strtotime does not read.
-- the **feedback files zip** (« Déposer plusieurs fichiers de feedback dans un ZIP »): Moodle's
-  importer reads N as the second `_`-separated field of a path part (feedback/file/importziplib.php).
-  `feedback_zip()` puts each student's French feedback page in the archive's own folder when Moodle
-  reads that participant's number in it (moodlefolders.feedback_folder). Uploading it creates a grade
-  record for each participant who had none, which makes their worksheet rows stale: the worksheet goes
-  first.
+- the **offline grading worksheet**: Moodle finds its columns by their header text in the
+  interface's language, strips « Participant » before N, reads the grade with the language's decimal
+  separator (`unformat_float`), and skips a row, grade and comment, whose grade record was modified
+  more than a minute after the row's date as PHP's strtotime reads it, unless the box that ignores
+  dates is ticked (feedback/offline/locallib.php, process_import_grades; phpdate.py). `fill()` edits
+  the teacher's own file field by field: only the grade and feedback-comment fields of the rows
+  trous graded change, every other byte stays. Mismatches between archive and worksheet are listed,
+  never guessed; a worksheet whose names disagree with the archive's is refused. Without one,
+  `default_worksheets()` writes one per language, with an empty « last modified (grade) » (a lone
+  « - » is a formula to spreadsheets).
+- the **feedback files zip**: Moodle reads N as the second `_`-separated field of a path part
+  (feedback/file/importziplib.php). Uploading it creates a grade record for each participant who had
+  none, which makes their worksheet rows stale: the worksheet goes first.
 
-The gradebook import (moodle.csv, exports.py) needs a real account identifier: `read_participants()`
-reads it from a CSV the teacher gives (username or email), or the import file is not written.
+The gradebook import (exports.py) needs a real account: `read_participants()` reads it from a CSV.
 """
 
 from __future__ import annotations
@@ -47,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import phpdate
-from .exports import EMAIL, USERNAME, moodle_feedback
+from .exports import EMAIL, USERNAME, french_number, moodle_feedback
 from ..inputs.moodle import Copies, feedback_folder
 from ..core.safetext import csv_cell, printable
 from ..core.submission import Submission
@@ -78,12 +64,10 @@ class Language:
     decimal: str  # langconfig 'decsep'
     thousands: tuple[str, ...]  # langconfig 'thousandssep' (removed by unformat_float)
     team: str  # mod_assign 'submissionteam': the worksheet's column when students hand in as groups
-    date_example: str  # userdate() with langconfig 'strftimedaydatetime', as that column shows a date
     ignore_modified: str  # assignfeedback_offline 'ignoremodified': the box of the upload form
     download_sheet: str  # assignfeedback_offline 'downloadgrades'
     upload_sheet: str  # assignfeedback_offline 'uploadgrades'
     upload_zip: str  # assignfeedback_file 'uploadzip'
-    download_all: str  # mod_assign 'downloadall'
 
 
 LANGUAGES = (
@@ -91,16 +75,13 @@ LANGUAGES = (
              "Dernière modification (note)", ("Feedback par commentaires", "Commentaires de feedback",
                                               "Commentaires feedback"),
              "La note peut être modifiée", "Non", ",", ("\u00a0", "\u202f", " "), "Groupe",
-             "mardi 1 décembre 2026, 09:15",
              "Autorise la modification de données modifiées plus récemment dans Moodle que dans le formulaire "
              "d'évaluation.", "Télécharger le formulaire d'évaluation", "Déposer un formulaire d'évaluation",
-             "Déposer plusieurs fichiers de feedback dans un ZIP", "Télécharger tous les travaux remis"),
+             "Déposer plusieurs fichiers de feedback dans un ZIP"),
     Language("en", "anglais", "Identifier", "Participant ", "Full name", "Grade", "Maximum grade", "Scale",
              "Last modified (grade)", ("Feedback comments",), "Grade can be changed", "No", ".", (",",), "Group",
-             "Tuesday, 1 December 2026, 9:15 AM",
              "Allow updating records that have been modified more recently in Moodle than in the spreadsheet.",
-             "Download grading worksheet", "Upload grading worksheet", "Upload multiple feedback files in a zip",
-             "Download all submissions"),
+             "Download grading worksheet", "Upload grading worksheet", "Upload multiple feedback files in a zip"),
 )
 DELIMITERS = (",", ";", "\t", ":")  # what Moodle's upload form offers: comma, semicolon, tab, colon
 DELIMITER_NAMES = {",": "virgule", ";": "point-virgule", "\t": "tabulation", ":": "deux-points"}
@@ -123,10 +104,7 @@ def unformat_float(text: str, language: Language) -> float | None:
 
 def participant_number(value: str, language: Language) -> str | None:
     """N from the identifier cell, as Moodle's importer reads it: the word « Participant » stripped."""
-    value = value.strip()
-    prefix = language.hidden_user.strip()
-    rest = value[len(prefix):] if value.startswith(prefix) else value
-    rest = rest.strip()
+    rest = value.strip().removeprefix(language.hidden_user.strip()).strip()
     return rest if rest.isdigit() else None
 
 
@@ -149,56 +127,36 @@ def parse_records(text: str, delimiter: str) -> list[Record]:
     """RFC 4180 as spreadsheets and PHP write it (quotes doubled inside quoted fields, line breaks
     allowed there), keeping where each field lies. Lenient: text after a closing quote belongs to
     the field, an unclosed quote runs to the end."""
+    other = f"[^{re.escape(delimiter)}\r\n]*"
+    quoted = re.compile(f'"((?:[^"]|"")*)"?({other})')
+    plain = re.compile(other)
     records: list[Record] = []
-    i, n, line = 0, len(text), 1
-    while i < n:
+    i, line = 0, 1
+    while i < len(text):
         cells: list[Cell] = []
         start_line = line
         while True:
-            start = i
-            if i < n and text[i] == '"':
-                i += 1
-                chunks = []
-                while i < n:
-                    if text[i] == '"':
-                        if i + 1 < n and text[i + 1] == '"':
-                            chunks.append('"')
-                            i += 2
-                            continue
-                        i += 1
-                        break
-                    if text[i] == "\n":
-                        line += 1
-                    chunks.append(text[i])
-                    i += 1
-                while i < n and text[i] not in (delimiter, "\r", "\n"):
-                    chunks.append(text[i])
-                    i += 1
-                cells.append(Cell(start, i, "".join(chunks), True))
+            found = quoted.match(text, i)
+            if found:
+                line += found[1].count("\n")
+                cells.append(Cell(i, found.end(), found[1].replace('""', '"') + found[2], True))
             else:
-                while i < n and text[i] not in (delimiter, "\r", "\n"):
-                    i += 1
-                cells.append(Cell(start, i, text[start:i], False))
-            if i < n and text[i] == delimiter:
-                i += 1
-                continue
-            break
-        if i < n and text[i] == "\r":
+                found = plain.match(text, i)
+                cells.append(Cell(i, found.end(), found[0], False))
+            i = found.end()
+            if not text.startswith(delimiter, i):
+                break
             i += 1
-        if i < n and text[i] == "\n":
-            i += 1
+        i += text.startswith("\r", i)
+        i += text.startswith("\n", i)
         line += 1
         records.append(Record(cells, start_line))
     return records
 
 
-def _needs_quotes(value: str, delimiter: str) -> bool:
-    # PHP's fputcsv (what Moodle's download uses): a delimiter, a quote, an escape, a space or a line break.
-    return any(c in value for c in (delimiter, '"', "\\", " ", "\t", "\r", "\n"))
-
-
 def _field(value: str, delimiter: str, quote_all: bool) -> str:
-    if quote_all or _needs_quotes(value, delimiter):
+    # Quoted as PHP's fputcsv (Moodle's download) does: a delimiter, a quote, an escape, a space or a line break.
+    if quote_all or any(c in value for c in (delimiter, '"', "\\", " ", "\t", "\r", "\n")):
         return '"' + value.replace('"', '""') + '"'
     return value
 
@@ -218,12 +176,12 @@ def _decode(data: bytes) -> tuple[str, str, bytes]:
             except UnicodeDecodeError:
                 raise MoodleError(f"le fichier commence comme de l'{ENCODING_NAMES[encoding]} mais n'en est pas : "
                                   "retélécharge la feuille depuis Moodle") from None
-    for encoding in ("utf-8", "cp1252", "latin-1"):
+    for encoding in ("utf-8", "cp1252"):
         try:
             return data.decode(encoding), encoding, b""
         except UnicodeDecodeError:
             continue
-    raise MoodleError("encodage illisible")  # latin-1 decodes every byte: never reached
+    return data.decode("latin-1"), "latin-1", b""  # every byte is a latin-1 character
 
 
 @dataclass
@@ -252,14 +210,12 @@ class Row:
 @dataclass
 class Worksheet:
     path: Path
-    data: bytes
     text: str
     encoding: str
     bom: bytes
     delimiter: str
     language: Language
     columns: Columns
-    header: Record
     rows: list[Row]
     quote_all: bool
     decimals: int  # of the grade cells Moodle wrote (format_float with the grade item's decimals)
@@ -281,10 +237,7 @@ class Worksheet:
 
 
 def _find(header: list[str], *names: str) -> int | None:
-    for name in names:
-        if name in header:
-            return header.index(name)
-    return None
+    return next((header.index(name) for name in names if name in header), None)
 
 
 def _locate(records: list[Record]) -> tuple[Language, Columns] | None:
@@ -346,45 +299,41 @@ def read_worksheet(path: str | Path, max_bytes: int = 32 << 20) -> Worksheet:
     if columns.scale is not None and columns.max_grade is None:
         raise MoodleError(f"{path} : ce devoir est noté avec un barème (colonne « {language.scale} ») : trous donne des "
                           "points ; règle le devoir Moodle sur « Point », puis retélécharge la feuille")
-    header, body = records[0], records[1:]
     rows: list[Row] = []
     decimals: list[int] = []
     separators: set[str] = set()
-    needed = max(i for i in (columns.identifier, columns.grade, columns.modified, columns.comments or 0) if i is not None)
-    for record in body:
+    needed = max(columns.identifier, columns.grade, columns.modified, columns.comments or 0)
+    for record in records[1:]:
         values = [c.value for c in record.cells]
         if len(values) == 1 and not values[0].strip():
             continue  # an empty line
         if len(values) <= needed:
             rows.append(Row(record, None, "", None, False))
             continue
-        number = participant_number(values[columns.identifier], language)
-        name = values[columns.full_name].strip() if columns.full_name is not None and columns.full_name < len(values) else ""
-        maximum = None
-        for index in (columns.max_grade, columns.grade):
-            if index is not None and index < len(values) and values[index].strip():
-                cell = values[index].strip()
+        name, maximum, grade, can_change = (values[i].strip() if i is not None and i < len(values) else ""
+                                            for i in (columns.full_name, columns.max_grade, columns.grade,
+                                                      columns.can_change))
+        for cell in (maximum, grade):
+            if cell:
                 decimals.append(_decimals(cell))
                 separators.update(c for c in cell if c in ".,")
-                if index == columns.max_grade:
-                    maximum = unformat_float(cell, language)
-        locked = (columns.can_change is not None and columns.can_change < len(values)
-                  and values[columns.can_change].strip() == language.no)
-        rows.append(Row(record, number, name, maximum, locked, values[columns.modified]))
+        rows.append(Row(record, participant_number(values[columns.identifier], language), name,
+                        unformat_float(maximum, language), can_change == language.no, values[columns.modified]))
     # The separator Moodle writes is the one it reads: the file tells it (« 20,00 »); else the language's.
     decimal = separators.pop() if len(separators) == 1 else language.decimal
-    if decimal not in ".,":
-        decimal = language.decimal
     quote_all = all(c.quoted for r in records for c in r.cells if c.value)
-    return Worksheet(path, data, text, encoding, bom, delimiter, language, columns, header, rows, quote_all,
+    return Worksheet(path, text, encoding, bom, delimiter, language, columns, rows, quote_all,
                      max(decimals, default=2), decimal)
 
 
 # -- matching the archive's copies and the worksheet's rows --------------------------------------
+def _ascii(text: str) -> str:
+    return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+
+
 def _same_name(a: str, b: str) -> bool:
     def key(text: str) -> str:
-        ascii_form = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
-        return "".join(ch for ch in ascii_form.casefold() if ch.isalnum())
+        return "".join(ch for ch in _ascii(text).casefold() if ch.isalnum())
     return key(a) == key(b)
 
 
@@ -406,11 +355,7 @@ def match(sheet: Worksheet, submissions: list[Submission], copies: Copies | None
                           "dossier « groupe par défaut » dans l'archive) : les dossiers de l'archive portent les numéros "
                           "des groupes, la feuille ceux des participants, et trous ne sait pas les faire correspondre ; "
                           "reporte les notes de grades.csv à la main")
-    by_number: dict[str, Submission] = {}
-    for s in submissions:
-        number = copies.number(s.student)
-        if number is not None:
-            by_number[number] = s
+    by_number = {n: s for s in submissions if (n := copies.number(s.student)) is not None}
     if not by_number and not copies.conflicts:
         raise MoodleError("--feuille : aucune copie ne porte de numéro de participant Moodle. La feuille d'évaluation "
                           "va avec l'archive « Télécharger tous les travaux remis » du même devoir (dossiers "
@@ -419,8 +364,7 @@ def match(sheet: Worksheet, submissions: list[Submission], copies: Copies | None
     rows = sheet.participants
     matched, other, checked = {}, [], 0
     for number, row in rows.items():
-        s = by_number.get(number)
-        if s is None:
+        if (s := by_number.get(number)) is None:
             continue
         if row.name and s.name and not s.name.startswith(sheet.language.hidden_user.strip()):
             checked += 1
@@ -452,18 +396,14 @@ def grade_text(value: float, decimals: int, separator: str) -> str:
 
 def _encodable(text: str, encoding: str) -> str:
     """Text the file's encoding can hold (a Windows-1252 file cannot hold every character)."""
-    try:
-        text.encode(encoding)
-        return text
-    except UnicodeEncodeError:
-        out = []
-        for ch in text:
-            try:
-                ch.encode(encoding)
-                out.append(ch)
-            except UnicodeEncodeError:
-                out.append(unicodedata.normalize("NFKD", ch).encode("ascii", "ignore").decode() or "?")
-        return "".join(out)
+    out = []
+    for ch in text:
+        try:
+            ch.encode(encoding)
+        except UnicodeEncodeError:
+            ch = _ascii(ch) or "?"
+        out.append(ch)
+    return "".join(out)
 
 
 @dataclass(frozen=True)
@@ -558,8 +498,6 @@ def default_worksheets(rows: list[tuple[str, str, float, float, str]]) -> dict[s
 
 # -- the feedback files zip -----------------------------------------------------------------------
 FIXED_DATE = (2026, 1, 1, 0, 0, 0)
-
-
 FEEDBACK_FILE = "retour.html"
 
 
@@ -587,8 +525,7 @@ _IDENTITY_HEADERS = {
 
 
 def _header_key(text: str) -> str:
-    ascii_form = unicodedata.normalize("NFKD", text.strip().lstrip("\ufeff")).encode("ascii", "ignore").decode()
-    return " ".join(ascii_form.casefold().replace("’", "'").split())
+    return " ".join(_ascii(text.strip().lstrip("\ufeff")).casefold().replace("’", "'").split())
 
 
 @dataclass
@@ -665,12 +602,6 @@ class RoundTrip:
     lines: list[str] = field(default_factory=list)  # what the terminal says about it, once written
 
 
-def _number(value: float) -> str:
-    """A number in French text: a decimal comma, no useless zeros."""
-    text = f"{round(value, 2):.2f}".rstrip("0").rstrip(".")
-    return ("0" if text in ("-0", "") else text).replace(".", ",")
-
-
 def _who(number: str, name: str) -> str:
     return f"Participant {number}" + (f" ({printable(name)})" if name else "")
 
@@ -718,10 +649,11 @@ def existing_lines(filled: Filled, language: Language, zip_too: bool) -> list[st
     return lines
 
 
-def write_outputs(results_dir: Path, course, grades: list, names: dict[str, str], pages: dict[str, bytes],
+def write_outputs(results_dir: Path, course, grades: list, names: dict[str, str], pages: dict[str, Path],
                   trip: RoundTrip, write) -> dict[str, Path]:
-    """The worksheet (filled, or trous's own), the feedback zip and the French instructions; `write`
-    is the reports' atomic writer. Files of an earlier run that no longer apply are removed."""
+    """The worksheet (filled, or trous's own), the feedback zip (`pages`: each student's feedback page)
+    and the French instructions; `write` is the reports' atomic writer. Files of an earlier run that no
+    longer apply are removed."""
     results_dir = Path(results_dir)
     paths: dict[str, Path] = {}
     copies = trip.copies or Copies()
@@ -736,9 +668,9 @@ def write_outputs(results_dir: Path, course, grades: list, names: dict[str, str]
     single = len(trip.assignments) == 1
     readme: list[str] = [f"Renvoyer les notes et les retours dans Moodle — {course.title}", ""]
     lines: list[str] = []
-    written_files: set[str] = set()
     steps: list[list[str]] = []
-    feedback = {} if copies.team else {feedback_folder(copies.participants[s]): pages[s] for s in numbers if s in pages}
+    feedback = {} if copies.team else {feedback_folder(copies.participants[s]): pages[s].read_bytes()
+                                       for s in numbers if s in pages}
     zip_too = bool(feedback)
 
     if copies.team:
@@ -748,27 +680,26 @@ def write_outputs(results_dir: Path, course, grades: list, names: dict[str, str]
         sheet, matching = trip.worksheet, trip.matching
         language = sheet.language
         maximum = sheet.max_grade
+        rescaled = maximum is not None and abs(maximum - total) > 1e-9
         by_student = {g.student: g for g in grades}
         values = {}
         for number, student in matching.copies.items():
-            grade = by_student.get(student)
-            if grade is None:
-                continue
-            moodle_grade = scaled(grade.score, total, maximum)
-            scale = (moodle_grade, maximum) if maximum is not None and abs(maximum - total) > 1e-9 else None
-            values[number] = (moodle_grade, moodle_feedback(grade, moodle_scale=scale))
+            if (grade := by_student.get(student)) is not None:
+                moodle_grade = scaled(grade.score, total, maximum)
+                scale = (moodle_grade, maximum) if rescaled else None
+                values[number] = (moodle_grade, moodle_feedback(grade, moodle_scale=scale))
         filled = fill(sheet, values)
         paths["moodle_sheet"] = write(results_dir / SHEET_FILLED, filled.data)
-        written_files.add(SHEET_FILLED)
         lines.append(f"feuille d'évaluation Moodle remplie : {count(len(filled.written), 'note écrite', 'notes écrites')} "
                      f"dans {SHEET_FILLED} ({sheet.describe()}) ; le reste de {printable(sheet.path.name)} est "
                      "inchangé")
-        if maximum is not None and abs(maximum - total) > 1e-9:
-            lines.append(f"notes ramenées sur {_number(maximum)}, la note maximale du devoir dans Moodle : "
-                         f"note Moodle = points × {_number(maximum)} / {_number(total)} (le commentaire donne les deux)")
+        if rescaled:
+            lines.append(f"notes ramenées sur {french_number(maximum)}, la note maximale du devoir dans Moodle : "
+                         f"note Moodle = points × {french_number(maximum)} / {french_number(total)} "
+                         "(le commentaire donne les deux)")
         elif maximum is None:
             lines.append("la feuille ne dit pas la note maximale du devoir : notes écrites en points, sur "
-                         f"{_number(total)} ; vérifie la note maximale du devoir dans Moodle")
+                         f"{french_number(total)} ; vérifie la note maximale du devoir dans Moodle")
         if sheet.columns.comments is None:
             lines.append(f"la feuille n'a pas de colonne « {language.comments[0]} » : notes seules, sans "
                          "commentaire (active les commentaires de feedback dans les réglages du devoir, puis "
@@ -811,15 +742,11 @@ def write_outputs(results_dir: Path, course, grades: list, names: dict[str, str]
             "   (voir plus bas ce que trous a remarqué).",
         ])
     elif numbers and single:
-        rows = []
-        for grade in sorted(grades, key=lambda g: (len(numbers.get(g.student, "")), numbers.get(g.student, ""))):
-            if grade.student in numbers:
-                rows.append((numbers[grade.student], names.get(grade.student, ""), grade.score, total,
-                             moodle_feedback(grade)))
+        rows = [(numbers[g.student], names.get(g.student, ""), g.score, total, moodle_feedback(g))
+                for g in sorted(grades, key=lambda g: (len(numbers.get(g.student, "")), numbers.get(g.student, "")))
+                if g.student in numbers]
         for code, data in default_worksheets(rows).items():
-            name = SHEET_DEFAULT.format(code=code)
-            paths[f"moodle_sheet_{code}"] = write(results_dir / name, data)
-            written_files.add(name)
+            paths[f"moodle_sheet_{code}"] = write(results_dir / SHEET_DEFAULT.format(code=code), data)
         lines.append(f"feuilles d'évaluation Moodle : {', '.join(SHEET_DEFAULT.format(code=l.code) for l in LANGUAGES)} "
                      f"(en-têtes en {', '.join(l.name for l in LANGUAGES)}) ; mieux : « --feuille » avec la feuille "
                      "téléchargée du devoir, que trous remplit sans rien changer d'autre")
@@ -834,7 +761,8 @@ def write_outputs(results_dir: Path, course, grades: list, names: dict[str, str]
             "   trous la remplit sans rien changer d'autre.",
             f"   Sinon : {', '.join(f'{SHEET_DEFAULT.format(code=l.code)} (Moodle en {l.name})' for l in LANGUAGES)}",
             "   — Moodle trouve les colonnes par leur titre dans la langue de son interface. La note maximale du",
-            f"   devoir dans Moodle doit être {_number(total)} (les notes sont en points). Dans Moodle : la page des",
+            f"   devoir dans Moodle doit être {french_number(total)} (les notes sont en points). "
+            "Dans Moodle : la page des",
             "   travaux remis du devoir › " + " / ".join(f"« {l.upload_sheet} »" for l in LANGUAGES) + ".",
             "   La colonne de date est vide : si Moodle a déjà une note (ou un retour) pour un participant, il ignore",
             "   sa ligne, note et commentaire, sauf si tu coches la case",
@@ -851,7 +779,6 @@ def write_outputs(results_dir: Path, course, grades: list, names: dict[str, str]
 
     if feedback:
         paths["moodle_feedback"] = write(results_dir / FEEDBACK_ZIP, feedback_zip(feedback))
-        written_files.add(FEEDBACK_ZIP)
         lines.append(f"retours pour Moodle : {FEEDBACK_ZIP} ({count(len(feedback), 'page')}, une par participant, dans "
                      "le dossier de l'archive qui est le sien)")
         language = trip.worksheet.language if trip.worksheet is not None else None
@@ -870,13 +797,13 @@ def write_outputs(results_dir: Path, course, grades: list, names: dict[str, str]
         readme += [f"{i}. {step[0]}", *step[1:], ""]
     if single:
         readme.insert(1, f"Devoir : {titles.get(trip.assignments[0], trip.assignments[0])} "
-                         f"({_number(total)} points)")
+                         f"({french_number(total)} points)")
     if lines:
         readme += ["Ce que trous a remarqué :", *[f"- {line}" for line in lines], ""]
     paths["moodle_readme"] = write(results_dir / README, ("\n".join(readme) + "\n").encode("utf-8"))
-    written_files.add(README)
+    written = {path.name for path in paths.values()}
     for name in OWN_FILES:
-        if name not in written_files:
+        if name not in written:
             (results_dir / name).unlink(missing_ok=True)
     trip.lines = lines
     return paths

@@ -1,15 +1,11 @@
 """`trous grade`'s results written where `nbgrader autograde` writes its own: nbgrader's gradebook
-(submissions, per-cell grades, comments, late penalties) and `autograded/<student>/<assignment>/`.
+and `autograded/<student>/<assignment>/`.
 
-The work is nbgrader's own: the autograde preprocessors configured in nbgrader_config.py run on each
-submitted notebook, in nbgrader's order (sanitize: outputs cleared, locked cells and points restored
-from the gradebook, missing grade cells added back; then the autograde list, with timestamps, late
-penalties, "No response." comments and missing notebooks handled as nbgrader does), except that no
-kernel runs: the step that would execute the notebook fills each blank's grade cell with the output
-the engine's grade calls for (outcome.py), the very output the hidden cell would print in the kernel.
-nbgrader's `generate_feedback`, `export` and formgrader then work on the result as on their own.
-
-All preprocessors share one gradebook session (session.py); nothing else of nbgrader is changed.
+nbgrader's own sanitize and autograde preprocessors (nbgrader_config.py) run on each submitted
+notebook, in nbgrader's order, except that no kernel runs: the execution step fills each blank's
+grade cell with the output the engine's grade calls for (outcome.py), the very output the hidden
+cell would print. nbgrader's feedback, export and formgrader then work on it as on their own. All
+preprocessors share one gradebook session (nbgrader_session.py).
 """
 
 from __future__ import annotations
@@ -21,9 +17,10 @@ import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from .nbgrader_session import Borrowed, Deferred, sa_warning, shared_gradebook  # isort: skip - before nbformat
+from .nbgrader_session import Borrowed, Deferred, shared_gradebook  # isort: skip - before nbformat
 
 import nbformat  # noqa: E402
+from sqlalchemy.exc import SAWarning  # noqa: E402
 from nbconvert.preprocessors import ExecutePreprocessor, Preprocessor  # noqa: E402
 from traitlets import Bool  # noqa: E402
 from traitlets.config import Config  # noqa: E402
@@ -32,8 +29,7 @@ from traitlets.utils.importstring import import_item  # noqa: E402
 
 from ..core.grades import SubmissionGrade  # noqa: E402
 from .outcome import fill  # noqa: E402
-from .overrides import Final  # noqa: E402
-from .nbgrader_report import WriteReport, say  # noqa: E402, F401 - WriteReport: this module's result
+from .overrides import Final, WriteReport, say  # noqa: E402
 
 
 # The build's preprocessor that grades again outside the kernel (publish/nbgrader/preprocessors.py): its
@@ -108,9 +104,8 @@ class Writer:
 
     @staticmethod
     def _final(gradebook, notebook: str, assignment: str, student: str) -> Final:
-        """What nbgrader's gradebook adds to the autograder's scores for this notebook: manual scores
-        set in formgrader (nbgrader keeps them when a notebook is graded again), extra credit, late
-        penalty."""
+        """What nbgrader's gradebook adds to the autograder's scores for this notebook: formgrader's
+        manual scores, extra credit, late penalty."""
         submitted = gradebook.find_submission_notebook(notebook, assignment, student)
         final = Final(penalty=float(submitted.late_submission_penalty or 0.0))
         for grade in submitted.grades:
@@ -128,10 +123,8 @@ class Writer:
         self._copy_files(submitted, dest, set())
         gradebook.update_or_create_student(student)
         timestamp = self.coursedir.get_existing_timestamp(str(submitted))
-        if timestamp:
-            gradebook.update_or_create_submission(assignment.name, student, timestamp=timestamp)
-        else:
-            gradebook.update_or_create_submission(assignment.name, student)
+        when = {"timestamp": timestamp} if timestamp else {}
+        gradebook.update_or_create_submission(assignment.name, student, **when)
         gradebook.db.really_commit()
         source = Path(self.coursedir.format_path(self.coursedir.source_directory, ".", assignment.name))
         excluded = {str(source / x) for x in self.exclude_overwriting.get(assignment.name, [])}
@@ -178,8 +171,8 @@ def write(root: Path, grades: Iterable[SubmissionGrade],
     """Record `grades` (students of nbgrader's submitted/) in the nbgrader course at `root`: of each
     student's assignment folders, those in `assignments_of(grade)`, all when None. `grades` may be a
     stream (writing.py): each is written as it comes."""
-    # Thousands of short-lived ORM and notebook objects: the cycle collector would walk them all
-    # again and again (a sixth of the time); they are freed when the session closes.
+    # Thousands of short-lived ORM and notebook objects, freed when the session closes: the cycle
+    # collector walking them again and again took a sixth of the time.
     collecting = gc.isenabled()
     gc.disable()
     try:
@@ -201,7 +194,7 @@ def _write(root: Path, grades: Iterable[SubmissionGrade],
             shared_gradebook(gradebook) as writer.borrowed, warnings.catch_warnings():
         # nbgrader's own submission code trips SQLAlchemy's autoflush warnings; `nbgrader autograde`
         # prints them too. They say nothing to a teacher.
-        warnings.simplefilter("ignore", category=sa_warning())
+        warnings.simplefilter("ignore", category=SAWarning)
         gradebook.db = Deferred(gradebook.db)
         # This process is the only writer while it runs: what it read stays true after a commit.
         gradebook.db.session().expire_on_commit = False

@@ -1,10 +1,9 @@
-"""One nbgrader gradebook session for a whole batch of notebooks, for `gradebook.py`.
+"""One nbgrader gradebook session for a whole batch of notebooks, for nbgrader.py.
 
-nbgrader's preprocessors each open the gradebook anew, commit after every cell and validate every
-cell's metadata against a schema they load and check again each time: for a class, that costs more
-than grading it. Here, while `shared_gradebook` is active, they all borrow one session, the
-assignment's own rows are looked up once, commits wait for the end of each notebook, and the schema
-is checked once. What they compute and store is unchanged.
+nbgrader's preprocessors each open the gradebook anew, commit after every cell and check their
+schema again for each cell: for a class, that costs more than grading it. While `shared_gradebook` is
+active they borrow one session, the assignment's rows are looked up once, commits wait for the end
+of each notebook and the schema is checked once. What they compute and store is unchanged.
 """
 
 from __future__ import annotations
@@ -19,14 +18,13 @@ from ..inputs.nbgrader_dir import without_iri_grammars
 GRADEBOOK_MODULES = ("overwritecells", "overwritekernelspec", "saveautogrades", "latesubmissions")
 
 
-without_iri_grammars()  # on import: gradebook.py imports this module before nbformat
+without_iri_grammars()  # on import: nbgrader.py imports this module before nbformat
 
 
 class Borrowed:
     """Stands for nbgrader's `Gradebook` class inside its preprocessors: every `Gradebook(url)` is the
-    one session opened here, and closing it is left to us. The assignment's own rows (its notebooks,
-    source and graded cells) do not change while grading: they are looked up once, not once per
-    student."""
+    one session opened here, closed by us. The assignment's own rows are looked up once, not once
+    per student."""
 
     FIXED = ("find_notebook", "find_source_cell", "find_graded_cell", "find_assignment")
 
@@ -39,8 +37,8 @@ class Borrowed:
         self._rows.clear()
 
     def _row(self, kind: str, cell: str, notebook: str, assignment: str, student: str):
-        """A student's grade or comment of a cell, from the rows of their notebook loaded at once
-        (nbgrader runs one five-table join per cell); anything unusual goes to nbgrader's own."""
+        """A student's grade or comment of a cell, from their notebook's rows loaded at once (nbgrader
+        runs a five-table join per cell); anything unusual goes to nbgrader's own."""
         key = (kind, notebook, assignment, student)
         if key not in self._rows:
             submission = self.find_submission_notebook(notebook, assignment, student)
@@ -51,8 +49,8 @@ class Borrowed:
         return row
 
     def find_submission_notebook(self, notebook, assignment, student):
-        """The student's submitted notebook, looked up once per student (the grades, the comments, the
-        late penalty and the final scores all start from it: the same row, in the same session)."""
+        """The student's submitted notebook, looked up once per student (grades, comments, penalty and
+        final scores all start from it)."""
         key = ("submission", notebook, assignment, student)
         if key not in self._rows:
             self._rows[key] = self._gradebook.find_submission_notebook(notebook, assignment, student)
@@ -93,8 +91,8 @@ class Borrowed:
 
 
 def _schema_checked_once():
-    """nbgrader validates each cell's metadata with `jsonschema.validate`, which first validates the
-    schema itself, every time: most of the cost of a notebook. Same check, schema checked once."""
+    """nbgrader's `jsonschema.validate` of each cell checks the schema itself every time (most of a
+    notebook's cost): same check, schema checked once."""
     import jsonschema  # noqa: PLC0415
 
     validators: dict[str, object] = {}  # nbgrader loads its schema anew for each notebook: key by content
@@ -125,9 +123,8 @@ def _schema_checked_once():
 
 
 class Deferred:
-    """nbgrader's session, whose `commit()` only flushes: nbgrader commits after every cell, and each
-    commit waits for the disk. The writer commits for real after each submission and each notebook,
-    so that an interrupted run leaves whole notebooks, never half of one."""
+    """nbgrader's session, whose `commit()` only flushes (each commit waits for the disk): the writer
+    commits for real after each submission and notebook, so an interrupted run leaves whole ones."""
 
     def __init__(self, session):
         self.session = session
@@ -168,9 +165,3 @@ def shared_gradebook(gradebook):
         common.jsonschema = saved_jsonschema
         for module, original in zip(modules, saved):
             module.Gradebook = original
-
-
-def sa_warning():
-    from sqlalchemy.exc import SAWarning  # noqa: PLC0415
-
-    return SAWarning

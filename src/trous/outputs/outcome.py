@@ -1,10 +1,8 @@
-"""What a blank's grade cell shows, the same wherever the grade was computed: in the kernel (hidden
-cell, under nbgrader's own configuration), in nbgrader's process (VerifyGrades) or by `trous grade`
-(autograded notebooks it writes); `fill` writes it into a notebook's grade cells for the last two.
+"""What a blank's grade cell shows, the same wherever the grade was computed: in the kernel, in
+nbgrader's process (VerifyGrades) or by `trous grade` (`fill` writes it for the last two).
 
 A right blank prints one line on stdout (nbgrader: full points); a wrong one ends in an error whose
-traceback is the French explanation alone (nbgrader: zero), never a Python traceback that would
-quote the hidden cell's code.
+traceback is the French explanation alone (nbgrader: zero), never a traceback quoting the hidden cell.
 """
 
 from __future__ import annotations
@@ -54,7 +52,7 @@ def blank_outcome(grade: ExerciseGrade, blank_id: str, where=None) -> tuple[bool
 
 def outputs_for(grade: ExerciseGrade, blank_id: str, unisolated: bool = False, where=None) -> tuple[list, float]:
     """The outputs a grade cell has for this blank, and the score nbgrader reads from them
-    (`unisolated`: graded with --sans-isolation, which the output then says; `where`: see blank_outcome)."""
+    (`unisolated`: said in the output; `where`: see blank_outcome)."""
     import nbformat  # noqa: PLC0415 - not in the kernel, which only raises or prints
 
     passed, text = blank_outcome(grade, blank_id, where)
@@ -76,9 +74,9 @@ def _error(text: str) -> list:
 
 
 def fill(nb, grade_of, unisolated: bool, source: str) -> None:
-    """Each trous grade cell of `nb` gets its blank's verdict from the engine's grade of the notebook's
-    answer cells: `grade_of(hidden bundle, cell map)` is that ExerciseGrade (None: the exercise's cells
-    are left as they are); `source` (who graded) goes in the cell's metadata."""
+    """Each trous grade cell of `nb` gets its blank's verdict: `grade_of(hidden bundle, cell map)` is
+    the exercise's grade (None: its cells are left as they are); `source` (who graded) goes in the
+    cell's metadata."""
     for entries in grade_cells(nb).values():
         where = cell_map(entries[0][2], answers.from_cells(nb.cells))
         grade = grade_of(entries[0][2], where)
@@ -101,8 +99,7 @@ class TrouFaux(Exception):
 
 
 def _verdict_line(text: str, auto: float, final: float, max_score: float, extra: float) -> str:
-    """The first line of a blank's verdict, once a teacher changed its grade: what the engine gave,
-    then what counts (nbgrader's « Score » above the cell)."""
+    """The first line of a blank's verdict once a teacher changed its grade: the engine's, then what counts."""
     head, sep, _ = text.partition(" — ")
     if not sep:
         return text
@@ -120,9 +117,8 @@ def _verdict_line(text: str, auto: float, final: float, max_score: float, extra:
 
 
 def teacher_outputs(outputs: list, auto: float, final: float, max_score: float, extra: float = 0.0) -> list:
-    """A grade cell's verdict outputs (outputs_for's, or the kernel's own), with their first line
-    saying the teacher's grade beside the engine's: feedback never shows « faux — 0 sur 1 point »
-    under « Score: 1.0 / 1.0 »."""
+    """A grade cell's verdict outputs with their first line saying the teacher's grade beside the
+    engine's: feedback never shows « faux — 0 sur 1 point » under « Score: 1.0 / 1.0 »."""
     changed = []
     for output in outputs:
         output = dict(output)

@@ -1,17 +1,17 @@
 """One source of truth: what a teacher changed in formgrader counts in trous's reports too.
 
-nbgrader keeps, for each grade cell of each student, the autograder's score and a manual score a
-teacher may set in formgrader; the manual one wins in nbgrader (formgrader, `nbgrader export`), and
-nbgrader keeps it when the notebook is graded again. It also adds extra credit and takes off late
-penalties. After `trous grade` has written nbgrader's gradebook, those are read back (gradebook.py)
-and applied to the grades trous reports (grades.csv, the pages, the class report, Moodle's files):
-nbgrader's gradebook wins, and each change is said, in the terminal and in the student's page,
-with the engine's own score beside it. trous's own gradebook keeps the engine's grades.
+nbgrader keeps, per grade cell, the autograder's score and a manual score set in formgrader (which
+wins in nbgrader and survives a new grading), plus extra credit and late penalties. Once `trous
+grade` has written nbgrader's gradebook, those are read back (nbgrader.py) and applied to the grades
+trous reports, each change said with the engine's own score beside it; trous's own gradebook keeps
+the engine's grades. `WriteReport` is what a write of nbgrader's gradebook did (here or in the
+writing process, writing.py).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..core.wording import count
 from ..core.grades import SubmissionGrade
@@ -24,6 +24,23 @@ class Final:
     manual: dict[str, float] = field(default_factory=dict)  # grade cell → manual score (formgrader)
     extra: float = 0.0  # extra credit given in formgrader, over the notebook
     penalty: float = 0.0  # late penalty (AssignLatePenalties)
+
+
+@dataclass
+class WriteReport:
+    root: Path
+    written: list[tuple[str, str]] = field(default_factory=list)  # (student, assignment)
+    problems: list[str] = field(default_factory=list)
+    final: dict[tuple[str, str], Final] = field(default_factory=dict)  # (student, notebook) → nbgrader's word
+
+
+def say(report: WriteReport) -> WriteReport:
+    """What the terminal shows of a write."""
+    for problem in report.problems:
+        print(f"nbgrader : {problem}")
+    print(f"carnet de notes nbgrader : {count(len(report.written), 'copie enregistrée', 'copies enregistrées')} "
+          f"dans {report.root / 'gradebook.db'}")
+    return report
 
 
 @dataclass(frozen=True)

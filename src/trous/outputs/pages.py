@@ -16,7 +16,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from ..core.course import Course
 from ..grade import assignments as assignments_mod
-from .exports import Column, exercise_columns
+from .exports import Column, exercise_columns, french_number
 from ..core.grades import ERROR, FAILED, MISSING, PASSED, UNFILLED, SubmissionGrade
 from ..core.wording import plural
 
@@ -33,16 +33,9 @@ MODE_NOTE = {
 def environment() -> Environment:
     env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=True, undefined=StrictUndefined,
                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
-    env.filters["points"] = french_number
-    env.filters["percent"] = lambda x: f"{round(100 * x):d} %"
-    env.globals["STATUS"] = STATUS
-    env.globals["plural"] = plural
+    env.filters.update(points=french_number, percent=lambda x: f"{round(100 * x):d} %")
+    env.globals.update(STATUS=STATUS, plural=plural)
     return env
-
-
-def french_number(value: float) -> str:
-    text = f"{round(value, 2):.2f}".rstrip("0").rstrip(".")
-    return ("0" if text in ("-0", "") else text).replace(".", ",")
 
 
 @dataclass
@@ -54,7 +47,7 @@ class IgnoredGroup:
     more: int = 0
 
     @property
-    def total(self) -> int:
+    def total(self) -> int:  # the class report sums it
         return len(self.files) + self.more
 
 
@@ -75,9 +68,8 @@ def ignored_groups(copy: object | None, exercise: str | None = None) -> list[Ign
 def feedback_page(env: Environment, course: Course, grade: SubmissionGrade, name: str = "",
                   warnings: tuple[str, ...] = (), copy: object | None = None,
                   not_handed_in: tuple[str, ...] = ()) -> str:
-    """`copy`: the `Submission` graded (optional): which file was graded for each exercise, and every
-    file of the copy that was not, with why. `not_handed_in`: the run's assignments this copy did not
-    hand in (not graded: said, never counted as zero)."""
+    """`copy`: the `Submission` graded (which file was graded for each exercise, those that were not
+    and why); `not_handed_in`: the run's assignments this copy did not hand in (never counted as zero)."""
     numbers = {e.id: e.number for e in course.exercises}
     titles = {e.id: {b.id: b.title for b in e.blanks} for e in course.exercises}
     origins = dict(getattr(copy, "origins", {}) or {})
@@ -95,8 +87,6 @@ def feedback_page(env: Environment, course: Course, grade: SubmissionGrade, name
 # -- the class report ----------------------------------------------------------------------------
 @dataclass
 class Bar:
-    low: float
-    high: float
     count: int
     label: str
     x: float = 0.0
@@ -123,21 +113,14 @@ class Histogram:
 def histogram(scores: list[float], max_score: float) -> Histogram:
     """One bar per point when the scores are whole points on a small scale, else ten equal bins."""
     whole = max_score <= 30 and float(max_score).is_integer() and all(float(s).is_integer() for s in scores)
-    if whole:
-        edges = [(float(k), float(k)) for k in range(int(max_score) + 1)]
-        labels = [str(k) for k in range(int(max_score) + 1)]
-    else:
-        step = (max_score or 1.0) / 10
-        edges = [(i * step, (i + 1) * step) for i in range(10)]
-        labels = [f"{french_number(lo)}–{french_number(hi)}" for lo, hi in edges]
-    counts = [0] * len(edges)
+    step = (max_score or 1.0) / 10
+    labels = ([str(k) for k in range(int(max_score) + 1)] if whole
+              else [f"{french_number(i * step)}–{french_number((i + 1) * step)}" for i in range(10)])
+    counts = [0] * len(labels)
     for s in scores:
-        if whole:
-            k = int(round(s))
-        else:
-            k = min(int(s / (max_score or 1.0) * 10), 9) if s > 0 else 0
+        k = int(round(s)) if whole else (min(int(s / (max_score or 1.0) * 10), 9) if s > 0 else 0)
         counts[max(0, min(k, len(counts) - 1))] += 1
-    chart = Histogram([Bar(lo, hi, c, label) for (lo, hi), c, label in zip(edges, counts, labels)])
+    chart = Histogram([Bar(c, label) for c, label in zip(counts, labels)])
     span = chart.width - chart.left - 10
     slot = span / len(chart.bars)
     tallest = max(counts) if counts and max(counts) else 1
@@ -254,9 +237,8 @@ def class_report(env: Environment, course: Course, grades: list[SubmissionGrade]
                  links: dict[str, str], gradebook_label: str = "", *, copies: dict[str, object] | None = None,
                  ignored: list | None = None, notes: list[str] | None = None,
                  scope_notes: list[str] | None = None, incidents: list[str] | None = None) -> str:
-    """`copies` (student → Submission): the files each copy held that were not graded; `ignored` and
-    `notes`: the input's entries that are no copy (with why), and notes about the input; `incidents`:
-    graders' tests that behaved on a copy otherwise than on the reference."""
+    """`copies` (student → Submission): the files not graded; `ignored`, `notes`: the input's entries
+    that are no copy, notes on the input; `incidents`: for the teacher (see run.Outcome)."""
     grades = sorted(grades, key=lambda g: g.student)
     scores = [g.score for g in grades]
     max_score = max((g.max_score for g in grades), default=0.0)

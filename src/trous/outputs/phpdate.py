@@ -1,24 +1,18 @@
 """Whether PHP's `strtotime` reads a date cell of Moodle's offline grading worksheet.
 
-Moodle's worksheet importer (mod/assign/feedback/offline/importgradeslib.php, `next()`) turns the
-« Last modified (grade) » cell into a time with PHP's `strtotime`, and the upload
-(feedback/offline/locallib.php, `process_import_grades`) skips a row, grade and comment alike, when
-the grade Moodle holds was modified more than 60 s after that time, unless the teacher ticks the box
-that ignores modification dates. A cell strtotime cannot read gives `false`, which PHP counts as 0
-in `$modified + 60`: every row whose participant already has a grade record in Moodle is then
-skipped. So what trous says about grades already in Moodle depends on this one question.
+Moodle's worksheet importer (feedback/offline/importgradeslib.php) reads the « Last modified
+(grade) » cell with PHP's `strtotime`, and the upload (locallib.php, `process_import_grades`) skips a
+row, grade and comment, when Moodle's grade was modified more than 60 s after that time, unless the
+box that ignores dates is ticked. An unreadable cell gives `false`, counted as 0: every row whose
+participant already has a grade record is then skipped.
 
-Moodle writes that cell with `userdate()` in the interface's language (langconfig
-`strftimedaydatetime`): English `%A, %d %B %Y, %I:%M %p` (« Monday, 2 March 2026, 9:15 AM »: userdate
-drops the leading zeros of %d and %I), French `%A %d %B %Y, %H:%M` (« lundi 2 mars 2026, 09:15 »),
-or « - » when there is no grade record. A spreadsheet that saved the file again may have rewritten
-it in a numeric form. `reads()` answers from PHP's documented formats (php.net, « Supported Date and
-Time Formats »: day names, textual months, `hh:MM` with a meridian, ISO `YYYY-MM-DD`, American
-`mm/dd/y`, `dd.mm.YYYY` and `dd-mm-YYYY`) for exactly those forms, and says « unknown » (None) for
-anything else rather than guess: PHP's parser reads much more than this (relative words, time zone
-abbreviations — « 2 mars 2026 » alone is read, as 2 March with « s » taken for a military time zone
-and 2026 for 20:26), so only the forms below are decided. tests/test_moodle_dates.py checks every
-answer against the real `php` (Debian's php-cli, installed by scripts/install-system-deps.sh).
+Moodle writes that cell with `userdate()` in the interface's language: English « Monday, 2 March
+2026, 9:15 AM », French « lundi 2 mars 2026, 09:15 », or « - » without a grade record; a
+spreadsheet may have rewritten it in a numeric form. `reads()` decides exactly those forms from
+PHP's documented formats (day names, textual months, `hh:MM` with a meridian, ISO, American
+`mm/dd/y`, `dd.mm.YYYY`, `dd-mm-YYYY`) and says « unknown » (None) for anything else: PHP reads much
+more (« 2 mars 2026 » alone is read, « s » as a military time zone and 2026 as 20:26).
+tests/test_moodle_dates.py checks every answer against the real `php`.
 """
 
 from __future__ import annotations

@@ -1,30 +1,14 @@
-"""Everything a grading run writes for people, from the grades alone.
+"""Everything a grading run writes for people, from the grades alone, in `<results_dir>/`:
 
-    <results_dir>/grades.csv             one row per student, one column per exercise, one total per
-                                         assignment when the run grades several, total
-    <results_dir>/moodle.csv             for Moodle's grade import, only when the students' accounts are
-                                         known (--participants; see exports.py for the mapping)
-    <results_dir>/moodle-import.txt      which column to map to what on Moodle's import screen
-    <results_dir>/moodle-feuille-*.csv   Moodle's offline grading worksheet: the teacher's own, filled
-                                         (--feuille), or trous's in each language (moodle.py)
-    <results_dir>/moodle-retours.zip     each feedback page in the archive's own folder name, for Moodle's
-                                         « plusieurs fichiers de feedback dans un ZIP »
-    <results_dir>/moodle-lisezmoi.txt    what to upload where in Moodle, and what did not match
-    <results_dir>/results/<élève>.json   SubmissionGrade.to_json() (schema: results.schema.json)
-    <results_dir>/results.schema.json    the JSON Schema of those files
-    <results_dir>/retours/<élève>.html   the student's French feedback page
-    <results_dir>/rapport.html           the class report (histogram, blanks the class struggles with)
-    <results_dir>/AVERTISSEMENT-sans-isolation.txt
-                                         only while some current grade was given without isolation
-                                         (--sans-isolation): who, and what it means; every page says it too
+    grades.csv, moodle.csv (--participants), moodle-import.txt     exports.py
+    moodle-feuille-*.csv, moodle-retours.zip, moodle-lisezmoi.txt  moodle.py
+    results/<élève>.json (schema: results.schema.json), retours/<élève>.html, rapport.html
+    AVERTISSEMENT-sans-isolation.txt   while some current grade was given with --sans-isolation
 
-`<élève>` is the student's stem (`file_stems`): the student id when it is a plain file name, else a
-cleaned form with a short hash, so that a hostile folder name can never write elsewhere, and two
-students never share a file, not even on a case-insensitive disk (« Alice » and « alice »).
-
-Every file is written to a temporary name and then renamed, so a run killed at any moment leaves
-each file either as it was or complete; the same grades always give the same bytes (no dates).
-Per-student files of students no longer in `grades` are removed, so the folders match the grades.
+`<élève>` is the student's stem (`file_stems`): a hostile folder name never writes elsewhere, and two
+students never share a file, not even on a case-insensitive disk. Every file is written to a
+temporary name then renamed (a killed run leaves it as it was or complete); the same grades give the
+same bytes; files of students no longer graded are removed.
 """
 
 from __future__ import annotations
@@ -34,7 +18,7 @@ import json
 import os
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 
 from ..core.course import Course
@@ -63,9 +47,8 @@ def file_stem(student: str) -> str:
 
 
 def file_stems(students: Iterable[str]) -> dict[str, str]:
-    """Each student's stem, two never the same on a case-insensitive disk (macOS, Windows): ids that
-    differ only by case (« Alice », « alice ») or clean to one name each get their own hash, longer
-    while two still meet (a crafted hash), and a counter at the very end."""
+    """Each student's stem, two never the same on a case-insensitive disk: ids that clash (« Alice »,
+    « alice ») get their own hash, longer while two still meet, and a counter at the very end."""
     students = list(dict.fromkeys(students))
     stems = {s: file_stem(s) for s in students}
     for length in (8, 16, 64, None):
@@ -103,16 +86,10 @@ def _prune(folder: Path, keep: set[str], suffix: str) -> None:
 
 def _identities(submissions: Iterable | None) -> tuple[dict[str, str], dict[str, tuple[str, ...]],
                                                       dict[str, object]]:
-    names: dict[str, str] = {}
-    warnings: dict[str, tuple[str, ...]] = {}
-    copies: dict[str, object] = {}
-    for s in submissions or ():
-        if getattr(s, "name", ""):
-            names[s.student] = s.name
-        if getattr(s, "warnings", ()):
-            warnings[s.student] = tuple(s.warnings)
-        copies[s.student] = s
-    return names, warnings, copies
+    submissions = list(submissions or ())
+    return ({s.student: s.name for s in submissions if getattr(s, "name", "")},
+            {s.student: tuple(s.warnings) for s in submissions if getattr(s, "warnings", ())},
+            {s.student: s for s in submissions})
 
 
 def _intake(copy: object | None) -> dict | None:
@@ -121,17 +98,15 @@ def _intake(copy: object | None) -> dict | None:
 
 
 def _document_key(document: dict) -> bytes:
-    # Compact and sorted (the C encoder): two documents with the same content give the same key,
-    # kept as its digest (a class's documents are never all held at once).
+    # Sorted: the same content gives the same key, kept as a digest (documents are never all held at once).
     text = json.dumps(document, ensure_ascii=False, sort_keys=True, allow_nan=False)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
 
 
 def summary(grade: SubmissionGrade, shared: dict) -> SubmissionGrade:
-    """What the class's outputs read of a grade (grades.csv, the class report, Moodle's files, the
-    terminal's table): points, statuses and modes, without the messages, hints and notes that only the
-    student's own files show. Exercises and blanks graded alike are one object in `shared`, so that
-    a class of any size costs a few hundred bytes per student here."""
+    """What the class's outputs read of a grade: points, statuses and modes, without the messages,
+    hints and notes only the student's own files show. Exercises and blanks graded alike are one
+    object in `shared`: a few hundred bytes per student."""
     exercises = []
     for e in grade.exercises:
         blanks = tuple((b.id, b.number, b.score, b.max_score, b.status) for b in e.blanks)
@@ -147,13 +122,9 @@ def summary(grade: SubmissionGrade, shared: dict) -> SubmissionGrade:
 
 
 class StudentFiles:
-    """A student's results JSON and feedback page, written as soon as the grade is known.
-
-    `trous grade` writes them while the class's last copies are still being graded (one endless loop
-    can keep a runner busy for seconds while the others have nothing left to do), instead of all
-    after the last copy. `write_all` then writes only what changed since (a grade recorded again, a
-    student graded later), so the files are the same bytes either way. Only a digest of each is kept:
-    a page is read back from its file when Moodle's feedback archive needs it."""
+    """A student's results JSON and feedback page, written as soon as the grade is known (while the
+    last copies are still graded); later only what changed is written again. Only a digest of each
+    is kept: a page is read back from its file when Moodle's feedback archive needs it."""
 
     def __init__(self, results_dir: Path, course: Course, submissions: Iterable | None = None,
                  not_handed_in: dict[str, tuple[str, ...]] | None = None):
@@ -168,7 +139,6 @@ class StudentFiles:
         return grade.to_json(intake=_intake(self.copies.get(grade.student)))
 
     def write(self, grade: SubmissionGrade, stem: str | None = None, document: dict | None = None) -> None:
-        """Write both files of `grade`."""
         stem = stem or self.stems.get(grade.student) or file_stem(grade.student)
         document = document if document is not None else self.document(grade)
         data = json.dumps(document, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
@@ -186,47 +156,14 @@ class StudentFiles:
             self.write(grade, stem, document)
 
 
-class Pages(Mapping):
-    """student → feedback page, read from its file when asked (Moodle's feedback archive)."""
-
-    def __init__(self, folder: Path, stems: dict[str, str]):
-        self.folder, self.stems = folder, stems
-
-    def __getitem__(self, student: str) -> bytes:
-        if student not in self.stems:
-            raise KeyError(student)
-        return (self.folder / f"{self.stems[student]}.html").read_bytes()
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.stems)
-
-    def __len__(self) -> int:
-        return len(self.stems)
-
-
 def write_all(results_dir: Path, course: Course, grades: list[SubmissionGrade], gradebook=None, *,
-              submissions: Iterable | None = None, ignored: Iterable = (),
-              notes: Iterable[str] = (), participants=None, round_trip=None,
-              not_handed_in: dict[str, tuple[str, ...]] | None = None,
-              scope_notes: Iterable[str] = (), early: StudentFiles | None = None,
-              incidents: Iterable[str] = ()) -> dict[str, Path]:
-    """Write every report; return their paths by kind: "grades_csv", "moodle_csv", "moodle_help",
-    "results" (folder), "schema", "feedback" (folder), "class_report".
+              submissions: Iterable | None = None, not_handed_in: dict[str, tuple[str, ...]] | None = None,
+              early: StudentFiles | None = None, **class_files) -> dict[str, Path]:
+    """Write every report; return their paths by kind ("grades_csv", "results", "class_report"…).
 
-    `submissions` (optional, `Submission` objects or anything with `student`, `name`, `warnings`)
-    gives display names (Moodle's full name), intake notes and the files not graded (shown in the
-    feedback pages, the results files and the class report).
-    `ignored` and `notes`: the input's entries that are not a copy (`IgnoredFile`) and notes about the
-    input, listed in the class report.
-    `gradebook` (optional) is only named in the class report (its `path` or `url` attribute).
-    `participants` (moodle.Participants): the students' Moodle accounts; moodle.csv is written only then.
-    `round_trip` (moodle.RoundTrip): the Moodle worksheet and feedback zip of a Moodle archive's run.
-    `not_handed_in`: student → the run's assignments that copy did not hand in (said on its page).
-    `scope_notes`: which assignments the run graded, and why not the others (atop the class report).
-    `early`: the per-student files already written during the run, with the same `submissions` and
-    `not_handed_in` (only those whose grade changed since are written again).
-    `incidents`: graders' tests that behaved on a copy otherwise than on the reference (teacher only).
-    """
+    `submissions` (anything with `student`, `name`, `warnings`): names, intake notes, files not graded;
+    `not_handed_in`: student → the run's assignments not handed in; `early`: the per-student files
+    already written during the run; `class_files`: write_class's keywords."""
     results_dir = Path(results_dir)
     results_dir.mkdir(parents=True, exist_ok=True)
     students = [grade.student for grade in grades]
@@ -242,8 +179,7 @@ def write_all(results_dir: Path, course: Course, grades: list[SubmissionGrade], 
         (files.current if early else files.write)(grade, stems[grade.student])
         summaries.append(summary(grade, shared))
     return write_class(results_dir, course, summaries, files, stems, gradebook, submissions=submissions,
-                       ignored=ignored, notes=notes, participants=participants, round_trip=round_trip,
-                       scope_notes=scope_notes, incidents=incidents)
+                       **class_files)
 
 
 def write_class(results_dir: Path, course: Course, grades: list[SubmissionGrade], files: StudentFiles,
@@ -251,7 +187,11 @@ def write_class(results_dir: Path, course: Course, grades: list[SubmissionGrade]
                 ignored: Iterable = (), notes: Iterable[str] = (), participants=None, round_trip=None,
                 scope_notes: Iterable[str] = (), incidents: Iterable[str] = ()) -> dict[str, Path]:
     """The class's own files, once every student's files are written (`files`, `stems`: theirs):
-    `grades` may be summaries (`summary`)."""
+    `grades` may be summaries (`summary`). `ignored`, `notes`: the input's entries that are no copy,
+    notes on the input; `gradebook`: only named in the class report; `participants`
+    (moodle.Participants): moodle.csv is written only with them; `round_trip` (moodle.RoundTrip): the
+    Moodle worksheet and feedback zip; `scope_notes`: atop the class report; `incidents`: see
+    run.Outcome."""
     names, _, copies = _identities(submissions)
     paths = {
         "grades_csv": _write(results_dir / "grades.csv", exports.grades_csv(course, grades, names)),
@@ -283,8 +223,8 @@ def write_class(results_dir: Path, course: Course, grades: list[SubmissionGrade]
                                 notes=list(notes), scope_notes=list(scope_notes), incidents=list(incidents))
     paths["class_report"] = _write(results_dir / "rapport.html", report.encode("utf-8"))
     if round_trip is not None:
-        paths.update(moodle.write_outputs(results_dir, course, grades, names, Pages(feedback, stems), round_trip,
-                                          _write))
+        page_files = {student: feedback / f"{stem}.html" for student, stem in stems.items()}
+        paths.update(moodle.write_outputs(results_dir, course, grades, names, page_files, round_trip, _write))
     else:
         for name in moodle.OWN_FILES:
             (results_dir / name).unlink(missing_ok=True)

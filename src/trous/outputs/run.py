@@ -1,16 +1,13 @@
 """`trous grade SUBMISSIONS`: grade a whole class, store it in the gradebook, write the reports.
 
-The work is split so that other front ends reuse it: `grade_class()` does everything but printing
-(the benchmark calls it), and two registries are the extension points:
-- input kinds live in `intake.KINDS` (`--format`); a module that adds one (nbgrader's `submitted/`
-  notebooks) registers it on import and is listed in `PLUGINS`;
-- schedulers live in `SCHEDULERS` (`--ordonnanceur`): a function that receives the course, the
-  submissions still to grade and the options, and yields their grades as they finish. `local` grades
-  on this machine's cores with a `RunnerPool`; a distributed one (Dask) can be added the same way.
+`grade_class()` does everything but printing, so that other front ends (the benchmarks) reuse it.
+Extension points: input kinds in `intake.KINDS` (`--format`; modules adding one are in `PLUGINS`),
+and `SCHEDULERS` (`--ordonnanceur`): functions yielding the grades of the copies they are given.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -26,6 +23,7 @@ from ..grade import assignments as assignments_mod
 from ..inputs import intake as intake_mod
 from ..inputs import marker
 from . import moodle as moodle_mod
+from .exports import french_number
 from . import writing
 from ..inputs.lookalike import lookalikes
 from ..grade import testworker
@@ -84,9 +82,8 @@ class Outcome:
     timings: dict[str, float] = field(default_factory=dict)
     scope: assignments_mod.Scope | None = None
     round_trip: moodle_mod.RoundTrip | None = None
-    # For the teacher: graders' tests that behaved on a copy otherwise than on the reference, copies
-    # that tampered with what the sandbox sends (each costs only that copy; the run went on). Said
-    # in the terminal and the class report.
+    # Graders' tests that behaved on a copy otherwise than on the reference, copies that tampered with
+    # what the sandbox sends (each costs only that copy): for the teacher, in the terminal and the report.
     incidents: list[str] = field(default_factory=list)
 
     @property
@@ -96,9 +93,8 @@ class Outcome:
 
 
 def default_results(source: Path, assignments: list[str] | None = None) -> Path:
-    """Next to the input, named after it: `classe/` → `classe-resultats/`, `devoir.zip` → `devoir-resultats/`;
-    with --devoir, one folder per assignment: `classe-resultats-chapitre1/`. An input kind may keep its own
-    place: an nbgrader course, its git-ignored `trous-resultats/` (with --devoir, `trous-resultats/chapitre1/`)."""
+    """Next to the input, named after it (`classe/` → `classe-resultats/`, with --devoir
+    `classe-resultats-chapitre1/`), unless the input kind has its own place (an nbgrader course's)."""
     suffix = "".join(f"-{a}" for a in sorted(dict.fromkeys(assignments or ())))
     carried = intake_mod.carried_results(source)
     if carried is not None:
@@ -109,9 +105,8 @@ def default_results(source: Path, assignments: list[str] | None = None) -> Path:
 
 
 def check_results_place(source: Path, results: Path) -> None:
-    """Refuse, before anything is read, a results folder that would be written into the copies: the
-    copies folder itself, or a folder inside one student's copy. Directly in the copies folder is
-    fine (`copies/resultats`): it is then listed as this run's results, never graded."""
+    """Refuse, before anything is read, a results folder that is the copies folder or inside one
+    student's copy (directly in the copies folder is fine: it is then never graded)."""
     source, results = Path(source).resolve(), Path(results).resolve()
     if not source.is_dir():
         return
@@ -140,17 +135,14 @@ def local_scheduler(course: Course, submissions: list[Submission], options: Grad
 
     with RunnerPool(options.workers or default_workers(), options.sandbox,
                     memory_mb=memory_bound(course.exercises)) as pool:
-        # Every sandbox starts now, at once (each imports NumPy, a fraction of a second): the first
-        # computes the references while the others get ready, instead of each starting at its first copy.
-        # They preload what the course requires (torch…): wanted later, it would be imported by every job.
+        # Every sandbox starts now, preloading what the course requires (NumPy, torch…): the first
+        # computes the references while the others get ready.
         pool.want(preloaded(course, options.exercises))
         for runner in pool.runners:
             runner.launch()
-        runner = pool.runners[0]
-        kind = pool.kind
-        hooks.sandbox(kind, runner.spec.description if runner.spec else kind)
-        grader = Grader(course, pool, only=options.exercises)
-        for grade in grader.grade_many((s.student, s.files) for s in submissions):
+        spec, kind = pool.runners[0].spec, pool.kind
+        hooks.sandbox(kind, spec.description if spec else kind)
+        for grade in Grader(course, pool, only=options.exercises).grade_many((s.student, s.files) for s in submissions):
             grade.isolation = kind
             yield grade
 
@@ -172,10 +164,8 @@ ENV_SCHEDULER = "TROUS_SCHEDULER"  # --ordonnanceur's default: a site setting, n
 
 def _load_plugins() -> None:
     for module in PLUGINS:
-        try:
+        with contextlib.suppress(ImportError):
             __import__(module)
-        except ImportError:
-            continue
 
 
 # -- isolation ------------------------------------------------------------------------------------
@@ -189,9 +179,7 @@ def grading_version(version: str, isolation: str) -> str:
 
 def resolve_sandbox(options: GradeOptions) -> str:
     """The sandbox kind this run grades in, decided before any copy is read (SandboxRefused if none).
-
-    On a cluster, each worker decides for itself (its machine is not this one): here only the request
-    is checked, and sans-isolation is then every worker's or none's."""
+    On a cluster each worker decides for itself: only the request is checked here."""
     from ..sandbox import backend as sandbox_mod  # noqa: PLC0415
 
     if options.scheduler == "local":
@@ -213,7 +201,7 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
     except assignments_mod.ScopeError as exc:
         raise intake_mod.IntakeError(str(exc)) from None
     t = time.perf_counter()
-    # First, before any copy is read: the isolation (a refusal stops everything here).
+    # The isolation first, before any copy is read: a refusal stops everything here.
     requested = resolve_sandbox(options)
     options = dataclasses.replace(options, sandbox=requested)
     timings["bac à sable"] = time.perf_counter() - t
@@ -236,7 +224,7 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
 
 def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_mod.Intake, requested: str,
             timings: dict[str, float], t: float, sink: writing.GradebookSink | None) -> Outcome:
-    from .gradebook import Gradebook  # noqa: PLC0415  (SQLAlchemy: the grading extra)
+    from .gradebook import Gradebook, default_url  # noqa: PLC0415  (SQLAlchemy: the grading extra)
     from .reports import StudentFiles, write_class  # noqa: PLC0415
 
     scope, trip, participants = _prepare(course, options, intake)
@@ -254,7 +242,7 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
     recorded = grading_version(version, requested)
     by_student = {s.student: s for s in intake.submissions}
     graded_exercises = {s: scope.exercises(course, scope.per_copy[s]) for s in by_student}
-    gradebook = Gradebook.open(options.gradebook, results_dir)
+    gradebook = Gradebook(options.gradebook or default_url(results_dir))
     try:
         t = time.perf_counter()
         done = {} if options.force else gradebook.graded(intake.submissions, recorded)
@@ -271,10 +259,8 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
         sandbox = ""
         timings["carnet de notes"] = time.perf_counter() - t
         not_handed_in = {s: tuple(a for a in scope.assignments if a not in scope.per_copy[s]) for s in by_student}
-        # Each student's own files (results JSON, feedback page) are written as soon as the grade is
-        # recorded, while the other copies are graded, rather than all after the last one; what
-        # writes again those whose grade changed since (formgrader's, through settle). Each file is
-        # complete or absent at any time.
+        # Each student's own files are written as soon as the grade is recorded, while the other copies
+        # are graded; those whose grade changed since (formgrader's, through settle) are written again.
         early = StudentFiles(results_dir, course, intake.submissions, not_handed_in)
         writing = 0.0
         if todo:
@@ -329,9 +315,8 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
 
 def _current_files(course: Course, gradebook, by_student: dict[str, Submission], intake: intake_mod.Intake,
                    early, sink: writing.GradebookSink | None) -> dict[str, SubmissionGrade]:
-    """Each student's current grade, read back from the gradebook one at a time: its files written
-    unless they already hold it, and its summary kept for the class's outputs (never the whole class's
-    grades at once). nbgrader's gradebook takes them all together (with formgrader's changes back)."""
+    """Each student's current grade, read back from the gradebook one at a time (nbgrader's gradebook
+    takes them all together): its files written unless they hold it already, its summary kept."""
     from .reports import summary  # noqa: PLC0415  (Jinja: the grading extra)
 
     current = gradebook.each_current(by_student)
@@ -351,8 +336,8 @@ def _current_files(course: Course, gradebook, by_student: dict[str, Submission],
 
 
 class SavedGrades(Sequence):
-    """The run's grades, in the input's order, each read back from its results file when asked: a
-    class of any size is never all in memory (`Outcome.summaries` holds what the tables need)."""
+    """The run's grades in the input's order, each read back from its results file when asked: a class
+    of any size is never all in memory (`Outcome.summaries` holds what the tables need)."""
 
     def __init__(self, folder: Path, summaries: list[SubmissionGrade], stems: list[str]):
         self.folder, self.summaries, self.stems = folder, summaries, stems
@@ -379,10 +364,9 @@ def _scope_notes(course: Course, scope: assignments_mod.Scope) -> list[str]:
 
 
 def _prepare(course: Course, options: GradeOptions, intake: intake_mod.Intake):
-    """Before any copy is graded: the run's assignments and each copy's, the results folder's own
-    assignment, the teacher's Moodle worksheet and the accounts file (each refused now, with why,
-    rather than after minutes of grading). Copies that hand in none of the run's assignments (an
-    nbgrader student without that assignment's folder) are listed with the input's entries."""
+    """Before any copy is graded (a refusal now, rather than after minutes of grading): the run's
+    assignments and each copy's, the teacher's Moodle worksheet and the accounts file. Copies that hand
+    in none of the run's assignments are listed with the input's entries."""
     try:
         scope = assignments_mod.resolve(course, intake.submissions, options.assignments)
         if not scope.assignments:
@@ -423,11 +407,6 @@ def _prepare(course: Course, options: GradeOptions, intake: intake_mod.Intake):
 
 
 # -- printing -------------------------------------------------------------------------------------
-def _points(value: float) -> str:
-    text = f"{round(value, 2):.2f}".rstrip("0").rstrip(".")
-    return ("0" if text in ("-0", "") else text).replace(".", ",")
-
-
 @dataclass
 class _Column:
     header: str
@@ -436,8 +415,8 @@ class _Column:
 
 
 def _columns(course: Course, outcome: Outcome) -> list[list[_Column]]:
-    """The table's columns, in blocks that stay together: one block per assignment (its exercises,
-    then its total when the run grades several), the total at the end of the last one."""
+    """The table's columns, one block per assignment (its exercises, then its total when the run grades
+    several), the total at the end of the last one."""
     grades = outcome.summaries
     graded = {e.id for g in grades for e in g.exercises}
     assignments = (outcome.scope.assignments if outcome.scope is not None
@@ -455,20 +434,20 @@ def _columns(course: Course, outcome: Outcome) -> list[list[_Column]]:
                     cells.append("[dim]—[/]")
                     continue
                 colour = "green" if e.score >= e.max_score else ("red" if e.score == 0 else "yellow")
-                cells.append(f"[{colour}]{_points(e.score)}[/]")
-            block.append(_Column(f"{exercise.number}\n/{_points(exercise.points)}", cells))
+                cells.append(f"[{colour}]{french_number(e.score)}[/]")
+            block.append(_Column(f"{exercise.number}\n/{french_number(exercise.points)}", cells))
         if several and exercises:
             maximum = sum(e.points for e in exercises)
             cells = []
             for grade in grades:
                 held = [x for x in grade.exercises if x.id in {e.id for e in exercises}]
-                cells.append(_points(sum(x.score for x in held)) if held else "[dim]non rendu[/]")
-            block.append(_Column(f"{_escape(assignment)}\n/{_points(maximum)}", cells, bold=True))
+                cells.append(french_number(sum(x.score for x in held)) if held else "[dim]non rendu[/]")
+            block.append(_Column(f"{_escape(assignment)}\n/{french_number(maximum)}", cells, bold=True))
         if block:
             blocks.append(block)
     if not several:
         maximum = max((g.max_score for g in grades), default=sum(e.points for e in course.exercises))
-        total = _Column(f"total\n/{_points(maximum)}", [_points(g.score) for g in grades], bold=True)
+        total = _Column(f"total\n/{french_number(maximum)}", [french_number(g.score) for g in grades], bold=True)
         if blocks:
             blocks[-1].append(total)
         else:
@@ -477,14 +456,11 @@ def _columns(course: Course, outcome: Outcome) -> list[list[_Column]]:
 
 
 def _tables(course: Course, outcome: Outcome, console) -> list:
-    """The grades as tables that fit the terminal: nothing is cut. Names wrap inside their column;
-    when the exercises do not fit side by side, they go in several tables (whole assignments
-    together when they fit), each repeating who the row is."""
+    """The grades as tables that fit the terminal, nothing cut: names wrap; exercises that do not fit
+    side by side go in several tables (whole assignments together when they fit)."""
     from rich import box  # noqa: PLC0415
     from rich.measure import Measurement  # noqa: PLC0415
     from rich.table import Table  # noqa: PLC0415
-
-    from ..core.wording import count  # noqa: PLC0415
 
     names = {s.student: s.name for s in outcome.intake.submissions}
     with_names = any(names.get(g.student) for g in outcome.summaries)
@@ -493,8 +469,7 @@ def _tables(course: Course, outcome: Outcome, console) -> list:
     def table(columns: list[_Column], part: int, parts: int):
         shown = title + (f" ({part}/{parts})" if parts > 1 else "")
         t = Table(title=_escape(shown), box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False, collapse_padding=True)
-        # Folder names and Moodle names are the students': wrapped (never cut), never read as markup.
-        # On a narrow terminal they wrap sooner, leaving room for the grades.
+        # Students' names: wrapped (sooner on a narrow terminal), never cut, never read as markup.
         t.add_column("étudiant", overflow="fold", max_width=min(28, max(10, console.width // 5)))
         if with_names:
             t.add_column("nom", overflow="fold", max_width=min(24, max(10, console.width // 5)))
@@ -597,7 +572,7 @@ def cmd_grade(args) -> int:
     def graded(grade: SubmissionGrade) -> None:
         if task is not None:
             progress.update(task, advance=1,
-                            description=f"{_escape(printable(grade.student))} : {_points(grade.score)}")
+                            description=f"{_escape(printable(grade.student))} : {french_number(grade.score)}")
 
     try:
         outcome = grade_class(course, grading, Hooks(sandbox, started, graded))
@@ -661,9 +636,7 @@ SHOWN_ENTRIES, SHOWN_COPIES, SHOWN_GROUPS, SHOWN_NAMES = 30, 30, 4, 4
 
 
 def _print_incidents(console, outcome: Outcome) -> None:
-    """What the teacher should look at: graders' tests that did not behave on a copy as on the
-    reference, copies that tampered with what the sandbox sends. The run went on, each copy lost only
-    what it did; the class report lists them all."""
+    """What the teacher should look at (Outcome.incidents); the class report lists them all."""
     if not outcome.incidents:
         return
     n = len(outcome.incidents)
@@ -699,9 +672,8 @@ def _print_scope(console, course: Course, outcome: Outcome) -> None:
 
 
 def _print_intake(console, outcome: Outcome) -> None:
-    """Before the table: notes about the input, and every entry of it that is not a copy, with why.
-    Every name printed goes through `printable` (no terminal escape, no line break) and is escaped
-    for rich (« [bold] » in a folder name is text)."""
+    """Before the table: notes about the input, and its entries that are no copy, with why. Every name
+    goes through `printable` and is escaped for rich (« [bold] » in a folder name is text)."""
     intake = outcome.intake
     source = printable(intake.source.name)
     for warning in intake.warnings:
@@ -717,9 +689,8 @@ def _print_intake(console, outcome: Outcome) -> None:
 
 
 def _print_copies(console, outcome: Outcome) -> None:
-    """After the table: each copy's notes and the files it held that matter (a renamed or older
-    version of an exercise, a refused entry, a stray .py). What every copy holds (the course's files,
-    caches, a README) is counted here, and named in the class report and the students' pages."""
+    """After the table: each copy's notes and the files it held that matter (a renamed exercise, a
+    stray .py); routine ones (the course's files, caches) are only counted here."""
     noted = [s for s in outcome.intake.submissions if s.warnings or any(i.notable for i in s.ignored)]
     if noted:
         console.print(f"[yellow]{count(len(noted), 'copie')} avec des remarques ou des fichiers non corrigés[/] "

@@ -1,27 +1,24 @@
 """nbgrader's gradebook written by a process of its own, while the engine grades.
 
-`trous grade` on an nbgrader course ends by writing nbgrader's gradebook and autograded/ (gradebook.py).
-In the grader's process that costs seconds after the last grade: importing nbgrader (a second of
-CPU, which also took the interpreter's lock from the grading threads) and then every notebook, one
-after the other. Here a second process imports nbgrader as soon as the copies are read, and writes
-each student as soon as the engine's grade is recorded, on the other core; the grader only waits for
-what is left when the last grade comes.
-
-The writing is gradebook.py's own (`Writer.student`, nbgrader's preprocessors, one gradebook session);
-only where it runs changes. The process opens nbgrader's gradebook at the first grade it gets, never
-before, so a run stopped before grading leaves it untouched. If the process fails or says nothing
-readable, `finish()` returns None and the caller writes in its own process, as before: a grade never
-depends on this process being there.
+Writing nbgrader's gradebook and autograded/ (nbgrader.py) in the grader's process would cost
+seconds after the last grade: importing nbgrader (which also takes the interpreter's lock from the
+grading threads), then every notebook in turn. Here a second process imports nbgrader as soon as the
+copies are read and writes each student as soon as its grade is recorded. It opens the gradebook at
+the first grade it gets, so a run stopped before grading leaves it untouched; if it fails,
+`finish()` returns None and the caller writes in its own process: no grade depends on it.
 
 Protocol (JSON lines on the child's stdin): {"grade": SubmissionGrade.to_json(), "assignments": [...]}
-per student, in any number, a student again when its grade changed; then {"end": true}. The child then
-writes its report (one JSON document) on the file descriptor named on its command line and exits. A
-stdin closed without "end" (the grader was stopped) ends it without a report.
+per student (again when its grade changed), then {"end": true}; the child writes its report (one
+JSON document) on the file descriptor named on its command line. A stdin closed without "end" (the
+grader was stopped) ends it without a report.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import hashlib
+import itertools
 import json
 import os
 import queue
@@ -33,12 +30,7 @@ from pathlib import Path
 
 from ..core.grades import SubmissionGrade
 from ..grade.assignments import graded_assignments
-from .nbgrader_report import WriteReport, say
-from .overrides import Final, apply, describe
-
-
-def _final_json(final) -> dict:
-    return {"manual": final.manual, "extra": final.extra, "penalty": final.penalty}
+from .overrides import Final, WriteReport, apply, describe, say
 
 
 class BackgroundWriter:
@@ -60,8 +52,8 @@ class BackgroundWriter:
         if package_parent not in site.getsitepackages():  # a source tree (tests, benchmarks): named
             env["PYTHONPATH"] = os.pathsep.join([package_parent, *filter(None, [env.get("PYTHONPATH")])])
         try:
-            # A session of its own: the terminal's Ctrl-C reaches the grader, which closes the stream;
-            # the writer then ends after the student it is writing, never in the middle of one.
+            # A session of its own: Ctrl-C reaches the grader, which closes the stream; the writer then
+            # ends after the student it is writing.
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "trous.outputs.writing", str(self.root), str(report_w)],
                 stdin=subprocess.PIPE, pass_fds=(report_w,), env=env, cwd=str(self.root), start_new_session=True)
@@ -72,26 +64,17 @@ class BackgroundWriter:
         finally:
             os.close(report_w)
         self._report_r = report_r
-        # Writes go through a thread: a pipe holds 64 KiB, and the child reads nothing while it
-        # imports nbgrader; the grader's loop must never wait for it.
+        # Writes go through a thread: the child reads nothing while it imports nbgrader, and a full
+        # pipe must never block the grader's loop.
         self._feeder = threading.Thread(target=self._feed, name="nbgrader-writer-feed", daemon=True)
         self._feeder.start()
         return self
 
     def _feed(self) -> None:
-        assert self.process is not None and self.process.stdin is not None
-        stdin = self.process.stdin
-        try:
+        with contextlib.suppress(OSError), self.process.stdin as stdin:  # OSError: the child is gone
             while (data := self._queue.get()) is not None:
                 stdin.write(data)
                 stdin.flush()
-        except OSError:  # the child is gone: finish() sees it
-            pass
-        finally:
-            try:
-                stdin.close()
-            except OSError:
-                pass
 
     def send(self, grade: SubmissionGrade, assignments: list[str]) -> None:
         """Have `grade` written (again, if it changed since it was sent)."""
@@ -112,13 +95,11 @@ class BackgroundWriter:
             return None
         self._queue.put(b'{"end": true}\n')
         self._queue.put(None)
-        assert self._report_r is not None
         with os.fdopen(self._report_r, "rb") as f:
             data = f.read()
         self._report_r = None
         code = self.process.wait()
-        if self._feeder is not None:
-            self._feeder.join()
+        self._feeder.join()
         if code != 0 or not data:
             self.failure = f"code de sortie {code}"
             return None
@@ -144,15 +125,13 @@ class BackgroundWriter:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
-        if self._feeder is not None:
-            self._feeder.join()
+        self._feeder.join()
         self.process = None
 
 
 # -- started with the command ---------------------------------------------------------------------
-# Importing nbgrader takes a second of CPU: `trous grade` on what looks like an nbgrader course starts
-# the writing process before anything else (cli.main), and the intake claims it for the course it
-# finds. A guess that turns out wrong (another folder, a refusal) costs that second, nothing more.
+# `trous grade` on what looks like an nbgrader course starts the writing process first (cli.main) and
+# the intake claims it; a wrong guess costs the second nbgrader takes to import, nothing more.
 _early: BackgroundWriter | None = None
 
 
@@ -182,15 +161,11 @@ def release() -> None:
 
 
 class GradebookSink:
-    """What `trous grade` does with nbgrader once the engine has graded: write nbgrader's gradebook
-    and autograded/ (before trous's reports), take back the grades a teacher changed by hand in
-    formgrader and nbgrader's late penalties (overrides.py: they win, and every report shows them),
-    then list nbgrader's files among the reports.
-
-    With a `writer` (started when the copies are read), each grade is written in a
-    process of its own as soon as it is recorded (`graded`); `settle` sends what is left (copies
-    graded by an earlier run, a grade that changed) and waits. Without one, or when that process
-    gives no report, `settle` writes everything here, as nbgrader's autograde would."""
+    """What `trous grade` does with nbgrader: write nbgrader's gradebook and autograded/ (before
+    trous's reports), take back formgrader's grades and nbgrader's late penalties (overrides.py:
+    they win), then list nbgrader's files among the reports. With a `writer`, each grade is written
+    by that process as soon as it is recorded (`graded`) and `settle` sends what is left and waits;
+    without one, or when it gives no report, `settle` writes everything here."""
 
     def __init__(self, root: Path, assignments: list[str] | None, writer: "BackgroundWriter | None" = None):
         self.root, self.assignments, self.writer = root, assignments, writer
@@ -241,9 +216,7 @@ def _report_from_json(data: dict) -> WriteReport:
     report = WriteReport(Path(data["root"]))
     report.written = [tuple(pair) for pair in data["written"]]
     report.problems = list(data["problems"])
-    report.final = {(student, notebook): Final(manual={k: float(v) for k, v in final["manual"].items()},
-                                               extra=float(final["extra"]), penalty=float(final["penalty"]))
-                    for student, notebook, final in data["final"]}
+    report.final = {(student, notebook): Final(**final) for student, notebook, final in data["final"]}
     return report
 
 
@@ -269,19 +242,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     chosen: dict[str, list[str]] = {}
     ended: list[bool] = []
-
-    def lines():
-        yield first
-        yield from stream
-
-    grades = _grades(lines(), chosen, ended)
-    # The first message may be the end already (no copy to write): the gradebook is opened anyway,
-    # as the grader's own process would have.
+    grades = _grades(itertools.chain([first], stream), chosen, ended)
+    # The first message may be the end already (no copy to write): the gradebook is opened anyway.
     report = gradebook.write(Path(root), grades, assignments_of=lambda grade: chosen[grade.student])
     if not ended:
         return 0
     data = {"root": str(report.root), "written": report.written, "problems": report.problems,
-            "final": [[student, notebook, _final_json(final)] for (student, notebook), final in report.final.items()]}
+            "final": [[student, notebook, dataclasses.asdict(final)] for (student, notebook), final in report.final.items()]}
     try:
         with os.fdopen(int(report_fd), "w", encoding="utf-8") as out:
             json.dump(data, out, allow_nan=False)
