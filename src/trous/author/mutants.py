@@ -1,26 +1,16 @@
 """Plausible wrong fills for a blank, generated from its solution: the mistakes a grader must catch.
 
 Each mutant changes one thing in the solution's fill, and belongs to a family (`FAMILIES`):
+*décalé de un* (an integer, index, range or slice bound off by one, `<` for `<=`); *axe* (another
+axis for a reduction, the axis or `keepdims` forgotten or added, `.T` for `transpose(...)`);
+*coïncide sur l'exemple* (right only for special values: the mean not removed, a transpose forgotten
+or added, indices swapped, rows for columns); *autre* (an operator, reduction or name swapped, a
+normalisation or sign dropped, `-inf` as 0 or as a big number). quality.py builds the families that
+need run-time values: *écrit en dur*, *valeur de l'exemple*, *sortie collée* and *autre nature*.
 
-- *décalé de un*: an integer, an index, a range's or a slice's bound off by one, `<` for `<=`;
-- *axe*: another axis for a reduction, the axis or `keepdims` forgotten, an axis added, `.T` for an
-  explicit `transpose(...)`;
-- *coïncide sur l'exemple*: a formula that is right only for special values — the standard deviation
-  without removing the mean (right when the mean is zero), a transpose forgotten or a product's
-  result transposed, two indices swapped (right for a symmetric matrix), rows for columns (right for a
-  square one);
-- *autre*: an operator, a reduction or a name swapped, a normalisation or a sign dropped, `-inf`
-  replaced by 0 or by a big number.
-
-The families that need the values the fill takes at run time are built by quality.py: *écrit en
-dur* (the blank's or the statement's value written out), *valeur de l'exemple* (one sub-expression
-— a `len(...)`, a shape, a dimension, `math.sqrt(d)`, a range — replaced by the value it has on the
-course's inputs, see observe.py), *sortie collée* (the statement's value as the program prints it),
-*autre nature* (a list where the course builds an array, an int for a float).
-
-`facts` (what observe.py saw of each sub-expression on every check, public and hidden) leaves out the
-rewrites that are the solution itself on every input the course has (`axis=-1` for `axis=1` when every
-array is a table, `.T` forgotten on a matrix that is always symmetric): both sides would accept them.
+`facts` (what observe.py saw of each sub-expression on every check) leaves out the rewrites that are
+the solution itself on every input the course has (`.T` forgotten on an always symmetric matrix):
+both sides would accept them.
 """
 
 from __future__ import annotations
@@ -32,6 +22,7 @@ import re
 from collections.abc import Iterator
 from typing import NamedTuple
 
+from ..core.compare import Array, Opaque, decode
 from .observe import _eligible
 
 MAX_PER_BLANK = 60
@@ -55,12 +46,7 @@ def family(label: str) -> str:
     """The family of a mutant with a fixed label (the generated ones carry theirs)."""
     if label in HARD_CODED_LABELS:
         return HARD_CODED
-    if label in (AS_LIST, AS_INT):
-        return KIND
-    return _FIXED.get(label, OTHER)
-
-
-_FIXED: dict[str, str] = {}
+    return KIND if label in (AS_LIST, AS_INT) else OTHER
 
 
 def _unparse(node: ast.AST) -> str | None:
@@ -124,15 +110,15 @@ class _Facts:
         return all(_reduced(a, n) == _reduced(b, n) and _reduced(a, n) is not None for n in ndims)
 
 
-def _axis_of(node: ast.Call) -> tuple[bool, object, int | None]:
-    """(has an axis, its value (an int, or None for « all »), position among positional args)."""
+def _axis_of(node: ast.Call) -> tuple[bool, object]:
+    """(has an axis, its value: an int, None for « all », "?" for one not written out)."""
     for kw in node.keywords:
         if kw.arg == "axis":
             value = _int_constant(kw.value)
             if value is None and not (isinstance(kw.value, ast.Constant) and kw.value.value is None):
-                return True, "?", None
-            return True, value, None
-    return False, None, None
+                return True, "?"
+            return True, value
+    return False, None
 
 
 def _with_axis(node: ast.Call, axis) -> ast.Call:
@@ -158,7 +144,7 @@ def _axis_rewrites(node: ast.Call, facts: _Facts) -> Iterator[tuple[str, str, as
     if found is None:
         return
     name, operand = found
-    has, axis, _ = _axis_of(node)
+    has, axis = _axis_of(node)
     if has and axis == "?":
         return
     if has:
@@ -372,12 +358,6 @@ _REWRITES = (_number_rewrites, _subscript_rewrites, _comparison_rewrites, _funct
              _attribute_rewrites, _operator_rewrites, _sign_rewrites, _name_rewrites)
 
 
-def _replacements(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
-    """(what changed, family, replacement node) for one node of the fill, rewrite after rewrite."""
-    for rewrites in _REWRITES:
-        yield from rewrites(node, names, facts)
-
-
 def _paths(tree: ast.AST):
     """Every (parent, field, index) slot holding a node, so one node can be swapped at a time."""
     for parent in ast.walk(tree):
@@ -417,7 +397,7 @@ def mutants(fill: str, facts: dict | None = None) -> list[Candidate]:
     for index, (_, _, _, node) in enumerate(slots):
         if id(node) in axes:
             continue
-        for label, kind, replacement in _replacements(node, names, known):
+        for label, kind, replacement in (r for rewrites in _REWRITES for r in rewrites(node, names, known)):
             # Swap the same slot in a fresh copy: walking a copy visits its nodes in the same order.
             mutated = copy.deepcopy(tree)
             m_parent, m_field, m_position, _ = list(_paths(mutated))[index]
@@ -449,8 +429,6 @@ def _take(items: list[Candidate], limit: int) -> list[Candidate]:
 def literal(value, array: bool = False) -> str | None:
     """Python source for a JSON value seen at run time (the "hard-coded" answer); `array`: the value
     was a NumPy array, written back as one (a list would be another mistake: see `kind_mutants`)."""
-    from ..core.compare import Opaque, decode  # noqa: PLC0415
-
     value = decode(value)
     if isinstance(value, Opaque):
         return None
@@ -485,10 +463,6 @@ def kind_mutants(fill: str, kind: tuple[str, str] | None) -> list[Candidate]:
 def rounded_fills(fill: str, kind: tuple[str, str] | None, value) -> list[Candidate]:
     """The fill rounded as the example prints it (2 decimals): right on an example checked to 2
     decimals, wrong everywhere else."""
-    from ..core.compare import decode  # noqa: PLC0415
-
-    from ..core.compare import Array  # noqa: PLC0415
-
     text = fill.strip()
     plain = decode(value, arrays=True)
     numbers = plain.values if isinstance(plain, Array) else plain
@@ -505,8 +479,6 @@ def rounded_fills(fill: str, kind: tuple[str, str] | None, value) -> list[Candid
 
 
 def rounded(value, decimals: int = 2):
-    from ..core.compare import decode  # noqa: PLC0415
-
     value = decode(value)
     if isinstance(value, float):
         return round(value, decimals)
@@ -591,8 +563,6 @@ def _source(printed) -> str:
 def pasted(output: str, value, array: bool = False) -> list[str]:
     """The statement's value as the program printed it (rounded as printed), written back as Python:
     what a student who pastes the example's output writes."""
-    from ..core.compare import Array, decode  # noqa: PLC0415
-
     plain = decode(value, arrays=True)
     if isinstance(plain, Array):
         plain = plain.values
