@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 from ..core.compare import Array, Opaque, decode
-from .observe import _eligible
+from .observe import _eligible, swapped
 
 MAX_PER_BLANK = 60
 
@@ -58,14 +58,18 @@ def _unparse(node: ast.AST) -> str | None:
         return None
 
 
+def _is_int(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) is int
+
+
 def _plus(node: ast.AST, n: int) -> ast.AST:
-    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+    if _is_int(node):
         return ast.Constant(node.value + n)
     return ast.BinOp(copy.deepcopy(node), ast.Add() if n > 0 else ast.Sub(), ast.Constant(abs(n)))
 
 
 def _int_constant(node) -> int | None:
-    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+    if _is_int(node):
         return node.value
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and _int_constant(node.operand) is not None:
         return -_int_constant(node.operand)
@@ -85,19 +89,13 @@ class _Facts:
     """What observe.py saw of each sub-expression of the fill, on every check."""
 
     def __init__(self, tree: ast.AST, facts: dict | None):
-        self.known = facts is not None
-        self.by_node = {}
-        if facts:
-            for k, node in enumerate(_eligible(tree)):
-                if k in facts:
-                    self.by_node[id(node)] = facts[k]
+        facts = facts or {}
+        self.by_node = {id(node): facts[k] for k, node in enumerate(_eligible(tree)) if k in facts}
 
     def values(self, node: ast.AST, feature: str) -> set | None:
         """Every value of `feature` seen for `node`, or None when nothing is known of it."""
-        seen = self.by_node.get(id(node))
-        if not seen or feature not in seen:
-            return None
-        return set(seen[feature])
+        seen = self.by_node.get(id(node)) or {}
+        return set(seen[feature]) if feature in seen else None
 
     def always(self, node: ast.AST, feature: str) -> bool:
         return self.values(node, feature) == {True}
@@ -167,7 +165,7 @@ def _axis_rewrites(node: ast.Call, facts: _Facts) -> Iterator[tuple[str, str, as
 
 def _number_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
     """An integer off by one, a float constant doubled."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+    if _is_int(node):
         yield "entier +1", OFF_BY_ONE, ast.Constant(node.value + 1)
         yield "entier −1", OFF_BY_ONE, ast.Constant(node.value - 1)
     if isinstance(node, ast.Constant) and isinstance(node.value, float):
@@ -358,18 +356,6 @@ _REWRITES = (_number_rewrites, _subscript_rewrites, _comparison_rewrites, _funct
              _attribute_rewrites, _operator_rewrites, _sign_rewrites, _name_rewrites)
 
 
-def _paths(tree: ast.AST):
-    """Every (parent, field, index) slot holding a node, so one node can be swapped at a time."""
-    for parent in ast.walk(tree):
-        for field_name, value in ast.iter_fields(parent):
-            if isinstance(value, ast.AST):
-                yield parent, field_name, None, value
-            elif isinstance(value, list):
-                for i, item in enumerate(value):
-                    if isinstance(item, ast.AST):
-                        yield parent, field_name, i, item
-
-
 def mutants(fill: str, facts: dict | None = None) -> list[Candidate]:
     """The fill's mutants, deduplicated, at most MAX_PER_BLANK (the families taken in turn, so that
     a long fill's many operators do not crowd out its axes and bounds). `facts`: what observe.py saw
@@ -386,27 +372,17 @@ def mutants(fill: str, facts: dict | None = None) -> list[Candidate]:
                     and id(n) not in callers})
     original = _unparse(tree)
     found: dict[str, Candidate] = {}
-    whole = ast.UnaryOp(ast.USub(), copy.deepcopy(tree.body))
-    text = _unparse(ast.Expression(whole))
+    text = _unparse(ast.Expression(ast.UnaryOp(ast.USub(), tree.body)))
     if text:
         found[text] = Candidate("signe inversé", text, OTHER)
-    slots = list(_paths(tree))
     # An axis written -1 or 1 changes as an axis (the axe family), not as a number off by one.
     axes = {id(n) for kw in ast.walk(tree) if isinstance(kw, ast.keyword) and kw.arg in ("axis", "keepdims")
             for n in ast.walk(kw.value)}
-    for index, (_, _, _, node) in enumerate(slots):
+    for node in ast.walk(tree):
         if id(node) in axes:
             continue
         for label, kind, replacement in (r for rewrites in _REWRITES for r in rewrites(node, names, known)):
-            # Swap the same slot in a fresh copy: walking a copy visits its nodes in the same order.
-            mutated = copy.deepcopy(tree)
-            m_parent, m_field, m_position, _ = list(_paths(mutated))[index]
-            ast.copy_location(replacement, node)
-            if m_position is None:
-                setattr(m_parent, m_field, replacement)
-            else:
-                getattr(m_parent, m_field)[m_position] = replacement
-            text = _unparse(ast.fix_missing_locations(mutated))
+            text = _unparse(swapped(tree, node, ast.copy_location(replacement, node)))
             if text and text != original and text not in found:
                 found[text] = Candidate(label, text, kind)
     return _take(list(found.values()), MAX_PER_BLANK)

@@ -279,28 +279,33 @@ def instrument(fill: str, blank: int) -> str | None:
                 return node
             return ast.Call(ast.Name("__trous_obs__", ast.Load()), [ast.Constant(f"{blank}:{k}"), node], [])
 
-    try:
-        return ast.unparse(ast.fix_missing_locations(Wrap().visit(tree)))
-    except (ValueError, RecursionError):
-        return None
+    return _unparsed(Wrap().visit(tree))
+
+
+def swapped(tree: ast.AST, target: ast.AST, replacement: ast.AST) -> ast.AST:
+    """A copy of `tree` with its node `target` replaced by `replacement` (`tree` itself unchanged)."""
+    memo: dict = {}
+    copied = copy.deepcopy(tree, memo)
+    old = memo[id(target)]
+
+    class Swap(ast.NodeTransformer):
+        def visit(self, node):
+            return replacement if node is old else self.generic_visit(node)
+
+    return ast.fix_missing_locations(Swap().visit(copied))
 
 
 def replace_node(fill: str, k: int, text: str) -> str | None:
     """The fill with its k-th eligible sub-expression replaced by the expression `text`."""
-    tree = _parse(fill)
-    new = _parse(text)
+    tree, new = _parse(fill), _parse(text)
     if tree is None or new is None:
         return None
-    target = _eligible(tree)[k]
+    return _unparsed(swapped(tree, _eligible(tree)[k], new.body))
 
-    class Swap(ast.NodeTransformer):
-        def visit(self, node):
-            if node is target:
-                return copy.deepcopy(new.body)
-            return self.generic_visit(node)
 
+def _unparsed(tree: ast.AST) -> str | None:
     try:
-        return ast.unparse(ast.fix_missing_locations(Swap().visit(tree)))
+        return ast.unparse(ast.fix_missing_locations(tree))
     except (ValueError, RecursionError):
         return None
 
