@@ -267,10 +267,9 @@ def id_problems(derived: Derived, declared: list[str], solution_path: str) -> li
 
 
 def first_line_differing(a: str, b: str) -> int:
-    for n, (x, y) in enumerate(zip(a.splitlines(), b.splitlines()), 1):
-        if x != y:
-            return n
-    return min(len(a.splitlines()), len(b.splitlines())) + 1
+    a_lines, b_lines = a.splitlines(), b.splitlines()
+    differing = (n for n, (x, y) in enumerate(zip(a_lines, b_lines), 1) if x != y)
+    return next(differing, min(len(a_lines), len(b_lines)) + 1)
 
 
 def check(exercise, solution: str) -> tuple[Derived | None, list[Problem]]:
@@ -356,34 +355,28 @@ def mark(template: str, solution: str, ids: list[str]) -> str:
         raise DeriveError(1, "la solution ne correspond pas à l'exercice en dehors des trous (lance trous doctor)")
     if len(fills) != len(ids):
         raise DeriveError(1, f"{len(fills)} trous dans l'exercice, {len(ids)} dans course.yaml")
-    spans = [(begin, end, node) for node, begin, end in _valued(solution, ast.parse(solution))]
-    groups: dict[int, list] = {}  # statement → its fills
-    owner = {}
+    spans = _valued(solution, ast.parse(solution))
+    groups: dict[int, tuple] = {}  # id(statement) → ((statement, begin, end), its fills)
     for fill in fills:
-        around = [s for s in spans if s[0] <= fill.begin and fill.stop <= s[1]]
+        around = [s for s in spans if s[1] <= fill.begin and fill.stop <= s[2]]
         if not around:
             raise DeriveError(fill.line, f"le trou {fill.index + 1} n'est pas dans la valeur d'une ligne (x = …, "
                                          "return …) : un marqueur « # ___ » ne peut pas le dire")
-        begin, end, node = min(around, key=lambda s: s[1] - s[0])  # the innermost statement
-        groups.setdefault(id(node), []).append(fill)
-        owner[id(node)] = (begin, end, node)
+        span = min(around, key=lambda s: s[2] - s[1])  # the innermost statement
+        groups.setdefault(id(span[0]), (span, []))[1].append(fill)
     additions: dict[int, str] = {}  # line → marker text
-    for key, group in groups.items():
-        begin, end, node = owner[key]
+    for (node, begin, end), group in groups.values():
         group_ids = [ids[f.index] for f in group]
         names = _names(node)
-        whole = len(group) == 1 and (group[0].begin, group[0].stop) == (begin, end)
-        if whole and len(names) == 1 and names[0].lower() == group_ids[0]:
-            text = "# ___"
-        elif whole:
-            text = f"# ___ {group_ids[0]}"
+        named = len(group) == 1 and len(names) == 1 and names[0].lower() == group_ids[0]
+        if len(group) == 1 and (group[0].begin, group[0].stop) == (begin, end):
+            text = "# ___" if named else f"# ___ {group_ids[0]}"
         else:
             shown = _apply(solution, [(f.begin, f.stop, BLANK) for f in group])[begin:end - sum(
                 f.stop - f.begin - len(BLANK) for f in group)]
             if "\n" in shown or "#" in shown:
                 raise DeriveError(node.lineno, "la valeur de cette ligne tient sur plusieurs lignes : le marqueur "
                                                "ne peut pas la redire (garde l'exercice tel quel)")
-            named = len(group) == 1 and len(names) == 1 and names[0].lower() == group_ids[0]
             text = f"# ___ : {shown}" if named else f"# ___ {', '.join(group_ids)} : {shown}"
         if node.end_lineno in additions:
             raise DeriveError(node.end_lineno, "deux marqueurs sur une même ligne : garde l'exercice tel quel")

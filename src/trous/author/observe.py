@@ -41,15 +41,6 @@ RUNTIME = r'''
 def __trous_runtime__():
     import sys, hashlib, math
     log, at = {}, ["programme"]
-    np_ = []
-
-    def _np():
-        if not np_:
-            m = sys.modules.get("numpy")
-            if m is None:
-                return None
-            np_.append(m)
-        return np_[0]
 
     def digest(data):
         return hashlib.blake2b(data, digest_size=10).hexdigest()
@@ -96,7 +87,7 @@ def __trous_runtime__():
     def features(v):
         t = type(v)
         s = scalar(v)
-        np = _np()
+        np = sys.modules.get("numpy")
         if s is None and np is not None and isinstance(v, np.generic) and not isinstance(v, np.ndarray):
             try:
                 s = scalar(v.item())
