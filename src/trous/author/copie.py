@@ -35,20 +35,11 @@ from ..grade.testinfo import TestInfo
 
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config):
-    copy = config.getoption("copie", None)
-    if copy is not None:
-        check_copy_option(config, copy)
-
-
-@pytest.hookimpl
-def pytest_trous_backend(config):
-    return Native(config)
-
-
-def check_copy_option(config, copy: str) -> None:
     """--copie: refused before any test runs when the copy or the sandbox is not there."""
-    path = Path(copy)
-    if not path.exists():
+    copy = config.getoption("copie", None)
+    if copy is None:
+        return
+    if not Path(copy).exists():
         raise pytest.UsageError(f"--copie {copy} : introuvable (attendu : le dossier ou le .zip d'un élève, "
                                 "dans le dossier des copies)")
     mode = _mode(config)
@@ -57,6 +48,11 @@ def check_copy_option(config, copy: str) -> None:
             sandbox_mod.choose(mode)
         except sandbox_mod.SandboxRefused as exc:
             raise pytest.UsageError(f"--copie : {exc}") from None
+
+
+@pytest.hookimpl
+def pytest_trous_backend(config):
+    return Native(config)
 
 
 def _mode(config) -> str:

@@ -121,8 +121,8 @@ def check_files(course: Course, exercise: Exercise, report: Report) -> tuple[str
         if line and tline:
             shown = (f" : la solution écrit ligne {line} « {_line_text(solution, line)} », l'exercice ligne "
                      f"{tline} « {_line_text(template, tline)} »")
-        report.add(exercise.id, "la solution ne correspond pas à l'exercice : en dehors des trous, le code doit "
-                                "être identique (seuls les ___ changent)" + shown, path, line)
+        report.add(exercise.id, "la solution ne correspond pas à l'exercice : en dehors des trous, le code "
+                                "doit être identique (seuls les ___ changent)" + shown, path, line)
         return template, None
     for fill in fills:
         if not fill.filled:
@@ -309,7 +309,8 @@ def run(course: Course, runner: Runner | None = None, only: list[str] | None = N
             if graders and exercise.grader_path.exists():
                 check_hidden_texts(course, exercise, report)
         # An exercise whose ids contradict its file is not graded: its error is already said.
-        wanted = [e.id for e in course.exercises if (not only or e.id in only) and e.id not in report.misnamed]
+        wanted = [e.id for e in course.exercises
+                  if (not only or e.id in only) and e.id not in report.misnamed]
         if graders and wanted:
             quality.check(course, report, only=wanted)
     finally:

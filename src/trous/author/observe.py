@@ -477,7 +477,8 @@ def read(plan: Plan, results) -> Observations:
             if expect.variant is not None:
                 what = f"la variante {'cachée' if hidden else 'montrée'} « {expect.variant.description} »"
             else:
-                what = f"la vérification {'cachée' if hidden else 'publique'} « {expect.label or expect.expr} »"
+                side = "cachée" if hidden else "publique"
+                what = f"la vérification {side} « {expect.label or expect.expr} »"
             ident = (index, hidden, what)
             world = worlds.get(ident)
             if world is None:
@@ -519,20 +520,15 @@ class _Recorder:
 
 def observe_tests(found: Plan, tests, grader_tests, pool, observations: Observations, limits=None) -> None:
     """Each test function is a world: the questions it asks, answered by the instrumented solution."""
-    if not tests or grader_tests is None:
-        return
     exercise, text = found.exercise, found.text
-    by_blank_index = {b.id: i for i, b in enumerate(exercise.blanks)}
     for test in tests:
-        index = by_blank_index.get(test.blank)
-        if index is None:
-            continue
+        index = exercise.blank_index(test.blank)
         unit = Unit(text, f"solutions/{exercise.id}.py", wall=limits.wall if limits is not None else None)
         with pool.session(unit, limits) as session:
             recorder = _Recorder(session)
             grader_tests.run([test], recorder, Clock(float("inf")), "")
-        kind = "fonction de test cachée" if test.hidden else "fonction de test publique"
-        world = World(test.hidden, f"la {kind} « {test.description} »")
+        side = "cachée" if test.hidden else "publique"
+        world = World(test.hidden, f"la fonction de test {side} « {test.description} »")
         for dumped, tag in recorder.dumps:
             _add(world, dumped, tag, index)
         if recorder.lost:
@@ -561,7 +557,8 @@ class Gap:
             size = f"len({expr})" if axis == 0 else f"la taille de {expr} selon l'axe {axis}"
             bound = f"({expr})[{', '.join([':'] * axis + [f':{self.public}'])}]"
             return f"{size} vaut {self.public} dans l'exemple et jamais plus dans les vérifications publiques, " \
-                   f"{self.hidden} dans {what} (la taille de l'exemple écrite comme borne, {bound}, y passerait)"
+                   f"{self.hidden} dans {what} (la taille de l'exemple écrite comme borne, {bound}, " \
+                   "y passerait)"
         if self.feature in PROPERTIES:
             return f"{expr} {PROPERTIES[self.feature]} {everywhere}, pas dans {what}"
         hidden = self.hidden

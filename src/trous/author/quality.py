@@ -172,7 +172,6 @@ def generate(exercise: Exercise, solution: str, fills, pool: RunnerPool, observa
     if output is None:
         output = _printed(pool.run(_printing_job(exercise, solution, fills)))
     seen, kinds, statements = _seen_values(exercise, solution, fills, pool)
-    lines = solution.split("\n")
     found: list[Mutant] = []
     for fill in fills:
         kind, candidates = kinds.get(fill.index), []
@@ -191,18 +190,24 @@ def generate(exercise: Exercise, solution: str, fills, pool: RunnerPool, observa
                                     splice(solution, fills, {**others, fill.index: text}),
                                     splice(solution, fills, {fill.index: text}), family))
         if fill.index in statements:
-            first, last, name, value, kind = statements[fill.index]
-            array = is_array(kind)
-            shown = [(HARD_CODED_LABELS[1], HARD_CODED, literal(value, array=array))]
-            shown += [("sortie du programme collée", PASTED, t) for t in pasted(output, value, array=array)]
-            shown.append((HARD_CODED_LABELS[2], HARD_CODED, literal(rounded(value), array=array)))
-            written = set()  # integers rounded are the same statement, and so is a value printed whole
-            for label, family, text in shown:
-                if text and _normal(text) not in written:
-                    written.add(_normal(text))
-                    program = "\n".join(lines[:first - 1] + [f"{name} = {text}"] + lines[last:])
-                    found.append(Mutant(exercise.id, fill.index, label, f"{name} = {text}", program, program,
-                                        family, whole_file=True))
+            found += _statement_mutants(exercise, fill.index, solution, statements[fill.index], output)
+    return found
+
+
+def _statement_mutants(exercise: Exercise, index: int, solution: str, statement, output: str) -> list[Mutant]:
+    """The whole statement holding the blank written out: its value, as printed, rounded."""
+    first, last, name, value, kind = statement
+    array, lines, found = is_array(kind), solution.split("\n"), []
+    shown = [(HARD_CODED_LABELS[1], HARD_CODED, literal(value, array=array))]
+    shown += [("sortie du programme collée", PASTED, t) for t in pasted(output, value, array=array)]
+    shown.append((HARD_CODED_LABELS[2], HARD_CODED, literal(rounded(value), array=array)))
+    written = set()  # integers rounded are the same statement, and so is a value printed whole
+    for label, family, text in shown:
+        if text and _normal(text) not in written:
+            written.add(_normal(text))
+            program = "\n".join(lines[:first - 1] + [f"{name} = {text}"] + lines[last:])
+            found.append(Mutant(exercise.id, index, label, f"{name} = {text}", program, program, family,
+                                whole_file=True))
     return found
 
 
@@ -396,7 +401,6 @@ class _Examination:
         self.equivalents = {e.id: _equivalents(e) for e in exercises}
         self.batch: list[tuple[str, dict]] = []
         self.plan: dict[str, tuple[str, Mutant | None]] = {}  # copy's name → what it is
-        self.generated: list[Mutant] = []
         self.refused: set[int] = set()  # id() of the mutants that lose their blank's points
         # Grading runs the public test functions (exercises/test_*.py), not public_verdicts: id() of
         # the mutants one of them refuses count on the public side from here.
@@ -415,7 +419,6 @@ class _Examination:
             fills = self.grader.solution_fills[exercise.id]
             for n, mutant in enumerate(generate(exercise, solution, fills, self.pool, observations, output)):
                 self._add(f"mutant:{exercise.id}:{n}", exercise, mutant.text.encode(), "mutant", mutant)
-                self.generated.append(mutant)
         self.grader.observe = self._on_test
         self._grade()
         self._public_side()
@@ -500,7 +503,7 @@ class _Examination:
 
     def _public_side(self) -> None:
         """Each mutant that is not the right answer through the public checks: the tallies and the escapes."""
-        judged = [m for m in self.generated if not self._equivalent(m)]
+        judged = [m for kind, m in self.plan.values() if kind == "mutant" and not self._equivalent(m)]
         tallies = {(e.id, b.id): Tally(e.id, b.id) for e in self.exercises for b in e.blanks}
         families = {f: Tally(family=f) for f in FAMILIES}
         for mutant, verdict in zip(judged, public_verdicts(self.course, judged, self.pool)):
@@ -568,9 +571,10 @@ def mutant_table(tallies: list[Tally], escapes: list[Escape]) -> list[str]:
                      f"{len(found):>18}")
         for escape in found:
             broken = f" (casse la suite : {escape.broken})" if escape.broken else ""
-            lines.append(f"      ✘ {escape.mutant.family}, {escape.mutant.label}{broken} : {escape.mutant.fill[:120]}")
-    lines.append(f"  {sum(t.mutants for t in tallies)} mutants, {len(escapes)} refusé(s) en secret mais accepté(s) "
-                 "en public")
+            mutant = escape.mutant
+            lines.append(f"      ✘ {mutant.family}, {mutant.label}{broken} : {mutant.fill[:120]}")
+    lines.append(f"  {sum(t.mutants for t in tallies)} mutants, {len(escapes)} refusé(s) en secret mais "
+                 "accepté(s) en public")
     return lines
 
 
