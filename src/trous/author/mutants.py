@@ -124,7 +124,7 @@ def _with_axis(node: ast.Call, axis) -> ast.Call:
     if axis is not None:
         keywords.insert(0, ast.keyword("axis", ast.Constant(axis) if axis >= 0
                                        else ast.UnaryOp(ast.USub(), ast.Constant(-axis))))
-    return ast.Call(copy.deepcopy(node.func), copy.deepcopy(node.args), copy.deepcopy(keywords))
+    return ast.Call(node.func, node.args, keywords)
 
 
 def _reduction(node: ast.AST) -> tuple[str, ast.AST] | None:
@@ -183,33 +183,32 @@ def _subscript_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Itera
                     for n, sign in ((1, "+1"), (-1, "−1")):
                         changed = copy.deepcopy(index)
                         setattr(changed, part, _plus(bound, n))
-                        yield f"borne de tranche {sign}", OFF_BY_ONE, ast.Subscript(copy.deepcopy(node.value), changed,
+                        yield f"borne de tranche {sign}", OFF_BY_ONE, ast.Subscript(node.value, changed,
                                                                                     node.ctx)
         elif isinstance(index, ast.Tuple):
             if len(index.elts) == 2 and not any(isinstance(e, ast.Slice) for e in index.elts) \
                     and not facts.always(node.value, "symétrique"):
-                swapped = ast.Tuple([copy.deepcopy(index.elts[1]), copy.deepcopy(index.elts[0])], ast.Load())
-                yield "indices échangés", COINCIDENT, ast.Subscript(copy.deepcopy(node.value), swapped, node.ctx)
+                crossed = ast.Tuple([index.elts[1], index.elts[0]], ast.Load())
+                yield "indices échangés", COINCIDENT, ast.Subscript(node.value, crossed, node.ctx)
         else:
             for op, label in ((ast.Add(), "indice +1"), (ast.Sub(), "indice −1")):
-                yield label, OFF_BY_ONE, ast.Subscript(node.value, ast.BinOp(copy.deepcopy(index), op, ast.Constant(1)),
-                                                       node.ctx)
+                moved = ast.BinOp(index, op, ast.Constant(1))
+                yield label, OFF_BY_ONE, ast.Subscript(node.value, moved, node.ctx)
             inner = node.value
             if isinstance(inner, ast.Subscript) and not isinstance(inner.slice, (ast.Slice, ast.Tuple)) \
                     and not facts.always(inner.value, "symétrique"):
                 # X[a][b] → X[b][a]: the same for a symmetric matrix only.
-                yield "indices échangés", COINCIDENT, ast.Subscript(
-                    ast.Subscript(copy.deepcopy(inner.value), copy.deepcopy(index), ast.Load()),
-                    copy.deepcopy(inner.slice), node.ctx)
+                crossed = ast.Subscript(ast.Subscript(inner.value, index, ast.Load()), inner.slice, node.ctx)
+                yield "indices échangés", COINCIDENT, crossed
             if isinstance(inner, ast.Attribute) and inner.attr == "shape" and _int_constant(index) is not None:
                 axis = _int_constant(index)
                 for other in (0, 1, -1):
                     if other != axis and not facts.always(inner.value, "carrée"):
                         if facts.same_axes(inner.value, axis, other):
                             continue
-                        yield f"shape[{other}] au lieu de shape[{axis}]", COINCIDENT, ast.Subscript(
-                            copy.deepcopy(inner), ast.Constant(other) if other >= 0 else
-                            ast.UnaryOp(ast.USub(), ast.Constant(1)), node.ctx)
+                        at = ast.Constant(other) if other >= 0 else ast.UnaryOp(ast.USub(), ast.Constant(1))
+                        shape = ast.Subscript(inner, at, node.ctx)
+                        yield f"shape[{other}] au lieu de shape[{axis}]", COINCIDENT, shape
 
 
 def _comparison_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
@@ -217,8 +216,8 @@ def _comparison_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iter
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
         swap = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}.get(type(node.ops[0]))
         if swap is not None:
-            yield "comparaison stricte ou large", OFF_BY_ONE, ast.Compare(copy.deepcopy(node.left), [swap()],
-                                                                           copy.deepcopy(node.comparators))
+            compared = ast.Compare(node.left, [swap()], node.comparators)
+            yield "comparaison stricte ou large", OFF_BY_ONE, compared
 
 
 def _function_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
@@ -228,29 +227,28 @@ def _function_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterat
         if name == "range" and len(args) == 1:
             for n, label in ((-1, "range −1"), (1, "range +1")):
                 yield label, OFF_BY_ONE, ast.Call(node.func, [_plus(args[0], n)], [])
-            from_one = [ast.Constant(1), copy.deepcopy(args[0])]
-            yield "range qui commence à 1", OFF_BY_ONE, ast.Call(node.func, from_one, [])
+            yield "range qui commence à 1", OFF_BY_ONE, ast.Call(node.func, [ast.Constant(1), args[0]], [])
         if name == "range" and len(args) == 2:
             for position in (0, 1):
                 for n, sign in ((1, "+1"), (-1, "−1")):
-                    changed = [copy.deepcopy(a) for a in args]
+                    changed = list(args)
                     changed[position] = _plus(args[position], n)
                     yield f"borne de range {sign}", OFF_BY_ONE, ast.Call(node.func, changed, [])
         if name == "len" and len(args) == 1:
-            yield "len −1", OFF_BY_ONE, ast.BinOp(copy.deepcopy(node), ast.Sub(), ast.Constant(1))
-            yield "len +1", OFF_BY_ONE, ast.BinOp(copy.deepcopy(node), ast.Add(), ast.Constant(1))
+            yield "len −1", OFF_BY_ONE, ast.BinOp(node, ast.Sub(), ast.Constant(1))
+            yield "len +1", OFF_BY_ONE, ast.BinOp(node, ast.Add(), ast.Constant(1))
             arg = args[0]
             if not facts.always(arg, "carrée"):
                 if isinstance(arg, ast.Subscript) and _int_constant(arg.slice) == 0:
-                    yield "lignes au lieu de colonnes", COINCIDENT, ast.Call(node.func, [copy.deepcopy(arg.value)], [])
+                    yield "lignes au lieu de colonnes", COINCIDENT, ast.Call(node.func, [arg.value], [])
                 elif facts.values(arg, "dimensions") != {1}:
-                    yield "colonnes au lieu de lignes", COINCIDENT, ast.Call(
-                        node.func, [ast.Subscript(copy.deepcopy(arg), ast.Constant(0), ast.Load())], [])
+                    rows = ast.Subscript(arg, ast.Constant(0), ast.Load())
+                    yield "colonnes au lieu de lignes", COINCIDENT, ast.Call(node.func, [rows], [])
         if name == "float" and len(args) == 1 and isinstance(args[0], ast.Constant) \
                 and args[0].value in ("-inf", "inf"):
             yield "0 au lieu de l'infini", OTHER, ast.Constant(0)
-            yield "infini de signe opposé", OTHER, ast.Call(node.func, [ast.Constant("inf" if args[0].value == "-inf"
-                                                                                     else "-inf")], [])
+            opposite = "inf" if args[0].value == "-inf" else "-inf"
+            yield "infini de signe opposé", OTHER, ast.Call(node.func, [ast.Constant(opposite)], [])
             # The course's rule: a masked score is −∞, never a big finite number (exp(−1e9) is 0
             # only by underflow, and not at all once the other scores are as negative).
             yield "grand nombre au lieu de l'infini", OTHER, ast.Constant(-1e9 if args[0].value == "-inf" else 1e9)
@@ -276,18 +274,17 @@ def _method_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator
         reduced = _reduction(node)
         if reduced is not None and reduced[0] in ("std", "var") and not facts.always(reduced[1], "moyenne nulle"):
             # The mean of the squares: the variance only when the mean is zero.
-            operand = copy.deepcopy(reduced[1])
-            squares = ast.BinOp(operand, ast.Pow(), ast.Constant(2))
+            squares = ast.BinOp(reduced[1], ast.Pow(), ast.Constant(2))
             keywords = [k for k in node.keywords if k.arg != "ddof"]
             if node.func.value is reduced[1]:
                 mean = ast.Call(ast.Attribute(squares, "mean", ast.Load()), [], keywords)
             else:
-                mean = ast.Call(ast.Attribute(copy.deepcopy(node.func.value), "mean", ast.Load()),
-                                [squares] + [copy.deepcopy(a) for a in node.args[1:]], keywords)
+                mean = ast.Call(ast.Attribute(node.func.value, "mean", ast.Load()), [squares, *node.args[1:]],
+                                keywords)
             rms = ast.BinOp(mean, ast.Pow(), ast.Constant(0.5)) if reduced[0] == "std" else mean
             yield "moyenne non retirée", COINCIDENT, rms
         if attr == "transpose" and node.args:
-            yield ".T au lieu de transpose(...)", AXIS, ast.Attribute(copy.deepcopy(node.func.value), "T", ast.Load())
+            yield ".T au lieu de transpose(...)", AXIS, ast.Attribute(node.func.value, "T", ast.Load())
         for kw in node.keywords:
             if kw.arg == "k" and attr in ("tril", "triu"):
                 yield "diagonale décalée", OFF_BY_ONE, ast.Call(node.func, node.args,
@@ -310,7 +307,7 @@ def _attribute_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Itera
 def _operator_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
     """Another arithmetic operator, operands swapped, a normalisation forgotten."""
     if isinstance(node, ast.BinOp):
-        left, right = copy.deepcopy(node.left), copy.deepcopy(node.right)
+        left, right = copy.deepcopy(node.left), node.right
         if isinstance(node.op, ast.Div):
             yield "normalisation oubliée", OTHER, left
             yield "× au lieu de ÷", OTHER, ast.BinOp(left, ast.Mult(), right)
@@ -329,8 +326,8 @@ def _operator_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterat
             yield "* au lieu de @", OTHER, ast.BinOp(left, ast.Mult(), right)
             yield "opérandes inversés", OTHER, ast.BinOp(right, ast.MatMult(), left)
             if not facts.always(node, "symétrique") and facts.values(node, "dimensions") != {1}:
-                yield "résultat transposé", COINCIDENT, ast.Attribute(ast.BinOp(left, ast.MatMult(), right), "T",
-                                                                      ast.Load())
+                product = ast.BinOp(left, ast.MatMult(), right)
+                yield "résultat transposé", COINCIDENT, ast.Attribute(product, "T", ast.Load())
         if isinstance(node.op, ast.Pow):
             yield "× au lieu de **", OTHER, ast.BinOp(left, ast.Mult(), right)
             if isinstance(node.right, ast.Constant) and isinstance(node.right.value, (int, float)):
