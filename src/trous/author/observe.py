@@ -46,13 +46,12 @@ def __trous_runtime__():
         return hashlib.blake2b(data, digest_size=10).hexdigest()
 
     def scalar(v):
+        """The features of a number, a bool or None: its value, and as Python when it can be written."""
         t = type(v)
-        if t is bool or v is None:
-            return repr(v), None
-        if t is int:
-            return repr(v), repr(v)
-        if t is float:
-            return repr(v), (repr(v) if math.isfinite(v) else None)
+        if t is int or (t is float and math.isfinite(v)):
+            return (("valeur", repr(v)), ("littéral", repr(v)))
+        if t in (bool, float) or v is None:
+            return (("valeur", repr(v)),)
         return None
 
     def props(flat, shape, out):
@@ -96,10 +95,7 @@ def __trous_runtime__():
             if s is None:
                 return None
         if s is not None:
-            out = [("valeur", s[0])]
-            if s[1] is not None:
-                out.append(("littéral", s[1]))
-            return tuple(out)
+            return s
         if t is str:
             r = repr(v)
             out = [("valeur", r if len(r) <= 120 else "#" + digest(v.encode("utf-8", "replace"))), ("longueur", len(v))]
@@ -140,7 +136,8 @@ def __trous_runtime__():
                 out.append(("dimensions", len(shape)))
                 out += [("dimension %d" % i, n) for i, n in enumerate(shape) if i]
                 props(flat, shape, out)
-                if len(shape) == 1 and len(v) <= 4 and r is not None and all(scalar(x) and scalar(x)[1] for x in v):
+                if len(shape) == 1 and len(v) <= 4 and r is not None \
+                        and all(len(scalar(x) or ()) == 2 for x in v):  # each written as Python
                     out.append(("littéral", r))
             return tuple(out)
         if t is dict:
