@@ -2,10 +2,11 @@
 
 A pytest plugin of its own (entry point `trous_copie`), giving the graders' plugin
 (grade/pytest_graders.py) its runner through the `pytest_trous_backend` hook, so that grading never
-imports the author's tools. Without `--copie`, the program is the reference solution (a grader's
-test) or the student's own file (a public check's test), with resource limits only. With `--copie`,
-it is the program grading runs for that blank (`Grader.blank_program`), in the sandbox `trous grade`
-chooses, and the points at the end are the grading engine's own (`Grader.grade`).
+imports the author's tools (the engine's test worker answers `eleve` itself). Without `--copie`, the
+program is the reference solution (a grader's test) or the student's own file (a public check's
+test), with resource limits only. With `--copie`, it is the program grading runs for that blank
+(`Grader.blank_program`), in the sandbox `trous grade` chooses, and the points at the end are the
+grading engine's own (`Grader.grade`).
 
 One session at a time: consecutive tests of the same blank share its process (each test starts a
 fresh run of the program); a declaration, or another blank, closes it first.

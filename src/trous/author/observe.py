@@ -383,10 +383,9 @@ def _gather(into: dict[str, set], observations: list[tuple]) -> dict[str, set]:
     return into
 
 
-def _union(into: dict[str, set], features: dict[str, set]) -> dict[str, set]:
+def _union(into: dict[str, set], features: dict[str, set]) -> None:
     for name, values in features.items():
         into.setdefault(name, set()).update(values)
-    return into
 
 
 def _add(world: World, dumped: dict, tag: str, blank: int) -> None:
