@@ -1,18 +1,15 @@
 """`pytest graders/`'s own runner: it answers `eleve(...)` and runs declarations in the author's session.
 
-A pytest plugin of its own (entry point `trous_copie`): it gives the graders' plugin
+A pytest plugin of its own (entry point `trous_copie`), giving the graders' plugin
 (grade/pytest_graders.py) its runner through the `pytest_trous_backend` hook, so that grading never
-imports the author's tools; the engine's test worker answers `eleve` itself and never loads this plugin.
+imports the author's tools (the engine's test worker answers `eleve` itself). Without `--copie`, the
+program is the reference solution (a grader's test) or the student's own file (a public check's
+test), with resource limits only. With `--copie`, it is the program grading runs for that blank
+(`Grader.blank_program`), in the sandbox `trous grade` chooses, and the points at the end are the
+grading engine's own (`Grader.grade`).
 
-Without `--copie`, the program is the reference solution (a grader's test) or the student's own file
-(a public check's test, as `pytest exercises/` runs it), with resource limits only, as `trous doctor`
-runs the author's solutions. With `--copie`, the program of a blank is the one grading runs (the
-reference with only that blank replaced by the copy's fill, or the copy's whole file when code
-outside the blanks changed: `Grader.blank_program`), in the sandbox `trous grade` chooses; the
-points at the end come from the grading engine itself (`Grader.grade`), so they are `trous grade`'s.
-
-One runner, one session at a time: consecutive tests of the same blank share the session's process
-(each test starts a fresh run of the program); a declaration, or another blank, closes it first.
+One session at a time: consecutive tests of the same blank share its process (each test starts a
+fresh run of the program); a declaration, or another blank, closes it first.
 """
 
 from __future__ import annotations
@@ -23,14 +20,14 @@ from pathlib import Path
 
 import pytest
 
-from ..core.course import Course, Exercise
-from ..core.source import read
+from ..core.analysis import analyse_path
 from ..core.checks import Check, Expect
+from ..core.course import Course, Exercise, limits_for, memory_bound
+from ..core.judge import OPEN, judge
+from ..core.protocol import Job, Limits, Probe, Unit
+from ..core.source import read
 from ..sandbox import backend as sandbox_mod
 from ..sandbox.pool import RunnerPool
-from ..core.protocol import Job, Limits, Probe, Unit
-from ..core.course import limits_for
-from ..core.judge import OPEN, judge
 from ..grade.bounded import PATIENCE, CpuBudget
 from ..grade.eleve import Eleve
 from ..grade.pytest_graders import role
@@ -39,20 +36,11 @@ from ..grade.testinfo import TestInfo
 
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config):
-    copy = config.getoption("copie", None)
-    if copy is not None:
-        check_copy_option(config, copy)
-
-
-@pytest.hookimpl
-def pytest_trous_backend(config):
-    return Native(config)
-
-
-def check_copy_option(config, copy: str) -> None:
     """--copie: refused before any test runs when the copy or the sandbox is not there."""
-    path = Path(copy)
-    if not path.exists():
+    copy = config.getoption("copie", None)
+    if copy is None:
+        return
+    if not Path(copy).exists():
         raise pytest.UsageError(f"--copie {copy} : introuvable (attendu : le dossier ou le .zip d'un élève, "
                                 "dans le dossier des copies)")
     mode = _mode(config)
@@ -61,6 +49,11 @@ def check_copy_option(config, copy: str) -> None:
             sandbox_mod.choose(mode)
         except sandbox_mod.SandboxRefused as exc:
             raise pytest.UsageError(f"--copie : {exc}") from None
+
+
+@pytest.hookimpl
+def pytest_trous_backend(config):
+    return Native(config)
 
 
 def _mode(config) -> str:
@@ -87,12 +80,8 @@ class Native:
 
     # -- the runner ---------------------------------------------------------------------------
     def _pool(self, course: Course) -> RunnerPool:
-        if self.pool is None:
-            memory = None
-            if self.copy:
-                from ..core.course import memory_bound  # noqa: PLC0415 - the very bound trous grade gives its sandboxes
-
-                memory = memory_bound(course.exercises)
+        if self.pool is None:  # with --copie, the very memory bound trous grade gives its sandboxes
+            memory = memory_bound(course.exercises) if self.copy else None
             self.pool = RunnerPool(1, mode=self.mode, memory_mb=memory)
         return self.pool
 
@@ -160,8 +149,6 @@ class Native:
             return read(exercise.solution_path).text, f"solutions/{exercise.id}.py"
         # The student's own file, as pytest exercises/ runs it; a blank still ___ is « à remplir », as
         # the self-check leaves its declarations unrun (a failure would only say the program stopped).
-        from ..core.analysis import analyse_path  # noqa: PLC0415
-
         analysis = analyse_path(exercise, exercise.path)
         index = exercise.blank_index(blank_id)
         if analysis.readable and analysis.aligned and not analysis.is_filled(index):
@@ -222,13 +209,13 @@ class Native:
             expected = expect.expected
             if expect.uses_solution:
                 if not reference.evaluated or reference.error is not None:
-                    failures.append(f"{_named(expect)} : la solution de référence ne donne pas de valeur "
+                    failures.append(f"{expect.expr!r} : la solution de référence ne donne pas de valeur "
                                     f"({reference.error.type + ': ' + reference.error.message if reference.error else 'non évaluée'})")
                     continue
                 expected = reference.value
             verdict = judge(expect, expected, unit, probe, say=OPEN)
             if not verdict.ok:
-                failures.append(f"{_named(expect)} : {verdict.reason}")
+                failures.append(f"{expect.expr!r} : {verdict.reason}")  # the judge names its label
         return failures
 
     def _evaluate(self, course: Course, program: str, filename: str, expects: Iterable[Expect], limits: Limits):
@@ -284,10 +271,6 @@ class Native:
             else:
                 lines.append((f"  total : {_points(grade.score)}/{_points(grade.max_score)}", {"bold": True}))
         return lines
-
-
-def _named(expect: Expect) -> str:
-    return repr(expect.expr)  # the judge names it by its label already
 
 
 def _points(value: float) -> str:

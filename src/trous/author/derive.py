@@ -7,17 +7,12 @@ An author writes the solution as plain, runnable Python, and ends a line with a 
     sigma = math.sqrt(variance)                       # ___ ecart_type
     scores = [sum(a * b for a, b in zip(t, q)) for t in x]   # ___ : [___ for t in x]
 
-`# ___` makes the value of the line's statement (the right-hand side of an assignment, what a
-`return` gives, an expression) a blank; its id is the name the line assigns (`moyenne`) unless one is
-written after it (`ecart_type`). After a colon, the student's version of that value, with its own
-`___` (several blanks then need their ids, comma-separated: `# ___ a, b : (___, ___)`). A comment
-before the marker is kept for the student (`# somme des poids  # ___`); a comment alone on its line
-is never a marker. As otter-grader's
-`# SOLUTION` and nbgrader's `### BEGIN SOLUTION`, the fill is written once, where it is used.
-
-`derive(solution)` gives the student's file and the blanks; `trous exercices` writes
-exercises/NN.py from it, `trous doctor` checks that it is up to date and that course.yaml names the
-blanks as the solution does. Solutions without a marker are today's format, untouched.
+`# ___` makes the value of the line's statement (an assignment's right-hand side, a `return`, an
+expression) a blank, whose id is the name the line assigns unless one follows the marker. After a
+colon, the student's version of that value, with its own `___` (several need their ids, separated
+by commas: `# ___ a, b : (___, ___)`). A comment before the marker is kept for the student; a comment
+alone on its line is never a marker. Like otter-grader's `# SOLUTION`, the fill is written once,
+where it is used. Solutions without a marker are today's format, untouched.
 """
 
 from __future__ import annotations
@@ -119,6 +114,14 @@ def _char_offset(lines: list[str], starts: list[int], line: int, byte_col: int) 
     return starts[line - 1] + len(lines[line - 1].encode("utf-8")[:byte_col].decode("utf-8", errors="replace"))
 
 
+def _valued(solution: str, tree: ast.AST) -> list[tuple[ast.AST, int, int]]:
+    """Each statement that gives a value, with its value's offsets in the text."""
+    lines, starts = solution.splitlines(keepends=True), _offsets(solution)
+    return [(n, _char_offset(lines, starts, n.value.lineno, n.value.col_offset),
+             _char_offset(lines, starts, n.value.end_lineno, n.value.end_col_offset))
+            for n in ast.walk(tree) if isinstance(n, _VALUED) and getattr(n, "value", None) is not None]
+
+
 def _names(node: ast.AST) -> list[str]:
     targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
     names = []
@@ -140,22 +143,19 @@ def derive(solution: str) -> Derived:
         tree = ast.parse(solution)
     except SyntaxError as exc:
         raise DeriveError(exc.lineno or 1, f"la solution n'est pas du Python valide : {exc.msg}") from None
-    if any(isinstance(n, ast.Name) and n.id == BLANK for n in ast.walk(tree)):
-        line = next(n.lineno for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == BLANK)
+    line = next((n.lineno for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == BLANK), None)
+    if line is not None:
         raise DeriveError(line, "la solution contient un ___ : elle doit être complète (le ___ est déduit du marqueur)")
-    lines, starts = solution.splitlines(keepends=True), _offsets(solution)
-    statements = [n for n in ast.walk(tree) if isinstance(n, _VALUED) and getattr(n, "value", None) is not None]
+    starts, statements = _offsets(solution), _valued(solution, tree)
     edits: list[tuple[int, int, str]] = []  # (begin, end, replacement), in the solution's offsets
     pending: list[tuple[_Marker, list[str | None]]] = []
     for marker in found:
-        here = [n for n in statements if n.end_lineno == marker.line]
+        here = [s for s in statements if s[0].end_lineno == marker.line]
         if not here:
             raise DeriveError(marker.line, "le marqueur « # ___ » doit finir une ligne qui donne une valeur "
                                            "(x = …, return …) : rien à mettre en trou ici")
-        node = max(here, key=lambda n: (n.col_offset, n.lineno))  # `a = 1; b = 2  # ___`: the last
-        value = node.value
-        begin = _char_offset(lines, starts, value.lineno, value.col_offset)
-        end = _char_offset(lines, starts, value.end_lineno, value.end_col_offset)
+        # the line's last statement (`a = 1; b = 2  # ___`)
+        node, begin, end = max(here, key=lambda s: (s[0].col_offset, s[0].lineno))
         replacement = marker.template or BLANK
         count = _blank_count(replacement, marker.line)
         if marker.template is not None and align(replacement, solution[begin:end]) is None:
@@ -172,9 +172,8 @@ def derive(solution: str) -> Derived:
         if marker.kept:
             edits.append((marker.comment_begin, marker.comment_end, marker.kept))
         else:  # the comment and the spaces before it go
-            line_start = starts[marker.line - 1]
-            space = len(solution[line_start:marker.comment_begin]) - len(solution[line_start:marker.comment_begin].rstrip())
-            edits.append((marker.comment_begin - space, marker.comment_end, ""))
+            before = solution[starts[marker.line - 1]:marker.comment_begin]
+            edits.append((marker.comment_begin - len(before) + len(before.rstrip()), marker.comment_end, ""))
     student = _apply(solution, edits)
     _check_ids(pending)
     student_lines = [b.line for b in find_blanks(student)]
@@ -268,10 +267,9 @@ def id_problems(derived: Derived, declared: list[str], solution_path: str) -> li
 
 
 def first_line_differing(a: str, b: str) -> int:
-    for n, (x, y) in enumerate(zip(a.splitlines(), b.splitlines()), 1):
-        if x != y:
-            return n
-    return min(len(a.splitlines()), len(b.splitlines())) + 1
+    a_lines, b_lines = a.splitlines(), b.splitlines()
+    differing = (n for n, (x, y) in enumerate(zip(a_lines, b_lines), 1) if x != y)
+    return next(differing, min(len(a_lines), len(b_lines)) + 1)
 
 
 def check(exercise, solution: str) -> tuple[Derived | None, list[Problem]]:
@@ -357,52 +355,38 @@ def mark(template: str, solution: str, ids: list[str]) -> str:
         raise DeriveError(1, "la solution ne correspond pas à l'exercice en dehors des trous (lance trous doctor)")
     if len(fills) != len(ids):
         raise DeriveError(1, f"{len(fills)} trous dans l'exercice, {len(ids)} dans course.yaml")
-    tree = ast.parse(solution)
-    lines, starts = solution.splitlines(keepends=True), _offsets(solution)
-    spans = []
-    for node in ast.walk(tree):
-        if isinstance(node, _VALUED) and getattr(node, "value", None) is not None:
-            value = node.value
-            spans.append((_char_offset(lines, starts, value.lineno, value.col_offset),
-                          _char_offset(lines, starts, value.end_lineno, value.end_col_offset), node))
-    groups: dict[int, list] = {}  # statement → its fills
-    owner = {}
+    spans = _valued(solution, ast.parse(solution))
+    groups: dict[int, tuple] = {}  # id(statement) → ((statement, begin, end), its fills)
     for fill in fills:
-        around = [s for s in spans if s[0] <= fill.begin and fill.stop <= s[1]]
+        around = [s for s in spans if s[1] <= fill.begin and fill.stop <= s[2]]
         if not around:
             raise DeriveError(fill.line, f"le trou {fill.index + 1} n'est pas dans la valeur d'une ligne (x = …, "
                                          "return …) : un marqueur « # ___ » ne peut pas le dire")
-        begin, end, node = min(around, key=lambda s: s[1] - s[0])  # the innermost statement
-        groups.setdefault(id(node), []).append(fill)
-        owner[id(node)] = (begin, end, node)
+        span = min(around, key=lambda s: s[2] - s[1])  # the innermost statement
+        groups.setdefault(id(span[0]), (span, []))[1].append(fill)
     additions: dict[int, str] = {}  # line → marker text
-    for key, group in groups.items():
-        begin, end, node = owner[key]
+    for (node, begin, end), group in groups.values():
         group_ids = [ids[f.index] for f in group]
         names = _names(node)
-        whole = len(group) == 1 and (group[0].begin, group[0].stop) == (begin, end)
-        if whole and len(names) == 1 and names[0].lower() == group_ids[0]:
-            text = "# ___"
-        elif whole:
-            text = f"# ___ {group_ids[0]}"
+        named = len(group) == 1 and len(names) == 1 and names[0].lower() == group_ids[0]
+        if len(group) == 1 and (group[0].begin, group[0].stop) == (begin, end):
+            text = "# ___" if named else f"# ___ {group_ids[0]}"
         else:
             shown = _apply(solution, [(f.begin, f.stop, BLANK) for f in group])[begin:end - sum(
                 f.stop - f.begin - len(BLANK) for f in group)]
             if "\n" in shown or "#" in shown:
                 raise DeriveError(node.lineno, "la valeur de cette ligne tient sur plusieurs lignes : le marqueur "
                                                "ne peut pas la redire (garde l'exercice tel quel)")
-            named = len(group) == 1 and len(names) == 1 and names[0].lower() == group_ids[0]
             text = f"# ___ : {shown}" if named else f"# ___ {', '.join(group_ids)} : {shown}"
         if node.end_lineno in additions:
             raise DeriveError(node.end_lineno, "deux marqueurs sur une même ligne : garde l'exercice tel quel")
         additions[node.end_lineno] = text
     out = []
-    for number, line in enumerate(lines, 1):
+    for number, line in enumerate(solution.splitlines(keepends=True), 1):
         if number in additions:
             body, newline = (line[:-1], "\n") if line.endswith("\n") else (line, "")
-            out.append(f"{body.rstrip()}  {additions[number]}{newline}")
-        else:
-            out.append(line)
+            line = f"{body.rstrip()}  {additions[number]}{newline}"
+        out.append(line)
     marked = "".join(out)
     derived = derive(marked)
     if not _same_but_spacing(derived.student, template) or derived.ids != ids:

@@ -1,30 +1,29 @@
 """`trous doctor`: does everything the course says agree with everything the course has?
 
-For course authors. Checks, per exercise: the files exist; the template has exactly the blanks that
-course.yaml lists; the solution is the template with each `___` replaced by an expression and
-nothing else changed (token alignment); every blank has a hint and a public check; the solution
-passes every public check; and each public check really depends on its blank (the solution with
-that one blank put back to `___` fails it); and, for the hidden graders, that every expectation has a
-label and no hidden variant's description shows its inputs (the only texts of a grader a student reads).
-Grader checks — what each blank reads in each check, mutants, hidden and public — are added by
-`trous.author.quality`.
+For course authors. Per exercise: the files exist; the template has exactly the blanks course.yaml
+lists; the solution is the template with each `___` replaced by an expression and nothing else
+changed; every blank has a hint and a public check; the solution passes every public check, and each
+public check fails when its blank is put back to `___`; the hidden graders' texts a student reads (a
+label per expectation, hidden variants' descriptions) do not show their inputs. What each blank
+reads in each check, and the mutants, hidden and public, are `quality`'s.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..core import blanknames
-from . import derive
-from ..core import blanks as blanks_mod
 from ..check.selfcheck import PASSED, SUSPECT, interpret, prepare
-from ..core.course import COURSE_FILE, Course, Exercise
-from ..sandbox.pool import Runner
-from ..core.source import SourceError, read
-from ..core.checks import load_checks
+from ..core import blanknames
+from ..core import blanks as blanks_mod
 from ..core.analysis import analyse_source
+from ..core.checks import load_checks
+from ..core.course import COURSE_FILE, Course, Exercise
+from ..core.source import Source, SourceError, read
+from ..sandbox.pool import Runner
+from . import derive, quality
 
 
 @dataclass
@@ -44,10 +43,10 @@ class Finding:
 class Report:
     findings: list[Finding] = field(default_factory=list)
     checked: list[str] = field(default_factory=list)
-    escapes: list = field(default_factory=list)  # grading.quality.Escape: refused in secret, « juste » in public
-    tallies: list = field(default_factory=list)  # grading.quality.Tally: each blank's mutants, per side
-    tests: list = field(default_factory=list)  # grading.quality.TestTally: mutants each test function refuses
-    families: list = field(default_factory=list)  # grading.quality.FamilyTally: each family of mistakes
+    escapes: list = field(default_factory=list)  # quality.Escape: refused in secret, « juste » in public
+    tallies: list = field(default_factory=list)  # quality.Tally: each blank's mutants, per side
+    tests: list = field(default_factory=list)  # quality.TestTally: mutants each test function refuses
+    families: list = field(default_factory=list)  # quality.Tally: each family of mistakes
     misnamed: set = field(default_factory=set)  # exercises whose course.yaml ids contradict their file
 
     @property
@@ -58,20 +57,10 @@ class Report:
         self.findings.append(Finding(*args, **kwargs))
 
     def lines(self) -> list[str]:
-        """What `trous doctor` prints: the findings, the table of mutants per blank, then the count."""
+        """What `trous doctor` prints: the findings, the tables of mutants, then the count."""
         out = [str(f) for f in self.findings]
-        if self.tallies:
-            from .quality import mutant_table  # noqa: PLC0415
-
-            out += mutant_table(self.tallies, self.escapes)
-        if self.families:
-            from .quality import family_table  # noqa: PLC0415
-
-            out += family_table(self.families)
-        if self.tests:
-            from .quality import test_table  # noqa: PLC0415
-
-            out += test_table(self.tests)
+        out += quality.mutant_table(self.tallies, self.escapes) + quality.family_table(self.families)
+        out += quality.test_table(self.tests)
         errors = sum(1 for f in self.findings if f.severity == "erreur")
         out.append(f"trous doctor : {len(self.checked)} exercices vérifiés, {errors} erreur(s), "
                    f"{len(self.findings) - errors} avertissement(s)")
@@ -87,8 +76,14 @@ def _rel(course: Course, path: Path) -> str:
 
 def check_files(course: Course, exercise: Exercise, report: Report) -> tuple[str | None, str | None]:
     """Template and solution texts, after checking blanks and alignment."""
-    template = solution = None
-    if check_marked(exercise, report):
+    try:
+        marked = exercise.solution_path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        marked = None  # reported with the other files
+    problems = derive.check(exercise, marked)[1] if marked is not None else []
+    for problem in problems:
+        report.add(exercise.id, problem.message, problem.path, problem.line)
+    if problems:
         report.misnamed.add(exercise.id)
         return None, None  # the rest would be checked on a student file that is not the solution's
     for path in (exercise.path, exercise.checks_path, exercise.solution_path):
@@ -96,11 +91,10 @@ def check_files(course: Course, exercise: Exercise, report: Report) -> tuple[str
             report.add(exercise.id, "fichier manquant", _rel(course, path))
     try:
         template = read(exercise.template_path, _rel(course, exercise.template_path)).text
+        found = blanks_mod.find_blanks(template)
     except SourceError as exc:
         report.add(exercise.id, exc.message, exc.path, exc.line)
         return None, None
-    try:
-        found = blanks_mod.find_blanks(template)
     except blanks_mod.TokenizeError as exc:
         report.add(exercise.id, f"modèle illisible : {exc.message}", _rel(course, exercise.path), exc.line)
         return None, None
@@ -112,57 +106,41 @@ def check_files(course: Course, exercise: Exercise, report: Report) -> tuple[str
                    _rel(course, exercise.path), found[0].line if found else None)
     elif check_names(course, exercise, template, report):
         return template, None  # checking with swapped ids would only print misleading errors
-    if exercise.solution_path.exists():
-        try:
-            solution = read(exercise.solution_path, _rel(course, exercise.solution_path)).text
-        except SourceError as exc:
-            report.add(exercise.id, exc.message, exc.path, exc.line)
-            return template, None
-        fills = blanks_mod.align(template, solution)
-        if fills is None:
-            line, tline = _first_difference(template, solution)
-            shown = ""
-            if line and tline:
-                shown = (f" : la solution écrit ligne {line} « {_line_text(solution, line)} », l'exercice ligne "
-                         f"{tline} « {_line_text(template, tline)} »")
-            report.add(exercise.id, "la solution ne correspond pas à l'exercice : en dehors des trous, le code doit "
-                                    "être identique (seuls les ___ changent)" + shown,
-                       _rel(course, exercise.solution_path), line)
-            solution = None
-        else:
-            for fill in fills:
-                if not fill.filled:
-                    report.add(exercise.id, f"trou {fill.index + 1} pas rempli dans la solution",
-                               _rel(course, exercise.solution_path), fill.line)
-            for fill in fills:
-                try:
-                    compile(fill.text.strip(), "<trou>", "eval")
-                except SyntaxError:
-                    report.add(exercise.id, f"le trou {fill.index + 1} de la solution n'est pas une expression : "
-                                            f"{fill.text.strip()}", _rel(course, exercise.solution_path), fill.line,
-                               severity="avertissement")
-    return template, solution
-
-
-def check_marked(exercise: Exercise, report: Report) -> bool:
-    """A solution with markers (one source per exercise): whether it disagrees with exercises/NN.py
-    or course.yaml (reported)."""
+    if not exercise.solution_path.exists():
+        return template, None
+    path = _rel(course, exercise.solution_path)
     try:
-        solution = exercise.solution_path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return False  # reported with the other files
-    _, problems = derive.check(exercise, solution)
-    for problem in problems:
-        report.add(exercise.id, problem.message, problem.path, problem.line)
-    return bool(problems)
+        solution = read(exercise.solution_path, path).text
+    except SourceError as exc:
+        report.add(exercise.id, exc.message, exc.path, exc.line)
+        return template, None
+    fills = blanks_mod.align(template, solution)
+    if fills is None:
+        line, tline = _first_difference(template, solution)
+        shown = ""
+        if line and tline:
+            shown = (f" : la solution écrit ligne {line} « {_line_text(solution, line)} », l'exercice ligne "
+                     f"{tline} « {_line_text(template, tline)} »")
+        report.add(exercise.id, "la solution ne correspond pas à l'exercice : en dehors des trous, le code "
+                                "doit être identique (seuls les ___ changent)" + shown, path, line)
+        return template, None
+    for fill in fills:
+        if not fill.filled:
+            report.add(exercise.id, f"trou {fill.index + 1} pas rempli dans la solution", path, fill.line)
+    for fill in fills:
+        try:
+            compile(fill.text.strip(), "<trou>", "eval")
+        except SyntaxError:
+            report.add(exercise.id, f"le trou {fill.index + 1} de la solution n'est pas une expression : "
+                                    f"{fill.text.strip()}", path, fill.line, severity="avertissement")
+    return template, solution
 
 
 def check_names(course: Course, exercise: Exercise, template: str, report: Report) -> bool:
     """Whether course.yaml calls a blank by the name another blank's line assigns (reported)."""
     found = blanknames.contradictions(template, [b.id for b in exercise.blanks])
     for contradiction in found:
-        blank_id = exercise.blanks[contradiction.index].id
-        line = _yaml_line(course, exercise.id, blank_id)
+        line = _yaml_line(course, exercise.id, exercise.blanks[contradiction.index].id)
         report.add(exercise.id, contradiction.message + (f" (course.yaml:{line})" if line else ""),
                    _rel(course, exercise.path), contradiction.line)
     if found:
@@ -176,7 +154,8 @@ def _yaml_line(course: Course, exercise_id: str, blank_id: str) -> int | None:
         lines = (course.root / "course.yaml").read_text(encoding="utf-8-sig").splitlines()
     except OSError:
         return None
-    start = next((i for i, text in enumerate(lines) if re.match(rf"\s*-?\s*id:\s*[\"']?{re.escape(exercise_id)}[\"']?\s*(#.*)?$", text)), None)
+    start = next((i for i, text in enumerate(lines)
+                  if re.match(rf"\s*-?\s*id:\s*[\"']?{re.escape(exercise_id)}[\"']?\s*(#.*)?$", text)), None)
     if start is None:
         return None
     for i in range(start + 1, len(lines)):
@@ -195,15 +174,11 @@ def _line_text(text: str, line: int) -> str:
 
 def _first_difference(template: str, copy: str) -> tuple[int | None, int | None]:
     """The first line where `copy` differs from `template` outside the blanks: (in copy, in template)."""
-    import difflib  # noqa: PLC0415
-
     a_tokens, b_tokens = blanks_mod.tokens(template), blanks_mod.tokens(copy)
-    a, b = [t.key() for t in a_tokens], [t.key() for t in b_tokens]
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    matcher = difflib.SequenceMatcher(None, [t.key() for t in a_tokens], [t.key() for t in b_tokens],
+                                      autojunk=False)
     for tag, i1, i2, j1, _ in matcher.get_opcodes():
-        if tag == "equal":
-            continue
-        if tag == "replace" and i2 - i1 == 1 and a_tokens[i1].is_blank:
+        if tag == "equal" or (tag == "replace" and i2 - i1 == 1 and a_tokens[i1].is_blank):
             continue  # a blank and its fill: expected
         if j1 < len(b_tokens):
             tline = a_tokens[min(i1, len(a_tokens) - 1)].start[0] if a_tokens else None
@@ -213,40 +188,37 @@ def _first_difference(template: str, copy: str) -> tuple[int | None, int | None]
 
 def check_public(course: Course, exercise: Exercise, template: str, solution: str, runner: Runner,
                  report: Report) -> None:
-    checks_path = exercise.checks_path
-    if not checks_path.exists():
+    path = _rel(course, exercise.checks_path)
+    if not exercise.checks_path.exists():
         return
     try:
-        checks = load_checks(checks_path)
+        checks = load_checks(exercise.checks_path)
     except Exception as exc:  # noqa: BLE001 - report any import problem of an author's file
-        report.add(exercise.id, f"vérifications publiques illisibles : {type(exc).__name__}: {exc}",
-                   _rel(course, checks_path))
+        report.add(exercise.id, f"vérifications publiques illisibles : {type(exc).__name__}: {exc}", path)
         return
     ids = [b.id for b in exercise.blanks]
     for check in checks:
         if check.blank not in ids:
             report.add(exercise.id, f"« {check.name} » vérifie le trou « {check.blank} », absent de course.yaml "
-                                    f"(trous : {', '.join(ids)})", _rel(course, checks_path))
+                                    f"(trous : {', '.join(ids)})", path)
         for expect in check.expects:
             if expect.uses_solution:
                 report.add(exercise.id, f"« {check.name} » attend SOLUTION : une vérification publique doit donner "
-                                        "sa valeur attendue (les élèves n'ont pas la solution)", _rel(course, checks_path))
+                                        "sa valeur attendue (les élèves n'ont pas la solution)", path)
     checked = {c.blank for c in checks}
     for blank in exercise.blanks:
         if blank.id not in checked:
-            report.add(exercise.id, f"le trou « {blank.id} » n'a aucune vérification publique", _rel(course, checks_path))
+            report.add(exercise.id, f"le trou « {blank.id} » n'a aucune vérification publique", path)
     checks = [c for c in checks if c.blank in ids and not any(e.uses_solution for e in c.expects)]
     if not checks:
         return
-    from ..core.source import Source  # noqa: PLC0415
-
     # The solution passes every public check.
     shown = _rel(course, exercise.path)
     solved = analyse_source(exercise, Source(shown, solution))
     job, context = prepare(exercise, solved, checks)
     result = interpret(exercise, solved, context, runner.run(job)) if context else job
     for blank in result.blanks:
-        if blank.status != PASSED and blank.status != "skipped":
+        if blank.status not in (PASSED, "skipped"):
             report.add(exercise.id, f"la solution échoue à la vérification du trou « {blank.spec.id} » : "
                                     + " / ".join(blank.problems), _rel(course, exercise.solution_path), blank.line)
     # Each public check depends on its blank: the solution with that blank put back fails it.
@@ -255,9 +227,8 @@ def check_public(course: Course, exercise: Exercise, template: str, solution: st
         return
     for index, blank in enumerate(exercise.blanks):
         reverted = blanks_mod.splice(solution, fills, {index: blanks_mod.BLANK})
-        analysis = analyse_source(exercise, Source(shown, reverted))
         # Pretend the blank is filled: the check itself must notice that it is not.
-        analysis = type(analysis)(**{**analysis.__dict__, "unfilled": {}})
+        analysis = replace(analyse_source(exercise, Source(shown, reverted)), unfilled={})
         job, context = prepare(exercise, analysis, checks)
         if context is None:
             continue
@@ -265,7 +236,7 @@ def check_public(course: Course, exercise: Exercise, template: str, solution: st
         # SUSPECT: its own checks pass, other blanks' checks point at it: they did not notice either.
         if outcome.blanks[index].status in (PASSED, SUSPECT):
             report.add(exercise.id, f"la vérification publique du trou « {blank.id} » passe même quand ce trou "
-                                    "vaut ___ : elle ne le vérifie pas", _rel(course, checks_path))
+                                    "vaut ___ : elle ne le vérifie pas", path)
 
 
 _NUMBER = re.compile(r"(?<![\w.,])-?\d+(?:[.,]\d+)?(?![\w])")
@@ -280,9 +251,7 @@ def _numbers(text: str) -> set[float]:
     found = {float(n.replace(",", ".")) for n in _NUMBER.findall(text)}
     lowered = text.lower()
     found |= {value for word, value in _WORDS.items() if re.search(rf"(?<![\w-]){word}(?![\w-])", lowered)}
-    if _ONE.search(lowered):
-        found.add(1.0)
-    return found
+    return found | ({1.0} if _ONE.search(lowered) else set())
 
 
 def check_hidden_texts(course: Course, exercise: Exercise, report: Report) -> None:
@@ -304,10 +273,9 @@ def check_hidden_texts(course: Course, exercise: Exercise, report: Report) -> No
             if variant is None or not variant.hidden or variant in told:
                 continue
             told.add(variant)
-            shown = _numbers(variant.description)
-            given = set().union(*(_numbers(value) for _, value in variant.overrides))
-            if shown & given:
-                values = ", ".join(sorted({f"{n:g}" for n in shown & given}))
+            shown = _numbers(variant.description) & set().union(*(_numbers(v) for _, v in variant.overrides))
+            if shown:
+                values = ", ".join(sorted({f"{n:g}" for n in shown}))
                 report.add(exercise.id, f"la variante cachée « {variant.description} » montre une de ses entrées "
                                         f"({values}) : décrivez-la sans ses valeurs", path)
 
@@ -340,15 +308,11 @@ def run(course: Course, runner: Runner | None = None, only: list[str] | None = N
                 check_public(course, exercise, template, solution, runner, report)
             if graders and exercise.grader_path.exists():
                 check_hidden_texts(course, exercise, report)
-        if graders:
-            try:
-                from . import quality  # noqa: PLC0415
-            except ImportError:
-                quality = None
-            # An exercise whose ids contradict its file is not graded: its error is already said.
-            wanted = [e.id for e in course.exercises if (not only or e.id in only) and e.id not in report.misnamed]
-            if quality is not None and wanted:
-                quality.check(course, report, only=wanted)
+        # An exercise whose ids contradict its file is not graded: its error is already said.
+        wanted = [e.id for e in course.exercises
+                  if (not only or e.id in only) and e.id not in report.misnamed]
+        if graders and wanted:
+            quality.check(course, report, only=wanted)
     finally:
         if own:
             runner.close()

@@ -1,26 +1,16 @@
 """Plausible wrong fills for a blank, generated from its solution: the mistakes a grader must catch.
 
 Each mutant changes one thing in the solution's fill, and belongs to a family (`FAMILIES`):
+*décalé de un* (an integer, index, range or slice bound off by one, `<` for `<=`); *axe* (another
+axis for a reduction, the axis or `keepdims` forgotten or added, `.T` for `transpose(...)`);
+*coïncide sur l'exemple* (right only for special values: the mean not removed, a transpose forgotten
+or added, indices swapped, rows for columns); *autre* (an operator, reduction or name swapped, a
+normalisation or sign dropped, `-inf` as 0 or as a big number). quality.py builds the families that
+need run-time values: *écrit en dur*, *valeur de l'exemple*, *sortie collée* and *autre nature*.
 
-- *décalé de un*: an integer, an index, a range's or a slice's bound off by one, `<` for `<=`;
-- *axe*: another axis for a reduction, the axis or `keepdims` forgotten, an axis added, `.T` for an
-  explicit `transpose(...)`;
-- *coïncide sur l'exemple*: a formula that is right only for special values — the standard deviation
-  without removing the mean (right when the mean is zero), a transpose forgotten or a product's
-  result transposed, two indices swapped (right for a symmetric matrix), rows for columns (right for a
-  square one);
-- *autre*: an operator, a reduction or a name swapped, a normalisation or a sign dropped, `-inf`
-  replaced by 0 or by a big number.
-
-The families that need the values the fill takes at run time are built by quality.py: *écrit en
-dur* (the blank's or the statement's value written out), *valeur de l'exemple* (one sub-expression
-— a `len(...)`, a shape, a dimension, `math.sqrt(d)`, a range — replaced by the value it has on the
-course's inputs, see observe.py), *sortie collée* (the statement's value as the program prints it),
-*autre nature* (a list where the course builds an array, an int for a float).
-
-`facts` (what observe.py saw of each sub-expression on every check, public and hidden) leaves out the
-rewrites that are the solution itself on every input the course has (`axis=-1` for `axis=1` when every
-array is a table, `.T` forgotten on a matrix that is always symmetric): both sides would accept them.
+`facts` (what observe.py saw of each sub-expression on every check) leaves out the rewrites that are
+the solution itself on every input the course has (`.T` forgotten on an always symmetric matrix):
+both sides would accept them.
 """
 
 from __future__ import annotations
@@ -32,7 +22,8 @@ import re
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from .observe import _eligible
+from ..core.compare import Array, Opaque, decode
+from .observe import _eligible, swapped
 
 MAX_PER_BLANK = 60
 
@@ -55,12 +46,7 @@ def family(label: str) -> str:
     """The family of a mutant with a fixed label (the generated ones carry theirs)."""
     if label in HARD_CODED_LABELS:
         return HARD_CODED
-    if label in (AS_LIST, AS_INT):
-        return KIND
-    return _FIXED.get(label, OTHER)
-
-
-_FIXED: dict[str, str] = {}
+    return KIND if label in (AS_LIST, AS_INT) else OTHER
 
 
 def _unparse(node: ast.AST) -> str | None:
@@ -72,14 +58,18 @@ def _unparse(node: ast.AST) -> str | None:
         return None
 
 
+def _is_int(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) is int
+
+
 def _plus(node: ast.AST, n: int) -> ast.AST:
-    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+    if _is_int(node):
         return ast.Constant(node.value + n)
     return ast.BinOp(copy.deepcopy(node), ast.Add() if n > 0 else ast.Sub(), ast.Constant(abs(n)))
 
 
 def _int_constant(node) -> int | None:
-    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+    if _is_int(node):
         return node.value
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and _int_constant(node.operand) is not None:
         return -_int_constant(node.operand)
@@ -99,19 +89,13 @@ class _Facts:
     """What observe.py saw of each sub-expression of the fill, on every check."""
 
     def __init__(self, tree: ast.AST, facts: dict | None):
-        self.known = facts is not None
-        self.by_node = {}
-        if facts:
-            for k, node in enumerate(_eligible(tree)):
-                if k in facts:
-                    self.by_node[id(node)] = facts[k]
+        facts = facts or {}
+        self.by_node = {id(node): facts[k] for k, node in enumerate(_eligible(tree)) if k in facts}
 
     def values(self, node: ast.AST, feature: str) -> set | None:
         """Every value of `feature` seen for `node`, or None when nothing is known of it."""
-        seen = self.by_node.get(id(node))
-        if not seen or feature not in seen:
-            return None
-        return set(seen[feature])
+        seen = self.by_node.get(id(node)) or {}
+        return set(seen[feature]) if feature in seen else None
 
     def always(self, node: ast.AST, feature: str) -> bool:
         return self.values(node, feature) == {True}
@@ -124,15 +108,15 @@ class _Facts:
         return all(_reduced(a, n) == _reduced(b, n) and _reduced(a, n) is not None for n in ndims)
 
 
-def _axis_of(node: ast.Call) -> tuple[bool, object, int | None]:
-    """(has an axis, its value (an int, or None for « all »), position among positional args)."""
+def _axis_of(node: ast.Call) -> tuple[bool, object]:
+    """(has an axis, its value: an int, None for « all », "?" for one not written out)."""
     for kw in node.keywords:
         if kw.arg == "axis":
             value = _int_constant(kw.value)
             if value is None and not (isinstance(kw.value, ast.Constant) and kw.value.value is None):
-                return True, "?", None
-            return True, value, None
-    return False, None, None
+                return True, "?"
+            return True, value
+    return False, None
 
 
 def _with_axis(node: ast.Call, axis) -> ast.Call:
@@ -140,7 +124,7 @@ def _with_axis(node: ast.Call, axis) -> ast.Call:
     if axis is not None:
         keywords.insert(0, ast.keyword("axis", ast.Constant(axis) if axis >= 0
                                        else ast.UnaryOp(ast.USub(), ast.Constant(-axis))))
-    return ast.Call(copy.deepcopy(node.func), copy.deepcopy(node.args), copy.deepcopy(keywords))
+    return ast.Call(node.func, node.args, keywords)
 
 
 def _reduction(node: ast.AST) -> tuple[str, ast.AST] | None:
@@ -158,7 +142,7 @@ def _axis_rewrites(node: ast.Call, facts: _Facts) -> Iterator[tuple[str, str, as
     if found is None:
         return
     name, operand = found
-    has, axis, _ = _axis_of(node)
+    has, axis = _axis_of(node)
     if has and axis == "?":
         return
     if has:
@@ -181,7 +165,7 @@ def _axis_rewrites(node: ast.Call, facts: _Facts) -> Iterator[tuple[str, str, as
 
 def _number_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
     """An integer off by one, a float constant doubled."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+    if _is_int(node):
         yield "entier +1", OFF_BY_ONE, ast.Constant(node.value + 1)
         yield "entier −1", OFF_BY_ONE, ast.Constant(node.value - 1)
     if isinstance(node, ast.Constant) and isinstance(node.value, float):
@@ -199,33 +183,32 @@ def _subscript_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Itera
                     for n, sign in ((1, "+1"), (-1, "−1")):
                         changed = copy.deepcopy(index)
                         setattr(changed, part, _plus(bound, n))
-                        yield f"borne de tranche {sign}", OFF_BY_ONE, ast.Subscript(copy.deepcopy(node.value), changed,
+                        yield f"borne de tranche {sign}", OFF_BY_ONE, ast.Subscript(node.value, changed,
                                                                                     node.ctx)
         elif isinstance(index, ast.Tuple):
             if len(index.elts) == 2 and not any(isinstance(e, ast.Slice) for e in index.elts) \
                     and not facts.always(node.value, "symétrique"):
-                swapped = ast.Tuple([copy.deepcopy(index.elts[1]), copy.deepcopy(index.elts[0])], ast.Load())
-                yield "indices échangés", COINCIDENT, ast.Subscript(copy.deepcopy(node.value), swapped, node.ctx)
+                crossed = ast.Tuple([index.elts[1], index.elts[0]], ast.Load())
+                yield "indices échangés", COINCIDENT, ast.Subscript(node.value, crossed, node.ctx)
         else:
             for op, label in ((ast.Add(), "indice +1"), (ast.Sub(), "indice −1")):
-                yield label, OFF_BY_ONE, ast.Subscript(node.value, ast.BinOp(copy.deepcopy(index), op, ast.Constant(1)),
-                                                       node.ctx)
+                moved = ast.BinOp(index, op, ast.Constant(1))
+                yield label, OFF_BY_ONE, ast.Subscript(node.value, moved, node.ctx)
             inner = node.value
             if isinstance(inner, ast.Subscript) and not isinstance(inner.slice, (ast.Slice, ast.Tuple)) \
                     and not facts.always(inner.value, "symétrique"):
                 # X[a][b] → X[b][a]: the same for a symmetric matrix only.
-                yield "indices échangés", COINCIDENT, ast.Subscript(
-                    ast.Subscript(copy.deepcopy(inner.value), copy.deepcopy(index), ast.Load()),
-                    copy.deepcopy(inner.slice), node.ctx)
+                crossed = ast.Subscript(ast.Subscript(inner.value, index, ast.Load()), inner.slice, node.ctx)
+                yield "indices échangés", COINCIDENT, crossed
             if isinstance(inner, ast.Attribute) and inner.attr == "shape" and _int_constant(index) is not None:
                 axis = _int_constant(index)
                 for other in (0, 1, -1):
                     if other != axis and not facts.always(inner.value, "carrée"):
                         if facts.same_axes(inner.value, axis, other):
                             continue
-                        yield f"shape[{other}] au lieu de shape[{axis}]", COINCIDENT, ast.Subscript(
-                            copy.deepcopy(inner), ast.Constant(other) if other >= 0 else
-                            ast.UnaryOp(ast.USub(), ast.Constant(1)), node.ctx)
+                        at = ast.Constant(other) if other >= 0 else ast.UnaryOp(ast.USub(), ast.Constant(1))
+                        shape = ast.Subscript(inner, at, node.ctx)
+                        yield f"shape[{other}] au lieu de shape[{axis}]", COINCIDENT, shape
 
 
 def _comparison_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
@@ -233,8 +216,8 @@ def _comparison_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iter
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
         swap = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}.get(type(node.ops[0]))
         if swap is not None:
-            yield "comparaison stricte ou large", OFF_BY_ONE, ast.Compare(copy.deepcopy(node.left), [swap()],
-                                                                           copy.deepcopy(node.comparators))
+            compared = ast.Compare(node.left, [swap()], node.comparators)
+            yield "comparaison stricte ou large", OFF_BY_ONE, compared
 
 
 def _function_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
@@ -244,29 +227,28 @@ def _function_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterat
         if name == "range" and len(args) == 1:
             for n, label in ((-1, "range −1"), (1, "range +1")):
                 yield label, OFF_BY_ONE, ast.Call(node.func, [_plus(args[0], n)], [])
-            from_one = [ast.Constant(1), copy.deepcopy(args[0])]
-            yield "range qui commence à 1", OFF_BY_ONE, ast.Call(node.func, from_one, [])
+            yield "range qui commence à 1", OFF_BY_ONE, ast.Call(node.func, [ast.Constant(1), args[0]], [])
         if name == "range" and len(args) == 2:
             for position in (0, 1):
                 for n, sign in ((1, "+1"), (-1, "−1")):
-                    changed = [copy.deepcopy(a) for a in args]
+                    changed = list(args)
                     changed[position] = _plus(args[position], n)
                     yield f"borne de range {sign}", OFF_BY_ONE, ast.Call(node.func, changed, [])
         if name == "len" and len(args) == 1:
-            yield "len −1", OFF_BY_ONE, ast.BinOp(copy.deepcopy(node), ast.Sub(), ast.Constant(1))
-            yield "len +1", OFF_BY_ONE, ast.BinOp(copy.deepcopy(node), ast.Add(), ast.Constant(1))
+            yield "len −1", OFF_BY_ONE, ast.BinOp(node, ast.Sub(), ast.Constant(1))
+            yield "len +1", OFF_BY_ONE, ast.BinOp(node, ast.Add(), ast.Constant(1))
             arg = args[0]
             if not facts.always(arg, "carrée"):
                 if isinstance(arg, ast.Subscript) and _int_constant(arg.slice) == 0:
-                    yield "lignes au lieu de colonnes", COINCIDENT, ast.Call(node.func, [copy.deepcopy(arg.value)], [])
+                    yield "lignes au lieu de colonnes", COINCIDENT, ast.Call(node.func, [arg.value], [])
                 elif facts.values(arg, "dimensions") != {1}:
-                    yield "colonnes au lieu de lignes", COINCIDENT, ast.Call(
-                        node.func, [ast.Subscript(copy.deepcopy(arg), ast.Constant(0), ast.Load())], [])
+                    rows = ast.Subscript(arg, ast.Constant(0), ast.Load())
+                    yield "colonnes au lieu de lignes", COINCIDENT, ast.Call(node.func, [rows], [])
         if name == "float" and len(args) == 1 and isinstance(args[0], ast.Constant) \
                 and args[0].value in ("-inf", "inf"):
             yield "0 au lieu de l'infini", OTHER, ast.Constant(0)
-            yield "infini de signe opposé", OTHER, ast.Call(node.func, [ast.Constant("inf" if args[0].value == "-inf"
-                                                                                     else "-inf")], [])
+            opposite = "inf" if args[0].value == "-inf" else "-inf"
+            yield "infini de signe opposé", OTHER, ast.Call(node.func, [ast.Constant(opposite)], [])
             # The course's rule: a masked score is −∞, never a big finite number (exp(−1e9) is 0
             # only by underflow, and not at all once the other scores are as negative).
             yield "grand nombre au lieu de l'infini", OTHER, ast.Constant(-1e9 if args[0].value == "-inf" else 1e9)
@@ -292,18 +274,17 @@ def _method_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator
         reduced = _reduction(node)
         if reduced is not None and reduced[0] in ("std", "var") and not facts.always(reduced[1], "moyenne nulle"):
             # The mean of the squares: the variance only when the mean is zero.
-            operand = copy.deepcopy(reduced[1])
-            squares = ast.BinOp(operand, ast.Pow(), ast.Constant(2))
+            squares = ast.BinOp(reduced[1], ast.Pow(), ast.Constant(2))
             keywords = [k for k in node.keywords if k.arg != "ddof"]
             if node.func.value is reduced[1]:
                 mean = ast.Call(ast.Attribute(squares, "mean", ast.Load()), [], keywords)
             else:
-                mean = ast.Call(ast.Attribute(copy.deepcopy(node.func.value), "mean", ast.Load()),
-                                [squares] + [copy.deepcopy(a) for a in node.args[1:]], keywords)
+                mean = ast.Call(ast.Attribute(node.func.value, "mean", ast.Load()), [squares, *node.args[1:]],
+                                keywords)
             rms = ast.BinOp(mean, ast.Pow(), ast.Constant(0.5)) if reduced[0] == "std" else mean
             yield "moyenne non retirée", COINCIDENT, rms
         if attr == "transpose" and node.args:
-            yield ".T au lieu de transpose(...)", AXIS, ast.Attribute(copy.deepcopy(node.func.value), "T", ast.Load())
+            yield ".T au lieu de transpose(...)", AXIS, ast.Attribute(node.func.value, "T", ast.Load())
         for kw in node.keywords:
             if kw.arg == "k" and attr in ("tril", "triu"):
                 yield "diagonale décalée", OFF_BY_ONE, ast.Call(node.func, node.args,
@@ -326,7 +307,7 @@ def _attribute_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Itera
 def _operator_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
     """Another arithmetic operator, operands swapped, a normalisation forgotten."""
     if isinstance(node, ast.BinOp):
-        left, right = copy.deepcopy(node.left), copy.deepcopy(node.right)
+        left, right = copy.deepcopy(node.left), node.right
         if isinstance(node.op, ast.Div):
             yield "normalisation oubliée", OTHER, left
             yield "× au lieu de ÷", OTHER, ast.BinOp(left, ast.Mult(), right)
@@ -345,8 +326,8 @@ def _operator_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterat
             yield "* au lieu de @", OTHER, ast.BinOp(left, ast.Mult(), right)
             yield "opérandes inversés", OTHER, ast.BinOp(right, ast.MatMult(), left)
             if not facts.always(node, "symétrique") and facts.values(node, "dimensions") != {1}:
-                yield "résultat transposé", COINCIDENT, ast.Attribute(ast.BinOp(left, ast.MatMult(), right), "T",
-                                                                      ast.Load())
+                product = ast.BinOp(left, ast.MatMult(), right)
+                yield "résultat transposé", COINCIDENT, ast.Attribute(product, "T", ast.Load())
         if isinstance(node.op, ast.Pow):
             yield "× au lieu de **", OTHER, ast.BinOp(left, ast.Mult(), right)
             if isinstance(node.right, ast.Constant) and isinstance(node.right.value, (int, float)):
@@ -372,24 +353,6 @@ _REWRITES = (_number_rewrites, _subscript_rewrites, _comparison_rewrites, _funct
              _attribute_rewrites, _operator_rewrites, _sign_rewrites, _name_rewrites)
 
 
-def _replacements(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
-    """(what changed, family, replacement node) for one node of the fill, rewrite after rewrite."""
-    for rewrites in _REWRITES:
-        yield from rewrites(node, names, facts)
-
-
-def _paths(tree: ast.AST):
-    """Every (parent, field, index) slot holding a node, so one node can be swapped at a time."""
-    for parent in ast.walk(tree):
-        for field_name, value in ast.iter_fields(parent):
-            if isinstance(value, ast.AST):
-                yield parent, field_name, None, value
-            elif isinstance(value, list):
-                for i, item in enumerate(value):
-                    if isinstance(item, ast.AST):
-                        yield parent, field_name, i, item
-
-
 def mutants(fill: str, facts: dict | None = None) -> list[Candidate]:
     """The fill's mutants, deduplicated, at most MAX_PER_BLANK (the families taken in turn, so that
     a long fill's many operators do not crowd out its axes and bounds). `facts`: what observe.py saw
@@ -406,27 +369,17 @@ def mutants(fill: str, facts: dict | None = None) -> list[Candidate]:
                     and id(n) not in callers})
     original = _unparse(tree)
     found: dict[str, Candidate] = {}
-    whole = ast.UnaryOp(ast.USub(), copy.deepcopy(tree.body))
-    text = _unparse(ast.Expression(whole))
+    text = _unparse(ast.Expression(ast.UnaryOp(ast.USub(), tree.body)))
     if text:
         found[text] = Candidate("signe inversé", text, OTHER)
-    slots = list(_paths(tree))
     # An axis written -1 or 1 changes as an axis (the axe family), not as a number off by one.
     axes = {id(n) for kw in ast.walk(tree) if isinstance(kw, ast.keyword) and kw.arg in ("axis", "keepdims")
             for n in ast.walk(kw.value)}
-    for index, (_, _, _, node) in enumerate(slots):
+    for node in ast.walk(tree):
         if id(node) in axes:
             continue
-        for label, kind, replacement in _replacements(node, names, known):
-            # Swap the same slot in a fresh copy: walking a copy visits its nodes in the same order.
-            mutated = copy.deepcopy(tree)
-            m_parent, m_field, m_position, _ = list(_paths(mutated))[index]
-            ast.copy_location(replacement, node)
-            if m_position is None:
-                setattr(m_parent, m_field, replacement)
-            else:
-                getattr(m_parent, m_field)[m_position] = replacement
-            text = _unparse(ast.fix_missing_locations(mutated))
+        for label, kind, replacement in (r for rewrites in _REWRITES for r in rewrites(node, names, known)):
+            text = _unparse(swapped(tree, node, ast.copy_location(replacement, node)))
             if text and text != original and text not in found:
                 found[text] = Candidate(label, text, kind)
     return _take(list(found.values()), MAX_PER_BLANK)
@@ -449,8 +402,6 @@ def _take(items: list[Candidate], limit: int) -> list[Candidate]:
 def literal(value, array: bool = False) -> str | None:
     """Python source for a JSON value seen at run time (the "hard-coded" answer); `array`: the value
     was a NumPy array, written back as one (a list would be another mistake: see `kind_mutants`)."""
-    from ..core.compare import Opaque, decode  # noqa: PLC0415
-
     value = decode(value)
     if isinstance(value, Opaque):
         return None
@@ -485,10 +436,6 @@ def kind_mutants(fill: str, kind: tuple[str, str] | None) -> list[Candidate]:
 def rounded_fills(fill: str, kind: tuple[str, str] | None, value) -> list[Candidate]:
     """The fill rounded as the example prints it (2 decimals): right on an example checked to 2
     decimals, wrong everywhere else."""
-    from ..core.compare import decode  # noqa: PLC0415
-
-    from ..core.compare import Array  # noqa: PLC0415
-
     text = fill.strip()
     plain = decode(value, arrays=True)
     numbers = plain.values if isinstance(plain, Array) else plain
@@ -505,8 +452,6 @@ def rounded_fills(fill: str, kind: tuple[str, str] | None, value) -> list[Candid
 
 
 def rounded(value, decimals: int = 2):
-    from ..core.compare import decode  # noqa: PLC0415
-
     value = decode(value)
     if isinstance(value, float):
         return round(value, decimals)
@@ -591,8 +536,6 @@ def _source(printed) -> str:
 def pasted(output: str, value, array: bool = False) -> list[str]:
     """The statement's value as the program printed it (rounded as printed), written back as Python:
     what a student who pastes the example's output writes."""
-    from ..core.compare import Array, decode  # noqa: PLC0415
-
     plain = decode(value, arrays=True)
     if isinstance(plain, Array):
         plain = plain.values

@@ -1,24 +1,17 @@
 """What each blank reads, in each check: the values of its fill's sub-expressions (part of `trous doctor`).
 
-A check can only refuse a wrong fill on inputs where the wrong fill gives another value. A student who
-writes `range(2)` for `range(len(v))`, `8` for `d_head`, or a formula that holds only for a symmetric
-matrix, is « juste » in public as long as every public check gives `len(v)` the value 2, `d_head` the
-value 8, a symmetric matrix; the hidden grader, which tries other sizes, then takes the point away.
+A check only refuses a wrong fill on inputs where it gives another value. A student who writes
+`range(2)` for `range(len(v))`, `8` for `d_head`, or a formula right only for a symmetric matrix, is
+« juste » in public as long as every public check gives `len(v)` the value 2, `d_head` 8, a
+symmetric matrix; the hidden grader, trying other sizes, then takes the point away.
 
-So the solution is run with each of its fills instrumented: every sub-expression of a fill (a name, a
-`len(...)`, a shape, a `math.sqrt(d)`, a range…) reports, each time it is evaluated, the *features* of
-its value: the value itself, its length, its number of dimensions and the size along each, and, for
-numbers, whether they are all equal, of mean zero, a square or a symmetric matrix. Each check is a
-*world*: the program run with the check's variant, then the check's expression (only the expression's
-own evaluations when it calls the blank's code itself, `normalise([1, 1, 2])`; else the program's).
-Test functions are worlds too: each question they ask is answered by the instrumented solution.
-
-A feature is *covered* for a blank when its public checks do not all see the same value of it. The
-doctor fails the course when a hidden check sees a value of a feature that every public check of the
-blank sees alike (a size, a value, a property every public check has and a hidden one has not):
-`coverage` says which sub-expression, which hidden check, and what the public checks must add.
-The same instrumented run of the course's own inputs gives each sub-expression's value on the
-example, from which `quality` writes the "value of the example hard-coded" mutants.
+So the solution runs with each sub-expression of its fills (a name, a `len(...)`, a shape, a range…)
+reporting the *features* of its value: the value, its length, its dimensions and sizes, and whether
+its numbers are all equal, of mean zero, a square or symmetric matrix. Each check is a *world* (the
+program with the check's variant, then the check's own expression), and so is each test function.
+The doctor fails the course when a hidden check sees a value of a feature that every public check of
+the blank sees alike (`gaps`). The run on the course's own inputs gives each sub-expression's value
+on the example, from which quality.py writes the "value of the example" mutants.
 """
 
 from __future__ import annotations
@@ -26,15 +19,17 @@ from __future__ import annotations
 import ast
 import copy
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..core import blanks as blanks_mod
+from ..core.checks import Check, load_checks
 from ..core.course import Exercise
-from ..core.checks import Check
-from ..core.protocol import Job, Probe, Unit
+from ..core.protocol import Job, Limits, Probe, Unit
+from ..grade.testfunctions import Clock
 
 # Features of a value whose every public value must differ somewhere when a hidden one differs.
-PROPERTIES = ("toutes égales", "moyenne nulle", "carrée", "symétrique")
+PROPERTIES = {"toutes égales": "a toutes ses valeurs égales", "moyenne nulle": "a une moyenne nulle",
+              "carrée": "est une matrice carrée", "symétrique": "est une matrice symétrique"}
 BOUNDS = 64  # sizes up to this are ones a student may write out as a bound
 PROGRAM = "programme"  # the tag of what the program itself evaluates, before any check's expression
 MAX_SHOWN_ITEMS = 4
@@ -46,27 +41,17 @@ RUNTIME = r'''
 def __trous_runtime__():
     import sys, hashlib, math
     log, at = {}, ["programme"]
-    np_ = []
-
-    def _np():
-        if not np_:
-            m = sys.modules.get("numpy")
-            if m is None:
-                return None
-            np_.append(m)
-        return np_[0]
 
     def digest(data):
         return hashlib.blake2b(data, digest_size=10).hexdigest()
 
     def scalar(v):
+        """The features of a number, a bool or None: its value, and as Python when it can be written."""
         t = type(v)
-        if t is bool or v is None:
-            return repr(v), None
-        if t is int:
-            return repr(v), repr(v)
-        if t is float:
-            return repr(v), (repr(v) if math.isfinite(v) else None)
+        if t is int or (t is float and math.isfinite(v)):
+            return (("valeur", repr(v)), ("littéral", repr(v)))
+        if t in (bool, float) or v is None:
+            return (("valeur", repr(v)),)
         return None
 
     def props(flat, shape, out):
@@ -101,7 +86,7 @@ def __trous_runtime__():
     def features(v):
         t = type(v)
         s = scalar(v)
-        np = _np()
+        np = sys.modules.get("numpy")
         if s is None and np is not None and isinstance(v, np.generic) and not isinstance(v, np.ndarray):
             try:
                 s = scalar(v.item())
@@ -110,10 +95,7 @@ def __trous_runtime__():
             if s is None:
                 return None
         if s is not None:
-            out = [("valeur", s[0])]
-            if s[1] is not None:
-                out.append(("littéral", s[1]))
-            return tuple(out)
+            return s
         if t is str:
             r = repr(v)
             out = [("valeur", r if len(r) <= 120 else "#" + digest(v.encode("utf-8", "replace"))), ("longueur", len(v))]
@@ -154,7 +136,8 @@ def __trous_runtime__():
                 out.append(("dimensions", len(shape)))
                 out += [("dimension %d" % i, n) for i, n in enumerate(shape) if i]
                 props(flat, shape, out)
-                if len(shape) == 1 and len(v) <= 4 and r is not None and all(scalar(x) and scalar(x)[1] for x in v):
+                if len(shape) == 1 and len(v) <= 4 and r is not None \
+                        and all(len(scalar(x) or ()) == 2 for x in v):  # each written as Python
                     out.append(("littéral", r))
             return tuple(out)
         if t is dict:
@@ -220,9 +203,7 @@ def _eligible(tree: ast.AST) -> list[ast.expr]:
     calls = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
     skip: set[int] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.comprehension):
-            skip |= {id(n) for n in ast.walk(node.target)}
-        if isinstance(node, ast.NamedExpr):
+        if isinstance(node, (ast.comprehension, ast.NamedExpr)):
             skip |= {id(n) for n in ast.walk(node.target)}
         if isinstance(node, ast.JoinedStr):
             skip |= {id(n) for n in ast.walk(node)} - {id(node)}
@@ -286,38 +267,40 @@ def instrument(fill: str, blank: int) -> str | None:
                 return node
             return ast.Call(ast.Name("__trous_obs__", ast.Load()), [ast.Constant(f"{blank}:{k}"), node], [])
 
-    try:
-        return ast.unparse(ast.fix_missing_locations(Wrap().visit(tree)))
-    except (ValueError, RecursionError):
-        return None
+    return _unparsed(Wrap().visit(tree))
+
+
+def swapped(tree: ast.AST, target: ast.AST, replacement: ast.AST) -> ast.AST:
+    """A copy of `tree` with its node `target` replaced by `replacement` (`tree` itself unchanged)."""
+    memo: dict = {}
+    copied = copy.deepcopy(tree, memo)
+    old = memo[id(target)]
+
+    class Swap(ast.NodeTransformer):
+        def visit(self, node):
+            return replacement if node is old else self.generic_visit(node)
+
+    return ast.fix_missing_locations(Swap().visit(copied))
 
 
 def replace_node(fill: str, k: int, text: str) -> str | None:
     """The fill with its k-th eligible sub-expression replaced by the expression `text`."""
-    tree = _parse(fill)
-    new = _parse(text)
+    tree, new = _parse(fill), _parse(text)
     if tree is None or new is None:
         return None
-    target = _eligible(tree)[k]
+    return _unparsed(swapped(tree, _eligible(tree)[k], new.body))
 
-    class Swap(ast.NodeTransformer):
-        def visit(self, node):
-            if node is target:
-                return copy.deepcopy(new.body)
-            return self.generic_visit(node)
 
+def _unparsed(tree: ast.AST) -> str | None:
     try:
-        return ast.unparse(ast.fix_missing_locations(Swap().visit(tree)))
+        return ast.unparse(ast.fix_missing_locations(tree))
     except (ValueError, RecursionError):
         return None
 
 
 def instrumented_solution(solution: str, fills) -> str:
-    texts = {}
-    for f in fills:
-        wrapped = instrument(f.text, f.index)
-        if wrapped is not None:
-            texts[f.index] = f"({wrapped})"
+    wrapped = {f.index: instrument(f.text, f.index) for f in fills}
+    texts = {index: f"({text})" for index, text in wrapped.items() if text is not None}
     return with_prelude(blanks_mod.splice(solution, fills, texts), RUNTIME)
 
 
@@ -349,8 +332,7 @@ class Observations:
         values: dict[str, set] = {}
         for world in self.worlds.get(blank, []):
             if not world.hidden:
-                for name, found in world.seen.get(key, {}).items():
-                    values.setdefault(name, set()).update(found)
+                _union(values, world.seen.get(key, {}))
         if len(values.get("valeur", ())) == 1 and len(values.get("littéral", ())) == 1:
             return next(iter(values["littéral"]))
         return None
@@ -364,13 +346,9 @@ class Observations:
         check: {position: {feature: values}}."""
         out: dict[int, dict[str, set]] = {}
         for node in self.nodes.get(blank, []):
-            merged: dict[str, set] = {}
-            for obs in self.example.get(node.key, []):
-                for name, value in obs:
-                    merged.setdefault(name, set()).add(value)
+            merged = _gather({}, self.example.get(node.key, []))
             for world in self.worlds.get(blank, []):
-                for name, values in world.seen.get(node.key, {}).items():
-                    merged.setdefault(name, set()).update(values)
+                _union(merged, world.seen.get(node.key, {}))
             if merged:
                 out[node.k] = merged
         return out
@@ -388,15 +366,26 @@ def _decode(dumped) -> dict[str, dict[str, list[tuple]]] | None:
                   for key, observations in nodes.items()} for tag, nodes in raw.items()}
 
 
+def _dumped(probe) -> dict | None:
+    """The runtime's log in a probe of `__trous_dump__()`, or None when it did not come back whole."""
+    return _decode(probe.value) if probe is not None and probe.error is None and probe.evaluated else None
+
+
 def _hashable(value):
     return tuple(value) if isinstance(value, list) else value
 
 
-def _merge(world: World, observations: list[tuple], key: str) -> None:
-    by_feature = world.seen.setdefault(key, {})
+def _gather(into: dict[str, set], observations: list[tuple]) -> dict[str, set]:
+    """The (feature, value) pairs of `observations` added to `into` (feature → values)."""
     for obs in observations:
         for name, value in obs:
-            by_feature.setdefault(name, set()).add(value)
+            into.setdefault(name, set()).add(value)
+    return into
+
+
+def _union(into: dict[str, set], features: dict[str, set]) -> None:
+    for name, values in features.items():
+        into.setdefault(name, set()).update(values)
 
 
 def _add(world: World, dumped: dict, tag: str, blank: int) -> None:
@@ -407,19 +396,11 @@ def _add(world: World, dumped: dict, tag: str, blank: int) -> None:
     if not own:
         own = {k: v for k, v in dumped.get(PROGRAM, {}).items() if k.startswith(prefix)}
     for key, observations in own.items():
-        _merge(world, observations, key)
-
-
-def _describe_variant(variant, hidden: bool) -> str:
-    return f"la variante {'cachée' if hidden else 'montrée'} « {variant.description} »"
+        _gather(world.seen.setdefault(key, {}), observations)
 
 
 def load_checks_of(exercise: Exercise) -> list[Check]:
     """The exercise's public checks, then its hidden ones (their expectations marked hidden)."""
-    from dataclasses import replace  # noqa: PLC0415
-
-    from ..core.checks import load_checks  # noqa: PLC0415
-
     checks = list(load_checks(exercise.checks_path)) if exercise.checks_path.exists() else []
     if exercise.grader_path.exists():
         checks += [replace(c, expects=tuple(replace(e, hidden=True) for e in c.expects))
@@ -470,8 +451,7 @@ def plan(exercise: Exercise, solution: str, fills, checks: list[Check], limits=N
         units.append(Unit(text, f"solutions/{exercise.id}.py", tuple(probes), overrides=key,
                           process=f"observe:{exercise.id}", group=f"observe:{exercise.id}:{len(units)}"))
         tags.append(unit_tags)
-    job = Job(tuple(units), limits) if limits is not None else Job(tuple(units))
-    return Plan(exercise, list(fills), text, job, tags)
+    return Plan(exercise, list(fills), text, Job(tuple(units), limits or Limits()), tags)
 
 
 def read(plan: Plan, results) -> Observations:
@@ -479,7 +459,7 @@ def read(plan: Plan, results) -> Observations:
                                 {i: [] for i in range(len(plan.exercise.blanks))})
     for unit, result, unit_tags in zip(plan.job.units, results, plan.tags):
         last = result.probes[-1] if result.probes else None
-        dumped = _decode(last.value) if last is not None and last.error is None and last.evaluated else None
+        dumped = _dumped(last)
         if dumped is None:
             where = ", ".join(f"{n} = …" for n, _ in unit.overrides) or "les entrées du cours"
             why = (result.error.message or result.error.kind) if result.error else \
@@ -490,12 +470,11 @@ def read(plan: Plan, results) -> Observations:
             observations.example = dict(dumped.get(PROGRAM, {}))
         worlds: dict[tuple, World] = {}
         for index, hidden, expect, tag in unit_tags:
-            variant = expect.variant
-            if variant is not None:
-                what = _describe_variant(variant, hidden)
+            if expect.variant is not None:
+                what = f"la variante {'cachée' if hidden else 'montrée'} « {expect.variant.description} »"
             else:
-                kind = "vérification cachée" if hidden else "vérification publique"
-                what = f"la {kind} « {expect.label or expect.expr} »"
+                side = "cachée" if hidden else "publique"
+                what = f"la vérification {side} « {expect.label or expect.expr} »"
             ident = (index, hidden, what)
             world = worlds.get(ident)
             if world is None:
@@ -521,47 +500,32 @@ class _Recorder:
 
     def __init__(self, session):
         self.session = session
-        self.dumps: list[tuple[int, dict, str]] = []  # (run number, dump, the question's tag)
-        self.run = 0
-        self.last: tuple | None = None
+        self.dumps: list[tuple[dict, str]] = []  # (dump, the question's tag)
         self.lost = False  # a question's observations did not come back
 
     def ask(self, expr: str, *, setup=None, overrides=(), secret=False, fresh=False, wall=None):
-        key = tuple(overrides)
-        if fresh or self.last != key:
-            self.run += 1
-        self.last = key
-        tag = f"q{len(self.dumps)}"
+        key, tag = tuple(overrides), f"q{len(self.dumps)}"
         self.session.ask(f"__trous_tag__({tag!r})", overrides=key, secret=secret, fresh=fresh, wall=wall)
         answer = self.session.ask(expr, setup=setup, overrides=key, secret=secret, wall=wall)
         dumped = self.session.ask("__trous_dump__()", overrides=key, secret=secret, wall=wall)
-        probe = dumped.probes[0] if dumped.probes else None
-        value = probe.value if probe is not None and probe.error is None and probe.evaluated else None
-        self.dumps.append((self.run, _decode(value) or {}, tag))
-        if _decode(value) is None:
-            self.lost = True
+        decoded = _dumped(dumped.probes[0] if dumped.probes else None)
+        self.lost |= decoded is None
+        self.dumps.append((decoded or {}, tag))
         return answer
 
 
 def observe_tests(found: Plan, tests, grader_tests, pool, observations: Observations, limits=None) -> None:
     """Each test function is a world: the questions it asks, answered by the instrumented solution."""
-    from ..grade.testfunctions import Clock  # noqa: PLC0415
-
-    if not tests or grader_tests is None:
-        return
     exercise, text = found.exercise, found.text
-    by_blank_index = {b.id: i for i, b in enumerate(exercise.blanks)}
     for test in tests:
-        index = by_blank_index.get(test.blank)
-        if index is None:
-            continue
+        index = exercise.blank_index(test.blank)
         unit = Unit(text, f"solutions/{exercise.id}.py", wall=limits.wall if limits is not None else None)
         with pool.session(unit, limits) as session:
             recorder = _Recorder(session)
             grader_tests.run([test], recorder, Clock(float("inf")), "")
-        kind = "fonction de test cachée" if test.hidden else "fonction de test publique"
-        world = World(test.hidden, f"la {kind} « {test.description} »")
-        for _, dumped, tag in recorder.dumps:
+        side = "cachée" if test.hidden else "publique"
+        world = World(test.hidden, f"la fonction de test {side} « {test.description} »")
+        for dumped, tag in recorder.dumps:
             _add(world, dumped, tag, index)
         if recorder.lost:
             observations.lost.append(f"{test.name} : réponse incomplète")
@@ -583,34 +547,31 @@ class Gap:
 
     def said(self) -> str:
         expr = self.node.text if len(self.node.text) <= 60 else self.node.text[:57] + "…"
+        everywhere, what = "dans toutes les vérifications publiques", self.world.what
         if self.larger:
             axis = int(self.feature.split()[-1])
             size = f"len({expr})" if axis == 0 else f"la taille de {expr} selon l'axe {axis}"
             bound = f"({expr})[{', '.join([':'] * axis + [f':{self.public}'])}]"
             return f"{size} vaut {self.public} dans l'exemple et jamais plus dans les vérifications publiques, " \
-                   f"{self.hidden} dans {self.world.what} (la taille de l'exemple écrite comme borne, {bound}, " \
-                   f"y passerait)"
+                   f"{self.hidden} dans {what} (la taille de l'exemple écrite comme borne, {bound}, " \
+                   "y passerait)"
         if self.feature in PROPERTIES:
-            what = {"toutes égales": "a toutes ses valeurs égales", "moyenne nulle": "a une moyenne nulle",
-                    "carrée": "est une matrice carrée", "symétrique": "est une matrice symétrique"}[self.feature]
-            return f"{expr} {what} dans toutes les vérifications publiques, pas dans {self.world.what}"
+            return f"{expr} {PROPERTIES[self.feature]} {everywhere}, pas dans {what}"
+        hidden = self.hidden
         if self.feature == "valeur":
             public, hidden = _shown(self.public), _shown(self.hidden)
-            if public and hidden:
-                return f"{expr} vaut {public} dans toutes les vérifications publiques, {hidden} dans {self.world.what}"
-            return f"{expr} a la même valeur dans toutes les vérifications publiques, une autre dans {self.world.what}"
-        if self.feature in ("longueur", "dimension 0"):
-            return f"len({expr}) vaut {self.public} dans toutes les vérifications publiques, {self.hidden} dans " \
-                   f"{self.world.what}"
-        if self.feature == "nature":
-            return f"{expr} est un(e) {self.public} dans toutes les vérifications publiques, un(e) {self.hidden} dans " \
-                   f"{self.world.what}"
-        if self.feature == "dimensions":
-            return f"{expr} a {self.public} dimension(s) dans toutes les vérifications publiques, {self.hidden} dans " \
-                   f"{self.world.what}"
-        axis = self.feature.split()[-1]
-        return f"la taille de {expr} selon l'axe {axis} vaut {self.public} dans toutes les vérifications publiques, " \
-               f"{self.hidden} dans {self.world.what}"
+            if not (public and hidden):
+                return f"{expr} a la même valeur {everywhere}, une autre dans {what}"
+            head = f"{expr} vaut {public}"
+        elif self.feature in ("longueur", "dimension 0"):
+            head = f"len({expr}) vaut {self.public}"
+        elif self.feature == "nature":
+            head, hidden = f"{expr} est un(e) {self.public}", f"un(e) {self.hidden}"
+        elif self.feature == "dimensions":
+            head = f"{expr} a {self.public} dimension(s)"
+        else:
+            head = f"la taille de {expr} selon l'axe {self.feature.split()[-1]} vaut {self.public}"
+        return f"{head} {everywhere}, {hidden} dans {what}"
 
 
 def _ints(values) -> bool:
@@ -630,8 +591,7 @@ def gaps(observations: Observations, blank: int) -> list[Gap]:
     for world in worlds:
         if not world.hidden:
             for key, features in world.seen.items():
-                for name, values in features.items():
-                    public.setdefault(key, {}).setdefault(name, set()).update(values)
+                _union(public.setdefault(key, {}), features)
     found: dict[tuple[str, str], Gap] = {}
     nodes = {n.key: n for n in observations.nodes.get(blank, [])}
     for world in worlds:

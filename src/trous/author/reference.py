@@ -146,12 +146,8 @@ def _cell(text: str) -> str:
 
 
 def _section(model: type[BaseModel], path: str, out: list[str], pending: list) -> None:
-    out.append(f"### `{path}`" if path else "### Le fichier")
-    out.append("")
-    out.append(_cell(model.__doc__ or ""))
-    out.append("")
-    out.append("| champ | type | obligatoire | défaut | sens |")
-    out.append("|---|---|---|---|---|")
+    out += [f"### `{path}`" if path else "### Le fichier", "", _cell(model.__doc__ or ""), "",
+            "| champ | type | obligatoire | défaut | sens |", "|---|---|---|---|---|"]
     for name, info in model.model_fields.items():
         nested = _nested(info)
         kind = _type(info.annotation)

@@ -249,8 +249,7 @@ def new_course(folder: Path, title: str | None = None) -> list[Path]:
     folder = Path(folder)
     if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
         raise ScaffoldError(f"{folder} existe déjà et n'est pas vide : choisis un dossier nouveau")
-    course_id = slug(folder.resolve().name) or "cours"
-    course_id = re.sub(r"_", "-", course_id)
+    course_id = (slug(folder.resolve().name) or "cours").replace("_", "-")
     title = title or f"Cours {folder.resolve().name}"
     folder.mkdir(parents=True, exist_ok=True)
     text = COURSE_YAML.format(course_id=course_id, title=_quoted(title))
@@ -267,16 +266,13 @@ def _exercises_end(text: str, assignment: str | None) -> tuple[str, int, int]:
     """(assignment id, the line after the last exercise of that assignment — or of the last one —,
     the column of its exercises' « - »), read from course.yaml's YAML nodes."""
     root = yaml.compose(text)
-    assignments = next((v for k, v in root.value if k.value == "assignments"), None)
-    chosen = None
-    for node in assignments.value:
-        fields = {k.value: v for k, v in node.value}
-        if assignment is None or fields["id"].value == assignment:
-            chosen = (fields["id"].value, fields["exercises"])
-    if chosen is None:
-        ids = ", ".join({k.value: v for k, v in n.value}["id"].value for n in assignments.value)
+    assignments = next(v for k, v in root.value if k.value == "assignments")
+    found = [{k.value: v for k, v in node.value} for node in assignments.value]
+    chosen = [f for f in found if assignment is None or f["id"].value == assignment]
+    if not chosen:
+        ids = ", ".join(f["id"].value for f in found)
         raise ScaffoldError(f"devoir « {assignment} » inconnu ; devoirs : {ids}")
-    name, exercises = chosen
+    name, exercises = chosen[-1]["id"].value, chosen[-1]["exercises"]
     last = exercises.value[-1]
     lines = text.splitlines()
     end = last.end_mark.line  # 0-based: where the next token starts, the node's end
@@ -323,8 +319,7 @@ def new_exercise(course: Course, key: str, title: str | None = None,
     except CourseError as exc:
         path.write_text(original, encoding="utf-8")
         raise ScaffoldError(f"course.yaml n'a pas pu être complété ({exc}) : il est resté tel quel") from None
-    number = len(existing) + 1
-    fill = {"number": number, "title": title, "exercise_id": exercise_id}
+    fill = {"number": len(existing) + 1, "title": title, "exercise_id": exercise_id}
     written = _write_exercise(course.root, exercise_id, NEW_SOLUTION.format(**fill), NEW_CHECKS.format(**fill),
                               NEW_GRADER.format(**fill))
     return [path, *written], name, exercise_id
