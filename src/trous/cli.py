@@ -8,6 +8,7 @@ import re
 import sys
 from pathlib import Path
 
+from .check.checker import Checker
 from .core import options
 from .core.course import Course, CourseError, course_for
 from .inputs.nbgrader_dir import course_root
@@ -93,18 +94,12 @@ def _course(args) -> Course:
     return course_for(args.cours)
 
 
-def _console():
-    from rich.console import Console  # noqa: PLC0415
-
-    return Console(highlight=False)
-
-
 # -- students ------------------------------------------------------------------------------------
 def cmd_list(args) -> int:
+    from rich.console import Console  # noqa: PLC0415
     from rich.table import Table  # noqa: PLC0415
 
-    from .check.checker import Checker  # noqa: PLC0415
-    from .check.feedback import SYMBOL, progress_line  # noqa: PLC0415
+    from .check.feedback import SYMBOL, exercise_state, progress_line  # noqa: PLC0415
 
     course = _course(args)
     table = Table(title=course.title, show_lines=False)
@@ -115,31 +110,29 @@ def cmd_list(args) -> int:
         for exercise in course.exercises:
             result = checker.check(exercise)
             results.append(result)
-            state = "[green]réussi[/]" if result.passed else (
-                "à commencer" if result.filled == 0 else "[yellow]en cours[/]")
+            state = exercise_state(result)
             table.add_row(str(exercise.number), f"{exercise.id} — {exercise.title}",
-                          "".join(SYMBOL[b.status] for b in result.blanks),
-                          f"{result.filled}/{len(result.blanks)}", state)
-    console = _console()
+                          "".join(SYMBOL[b.status] for b in result.blanks), f"{result.filled}/{len(result.blanks)}",
+                          {"réussi": "[green]réussi[/]", "en cours": "[yellow]en cours[/]"}.get(state, state))
+    console = Console(highlight=False)
     console.print(table)
     console.print(progress_line(results))
     return EXIT_OK
 
 
-def _current(course: Course, checker) -> object | None:
-    for exercise in course.exercises:
-        if not checker.check(exercise).passed:
-            return exercise
-    return None
+def _chosen(args, course: Course, checker) -> object | None:
+    """The exercise named, else the first one not yet passed (None: all are)."""
+    if args.exercice:
+        return course.exercise(args.exercice)
+    return next((e for e in course.exercises if not checker.check(e).passed), None)
 
 
 def cmd_check(args) -> int:
-    from .check.checker import Checker  # noqa: PLC0415
     from .check.feedback import exercise_report  # noqa: PLC0415
 
     course = _course(args)
     with Checker() as checker:
-        exercise = course.exercise(args.exercice) if args.exercice else _current(course, checker)
+        exercise = _chosen(args, course, checker)
         if exercise is None:
             print("Tous les exercices sont réussis. Bravo !")
             return EXIT_OK
@@ -149,40 +142,34 @@ def cmd_check(args) -> int:
 
 
 def cmd_hint(args) -> int:
-    from .check.checker import Checker  # noqa: PLC0415
     from .check.selfcheck import NOT_RUN  # noqa: PLC0415
     from .check.feedback import next_step, problem_report  # noqa: PLC0415
     from .check.hints import next_hint  # noqa: PLC0415
 
     course = _course(args)
-    if args.exercice:
-        exercise = course.exercise(args.exercice)
-    else:  # as `trous check`: the first exercise not yet passed
-        with Checker() as checker:
-            exercise = _current(course, checker)
+    with Checker() as checker:
+        exercise = _chosen(args, course, checker)
         if exercise is None:
             print("Tous les exercices sont réussis : plus besoin d'indice. Bravo !")
             return EXIT_OK
-    if args.trou is not None:
+        result = checker.check(exercise) if args.trou is None else None
+    if result is None:
         try:
             index = exercise.blank_index(exercise.blank(args.trou).id)
         except (KeyError, IndexError):
             print(f"trou « {args.trou} » inconnu ; trous de {exercise.id} : "
                   + ", ".join(f"{i + 1} ({b.id})" for i, b in enumerate(exercise.blanks)))
             return EXIT_USAGE
+    elif result.first_to_fix is None:
+        print(f"{exercise.id} est réussi : plus besoin d'indice.")
+        return EXIT_OK
+    elif result.first_to_fix.status == NOT_RUN and result.problem:
+        # No blank is to blame: the file does not run at all. Say where, keep the hints for later.
+        print(problem_report(result))
+        print(next_step(result))
+        return EXIT_FAILED
     else:
-        with Checker() as checker:
-            result = checker.check(exercise)
-        first = result.first_to_fix
-        if first is None:
-            print(f"{exercise.id} est réussi : plus besoin d'indice.")
-            return EXIT_OK
-        if first.status == NOT_RUN and result.problem:
-            # No blank is to blame: the file does not run at all. Say where, keep the hints for later.
-            print(problem_report(result))
-            print(next_step(result))
-            return EXIT_FAILED
-        index = first.index
+        index = result.first_to_fix.index
     hint = next_hint(exercise, index)
     blank = exercise.blanks[index]
     label = " (la réponse)" if hint.gives_answer else ""
@@ -198,13 +185,12 @@ def cmd_hint(args) -> int:
 
 
 def cmd_watch(args) -> int:
-    from .check.checker import Checker  # noqa: PLC0415
     from .check.feedback import exercise_report, progress_line  # noqa: PLC0415
     from .check.watch import FileWatcher, signature  # noqa: PLC0415
 
     course = _course(args)
     with Checker() as checker:
-        exercise = course.exercise(args.exercice) if args.exercice else _current(course, checker)
+        exercise = _chosen(args, course, checker)
         while exercise is not None:
             seen = signature(exercise.path)  # a save during the check must not be missed
             result = checker.check(exercise, refresh=True)
@@ -296,9 +282,9 @@ def cmd_new_exercise(args) -> int:
 
 def cmd_edition(args) -> int:
     from .publish.edition import build  # noqa: PLC0415
+    from .publish.shipped import ShippedError  # noqa: PLC0415
 
     course = _course(args)
-    from .publish.shipped import ShippedError  # noqa: PLC0415
 
     dest = Path(args.destination or (course.root / "_build" / f"{course.id}-eleves"))
     try:
@@ -417,18 +403,14 @@ def _prestart(argv: list[str]) -> None:
             return
 
 
-def _release() -> None:
-    writing = sys.modules.get("trous.outputs.writing")
-    if writing is not None:
-        writing.release()
-
-
 def main(argv: list[str] | None = None) -> int:
     try:
         _prestart(sys.argv[1:] if argv is None else list(argv))
         return _main(argv)
     finally:
-        _release()
+        writing = sys.modules.get("trous.outputs.writing")
+        if writing is not None:
+            writing.release()
 
 
 def _main(argv: list[str] | None) -> int:

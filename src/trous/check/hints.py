@@ -1,17 +1,10 @@
 """Hints, one at a time: each call shows the next hint of a blank, and remembers it (.trous/etat.json).
 
-Hints go from a nudge to the answer. A hint *gives the answer* when it is the last of two or more
-(the course's convention: the last hint is the fill itself, or for a multiple-choice question the
-chosen answer spelt out), or when it writes out the blank's solution (the fill as the solution has
-it, spaces aside; a fill that is a lone name or number does not count: prose mentions « d » or « 5 »).
-
-The student edition must not show those hints to whoever opens its files, yet `trous hint` must give
-them offline, one at a time. So the edition's course.yaml keeps only the hints that do not give the
-answer (or, when none is left, one line pointing to `trous hint`), and the others are stored in
-`.trous/indices.json`, each compressed and masked with a key derived from its place in the course.
-This is not a secret against someone who reads trous's own code (the edition has everything needed
-to show a hint without network): it keeps answers out of sight of a glance, a `grep`, an editor's
-search or an accidental scroll through the files, which is what « held back until asked for » means.
+A hint *gives the answer* when it is the last of two or more, or writes out the solution's fill
+(spaces aside; a lone name or number does not count). The student edition's course.yaml keeps only
+the others; those are in `.trous/indices.json`, compressed and masked with a key derived from their
+place: not a secret from whoever reads trous's code, but out of sight of a glance, a `grep` or an
+editor's search, until `trous hint` gives them, offline.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""`trous watch`: re-check the current exercise whenever its file is saved, then move on.
-
-File-system events (watchdog) are used when they work; a poll of the file's modification time and
-size runs all the time as well, because on WSL, network drives and some editors' "atomic saves"
-events never arrive.
+"""`trous watch`: re-check the current exercise whenever its file is saved, then move on. Events
+(watchdog) when they work, and a poll all the time: on WSL, network drives and with some editors'
+atomic saves, events never arrive.
 """
 
 from __future__ import annotations
