@@ -15,7 +15,7 @@ import threading
 from collections.abc import Iterable
 from concurrent.futures import Future
 
-from ..core.course import available, preload_for  # noqa: F401 - the self-check asks it
+from ..core.course import preload_for
 
 
 class _Lane(threading.Thread):

@@ -260,7 +260,8 @@ class BlankItem(pytest.Item):
 
     def reportinfo(self):
         result = self.config.stash.get(_SEEN, {}).get(self.exercise.id)
-        line = result.blanks[self.blank_index].line if result is not None and self.blank_index is not None else None
+        known = result is not None and self.blank_index is not None
+        line = result.blanks[self.blank_index].line if known else None
         return self.exercise.path, (line - 1) if line else None, f"{self.exercise.id} · trou « {self.blank_id} »"
 
 

@@ -73,22 +73,17 @@ class ExerciseResult:
 def plan_units(analysis: Analysis, checks: list[Check], text: str, process: str = "") -> tuple[list[Unit], list]:
     """One unit per distinct variant of the student's whole file; the plan maps each expectation
     to (unit position, probe position)."""
-    units: list[Unit] = []
-    probes: dict[int, list[Probe]] = {}
-    by_variant: dict[tuple, int] = {}
+    probes: dict[tuple, list[Probe]] = {}  # by variant, in order of first use
     plan = []
     for check in checks:
         for expect in check.expects:
             key = expect.variant.key if expect.variant else ()
-            if key not in by_variant:
-                by_variant[key] = len(by_variant)
-                probes[by_variant[key]] = []
-            u = by_variant[key]
-            probes[u].append(Probe(expect.expr, expect.setup))
-            plan.append((check, expect, u, len(probes[u]) - 1))
-    for key, u in sorted(by_variant.items(), key=lambda kv: kv[1]):
-        units.append(Unit(source=text, filename=analysis.path, probes=tuple(probes[u]), overrides=key,
-                          process=process or analysis.exercise.id, group=process or analysis.exercise.id))
+            u = list(probes).index(key) if key in probes else len(probes)
+            probes.setdefault(key, []).append(Probe(expect.expr, expect.setup))
+            plan.append((check, expect, u, len(probes[key]) - 1))
+    group = process or analysis.exercise.id
+    units = [Unit(source=text, filename=analysis.path, probes=tuple(found), overrides=key, process=group,
+                  group=group) for key, found in probes.items()]
     return units, plan
 
 
@@ -155,9 +150,9 @@ def _not_computed(expect: Expect, unit: UnitResult) -> Verdict:
 def _failure_line(unit: UnitResult, probe: ProbeResult, stop_line: int | None) -> int | None:
     """The line of the student's file where this expectation's run failed with an error, if it did.
     A unit skipped because an earlier one of its exercise timed out or crashed failed at that line."""
-    if probe.evaluated and probe.error is not None and probe.error.line:
-        if not (unit.status != "ok" and probe.error.type == "NameError"):
-            return probe.error.line
+    if probe.evaluated and probe.error is not None and probe.error.line and not (
+            unit.status != "ok" and probe.error.type == "NameError"):
+        return probe.error.line
     if unit.status == SKIPPED:
         return stop_line
     if unit.status != "ok" and unit.error is not None:
@@ -331,11 +326,14 @@ def _waiting(exercise: Exercise, decisions, causes: tuple[int, ...], reached: bo
     """Why a blank is neither right nor wrong yet: the blanks its checks go through (`reached`), or
     those the program stops on before reaching its checks."""
     states = [f"« {exercise.blanks[c].id} » ({_STATE.get(decisions[c].status, 'pas encore juste')})" for c in causes]
-    verb = {UNFILLED: "remplis", SUSPECT: "revois"}.get(decisions[causes[0]].status, "corrige") if causes else ""
-    then = f" : {verb} d'abord « {exercise.blanks[causes[0]].id} », puis revérifie" if causes else ""
+    then = ""
+    if causes:
+        verb = {UNFILLED: "remplis", SUSPECT: "revois"}.get(decisions[causes[0]].status, "corrige")
+        then = f" : {verb} d'abord « {exercise.blanks[causes[0]].id} », puis revérifie"
     if not reached:
         where = f", sur {', '.join(states)}" if states else ""
-        return f"ses vérifications ne lisent le résultat d'aucun autre trou, mais le programme s'arrête avant{where}{then}"
+        return ("ses vérifications ne lisent le résultat d'aucun autre trou, mais le programme s'arrête "
+                f"avant{where}{then}")
     if len(causes) == 1:
         return f"ses vérifications passent par le résultat de {states[0]}{then}"
     return f"ses vérifications passent par les résultats de {', '.join(states)} : commence par eux, puis revérifie"

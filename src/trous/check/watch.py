@@ -57,11 +57,9 @@ class FileWatcher:
         before = signature(self.path) if since is None else since
         self._changed.clear()
         while not stop():
-            if self._changed.wait(self.interval):
+            if self._changed.wait(self.interval):  # an event, else a poll
                 self._changed.clear()
                 time.sleep(0.05)  # let the editor finish writing
-                if signature(self.path) != before:
-                    return True
             if signature(self.path) != before:
                 time.sleep(0.05)
                 return True
