@@ -300,8 +300,7 @@ def cmd_edition(args) -> int:
 
 
 def in_student_edition(argv: list[str], here: Path | None = None) -> bool:
-    """Is the course this command runs on (-C, else the current folder's) a student edition? Its
-    students are shown their own commands only."""
+    """Is the course this command runs on (-C, else the current folder's) a student edition?"""
     folder = here or Path.cwd()
     for i, arg in enumerate(argv):
         if arg in ("-C", "--cours", "--course") and i + 1 < len(argv):

@@ -46,8 +46,7 @@ def wants_hint(blank: BlankResult) -> bool:
 
 def blank_report(result: ExerciseResult, blank: BlankResult, *, with_problem: bool = True,
                  details: bool = False) -> str:
-    """What a student reads when one blank is not right yet. `details`: also what a blank that
-    waits for another one fails on meanwhile."""
+    """One blank not right yet. `details`: also what a waiting blank fails on meanwhile."""
     lines = [blank_title(result, blank)]
     lines += [f"    {line}" for problem in blank.problems + (blank.details if details else [])
               for line in problem.split("\n")]
@@ -99,8 +98,8 @@ def next_step(result: ExerciseResult) -> str | None:
 
 
 def exercise_report(result: ExerciseResult, *, details: bool = False, step: bool = True) -> str:
-    """The whole exercise, for `trous check` and `trous watch` (and the end of `pytest exercises/`).
-    `details`: what blanks that wait for another one fail on meanwhile; `step`: which blank first."""
+    """The whole exercise, for `trous check`, `watch` and `pytest exercises/`. `details`: what waiting
+    blanks fail on meanwhile; `step`: which blank first."""
     lines = [f"{result.exercise.id} — {result.exercise.title}"]
     if result.problem:
         lines.append(problem_report(result))

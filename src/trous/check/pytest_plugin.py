@@ -161,8 +161,7 @@ def pytest_sessionstart(session):
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(session, config, items):
-    """The public checks' test functions are part of their blank's verdict (check/testchecks.py),
-    never an item beside a blank already marked ✔."""
+    """The public checks' test functions are part of their blank's verdict (testchecks.py), not items."""
     items[:] = [item for item in items if isinstance(item, BlankItem)
                 or not isinstance(item.getparent(pytest.Module), CheckModule)]
 

@@ -63,16 +63,14 @@ class ExerciseResult:
 
     @property
     def first_to_fix(self) -> BlankResult | None:
-        """The first blank, in the file's order, that is unfilled or actually wrong (not one that
-        only waits for it)."""
+        """The first blank that is unfilled or actually wrong (not one that only waits for it)."""
         return next((b for b in self.blanks if b.status in TO_FIX), None) or next(
             (b for b in self.blanks if not b.passed), None)
 
 
 # -- the public self-check -----------------------------------------------------------------------
 def plan_units(analysis: Analysis, checks: list[Check], text: str, process: str = "") -> tuple[list[Unit], list]:
-    """One unit per distinct variant of the student's whole file; the plan maps each expectation
-    to (unit position, probe position)."""
+    """One unit per variant of the student's file; the plan maps each expectation to (unit, probe)."""
     probes: dict[tuple, list[Probe]] = {}  # by variant, in order of first use
     plan = []
     for check in checks:

@@ -130,8 +130,7 @@ def pointer(exercise_id: str, index: int) -> str:
 
 
 def split_hints(course: Course) -> dict[tuple[str, str], int]:
-    """(exercise, blank) → how many of its first hints stay readable: those before the first one that
-    gives the answer (check/hints.py), judged with the solutions."""
+    """(exercise, blank) → how many of its first hints stay readable: those before one giving the answer."""
     split = {}
     for exercise in course.exercises:
         fills = hints_mod.solution_fills(exercise)
@@ -150,8 +149,7 @@ _Dumper.add_representer(str, lambda dumper, value: dumper.represent_scalar(
 
 
 def write_course_yaml(course: Course, dest: Path) -> None:
-    """The edition's course.yaml (the course's, each blank's answer-level hints held back) and
-    .trous/indices.json (those hints, masked)."""
+    """The edition's course.yaml, the hints that give the answer held back in .trous/indices.json."""
     split = split_hints(course)
     # The author's own text, as written (what was left to its default stays unwritten).
     data = yaml.safe_load((course.root / "course.yaml").read_text(encoding="utf-8"))

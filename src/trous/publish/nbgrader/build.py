@@ -208,7 +208,6 @@ def differences(old: bytes, new: bytes) -> list[str]:
         return ["contenu modifié"]
     found = []
     new_cells = {_cell_id(c): c for c in after if _cell_id(c)}
-    old_cells = {_cell_id(c): c for c in before if _cell_id(c)}
     for number, cell in enumerate(before, start=1):
         gid = _cell_id(cell)
         if gid is None or gid not in new_cells:
@@ -225,9 +224,8 @@ def differences(old: bytes, new: bytes) -> list[str]:
             found.append(f"cellule {gid} : texte modifié")
         if cell.get("cell_type") != other.get("cell_type"):
             found.append(f"cellule {gid} : type changé ({cell.get('cell_type')})")
-    for gid in new_cells:
-        if gid not in old_cells:
-            found.append(f"cellule {gid} : supprimée")
+    old_ids = {_cell_id(c) for c in before}
+    found += [f"cellule {gid} : supprimée" for gid in new_cells if gid not in old_ids]
     return found or ["mise en forme modifiée (métadonnées du carnet)"]
 
 
@@ -265,8 +263,7 @@ def _plan(course: Course, root: Path, exchange: str, only: list[str] | None,
 
 
 def _kept(course: Course, root: Path, previous: dict | None, built: list[standalone.Built]) -> list[standalone.Built]:
-    """Every exercise the course directory holds after this build, in course order: those built now,
-    and those an earlier build wrote and this one did not touch (`--exercice`)."""
+    """The exercises built now, and those an earlier build wrote and this one left (`--exercice`)."""
     now = {b.exercise.id: b for b in built}
     earlier = {v.get("exercice"): k for k, v in ((previous or {}).get("carnets") or {}).items() if isinstance(v, dict)}
     kept = []

@@ -23,8 +23,7 @@ def explorer_notebook(explorer: ExplorerSpec) -> nbformat.NotebookNode:
 
 
 def explorer_for(course: Course, built: list[Exercise]) -> tuple[str, bytes] | None:
-    """(path in the nbgrader course, bytes) of the course's own notebook, or None when it declares none
-    or no built exercise gives what it needs."""
+    """(path in the nbgrader course, bytes) of the course's own notebook, or None."""
     explorer = course.explorer
     if explorer is None:
         return None

@@ -155,8 +155,7 @@ def _check(exercise_id: str):
 
 # -- the cells -------------------------------------------------------------------------------------
 def verifier(exercise) -> object:
-    """The check cell. `exercise`: the exercise id (or, from notebooks built by older versions of
-    trous, the public bundle itself)."""
+    """The check cell. `exercise`: its id (or, in notebooks of older versions, the public bundle)."""
     if isinstance(exercise, dict):
         bundle = Bundle.from_dict(exercise).public()
         _public[bundle.exercise_id] = bundle

@@ -54,8 +54,8 @@ def _is_check_cell(meta: dict) -> bool:
 
 
 def strip_notebook(data: bytes) -> bytes:
-    """A notebook reduced to its answer cells (nbgrader `solution: true`) and its check cell: what the
-    kernel may read. Grade cells, whose hidden tests nbgrader restored, never reach it."""
+    """A notebook reduced to what the kernel may read: its answer cells and its check cell (no grade cell,
+    whose hidden tests nbgrader restored)."""
     try:
         nb = json.loads(data)
         cells = [c for c in nb.get("cells", []) if isinstance(c, dict) and _kept(c)]

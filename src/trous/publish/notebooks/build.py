@@ -131,8 +131,7 @@ def folder_for(course: Course, destination: str | Path | None) -> Course:
 
 
 def build(course: Course, force: bool = False) -> Built:
-    """Notebooks for every exercise of a student edition, and the course's own notebook if it declares
-    one. A notebook that exists is kept (the student's work lives in it) unless `force`."""
+    """Notebooks of a student edition; one that exists is kept (the student's work is in it) unless `force`."""
     import nbformat  # noqa: PLC0415
 
     require_modules()
