@@ -8,8 +8,9 @@ import re
 import sys
 from pathlib import Path
 
+from .check.checker import Checker
 from .core import options
-from .core.course import Course, CourseError, course_for
+from .core.course import COURSE_FILE, TEMPLATES_DIR, Course, CourseError, course_for
 from .inputs.nbgrader_dir import course_root
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -93,18 +94,12 @@ def _course(args) -> Course:
     return course_for(args.cours)
 
 
-def _console():
-    from rich.console import Console  # noqa: PLC0415
-
-    return Console(highlight=False)
-
-
 # -- students ------------------------------------------------------------------------------------
 def cmd_list(args) -> int:
+    from rich.console import Console  # noqa: PLC0415
     from rich.table import Table  # noqa: PLC0415
 
-    from .check.checker import Checker  # noqa: PLC0415
-    from .check.feedback import SYMBOL, progress_line  # noqa: PLC0415
+    from .check.feedback import SYMBOL, exercise_state, progress_line  # noqa: PLC0415
 
     course = _course(args)
     table = Table(title=course.title, show_lines=False)
@@ -115,31 +110,30 @@ def cmd_list(args) -> int:
         for exercise in course.exercises:
             result = checker.check(exercise)
             results.append(result)
-            state = "[green]réussi[/]" if result.passed else (
-                "à commencer" if result.filled == 0 else "[yellow]en cours[/]")
+            state = exercise_state(result)
             table.add_row(str(exercise.number), f"{exercise.id} — {exercise.title}",
                           "".join(SYMBOL[b.status] for b in result.blanks),
-                          f"{result.filled}/{len(result.blanks)}", state)
-    console = _console()
+                          f"{result.filled}/{len(result.blanks)}",
+                          {"réussi": "[green]réussi[/]", "en cours": "[yellow]en cours[/]"}.get(state, state))
+    console = Console(highlight=False)
     console.print(table)
     console.print(progress_line(results))
     return EXIT_OK
 
 
-def _current(course: Course, checker) -> object | None:
-    for exercise in course.exercises:
-        if not checker.check(exercise).passed:
-            return exercise
-    return None
+def _chosen(args, course: Course, checker) -> object | None:
+    """The exercise named, else the first one not yet passed (None: all are)."""
+    if args.exercice:
+        return course.exercise(args.exercice)
+    return next((e for e in course.exercises if not checker.check(e).passed), None)
 
 
 def cmd_check(args) -> int:
-    from .check.checker import Checker  # noqa: PLC0415
     from .check.feedback import exercise_report  # noqa: PLC0415
 
     course = _course(args)
     with Checker() as checker:
-        exercise = course.exercise(args.exercice) if args.exercice else _current(course, checker)
+        exercise = _chosen(args, course, checker)
         if exercise is None:
             print("Tous les exercices sont réussis. Bravo !")
             return EXIT_OK
@@ -149,40 +143,34 @@ def cmd_check(args) -> int:
 
 
 def cmd_hint(args) -> int:
-    from .check.checker import Checker  # noqa: PLC0415
     from .check.selfcheck import NOT_RUN  # noqa: PLC0415
     from .check.feedback import next_step, problem_report  # noqa: PLC0415
     from .check.hints import next_hint  # noqa: PLC0415
 
     course = _course(args)
-    if args.exercice:
-        exercise = course.exercise(args.exercice)
-    else:  # as `trous check`: the first exercise not yet passed
-        with Checker() as checker:
-            exercise = _current(course, checker)
+    with Checker() as checker:
+        exercise = _chosen(args, course, checker)
         if exercise is None:
             print("Tous les exercices sont réussis : plus besoin d'indice. Bravo !")
             return EXIT_OK
-    if args.trou is not None:
+        result = checker.check(exercise) if args.trou is None else None
+    if result is None:
         try:
             index = exercise.blank_index(exercise.blank(args.trou).id)
         except (KeyError, IndexError):
             print(f"trou « {args.trou} » inconnu ; trous de {exercise.id} : "
                   + ", ".join(f"{i + 1} ({b.id})" for i, b in enumerate(exercise.blanks)))
             return EXIT_USAGE
+    elif result.first_to_fix is None:
+        print(f"{exercise.id} est réussi : plus besoin d'indice.")
+        return EXIT_OK
+    elif result.first_to_fix.status == NOT_RUN and result.problem:
+        # No blank is to blame: the file does not run at all. Say where, keep the hints for later.
+        print(problem_report(result))
+        print(next_step(result))
+        return EXIT_FAILED
     else:
-        with Checker() as checker:
-            result = checker.check(exercise)
-        first = result.first_to_fix
-        if first is None:
-            print(f"{exercise.id} est réussi : plus besoin d'indice.")
-            return EXIT_OK
-        if first.status == NOT_RUN and result.problem:
-            # No blank is to blame: the file does not run at all. Say where, keep the hints for later.
-            print(problem_report(result))
-            print(next_step(result))
-            return EXIT_FAILED
-        index = first.index
+        index = result.first_to_fix.index
     hint = next_hint(exercise, index)
     blank = exercise.blanks[index]
     label = " (la réponse)" if hint.gives_answer else ""
@@ -198,13 +186,12 @@ def cmd_hint(args) -> int:
 
 
 def cmd_watch(args) -> int:
-    from .check.checker import Checker  # noqa: PLC0415
     from .check.feedback import exercise_report, progress_line  # noqa: PLC0415
     from .check.watch import FileWatcher, signature  # noqa: PLC0415
 
     course = _course(args)
     with Checker() as checker:
-        exercise = course.exercise(args.exercice) if args.exercice else _current(course, checker)
+        exercise = _chosen(args, course, checker)
         while exercise is not None:
             seen = signature(exercise.path)  # a save during the check must not be missed
             result = checker.check(exercise, refresh=True)
@@ -296,9 +283,9 @@ def cmd_new_exercise(args) -> int:
 
 def cmd_edition(args) -> int:
     from .publish.edition import build  # noqa: PLC0415
+    from .publish.shipped import ShippedError  # noqa: PLC0415
 
     course = _course(args)
-    from .publish.shipped import ShippedError  # noqa: PLC0415
 
     dest = Path(args.destination or (course.root / "_build" / f"{course.id}-eleves"))
     try:
@@ -313,10 +300,7 @@ def cmd_edition(args) -> int:
 
 
 def in_student_edition(argv: list[str], here: Path | None = None) -> bool:
-    """Is the course this command runs on (-C, else the current folder's) a student edition? Its
-    students are shown their own commands only."""
-    from .core.course import COURSE_FILE, TEMPLATES_DIR  # noqa: PLC0415
-
+    """Is the course this command runs on (-C, else the current folder's) a student edition?"""
     folder = here or Path.cwd()
     for i, arg in enumerate(argv):
         if arg in ("-C", "--cours", "--course") and i + 1 < len(argv):
@@ -324,10 +308,8 @@ def in_student_edition(argv: list[str], here: Path | None = None) -> bool:
         elif arg.startswith(("--cours=", "--course=")):
             folder = Path(arg.split("=", 1)[1])
     folder = folder.resolve()
-    for candidate in [folder, *folder.parents]:
-        if (candidate / COURSE_FILE).is_file():
-            return (candidate / TEMPLATES_DIR).is_dir()
-    return False
+    courses = (c for c in [folder, *folder.parents] if (c / COURSE_FILE).is_file())
+    return next(((c / TEMPLATES_DIR).is_dir() for c in courses), False)
 
 
 def build_parser(student: bool = False) -> argparse.ArgumentParser:
@@ -337,58 +319,60 @@ def build_parser(student: bool = False) -> argparse.ArgumentParser:
                         help="dossier du cours (par défaut : celui qui contient course.yaml)")
     sub = parser.add_subparsers(dest="command", metavar="COMMANDE")
 
-    p = sub.add_parser("list", help="ta progression, exercice par exercice")
-    p.set_defaults(func=cmd_list)
-    p = sub.add_parser("check", help="vérifier un exercice (par défaut : le premier pas encore réussi)")
+    _command(sub, cmd_list, "list", help="ta progression, exercice par exercice")
+    p = _command(sub, cmd_check, "check",
+                 help="vérifier un exercice (par défaut : le premier pas encore réussi)")
     p.add_argument("exercice", nargs="?", help="id, numéro ou partie du nom (ex. 3, masque)")
-    p.set_defaults(func=cmd_check)
-    p = sub.add_parser("hint", help="un indice de plus pour un trou (par défaut : de l'exercice en cours)")
+    p = _command(sub, cmd_hint, "hint",
+                 help="un indice de plus pour un trou (par défaut : de l'exercice en cours)")
     p.add_argument("exercice", nargs="?", help="id, numéro ou partie du nom (ex. 3, masque ; par défaut : le premier "
                                                "pas encore réussi)")
-    p.add_argument("--trou", "--blank", dest="trou", metavar="TROU", help="numéro ou id du trou (par défaut : le premier à remplir ou à corriger)")
-    p.set_defaults(func=cmd_hint)
-    p = sub.add_parser("watch", help="revérifier à chaque enregistrement, puis passer au suivant")
+    p.add_argument("--trou", "--blank", dest="trou", metavar="TROU",
+                   help="numéro ou id du trou (par défaut : le premier à remplir ou à corriger)")
+    p = _command(sub, cmd_watch, "watch", help="revérifier à chaque enregistrement, puis passer au suivant")
     p.add_argument("exercice", nargs="?", help="id, numéro ou partie du nom (par défaut : le premier pas encore réussi)")
     p.add_argument("--intervalle", "--interval", dest="intervalle", type=float, default=0.5, metavar="SECONDES",
                    help="secondes entre deux regards au fichier")
     p.add_argument("--scrutation", "--polling", dest="scrutation", action="store_true",
                    help="n'utiliser que la scrutation (WSL, lecteurs réseau)")
-    p.set_defaults(func=cmd_watch)
     if student:
         _add_optional(sub, ("trous.publish.notebooks.cli",))
         return parser
-    p = sub.add_parser("doctor", help="(auteurs) le cours, les solutions et les vérifications s'accordent-ils ?")
+    p = _command(sub, cmd_doctor, "doctor",
+                 help="(auteurs) le cours, les solutions et les vérifications s'accordent-ils ?")
     p.add_argument("exercice", nargs="*", help="les exercices à examiner (par défaut : tous)")
     options.add_without(p, "correcteurs", "graders", "ne pas examiner graders/")
-    p.set_defaults(func=cmd_doctor)
-    p = sub.add_parser("nouveau-cours", aliases=["new-course"],
-                       help="(auteurs) créer un dossier de cours, avec un exercice d'exemple")
+    p = _command(sub, cmd_new_course, "nouveau-cours", aliases=["new-course"],
+                 help="(auteurs) créer un dossier de cours, avec un exercice d'exemple")
     p.add_argument("dossier", metavar="DOSSIER", help="le dossier à créer (nouveau ou vide)")
     p.add_argument("--titre", "--title", dest="titre", help="le titre du cours")
-    p.set_defaults(func=cmd_new_course)
-    p = sub.add_parser("nouvel-exercice", aliases=["new-exercise"],
-                       help="(auteurs) ajouter un exercice au cours : ses fichiers et son entrée de course.yaml")
+    p = _command(sub, cmd_new_exercise, "nouvel-exercice", aliases=["new-exercise"],
+                 help="(auteurs) ajouter un exercice au cours : ses fichiers et son entrée de course.yaml")
     p.add_argument("id", metavar="ID", help="son nom (variance) ou son id complet (02_variance)")
     p.add_argument("--titre", "--title", dest="titre", help="son titre")
     options.add_assignment(p, "le devoir où l'ajouter (par défaut : le dernier)")
-    p.set_defaults(func=cmd_new_exercise)
-    p = sub.add_parser("exercices", aliases=["exercises"],
-                       help="(auteurs) écrire exercises/NN.py depuis les solutions marquées « # ___ »")
+    p = _command(sub, cmd_exercises, "exercices", aliases=["exercises"],
+                 help="(auteurs) écrire exercises/NN.py depuis les solutions marquées « # ___ »")
     p.add_argument("exercice", nargs="*", help="les exercices à écrire (par défaut : tous)")
     p.add_argument("--verifier", "--check", dest="verifier", action="store_true",
                    help="ne rien écrire : dire seulement ce qui n'est pas à jour")
     p.add_argument("--marquer", "--mark", dest="marquer", action="store_true",
                    help="convertir les exercices d'aujourd'hui : ajouter à chaque solution ses marqueurs « # ___ »")
-    p.set_defaults(func=cmd_exercises)
-    p = sub.add_parser("edition", help="(enseignants) écrire l'édition élève : dossier et .zip")
+    p = _command(sub, cmd_edition, "edition", help="(enseignants) écrire l'édition élève : dossier et .zip")
     p.add_argument("destination", nargs="?", help="dossier à écrire (par défaut : _build/<cours>-eleves)")
     options.add_without(p, "zip", "zip", "ne pas écrire l'archive .zip")
-    p.set_defaults(func=cmd_edition)
     _add_optional(sub)
     return parser
 
 
-def _add_optional(sub, modules=("trous.outputs.run", "trous.publish.nbgrader.cli", "trous.publish.notebooks.cli")) -> None:
+def _command(sub, func, *names_and_help, **kwargs) -> argparse.ArgumentParser:
+    parser = sub.add_parser(*names_and_help, **kwargs)
+    parser.set_defaults(func=func)
+    return parser
+
+
+def _add_optional(sub, modules=("trous.outputs.run", "trous.publish.nbgrader.cli",
+                                "trous.publish.notebooks.cli")) -> None:
     """Subcommands whose modules may be absent in a student's install (grading, nbgrader…)."""
     for module in modules:
         try:
@@ -417,18 +401,14 @@ def _prestart(argv: list[str]) -> None:
             return
 
 
-def _release() -> None:
-    writing = sys.modules.get("trous.outputs.writing")
-    if writing is not None:
-        writing.release()
-
-
 def main(argv: list[str] | None = None) -> int:
     try:
         _prestart(sys.argv[1:] if argv is None else list(argv))
         return _main(argv)
     finally:
-        _release()
+        writing = sys.modules.get("trous.outputs.writing")
+        if writing is not None:
+            writing.release()
 
 
 def _main(argv: list[str] | None) -> int:

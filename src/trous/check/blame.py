@@ -1,31 +1,18 @@
-"""Which blank to blame: from how each expectation went and the exercise's data flow, say of each
-blank whether it is right, wrong, waiting for another one, or to be looked at first.
+"""Which blank to blame: from how each expectation went and the exercise's data flow (core/flow.py),
+say of each blank whether it is right, wrong, waiting for another one, or to be looked at first.
 
-An expectation's value depends on its own blank and on the blanks whose results reach it
-(core/flow.py). When it fails, one of them is wrong, not necessarily its own:
-
-- an expectation that depends on its blank alone decides for it (it fails: the blank is wrong);
-- a failure that involves a blank already known to be wrong or unfilled is explained by it: the
-  blank it belongs to *depends* on that one, it is neither right nor wrong yet;
-- an error raised at some line can only come from blanks whose results reach that line: blanks
-  of the same function that run after it (or beside it) are not suspects; and a value never computed
-  because the program stopped at some line is the fault of what reaches that line (its callers'
-  arguments included), not of the blank that was to use it;
-- a blank whose result reached a check that passes — through a value the program computed, without
-  the blank under suspicion, and on numbers (a True or False passes too easily) — is vouched for: it
-  is not a suspect (`weights` being right clears normalise when `normalise(___)` fails);
-- what remains is ambiguous. The suspect is the blank that processes the failing value last (a
-  function that receives the value, the normalisation after the shift), because the others' results
-  went through it; and the upstream-most of these suspects is blamed first, since fixing it may
-  settle the rest. A suspect whose own checks pass is shown « à revoir », not « faux ».
-
-On the inputs of one run (the course's, or one variant's), a blank whose checks all pass there is
-right on those inputs: a failure of that same run is not its fault. A variant that gives a
-variable a value of its own cuts the blanks that computed it (each expectation carries the flow of
-its run). And a blank is right (✔) only when every check of its own passed, none of them through
-the result of a blank that is wrong on those inputs: otherwise it waits — it *depends* on the
-blank whose result its checks use, or, when its checks read no other blank's result but the
-program stopped before computing them, it is *not reached* yet.
+A failing expectation blames its own blank or one whose result reaches it:
+- one that depends on its blank alone decides for it;
+- a failure involving a blank already wrong or unfilled is explained by it: the other *depends*;
+- an error at some line can only come from blanks whose results reach that line; a value never
+  computed because the program stopped is the fault of what reaches the stop;
+- a blank whose result reached a passing check on numbers, without the accused blank, on the same
+  inputs (and not itself in doubt there), is vouched for;
+- among the rest, the blank that processes the failing value last is the suspect, the upstream-most
+  suspect blamed first; a suspect whose own checks pass is « à revoir », not « faux ».
+A blank is right (✔) only when all its checks passed, none through a result wrong on those inputs;
+otherwise it *depends* on that blank, or, its checks reading no other blank but the program stopping
+before them, it is *not reached*.
 """
 
 from __future__ import annotations
@@ -95,9 +82,8 @@ def vouched(outcome: Outcome, passing: list[Outcome]) -> frozenset[int]:
 
 
 class Doubts:
-    """Where the value a blank's statement computes may be wrong: a check of its own that reads that
-    value failed (a check of a function on inputs of its own says nothing of it). On other inputs,
-    its value is vouched for only by the same checks passing there."""
+    """Blanks whose computed value may be wrong: a check of their own that reads it failed. On other
+    inputs, that value is vouched for only by the same checks passing there."""
 
     def __init__(self, outcomes: list[Outcome]):
         self.failed: dict[int, set[str]] = {}
@@ -187,8 +173,8 @@ def decide(count: int, unfilled: Iterable[int], outcomes: list[Outcome], flow: F
 
 def _waiting_or_right(index: int, mine: list[Outcome], suspected: dict, bad: dict[int, str], wrong: set[int],
                       doubts: Doubts) -> Decision:
-    """A blank not itself to blame: right if all its checks passed on their own; else it waits for
-    the blanks its failures (or its passes through a wrong result) come from."""
+    """A blank not itself to blame: right if all its checks passed; else it waits for the blanks its
+    failures (or its passes through a wrong result) come from."""
     data: set[int] = set()
     reach: set[int] = set()
     for o in mine:

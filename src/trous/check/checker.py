@@ -1,14 +1,10 @@
 """A self-check session (a pytest run, a `trous` command, a notebook kernel): one runner, the jobs
 sent ahead, the results kept.
 
-The runner (a zygote that imports numpy, sandbox/pool.py) can be launched before anything is asked
-of it (`launch`), so that it starts while pytest collects. Exercises can be sent ahead (`submit`):
-one thread, the only one that talks to the runner, runs their jobs one after the other while the
-caller interprets and reports those already done — the student's code and the verdicts then use
-both cores. `check` returns an exercise's verdicts, waiting for its job if it must.
-
-This module imports neither the runner nor the checking code until they are needed: the pytest
-plugin launches the runner first, and imports the rest while it starts.
+The runner can be launched before anything is asked (`launch`), to start while pytest collects.
+Exercises sent ahead (`submit`) run one after the other in one thread while the caller interprets
+those done: the student's code and the verdicts use both cores. `check` waits if it must. The runner
+and the checking code are imported only when needed.
 """
 
 from __future__ import annotations
@@ -19,12 +15,11 @@ import threading
 from collections.abc import Iterable
 from concurrent.futures import Future
 
-from ..core.course import available, preload_for  # noqa: F401 - the self-check asks it
+from ..core.course import preload_for
 
 
 class _Lane(threading.Thread):
-    """The thread that alone talks to the runner, taking jobs from the session's queue. The runner
-    is launched as the lane starts: it imports numpy while the caller goes on."""
+    """The one thread that talks to the runner, launched as it starts (numpy imports meanwhile)."""
 
     def __init__(self, runner, jobs: queue.SimpleQueue, modules: tuple[str, ...]):
         super().__init__(name="trous-autoverification", daemon=True)
@@ -62,15 +57,11 @@ class _Lane(threading.Thread):
 
 
 class Checker:
-    """Self-checks for one session: one runner fed by its lane, results cached by exercise.
-
-    One runner, not one per core: the runner's work already runs beside pytest's own (the verdicts,
-    the report), and a second zygote costs more CPU (its own numpy import) than it saves: measured
-    with benchmarks/pytest_exercises.py, the solved course took longer with two."""
+    """Self-checks for one session: one runner fed by its lane, results cached by exercise. One runner,
+    not one per core: a second zygote costs more than it saves (benchmarks/pytest_exercises.py)."""
 
     def __init__(self, sandbox: str | None = None, *, public_tests: bool = True):
-        """`public_tests`: also run the public checks' test functions (testchecks.py), whose failures
-        make their blank wrong (under `pytest exercises/` too: they are not items of their own)."""
+        """`public_tests`: also run the public checks' test functions (testchecks.py)."""
         from ..sandbox.pool import Runner  # noqa: PLC0415
 
         self.public_tests = public_tests

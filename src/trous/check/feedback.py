@@ -21,10 +21,10 @@ STATUS = {
 
 def status_text(result: ExerciseResult, blank: BlankResult) -> str:
     """« juste », « faux »…, and for a blank that waits: « dépend de « racine » »."""
-    if blank.status == DEPENDS and blank.causes:
-        return "dépend de " + ", ".join(f"« {result.blanks[c].spec.id} »" for c in blank.causes)
-    if blank.status == NOT_REACHED and blank.causes:
-        causes = ", ".join(f"« {result.blanks[c].spec.id} »" for c in blank.causes)
+    causes = ", ".join(f"« {result.blanks[c].spec.id} »" for c in blank.causes)
+    if blank.status == DEPENDS and causes:
+        return f"dépend de {causes}"
+    if blank.status == NOT_REACHED and causes:
         return f"pas encore vérifié (le programme s'arrête avant, sur {causes})"
     return STATUS[blank.status]
 
@@ -36,8 +36,7 @@ def blank_title(result: ExerciseResult, blank: BlankResult) -> str:
 
 
 def hint_text(blank: BlankResult, level: int = 0) -> str:
-    hints = blank.spec.hints
-    return hints[min(level, len(hints) - 1)]
+    return blank.spec.hints[min(level, len(blank.spec.hints) - 1)]
 
 
 def wants_hint(blank: BlankResult) -> bool:
@@ -47,13 +46,10 @@ def wants_hint(blank: BlankResult) -> bool:
 
 def blank_report(result: ExerciseResult, blank: BlankResult, *, with_problem: bool = True,
                  details: bool = False) -> str:
-    """What a student reads when one blank is not right yet. `details`: also what a blank that
-    waits for another one fails on meanwhile."""
+    """One blank not right yet. `details`: also what a waiting blank fails on meanwhile."""
     lines = [blank_title(result, blank)]
-    for problem in blank.problems + (blank.details if details else []):
-        first, *rest = problem.split("\n")
-        lines.append(f"    {first}")
-        lines += [f"    {r}" for r in rest]
+    lines += [f"    {line}" for problem in blank.problems + (blank.details if details else [])
+              for line in problem.split("\n")]
     if with_problem and result.problem and blank.status not in (UNFILLED, *WAITING):
         lines.append("")
         lines += ["    " + ln for ln in problem_report(result).split("\n")]
@@ -102,8 +98,8 @@ def next_step(result: ExerciseResult) -> str | None:
 
 
 def exercise_report(result: ExerciseResult, *, details: bool = False, step: bool = True) -> str:
-    """The whole exercise, for `trous check` and `trous watch` (and the end of `pytest exercises/`).
-    `details`: what blanks that wait for another one fail on meanwhile; `step`: which blank first."""
+    """The whole exercise, for `trous check`, `watch` and `pytest exercises/`. `details`: what waiting
+    blanks fail on meanwhile; `step`: which blank first."""
     lines = [f"{result.exercise.id} — {result.exercise.title}"]
     if result.problem:
         lines.append(problem_report(result))
@@ -119,10 +115,15 @@ def exercise_report(result: ExerciseResult, *, details: bool = False, step: bool
     first = next_step(result) if step else None
     if first:
         lines.append(first)
-    if result.output.strip():
-        lines.append("ce que ton programme a affiché :")
-        lines += ["  | " + ln for ln in result.output.rstrip("\n").split("\n")[:40]]
-    return "\n".join(lines)
+    return "\n".join(lines + printed(result))
+
+
+def printed(result: ExerciseResult) -> list[str]:
+    """What the student's program printed (its first 40 lines), under a heading; nothing if nothing."""
+    if not result.output.strip():
+        return []
+    lines = result.output.rstrip("\n").split("\n")[:40]
+    return ["ce que ton programme a affiché :", *("  | " + line for line in lines)]
 
 
 def progress_line(results: list[ExerciseResult]) -> str:

@@ -1,17 +1,10 @@
 """Hints, one at a time: each call shows the next hint of a blank, and remembers it (.trous/etat.json).
 
-Hints go from a nudge to the answer. A hint *gives the answer* when it is the last of two or more
-(the course's convention: the last hint is the fill itself, or for a multiple-choice question the
-chosen answer spelt out), or when it writes out the blank's solution (the fill as the solution has
-it, spaces aside; a fill that is a lone name or number does not count: prose mentions « d » or « 5 »).
-
-The student edition must not show those hints to whoever opens its files, yet `trous hint` must give
-them offline, one at a time. So the edition's course.yaml keeps only the hints that do not give the
-answer (or, when none is left, one line pointing to `trous hint`), and the others are stored in
-`.trous/indices.json`, each compressed and masked with a key derived from its place in the course.
-This is not a secret against someone who reads trous's own code (the edition has everything needed
-to show a hint without network): it keeps answers out of sight of a glance, a `grep`, an editor's
-search or an accidental scroll through the files, which is what « held back until asked for » means.
+A hint *gives the answer* when it is the last of two or more, or writes out the solution's fill
+(spaces aside; a lone name or number does not count). The student edition's course.yaml keeps only
+the others; those are in `.trous/indices.json`, compressed and masked with a key derived from their
+place: not a secret from whoever reads trous's code, but out of sight of a glance, a `grep` or an
+editor's search, until `trous hint` gives them, offline.
 """
 
 from __future__ import annotations
@@ -24,7 +17,9 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..core import blanks as blanks_mod
 from ..core.course import Exercise
+from ..core.source import read
 
 STATE_FILE = Path(".trous") / "etat.json"
 HELD_FILE = Path(".trous") / "indices.json"
@@ -33,11 +28,11 @@ _SALT = b"trous/indices/v1"
 _LONE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9.]+")
 
 
-def _load(root: Path) -> dict:
+def _read(path: Path):
     try:
-        return json.loads((root / STATE_FILE).read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return {}
+        return None
 
 
 def _save(root: Path, state: dict) -> None:
@@ -52,33 +47,23 @@ def _save(root: Path, state: dict) -> None:
 
 
 # -- which hints give the answer ------------------------------------------------------------------
-def _squeezed(text: str) -> str:
-    return re.sub(r"\s+", "", text)
-
-
 def _writes_out(hint: str, fill: str) -> bool:
     fill = fill.strip()
     if not fill or fill == "___" or _LONE.fullmatch(fill):
         return False
-    return _squeezed(fill) in _squeezed(hint)
+    return re.sub(r"\s+", "", fill) in re.sub(r"\s+", "", hint)
 
 
 def answer_levels(hints: list[str], fill: str | None = None) -> list[bool]:
     """For each hint of a blank, does it give the answer? `fill`: the solution's fill, when known."""
-    levels = [False] * len(hints)
+    levels = [fill is not None and _writes_out(hint, fill) for hint in hints]
     if len(hints) >= 2:
         levels[-1] = True
-    if fill is not None:
-        for i, hint in enumerate(hints):
-            levels[i] = levels[i] or _writes_out(hint, fill)
     return levels
 
 
 def solution_fills(exercise: Exercise) -> list[str] | None:
     """The solution's fill of each blank, when the solution is here (a teacher's course)."""
-    from ..core import blanks as blanks_mod  # noqa: PLC0415
-    from ..core.source import read  # noqa: PLC0415
-
     try:
         template = read(exercise.template_path).text
         solution = read(exercise.solution_path).text
@@ -129,10 +114,7 @@ def held_document(course_id: str, exercises: list[Exercise], split: dict[tuple[s
 
 
 def _held(root: Path) -> dict | None:
-    try:
-        data = json.loads((root / HELD_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    data = _read(root / HELD_FILE)
     return data if isinstance(data, dict) and data.get("version") == HELD_VERSION else None
 
 
@@ -148,8 +130,7 @@ def hints_of(exercise: Exercise, blank_index: int) -> Hints:
     solution."""
     blank = exercise.blanks[blank_index]
     course = exercise.course
-    held = _held(course.root)
-    entry = (held or {}).get("trous", {}).get(f"{exercise.id}/{blank.id}") if held else None
+    entry = (_held(course.root) or {}).get("trous", {}).get(f"{exercise.id}/{blank.id}")
     if entry is not None:
         shown = int(entry.get("lisibles", 0))
         texts = list(blank.hints[:shown])
@@ -173,7 +154,8 @@ class Hint:
 def next_hint(exercise: Exercise, blank_index: int) -> Hint:
     """The blank's next hint — advancing its hint level (the last one stays once reached)."""
     root = exercise.course.root
-    state = _load(root)
+    state = _read(root / STATE_FILE)
+    state = state if isinstance(state, dict) else {}
     key = f"{exercise.id}/{exercise.blanks[blank_index].id}"
     hints = hints_of(exercise, blank_index)
     level = state.get("hints", {}).get(key, 0)

@@ -1,40 +1,33 @@
 """The pytest plugin (entry point `pytest11`): `pytest exercises/` checks a student's blanks.
 
-One test item per blank of the course, whatever number of checks the blank has, collected under the
-student's own file (`exercises/01_moyenne.py`), so pytest's progress shows one line per exercise with
-one mark per blank. The student's file runs once per exercise in a separate process (bounded in
-time); each item reports its blank in French, in categories of its own (« faux », « à remplir »,
-« en attente »…) rather than pytest's FAILURES section, never a traceback of trous itself. At the
-end come the details of the first unfinished exercise only (all of them with `-v` or `--tout`) and
-the student's progress. Outside a course directory, the plugin does nothing.
-
-Speed (a student runs this after every change): the runner is launched as the session starts, for
-the exercises the arguments ask (numpy preloaded only if one of them names it), so that it starts
-while pytest collects; once collected, every exercise's job is sent ahead, and the runner works
-through them while the items report those already done (session.py). The checking code itself is
-imported only after the runner is launched. Measured by benchmarks/pytest_exercises.py.
+One item per blank, collected under the student's own file, so pytest's progress shows one line per
+exercise and one mark per blank, in French categories (« faux », « à remplir »…), never a traceback
+of trous itself; then the details of the first unfinished exercise (all with `-v` or `--tout`) and
+the progress. Outside a course directory, the plugin does nothing. For speed, the runner is launched
+as the session starts and every exercise's job is sent ahead once collected
+(benchmarks/pytest_exercises.py); the checking code is imported only after the launch.
 """
 
 from __future__ import annotations
 
 import gc
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
+from _pytest.terminal import TerminalReporter
 
 from ..core.course import Course, CourseError, Exercise
-from ..core.checks import Check, checks_in
+from ..core.checks import Check, checks_in, load_module
+from ..core.wording import count
 
 _CHECKER = pytest.StashKey["Checker"]()
 _SEEN = pytest.StashKey[dict]()
 _COLLECTED = pytest.StashKey[bool]()
-_COURSES: dict[Path, Course | None] = {}
-_EXERCISES: dict[Path, Exercise | None] = {}
 UNKNOWN_BLANK = "trou inconnu"
 
 
-@lru_cache(maxsize=1)
+@cache
 def categories() -> dict[str, tuple[str, str, str]]:
     """(category, mark, word for -v) by blank status: pytest counts each category in its last line."""
     from .selfcheck import DEPENDS, FAILED, NOT_REACHED, NOT_RUN, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED  # noqa: PLC0415
@@ -62,29 +55,19 @@ def _course_of(path: Path) -> Course | None:
     return _course_in(path.parent.resolve())
 
 
+@cache
 def _course_in(folder: Path) -> Course | None:
-    if folder not in _COURSES:
-        try:
-            _COURSES[folder] = Course.find(folder)
-        except CourseError:
-            _COURSES[folder] = None
-    return _COURSES[folder]
+    try:
+        return Course.find(folder)
+    except CourseError:
+        return None
 
 
+@cache
 def _public_exercise(path: Path) -> Exercise | None:
     """The exercise whose public checks live at `path` (exercises/test_<id>.py), or whose file it is."""
-    if path not in _EXERCISES:  # asked for each check of each module: paths are resolved once
-        _EXERCISES[path] = _find_public_exercise(path)
-    return _EXERCISES[path]
-
-
-def _find_public_exercise(path: Path) -> Exercise | None:
-    if path.parent.name != "exercises":
-        return None
-    course = _course_of(path)
-    if course is None:
-        return None
-    exercise = course.exercise_for_path(path)
+    course = _course_of(path) if path.parent.name == "exercises" else None
+    exercise = course.exercise_for_path(path) if course is not None else None
     if exercise is None or path.resolve() not in (exercise.checks_path.resolve(), exercise.path.resolve()):
         return None
     return exercise
@@ -130,59 +113,44 @@ def _courses_asked(config) -> list[Course]:
 
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config):
-    """On a course, the run opens with a French title instead of pytest's English header (its
-    platform, rootdir and plugins lines), and says in French what it collected."""
+    """On a course, a French title instead of pytest's English header, a French collection line."""
     reporter = config.pluginmanager.getplugin("terminalreporter")
-    if reporter is None or type(reporter) is not _TerminalReporter() or not _exercises_asked(config):
-        return
-    reporter.__class__ = _course_reporter()
+    if reporter is not None and type(reporter) is TerminalReporter and _exercises_asked(config):
+        reporter.__class__ = CourseReporter
 
 
-def _TerminalReporter():
-    from _pytest.terminal import TerminalReporter  # noqa: PLC0415
+class CourseReporter(TerminalReporter):
+    """pytest's own terminal reporter (its hooks stay registered), French where a course run needs it."""
 
-    return TerminalReporter
+    @property
+    def showheader(self) -> bool:
+        return False  # pytest_sessionstart below writes the course's title instead
 
-
-@lru_cache(maxsize=1)
-def _course_reporter():
-    """pytest's own terminal reporter (its hooks stay registered as they were), speaking French in
-    the two places a course run does not need pytest's words: the header and the collection line."""
-
-    class CourseReporter(_TerminalReporter()):
-        @property
-        def showheader(self) -> bool:
-            return False  # pytest_sessionstart below writes the course's title instead
-
-        def report_collect(self, final: bool = False) -> None:
-            if not final or self.config.option.verbose < 0:
-                return
-            from ..core.wording import count  # noqa: PLC0415
-
-            items = list(getattr(self._session, "items", None) or [])
-            blanks = [i for i in items if isinstance(i, BlankItem)]
-            exercises = {i.exercise.id for i in blanks}
-            line = f"{count(len(exercises), 'exercice')}, {count(len(blanks), 'trou')} à vérifier"
-            if len(items) > len(blanks):
-                line += f" (et {count(len(items) - len(blanks), 'autre test')})"
-            deselected = len(self.stats.get("deselected", []))
-            if deselected:
-                line += f" ; {count(deselected, 'autre laissé')} de côté (-k)"
-            errors = len(self.stats.get("error", []))
-            if errors:
-                line += f" ; {count(errors, 'erreur')} en lisant les vérifications"
-            if self.isatty():
-                self.rewrite(line, bold=True, erase=True)
-                self.write("\n")
-            else:
-                self.write_line(line)
-
-    return CourseReporter
+    def report_collect(self, final: bool = False) -> None:
+        if not final or self.config.option.verbose < 0:
+            return
+        items = list(getattr(self._session, "items", None) or [])
+        blanks = [i for i in items if isinstance(i, BlankItem)]
+        exercises = {i.exercise.id for i in blanks}
+        line = f"{count(len(exercises), 'exercice')}, {count(len(blanks), 'trou')} à vérifier"
+        if len(items) > len(blanks):
+            line += f" (et {count(len(items) - len(blanks), 'autre test')})"
+        deselected = len(self.stats.get("deselected", []))
+        if deselected:
+            line += f" ; {count(deselected, 'autre laissé')} de côté (-k)"
+        errors = len(self.stats.get("error", []))
+        if errors:
+            line += f" ; {count(errors, 'erreur')} en lisant les vérifications"
+        if self.isatty():
+            self.rewrite(line, bold=True, erase=True)
+            self.write("\n")
+        else:
+            self.write_line(line)
 
 
 def pytest_sessionstart(session):
     reporter = session.config.pluginmanager.getplugin("terminalreporter")
-    if reporter is not None and type(reporter) is _course_reporter() and reporter.verbosity >= 0:
+    if reporter is not None and type(reporter) is CourseReporter and reporter.verbosity >= 0:
         reporter.write_sep("=", "trous : vérification de tes exercices", bold=True)
     if session.config.option.collectonly:
         return
@@ -191,27 +159,17 @@ def pytest_sessionstart(session):
         _checker(session.config).launch(exercises)
 
 
-def _public_test(item) -> bool:
-    """A test function of an exercise's public checks (collected in its CheckModule)."""
-    return not isinstance(item, BlankItem) and isinstance(item.getparent(pytest.Module), CheckModule)
-
-
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(session, config, items):
-    """A blank is « juste » only if its public test functions pass too: they are part of its item's
-    verdict (check/testchecks.py), never an item beside a blank already marked ✔."""
-    kept = [item for item in items if not _public_test(item)]
-    if len(kept) != len(items):
-        items[:] = kept
+    """The public checks' test functions are part of their blank's verdict (testchecks.py), not items."""
+    items[:] = [item for item in items if isinstance(item, BlankItem)
+                or not isinstance(item.getparent(pytest.Module), CheckModule)]
 
 
 def pytest_collection_finish(session):
     if session.config.option.collectonly:
         return
-    exercises = {}
-    for item in session.items:
-        if isinstance(item, BlankItem):
-            exercises.setdefault(item.exercise.id, item.exercise)
+    exercises = {item.exercise.id: item.exercise for item in session.items if isinstance(item, BlankItem)}
     if exercises:
         # What exists now (pytest, the checks, numpy) lives until the run ends: frozen, the collector
         # no longer walks it again at each collection of the run nor at its end (a tenth of its CPU).
@@ -242,8 +200,6 @@ class CheckModule(pytest.Module):
     """Collected in place of an exercise file: holds that exercise's public checks."""
 
     def _getobj(self):
-        from ..core.checks import load_module  # noqa: PLC0415
-
         exercise = _public_exercise(Path(self.path))
         return load_module(exercise.checks_path)
 
@@ -267,9 +223,7 @@ def pytest_pycollect_makeitem(collector, name: str, obj):
 
 
 class BlankFailure(Exception):
-    def __init__(self, text: str):
-        super().__init__(text)
-        self.text = text
+    """Its text is the item's whole report."""
 
 
 class BlankItem(pytest.Item):
@@ -300,21 +254,19 @@ class BlankItem(pytest.Item):
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, BlankFailure):
-            return excinfo.value.text
+            return str(excinfo.value)
         return super().repr_failure(excinfo, style)
 
     def reportinfo(self):
         result = self.config.stash.get(_SEEN, {}).get(self.exercise.id)
-        line = None
-        if result is not None and self.blank_index is not None:
-            line = result.blanks[self.blank_index].line
+        known = result is not None and self.blank_index is not None
+        line = result.blanks[self.blank_index].line if known else None
         return self.exercise.path, (line - 1) if line else None, f"{self.exercise.id} · trou « {self.blank_id} »"
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
-    outcome = yield
-    report = outcome.get_result()
+    report = (yield).get_result()
     if isinstance(item, BlankItem) and report.when == "call":
         report.trous_status = getattr(item, "trous_status", None)
 
@@ -332,10 +284,6 @@ def pytest_report_teststatus(report, config):
     return category, mark, (word, {color: True})
 
 
-def _details_wanted(config) -> bool:
-    return bool(config.getoption("tout", False)) or config.get_verbosity() > 0
-
-
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     seen: dict = config.stash.get(_SEEN, {})
     unknown = terminalreporter.stats.get("trou inconnu", [])
@@ -343,7 +291,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         return
     from .feedback import exercise_line, exercise_report, next_step, progress_line  # noqa: PLC0415
 
-    everything = _details_wanted(config)
+    everything = bool(config.getoption("tout", False)) or config.get_verbosity() > 0
     results = sorted(seen.values(), key=lambda r: r.exercise.number)
     unfinished = [r for r in results if not r.passed]
     terminalreporter.section("trous", sep="=")
@@ -368,6 +316,5 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 
 
 def pytest_unconfigure(config):
-    checker = config.stash.get(_CHECKER, None)
-    if checker is not None:
-        checker.close()
+    if _CHECKER in config.stash:
+        config.stash[_CHECKER].close()

@@ -8,13 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..core import flow as flow_mod
-from ..core.course import BlankSpec, Exercise
-from ..core.protocol import CRASH, EXIT, SKIPPED, TIMEOUT, Job, Probe, ProbeResult, Unit, UnitResult
-from ..core.checks import Check, Expect, load_checks
-from ..core.analysis import Analysis
-from . import blame
 from ..core import glosses
-from ..core.course import available, limits_for
+from ..core.analysis import Analysis, syntax_problem
+from ..core.checks import Check, Expect, load_checks
+from ..core.course import BlankSpec, Exercise, available, limits_for
+from ..core.protocol import CRASH, EXIT, SKIPPED, TIMEOUT, Job, Probe, ProbeResult, Unit, UnitResult
+from . import blame
 from ..core.judge import Verdict, describe_error, disclosure, in_context, is_blank_name_error, judge, variant_context
 
 PASSED, FAILED, UNFILLED, NOT_RUN, SKIPPED_CHECK = "passed", "failed", "unfilled", "not_run", "skipped"
@@ -64,32 +63,25 @@ class ExerciseResult:
 
     @property
     def first_to_fix(self) -> BlankResult | None:
-        """The first blank, in the file's order, that is unfilled or actually wrong (not one that
-        only waits for it)."""
+        """The first blank that is unfilled or actually wrong (not one that only waits for it)."""
         return next((b for b in self.blanks if b.status in TO_FIX), None) or next(
             (b for b in self.blanks if not b.passed), None)
 
 
 # -- the public self-check -----------------------------------------------------------------------
 def plan_units(analysis: Analysis, checks: list[Check], text: str, process: str = "") -> tuple[list[Unit], list]:
-    """One unit per distinct variant of the student's whole file; the plan maps each expectation
-    to (unit position, probe position)."""
-    units: list[Unit] = []
-    probes: dict[int, list[Probe]] = {}
-    by_variant: dict[tuple, int] = {}
+    """One unit per variant of the student's file; the plan maps each expectation to (unit, probe)."""
+    probes: dict[tuple, list[Probe]] = {}  # by variant, in order of first use
     plan = []
     for check in checks:
         for expect in check.expects:
             key = expect.variant.key if expect.variant else ()
-            if key not in by_variant:
-                by_variant[key] = len(by_variant)
-                probes[by_variant[key]] = []
-            u = by_variant[key]
-            probes[u].append(Probe(expect.expr, expect.setup))
-            plan.append((check, expect, u, len(probes[u]) - 1))
-    for key, u in sorted(by_variant.items(), key=lambda kv: kv[1]):
-        units.append(Unit(source=text, filename=analysis.path, probes=tuple(probes[u]), overrides=key,
-                          process=process or analysis.exercise.id, group=process or analysis.exercise.id))
+            u = list(probes).index(key) if key in probes else len(probes)
+            probes.setdefault(key, []).append(Probe(expect.expr, expect.setup))
+            plan.append((check, expect, u, len(probes[key]) - 1))
+    group = process or analysis.exercise.id
+    units = [Unit(source=text, filename=analysis.path, probes=tuple(found), overrides=key, process=group,
+                  group=group) for key, found in probes.items()]
     return units, plan
 
 
@@ -98,11 +90,8 @@ def prepare(exercise: Exercise, analysis: Analysis, checks: list[Check] | None =
     checks = load_checks(exercise.checks_path) if checks is None else checks
     if not analysis.readable:
         return _unrunnable(exercise, analysis, analysis.error or "illisible", analysis.error_line, None), None
-    from ..core.analysis import syntax_problem  # noqa: PLC0415
-
-    syntax = analysis.syntax or syntax_problem(analysis.source.text, analysis.path)
-    if syntax is not None:
-        s = syntax
+    s = analysis.syntax or syntax_problem(analysis.source.text, analysis.path)
+    if s is not None:
         french = glosses.syntax_message(s.message)
         message = f"erreur de syntaxe : {french} ({s.message})" if french else f"erreur de syntaxe : {s.message}"
         return _unrunnable(exercise, analysis, message, s.line, s.text, s.column), None
@@ -120,22 +109,12 @@ def _index(exercise: Exercise, check: Check) -> int:
 def _unrunnable(exercise, analysis, message, line, text, column=0) -> ExerciseResult:
     """Nothing could run (unreadable file, syntax error): said once, for the exercise; its filled
     blanks are « non vérifié » without repeating why."""
-    if text is not None:
-        text += _caret(text, column)
-    blanks = []
-    for i, spec in enumerate(exercise.blanks):
-        if not analysis.is_filled(i) and analysis.readable:
-            blanks.append(BlankResult(i, spec, UNFILLED, analysis.line_of(i)))
-        else:
-            blanks.append(BlankResult(i, spec, NOT_RUN, analysis.line_of(i)))
+    if text is not None and 0 < column <= len(text) + 1:
+        text += "\n" + " " * (column - 1) + "^"
+    blanks = [BlankResult(i, spec, UNFILLED if analysis.readable and not analysis.is_filled(i) else NOT_RUN,
+                          analysis.line_of(i)) for i, spec in enumerate(exercise.blanks)]
     return ExerciseResult(exercise, analysis.path, blanks, problem=message, problem_line=line,
                           problem_text=text)
-
-
-def _caret(text: str, column: int) -> str:
-    if column <= 0 or column > len(text) + 1:
-        return ""
-    return "\n" + " " * (column - 1) + "^"
 
 
 def flow_of(analysis: Analysis, overridden=()) -> flow_mod.Flow:
@@ -169,9 +148,9 @@ def _not_computed(expect: Expect, unit: UnitResult) -> Verdict:
 def _failure_line(unit: UnitResult, probe: ProbeResult, stop_line: int | None) -> int | None:
     """The line of the student's file where this expectation's run failed with an error, if it did.
     A unit skipped because an earlier one of its exercise timed out or crashed failed at that line."""
-    if probe.evaluated and probe.error is not None and probe.error.line:
-        if not (unit.status != "ok" and probe.error.type == "NameError"):
-            return probe.error.line
+    if probe.evaluated and probe.error is not None and probe.error.line and not (
+            unit.status != "ok" and probe.error.type == "NameError"):
+        return probe.error.line
     if unit.status == SKIPPED:
         return stop_line
     if unit.status != "ok" and unit.error is not None:
@@ -181,15 +160,11 @@ def _failure_line(unit: UnitResult, probe: ProbeResult, stop_line: int | None) -
 
 def _has_numbers(expected) -> bool:
     """Does an expected value hold a number (not only booleans, texts or None)?"""
-    if isinstance(expected, bool):
-        return False
-    if isinstance(expected, (int, float)):
-        return True
+    if isinstance(expected, dict):
+        expected = list(expected.values())
     if isinstance(expected, (list, tuple)):
         return any(_has_numbers(v) for v in expected)
-    if isinstance(expected, dict):
-        return any(_has_numbers(v) for v in expected.values())
-    return False
+    return isinstance(expected, (int, float)) and not isinstance(expected, bool)
 
 
 def _names(exercise: Exercise, indexes) -> str:
@@ -237,33 +212,24 @@ def interpret(exercise: Exercise, analysis: Analysis, context, results: list[Uni
     skipped = {_index(exercise, c) for c in checks if c not in runnable}
     blanks = []
     for i, spec in enumerate(exercise.blanks):
-        line = analysis.line_of(i)
         decision = decisions[i]
+        status, problems, extra = decision.status, [], {}
         failures = list(dict.fromkeys(reasons[id(o)] for o in outcomes if o.blank == i and not o.ok))
-        if decision.status == UNFILLED:
-            blanks.append(BlankResult(i, spec, UNFILLED, line))
-        elif decision.status == FAILED:
-            blanks.append(BlankResult(i, spec, FAILED, line, failures))
-        elif decision.status == DEPENDS:
-            blanks.append(BlankResult(i, spec, DEPENDS, line, [_waiting(exercise, decisions, decision.causes)],
-                                      causes=decision.causes, details=failures))
-        elif decision.status == NOT_REACHED:
-            blanks.append(BlankResult(i, spec, NOT_REACHED, line, [_unreached(exercise, decisions, decision.causes)],
-                                      causes=decision.causes, details=failures))
-        elif decision.status == SUSPECT:
+        if status == FAILED:
+            problems = failures
+        elif status in WAITING:
+            problems = [_waiting(exercise, decisions, decision.causes, reached=status == DEPENDS)]
+            extra = {"causes": decision.causes, "details": failures}
+        elif status == SUSPECT:
             evidence = list(dict.fromkeys(reasons[id(o)] for o in decision.evidence))
-            blanks.append(BlankResult(i, spec, SUSPECT, line, _suspicion(exercise, i, decision.causes, evidence),
-                                      causes=decision.causes))
-        elif decision.status == PASSED and i in stops:
-            blanks.append(BlankResult(i, spec, SUSPECT, line, [stops[i]]))
-        elif decision.status == PASSED:
-            blanks.append(BlankResult(i, spec, PASSED, line))
-        elif i in skipped:
-            blanks.append(BlankResult(i, spec, SKIPPED_CHECK, line, ["vérification sautée : module absent"]))
-        elif i not in checked:
-            blanks.append(BlankResult(i, spec, PASSED, line, ["aucune vérification publique pour ce trou"]))
-        else:
-            blanks.append(BlankResult(i, spec, PASSED, line))
+            problems, extra = _suspicion(exercise, decision.causes, evidence), {"causes": decision.causes}
+        elif status == PASSED and i in stops:
+            status, problems = SUSPECT, [stops[i]]
+        elif status is None and i in skipped:
+            status, problems = SKIPPED_CHECK, ["vérification sautée : module absent"]
+        elif status is None:
+            status, problems = PASSED, [] if i in checked else ["aucune vérification publique pour ce trou"]
+        blanks.append(BlankResult(i, spec, status, analysis.line_of(i), problems, **extra))
     output = results[0].output if results else ""
     notes = []
     if not analysis.aligned and analysis.template_has_blanks:
@@ -354,28 +320,24 @@ def _said_once(result: ExerciseResult) -> None:
 _STATE = {UNFILLED: "pas encore rempli", FAILED: "faux", SUSPECT: "à revoir"}
 
 
-def _waiting(exercise: Exercise, decisions, causes: tuple[int, ...]) -> str:
-    """Why a blank is neither right nor wrong yet: the blanks its checks go through."""
+def _waiting(exercise: Exercise, decisions, causes: tuple[int, ...], reached: bool) -> str:
+    """Why a blank is neither right nor wrong yet: the blanks its checks go through (`reached`), or
+    those the program stops on before reaching its checks."""
     states = [f"« {exercise.blanks[c].id} » ({_STATE.get(decisions[c].status, 'pas encore juste')})" for c in causes]
-    if len(causes) == 1:
+    then = ""
+    if causes:
         verb = {UNFILLED: "remplis", SUSPECT: "revois"}.get(decisions[causes[0]].status, "corrige")
-        return (f"ses vérifications passent par le résultat de {states[0]} : "
-                f"{verb} d'abord « {exercise.blanks[causes[0]].id} », puis revérifie")
+        then = f" : {verb} d'abord « {exercise.blanks[causes[0]].id} », puis revérifie"
+    if not reached:
+        where = f", sur {', '.join(states)}" if states else ""
+        return ("ses vérifications ne lisent le résultat d'aucun autre trou, mais le programme s'arrête "
+                f"avant{where}{then}")
+    if len(causes) == 1:
+        return f"ses vérifications passent par le résultat de {states[0]}{then}"
     return f"ses vérifications passent par les résultats de {', '.join(states)} : commence par eux, puis revérifie"
 
 
-def _unreached(exercise: Exercise, decisions, causes: tuple[int, ...]) -> str:
-    """Why a blank whose checks read no other blank's result is not checked yet: the program stops
-    before them, on those blanks."""
-    states = [f"« {exercise.blanks[c].id} » ({_STATE.get(decisions[c].status, 'pas encore juste')})" for c in causes]
-    first = exercise.blanks[causes[0]].id if causes else ""
-    verb = {UNFILLED: "remplis", SUSPECT: "revois"}.get(decisions[causes[0]].status, "corrige") if causes else ""
-    where = f", sur {', '.join(states)}" if states else ""
-    then = f" : {verb} d'abord « {first} », puis revérifie" if causes else ""
-    return f"ses vérifications ne lisent le résultat d'aucun autre trou, mais le programme s'arrête avant{where}{then}"
-
-
-def _suspicion(exercise: Exercise, index: int, others: tuple[int, ...], evidence: list[str]) -> list[str]:
+def _suspicion(exercise: Exercise, others: tuple[int, ...], evidence: list[str]) -> list[str]:
     whose = _names(exercise, others) if others else "ce trou"
     lines = [f"ses vérifications passent, mais celles de {whose}, qui utilisent son résultat, échouent :"]
     lines += ["  " + line for reason in evidence for line in reason.split("\n")]

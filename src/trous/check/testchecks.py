@@ -1,13 +1,8 @@
-"""The public checks' test functions (`@pytest.mark.trou` in exercises/test_*.py) in the self-check of
-`trous check`, `hint`, `watch` and the notebooks' check cell.
-
-Grading counts these tests as expectations of their blank; so do `trous check` and `pytest
-exercises/` (which does not run them as items of their own, beside a blank already marked ✔):
-without this, the self-check would call « juste » a blank that only a test function refuses, and
-the verdicts would disagree. They run as `pytest exercises/` runs
-them: in a session on the student's own file, under the self-check's limits. A failing test makes its
-blank wrong; a blank that only waits for another keeps the failure among its details; a test that is
-itself broken is the course's fault, said as such, never the student's.
+"""The public checks' test functions (`@pytest.mark.trou` in exercises/test_*.py) in the self-check,
+as grading counts them: without this, the self-check would call « juste » a blank only a test
+refuses. They run as `pytest exercises/` would, on the student's file, under the self-check's limits:
+a failure makes its blank wrong (a waiting blank keeps it in its details); a broken test is the
+course's fault, said so.
 """
 
 from __future__ import annotations

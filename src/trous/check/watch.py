@@ -1,8 +1,6 @@
-"""`trous watch`: re-check the current exercise whenever its file is saved, then move on.
-
-File-system events (watchdog) are used when they work; a poll of the file's modification time and
-size runs all the time as well, because on WSL, network drives and some editors' "atomic saves"
-events never arrive.
+"""`trous watch`: re-check the current exercise whenever its file is saved, then move on. Events
+(watchdog) when they work, and a poll all the time: on WSL, network drives and with some editors'
+atomic saves, events never arrive.
 """
 
 from __future__ import annotations
@@ -59,11 +57,9 @@ class FileWatcher:
         before = signature(self.path) if since is None else since
         self._changed.clear()
         while not stop():
-            if self._changed.wait(self.interval):
+            if self._changed.wait(self.interval):  # an event, else a poll
                 self._changed.clear()
                 time.sleep(0.05)  # let the editor finish writing
-                if signature(self.path) != before:
-                    return True
             if signature(self.path) != before:
                 time.sleep(0.05)
                 return True

@@ -1,14 +1,7 @@
-"""The student edition: what students receive when they work on files rather than notebooks.
-
-    <dest>/course.yaml, exercises/ (templates and public checks), .trous/modeles/ (pristine copies,
-    so feedback can tell which blank is which after edits), .trous/indices.json (the hints that give
-    the answer, masked), .trous/wheels/trous-*.whl (the platform), requirements.txt (its install
-    command), pytest.ini, LISEZMOI.md — and a <dest>.zip of it all.
-
-Nothing of solutions/ or graders/ goes in, and the wheel is built from the trous package alone. No
-answer is readable either: course.yaml keeps only the hints that do not give it, and those that do
-are held back in .trous/indices.json, masked, for `trous hint` to give one at a time
-(check/hints.py says which hints give the answer, and how they are stored).
+"""The student edition (`trous edition`): course.yaml, exercises/ (templates, public checks),
+.trous/modeles/ (pristine copies), .trous/indices.json (the hints that give the answer, masked:
+check/hints.py), .trous/wheels/ (a wheel of trous alone), requirements.txt, pytest.ini, LISEZMOI.md,
+and a .zip of it all. Nothing of solutions/ or graders/ goes in.
 """
 
 from __future__ import annotations
@@ -30,8 +23,8 @@ from ..core.wording import count
 from .shipped import explorer_files
 from ..check import hints as hints_mod
 
-FIXED_DATE = (2026, 1, 1, 0, 0, 0)
-LAB_REQUIREMENTS = "jupyterlab>=4.2,<5\njupytext>=1.16\nipywidgets>=8.1\nanywidget>=0.9\n"  # zip entries get a fixed date: same course, same bytes
+FIXED_DATE = (2026, 1, 1, 0, 0, 0)  # zip entries get a fixed date: same course, same bytes
+LAB_REQUIREMENTS = "jupyterlab>=4.2,<5\njupytext>=1.16\nipywidgets>=8.1\nanywidget>=0.9\n"
 
 STUDENT_README = """\
 # {title}
@@ -109,8 +102,8 @@ def build(course: Course, dest: str | Path, make_zip: bool = True) -> Path:
     (dest / ".gitignore").write_text(".venv/\n__pycache__/\n.trous/etat.json\n.trous/cours-valide.json\n", encoding="utf-8")
     (dest / "LISEZMOI.md").write_text(student_readme(course, lines), encoding="utf-8")
     if make_zip:
-        archive = dest.with_suffix(".zip")
-        _zip_dir(dest, archive, prefix=dest.name)
+        _write_zip(dest.with_suffix(".zip"), {f"{dest.name}/{p.relative_to(dest).as_posix()}": p.read_bytes()
+                                              for p in sorted(dest.rglob("*")) if p.is_file()})
     return dest
 
 
@@ -137,8 +130,7 @@ def pointer(exercise_id: str, index: int) -> str:
 
 
 def split_hints(course: Course) -> dict[tuple[str, str], int]:
-    """(exercise, blank) → how many of its first hints stay readable: those before the first one that
-    gives the answer (check/hints.py), judged with the solutions."""
+    """(exercise, blank) → how many of its first hints stay readable: those before one giving the answer."""
     split = {}
     for exercise in course.exercises:
         fills = hints_mod.solution_fills(exercise)
@@ -157,8 +149,7 @@ _Dumper.add_representer(str, lambda dumper, value: dumper.represent_scalar(
 
 
 def write_course_yaml(course: Course, dest: Path) -> None:
-    """The edition's course.yaml (the course's, each blank's answer-level hints held back) and
-    .trous/indices.json (those hints, masked)."""
+    """The edition's course.yaml, the hints that give the answer held back in .trous/indices.json."""
     split = split_hints(course)
     # The author's own text, as written (what was left to its default stays unwritten).
     data = yaml.safe_load((course.root / "course.yaml").read_text(encoding="utf-8"))
@@ -177,13 +168,15 @@ def write_course_yaml(course: Course, dest: Path) -> None:
     Course.load(dest)
 
 
-def _zip_dir(folder: Path, archive: Path, prefix: str) -> None:
-    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
-        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-            info = zipfile.ZipInfo(f"{prefix}/{path.relative_to(folder).as_posix()}", FIXED_DATE)
-            info.compress_type = zipfile.ZIP_DEFLATED
+def _write_zip(archive: Path, files: dict[str, bytes], compression: int = zipfile.ZIP_DEFLATED) -> Path:
+    """Fixed dates and modes: the same files give the same bytes."""
+    with zipfile.ZipFile(archive, "w", compression) as z:
+        for path, data in files.items():
+            info = zipfile.ZipInfo(path, FIXED_DATE)
+            info.compress_type = compression
             info.external_attr = 0o644 << 16
-            z.writestr(info, path.read_bytes())
+            z.writestr(info, data)
+    return archive
 
 
 def build_wheel(out_dir: str | Path) -> Path:
@@ -193,36 +186,20 @@ def build_wheel(out_dir: str | Path) -> Path:
     package = Path(trous.__file__).parent
     version = trous.__version__
     dist = f"trous-{version}.dist-info"
-    name = out_dir / f"trous-{version}-py3-none-any.whl"
     requires = [r for r in (metadata.requires("trous") or []) if "extra ==" not in r]
     meta = ["Metadata-Version: 2.1", "Name: trous", f"Version: {version}",
             "Summary: Exercices Python à trous, corrigés automatiquement", "Requires-Python: >=3.10"]
     meta += [f"Requires-Dist: {r}" for r in requires]
-    files: dict[str, bytes] = {}
-    for path in sorted(package.rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts and path.suffix not in (".pyc", ".pyo"):
-            files[f"trous/{path.relative_to(package).as_posix()}"] = path.read_bytes()
+    files = {f"trous/{path.relative_to(package).as_posix()}": path.read_bytes()
+             for path in sorted(package.rglob("*"))
+             if path.is_file() and "__pycache__" not in path.parts and path.suffix not in (".pyc", ".pyo")}
     files[f"{dist}/METADATA"] = ("\n".join(meta) + "\n").encode()
     files[f"{dist}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: trous\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
     files[f"{dist}/entry_points.txt"] = (b"[console_scripts]\ntrous = trous.cli:main\n\n"
                                          b"[pytest11]\ntrous = trous.check.pytest_plugin\n")
-    return write_wheel(name, dist, files)
-
-
-def write_wheel(name: Path, dist: str, files: dict[str, bytes], compression: int = zipfile.ZIP_DEFLATED) -> Path:
-    """Write `files` (archive path → bytes) as the wheel `name`, with the RECORD of `dist` (its
-    .dist-info folder name) listing them; fixed dates, so the same files give the same bytes."""
-    files = {path: data for path, data in files.items() if path != f"{dist}/RECORD"}
     record = []
     for path, data in files.items():
         digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
         record.append(f"{path},sha256={digest},{len(data)}")
-    record.append(f"{dist}/RECORD,,")
-    files[f"{dist}/RECORD"] = ("\n".join(record) + "\n").encode()
-    with zipfile.ZipFile(name, "w", compression) as z:
-        for path, data in files.items():
-            info = zipfile.ZipInfo(path, FIXED_DATE)
-            info.compress_type = compression
-            info.external_attr = 0o644 << 16
-            z.writestr(info, data)
-    return name
+    files[f"{dist}/RECORD"] = ("\n".join([*record, f"{dist}/RECORD,,"]) + "\n").encode()
+    return _write_zip(out_dir / f"trous-{version}-py3-none-any.whl", files)

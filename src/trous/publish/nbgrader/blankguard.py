@@ -1,12 +1,9 @@
 """An unfilled blank, said in French in the student's kernel.
 
-IPython keeps its third-to-last output in a variable named `___`, the very name of a blank: an
-answer cell run before its blanks are filled would compute with '' (or an old output) and fail far
-away (« must be real number, not str »). `%load_ext trous.publish.nbgrader` (the notebook's locked
-preparation cell) installs an AST transformer that turns every `___` the code reads into a call
-raising `TrouPasRempli` at that very place, with the line and its code: « trou pas encore rempli ».
-A `___` inside a function raises when the function runs, as in the exercise file (where `___` is an
-undefined name). Nothing else of the cell changes; assigning to `___` is left alone.
+IPython keeps an old output in a variable named `___`, the very name of a blank: an unfilled answer
+cell would compute with it and fail far away. `%load_ext trous.publish.nbgrader` installs an AST
+transformer turning every `___` the code reads into a call raising `TrouPasRempli` there, with its
+line; inside a function it raises when the function runs, as in the exercise file.
 """
 
 from __future__ import annotations

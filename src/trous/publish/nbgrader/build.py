@@ -1,31 +1,26 @@
-"""`trous nbgrader build DIR`: a complete nbgrader course directory, written from the trous course.
+"""`trous nbgrader build DIR`: a complete nbgrader course directory, written from the trous course:
+nbgrader_config.py, source/<assignment>/<exercise>.ipynb (notebooks.py), the course's own notebook,
+trous-cours.json (what `trous grade .` needs anywhere), .gitignore.
 
-    DIR/nbgrader_config.py                    course id, SQLite gradebook, exchange, trous's preprocessors
-    DIR/source/<assignment>/<exercise>.ipynb  one notebook per exercise (see notebooks.py)
-    DIR/source/<first assignment>/<explorer file>  the course's own notebook if it declares one
-    DIR/trous-cours.json                      what `trous grade .` needs to grade the course anywhere
-    DIR/.gitignore                            students' work, grades and results stay out of git
-
-Running it twice writes the same bytes. Exercises whose files do not all exist yet are skipped and
-reported. Other files in DIR (the gradebook, release/, submitted/…) are never touched.
-
-A file this command wrote, then someone edited (a source notebook's points changed in formgrader's
-« Create Assignment », a cell added…), is not overwritten silently: the build refuses, before
-writing anything, and lists what differs, unless `force` (`--force`). A file still as the last build
-wrote it (trous-cours.json keeps each one's hash) is simply rewritten.
+Twice gives the same bytes; exercises whose files are not all there are skipped and reported; other
+files of DIR are never touched. A file the last build wrote and someone edited since (formgrader's
+« Create Assignment »…) makes the build refuse, listing what differs, unless `--force`; one still as
+written (trous-cours.json keeps its hash) is simply rewritten.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import hashlib
-import json
-
 from ...core.course import Course, Exercise
+from ...inputs import bundle as bundle_mod
 from ...inputs import standalone
-from .notebooks import notebook_bytes, source_notebook
+from ..shipped import ShippedError, explorer_files
+from .explorer import explorer_for
+from .notebooks import BuildError, answer_cells, notebook_bytes, source_notebook
 
 # nbgrader's own default (nbgrader/exchange/default/exchange.py): what a student's `nbgrader
 # fetch_assignment` uses without any configuration of their own.
@@ -176,8 +171,8 @@ def gitignore_text(existing: str | None) -> str:
     missing = [line for line in GITIGNORE.split("\n") if line and not line.startswith("#") and line not in have]
     if not missing:
         return existing
-    return existing + ("" if existing.endswith("\n") or not existing else "\n") + \
-        GITIGNORE.split("\n")[0] + "\n" + "\n".join(missing) + "\n"
+    separator = "" if existing.endswith("\n") or not existing else "\n"
+    return existing + separator + "\n".join([GITIGNORE.split("\n")[0], *missing]) + "\n"
 
 
 def _sha(data: bytes) -> str:
@@ -193,8 +188,12 @@ def _cells(data: bytes) -> list[dict] | None:
     return [c for c in cells if isinstance(c, dict)] if isinstance(cells, list) else None
 
 
+def _nbgrader(cell: dict) -> dict:
+    return (cell.get("metadata") or {}).get("nbgrader") or {}
+
+
 def _cell_id(cell: dict) -> str | None:
-    return ((cell.get("metadata") or {}).get("nbgrader") or {}).get("grade_id")
+    return _nbgrader(cell).get("grade_id")
 
 
 def _text(cell: dict) -> str:
@@ -209,15 +208,13 @@ def differences(old: bytes, new: bytes) -> list[str]:
         return ["contenu modifié"]
     found = []
     new_cells = {_cell_id(c): c for c in after if _cell_id(c)}
-    old_cells = {_cell_id(c): c for c in before if _cell_id(c)}
     for number, cell in enumerate(before, start=1):
         gid = _cell_id(cell)
         if gid is None or gid not in new_cells:
             found.append(f"cellule {number} ({gid or 'sans identifiant nbgrader'}) : ajoutée")
             continue
         other = new_cells[gid]
-        meta, other_meta = (cell.get("metadata") or {}).get("nbgrader") or {}, (other.get("metadata") or {}).get(
-            "nbgrader") or {}
+        meta, other_meta = _nbgrader(cell), _nbgrader(other)
         if meta.get("points") != other_meta.get("points"):
             found.append(f"cellule {gid} : {meta.get('points')} point(s) dans le carnet, {other_meta.get('points')} "
                          "dans course.yaml")
@@ -227,9 +224,8 @@ def differences(old: bytes, new: bytes) -> list[str]:
             found.append(f"cellule {gid} : texte modifié")
         if cell.get("cell_type") != other.get("cell_type"):
             found.append(f"cellule {gid} : type changé ({cell.get('cell_type')})")
-    for gid in new_cells:
-        if gid not in old_cells:
-            found.append(f"cellule {gid} : supprimée")
+    old_ids = {_cell_id(c) for c in before}
+    found += [f"cellule {gid} : supprimée" for gid in new_cells if gid not in old_ids]
     return found or ["mise en forme modifiée (métadonnées du carnet)"]
 
 
@@ -237,11 +233,6 @@ def differences(old: bytes, new: bytes) -> list[str]:
 def _plan(course: Course, root: Path, exchange: str, only: list[str] | None,
           report: BuildReport) -> tuple[dict[str, bytes], list[standalone.Built]]:
     """Every file the build writes (relative path → bytes), and the exercises built."""
-    from ...inputs import bundle as bundle_mod  # noqa: PLC0415
-    from .explorer import explorer_for  # noqa: PLC0415
-    from .notebooks import answer_cells  # noqa: PLC0415
-    from ..shipped import ShippedError, explorer_files  # noqa: PLC0415
-    from .notebooks import BuildError  # noqa: PLC0415
 
     files: dict[str, bytes] = {"nbgrader_config.py": config_text(course, exchange).encode("utf-8")}
     built: list[standalone.Built] = []
@@ -272,8 +263,7 @@ def _plan(course: Course, root: Path, exchange: str, only: list[str] | None,
 
 
 def _kept(course: Course, root: Path, previous: dict | None, built: list[standalone.Built]) -> list[standalone.Built]:
-    """Every exercise the course directory holds after this build, in course order: those built now,
-    and those an earlier build wrote and this one did not touch (`--exercice`)."""
+    """The exercises built now, and those an earlier build wrote and this one left (`--exercice`)."""
     now = {b.exercise.id: b for b in built}
     earlier = {v.get("exercice"): k for k, v in ((previous or {}).get("carnets") or {}).items() if isinstance(v, dict)}
     kept = []

@@ -8,33 +8,25 @@ import shlex
 from pathlib import Path
 
 from ...core import options
+from ...core.course import course_for
 
 # Kept here rather than imported from .build: `trous --help` must not load jupytext and nbformat.
 DEFAULT_EXCHANGE = "/usr/local/share/nbgrader/exchange"  # nbgrader's: students need no configuration
-
-
-def _course(args):
-    from ...core.course import Course  # noqa: PLC0415
-
-    return Course.load(args.cours) if args.cours else Course.find(Path.cwd())
 
 
 def cmd_build(args) -> int:
     from ...inputs.nbgrader_dir import without_iri_grammars  # noqa: PLC0415
 
     without_iri_grammars()  # before jupytext imports nbformat (session.py says why)
-    from .build import BuildRefused, build  # noqa: PLC0415
+    from .build import BuildRefused, build, students_setting  # noqa: PLC0415
     from .notebooks import BuildError  # noqa: PLC0415
 
-    course = _course(args)
+    course = course_for(args.cours)
     dest = Path(args.dossier or (course.root / "_build" / "nbgrader"))
     try:
         report = build(course, dest, exchange=args.echange, only=args.exercice or None, force=args.force)
-    except BuildRefused as exc:
-        print(f"refusé : {exc}")
-        return 1
-    except BuildError as exc:
-        print(f"erreur : {exc}")
+    except (BuildRefused, BuildError) as exc:
+        print(f"{'refusé' if isinstance(exc, BuildRefused) else 'erreur'} : {exc}")
         return 1
     notebooks = [p for p in report.written if p.suffix == ".ipynb"]
     print(f"cours nbgrader : {report.root}")
@@ -45,8 +37,6 @@ def cmd_build(args) -> int:
         print(f"  écrasé (--force) : {rel}, modifié depuis la dernière construction")
     for note in report.notes:
         print(f"  remarque : {note}")
-    from .build import students_setting  # noqa: PLC0415
-
     exchange_note = students_setting(args.echange)
     if exchange_note:
         print(f"  échange {args.echange} : {exchange_note}")

@@ -1,8 +1,5 @@
-"""The engine and the self-check, run on a notebook's bundle instead of the course directory.
-
-Each bundle is written once as a one-exercise course in a private temporary directory (see
-bundle.materialize); a `Grader` per bundle keeps the reference values it computed, so a kernel that
-grades three blanks of one exercise, or nbgrader grading a whole class, runs the solution once.
+"""The engine and the self-check on a notebook's bundle: each bundle written once as a one-exercise
+course in a private directory; a `Grader` per bundle keeps its reference values (the solution runs once).
 """
 
 from __future__ import annotations

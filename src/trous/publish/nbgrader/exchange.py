@@ -1,15 +1,10 @@
 """`nbgrader release_feedback` for every student, including those whose copy came through Moodle.
 
-nbgrader's ExchangeReleaseFeedback puts each feedback page into the exchange under a name derived
-from the submission's secret (`submission_secret.txt`, written when the student submits through the
-exchange), after reading `timestamp.txt`. A copy collected with `zip_collect` (Moodle's archive) has
-neither: the release stops at the first such student with `FileNotFoundError: …/timestamp.txt`, and
-the students after it get nothing. Such a student can never fetch from the exchange anyway (they
-hold no secret). Here each feedback folder is released on its own: exchange students get theirs as
-nbgrader gives it, and a student without a secret is named with where their page is, to hand back
-through Moodle: `trous grade .` writes the feedback zip Moodle takes (and the worksheet, with
---feuille) for the students zip_collect took from a Moodle archive (inputs/nbgrader.py). A folder that fails for
-another reason is reported and does not stop the others.
+nbgrader's release stops at the first student without `submission_secret.txt`/`timestamp.txt` (a
+copy from `zip_collect`), and those after get nothing; such a student could not fetch from the
+exchange anyway. Here each folder is released on its own: exchange students as nbgrader does, the
+others named with where their page is, to hand back through Moodle (`trous grade .` writes the
+feedback zip). A folder that fails otherwise is reported and does not stop the others.
 """
 
 from __future__ import annotations

@@ -1,12 +1,5 @@
-"""The course's own notebook (course.yaml's `explorer:`), released with the first assignment that
-gives what it reads.
-
-Its code reads blank-free definitions of an exercise (`needs`), taken from the first exercise that
-defines them without a blank. In an nbgrader course it goes to `source/<assignment>/<file>` of the
-first assignment holding such an exercise (the first built, without `needs`), so that
-`generate_assignment` and `release_assignment` hand it out with that assignment. In the student's
-folder there is no course directory: code that reads the exercises finds their templates in the check
-cells of the notebooks next to it (their public bundles), as `notebooks.explorer` does.
+"""The course's own notebook (course.yaml's `explorer:`), released with the first assignment whose
+exercises define, without a blank, what it reads (`needs`): it goes to `source/<assignment>/<file>`.
 """
 
 from __future__ import annotations
@@ -30,8 +23,7 @@ def explorer_notebook(explorer: ExplorerSpec) -> nbformat.NotebookNode:
 
 
 def explorer_for(course: Course, built: list[Exercise]) -> tuple[str, bytes] | None:
-    """(path in the nbgrader course, bytes) of the course's own notebook, or None when it declares none
-    or no built exercise gives what it needs."""
+    """(path in the nbgrader course, bytes) of the course's own notebook, or None."""
     explorer = course.explorer
     if explorer is None:
         return None

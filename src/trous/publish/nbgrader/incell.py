@@ -1,21 +1,16 @@
 """What the notebook's locked cells call, inside the kernel.
 
-- `verifier("01_moyenne")` (the check cell): runs the public checks on the student's code and shows the
-  same French report as `trous check` and `pytest exercises/`, with places named as the notebook
-  names them (« ligne 3 de la cellule de réponse 1 »); the public bundle it needs is the one in the
-  check cell's metadata, read from the notebook file;
-- `verifier_trou(exercise, blank)` (visible part of a grade cell, what nbgrader's Validate runs): that
-  blank's public verdict; raises while the blank is not right, so a release notebook fails its tests
-  (`validate --invert`);
-- `corriger_trou(blank, hidden_bundle)` (hidden part of a grade cell, present at autograde only):
-  the engine's verdict for that blank, per-blank splicing and hidden variants included; the
-  visible part of the cell then stays silent. Only nbgrader's own configuration runs it: with the
-  generated one, the grade cells are not run in the kernel and VerifyGrades writes that verdict.
+- `verifier("01_moyenne")` (the check cell): the public checks on the student's code, the same French
+  report as `trous check`, places named as the notebook names them; its public bundle is read from
+  the check cell's metadata in the notebook file;
+- `verifier_trou(exercise, blank)` (visible part of a grade cell, what Validate runs): that blank's
+  public verdict, raising while it is not right (`validate --invert`);
+- `corriger_trou(blank, hidden_bundle)` (hidden part, at autograde only): the engine's verdict. Only
+  nbgrader's own configuration runs it: with the generated one, VerifyGrades writes that verdict.
 
-The student's code is what the answer cells hold. Under nbgrader (autograde, validate), it is read
-from the notebook file being executed, exactly as `trous grade` reads the submitted file. In an
-interactive session, it is the latest execution of each answer cell in the kernel's history.
-All code runs in separate processes (the trous runner), never in the kernel's namespace.
+The student's code: under nbgrader, read from the notebook file, as `trous grade` reads it; in an
+interactive session, each answer cell's latest execution in the history. It always runs in separate
+processes (the trous runner), never in the kernel's namespace.
 """
 
 from __future__ import annotations
@@ -24,17 +19,20 @@ import difflib
 import json
 import os
 import re
+from functools import cache
 from pathlib import Path
 
+from ...check.feedback import hint_text, wants_hint
+from ...check.selfcheck import UNFILLED, WAITING
 from ...core import blanks as blanks_mod
 from ...inputs import answers
 from ...inputs.bundle import Bundle, check_bundle_of
 from ...inputs.cells import CellMap, cell_map
 from ...outputs.outcome import TrouFaux, blank_outcome
+from ..notebooks.report import NotebookReport
 
 _public: dict[str, Bundle] = {}
 _hidden_done: set[tuple[str, str]] = set()
-_examiner = None
 NEVER_RUN = ("note : la cellule de réponse {n} n'a pas encore été exécutée dans ce noyau : exécute-la "
              "(Maj+Entrée) avant de vérifier")
 NO_NOTEBOOK = ("je ne trouve pas le carnet {name} (ni sa cellule de vérification) dans le dossier de ce noyau : "
@@ -42,33 +40,25 @@ NO_NOTEBOOK = ("je ne trouve pas le carnet {name} (ni sa cellule de vérificatio
 
 
 def _sandbox() -> str:
-    # The student's self-check, in the student's own kernel: resource limits are what it needs (the
-    # kernel already runs the same code). Inside trous's kernel sandbox, a nested one could not start
-    # anyway: the kernel's sandbox is the wall. Grades come from VerifyGrades, outside the kernel.
-    if os.environ.get("TROUS_NOYAU_ISOLE"):
-        return "limites"
-    return os.environ.get("TROUS_SANDBOX") or "limites"
+    # In the student's own kernel, resource limits suffice (the kernel runs the same code); inside
+    # trous's kernel sandbox, that sandbox is the wall. Grades come from VerifyGrades, outside it.
+    return "limites" if os.environ.get("TROUS_NOYAU_ISOLE") else os.environ.get("TROUS_SANDBOX") or "limites"
 
 
+@cache
 def _get_examiner():
-    global _examiner
-    if _examiner is None:
-        from .examiner import Examiner  # noqa: PLC0415
+    from .examiner import Examiner  # noqa: PLC0415 - the engine, imported at the first check only
 
-        _examiner = Examiner(_sandbox())
-    return _examiner
+    return Examiner(_sandbox())
 
 
 # -- the notebook file -----------------------------------------------------------------------------
 def _candidates(exercise_id: str) -> list[Path]:
-    """The notebook this kernel runs (jupyter_server names it in JPY_SESSION_NAME), then the exercise's
-    notebook in the kernel's folder (nbgrader's validate and autograde run there)."""
-    found = []
+    """The notebook this kernel runs (JPY_SESSION_NAME), then the exercise's in the kernel's folder
+    (where nbgrader's validate and autograde run)."""
     session = os.environ.get("JPY_SESSION_NAME", "")
-    if session.endswith(".ipynb"):
-        found.append(Path(session))
-    found.append(Path(f"{exercise_id}.ipynb"))
-    return found
+    own = [Path(session)] if session.endswith(".ipynb") else []
+    return own + [Path(f"{exercise_id}.ipynb")]
 
 
 def _read_cells(exercise_id: str) -> list[dict] | None:
@@ -90,14 +80,13 @@ def _check_bundle(cell: dict, exercise_id: str) -> Bundle | None:
 
 def _public_bundle(exercise_id: str) -> Bundle | None:
     """The check cell's bundle (it never changes: only answers do)."""
-    if exercise_id in _public:
-        return _public[exercise_id]
-    for cell in _read_cells(exercise_id) or []:
-        bundle = _check_bundle(cell, exercise_id)
-        if bundle is not None:
-            _public[exercise_id] = bundle
-            return bundle
-    return None
+    if exercise_id not in _public:
+        found = (_check_bundle(cell, exercise_id) for cell in _read_cells(exercise_id) or [])
+        bundle = next((b for b in found if b is not None), None)
+        if bundle is None:
+            return None
+        _public[exercise_id] = bundle
+    return _public[exercise_id]
 
 
 # -- the student's code ----------------------------------------------------------------------------
@@ -134,34 +123,24 @@ def _from_history(bundle: Bundle) -> tuple[dict[str, str], list[str]]:
         if not matches:  # code changed outside the blanks: the closest recent execution
             scored = [(difflib.SequenceMatcher(None, cell.template, h).ratio(), i) for i, h in enumerate(history)]
             matches = [history[i] for ratio, i in scored if ratio >= 0.6]
-        if matches:
-            found[cell.grade_id] = matches[-1]
-        else:
-            found[cell.grade_id] = cell.template
+        found[cell.grade_id] = matches[-1] if matches else cell.template
+        if not matches:
             notes.append(NEVER_RUN.format(n=number))
     return found, notes
 
 
 def student_cells(bundle: Bundle) -> tuple[dict[str, str], list[str]]:
     cells = _from_file(bundle)
-    notes: list[str] = []
-    if cells is None:
-        cells, notes = _from_history(bundle)
-    return cells, notes
+    return _from_history(bundle) if cells is None else (cells, [])
 
 
 # -- the report ------------------------------------------------------------------------------------
-def _report_class():
-    from ..notebooks.report import NotebookReport  # noqa: PLC0415
+class CheckReport(NotebookReport):
+    """The report of a notebook, where no `trous hint` command exists: the hint is in the report."""
 
-    class CheckReport(NotebookReport):
-        """The report of `trous lab`, where no `trous hint` command exists: the hint is in the report."""
-
-        def step(self):
-            step = super().step()
-            return re.sub(r" — indice : trous hint \S+", " — son indice est ci-dessus", step) if step else step
-
-    return CheckReport
+    def step(self):
+        step = super().step()
+        return re.sub(r" — indice : trous hint \S+", " — son indice est ci-dessus", step) if step else step
 
 
 def _check(exercise_id: str):
@@ -176,14 +155,13 @@ def _check(exercise_id: str):
 
 # -- the cells -------------------------------------------------------------------------------------
 def verifier(exercise) -> object:
-    """The check cell. `exercise`: the exercise id (or, from notebooks built by older versions of
-    trous, the public bundle itself)."""
+    """The check cell. `exercise`: its id (or, in notebooks of older versions, the public bundle)."""
     if isinstance(exercise, dict):
         bundle = Bundle.from_dict(exercise).public()
         _public[bundle.exercise_id] = bundle
         exercise = bundle.exercise_id
     _, where, result, notes = _check(str(exercise))
-    return _report_class()(result, where, notes)
+    return CheckReport(result, where, notes)
 
 
 def verifier_trou(exercise_id: str, blank_id: str) -> None:
@@ -191,13 +169,10 @@ def verifier_trou(exercise_id: str, blank_id: str) -> None:
         return  # graded above by the hidden tests: their verdict is the one that counts
     _, where, result, notes = _check(exercise_id)
     blank = next(b for b in result.blanks if b.spec.id == blank_id)
-    report = _report_class()(result, where, notes)
+    report = CheckReport(result, where, notes)
     if blank.passed:
         print(f"✔ {report.title(blank)} — vérification publique (exemples de l'énoncé)")
         return
-    from ...check.selfcheck import UNFILLED, WAITING  # noqa: PLC0415
-    from ...check.feedback import hint_text, wants_hint  # noqa: PLC0415
-
     lines = [f"note : {n}" for n in report.notes()]
     if result.problem and blank.status not in (UNFILLED, *WAITING):
         lines.append(report.problem())

@@ -1,31 +1,20 @@
-"""The kernel of `nbgrader autograde`, started inside bubblewrap.
+"""The kernel of `nbgrader autograde`, started inside bubblewrap (nbgrader_config.py names
+`SandboxedExecute`, whose kernel manager is `SandboxedKernelManager`).
 
-`SandboxedExecute` is nbgrader's Execute preprocessor with `SandboxedKernelManager` (nbgrader's
-Execute forces its kernel manager class, so the class is chosen here, and the generated
-nbgrader_config.py names this preprocessor). The kernel then sees:
-- a read-only system and Python (the same directories as trous's runner sandbox);
-- its own folder (the notebook's directory) as a small private tmpfs holding read-only copies of
-  the folder's files, the notebooks reduced to their answer cells (no hidden test to find there):
-  the student's code may write files next to them, bounded in size, and nothing is written back;
-- a private, bounded /tmp; no network (the kernel talks to nbgrader over unix sockets in a private
-  directory that it can no longer write once they are bound); no other process; as root, an
-  unprivileged user id of its own with process, memory and file-size bounds.
-It never sees source/, the gradebook, the exchange, or another student's folder.
+The kernel sees a read-only system and Python; its own folder as a small private tmpfs holding
+read-only copies of the folder's files, the notebooks reduced to their answer cells (no hidden test
+to find); a bounded /tmp; no network (unix sockets in a directory it can no longer write once bound);
+no other process; as root, an unprivileged uid of its own with bounds. Never source/, the gradebook,
+the exchange or another student's folder. An interrupt goes to the kernel's own process group: sent
+to bubblewrap's, SIGINT would kill it, and nbgrader would drop the student's assignment.
 
-An interrupt (nbclient sends one when a cell runs past its time limit) goes to the kernel's own
-process group, as for nbgrader's plain kernel: sent to the group jupyter_client knows, bubblewrap's,
-SIGINT would kill bubblewrap, hence the kernel, and nbgrader would then drop the student's whole
-assignment. `SandboxedExecute` gives each cell its time limit (the exercise's `timeout` for the cells
-a student's code runs in), says in French why a cell was stopped, and when a kernel does not come
-back from an interrupt or dies, stops it and goes on: the submission is always graded.
-
-Without bubblewrap the kernel does not start (auto and bwrap): `nbgrader autograde` would run every
-student's notebook with the grader's rights. `sandbox = "none"` starts it as nbgrader does, when asked
-for explicitly, never as root, with a warning.
+Without bubblewrap the kernel does not start; `sandbox = "none"` runs it as nbgrader does, only when
+asked, never as root, with a warning.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -45,6 +34,7 @@ from traitlets import Bool, Integer, Unicode
 
 from ...sandbox import backend as sandbox_mod
 from ...sandbox import uids
+from .preprocessors import VerifyGrades, grade_cells
 
 COPY_LIMIT = 256 * 1024 * 1024
 FILES_LIMIT = 10_000
@@ -55,15 +45,17 @@ _warned = False
 def _kept(cell: dict) -> bool:
     # The answer cells, and the check cell (its public bundle: the release's, which students have).
     meta = cell.get("metadata") or {}
-    if (meta.get("nbgrader") or {}).get("solution"):
-        return True
-    return isinstance(meta.get("trous"), dict) and "verification" in meta["trous"] and not (
-        (meta.get("nbgrader") or {}).get("grade"))
+    nbgrader = meta.get("nbgrader") or {}
+    return bool(nbgrader.get("solution")) or (_is_check_cell(meta) and not nbgrader.get("grade"))
+
+
+def _is_check_cell(meta: dict) -> bool:
+    return isinstance(meta.get("trous"), dict) and "verification" in meta["trous"]
 
 
 def strip_notebook(data: bytes) -> bytes:
-    """A notebook reduced to its answer cells (nbgrader `solution: true`) and its check cell: what the
-    kernel may read. Grade cells, whose hidden tests nbgrader restored, never reach it."""
+    """A notebook reduced to what the kernel may read: its answer cells and its check cell (no grade cell,
+    whose hidden tests nbgrader restored)."""
     try:
         nb = json.loads(data)
         cells = [c for c in nb.get("cells", []) if isinstance(c, dict) and _kept(c)]
@@ -91,21 +83,17 @@ def private_copy(folder: str, dest: str) -> None:
             if not stat.S_ISREG(info.st_mode) or count > FILES_LIMIT or total + info.st_size > COPY_LIMIT:
                 continue
             total += info.st_size
-            with open(path, "rb") as f:
-                data = f.read()
-            if name.endswith(".ipynb"):
-                data = strip_notebook(data)
-            target = os.path.join(target_dir, name)
-            with open(target, "wb") as f:
-                f.write(data)
-            os.chmod(target, 0o644)
+            data = Path(path).read_bytes()
+            target = Path(target_dir, name)
+            target.write_bytes(strip_notebook(data) if name.endswith(".ipynb") else data)
+            target.chmod(0o644)
         os.chmod(target_dir, 0o755)
 
 
 def bwrap_argv(inner: list[str], env: dict[str, str], folder: tuple[str, str], sockets: str,
                root: bool) -> list[str]:
-    """`folder`: (private copy, path the kernel sees it at); `sockets`: the directory of the kernel's
-    unix sockets and connection file, bound at the same path."""
+    """`folder`: (private copy, path the kernel sees it at); `sockets`: the kernel's unix sockets and
+    connection file, bound at the same path."""
     argv = [shutil.which(sandbox_mod.BWRAP) or sandbox_mod.BWRAP, "--die-with-parent",
             "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
             "--hostname", "noyau"]
@@ -121,10 +109,9 @@ def bwrap_argv(inner: list[str], env: dict[str, str], folder: tuple[str, str], s
                 out += ["--perms", "0755", "--dir", parent]
         return out
 
-    # The private /tmp first: Python may live under /tmp (a venv in a fresh clone), and a later tmpfs
-    # would hide it.
+    # The private /tmp first: Python may live under /tmp (a venv), and a later tmpfs would hide it. A
+    # bounded /dev (bubblewrap's --dev is an unbounded tmpfs the kernel's user could fill).
     size = str(TMPFS_BYTES)
-    # A bounded /dev (bubblewrap's --dev is an unbounded tmpfs the kernel's user could fill).
     argv += ["--proc", "/proc", *sandbox_mod.dev_mounts(), "--perms", "1777", "--size", size,
              "--tmpfs", "/tmp", "--perms", "1777", "--size", size, "--tmpfs", "/dev/shm"]
     made.add("/tmp")
@@ -145,9 +132,7 @@ def bwrap_argv(inner: list[str], env: dict[str, str], folder: tuple[str, str], s
     return argv + ["--"] + inner
 
 
-@functools.lru_cache(maxsize=1)
-def _bwrap_works() -> bool:
-    return sandbox_mod.bwrap_available()
+_bwrap_works = functools.cache(sandbox_mod.bwrap_available)
 
 
 class SandboxedKernelManager(AsyncKernelManager):
@@ -200,12 +185,10 @@ class SandboxedKernelManager(AsyncKernelManager):
         private_copy(cwd, work)
         sockets = os.path.dirname(self.connection_file)
         root = os.geteuid() == 0
-        uid = None
+        if root and self._lease is None:
+            self._lease = uids.lease(1)
+        uid = self._lease.uids[0] if root else None
         if root:
-            if self._lease is None:
-                self._lease = uids.lease(1)
-            uid = self._lease.uids[0]
-        if uid is not None:
             # Writable by the kernel's group while it binds its sockets; kernel_entry then removes
             # that right as the directory's owner, before any student code runs.
             os.chown(sockets, 0, uid)
@@ -213,12 +196,10 @@ class SandboxedKernelManager(AsyncKernelManager):
             os.chown(self.connection_file, 0, uid)
             os.chmod(self.connection_file, 0o640)
         outer_env = kw.get("env") or {}
-        env = dict(sandbox_mod.THREAD_ENV)
-        env.update({"PATH": "/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "USER": "eleve",
-                    "TROUS_NOYAU_ISOLE": "1"})
-        for key in ("NBGRADER_EXECUTION", "NBGRADER_VALIDATING", "JPY_SESSION_NAME"):
-            if key in outer_env:
-                env[key] = outer_env[key]
+        env = {**sandbox_mod.THREAD_ENV, "PATH": "/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp",
+               "USER": "eleve", "TROUS_NOYAU_ISOLE": "1"}
+        passed = ("NBGRADER_EXECUTION", "NBGRADER_VALIDATING", "JPY_SESSION_NAME")
+        env.update({key: outer_env[key] for key in passed if key in outer_env})
         config = {"uid": uid, "memory_mb": self.memory_mb, "processes": self.processes, "file_mb": self.file_mb,
                   "sockets": sockets}
         inner = [sys.executable, "-I", "-m", "trous.publish.nbgrader.kernel_entry", json.dumps(config), "--",
@@ -242,8 +223,7 @@ class SandboxedKernelManager(AsyncKernelManager):
     cleanup_resources = _async_cleanup_resources
 
     def kernel_pid(self) -> int | None:
-        """The kernel's pid: bubblewrap (the process jupyter_client started) → bubblewrap's init in the
-        new pid namespace → the kernel, the first process that init started (pid 2 inside)."""
+        """The kernel's pid: bubblewrap → its init in the new pid namespace → the kernel (pid 2 inside)."""
         process = getattr(self.provisioner, "process", None)
         if process is None:
             return None
@@ -258,26 +238,21 @@ class SandboxedKernelManager(AsyncKernelManager):
         try:
             os.killpg(pid, signum)  # kernel_entry made the kernel lead its group
         except OSError:
-            try:
+            with contextlib.suppress(OSError):  # gone already: nbclient sees a dead kernel
                 os.kill(pid, signum)
-            except OSError:
-                pass  # gone already: nbclient sees a dead kernel
 
     signal_kernel = _async_signal_kernel
 
     def kill_now(self) -> None:
-        """Every process of the kernel's sandbox, at once (a kernel that did not come back from an
-        interrupt: nbclient would otherwise wait for it)."""
+        """Every process of the kernel's sandbox, at once (a kernel stuck after an interrupt)."""
         process = getattr(self.provisioner, "process", None)
         if process is None:
             return
         try:
             os.killpg(os.getpgid(process.pid), signal.SIGKILL)
         except OSError:
-            try:
+            with contextlib.suppress(OSError):
                 process.kill()
-            except OSError:
-                pass
 
 
 def _children(pid: int) -> list[int]:
@@ -333,18 +308,12 @@ def _seconds(value: float) -> str:
 class SandboxedExecute(Execute):
     """nbgrader's Execute, whose kernel starts inside bubblewrap.
 
-    A cell a student's code runs in (any cell but the grade cells and the check cell, which run
-    trous's engine under its own bounds, and the preparation cell) may run for the exercise's
-    `timeout` (course.yaml, read from the hidden bundle nbgrader restored), or `Execute.timeout` if
-    shorter; past it, the kernel is interrupted as nbgrader's own is, and the cell ends with a French
-    error. A kernel killed by
-    the student's code (`os._exit`, a crash), or one that does not come back from the interrupt
-    (stopped then), would make plain nbgrader drop the student's whole assignment: here the cells
-    left get an error output instead. When VerifyGrades follows (the generated configuration), the
-    grade cells of trous's blanks are never run in the kernel: VerifyGrades, which does not need the
-    kernel, writes the engine's verdict in each (the kernel would grade the same program again, in a
-    process the student's code owns). After a cell ran out of time, the check cell is not run either:
-    it would run the same program again, up to its time limit."""
+    A student's cell runs for the exercise's `timeout` (from the hidden bundle), or `Execute.timeout`
+    if shorter, then ends with a French error. A kernel that dies or does not come back from the
+    interrupt would make nbgrader drop the whole assignment: the cells left get an error output
+    instead. With VerifyGrades next, grade cells never run in the kernel (the student's code owns it):
+    VerifyGrades writes the engine's verdict in each. After a timeout, the check cell is not run
+    either: it would run the same program again, up to its limit."""
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
@@ -364,12 +333,10 @@ class SandboxedExecute(Execute):
     def _runs_engine(cell) -> bool:
         """A grade cell or the check cell: trous's engine runs there, under its own bounds."""
         meta = cell.get("metadata") or {}
-        return bool((meta.get("nbgrader") or {}).get("grade")) or (
-            isinstance(meta.get("trous"), dict) and "verification" in meta["trous"])
+        return bool((meta.get("nbgrader") or {}).get("grade")) or _is_check_cell(meta)
 
     def _student_cell(self, cell) -> bool:
-        """A cell the exercise's time limit applies to: any but the engine's and the locked
-        preparation cell (it loads trous's extension: no student code; nbgrader restored it)."""
+        """A cell the exercise's time limit applies to: not the engine's, nor the locked preparation."""
         if self._runs_engine(cell):
             return False
         locked = ((cell.get("metadata") or {}).get("nbgrader") or {}).get("locked")
@@ -400,8 +367,6 @@ class SandboxedExecute(Execute):
 
     def _verified(self) -> bool:
         """VerifyGrades runs after this preprocessor (nbconvert's exporter is our parent)."""
-        from .preprocessors import VerifyGrades  # noqa: PLC0415
-
         return any(isinstance(p, VerifyGrades) and p.enabled for p in getattr(self.parent, "_preprocessors", []))
 
     def preprocess_cell(self, cell, resources, index):
@@ -437,8 +402,6 @@ class SandboxedExecute(Execute):
             return cell, resources
 
     def preprocess(self, nb, resources=None, km=None):
-        from .preprocessors import grade_cells  # noqa: PLC0415
-
         self._dead = self._timed_out = False
         self._interrupted = None
         cells = grade_cells(nb)

@@ -2,12 +2,9 @@
 
     python -m trous.publish.nbgrader.kernel_entry CONFIG -- python -m ipykernel_launcher -f … [args]
 
-It leads a process group of its own (as a kernel jupyter_client starts directly does), so that an
-interrupt sent to that group reaches the kernel and what it started, and never bubblewrap's own
-processes, which SIGINT would kill. It sets the bounds, then, when started as root, binds the kernel's sockets under the kernel's user id
-while keeping root as saved id, takes write access to the socket directory away (it owns it; the
-kernel's user only had it through the group), and drops root for good before the kernel starts
-running cells. Any other kernel command is simply executed after the drop.
+It leads its own process group (interrupts reach the kernel, never bubblewrap), sets the bounds and,
+as root, binds the kernel's sockets under the kernel's uid with root as saved id, takes write access
+to the socket directory away, then drops root for good before any cell runs.
 """
 
 from __future__ import annotations

@@ -1,24 +1,14 @@
-"""One exercise as an nbgrader source notebook (the teacher's version: solutions and hidden tests in).
+"""One exercise as an nbgrader source notebook (the teacher's: solutions and hidden tests in).
 
-Cells, in order:
-- the cells of `exercises/<id>.py`, converted with jupytext: markdown cells read-only (locked), their
-  words said for a notebook user (wording.py: the check cell, not `pytest exercises/`); code cells
-  with blanks become autograded answer cells, holding the solution here and the template's `___`
-  blanks in the release (`preprocessors.ClearBlanks`), each announced by a short locked line
-  (« Cellule de réponse 1 »: messages name the cells so); code cells without blanks are locked;
-- before the first code cell, a locked preparation cell (`%load_ext trous.publish.nbgrader`): an
-  answer cell run before its blanks are filled then says « trou pas encore rempli » in French, at
-  the blank's line, instead of IPython's `___` output cache failing far away;
-- right after each answer cell, one grade cell per blank it holds, worth that blank's points: its
-  hidden-test block grades the blank with the engine (restored by nbgrader at autograde), its
-  visible part runs the public check of the blank (what nbgrader's Validate button runs), so that a
-  release notebook fails its tests until the blank is right;
-- at the end, a short read-only explanation, then one locked check cell, a short call
-  (`verifier("01_moyenne")`) whose public bundle rides in the cell's metadata (`trous.verification`),
-  giving the same French report as `pytest exercises/`, located in the notebook's cells.
-
-Everything is deterministic: cell ids derive from the exercise and blank ids, and no timestamp or
-tool version is written.
+Cells, in order: the cells of `exercises/<id>.py` (jupytext): markdown locked, reworded for a notebook
+(wording.py); code with blanks as autograded answer cells (the solution here, the template's `___` in
+the release: `preprocessors.ClearBlanks`), each announced by a locked line (« Cellule de réponse 1 »);
+code without blanks locked. Before the first code cell, a locked preparation cell (`%load_ext
+trous.publish.nbgrader`: an unfilled blank is said in French, at its line). After each answer cell,
+one grade cell per blank, worth its points: its hidden block grades with the engine, its visible part
+runs the blank's public check (what Validate runs). At the end, an explanation and the locked check
+cell (`verifier("01_moyenne")`, its public bundle in the metadata). Deterministic: ids derive from the
+exercise and blank ids, no timestamp or tool version is written.
 """
 
 from __future__ import annotations
@@ -119,32 +109,36 @@ def _markdown(exercise: Exercise, source: str) -> str:
     return text
 
 
+def _cell(new, source: str, gid: str, trous: dict | None = None, **flags):
+    """A cell of the notebook, nbgrader's metadata on it (and trous's, when given)."""
+    metadata = _meta(gid, **flags)
+    if trous is not None:
+        metadata[TROUS_KEY] = trous
+    return new(source, id=gid, metadata=metadata)
+
+
 def source_notebook(exercise: Exercise) -> nbformat.NotebookNode:
     """The teacher's notebook. Each blank's grade cell comes right after the answer cell holding the
     blank: nbgrader puts a deleted grade cell back after the solution or grade cell that preceded it,
     and fails when that one is a plain locked cell."""
-    pairs = _code_cells(exercise)
+    markdown, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
     answers = answer_cells(exercise)
     public = bundle_mod.of(exercise, answers, hidden=False)
     hidden = bundle_mod.of(exercise, answers, hidden=True)
     cells = []
     counters = {"consigne": 0, "reponse": 0, "code": 0}
     template_text = exercise.template_path.read_text(encoding="utf-8")
-    position, next_blank = 0, 0
-
-    def prepare_once() -> None:
-        if not any(c.metadata["nbgrader"]["grade_id"] == grade_id(exercise, "code", "preparation") for c in cells):
-            gid = grade_id(exercise, "code", "preparation")
-            cells.append(nbformat.v4.new_code_cell(PREPARATION, id=gid, metadata=_meta(gid, locked=True)))
-
-    for template_cell, solution_cell in pairs:
-        if template_cell.cell_type == "markdown":
+    position, next_blank, prepared = 0, 0, False
+    for template_cell, solution_cell in _code_cells(exercise):
+        kind = template_cell.cell_type
+        if kind == "code" and not prepared:
+            prepared = True
+            cells.append(_cell(code, PREPARATION, grade_id(exercise, "code", "preparation"), locked=True))
+        if kind == "markdown":
             counters["consigne"] += 1
-            gid = grade_id(exercise, "consigne", counters["consigne"])
-            cells.append(nbformat.v4.new_markdown_cell(_markdown(exercise, template_cell.source), id=gid,
-                                                       metadata=_meta(gid, locked=True)))
-        elif template_cell.cell_type == "code" and find_blanks(template_cell.source):
-            prepare_once()
+            cells.append(_cell(markdown, _markdown(exercise, template_cell.source),
+                               grade_id(exercise, "consigne", counters["consigne"]), locked=True))
+        elif kind == "code" and find_blanks(template_cell.source):
             counters["reponse"] += 1
             number = counters["reponse"]
             start = template_text.find(template_cell.source, position)
@@ -153,39 +147,31 @@ def source_notebook(exercise: Exercise) -> nbformat.NotebookNode:
                                  "fichier (commande magique ?)")
             position = start + len(template_cell.source)
             held = len(find_blanks(template_cell.source))
-            gid = grade_id(exercise, "consigne", f"reponse-{number}")
-            cells.append(nbformat.v4.new_markdown_cell(answer_label(number, next_blank + 1, next_blank + held),
-                                                       id=gid, metadata=_meta(gid, locked=True)))
-            gid = grade_id(exercise, "reponse", number)
-            metadata = _meta(gid, solution=True)
-            metadata[TROUS_KEY] = {"modele": template_cell.source}
-            cells.append(nbformat.v4.new_code_cell(solution_cell.source, id=gid, metadata=metadata))
+            cells.append(_cell(markdown, answer_label(number, next_blank + 1, next_blank + held),
+                               grade_id(exercise, "consigne", f"reponse-{number}"), locked=True))
+            cells.append(_cell(code, solution_cell.source, grade_id(exercise, "reponse", number),
+                               {"modele": template_cell.source}, solution=True))
             for _ in range(held):
                 if next_blank >= len(exercise.blanks):
                     raise BuildError(f"{exercise.template_path} : plus de trous ___ que dans course.yaml")
                 blank = exercise.blanks[next_blank]
-                gid = grade_id(exercise, "trou", blank.id)
-                cells.append(nbformat.v4.new_code_cell(
-                    grade_source(exercise, next_blank, hidden, number), id=gid,
-                    metadata=_meta(gid, grade=True, locked=True, points=blank.points)))
+                cells.append(_cell(code, grade_source(exercise, next_blank, hidden, number),
+                                   grade_id(exercise, "trou", blank.id), grade=True, locked=True,
+                                   points=blank.points))
                 next_blank += 1
-        elif template_cell.cell_type == "code":
+        elif kind == "code":
             if template_cell.source != solution_cell.source:
                 raise BuildError(f"{exercise.solution_path} : une cellule sans trou diffère de l'exercice")
-            prepare_once()
             counters["code"] += 1
             gid = grade_id(exercise, "code", counters["code"])
-            cells.append(nbformat.v4.new_code_cell(template_cell.source, id=gid, metadata=_meta(gid, locked=True)))
+            cells.append(_cell(code, template_cell.source, gid, locked=True))
         else:
-            raise BuildError(f"{exercise.template_path} : cellule de type {template_cell.cell_type} non prise en charge")
+            raise BuildError(f"{exercise.template_path} : cellule de type {kind} non prise en charge")
     if next_blank != len(exercise.blanks):
         raise BuildError(f"{exercise.template_path} : {next_blank} trous ___, {len(exercise.blanks)} dans course.yaml")
-    gid = grade_id(exercise, "consigne", "verifier")
-    cells.append(nbformat.v4.new_markdown_cell(EXPLAIN, id=gid, metadata=_meta(gid, locked=True)))
-    gid = grade_id(exercise, "verification", "publique")
-    metadata = _meta(gid, locked=True)
-    metadata[TROUS_KEY] = {"verification": public.to_dict()}
-    cells.append(nbformat.v4.new_code_cell(check_source(exercise), id=gid, metadata=metadata))
+    cells.append(_cell(markdown, EXPLAIN, grade_id(exercise, "consigne", "verifier"), locked=True))
+    cells.append(_cell(code, check_source(exercise), grade_id(exercise, "verification", "publique"),
+                       {"verification": public.to_dict()}, locked=True))
     nb = nbformat.v4.new_notebook(cells=cells, metadata={"kernelspec": dict(KERNELSPEC),
                                                          "language_info": {"name": "python"}})
     nb.nbformat_minor = 5

@@ -1,25 +1,15 @@
 """trous's nbgrader preprocessors, named in the generated nbgrader_config.py.
 
-- `ClearBlanks` (generate_assignment, in place of ClearSolutions): an answer cell built by trous
-  gets back the template's source, with exactly the `___` blanks of `exercises/`; other cells are
-  cleared as nbgrader does (`### BEGIN SOLUTION` regions, or the code stub).
-- `VerifyGrades` (autograde, after Execute, before SaveAutoGrades): grades every trous exercise of
-  the notebook with the engine, outside the kernel, and writes each blank's verdict in its grade
-  cell (SandboxedExecute does not run those cells in the kernel: student code owns the kernel and
-  could fake any cell's output; it cannot change what this process computes from the notebook's
-  answer cells and the hidden tests that nbgrader restored from the gradebook).
-- `TeacherGrades` (generate_feedback, after GetGrades): a grade changed in formgrader is said in the
-  grade cell's verdict, beside the engine's, instead of contradicting nbgrader's « Score ».
-- `HideHiddenTests` (generate_feedback): nbgrader shows hidden tests in feedback; this removes the
-  hidden-test blocks from every cell, and any output that quotes hidden material.
-- `RepairCells` (first of autograde's sanitizing): nbgrader metadata a student's notebook carries in
-  a shape nbgrader's own steps stop on (nbgrader would drop the submission) is made readable.
-- `RestoreCells` (autograde's sanitizing, in place of OverwriteCells): nbgrader's own, except that a
-  grade cell the student got with its hidden tests stripped (as released) is restored without the
-  warning « Attribute 'checksum' … has changed! » that nbgrader prints for every hidden-test cell of
-  every student (95 lines for one assignment of five students); any other change is still reported.
-  A cell pasted twice (DeduplicateIds empties the copy's nbgrader metadata) no longer makes nbgrader
-  drop the assignment.
+- `ClearBlanks` (generate_assignment, for ClearSolutions): a trous answer cell gets back the
+  template's source, with the `___` blanks; other cells are cleared as nbgrader does.
+- `VerifyGrades` (autograde, after Execute): grades each exercise with the engine, outside the kernel
+  (student code owns the kernel and could fake any output), and writes each blank's verdict in its
+  grade cell.
+- `TeacherGrades` (generate_feedback): a grade changed in formgrader is said beside the engine's.
+- `HideHiddenTests` (generate_feedback): no hidden-test block, nor any output quoting hidden material.
+- `RepairCells`, `RestoreCells` (autograde's sanitizing): a student's damaged nbgrader metadata, or a
+  cell pasted twice, no longer makes nbgrader drop the submission; grade cells released without their
+  hidden tests are restored without nbgrader's warning for each (95 lines for five students).
 """
 
 from __future__ import annotations
@@ -30,6 +20,7 @@ import nbformat
 
 from nbconvert.preprocessors import Preprocessor
 from nbgrader import utils
+from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.preprocessors import ClearHiddenTests, ClearSolutions, NbGraderPreprocessor, OverwriteCells
 from traitlets import Bool, Unicode
 
@@ -73,13 +64,10 @@ def _number(value) -> bool:
 
 
 class RepairCells(NbGraderPreprocessor):
-    """First of autograde's sanitizing (after ClearOutput): nbgrader metadata a student's notebook
-    can carry but nbgrader's own steps stop on (and nbgrader then drops the whole submission) is put
-    in the shape they expect. Metadata that is not a mapping, or names no usable grade_id, is
-    removed: the cell is a plain cell, as if pasted from elsewhere (a grade cell is then added back
-    from the gradebook). Flags that are not booleans take their truth value (what trous reads too),
-    missing ones are false, points that are not a number are 0 (RestoreCells gives a grade cell its
-    gradebook's points), the schema version is nbgrader's. Each repair is logged."""
+    """nbgrader metadata that nbgrader's own steps would stop on, put in the shape they expect (each
+    repair logged): metadata that is not a mapping or has no usable grade_id is removed (a plain cell;
+    a grade cell is added back from the gradebook); flags take their truth value, missing ones are
+    false; points that are not a number are 0 (RestoreCells restores the gradebook's)."""
 
     def preprocess_cell(self, cell, resources, cell_index):
         if "nbgrader" not in cell.metadata:
@@ -107,9 +95,9 @@ class RepairCells(NbGraderPreprocessor):
 
 
 class RestoreCells(OverwriteCells):
-    """OverwriteCells, quiet about the one change every student's notebook has: its grade cells
-    without their hidden tests, as the release gave them. Also restores what OverwriteCells leaves
-    and then stops on: whether a cell is graded (and its points), and a locked cell's flags."""
+    """OverwriteCells, quiet about grade cells without their hidden tests (as released); also restores
+    what OverwriteCells leaves and then stops on: whether a cell is graded, its points, a locked cell's
+    flags."""
 
     _released: dict[str, str] = {}
 
@@ -124,12 +112,8 @@ class RestoreCells(OverwriteCells):
         return self._released[source]
 
     def _restore_flags(self, cell, stored) -> None:
-        """The cell's role is the teacher's: graded or not (with the gradebook's points when they
-        are not a number), and for a locked cell, not an answer. Without it,
-        OverwriteCells asks the gradebook for a graded cell that is not one (MissingEntry), or
-        finds the checksums inconsistent, and nbgrader drops the submission."""
-        from nbgrader.api import MissingEntry  # noqa: PLC0415
-
+        """The cell's role is the teacher's (else OverwriteCells meets a MissingEntry or inconsistent
+        checksums, and nbgrader drops the submission)."""
         meta, grade_id = cell.metadata["nbgrader"], cell.metadata["nbgrader"]["grade_id"]
         try:
             points = float(self.gradebook.find_graded_cell(grade_id, self.notebook_id, self.assignment_id).max_score)
@@ -150,9 +134,8 @@ class RestoreCells(OverwriteCells):
 
     def preprocess_cell(self, cell, resources, cell_index):
         if "nbgrader" in cell.metadata and not cell.metadata["nbgrader"]:
-            # A copy of a cell DeduplicateIds emptied (the student pasted an answer cell twice):
-            # OverwriteCells' add_missing_task_cells would stop on it (KeyError: 'grade_id') and nbgrader
-            # drop the student's assignment. It is a plain cell now.
+            # A copy DeduplicateIds emptied (an answer cell pasted twice): OverwriteCells would stop on
+            # it (KeyError: 'grade_id'). It is a plain cell now.
             del cell.metadata["nbgrader"]
             return cell, resources
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
@@ -172,15 +155,12 @@ class RestoreCells(OverwriteCells):
 
 # -- feedback ------------------------------------------------------------------------------------
 class TeacherGrades(Preprocessor):
-    """generate_feedback, after GetGrades: a grade cell whose grade a teacher changed in formgrader
-    (manual score, extra credit) keeps the engine's explanation, but its verdict line says both grades,
-    so that it agrees with the « Score » nbgrader prints above it."""
+    """A grade changed in formgrader (manual score, extra credit): the verdict line says both grades,
+    to agree with the « Score » nbgrader prints above it."""
 
     enabled = Bool(True).tag(config=True)
 
     def preprocess(self, nb, resources):
-        from nbgrader.api import Gradebook  # noqa: PLC0415
-
         info = resources["nbgrader"]
         self._where = (info["notebook"], info["assignment"], info["student"])
         with Gradebook(info["db_url"]) as self._gradebook:
@@ -229,16 +209,9 @@ def secrets_of(nb) -> list[str]:
 
 
 def _output_text(output) -> str:
-    parts = []
-    if "text" in output:
-        parts.append(str(output["text"]))
-    for key in ("evalue", "ename"):
-        if key in output:
-            parts.append(str(output[key]))
-    parts += [str(t) for t in output.get("traceback", [])]
-    for value in (output.get("data") or {}).values():
-        parts.append(value if isinstance(value, str) else str(value))
-    return "\n".join(parts)
+    parts = [output[key] for key in ("text", "evalue", "ename") if key in output]
+    parts += [*output.get("traceback", []), *(output.get("data") or {}).values()]
+    return "\n".join(str(part) for part in parts)
 
 
 WITHHELD = "[sortie retirée : elle citait le code des tests cachés]"
@@ -252,14 +225,8 @@ class HideHiddenTests(Preprocessor):
         for cell in nb.cells:
             if cell.cell_type == "code" and HIDDEN_BEGIN in cell.source:
                 cell.source = released(cell.source)
-            if cell.cell_type != "code":
-                continue
-            kept = []
-            for output in cell.get("outputs", []):
-                text = _output_text(output)
-                if any(secret in text for secret in secrets):
-                    kept.append(nbformat.v4.new_output("stream", name="stdout", text=WITHHELD + "\n"))
-                else:
-                    kept.append(output)
-            cell.outputs = kept
+            if cell.cell_type == "code":
+                cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=WITHHELD + "\n")
+                                if any(secret in _output_text(output) for secret in secrets) else output
+                                for output in cell.get("outputs", [])]
         return nb, resources

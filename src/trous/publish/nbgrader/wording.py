@@ -1,10 +1,5 @@
-"""The exercise's instructions, said for a notebook user.
-
-An exercise file's instructions speak to someone with the course folder and a terminal: « Vérifie
-avec `pytest exercises/ -k 01_moyenne` », « lance `python exercises/11_cout.py` », « `trous hint` donne des
-indices ». In an nbgrader notebook there is no such folder: the check cell at the end checks, running
-the cells runs the code, and the check cell gives each blank's hint. The markdown cells of the
-notebook are rewritten accordingly; the exercise file itself (and so what is graded) is unchanged.
+"""The exercise's instructions, said for a notebook user: no course folder nor terminal there (« lance
+`pytest exercises/` » becomes the check cell). The exercise file itself, hence the grade, is unchanged.
 """
 
 from __future__ import annotations

@@ -1,19 +1,12 @@
 """`nbgrader zip_collect` on Moodle's « Télécharger tous les travaux remis » archive, names kept.
 
-Moodle names each student's folder `<Full Name>_<N>_assignsubmission_file` (Moodle < 4.1: one more
-`_`), where `<N>` is the participant's number inside the assignment: it becomes the nbgrader student
-id. The owner of a file is read as for an archive graded directly (inputs/moodle.py): from
-the first folder under zip_collect's `extracted/` (and the archive's own folder) named as Moodle
-names them, never from a folder deeper down, which is the student's own (a student who uploads a
-folder « Bob_12_assignsubmission_file » in their submission does not hand in for Bob). Folders
-that claim one number (two names, or one plugin twice) are not collected at all: nbgrader would merge
-them into one student; they are named in the log, for the teacher to sort out.
-
-nbgrader's filename collector drops the name, so formgrader showed « None, None » for every such
-student. `MoodleCollector` records each student's name in nbgrader's gradebook when the gradebook has
-none for them (a name set by hand in formgrader is kept). Moodle gives one « full name » in the order
-the site displays names: by default the first word is taken as the first name and the rest as the
-last name (`last_name_first = True` for a site that shows « NOM Prénom »).
+Moodle names each folder `<Full Name>_<N>_assignsubmission_file`; `<N>`, the participant's number,
+becomes the nbgrader student id. The owner is read as for an archive graded directly
+(inputs/moodle.py): from the first folder under `extracted/` named as Moodle names them, never deeper
+(a student's own folder « Bob_12_assignsubmission_file » does not hand in for Bob). Folders claiming
+one number are not collected (nbgrader would merge them) and are named in the log. `MoodleCollector`
+records each student's name in the gradebook when it has none (nbgrader's collector drops it:
+formgrader showed « None, None »); the first word is the first name, unless `last_name_first`.
 """
 
 from __future__ import annotations
@@ -21,11 +14,13 @@ from __future__ import annotations
 import atexit
 import os
 
+from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.plugins.zipcollect import FileNameCollectorPlugin
 from traitlets import Bool
 
 from ...inputs import moodle as moodlefolders
 from ...inputs.intake import student_id as _student_id
+
 
 def split_name(full_name: str, last_name_first: bool = False) -> tuple[str | None, str | None]:
     """(first name, last name) of Moodle's full name."""
@@ -125,8 +120,6 @@ class MoodleCollector(FileNameCollectorPlugin):
         gradebook = self._open()
         if gradebook is None:
             return
-        from nbgrader.api import MissingEntry  # noqa: PLC0415
-
         try:
             known = gradebook.find_student(student)
         except MissingEntry:
@@ -145,8 +138,6 @@ class MoodleCollector(FileNameCollectorPlugin):
             coursedir = getattr(app, "coursedir", None)
             if coursedir is None:
                 return None
-            from nbgrader.api import Gradebook  # noqa: PLC0415
-
             self._gradebook = Gradebook(coursedir.db_url, coursedir.course_id)
             atexit.register(self._gradebook.close)
         return self._gradebook

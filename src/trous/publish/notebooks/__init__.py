@@ -1,22 +1,18 @@
-"""The course in JupyterLab: exercise notebooks paired with their `.py`, a check cell that gives
-the same French feedback as `pytest exercises/`; and a course's own notebook (course.yaml's
-`explorer:`), whose code (a widget, say) the course itself carries (`explorer.files`).
-
-In a notebook:
+"""The course in JupyterLab: exercise notebooks paired with their `.py`, a check cell giving the same
+French feedback as `pytest exercises/`, and the course's own notebook (course.yaml's `explorer:`).
 
     %load_ext trous.publish.notebooks          # first: remember each cell as the student runs it
     from trous.publish.notebooks import check
     check("01_moyenne")                   # last: check what the student wrote, blank by blank
 
-Heavy imports (jupytext, anywidget) wait until they are needed: the `trous` CLI imports this
-package to find its subcommands.
+Heavy imports (jupytext, anywidget) wait: the `trous` CLI imports this package for its subcommands.
 """
 
 from __future__ import annotations
 
 
 def load_ipython_extension(ipython) -> None:
-    from .tracking import install  # noqa: PLC0415
+    from .tracking import install  # noqa: PLC0415 - the CLI imports this package: kept light
 
     install(ipython)
 

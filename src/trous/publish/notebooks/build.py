@@ -1,18 +1,10 @@
-"""Writing the course's notebooks: one per exercise, paired with its `.py` through jupytext, and the
-course's own notebook when its course.yaml declares one (`explorer:`: its file, text and code).
+"""Writing the course's notebooks: one per exercise, paired with its `.py` (jupytext, which every
+save in JupyterLab writes too), and the course's own notebook when course.yaml declares one.
 
-The exercise's `.py` stays the single source. Its notebook holds the same cells plus two of ours,
-marked `active="ipynb"` so that jupytext writes them into the `.py` as comments only (the blanks'
-alignment ignores comments, so pytest, `trous check` and grading see the same program):
-
-- a preparation cell before the first code cell (`%load_ext trous.publish.notebooks`), so the check sees
-  what the student runs even before they save;
-- a check cell at the end (`check("01_moyenne")`).
-
-Pairing (`ipynb,py:percent`) makes every save in JupyterLab write the `.py` as well.
-
-The exercise's own code cells carry JupyterLab's `raises-exception` tag: a cell that stops on an
-unfilled blank does not stop « Run All », which goes on to the check cell and its French verdict.
+The `.py` stays the single source. Our two cells, a preparation cell before the first code cell and
+a check cell at the end, are `active="ipynb"`: comments only in the `.py`, so pytest, `trous check`
+and grading see the same program. Code cells carry `raises-exception`: a cell stopping on an unfilled
+blank does not stop « Run All » before the check cell.
 """
 
 from __future__ import annotations
@@ -22,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...core.course import TEMPLATES_DIR, Course, Exercise, ExplorerSpec
+from ..edition import build as build_edition
 
 PAIRING = {"formats": "ipynb,py:percent", "notebook_metadata_filter": "-all"}
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
@@ -39,16 +32,14 @@ CHECK_TEXT = ("## Vérifie ton travail\n\n"
 CHECK = ("# Vérification (la même que pytest exercises/)\n"
          "from trous.publish.notebooks import check\n\n"
          "check(\"{id}\")")
+
+
 class NotebookError(Exception):
     """French, for the CLI."""
 
 
-def missing_modules() -> list[str]:
-    return [m for m in NEEDED if importlib.util.find_spec(m) is None]
-
-
 def require_modules() -> None:
-    missing = missing_modules()
+    missing = [m for m in NEEDED if importlib.util.find_spec(m) is None]
     if missing:
         raise NotebookError(f"il manque {', '.join(missing)} pour JupyterLab ; installe-les avec :\n    {INSTALL}")
 
@@ -128,8 +119,6 @@ def folder_for(course: Course, destination: str | Path | None) -> Course:
     """Where notebooks go: a student edition (written at `destination`, or this course when it is
     one already). The authoring repository's exercises are never rewritten: without a destination
     it gets an edition in _build/<course>-eleves, as `trous edition` does."""
-    from ..edition import build as build_edition  # noqa: PLC0415
-
     if destination is None and is_edition(course):
         return course
     dest = Path(destination) if destination else course.root / "_build" / f"{course.id}-eleves"
@@ -142,8 +131,7 @@ def folder_for(course: Course, destination: str | Path | None) -> Course:
 
 
 def build(course: Course, force: bool = False) -> Built:
-    """Notebooks for every exercise of a student edition, and the course's own notebook if it declares
-    one. A notebook that exists is kept (the student's work lives in it) unless `force`."""
+    """Notebooks of a student edition; one that exists is kept (the student's work is in it) unless `force`."""
     import nbformat  # noqa: PLC0415
 
     require_modules()

@@ -1,11 +1,12 @@
-"""The check cell: judge the exercise as written in the notebook, with the student self-check of
-trous.checking (same sandboxed run, same public checks, same verdicts as `pytest exercises/`).
+"""The check cell: the exercise as written in the notebook, judged by the student's self-check
+(the same run, checks and verdicts as `pytest exercises/`).
 """
 
 from __future__ import annotations
 
 import atexit
 import os
+from functools import cache
 from pathlib import Path
 
 from ...check.checker import Checker
@@ -16,16 +17,12 @@ from ...core.analysis import analyse_source
 from . import snapshot, tracking
 from .report import NotebookReport
 
-_CHECKER: Checker | None = None
-
-
+@cache
 def _checker() -> Checker:
-    # One runner for the kernel's life: the second check does not pay the sandbox's start again.
-    global _CHECKER
-    if _CHECKER is None:
-        _CHECKER = Checker()
-        atexit.register(_CHECKER.close)
-    return _CHECKER
+    """One runner for the kernel's life: the second check does not pay the sandbox's start again."""
+    checker = Checker()
+    atexit.register(checker.close)
+    return checker
 
 
 def notebook_of(exercise: Exercise, given: str | None = None) -> Path:

@@ -8,22 +8,24 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 def _prepare(args):
+    """The edition's course and its notebooks; None after saying why not."""
     from ...core.course import course_for  # noqa: PLC0415
-    from .build import build, folder_for, require_modules  # noqa: PLC0415
+    from .build import NotebookError, build, folder_for, require_modules  # noqa: PLC0415
 
-    require_modules()
-    course = folder_for(course_for(args.cours), args.destination)
-    return course, build(course, force=args.force)
+    try:
+        require_modules()
+        course = folder_for(course_for(args.cours), args.destination)
+        return course, build(course, force=args.force)
+    except NotebookError as exc:
+        print(f"erreur : {exc}")
+        return None
 
 
 def cmd_notebooks(args) -> int:
-    from .build import NotebookError  # noqa: PLC0415
-
-    try:
-        course, built = _prepare(args)
-    except NotebookError as exc:
-        print(f"erreur : {exc}")
+    prepared = _prepare(args)
+    if prepared is None:
         return EXIT_FAILED
+    course, built = prepared
     for path in built.written:
         print(f"écrit : {path.relative_to(course.root)}")
     for path in built.kept:
@@ -34,14 +36,12 @@ def cmd_notebooks(args) -> int:
 
 
 def cmd_lab(args) -> int:
-    from .build import NotebookError  # noqa: PLC0415
     from .lab import command, run  # noqa: PLC0415
 
-    try:
-        course, built = _prepare(args)
-    except NotebookError as exc:
-        print(f"erreur : {exc}")
+    prepared = _prepare(args)
+    if prepared is None:
         return EXIT_FAILED
+    course, built = prepared
     if built.written:
         print(f"notebooks écrits dans {course.root} : {len(built.written)}")
     argv = command(course, port=args.port, open_browser=not args.sans_navigateur)

@@ -1,14 +1,7 @@
-"""Take named, blank-free definitions out of an exercise file, so that a course's own notebook
-(course.yaml's `explorer:`) computes with the course's own code instead of a second implementation:
-a function or a value an exercise gives ready-made (its solution shares it verbatim).
-
-We parse the file, keep the module's imports and the requested top-level `def` and `name = …`
-statements, refuse any of them that still contains a `___`, and run just those, in file order, in a
-fresh namespace. Nothing else of the file runs (its other lines hold the student's blanks).
-
-In a student edition they are read from the student's own file (what the explorer's caption names,
-and what the student may change), and from the pristine copy only when that file no longer gives
-them (a blank or an error there), which the caption then says.
+"""Named, blank-free definitions taken out of an exercise file, so that a course's own notebook
+computes with the course's own code: only the module's imports and the requested top-level `def` and
+`name = …` statements run (refused if they hold a `___`), in a fresh namespace. In a student edition
+they are read from the student's own file, else from the pristine copy, which the caption then says.
 """
 
 from __future__ import annotations
@@ -25,7 +18,6 @@ class DefinitionError(Exception):
     """French: what is missing, and in which file."""
 
 
-_defined_name, _has_blank = defined_name, has_blank
 available = defines  # does the file define every name, blank-free, at top level?
 
 
@@ -37,11 +29,11 @@ def load(path: Path, names: Iterable[str]) -> dict:
     body: list[ast.stmt] = []
     found: dict[str, ast.stmt] = {}
     for node in tree.body:
-        name = _defined_name(node)
+        name = defined_name(node)
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             body.append(node)
         elif name in names:
-            if _has_blank(node):
+            if has_blank(node):
                 raise DefinitionError(f"{path} : « {name} » contient un trou (___) ; "
                                       "le carnet du cours a besoin de la version sans trou")
             found[name] = node  # a later definition replaces an earlier one, as when Python runs

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -31,8 +32,6 @@ def command(course: Course, *, port: int | None = None, open_browser: bool = Tru
 
 
 def run(argv: list[str], cwd: Path) -> int:
-    import subprocess  # noqa: PLC0415
-
     if os.name == "posix":
         os.chdir(cwd)
         os.execv(argv[0], argv)  # JupyterLab takes over the terminal: Ctrl+C goes straight to it

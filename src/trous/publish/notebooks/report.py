@@ -10,7 +10,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ...check.selfcheck import DEPENDS, FAILED, NOT_REACHED, NOT_RUN, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED, BlankResult, ExerciseResult
-from ...check.feedback import SYMBOL, hint_text, next_step, status_text, wants_hint
+from ...check.feedback import SYMBOL, hint_text, next_step, printed, status_text, wants_hint
 
 if TYPE_CHECKING:  # jupytext, which snapshot.py imports, is not needed to render (nbgrader's check cell)
     from .snapshot import Snapshot
@@ -39,14 +39,12 @@ class NotebookReport:
             return f"{match.group(1)}{place[1] if place else match.group(2)} | "
         return _SHOWN.sub(shown, _LINE.sub(line, text))
 
-    def _where(self, blank: BlankResult) -> str:
-        return self.snapshot.describe(blank.line) or (f"ligne {blank.line}" if blank.line else "")
+    def _place(self, line: int | None) -> str:
+        return self.snapshot.describe(line) or (f"ligne {line}" if line else "")
 
     def _code_line(self, blank: BlankResult) -> str:
-        if not blank.line:
-            return ""
         lines = self.snapshot.text.split("\n")
-        return lines[blank.line - 1].strip() if 0 < blank.line <= len(lines) else ""
+        return lines[blank.line - 1].strip() if blank.line and 0 < blank.line <= len(lines) else ""
 
     def step(self) -> str | None:
         """What to work on first (a subclass may say it in its own setting's words)."""
@@ -61,14 +59,11 @@ class NotebookReport:
         return f"{right}/{total} trous justes, {r.filled}/{total} remplis."
 
     def blank_lines(self, blank: BlankResult) -> list[str]:
-        lines = []
-        for problem in blank.problems:
-            lines += self._relocate(problem).split("\n")
-        return lines
+        return [line for problem in blank.problems for line in self._relocate(problem).split("\n")]
 
     def title(self, blank: BlankResult) -> str:
         total = len(self.result.blanks)
-        where = self._where(blank)
+        where = self._place(blank.line)
         return (f"trou {blank.index + 1}/{total} « {blank.spec.id} »"
                 + (f" ({where})" if where else "") + f" : {status_text(self.result, blank)}")
 
@@ -77,7 +72,7 @@ class NotebookReport:
         r = self.result
         if not r.problem:
             return None
-        where = self.snapshot.describe(r.problem_line) or (f"ligne {r.problem_line}" if r.problem_line else "")
+        where = self._place(r.problem_line)
         lines = [f"{where} — {self._relocate(r.problem)}" if where else self._relocate(r.problem)]
         if r.problem_text:
             lines += ["    " + t for t in r.problem_text.split("\n")]
@@ -105,9 +100,7 @@ class NotebookReport:
         step = self.step()
         if step:
             out.append(self._relocate(step))
-        if r.output.strip():
-            out.append("ce que ton programme a affiché :")
-            out += ["  | " + ln for ln in r.output.rstrip("\n").split("\n")[:40]]
+        out += printed(r)
         return "\n".join(out)
 
     def _repr_pretty_(self, printer, cycle) -> None:

@@ -1,10 +1,7 @@
-"""The exercise as the student wrote it in the notebook, as one Python file.
-
-We rebuild exactly the `.py` that saving the paired notebook would write (jupytext, percent
-format): the saved notebook's cells, each code cell replaced by the code last run in it when that
-run is newer than the save. That text is what `pytest exercises/` would check after a save, so the
-check cell and pytest agree. We also keep where each code cell landed in the text, to speak of
-« ligne 3 de la cellule 4 » instead of a line of a file the student never opened.
+"""The exercise as the student wrote it in the notebook, as one Python file: exactly the `.py` that
+saving the paired notebook would write (jupytext), each code cell replaced by the code last run in it
+when newer than the save, so the check cell and pytest agree; and where each cell landed, to say
+« ligne 3 de la cellule 4 ».
 """
 
 from __future__ import annotations

@@ -1,28 +1,17 @@
-"""What the student ran, cell by cell, in this kernel.
-
-A notebook's check cell must judge what the student typed, but the notebook file on disk only
-changes when they save. JupyterLab sends each cell's id with its code when it runs it, and IPython
-passes both to `pre_run_cell` handlers: we keep the last code run for each cell id, with the time,
-so the check can take, for each cell, whichever is newer — the code last run, or the saved file.
-
-Also, IPython keeps its third-to-last output in a variable named `___`, the very name of a blank:
-an unfilled blank would then silently be '' (and fail far away, "must be real number, not str").
-The nbgrader notebooks' blank guard (publish/nbgrader/blankguard.py) turns every `___` a cell reads
-into a French « trou pas encore rempli » at that very line, without a traceback (IPython's shows,
-for a blank in a comprehension, a frame at the wrong line). A NameError that follows from a cell
-stopped earlier is said in French too, with its line. The exercise's code cells are tagged
-`raises-exception` (publish/notebooks/build.py): « Run All » goes on to the check cell, whose French verdict
-is the same as `pytest exercises/`.
+"""What the student ran, cell by cell, in this kernel: the check takes, for each cell, whichever is
+newer, the code last run (JupyterLab sends each cell's id to IPython's `pre_run_cell`) or the saved
+file. Also the blank guard (publish/nbgrader/blankguard.py: IPython's `___` output cache would make an
+unfilled blank silently '') and a NameError said in French, with its line.
 """
 
 from __future__ import annotations
 
 import time
+import traceback
 from dataclasses import dataclass
 
-import traceback
-
 from ...core.blanks import BLANK
+from ..nbgrader import blankguard  # the same guard as nbgrader's notebooks
 
 STILL_CHECKED = "La vérification, en bas du notebook, dit où en sont tous tes trous."
 
@@ -53,8 +42,6 @@ def install(ipython) -> None:
     forget_blank_marker(None)
     ipython.events.register("pre_run_cell", _record)
     ipython.events.register("pre_run_cell", forget_blank_marker)
-    from ..nbgrader import blankguard  # noqa: PLC0415 - the same guard as nbgrader's notebooks
-
     blankguard.install(ipython, note=STILL_CHECKED)
     ipython.set_custom_exc((NameError,), calm_name_error)
     _INSTALLED.add(id(ipython))
