@@ -290,14 +290,31 @@ class Gradebook:
 
     def reuse(self, submissions: Iterable[Submission], found: dict[str, int]) -> None:
         """Submissions graded before by this grader (`found`: student → grading): make those gradings
-        current (a student who went back to an older version), refresh names and intake notes, in one
-        transaction, writing only what differs."""
-        with self.engine.begin() as conn:
-            for submission in submissions:
-                if submission.student in found:
-                    student_id = self._student(conn, submission)
-                    self._submission(conn, student_id, submission)
-                    self._make_current(conn, student_id, found[submission.student])
+        current (a student who went back to an older version), refresh names and intake notes. Only
+        what differs is written, in one transaction: each change stands on its own."""
+        wanted = [s for s in submissions if s.student in found]
+        if not wanted:
+            return
+        query = (select(StudentRow, SubmissionRow, CurrentGradeRow)
+                 .join(SubmissionRow, SubmissionRow.student_id == StudentRow.id)
+                 .join(GradingRow, GradingRow.submission_id == SubmissionRow.id)
+                 .outerjoin(CurrentGradeRow, CurrentGradeRow.student_id == StudentRow.id)
+                 .where(GradingRow.id.in_([found[s.student] for s in wanted])))
+        with Session(self.engine) as session, session.begin():
+            rows = {student.key: (student, row, current) for student, row, current in session.execute(query)}
+            for submission in wanted:
+                if submission.student not in rows:
+                    raise ValueError(f"{submission.student} : notation {found[submission.student]} introuvable")
+                student, row, current = rows[submission.student]
+                if submission.name and student.name != submission.name:
+                    student.name = submission.name
+                if row.source != submission.source or list(row.warnings or []) != list(submission.warnings):
+                    row.source, row.warnings = submission.source, list(submission.warnings)
+                grading_id = found[submission.student]
+                if current is None:
+                    session.add(CurrentGradeRow(student_id=student.id, grading_id=grading_id, updated_at=_now()))
+                elif current.grading_id != grading_id:
+                    current.grading_id, current.updated_at = grading_id, _now()
 
     # -- reading ---------------------------------------------------------------------------------
     def current(self, students: Iterable[str] | None = None) -> dict[str, SubmissionGrade]:
