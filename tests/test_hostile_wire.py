@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from trous.sandbox.confine import Confinement
 from trous.sandbox.pool import Runner
 from trous.core.protocol import CRASH, OK, Job, Limits, Probe, ProbeResult, Unit, UnitResult
 from trous.sandbox.backend import SandboxSpec
@@ -44,7 +43,7 @@ def forged_runner(tmp_path: Path, lines: list[bytes], endless: bool = False) -> 
     script.write_text(json.dumps({"lines": [base64.b64encode(x).decode() for x in lines], "endless": endless}))
     runner = Runner("fallback")
     runner.spec = SandboxSpec("faux", [sys.executable, str(HERE / "forged_sandbox.py"), str(script)],
-                              dict(os.environ), Confinement())
+                              dict(os.environ))
     return runner
 
 

@@ -106,7 +106,7 @@ def unprivileged(tmp_path_factory):
         return User(None, sys.executable)
     if shutil.which("setpriv") is None:
         pytest.skip("setpriv (util-linux) absent")
-    lease = uids.lease(1)  # a uid nobody else on this machine uses while the tests run
+    lease = uids.Lease()  # a uid nobody else on this machine uses while the tests run
     folder = Path(tempfile.mkdtemp(prefix="trous-venv-"))
     os.chmod(folder, 0o755)
     python = _layered_venv(folder / "venv")

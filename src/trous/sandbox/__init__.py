@@ -12,19 +12,5 @@
 A job is a batch of units or a session (questions one at a time); either way one keeper
 (supervisor.ChildRun) runs its children, one clock per child: past it the child is asked to stop
 (SIGUSR1), then killed. Results come back one JSON line per unit or answer, read under bounds
-(core/wire.py) into `UnitResult`s; a dead runner is replaced. What a run leaves is removed (cleanup.py).
+(core/wire.py) into `UnitResult`s; a dead runner is replaced. What a run leaves is removed (zygote.py).
 """
-
-from importlib import import_module
-
-# Imported on first use (PEP 562): the zygote (`python -m trous.sandbox.zygote`) imports this package
-# first, and needs neither the grader's side (pool, sandbox, subprocess, threads) nor its time.
-_WHERE = {"Runner": "pool", "RunnerPool": "pool"}
-
-__all__ = ["Runner", "RunnerPool"]
-
-
-def __getattr__(name: str):
-    if name in _WHERE:
-        return getattr(import_module(f".{_WHERE[name]}", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

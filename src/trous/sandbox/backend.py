@@ -14,7 +14,7 @@ Kinds of sandbox:
 `choose()` is the rule every grading path follows (`trous grade`, nbgrader, Dask workers).
 
 The sandbox's files live in RAM (tmpfs) and count against the memory bound: /tmp, which holds the
-run folders, may hold a quarter of it, /dev/shm a sixteenth; cleanup.py empties them after each job.
+run folders, may hold a quarter of it, /dev/shm a sixteenth; the zygote empties them after each job.
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ from pathlib import Path
 import trous
 
 from . import seccomp, uids
-from .confine import Confinement
 
 BWRAP = "bwrap"
 UNISOLATED = "sans-isolation"
@@ -77,7 +76,6 @@ class SandboxSpec:
     kind: str
     argv: list[str]
     env: dict[str, str]
-    confinement: Confinement
     cleanup: list[str] = field(default_factory=list)  # directories to remove when the runner stops
     cgroup: str | None = None
     lease: uids.Lease | None = None  # the host uid this sandbox's student code runs under (root only)
@@ -264,10 +262,9 @@ def _bwrap_argv(inner: list[str], env: dict[str, str], root: bool, memory_mb: in
         argv += ["--setenv", key, value]
     if root:
         # What the runner keeps: switch to the student's uid, signal and sweep its processes, remove
-        # what it left (files, System V IPC objects). Student code itself keeps nothing (confine.py).
+        # the files it left (System V IPC it cannot make: seccomp.py). Student code keeps nothing (confine.py).
         argv += ["--cap-drop", "ALL"]
-        for cap in ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_CHOWN",
-                    "CAP_IPC_OWNER"):
+        for cap in ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_CHOWN"):
             argv += ["--cap-add", cap]
     return argv + ["--"] + inner
 
@@ -297,16 +294,15 @@ def build(mode: str = "auto", slot: int = 0, preload: tuple[str, ...] = ("numpy"
     if kind == BWRAP:
         env.update({"PATH": "/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp"})
         # As root, student code runs under a uid of its own (uids.py): the kernel counts processes per uid.
-        lease = uids.lease(1) if root else None
-        confinement = Confinement(run_as=lease.uids[0] if lease else None, sweep=True)
-        config = {"preload": list(preload), "confinement": confinement.to_json(), "workroot": "/tmp/runs"}
+        lease = uids.Lease() if root else None
+        # `private`: alone in its pid, IPC and file namespaces, so the zygote may empty /tmp and /dev/shm.
+        config = {"preload": list(preload), "run_as": lease.uids[0] if lease else None, "private": True,
+                  "workroot": "/tmp/runs"}
         argv = _bwrap_argv(zygote + [json.dumps(config)], env, root, memory_mb)
-        return SandboxSpec(kind, argv, env, confinement, lease=lease)
+        return SandboxSpec(kind, argv, env, lease=lease)
     workroot = tempfile.mkdtemp(prefix="trous-runs-")
     env.update({"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": workroot, "TMPDIR": workroot})
-    cgroup = _cgroup_for(slot) if root else None
-    confinement = Confinement(cgroup=cgroup)
-    config = {"preload": list(preload), "confinement": confinement.to_json(), "workroot": workroot,
-              "pids_max": processes + 4}
+    cgroup = _cgroup_for(slot) if root else None  # root without a uid switch: a pids cgroup bounds its processes
+    config = {"preload": list(preload), "cgroup": cgroup, "workroot": workroot, "pids_max": processes + 4}
     argv = zygote + [json.dumps(config)]
-    return SandboxSpec(kind, argv, env, confinement, cleanup=[workroot], cgroup=cgroup)
+    return SandboxSpec(kind, argv, env, cleanup=[workroot], cgroup=cgroup)

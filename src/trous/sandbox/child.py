@@ -262,11 +262,11 @@ def _text_stream(fd: int) -> io.TextIOWrapper:
     return io.TextIOWrapper(io.FileIO(fd, "w", closefd=False), encoding="utf-8", errors="replace")
 
 
-def main(limits, confinement) -> None:
+def main(limits, run_as: int | None) -> None:
     """In a fresh fork of the zygote whose fds 0-3 are set: confine, then serve. Never returns."""
     status = 0
     try:
-        apply(limits, confinement)
+        apply(limits, run_as)
         _memory["start"] = _memory["floor"] = _mapped_mib()
         sys.stdin = open(os.devnull)  # noqa: SIM115
         sys.stdout, sys.stderr = _text_stream(1), _text_stream(2)

@@ -15,7 +15,6 @@ import os
 import resource
 import signal
 from contextlib import suppress
-from dataclasses import asdict, dataclass
 
 from . import seccomp
 from ..core.protocol import Limits
@@ -26,22 +25,6 @@ PR_CAPBSET_DROP, PR_SET_SECUREBITS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 2
 # Securebits, locked: uid 0 never regains capabilities through execve, ambient ones cannot be raised.
 SECUREBITS_LOCKED = 0b11000011  # NOROOT, NOROOT_LOCKED, NO_CAP_AMBIENT_RAISE, NO_CAP_AMBIENT_RAISE_LOCKED
 CAPABILITY_VERSION_3 = 0x20080522
-
-
-@dataclass(frozen=True)
-class Confinement:
-    """How the runner confines student code on this machine (decided by backend.py)."""
-
-    run_as: int | None = None  # unprivileged uid (and gid) for student code, when the runner is root
-    sweep: bool = False  # the runner is alone in a pid namespace and may kill every stray process
-    cgroup: str | None = None  # a pids cgroup directory the runner joins (root without uid switch)
-
-    def to_json(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict) -> "Confinement":
-        return cls(run_as=data.get("run_as"), sweep=bool(data.get("sweep")), cgroup=data.get("cgroup"))
 
 
 def prctl(option: int, value: int, arg3: int = 0) -> bool:
@@ -108,8 +91,9 @@ def _set(limit: int, soft: int, hard: int | None = None) -> None:
         resource.setrlimit(limit, (soft, hard))
 
 
-def apply(limits: Limits, confinement: Confinement) -> None:
-    """Confine the current process (a fresh child that is about to run student code)."""
+def apply(limits: Limits, run_as: int | None) -> None:
+    """Confine the current process (a fresh child that is about to run student code); `run_as`: the
+    unprivileged uid (and gid) it takes when the runner is root (backend.py decides)."""
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGCHLD):
         signal.signal(sig, signal.SIG_DFL)
     # A write past the file-size bound then fails with an error the student sees, not a silent kill.
@@ -119,12 +103,11 @@ def apply(limits: Limits, confinement: Confinement) -> None:
     _set(resource.RLIMIT_FSIZE, limits.file_mb * 1024 * 1024)
     _set(resource.RLIMIT_NOFILE, 256)
     _set(resource.RLIMIT_AS, _address_space() + limits.memory_mb * 1024 * 1024)
-    if confinement.run_as is not None and os.geteuid() == 0:
-        uid = confinement.run_as
+    if run_as is not None and os.geteuid() == 0:
         _set(resource.RLIMIT_NPROC, limits.processes + 1)
         os.setgroups([])
-        os.setresgid(uid, uid, uid)
-        os.setresuid(uid, uid, uid)
+        os.setresgid(run_as, run_as, run_as)
+        os.setresuid(run_as, run_as, run_as)
     elif os.geteuid() != 0:
         # The count is per user (per user namespace inside bubblewrap): allow what exists, plus the bound.
         _set(resource.RLIMIT_NPROC, _processes_of(os.geteuid()) + limits.processes)

@@ -20,7 +20,7 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager, suppress
 from dataclasses import replace
@@ -32,7 +32,6 @@ from ..core.protocol import CRASH, SESSION, TIMEOUT, Ask, Job, Limits, Unit, Uni
 from ..core.wire import Bounds
 
 START_TIMEOUT = 120.0
-PIPE_ROOM = 60_000  # a pipe holds 64 KiB before a write blocks
 _SPAWNER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trous-sandbox-spawner")
 
 
@@ -188,12 +187,9 @@ class Runner:
             self.restart()
             return {}, None
         job_w, res_r = channel
-        if len(payload) <= PIPE_ROOM:  # fits in the pipe: no thread needed
-            _write_and_close(job_w, payload)
-            writer = None
-        else:
-            writer = threading.Thread(target=_write_and_close, args=(job_w, payload), daemon=True)
-            writer.start()
+        # A thread writes the job, which may not fit in the pipe: the deadline below still holds.
+        writer = threading.Thread(target=_write_and_close, args=(job_w, payload), daemon=True)
+        writer.start()
         results: dict[int, UnitResult] = {}
         finished = False
         broken: str | None = None  # a line no supervisor writes: the sandbox's word is refused from there on
@@ -224,8 +220,7 @@ class Runner:
                 # The runner was stuck (frozen by the student, or out of time): that is a timeout.
                 lost = next(i for i in range(len(job.units)) if i not in results)
                 results[lost] = UnitResult.failed(TIMEOUT, "timeout", STUCK, len(job.units[lost].probes))
-        if writer is not None:
-            writer.join(timeout=1)
+        writer.join(timeout=1)
         return results, broken
 
     @contextmanager
@@ -436,17 +431,12 @@ class RunnerPool:
         finally:
             self._free.put(runner)
 
-    def map(self, jobs: Iterable[Job], on_done: Callable[[int, list[UnitResult]], None] | None = None
-            ) -> Iterator[tuple[int, list[UnitResult]]]:
+    def map(self, jobs: Iterable[Job]) -> Iterator[tuple[int, list[UnitResult]]]:
         """Run jobs in parallel; yield (position, results) as each finishes."""
         with ThreadPoolExecutor(max_workers=self.size) as executor:
             futures = {executor.submit(self.run, job): i for i, job in enumerate(jobs)}
             for future in as_completed(futures):
-                position = futures[future]
-                results = future.result()
-                if on_done:
-                    on_done(position, results)
-                yield position, results
+                yield futures[future], future.result()
 
     def close(self) -> None:
         for runner in self.runners:

@@ -220,7 +220,7 @@ def install() -> bool:
     """Load the filter into the calling process, for all its threads and everything it starts.
 
     False when this system has no seccomp the filter can use (not Linux, another architecture, a
-    kernel without it): self-checks on a laptop go on, and grading asks `require()` first. Raises
+    kernel without it): self-checks on a laptop go on, and grading asks `problem()` first (backend.choose). Raises
     SeccompError when the kernel has seccomp but refuses this filter. It cannot be removed: call it
     in the fresh child about to run student code."""
     arch = current_arch()
@@ -296,12 +296,6 @@ def problem() -> str | None:
 
 def available() -> bool:
     return problem() is None
-
-
-def require() -> None:
-    """Refuse, with the reason, when student code here would run without the filter."""
-    if (reason := problem()) is not None:
-        raise SeccompError(reason)
 
 
 # -- command line ---------------------------------------------------------------------------------------

@@ -35,7 +35,6 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import NamedTuple
 
 from ..core import wire
-from .cleanup import force
 from ..core.protocol import CRASH, ERROR, EXIT, OK, SKIPPED, TIMEOUT, Job, Limits, Unit
 
 
@@ -767,6 +766,17 @@ def files_violation(workdir: str, limits: Limits) -> str | None:
     if total > limits.file_mb * 1024 * 1024 * 4:
         return f"trop de données écrites sur le disque ({total // (1024 * 1024)} Mo)"
     return None
+
+
+def force(func, path, _exc) -> None:
+    """shutil.rmtree's error handler: a run may leave folders it made unreadable or unwritable, so
+    open them up and retry (never through a link)."""
+    with contextlib.suppress(OSError):
+        os.chmod(os.path.dirname(path), 0o700)
+        if not os.path.islink(path):
+            os.chmod(path, 0o700)
+    with contextlib.suppress(OSError):
+        func(path)
 
 
 def wipe(workdir: str) -> None:

@@ -63,16 +63,13 @@ def _known(uid: int) -> bool:
 
 
 class Lease:
-    """`count` uids held until `release()` (or until this process ends)."""
+    """A uid held until `release()` (or until this process ends): `uids`, one of them."""
 
-    def __init__(self, count: int):
+    def __init__(self):
         self.uids: tuple[int, ...] = ()
-        self._fds: list[int] = []
-        if count <= 0:
-            return
+        self._fd: int | None = None
         directory = _lock_dir()
         try:
-            taken: list[int] = []
             for uid in range(FIRST, FIRST + COUNT):
                 if _known(uid):
                     continue
@@ -85,26 +82,18 @@ class Lease:
                     if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
                         continue
                     raise
-                taken.append(uid)
-                self._fds.append(fd)
-                if len(taken) == count:
-                    self.uids = tuple(taken)
-                    return
-            self.release()
+                self._fd, self.uids = fd, (uid,)
+                return
             raise LeaseError(f"plus d'identifiants libres pour les bacs à sable ({COUNT} déjà pris sur cette machine)")
         finally:
             os.close(directory)
 
     def release(self) -> None:
-        for fd in self._fds:
+        if self._fd is not None:
             with suppress(OSError):
-                os.close(fd)
-        self._fds = []
-        self.uids = ()
+                os.close(self._fd)
+        self._fd, self.uids = None, ()
 
     def __del__(self) -> None:
         self.release()
 
-
-def lease(count: int) -> Lease:
-    return Lease(count)

@@ -10,7 +10,8 @@ process that never read a job, a submission, a test or a result.
 
 The zygote reaps every child, tells the supervisor how each one ended (b"X": status and CPU
 seconds), and kills what a child left behind (it is their subreaper) before the next one starts.
-After each job it sweeps again, then answers b"E", the supervisor's exit status and the strays.
+After each job it sweeps again, empties the sandbox's /tmp and /dev/shm (remove_files), then
+answers b"E", the supervisor's exit status and the strays.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import gc
 import json
 import os
 import select
+import shutil
 import signal
 import socket
 import struct
@@ -27,11 +29,11 @@ import time
 import traceback
 from contextlib import suppress
 
-from . import child, cleanup
-from .confine import Confinement, join_cgroup, make_undumpable, prctl
+from . import child
+from .confine import join_cgroup, make_undumpable, prctl
 from ..core.protocol import SESSION, Job, Limits
 from .session import SessionSupervisor
-from .supervisor import Forker, Supervisor, send_signal
+from .supervisor import Forker, Supervisor, force, send_signal
 
 PR_SET_CHILD_SUBREAPER = 36
 
@@ -104,6 +106,37 @@ def sweep(keep: frozenset[int] = frozenset()) -> int:
     return len(seen)
 
 
+def _mount_points() -> set[str]:
+    try:
+        with open("/proc/self/mountinfo") as f:
+            return {line.split()[4].replace("\\040", " ") for line in f}
+    except OSError:
+        return set()
+
+
+def remove_files(keep: str, dirs: tuple[str, ...] = ("/tmp", "/dev/shm")) -> None:
+    """Remove what a job left in `dirs` (tmpfs: host RAM, and the next student's code would see it),
+    except `keep` (the run folders' root: the supervisor wipes each run's, with its bounds check) and
+    whatever holds a mount point (Python itself may be bound under /tmp); never follows a link."""
+    protected = {os.path.normpath(keep)}
+    for point in _mount_points():  # every mount point, and every folder above one
+        while point not in ("/", ""):
+            protected.add(point)
+            point = os.path.dirname(point)
+    for top in dirs:
+        try:
+            entries = list(os.scandir(top))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.path not in protected:
+                with suppress(OSError):
+                    if entry.is_dir(follow_symlinks=False):
+                        shutil.rmtree(entry.path, onerror=force)
+                    else:
+                        os.unlink(entry.path)
+
+
 def _close_all(fds: list[int]) -> None:
     for fd in fds:
         os.close(fd)
@@ -118,8 +151,8 @@ class Server:
     student's process under the same uid), the job in progress ends without results and a new one
     is started for the next job."""
 
-    def __init__(self, control: socket.socket, workroot: str, confinement: Confinement):
-        self.control, self.workroot, self.confinement = control, workroot, confinement
+    def __init__(self, control: socket.socket, workroot: str, private: bool, run_as: int | None):
+        self.control, self.workroot, self.private, self.run_as = control, workroot, private, run_as
         self.supervisor: int | None = None
         self.line: socket.socket | None = None
         self.children: set[int] = set()
@@ -157,8 +190,8 @@ class Server:
 
     def _end_job(self, status: int) -> None:
         self.strays += sweep(keep=frozenset({self.supervisor} if self.supervisor else ()))
-        # Files in /tmp and /dev/shm, System V objects (only in a sandbox of our own).
-        cleanup.after_job(self.workroot, private=self.confinement.sweep)
+        if self.private:  # a sandbox of our own: its /tmp and /dev/shm are not the host's
+            remove_files(self.workroot)
         self.control.sendall(b"E" + struct.pack("!ii", status, self.strays))
         self.busy, self.strays = False, 0
 
@@ -226,7 +259,7 @@ class Server:
                 signal.set_wakeup_fd(-1)
                 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
                 os.chdir(request["workdir"])
-                child.main(Limits.from_dict(request.get("limits", {})), self.confinement)
+                child.main(Limits.from_dict(request.get("limits", {})), self.run_as)
             finally:
                 os._exit(70)
         _close_all(fds)
@@ -306,9 +339,8 @@ def serve_jobs(sock: socket.socket, workroot: str) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     config = json.loads((argv or sys.argv[1:])[0])
-    confinement = Confinement.from_json(config.get("confinement", {}))
-    if confinement.cgroup:
-        join_cgroup(confinement.cgroup, int(config.get("pids_max", 64)))
+    if config.get("cgroup"):
+        join_cgroup(config["cgroup"], int(config.get("pids_max", 64)))
     wanted = list(ALWAYS)
     for name in config.get("preload", []):
         wanted += [name, *WITH.get(name, ())]
@@ -329,7 +361,7 @@ def main(argv: list[str] | None = None) -> None:
     gc.freeze()
     control = socket.socket(fileno=0)
     control.sendall(b"R")
-    Server(control, workroot, confinement).serve()
+    Server(control, workroot, bool(config.get("private")), config.get("run_as")).serve()
 
 
 if __name__ == "__main__":

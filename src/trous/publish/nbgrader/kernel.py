@@ -186,7 +186,7 @@ class SandboxedKernelManager(AsyncKernelManager):
         sockets = os.path.dirname(self.connection_file)
         root = os.geteuid() == 0
         if root and self._lease is None:
-            self._lease = uids.lease(1)
+            self._lease = uids.Lease()
         uid = self._lease.uids[0] if root else None
         if root:
             # Writable by the kernel's group while it binds its sockets; kernel_entry then removes
