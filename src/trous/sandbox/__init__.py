@@ -7,7 +7,7 @@
       │ b"P" the child's pid, b"X" how it ended →
     supervisor (supervisor.py, session.py)   reads the job, compiles the programs, owns the clock
       │ commands on the child's fd 0 (frames U M P S E) →   ← events on fd 3, output on fds 1, 2
-    child (child.py)                  runs the student's code, confined (confine.py, seccomp.py)
+    child (child.py)                  runs the student's code, confined (seccomp.py)
 
 A job is a batch of units or a session (questions one at a time); either way one keeper
 (supervisor.ChildRun) runs its children, one clock per child: past it the child is asked to stop

@@ -262,7 +262,7 @@ def _bwrap_argv(inner: list[str], env: dict[str, str], root: bool, memory_mb: in
         argv += ["--setenv", key, value]
     if root:
         # What the runner keeps: switch to the student's uid, signal and sweep its processes, remove
-        # the files it left (System V IPC it cannot make: seccomp.py). Student code keeps nothing (confine.py).
+        # the files it left (System V IPC it cannot make: seccomp.py). Student code keeps nothing (child.py).
         argv += ["--cap-drop", "ALL"]
         for cap in ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_CHOWN"):
             argv += ["--cap-add", cap]

@@ -18,24 +18,35 @@ At a unit's end its namespace is emptied and its cycles collected, so that the m
 run's. The end event says how much more the process maps than its floor ("kept", MiB; modules a
 unit imports raise the floor instead): past a few percent of the bound (something held outside the
 namespace), the supervisor runs the next unit in a fresh child.
+
+Before any of it the child confines itself (`confine`). Wall time is the supervisor's; here are the
+bounds the kernel enforces by itself: address space, CPU seconds, file size, open files, processes.
+Linux never applies RLIMIT_NPROC to root, so a root runner hands student code to an unprivileged uid
+of its own (leased per sandbox, uids.py: two sandboxes never share a count), which also keeps that
+code from signalling or tracing the supervisor. Then no capability is left, and the seccomp filter.
 """
 
 from __future__ import annotations
 
 import builtins
+import ctypes
+import errno
 import gc
 import io
 import json
 import marshal
 import os
+import resource
 import signal
 import struct
 import sys
 import time
 import traceback
+from contextlib import suppress
 
+from . import seccomp
 from ..core.encode import encode, state
-from .confine import apply
+from .seccomp import PR_SET_NO_NEW_PRIVS, libc, prctl
 
 EVENTS = 3
 _write = os.write
@@ -86,7 +97,7 @@ def describe(exc: BaseException, filename: str) -> dict:
         kind, message = "syntax", exc.msg or "syntaxe invalide"
     elif isinstance(exc, MemoryError):
         # What the program held when it asked for more: the grader says it with the bound.
-        kind, message = "memory", str(max(0, _mapped_mib() - _memory["start"]))
+        kind, message = "memory", str(max(0, (_mapped() >> 20) - _memory["start"]))
     elif isinstance(exc, SystemExit):
         kind, message = "exit", _exit_code(exc)
     else:
@@ -234,18 +245,19 @@ def _forget(namespace: dict) -> dict:
 def _kept() -> int:
     """MiB the process maps past its floor once the unit's namespace is gone: what the unit kept
     elsewhere (in builtins, a module). A unit that imported modules raises the floor instead."""
-    now = _mapped_mib()
+    now = _mapped() >> 20
     if len(sys.modules) > _memory["modules"]:
         _memory["floor"] = max(_memory["floor"], now)
     return now - _memory["floor"]
 
 
-def _mapped_mib() -> int:
-    # /proc/self/statm opened once and read again from its start: a unit's end costs one system call.
+def _mapped() -> int:
+    """Bytes this process maps now, 0 when unknown: /proc/self/statm opened once and read again from
+    its start (a unit's end costs one system call)."""
     try:
         if _memory.get("fd") is None:
             _memory["fd"] = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)
-        return int(os.pread(_memory["fd"], 128, 0).split()[0]) * _PAGE // (1 << 20)
+        return int(os.pread(_memory["fd"], 128, 0).split()[0]) * _PAGE
     except (OSError, ValueError, IndexError):
         return 0
 
@@ -258,6 +270,83 @@ def _flush() -> None:
             pass
 
 
+# -- confinement, before any student code ------------------------------------------------------
+PR_CAPBSET_DROP, PR_SET_SECUREBITS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 24, 28, 47, 4
+# Securebits, locked: uid 0 never regains capabilities through execve, ambient ones cannot be raised.
+SECUREBITS_LOCKED = 0b11000011  # NOROOT, NOROOT_LOCKED, NO_CAP_AMBIENT_RAISE, NO_CAP_AMBIENT_RAISE_LOCKED
+CAPABILITY_VERSION_3 = 0x20080522
+
+
+try:  # read once, in the zygote: its children inherit it
+    with open("/proc/sys/kernel/cap_last_cap") as f:
+        _LAST_CAPABILITY = int(f.read())
+except (OSError, ValueError):
+    _LAST_CAPABILITY = 40  # CAP_CHECKPOINT_RESTORE, the last one Linux 6.x knows
+
+
+def drop_capabilities() -> bool:
+    """Drop every capability from every set, and the bounding set where allowed (it needs
+    CAP_SETPCAP, gone once the uid is unprivileged: then no_new_privs keeps execve from granting
+    any). Whether the sets are now empty. The runner as root keeps some (backend.py); student code none."""
+    prctl(PR_SET_SECUREBITS, SECUREBITS_LOCKED)  # while CAP_SETPCAP is there
+    for cap in range(_LAST_CAPABILITY + 1):
+        if not prctl(PR_CAPBSET_DROP, cap) and ctypes.get_errno() == errno.EPERM:
+            break  # no CAP_SETPCAP: none of them can go (EINVAL, for one this kernel lacks, is fine)
+    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
+    header = (ctypes.c_uint32 * 2)(CAPABILITY_VERSION_3, 0)  # struct __user_cap_header_struct
+    data = (ctypes.c_uint32 * 6)()  # two struct __user_cap_data_struct, all zero
+    return hasattr(libc(), "capset") and libc().capset(header, data) == 0
+
+
+def _processes_of(uid: int) -> int:
+    try:
+        return sum(1 for entry in os.scandir("/proc") if entry.name.isdigit() and _owned(entry, uid))
+    except OSError:
+        return 0
+
+
+def _owned(entry: os.DirEntry, uid: int) -> bool:
+    try:
+        return entry.stat().st_uid == uid
+    except OSError:
+        return False
+
+
+def _set(limit: int, soft: int, hard: int | None = None) -> None:
+    hard = soft if hard is None else hard
+    with suppress(ValueError, OSError):
+        current_hard = resource.getrlimit(limit)[1]
+        if current_hard != resource.RLIM_INFINITY:
+            hard = min(hard, current_hard)
+            soft = min(soft, hard)
+        resource.setrlimit(limit, (soft, hard))
+
+
+def confine(limits, run_as: int | None) -> None:
+    """Confine the current process (a fresh child that is about to run student code); `run_as`: the
+    unprivileged uid (and gid) it takes when the runner is root (backend.py decides)."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGCHLD):
+        signal.signal(sig, signal.SIG_DFL)
+    # A write past the file-size bound then fails with an error the student sees, not a silent kill.
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    _set(resource.RLIMIT_CORE, 0)
+    _set(resource.RLIMIT_CPU, limits.cpu, limits.cpu + 1)
+    _set(resource.RLIMIT_FSIZE, limits.file_mb * 1024 * 1024)
+    _set(resource.RLIMIT_NOFILE, 256)
+    _set(resource.RLIMIT_AS, _mapped() + limits.memory_mb * 1024 * 1024)
+    if run_as is not None and os.geteuid() == 0:
+        _set(resource.RLIMIT_NPROC, limits.processes + 1)
+        os.setgroups([])
+        os.setresgid(run_as, run_as, run_as)
+        os.setresuid(run_as, run_as, run_as)
+    elif os.geteuid() != 0:
+        # The count is per user (per user namespace inside bubblewrap): allow what exists, plus the bound.
+        _set(resource.RLIMIT_NPROC, _processes_of(os.geteuid()) + limits.processes)
+    prctl(PR_SET_NO_NEW_PRIVS, 1)
+    drop_capabilities()
+    seccomp.install()
+
+
 def _text_stream(fd: int) -> io.TextIOWrapper:
     return io.TextIOWrapper(io.FileIO(fd, "w", closefd=False), encoding="utf-8", errors="replace")
 
@@ -266,8 +355,8 @@ def main(limits, run_as: int | None) -> None:
     """In a fresh fork of the zygote whose fds 0-3 are set: confine, then serve. Never returns."""
     status = 0
     try:
-        apply(limits, run_as)
-        _memory["start"] = _memory["floor"] = _mapped_mib()
+        confine(limits, run_as)
+        _memory["start"] = _memory["floor"] = _mapped() >> 20
         sys.stdin = open(os.devnull)  # noqa: SIM115
         sys.stdout, sys.stderr = _text_stream(1), _text_stream(2)
         sys.argv = ["programme.py"]

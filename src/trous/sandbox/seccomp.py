@@ -3,7 +3,7 @@
 bubblewrap and the resource limits decide what student code can see and use; this filter decides
 which kernel calls it may make. It is a classic-BPF program built here for x86_64 and aarch64
 (libseccomp is not always installed, and its clone rule needs ALU masking), loaded by `install()`
-just before student code runs (confine.py) and inherited by everything it starts. In order:
+just before student code runs (child.confine) and inherited by everything it starts. In order:
 
 - a foreign architecture (i386, arm, int 0x80 from 64-bit code) or the x32 ABI kills the process:
   their call numbers differ, so letting them through would let any refused call through;
@@ -215,19 +215,24 @@ def libc():
     return ctypes.CDLL(None, use_errno=True)
 
 
+def prctl(option: int, value: int, arg3: int = 0) -> bool:
+    return libc().prctl(ctypes.c_int(option), ctypes.c_ulong(value), ctypes.c_ulong(arg3),
+                        ctypes.c_ulong(0), ctypes.c_ulong(0)) == 0
+
+
 # -- loading it ------------------------------------------------------------------------------------
 def install() -> bool:
     """Load the filter into the calling process, for all its threads and everything it starts.
 
     False when this system has no seccomp the filter can use (not Linux, another architecture, a
-    kernel without it): self-checks on a laptop go on, and grading asks `problem()` first (backend.choose). Raises
+    kernel without it): self-checks on a laptop go on, and grading asks `require()` first. Raises
     SeccompError when the kernel has seccomp but refuses this filter. It cannot be removed: call it
     in the fresh child about to run student code."""
     arch = current_arch()
     if arch is None:
         return False
     _, prog = _compiled(arch.name)
-    # Without no_new_privs only CAP_SYS_ADMIN may load a filter (confine.apply set it; the CLI not).
+    # Without no_new_privs only CAP_SYS_ADMIN may load a filter (child.confine set it; the CLI not).
     if libc().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         raise SeccompError(_failure("prctl(PR_SET_NO_NEW_PRIVS)", ctypes.get_errno()))
     # seccomp(2) with TSYNC filters every thread at once; prctl (before Linux 3.17) the caller only.
@@ -296,6 +301,12 @@ def problem() -> str | None:
 
 def available() -> bool:
     return problem() is None
+
+
+def require() -> None:
+    """Refuse, with the reason, when student code here would run without the filter."""
+    if (reason := problem()) is not None:
+        raise SeccompError(reason)
 
 
 # -- command line ---------------------------------------------------------------------------------------

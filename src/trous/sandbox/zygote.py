@@ -30,12 +30,12 @@ import traceback
 from contextlib import suppress
 
 from . import child
-from .confine import join_cgroup, make_undumpable, prctl
 from ..core.protocol import SESSION, Job, Limits
 from .session import SessionSupervisor
+from .seccomp import prctl
 from .supervisor import Forker, Supervisor, force, send_signal
 
-PR_SET_CHILD_SUBREAPER = 36
+PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE = 36, 4
 
 # Imported once here, shared by every fork: exercises then never pay for these imports again.
 ALWAYS = ("math", "cmath", "random", "secrets", "statistics", "itertools", "functools", "collections",
@@ -337,6 +337,19 @@ def serve_jobs(sock: socket.socket, workroot: str) -> None:
         sock.send(b"D")
 
 
+def join_cgroup(path: str, pids_max: int) -> bool:
+    """Put the current process (and so its future children) under a pids bound. Root only."""
+    try:
+        os.makedirs(path, exist_ok=True)
+        with open(os.path.join(path, "pids.max"), "w") as f:
+            f.write(str(pids_max))
+        with open(os.path.join(path, "cgroup.procs"), "w") as f:
+            f.write(str(os.getpid()))
+        return True
+    except OSError:
+        return False
+
+
 def main(argv: list[str] | None = None) -> None:
     config = json.loads((argv or sys.argv[1:])[0])
     if config.get("cgroup"):
@@ -349,7 +362,7 @@ def main(argv: list[str] | None = None) -> None:
             __import__(name)
         except Exception:  # noqa: BLE001 - a missing optional module is the student's concern
             pass
-    make_undumpable()
+    prctl(PR_SET_DUMPABLE, 0)  # processes of the same user can neither trace this one nor read its memory
     prctl(PR_SET_CHILD_SUBREAPER, 1)
     workroot = config.get("workroot") or "/tmp/trous-runs"
     os.makedirs(workroot, exist_ok=True)

@@ -15,7 +15,7 @@ import resource
 import sys
 
 from ...sandbox import seccomp
-from ...sandbox.confine import PR_SET_NO_NEW_PRIVS, prctl
+from ...sandbox.seccomp import PR_SET_NO_NEW_PRIVS, prctl
 
 
 def _limit(kind: int, value: int) -> None:
