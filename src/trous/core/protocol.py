@@ -5,7 +5,7 @@ replaced by the student's fill), run in a fresh namespace with some top-level as
 overridden (a hidden variant), then *probes* (expressions whose values come back as JSON) and
 optionally its *state* (its top-level variables). Values are compared in the grader, so nothing a
 student's object claims about itself counts. A *session* (stream starting with `SESSION`) keeps one
-program's namespace and answers questions (`Ask` frames) one at a time, then {"done": true}.
+program's namespace and answers questions (`Ask` frames) one at a time, until the stream ends.
 """
 
 from __future__ import annotations

@@ -191,7 +191,6 @@ class Runner:
         writer = threading.Thread(target=_write_and_close, args=(job_w, payload), daemon=True)
         writer.start()
         results: dict[int, UnitResult] = {}
-        finished = False
         broken: str | None = None  # a line no supervisor writes: the sandbox's word is refused from there on
         deadline = time.monotonic() + 10.0 + sum((u.wall or job.limits.wall) + 2.0 + len(u.probes)
                                                  * probe_wall(job.limits) for u in job.units)
@@ -204,8 +203,6 @@ class Runner:
                 except wire.WireError as exc:
                     broken = exc.reason
                     break
-                if message.get("done") is True:
-                    finished = True
                 index = message.get("i")
                 if type(index) is int and 0 <= index < len(job.units) and isinstance(message.get("result"), dict):
                     results[index] = UnitResult.from_json(message["result"], len(job.units[index].probes),
@@ -216,7 +213,7 @@ class Runner:
         healthy = broken is None and self._await_end(deadline)
         if not healthy:
             self.restart()
-            if broken is None and not finished and len(results) < len(job.units):
+            if broken is None and len(results) < len(job.units):
                 # The runner was stuck (frozen by the student, or out of time): that is a timeout.
                 lost = next(i for i in range(len(job.units)) if i not in results)
                 results[lost] = UnitResult.failed(TIMEOUT, "timeout", STUCK, len(job.units[lost].probes))
@@ -323,12 +320,8 @@ class Session:
         os.close(self.job_w)
         self.job_w = -1
         deadline = time.monotonic() + 10.0 + GRACE
-        while (line := self.reader.next(deadline)) is not None:
-            try:
-                if wire.parse_line(line, len(line)).get("done") is True:
-                    break
-            except wire.WireError:
-                pass
+        while self.reader.next(deadline) is not None:  # to the end of the stream: the supervisor is done
+            pass
         self._close()
         if not self.runner._await_end(deadline + self.SLACK):
             self.runner.restart()

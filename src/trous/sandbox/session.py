@@ -72,7 +72,6 @@ class SessionSupervisor:
             self._end_child()
             with suppress(OSError):
                 os.close(self.job_in)
-        self._send({"done": True})
 
     # -- one question -------------------------------------------------------------------------
     def answer(self, ask: Ask, started: float) -> dict:

@@ -10,7 +10,7 @@ One keeper (`ChildRun`) runs every child, of a batch job (`Supervisor`) as of a 
 again in a new child from the next probe on. A program that hangs or crashes costs its unit and the
 later units of its group. A unit that kept memory past its end has the next one run in a new child,
 so that each unit has its whole memory bound. Results go to the parent as JSON lines, one per unit,
-then {"done": true}; the parent reads them under bounds of its own (wire.py).
+until the stream ends; the parent reads them under bounds of its own (wire.py).
 """
 
 from __future__ import annotations
@@ -557,7 +557,6 @@ class Supervisor:
             while end < len(self.units) and self.units[end].process == process and not self.skipped(end):
                 end += 1
             index = self.run_batch(list(range(index, end)))
-        _write_all(self.out_fd, b'{"done": true}\n')
 
     def _plan(self, batch: list[int]) -> list[Step]:
         """The commands for the batch, in order; a unit run again skips the probes it has results for."""
