@@ -82,7 +82,7 @@ def main() -> None:
         _answer(job_r, res_w, lines, bool(script.get("endless")))
         os.close(job_r)
         os.close(res_w)
-        control.sendall(b"E" + struct.pack("!ii", 0, 0))
+        control.sendall(b"E")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Running untrusted code: a sandboxed zygote forks a supervisor, which has it fork the runs.
 
     grader thread (pool.Runner)       starts `bwrap … python -m trous.sandbox.zygote` (backend.py)
-      │ control socket: b"J" + a job's two pipe ends →   ← b"E" status, strays
+      │ control socket: b"J" + a job's two pipe ends →   ← b"E", the job is over
     zygote (zygote.py)                a fork server that never reads a job; reaps and sweeps every run
       │ b"J" + the job's pipe ends →   ← b"C" + a new child's pipe ends, b"D" the job is done
       │ b"P" the child's pid, b"X" how it ended →

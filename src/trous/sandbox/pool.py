@@ -232,12 +232,9 @@ class Runner:
     def _await_end(self, deadline: float) -> bool:
         self.control.settimeout(max(1.0, deadline - time.monotonic()))
         try:
-            reply = b""  # b"E", the supervisor's status, the strays killed
-            while len(reply) < 9 and (chunk := self.control.recv(9 - len(reply))):
-                reply += chunk
+            return self.control.recv(1) == b"E"  # the job is over, and what it left is gone
         except OSError:
             return False
-        return len(reply) == 9 and reply[:1] == b"E"
 
 
 class Session:

@@ -178,7 +178,7 @@ class Forker:
         return struct.unpack("!i", reply[1:5])[0] if reply[:1] == b"P" else None
 
     def exited(self, reply: bytes) -> None:
-        pid, status, cpu, _strays = struct.unpack("!iidi", reply[1:21])
+        pid, status, cpu = struct.unpack("!iid", reply[1:17])
         self.exits[pid] = Exit(status, cpu)
 
     def wait(self, pid: int, timeout: float = 30.0) -> Exit:

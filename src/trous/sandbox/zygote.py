@@ -11,7 +11,7 @@ process that never read a job, a submission, a test or a result.
 The zygote reaps every child, tells the supervisor how each one ended (b"X": status and CPU
 seconds), and kills what a child left behind (it is their subreaper) before the next one starts.
 After each job it sweeps again, empties the sandbox's /tmp and /dev/shm (remove_files), then
-answers b"E", the supervisor's exit status and the strays.
+answers b"E".
 """
 
 from __future__ import annotations
@@ -87,14 +87,12 @@ def _descendants(root: int, keep: frozenset[int] = frozenset()) -> list[int]:
     return found
 
 
-def sweep(keep: frozenset[int] = frozenset()) -> int:
-    """Kill everything below this process but `keep`; return how many strays there were."""
-    seen: set[int] = set()
+def sweep(keep: frozenset[int] = frozenset()) -> None:
+    """Kill everything below this process but `keep`."""
     for _ in range(2000):
         pids = _descendants(os.getpid(), keep)
         if not pids:
             break
-        seen.update(pids)
         for pid in pids:
             send_signal(pid, signal.SIGKILL)
         reaped = 0
@@ -103,7 +101,6 @@ def sweep(keep: frozenset[int] = frozenset()) -> int:
                 reaped += os.waitpid(pid, os.WNOHANG)[0] != 0
         if not reaped:
             time.sleep(0.001)
-    return len(seen)
 
 
 def _mount_points() -> set[str]:
@@ -157,7 +154,6 @@ class Server:
         self.line: socket.socket | None = None
         self.children: set[int] = set()
         self.busy = False  # a job is being run
-        self.strays = 0
         self.wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         signal.signal(signal.SIGCHLD, lambda *_: None)  # a handler, so that the wakeup fd is written
         signal.set_wakeup_fd(wake_w)
@@ -188,12 +184,12 @@ class Server:
         theirs.close()
         self.supervisor, self.line = pid, mine
 
-    def _end_job(self, status: int) -> None:
-        self.strays += sweep(keep=frozenset({self.supervisor} if self.supervisor else ()))
+    def _end_job(self) -> None:
+        sweep(keep=frozenset({self.supervisor} if self.supervisor else ()))
         if self.private:  # a sandbox of our own: its /tmp and /dev/shm are not the host's
             remove_files(self.workroot)
-        self.control.sendall(b"E" + struct.pack("!ii", status, self.strays))
-        self.busy, self.strays = False, 0
+        self.control.sendall(b"E")
+        self.busy = False
 
     def serve(self) -> None:
         while True:
@@ -226,7 +222,7 @@ class Server:
                 socket.send_fds(self.line, [b"J"], fds)
                 self.busy = True
         except OSError:
-            self._end_job(3)
+            self._end_job()
         finally:
             _close_all(fds)
         return True
@@ -243,7 +239,7 @@ class Server:
         if message[:1] == b"C":
             self.line.send(b"F")
         elif message[:1] == b"D":
-            self._end_job(0)
+            self._end_job()
         elif not message:  # the supervisor is gone: it is reaped, and the job ends without it
             self.line.close()
             self.line = None
@@ -278,19 +274,17 @@ class Server:
                 return
             if pid in self.children:
                 self.children.discard(pid)
-                strays = sweep(keep=frozenset({self.supervisor, *self.children} - {None}))
-                self.strays += strays
+                sweep(keep=frozenset({self.supervisor, *self.children} - {None}))
                 if self.line is not None:
-                    cpu = usage.ru_utime + usage.ru_stime
                     with suppress(OSError):
-                        self.line.send(b"X" + struct.pack("!iidi", pid, status, cpu, strays))
+                        self.line.send(b"X" + struct.pack("!iid", pid, status, usage.ru_utime + usage.ru_stime))
             elif pid == self.supervisor:
                 self.supervisor = None
                 if self.line is not None:
                     self.line.close()
                     self.line = None
                 if self.busy:
-                    self._end_job(3)
+                    self._end_job()
 
 
 def _max_fd() -> int:
