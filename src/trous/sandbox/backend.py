@@ -133,15 +133,6 @@ def choose(requested: str = "auto") -> str:
 
     Called before any copy is read. `requested`: "auto", "bwrap" or "sans-isolation". bubblewrap also
     needs the seccomp filter (sandbox/seccomp.py): without it, refused too."""
-    kind = _choose(requested)
-    if kind == BWRAP and (reason := seccomp.problem()) is not None:
-        raise SandboxRefused(f"correction refusée : {reason}. Le code des étudiants tournerait sans le "
-                             "filtre qui lui interdit les appels système dangereux (espaces de noms, "
-                             "montages, ptrace…). Aucune copie n'a été lue.")
-    return kind
-
-
-def _choose(requested: str) -> str:
     if requested in (LIMITS, FALLBACK):
         raise SandboxRefused(
             f"le bac à sable « {requested} » (limites seules) sert à l'autovérification des élèves et à trous "
@@ -160,6 +151,10 @@ def _choose(requested: str) -> str:
     if requested not in ("auto", BWRAP):
         raise SandboxRefused(f"bac à sable inconnu « {requested} » (possibles : {', '.join(GRADING_MODES)})")
     problem = _bwrap_problem()
+    if problem is None and (reason := seccomp.problem()) is not None:
+        raise SandboxRefused(f"correction refusée : {reason}. Le code des étudiants tournerait sans le "
+                             "filtre qui lui interdit les appels système dangereux (espaces de noms, "
+                             "montages, ptrace…). Aucune copie n'a été lue.")
     if problem is None:
         return BWRAP
     if requested == BWRAP:

@@ -31,7 +31,7 @@ import stat
 import struct
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import NamedTuple
 
 from ..core import wire
@@ -149,23 +149,12 @@ def probe_step(index: int, j: int, expr: str, setup: str | None, secret: bool, s
 
 
 # -- the zygote, which forks children --------------------------------------------------------------
-@dataclass(frozen=True)
-class Exit:
-    status: int | None  # as os.waitpid gives it; None when unknown
-    cpu: float  # seconds of CPU the child used
-    killed: bool = False  # by the supervisor (a status of SIGKILL then says nothing about the program)
-
-    @property
-    def code(self) -> int | None:
-        return None if self.status is None else os.waitstatus_to_exitcode(self.status)
-
-
 class Forker:
     """The supervisor's end of its line to the zygote."""
 
     def __init__(self, sock: socket.socket):
         self.sock = sock
-        self.exits: dict[int, Exit] = {}
+        self.exits: dict[int, tuple[int | None, float]] = {}  # pid → exit code, seconds of CPU
 
     def spawn(self, workdir: str, fds: list[int], limits: Limits) -> int | None:
         request = json.dumps({"workdir": workdir, "limits": asdict(limits)}).encode()
@@ -179,9 +168,9 @@ class Forker:
 
     def exited(self, reply: bytes) -> None:
         pid, status, cpu = struct.unpack("!iid", reply[1:17])
-        self.exits[pid] = Exit(status, cpu)
+        self.exits[pid] = (os.waitstatus_to_exitcode(status), cpu)
 
-    def wait(self, pid: int, timeout: float = 30.0) -> Exit:
+    def wait(self, pid: int, timeout: float = 30.0) -> tuple[int | None, float]:
         deadline = time.monotonic() + timeout
         with contextlib.suppress(OSError):
             while pid not in self.exits and (remaining := deadline - time.monotonic()) > 0:
@@ -190,7 +179,7 @@ class Forker:
                     break
                 if reply[:1] == b"X":
                     self.exited(reply)
-        return self.exits.pop(pid, Exit(None, 0.0))
+        return self.exits.pop(pid, (None, 0.0))
 
 
 # -- one child, kept ---------------------------------------------------------------------------------
@@ -290,13 +279,13 @@ class ChildRun:
         """Kill the child (a child whose channel closed gets a moment to end by itself, to say how),
         wipe its folder: why it was stopped, with how it ended; None when it was not."""
         _close(self.cmd_w)
-        ended = None
+        ended, killed = None, False  # killed here: a status of SIGKILL then says nothing of the program
         if self.pid is not None:
             if self.stopped and self.stopped[0] == "channel":
                 ended = self.owner.forker.wait(self.pid, 0.5)
-            if ended is None or ended.status is None:
+            if ended is None or ended[0] is None:
                 send_signal(self.pid, signal.SIGKILL)
-                ended = replace(self.owner.forker.wait(self.pid), killed=True)
+                ended, killed = self.owner.forker.wait(self.pid), True
         _close(self.ev_r)
         _close(self.out_r)
         self.violation = files_violation(self.workdir, self.limits)
@@ -305,9 +294,9 @@ class ChildRun:
             return None
         reason, detail = self.stopped
         if reason in ("crash", "channel") and ended is not None:
-            if reason == "channel" and not ended.killed:
+            if reason == "channel" and not killed:
                 reason = "crash"  # the pipe closed because the child ended by itself: say how
-            detail = {**detail, "code": ended.code, "cpu": ended.cpu}
+            detail = {**detail, "code": ended[0], "cpu": ended[1]}
         return reason, detail
 
     # -- the clock ---------------------------------------------------------------------------------
