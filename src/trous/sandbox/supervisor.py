@@ -634,9 +634,8 @@ def timed_out(unit: Unit, seconds: float, where: dict | None, reported, limits: 
     if where.get("line") is None and isinstance(reported, dict) and type(reported.get("line")) is int:
         where = {**where, "line": reported["line"], "statement": reported.get("statement")}
     line = where.get("line") if type(where.get("line")) is int else None
-    detail = {"seconds": seconds, "line": line, "cpu": where.get("cpu")}
-    return {"kind": "timeout", "message": stop_message("timeout", detail, limits),
-            **location(unit, line), "statement": where.get("statement")}
+    detail = {"seconds": seconds, "line": line, "cpu": where.get("cpu"), "statement": where.get("statement")}
+    return stop_error(unit, "timeout", detail, limits)
 
 
 def _shown(seconds: float, digits: int = 1) -> str:
