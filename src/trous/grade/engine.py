@@ -43,7 +43,7 @@ from ..core.protocol import CRASH, OK, SKIPPED, TIMEOUT, ErrorInfo, Job, Limits,
 from ..core.source import read
 from ..sandbox.pool import RunnerPool
 from .testfunctions import Clock, Outcome, TestFunctions, seconds
-from .testinfo import TestInfo
+from .pytest_graders import TestInfo
 
 WHOLE_FILE_NOTE = ("tu as modifié le code en dehors des trous : l'exercice est noté en exécutant ton fichier "
                    "entier (un trou faux peut alors en entraîner d'autres)")
@@ -137,13 +137,10 @@ class _Planned:
 
 @dataclass
 class _TestPlan:
-    """The test functions of one blank, run in a session on the program its units run."""
+    """The test functions of one blank, run in a session on the program of its units, right after them."""
 
     blank: int
-    program: str
-    filename: str
-    wall: float
-    group: str  # the process key of the blank's units: the tests run right after them
+    group: str  # the process key of those units
     tests: list[TestInfo]
     outcomes: list[Outcome] = field(default_factory=list)
 
@@ -271,14 +268,6 @@ class Grader:
         """Stop what the grader started besides its runners (the test functions' workers)."""
         self.tests.close()
 
-    @property
-    def solutions(self) -> dict[str, str]:
-        return {k: r.solution for k, r in self.refs.items()}
-
-    @property
-    def solution_fills(self) -> dict[str, list[blanks_mod.Fill]]:
-        return {k: r.fills for k, r in self.refs.items()}
-
     # -- loading -------------------------------------------------------------------------------
     def _load_checks(self, exercise: Exercise, required: bool) -> list[Check]:
         checks = []
@@ -393,8 +382,7 @@ class Grader:
                 continue
             unit = Unit(self.refs[exercise.id].solution, f"solutions/{exercise.id}.py", wall=self.limits(exercise).wall)
             with self.pool.session(unit, self.job_limits()) as session:
-                outcomes = self.tests.run(tests, session, Clock(float("inf")), "", reference=True,
-                                          value_kb=self.job_limits().value_kb)
+                outcomes = self.tests.run(tests, session, reference=True, value_kb=self.job_limits().value_kb)
             for outcome in outcomes:
                 test = outcome.test
                 if outcome.outcome not in ("passed", "skipped"):
@@ -418,10 +406,10 @@ class Grader:
             units.append(unit)
             planned.append(meta)
 
-        def add_tests(plan: _ExercisePlan, index: int, program: str, group: str) -> None:
+        def add_tests(plan: _ExercisePlan, index: int, group: str) -> None:
             tests = self.tests.of(plan.exercise.id, plan.exercise.blanks[index].id)
             if tests:
-                plan.tests.append(_TestPlan(index, program, shown, wall, group, tests))
+                plan.tests.append(_TestPlan(index, group, tests))
 
         for exercise in self.exercises:
             shown = f"exercises/{exercise.id}.py"
@@ -441,7 +429,7 @@ class Grader:
                         add(Unit(program, shown, tuple(_probe(e) for _, e in expects),
                                  overrides=variant, process=group, group=group, wall=wall, state=names),
                             _Planned(exercise, index, expects, variant), plan)
-                    add_tests(plan, index, program, group)
+                    add_tests(plan, index, group)
                 # The student's own files hold nothing but the student's code: all in one process.
                 as_is.append((Unit(analysis.source.text, shown, (), process=AS_IS, group=f"{exercise.id}/fichier",
                                    wall=wall), _Planned(exercise, None, [], (), as_is=True), plan))
@@ -452,7 +440,7 @@ class Grader:
                              overrides=variant, process=exercise.id, group=exercise.id, wall=wall),
                         _Planned(exercise, None, expects, variant, as_is=not variant), plan)
                 for index in filled:
-                    add_tests(plan, index, analysis.source.text, exercise.id)
+                    add_tests(plan, index, exercise.id)
         for unit, meta, plan in as_is:
             add(unit, meta, plan)
         return Job(tuple(units), self.job_limits(), capture_output=False), plans, planned
@@ -727,7 +715,8 @@ class Grader:
                         positions.remove(i)
             self._run_group(positions, job, planned, results, clock)
             for test_plan in tests.pop(process, ()):
-                self._run_tests(test_plan, [results[i] for i in groups[process]], job.limits, clock)
+                self._run_tests(test_plan, job.units[groups[process][0]], [results[i] for i in groups[process]],
+                                job.limits, clock)
         return results  # type: ignore[return-value]
 
     def _spent_message(self) -> str:
@@ -772,15 +761,16 @@ class Grader:
             self.memo.put(key, found, 256)
         return found
 
-    def _run_tests(self, plan: _TestPlan, unit_results: list[UnitResult], limits: Limits, clock: Clock) -> None:
-        """A blank's test functions, in a session on the program its units ran; not when those units
-        found it hanging or crashing (the tests would cost that time again for nothing)."""
+    def _run_tests(self, plan: _TestPlan, unit: Unit, unit_results: list[UnitResult], limits: Limits,
+                   clock: Clock) -> None:
+        """A blank's test functions, in a session on the program `unit` and the others of its group ran;
+        not when those found it hanging or crashing (the tests would cost that time again for nothing)."""
         stopped = next((r for r in unit_results if r is not None and r.status in (TIMEOUT, CRASH, SKIPPED)), None)
         if stopped is not None:
             plan.outcomes = [Outcome.stopped(t, stopped.error) for t in plan.tests]
             return
-        digest = hashlib.sha256(plan.program.encode())
-        digest.update("\0".join((plan.filename, repr(plan.wall), repr(sorted(limits.__dict__.items())),
+        digest = hashlib.sha256(unit.source.encode())
+        digest.update("\0".join((unit.filename, repr(unit.wall), repr(sorted(limits.__dict__.items())),
                                   *(t.nodeid for t in plan.tests))).encode())
         key = ("tests", digest.hexdigest())
         if self.memo.get(key) is None and clock.left() <= 0.05:
@@ -789,7 +779,7 @@ class Grader:
             return
 
         def run() -> tuple[list[Outcome], int | None]:
-            with self.pool.session(Unit(plan.program, plan.filename, wall=plan.wall), limits) as session:
+            with self.pool.session(Unit(unit.source, unit.filename, wall=unit.wall), limits) as session:
                 outcomes = self.tests.run(plan.tests, session, clock, self._spent_message(), value_kb=limits.value_kb)
             kept = all(o.definitive for o in outcomes)
             return outcomes, sum(512 + len(o.detail) for o in outcomes) if kept else None

@@ -26,8 +26,7 @@ from pathlib import Path
 from ..core.course import Course, Exercise, memory_bound
 from ..core.judge import Verdict, describe_error
 from ..core.protocol import SKIPPED, ErrorInfo, UnitResult
-from .bounded import PATIENCE
-from .testinfo import TestInfo
+from .pytest_graders import PATIENCE, TestInfo
 from .testworker import WorkerFailed, WorkerPool
 
 # CPU seconds a test may use on a copy: this many times what it used on the reference, within these.
@@ -206,32 +205,31 @@ class TestFunctions:
     def of(self, exercise_id: str, blank_id: str) -> list[TestInfo]:
         return self.by_blank.get((exercise_id, blank_id), [])
 
-    def run(self, tests: list[TestInfo], session, clock: Clock, spent_message: str, *,
+    def run(self, tests: list[TestInfo], session, clock: Clock | None = None, spent_message: str = "", *,
             reference: bool = False, value_kb: int | None = None) -> list[Outcome]:
         """Run `tests` in a worker, their questions answered by `session`, each from a fresh run of
-        the program, within what `clock` has left. On the reference, a failure of any kind is the
-        test's (outcome "bug"); on a copy, a test past its bounds or a worker that dies under it is
-        the copy's failure (cause "overrun")."""
+        the program, within what `clock` has left (None: no copy's budget). On the reference, a failure
+        of any kind is the test's (outcome "bug"); on a copy, a test past its bounds or a worker that
+        dies under it is the copy's failure (cause "overrun")."""
         assert self.workers is not None
         outcomes = []
         worker = None
+        clock = clock or Clock(float("inf"))
         try:
             for test in tests:
                 if worker is None:
                     worker = self.workers.take()
                 cpu = PATIENCE if reference else self.cpu_budget(test)
                 try:
-                    done = worker.run(test.nodeid, _asker(session, clock, spent_message, test.hidden), PATIENCE,
-                                      cpu=cpu, value_kb=value_kb)
+                    outcome = Outcome.of(test, worker.run(test.nodeid, _asker(session, clock, spent_message, test.hidden),
+                                                          PATIENCE, cpu=cpu, value_kb=value_kb))
                 except WorkerFailed as exc:
                     self.workers.give(worker)  # dead or killed: the pool replaces it
                     worker = None
-                    done = ({"outcome": "bug", "cause": "bug", "detail": str(exc)} if reference else
-                            {"outcome": "failed", "cause": "overrun", "info": {"kind": "worker", "message": exc.why},
-                             "detail": str(exc)})
-                if done.get("cause") == "overrun" and isinstance(done.get("info"), dict):
-                    done["info"].setdefault("seconds", cpu)
-                outcome = Outcome.of(test, done)
+                    outcome = (Outcome(test, "bug", "bug", detail=str(exc)) if reference else
+                               Outcome(test, "failed", "overrun", {"kind": "worker", "message": exc.why}, str(exc)))
+                if outcome.cause == "overrun":
+                    outcome.info.setdefault("seconds", cpu)
                 if reference:
                     self.reference_cpu[test.nodeid] = outcome.cpu
                 outcomes.append(outcome)

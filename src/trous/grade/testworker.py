@@ -6,7 +6,7 @@ the test functions once, then runs one at a time when asked. When a test calls `
 worker asks the grading thread, which asks the sandbox; the answer comes back as JSON data. The
 student's code never reaches the worker, and the worker never reaches the sandbox.
 
-The worker handles a copy's values, so it has bounds of its own (bounded.py): past collection its
+The worker handles a copy's values, so it has bounds of its own (pytest_graders.CpuBudget…): past collection its
 address space may grow by the course's memory bound, each test may use `cpu` seconds of CPU, and a
 test that blocks is killed with its worker (then replaced). Answers are read under the copy's
 bounds (core/wire.py).
@@ -43,9 +43,8 @@ from _pytest.runner import runtestprotocol  # to run one item on demand
 from ..core import wire
 from ..core.protocol import ErrorInfo, Limits, UnitResult
 from ..core.wire import Bounds
-from . import bounded
 from .eleve import Eleve
-from .testinfo import CAUSE, INFO, set_backend, skip_reason
+from .pytest_graders import BACKEND, CAUSE, INFO, CpuBudget, limit_memory, skip_reason
 
 START_TIMEOUT = 120.0
 # A line from the worker: a question's variables (eleve.MAX_TEXT each) or a test's report.
@@ -87,7 +86,7 @@ class Serve:
 
     def eleve(self, info, path) -> Eleve:
         def ask(expr: str, overrides) -> UnitResult:
-            with bounded.CpuBudget.held():  # the engine's and the sandbox's time, not the test's
+            with CpuBudget.held():  # the engine's and the sandbox's time, not the test's
                 self.asked += 1
                 self.send({"ask": {"expr": expr, "overrides": [list(p) for p in overrides]}})
                 reply = self.receive()
@@ -108,7 +107,7 @@ class Serve:
 
     @pytest.hookimpl(tryfirst=True)  # before the graders plugin's own, which asks who answers eleve
     def pytest_configure(self, config):
-        set_backend(config, self)
+        config.stash[BACKEND] = self
 
     def pytest_collectreport(self, report):
         if report.failed:
@@ -118,7 +117,7 @@ class Serve:
         self.items = {item.nodeid: item for item in session.items}
         infos = [item.stash[INFO].to_json() for item in session.items if INFO in item.stash]
         # The graders and what they import are loaded: from here on, the tests' own memory is bounded.
-        bounded.limit_memory(self.memory_mb)
+        limit_memory(self.memory_mb)
         self.send({"collected": {"items": infos, "errors": self.errors}})
 
     def pytest_runtestloop(self, session):
@@ -135,7 +134,7 @@ class Serve:
             self.bounds = Bounds.of(Limits(value_kb=value_kb)) if type(value_kb) is int and value_kb > 0 else Bounds()
             cpu = request.get("cpu")
             started = time.process_time()
-            with bounded.CpuBudget(float(cpu) if type(cpu) in (int, float) and cpu > 0 else 0.0):
+            with CpuBudget(float(cpu) if type(cpu) in (int, float) and cpu > 0 else 0.0):
                 reports = runtestprotocol(item, log=False, nextitem=None)
             done = self.outcome(item, reports)
             done["cpu"] = round(time.process_time() - started, 4)
