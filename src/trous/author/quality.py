@@ -34,7 +34,7 @@ from ..core.encode import encode
 from ..core.protocol import OK, Job, Probe, Unit, UnitResult
 from ..core.source import Source, read
 from ..grade.engine import Grader, GraderError
-from ..grade.testfunctions import Outcome, has_tests
+from ..grade.testworker import Outcome, has_tests
 from ..sandbox.backend import LIMITS
 from ..sandbox.pool import RunnerPool
 from . import observe

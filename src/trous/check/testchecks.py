@@ -7,7 +7,7 @@ course's fault, said so.
 
 from __future__ import annotations
 
-from ..grade.testfunctions import TestFunctions, has_tests
+from ..grade.testworker import TestFunctions, has_tests
 from ..core.protocol import Unit
 from ..core.course import limits_for
 from .selfcheck import FAILED, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED, WAITING, BlankResult

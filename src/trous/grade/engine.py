@@ -8,7 +8,7 @@ kind). When code outside the blanks changed, the whole file is run instead, and 
 so; the student's own file is also run once as it is. What feedback may show follows
 `judge.disclosure`.
 
-A grader's test functions (testfunctions.py) are more expectations of their blank. One that fails
+A grader's test functions (testworker.py) are more expectations of their blank. One that fails
 on the reference stops grading (`GraderError`: the course is at fault); on a copy, whatever a test
 does is that copy's failure of it, and the teacher reads it among the grade's `incidents`.
 What one copy ran, and what was judged of it, is kept in the grader's `Memo` for the next copies.
@@ -42,7 +42,7 @@ from ..core.judge import Verdict, describe_error, disclosure, is_blank_name_erro
 from ..core.protocol import CRASH, OK, SKIPPED, TIMEOUT, ErrorInfo, Job, Limits, Probe, ProbeResult, Unit, UnitResult
 from ..core.source import read
 from ..sandbox.pool import RunnerPool
-from .testfunctions import Clock, Outcome, TestFunctions, seconds
+from .testworker import Clock, Outcome, TestFunctions, seconds
 from .pytest_graders import TestInfo
 
 WHOLE_FILE_NOTE = ("tu as modifié le code en dehors des trous : l'exercice est noté en exécutant ton fichier "
