@@ -313,28 +313,24 @@ class Grader:
                 order[key] = min(order.get(key, 9), _variant_order(expect))
         return {k: groups[k] for k in sorted(groups, key=lambda k: order[k])}
 
-    def reference_job(self) -> tuple[Job, list[tuple[str, tuple, list[tuple]]]]:
-        units, keys = [], []
-        for exercise in self.exercises:
-            for variant, pairs in self.variants[(exercise.id, None)].items():
-                expects: dict[tuple, Expect] = {}  # each probe once
-                for _, expect in pairs:
-                    if expect.uses_solution:
-                        expects.setdefault(_probe_key(expect), expect)
-                units.append(Unit(self.refs[exercise.id].solution, f"solutions/{exercise.id}.py",
-                                  tuple(Probe(e.expr, e.setup) for e in expects.values()), overrides=variant,
-                                  process=exercise.id, wall=self.limits(exercise).wall, state=()))
-                keys.append((exercise.id, variant, list(expects)))
-        return Job(tuple(units), self.job_limits(), capture_output=False), keys
-
     def compute_references(self) -> None:
+        """The solution's values (each probe once) and variables on every input, once."""
         if self._broken is not None:
             raise GraderError(self._broken)
         if self.states or self.pool is None:
             return
-        job, keys = self.reference_job()
-        if not job.units:
+        units, keys = [], []
+        for exercise in self.exercises:
+            for variant, pairs in self.variants[(exercise.id, None)].items():
+                # Each probe once (a key is its inputs, expression and setup: the same probe).
+                expects: dict[tuple, Expect] = {_probe_key(e): e for _, e in pairs if e.uses_solution}
+                units.append(Unit(self.refs[exercise.id].solution, f"solutions/{exercise.id}.py",
+                                  tuple(Probe(e.expr, e.setup) for e in expects.values()), overrides=variant,
+                                  process=exercise.id, wall=self.limits(exercise).wall, state=()))
+                keys.append((exercise.id, variant, list(expects)))
+        if not units:
             return
+        job = Job(tuple(units), self.job_limits(), capture_output=False)
         problems = []
         for result, (exercise_id, variant, probe_keys) in zip(self._spread(job), keys):
             shown = f" (variante {dict(variant)})" if variant else ""

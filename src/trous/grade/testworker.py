@@ -156,12 +156,11 @@ class Serve:
         cause, info = item.stash.get(CAUSE, ("", {}))
         item.stash[CAUSE] = ("", {})
         failed = next((r for r in reports if r.failed), None)
+        skipped = next((r for r in reports if r.skipped), None)
         if failed is not None:
-            outcome = "bug" if cause in ("bug", "") else "failed"
-            return {"outcome": outcome, "cause": cause or "bug", "info": info, "when": failed.when,
+            return {"outcome": "bug" if cause in ("bug", "") else "failed", "cause": cause or "bug", "info": info,
                     "detail": failed.longreprtext[-6000:], "asked": self.asked}
-        if any(r.skipped for r in reports):
-            skipped = next(r for r in reports if r.skipped)
+        if skipped is not None:
             return {"outcome": "skipped", "detail": skip_reason(skipped)[:500], "asked": self.asked}
         return {"outcome": "passed", "asked": self.asked}
 
@@ -479,8 +478,12 @@ class Outcome:
         label = self.test.label
         if self.outcome == "bug":  # on a copy: the test passes on the reference, these values took it elsewhere
             return Verdict(False, f"{label} : le test n'a pas pu se servir de ce que donne ton code", kind="error")
-        if self.cause == "overrun":
-            return Verdict(False, f"{label} : {self.overrun()}", kind="error")
+        if self.cause == "overrun":  # past its own bounds on the copy's values
+            kind, spent = self.info.get("kind"), seconds(self.info.get("seconds"))
+            said = ("a manqué de mémoire sur ce que donne ton code" if kind == "memory" else
+                    f"n'a pas fini sur ce que donne ton code (plus de {spent} de calcul)" if kind == "time" else
+                    "n'a pas fini sur ce que donne ton code (son processus a dû être arrêté)")
+            return Verdict(False, f"{label} : le test {said}", kind="error")
         if self.cause == "student":
             where = line(self.info.get("line"))
             said = f"ton code lève {self.info.get('type') or 'une erreur'}" + (f" (ligne {where})" if where else "")
@@ -491,16 +494,6 @@ class Outcome:
             return Verdict(False, f"{label} : {describe_error(error, message=False)}", error.line)
         said = SAID.get(self.cause, SAID["assert"]).format(type=self.info.get("type") or "erreur")
         return Verdict(False, f"{label} : {said}", kind="value" if self.cause == "assert" else "error")
-
-    def overrun(self) -> str:
-        """How the test went past its bounds on the copy's values (French, shown to the student)."""
-        kind = self.info.get("kind")
-        if kind == "memory":
-            return "le test a manqué de mémoire sur ce que donne ton code"
-        if kind == "time":
-            return (f"le test n'a pas fini sur ce que donne ton code (plus de {seconds(self.info.get('seconds'))} "
-                    "de calcul)")
-        return "le test n'a pas fini sur ce que donne ton code (son processus a dû être arrêté)"
 
     def incident(self) -> str | None:
         """For the teacher, on a copy: a test that did not behave as on the reference (None: it did)."""
