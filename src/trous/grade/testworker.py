@@ -74,11 +74,8 @@ class WorkerFailed(RuntimeError):
 
 # -- in the worker ----------------------------------------------------------------------------------
 def result_json(result: UnitResult) -> dict:
-    def error(e: ErrorInfo | None):
-        return None if e is None else asdict(e)
-
-    return {"status": result.status, "error": error(result.error),
-            "probes": [({"value": p.value} if p.error is None else {"error": error(p.error)}) if p.evaluated else None
+    return {"status": result.status, "error": result.error and asdict(result.error),
+            "probes": [({"value": p.value} if p.error is None else {"error": asdict(p.error)}) if p.evaluated else None
                        for p in result.probes]}
 
 
