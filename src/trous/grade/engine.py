@@ -695,22 +695,25 @@ class Grader:
         remaining groups are not run: their blanks get 0 with a remark."""
         results: list[UnitResult | None] = [None] * len(job.units)
         groups = _by_process(job.units)
-        tests: dict[str, list[_TestPlan]] = {}
-        for test_plan in (t for plan in plans for t in plan.tests):
-            tests.setdefault(test_plan.group, []).append(test_plan)
         clock = Clock(self.copy_wall)
         for process, positions in groups.items():
             if process == AS_IS:
-                positions = self._known_loops(positions, planned, results)
-                # A file already run as it is (another student handed in the very same) is not run again.
+                # Not run as they are: the files whose exercise already looped in a per-blank run (the same
+                # wall time once more: their report says so), and those already run (another copy's same file).
+                looped = {planned[i].exercise.id for i, r in enumerate(results)
+                          if r is not None and r.status == TIMEOUT and planned[i].blank is not None}
                 for i in list(positions):
                     key = ("run", _group_key((job.units[i],), job.limits))
-                    known = self.memo.get(key)
-                    if known is not None:
+                    if planned[i].exercise.id in looped:
+                        results[i] = UnitResult.failed(SKIPPED, "skipped", "non lancé tel quel : un de tes trous "
+                                                                           "tourne déjà sans fin (temps dépassé)", 0)
+                    elif (known := self.memo.get(key)) is not None:
                         results[i], planned[i].ran = known[0], (key, 0)
-                        positions.remove(i)
+                    else:
+                        continue
+                    positions = [p for p in positions if p != i]
             self._run_group(positions, job, planned, results, clock)
-            for test_plan in tests.pop(process, ()):
+            for test_plan in (t for plan in plans for t in plan.tests if t.group == process):
                 self._run_tests(test_plan, job.units[groups[process][0]], [results[i] for i in groups[process]],
                                 job.limits, clock)
         return results  # type: ignore[return-value]
@@ -781,21 +784,6 @@ class Grader:
             return outcomes, sum(512 + len(o.detail) for o in outcomes) if kept else None
 
         plan.outcomes = self.memo.get(key, run)
-
-    @staticmethod
-    def _known_loops(positions: list[int], planned: list[_Planned], results: list) -> list[int]:
-        """The files whose exercise already looped in a per-blank run are not run again as they are
-        (the same wall time once more): their report says so instead."""
-        looped = {planned[i].exercise.id for i, r in enumerate(results)
-                  if r is not None and r.status == "timeout" and planned[i].blank is not None}
-        keep = []
-        for i in positions:
-            if planned[i].exercise.id in looped:
-                results[i] = UnitResult.failed(SKIPPED, "skipped", "non lancé tel quel : un de tes trous tourne déjà "
-                                                                   "sans fin (temps dépassé)", 0)
-            else:
-                keep.append(i)
-        return keep
 
     def grade_many(self, submissions: Iterable[tuple[str, dict[str, bytes | None]]],
                    on_done: Callable[[SubmissionGrade], None] | None = None) -> Iterator[SubmissionGrade]:
