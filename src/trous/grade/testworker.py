@@ -19,8 +19,8 @@ a copy's values, so it has bounds of its own (pytest_graders.CpuBudget): past co
 space may grow by the course's memory bound, each test may use `cpu` seconds of CPU, and a test that
 blocks is killed with its worker (then replaced). Answers are read under the copy's bounds (core/wire.py).
 
+The worker is started with {"root": course root, "files": [test files], "memory_mb": n} as its argument.
 Protocol (JSON lines; the worker's stdin and a copy of its stdout, pytest's own output going to stderr):
-    engine → worker   {"root": course root, "files": [test files], "memory_mb": n}   once, first
     worker → engine   {"collected": {"items": [TestInfo…], "errors": [...]}}
     engine → worker   {"run": nodeid, "cpu": seconds, "value_kb": n}
     worker → engine   {"ask": {"expr": ..., "overrides": [[name, text], ...]}}   zero or more times, each
@@ -167,7 +167,7 @@ def main() -> int:
     channel_out = os.fdopen(os.dup(1), "wb", buffering=0)
     os.dup2(2, 1)
     channel_in = sys.stdin.buffer
-    start = json.loads(channel_in.readline() or b"{}")
+    start = json.loads(sys.argv[1])
     root = start.get("root") or "."
     os.chdir(root)
     memory = start.get("memory_mb")
@@ -187,15 +187,15 @@ class Worker:
         env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS")}
         # Only trous's plugin: the worker's session must not depend on what else is installed here.
         env.update(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", PYTHONDONTWRITEBYTECODE="1")
+        start = {"root": str(root), "files": [str(f) for f in files], "memory_mb": memory_mb}
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "trous.grade.testworker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=None if os.environ.get("TROUS_DEBUG") else subprocess.DEVNULL, env=env, cwd=str(root),
-            start_new_session=True)
+            [sys.executable, "-m", "trous.grade.testworker", json.dumps(start)], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=None if os.environ.get("TROUS_DEBUG") else subprocess.DEVNULL, env=env,
+            cwd=str(root), start_new_session=True)
         self.lines = wire.Lines(MAX_LINE)
         self.garbled = False  # it wrote a line that is not a message
         self.eof = False  # its output closed: it is ending
         self._finalizer = weakref.finalize(self, _stop, self.process)
-        self._send({"root": str(root), "files": [str(f) for f in files], "memory_mb": memory_mb})
         message = self._receive(time.monotonic() + START_TIMEOUT)
         if message is None or "collected" not in message:
             self.close()
