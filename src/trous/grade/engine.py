@@ -402,11 +402,6 @@ class Grader:
             units.append(unit)
             planned.append(meta)
 
-        def add_tests(plan: _ExercisePlan, index: int, group: str) -> None:
-            tests = self.tests.of(plan.exercise.id, plan.exercise.blanks[index].id)
-            if tests:
-                plan.tests.append(_TestPlan(index, group, tests))
-
         for exercise in self.exercises:
             shown = f"exercises/{exercise.id}.py"
             analysis = self._analyse(exercise, files.get(exercise.id), shown)
@@ -425,7 +420,8 @@ class Grader:
                         add(Unit(program, shown, tuple(_probe(e) for _, e in expects),
                                  overrides=variant, process=group, group=group, wall=wall, state=names),
                             _Planned(exercise, index, expects, variant), plan)
-                    add_tests(plan, index, group)
+                    if tests := self.tests.of(exercise.id, exercise.blanks[index].id):
+                        plan.tests.append(_TestPlan(index, group, tests))
                 # The student's own files hold nothing but the student's code: all in one process.
                 as_is.append((Unit(analysis.source.text, shown, (), process=AS_IS, group=f"{exercise.id}/fichier",
                                    wall=wall), _Planned(exercise, None, [], (), as_is=True), plan))
@@ -436,7 +432,8 @@ class Grader:
                              overrides=variant, process=exercise.id, group=exercise.id, wall=wall),
                         _Planned(exercise, None, expects, variant, as_is=not variant), plan)
                 for index in filled:
-                    add_tests(plan, index, exercise.id)
+                    if tests := self.tests.of(exercise.id, exercise.blanks[index].id):
+                        plan.tests.append(_TestPlan(index, exercise.id, tests))
         for unit, meta, plan in as_is:
             add(unit, meta, plan)
         return Job(tuple(units), self.job_limits(), capture_output=False), plans, planned
