@@ -630,8 +630,7 @@ def test_a_thread_without_a_free_worker_waits_for_one_given_back_then_has_one_st
     """The graders' pytest workers: a start collects the graders (a second of CPU), a test keeps a
     worker for milliseconds. A grading thread that finds none free waits for a busy one to be given
     back, as long as the last start took; only past that is another one started (rent or buy)."""
-    from trous.grade.testfunctions import has_tests
-    from trous.grade.testworker import WorkerFailed, WorkerPool
+    from trous.grade.testworker import WorkerFailed, WorkerPool, has_tests
 
     files = sorted(p for p in (ROOT / "graders").glob("test_*.py") if has_tests(p))
     assert files
@@ -673,7 +672,7 @@ def test_a_worker_started_ahead_is_the_one_the_first_pool_on_the_same_graders_ta
     that very process instead of starting one; one started on other graders is never taken, and
     is stopped by drop_ahead."""
     from trous.grade import testworker
-    from trous.grade.testfunctions import test_files
+    from trous.grade.testworker import test_files
 
     course = Course.load(ROOT)
     files = test_files(course.exercises)

@@ -28,10 +28,8 @@ from ..core.protocol import Job, Limits, Probe, Unit
 from ..core.source import read
 from ..sandbox import backend as sandbox_mod
 from ..sandbox.pool import RunnerPool
-from ..grade.bounded import PATIENCE, CpuBudget
 from ..grade.eleve import Eleve
-from ..grade.pytest_graders import role
-from ..grade.testinfo import TestInfo
+from ..grade.pytest_graders import PATIENCE, CpuBudget, TestInfo, role
 
 
 @pytest.hookimpl(trylast=True)

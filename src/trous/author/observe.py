@@ -25,7 +25,6 @@ from ..core import blanks as blanks_mod
 from ..core.checks import Check, load_checks
 from ..core.course import Exercise
 from ..core.protocol import Job, Limits, Probe, Unit
-from ..grade.testfunctions import Clock
 
 # Features of a value whose every public value must differ somewhere when a hidden one differs.
 PROPERTIES = {"toutes égales": "a toutes ses valeurs égales", "moyenne nulle": "a une moyenne nulle",
@@ -522,7 +521,7 @@ def observe_tests(found: Plan, tests, grader_tests, pool, observations: Observat
         unit = Unit(text, f"solutions/{exercise.id}.py", wall=limits.wall if limits is not None else None)
         with pool.session(unit, limits) as session:
             recorder = _Recorder(session)
-            grader_tests.run([test], recorder, Clock(float("inf")), "")
+            grader_tests.run([test], recorder)
         side = "cachée" if test.hidden else "publique"
         world = World(test.hidden, f"la fonction de test {side} « {test.description} »")
         for dumped, tag in recorder.dumps:

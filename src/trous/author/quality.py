@@ -34,7 +34,7 @@ from ..core.encode import encode
 from ..core.protocol import OK, Job, Probe, Unit, UnitResult
 from ..core.source import Source, read
 from ..grade.engine import Grader, GraderError
-from ..grade.testfunctions import Outcome, has_tests
+from ..grade.testworker import Outcome, has_tests
 from ..sandbox.backend import LIMITS
 from ..sandbox.pool import RunnerPool
 from . import observe
@@ -416,7 +416,7 @@ class _Examination:
             solution = read(exercise.solution_path).text
             self._add(f"solution:{exercise.id}", exercise, solution.encode(), "solution")
             self._add(f"modele:{exercise.id}", exercise, exercise.template_path.read_bytes(), "template")
-            fills = self.grader.solution_fills[exercise.id]
+            fills = self.grader.refs[exercise.id].fills
             for n, mutant in enumerate(generate(exercise, solution, fills, self.pool, observations, output)):
                 self._add(f"mutant:{exercise.id}:{n}", exercise, mutant.text.encode(), "mutant", mutant)
         self.grader.observe = self._on_test
@@ -530,9 +530,9 @@ class _Examination:
 def _observations(exercises: list[Exercise], grader: Grader, pool: RunnerPool) -> dict[str, tuple]:
     """Per exercise: what its fills' sub-expressions are on every check (observe.py), and what its
     solution prints. The checks' runs go to the pool together; the test functions' after."""
-    plans = [observe.plan(e, grader.solutions[e.id], grader.solution_fills[e.id], grader.checks[e.id],
+    plans = [observe.plan(e, grader.refs[e.id].solution, grader.refs[e.id].fills, grader.checks[e.id],
                           limits_for(e)) for e in exercises]
-    jobs = [p.job for p in plans] + [_printing_job(e, grader.solutions[e.id], grader.solution_fills[e.id])
+    jobs = [p.job for p in plans] + [_printing_job(e, grader.refs[e.id].solution, grader.refs[e.id].fills)
                                      for e in exercises]
     results: list = [None] * len(jobs)
     for position, unit_results in pool.map(jobs):

@@ -7,7 +7,7 @@ course's fault, said so.
 
 from __future__ import annotations
 
-from ..grade.testfunctions import Clock, TestFunctions, has_tests
+from ..grade.testworker import TestFunctions, has_tests
 from ..core.protocol import Unit
 from ..core.course import limits_for
 from .selfcheck import FAILED, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED, WAITING, BlankResult
@@ -35,7 +35,7 @@ def apply(runner, exercise, analysis, result) -> None:
         limits = limits_for(exercise)
         with runner.session(Unit(analysis.source.text, analysis.path, wall=limits.wall), limits) as session:
             for blank, found in wanted:
-                for outcome in tests.run(found, session, Clock(float("inf")), ""):
+                for outcome in tests.run(found, session):
                     if outcome.outcome == "bug":
                         result.notes.append(COURSE_FAULT.format(what=outcome.test.label))
                         continue

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -68,29 +69,22 @@ def _normalised(text: str) -> str:
     return "\n".join(line.rstrip() for line in lines).strip("\n")
 
 
-class Templates:
-    """Tells a worked file from the untouched template of its exercise (read once per exercise)."""
+def _worked(course: Course) -> Callable[[str, bytes | None], bool]:
+    """Tells a worked file from the untouched template of its exercise, its blanks still empty (each
+    template read once)."""
+    templates: dict[str, str | None] = {}
 
-    def __init__(self, course: Course):
-        self.course = course
-        self._texts: dict[str, str | None] = {}
-
-    def _template(self, exercise_id: str) -> str | None:
-        if exercise_id not in self._texts:
-            try:
-                self._texts[exercise_id] = self.course.exercise(exercise_id).template_path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError, KeyError):
-                self._texts[exercise_id] = None
-        return self._texts[exercise_id]
-
-    def worked(self, exercise_id: str, data: bytes | None) -> bool:
-        """True when `data` is more than the template with its blanks still empty."""
+    def worked(exercise_id: str, data: bytes | None) -> bool:
         if data is None:
             return False
-        template = self._template(exercise_id)
+        if exercise_id not in templates:
+            try:
+                templates[exercise_id] = course.exercise(exercise_id).template_path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError, KeyError):
+                templates[exercise_id] = None
+        template, text = templates[exercise_id], data.decode("utf-8", "replace")
         if template is None:
             return True
-        text = data.decode("utf-8", "replace")
         if _normalised(text) == _normalised(template):
             return False
         try:  # the same code, laid out otherwise (a notebook converted back to .py): still untouched?
@@ -99,12 +93,14 @@ class Templates:
             return True
         return fills is None or any(f.filled for f in fills)
 
+    return worked
+
 
 def resolve(course: Course, submissions: list[Submission], requested: list[str] | None) -> Scope:
     """The run's assignments, and each copy's (see the module's doc)."""
     known = [a.id for a in course.spec.assignments]
     owner = of_exercise(course)
-    templates = Templates(course)
+    worked = _worked(course)
     if requested:
         chosen = check_requested(course, requested)
         left = tuple((a, "non demandé (--devoir)") for a in known if a not in chosen)
@@ -119,7 +115,7 @@ def resolve(course: Course, submissions: list[Submission], requested: list[str] 
             for s in submissions:
                 for exercise_id, data in s.files.items():
                     assignment = owner.get(exercise_id)
-                    if assignment and assignment not in handed and templates.worked(exercise_id, data):
+                    if assignment and assignment not in handed and worked(exercise_id, data):
                         handed.add(assignment)
             if not handed:  # nobody wrote anything: grade what the copies hold, else everything
                 handed = {owner[e] for s in submissions for e, d in s.files.items() if d is not None and e in owner}
@@ -129,20 +125,19 @@ def resolve(course: Course, submissions: list[Submission], requested: list[str] 
         why = ("aucune copie ne le contient" if explicit else
                "aucune copie n'y a rien écrit (seulement des modèles non remplis, ou rien)")
         scope = Scope(chosen, False, tuple((a, why) for a in known if a not in handed))
-    per_copy = {s.student: copy_assignments(course, s, scope.assignments, templates) for s in submissions}
+    per_copy = {s.student: _copy_assignments(course, s, scope.assignments, worked) for s in submissions}
     return dataclasses.replace(scope, per_copy=per_copy)
 
 
-def copy_assignments(course: Course, submission: Submission, assignments: tuple[str, ...],
-                     templates: Templates | None = None) -> tuple[str, ...]:
+def _copy_assignments(course: Course, submission: Submission, assignments: tuple[str, ...],
+                      worked: Callable[[str, bytes | None], bool]) -> tuple[str, ...]:
     """The run's assignments this copy hands in (see the module's doc); () when the input says it
     hands in none of them."""
     if submission.assignments is not None:
         return tuple(a for a in assignments if a in submission.assignments)
     owner = of_exercise(course)
-    templates = templates or Templates(course)
-    worked = {owner.get(e) for e, data in submission.files.items() if templates.worked(e, data)}
-    mine = tuple(a for a in assignments if a in worked)
+    handed = {owner.get(e) for e, data in submission.files.items() if worked(e, data)}
+    mine = tuple(a for a in assignments if a in handed)
     if mine:
         return mine
     held = {owner.get(e) for e, data in submission.files.items() if data is not None}

@@ -128,23 +128,20 @@ def unpack(data: bytes, dest: Path) -> None:
 class Prepared:
     """One course on one worker process: unpacked, loaded, and graded by its own runners."""
 
-    def __init__(self, data: bytes, version: str, sandbox: str, threads: int):
-        try:
-            # The rules of `trous grade`, applied on this worker's machine.
-            kind = sandbox_mod.choose(sandbox)
-        except sandbox_mod.SandboxRefused as exc:
-            raise DistributedError(f"le travailleur {_where()} ne peut pas corriger : {exc}") from None
+    def __init__(self, data: bytes, version: str, sandbox: str):
+        where, threads = _dask_worker()
         _sweep_orphans()
         self.folder = Path(tempfile.mkdtemp(prefix=f"{UNPACKED}{os.getpid()}-"))
         self.pool = None
         self.users = 0  # tasks grading with it right now (guarded by _LOCK): never closed under them
         try:
+            kind = sandbox_mod.choose(sandbox)  # the rules of `trous grade`, applied on this worker's machine
             unpack(data, self.folder)
             course = Course.load(self.folder)
             found = fingerprint(course)
             if found != version:
                 raise DistributedError(
-                    f"le travailleur {_where()} ne corrige pas avec la même version des correcteurs "
+                    f"le travailleur {where} ne corrige pas avec la même version des correcteurs "
                     f"({found[:12]} au lieu de {version[:12]}) : même trous ({trous.__version__} ici) et même cours "
                     "partout, sinon les notes mélangeraient deux correcteurs")
             # Each runner leases its own uid (sandbox/uids.py): workers of one machine never share them.
@@ -157,9 +154,9 @@ class Prepared:
         except BaseException as exc:
             self.close()
             if isinstance(exc, Exception) and not isinstance(exc, GraderError):
-                # A sandbox that cannot start here: a GraderError, so that the run stops with the reason
-                # instead of failing every copy one by one.
-                raise DistributedError(f"le travailleur {_where()} ne peut pas corriger : {exc}") from None
+                # A sandbox refused or that cannot start here: a GraderError, so that the run stops with
+                # the reason instead of failing every copy one by one.
+                raise DistributedError(f"le travailleur {where} ne peut pas corriger : {exc}") from None
             raise
 
     def close(self) -> None:
@@ -190,24 +187,15 @@ _LOCK = threading.Lock()
 KEEP = 2  # course versions a worker keeps ready (a re-grade after a grader change needs a second one)
 
 
-def _dask_worker():
+def _dask_worker() -> tuple[str, int]:
+    """This Dask worker's address and threads (this process's pid and 1 outside a worker)."""
     try:
         from distributed import get_worker  # noqa: PLC0415 - Dask only on a cluster
 
-        return get_worker()
+        worker = get_worker()
     except (ImportError, ValueError):
-        return None
-
-
-def _where() -> str:
-    worker = _dask_worker()
-    return worker.address if worker is not None else f"pid {os.getpid()}"
-
-
-def _threads() -> int:
-    worker = _dask_worker()
-    state = getattr(worker, "state", worker)
-    return max(1, int(getattr(state, "nthreads", 1))) if worker is not None else 1
+        return f"pid {os.getpid()}", 1
+    return worker.address, max(1, int(getattr(getattr(worker, "state", worker), "nthreads", 1)))
 
 
 def _take(data: bytes, version: str, sandbox: str) -> Prepared:
@@ -215,7 +203,7 @@ def _take(data: bytes, version: str, sandbox: str) -> Prepared:
     with _LOCK:  # the worker's other threads wait for the one that unpacks and starts the runners
         ready = _PREPARED.get(key)
         if ready is None:
-            ready = Prepared(data, version, sandbox, _threads())
+            ready = Prepared(data, version, sandbox)
             _PREPARED[key] = ready
             for old in [k for k, p in _PREPARED.items() if k != key and p.users == 0][:max(0, len(_PREPARED) - KEEP)]:
                 _PREPARED.pop(old).close()

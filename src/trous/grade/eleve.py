@@ -18,18 +18,8 @@ from typing import Any
 from ..core.checks import GraderMistake, StudentError, StudentStopped
 from ..core.protocol import ErrorInfo, ProbeResult, UnitResult
 
-
-def _numpy(needed: bool = False):
-    """NumPy, imported only when a value needs it (every student's `pytest exercises/` loads this
-    module, and must not pay for NumPy at its start); optional for the pure-Python courses."""
-    if not needed:
-        return sys.modules.get("numpy")
-    try:
-        import numpy  # noqa: PLC0415
-    except ImportError:  # pragma: no cover - exercised only without numpy
-        return None
-    return numpy
-
+# NumPy is imported only when a value needs it (every student's `pytest exercises/` loads this module,
+# and must not pay for NumPy at its start); optional for the pure-Python courses.
 MAX_TEXT = 8 * 1024 * 1024  # the variables of one question, written as Python
 RAISED = ("exception", "exit", "memory")  # errors raised by the student's own code: a StudentError
 
@@ -83,7 +73,7 @@ def _expression(value: Any, name: str, depth: int) -> str:
     if kind in (set, frozenset):
         items = sorted((_expression(v, name, depth + 1) for v in value))
         return f"{kind.__name__}([{', '.join(items)}])"
-    _np = _numpy()
+    _np = sys.modules.get("numpy")  # a NumPy value: NumPy is imported already
     if _np is not None:
         if kind is _np.ndarray and value.dtype.kind in "biufcU":
             # Through __import__: the program need not have imported numpy, nor under that name.
@@ -127,8 +117,9 @@ def _array(data: dict):
     shape = tuple(raw_shape)
     values = as_value(data.get("v"))
     kind = str(data.get("k", "O"))[:1]
-    _np = _numpy(needed=True)
-    if _np is None:
+    try:
+        import numpy as _np  # noqa: PLC0415 - only when a value needs it (see the imports)
+    except ImportError:  # pragma: no cover - exercised only without numpy
         return values
     dtype = {"b": bool, "i": _np.int64, "u": _np.uint64, "f": _np.float64}.get(kind)
     try:
@@ -166,7 +157,6 @@ class Eleve:
 
     def __init__(self, ask: Asker, *, blank: str = ""):
         self._ask, self.blank = ask, blank
-        self.asked = 0  # questions sent: a test that asks nothing checks nothing
 
     def __repr__(self) -> str:
         return f"<eleve : le programme de l'élève, trou « {self.blank} »>"
@@ -179,7 +169,6 @@ class Eleve:
         except SyntaxError as exc:
             raise GraderMistake(f"eleve({expr!r}) : ce n'est pas une expression Python ({exc.msg})") from None
         overrides = tuple((name, as_expression(value, name)) for name, value in variables.items())
-        self.asked += 1
         result = self._ask(expr, overrides)
         probe = result.probes[0] if result.probes else ProbeResult(evaluated=False)
         if probe.evaluated and probe.error is None:

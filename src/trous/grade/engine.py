@@ -8,7 +8,7 @@ kind). When code outside the blanks changed, the whole file is run instead, and 
 so; the student's own file is also run once as it is. What feedback may show follows
 `judge.disclosure`.
 
-A grader's test functions (testfunctions.py) are more expectations of their blank. One that fails
+A grader's test functions (testworker.py) are more expectations of their blank. One that fails
 on the reference stops grading (`GraderError`: the course is at fault); on a copy, whatever a test
 does is that copy's failure of it, and the teacher reads it among the grade's `incidents`.
 What one copy ran, and what was judged of it, is kept in the grader's `Memo` for the next copies.
@@ -42,8 +42,8 @@ from ..core.judge import Verdict, describe_error, disclosure, is_blank_name_erro
 from ..core.protocol import CRASH, OK, SKIPPED, TIMEOUT, ErrorInfo, Job, Limits, Probe, ProbeResult, Unit, UnitResult
 from ..core.source import read
 from ..sandbox.pool import RunnerPool
-from .testfunctions import Clock, Outcome, TestFunctions, seconds
-from .testinfo import TestInfo
+from .testworker import Clock, Outcome, TestFunctions, seconds
+from .pytest_graders import TestInfo
 
 WHOLE_FILE_NOTE = ("tu as modifié le code en dehors des trous : l'exercice est noté en exécutant ton fichier "
                    "entier (un trou faux peut alors en entraîner d'autres)")
@@ -137,13 +137,10 @@ class _Planned:
 
 @dataclass
 class _TestPlan:
-    """The test functions of one blank, run in a session on the program its units run."""
+    """The test functions of one blank, run in a session on the program of its units, right after them."""
 
     blank: int
-    program: str
-    filename: str
-    wall: float
-    group: str  # the process key of the blank's units: the tests run right after them
+    group: str  # the process key of those units
     tests: list[TestInfo]
     outcomes: list[Outcome] = field(default_factory=list)
 
@@ -271,14 +268,6 @@ class Grader:
         """Stop what the grader started besides its runners (the test functions' workers)."""
         self.tests.close()
 
-    @property
-    def solutions(self) -> dict[str, str]:
-        return {k: r.solution for k, r in self.refs.items()}
-
-    @property
-    def solution_fills(self) -> dict[str, list[blanks_mod.Fill]]:
-        return {k: r.fills for k, r in self.refs.items()}
-
     # -- loading -------------------------------------------------------------------------------
     def _load_checks(self, exercise: Exercise, required: bool) -> list[Check]:
         checks = []
@@ -324,28 +313,24 @@ class Grader:
                 order[key] = min(order.get(key, 9), _variant_order(expect))
         return {k: groups[k] for k in sorted(groups, key=lambda k: order[k])}
 
-    def reference_job(self) -> tuple[Job, list[tuple[str, tuple, list[tuple]]]]:
-        units, keys = [], []
-        for exercise in self.exercises:
-            for variant, pairs in self.variants[(exercise.id, None)].items():
-                expects: dict[tuple, Expect] = {}  # each probe once
-                for _, expect in pairs:
-                    if expect.uses_solution:
-                        expects.setdefault(_probe_key(expect), expect)
-                units.append(Unit(self.refs[exercise.id].solution, f"solutions/{exercise.id}.py",
-                                  tuple(Probe(e.expr, e.setup) for e in expects.values()), overrides=variant,
-                                  process=exercise.id, wall=self.limits(exercise).wall, state=()))
-                keys.append((exercise.id, variant, list(expects)))
-        return Job(tuple(units), self.job_limits(), capture_output=False), keys
-
     def compute_references(self) -> None:
+        """The solution's values (each probe once) and variables on every input, once."""
         if self._broken is not None:
             raise GraderError(self._broken)
         if self.states or self.pool is None:
             return
-        job, keys = self.reference_job()
-        if not job.units:
+        units, keys = [], []
+        for exercise in self.exercises:
+            for variant, pairs in self.variants[(exercise.id, None)].items():
+                # Each probe once (a key is its inputs, expression and setup: the same probe).
+                expects: dict[tuple, Expect] = {_probe_key(e): e for _, e in pairs if e.uses_solution}
+                units.append(Unit(self.refs[exercise.id].solution, f"solutions/{exercise.id}.py",
+                                  tuple(Probe(e.expr, e.setup) for e in expects.values()), overrides=variant,
+                                  process=exercise.id, wall=self.limits(exercise).wall, state=()))
+                keys.append((exercise.id, variant, list(expects)))
+        if not units:
             return
+        job = Job(tuple(units), self.job_limits(), capture_output=False)
         problems = []
         for result, (exercise_id, variant, probe_keys) in zip(self._spread(job), keys):
             shown = f" (variante {dict(variant)})" if variant else ""
@@ -393,8 +378,7 @@ class Grader:
                 continue
             unit = Unit(self.refs[exercise.id].solution, f"solutions/{exercise.id}.py", wall=self.limits(exercise).wall)
             with self.pool.session(unit, self.job_limits()) as session:
-                outcomes = self.tests.run(tests, session, Clock(float("inf")), "", reference=True,
-                                          value_kb=self.job_limits().value_kb)
+                outcomes = self.tests.run(tests, session, reference=True, value_kb=self.job_limits().value_kb)
             for outcome in outcomes:
                 test = outcome.test
                 if outcome.outcome not in ("passed", "skipped"):
@@ -418,11 +402,6 @@ class Grader:
             units.append(unit)
             planned.append(meta)
 
-        def add_tests(plan: _ExercisePlan, index: int, program: str, group: str) -> None:
-            tests = self.tests.of(plan.exercise.id, plan.exercise.blanks[index].id)
-            if tests:
-                plan.tests.append(_TestPlan(index, program, shown, wall, group, tests))
-
         for exercise in self.exercises:
             shown = f"exercises/{exercise.id}.py"
             analysis = self._analyse(exercise, files.get(exercise.id), shown)
@@ -441,7 +420,8 @@ class Grader:
                         add(Unit(program, shown, tuple(_probe(e) for _, e in expects),
                                  overrides=variant, process=group, group=group, wall=wall, state=names),
                             _Planned(exercise, index, expects, variant), plan)
-                    add_tests(plan, index, program, group)
+                    if tests := self.tests.of(exercise.id, exercise.blanks[index].id):
+                        plan.tests.append(_TestPlan(index, group, tests))
                 # The student's own files hold nothing but the student's code: all in one process.
                 as_is.append((Unit(analysis.source.text, shown, (), process=AS_IS, group=f"{exercise.id}/fichier",
                                    wall=wall), _Planned(exercise, None, [], (), as_is=True), plan))
@@ -452,7 +432,8 @@ class Grader:
                              overrides=variant, process=exercise.id, group=exercise.id, wall=wall),
                         _Planned(exercise, None, expects, variant, as_is=not variant), plan)
                 for index in filled:
-                    add_tests(plan, index, analysis.source.text, exercise.id)
+                    if tests := self.tests.of(exercise.id, exercise.blanks[index].id):
+                        plan.tests.append(_TestPlan(index, exercise.id, tests))
         for unit, meta, plan in as_is:
             add(unit, meta, plan)
         return Job(tuple(units), self.job_limits(), capture_output=False), plans, planned
@@ -711,23 +692,27 @@ class Grader:
         remaining groups are not run: their blanks get 0 with a remark."""
         results: list[UnitResult | None] = [None] * len(job.units)
         groups = _by_process(job.units)
-        tests: dict[str, list[_TestPlan]] = {}
-        for test_plan in (t for plan in plans for t in plan.tests):
-            tests.setdefault(test_plan.group, []).append(test_plan)
         clock = Clock(self.copy_wall)
         for process, positions in groups.items():
             if process == AS_IS:
-                positions = self._known_loops(positions, planned, results)
-                # A file already run as it is (another student handed in the very same) is not run again.
+                # Not run as they are: the files whose exercise already looped in a per-blank run (the same
+                # wall time once more: their report says so), and those already run (another copy's same file).
+                looped = {planned[i].exercise.id for i, r in enumerate(results)
+                          if r is not None and r.status == TIMEOUT and planned[i].blank is not None}
                 for i in list(positions):
                     key = ("run", _group_key((job.units[i],), job.limits))
-                    known = self.memo.get(key)
-                    if known is not None:
+                    if planned[i].exercise.id in looped:
+                        results[i] = UnitResult.failed(SKIPPED, "skipped", "non lancé tel quel : un de tes trous "
+                                                                           "tourne déjà sans fin (temps dépassé)", 0)
+                    elif (known := self.memo.get(key)) is not None:
                         results[i], planned[i].ran = known[0], (key, 0)
-                        positions.remove(i)
+                    else:
+                        continue
+                    positions = [p for p in positions if p != i]
             self._run_group(positions, job, planned, results, clock)
-            for test_plan in tests.pop(process, ()):
-                self._run_tests(test_plan, [results[i] for i in groups[process]], job.limits, clock)
+            for test_plan in (t for plan in plans for t in plan.tests if t.group == process):
+                self._run_tests(test_plan, job.units[groups[process][0]], [results[i] for i in groups[process]],
+                                job.limits, clock)
         return results  # type: ignore[return-value]
 
     def _spent_message(self) -> str:
@@ -772,15 +757,16 @@ class Grader:
             self.memo.put(key, found, 256)
         return found
 
-    def _run_tests(self, plan: _TestPlan, unit_results: list[UnitResult], limits: Limits, clock: Clock) -> None:
-        """A blank's test functions, in a session on the program its units ran; not when those units
-        found it hanging or crashing (the tests would cost that time again for nothing)."""
+    def _run_tests(self, plan: _TestPlan, unit: Unit, unit_results: list[UnitResult], limits: Limits,
+                   clock: Clock) -> None:
+        """A blank's test functions, in a session on the program `unit` and the others of its group ran;
+        not when those found it hanging or crashing (the tests would cost that time again for nothing)."""
         stopped = next((r for r in unit_results if r is not None and r.status in (TIMEOUT, CRASH, SKIPPED)), None)
         if stopped is not None:
             plan.outcomes = [Outcome.stopped(t, stopped.error) for t in plan.tests]
             return
-        digest = hashlib.sha256(plan.program.encode())
-        digest.update("\0".join((plan.filename, repr(plan.wall), repr(sorted(limits.__dict__.items())),
+        digest = hashlib.sha256(unit.source.encode())
+        digest.update("\0".join((unit.filename, repr(unit.wall), repr(sorted(limits.__dict__.items())),
                                   *(t.nodeid for t in plan.tests))).encode())
         key = ("tests", digest.hexdigest())
         if self.memo.get(key) is None and clock.left() <= 0.05:
@@ -789,27 +775,12 @@ class Grader:
             return
 
         def run() -> tuple[list[Outcome], int | None]:
-            with self.pool.session(Unit(plan.program, plan.filename, wall=plan.wall), limits) as session:
+            with self.pool.session(Unit(unit.source, unit.filename, wall=unit.wall), limits) as session:
                 outcomes = self.tests.run(plan.tests, session, clock, self._spent_message(), value_kb=limits.value_kb)
             kept = all(o.definitive for o in outcomes)
             return outcomes, sum(512 + len(o.detail) for o in outcomes) if kept else None
 
         plan.outcomes = self.memo.get(key, run)
-
-    @staticmethod
-    def _known_loops(positions: list[int], planned: list[_Planned], results: list) -> list[int]:
-        """The files whose exercise already looped in a per-blank run are not run again as they are
-        (the same wall time once more): their report says so instead."""
-        looped = {planned[i].exercise.id for i, r in enumerate(results)
-                  if r is not None and r.status == "timeout" and planned[i].blank is not None}
-        keep = []
-        for i in positions:
-            if planned[i].exercise.id in looped:
-                results[i] = UnitResult.failed(SKIPPED, "skipped", "non lancé tel quel : un de tes trous tourne déjà "
-                                                                   "sans fin (temps dépassé)", 0)
-            else:
-                keep.append(i)
-        return keep
 
     def grade_many(self, submissions: Iterable[tuple[str, dict[str, bytes | None]]],
                    on_done: Callable[[SubmissionGrade], None] | None = None) -> Iterator[SubmissionGrade]:

@@ -9,32 +9,188 @@
 A test function names its blank with the `trou` marker and asks the student's program through the
 `eleve` fixture (grade/eleve.py); its asserts run here. A test without a `trou` marker, naming a
 blank course.yaml does not list, or in graders/ but no exercise's grader, is refused. Inside the
-engine's test worker (testworker.py), `eleve` asks the grading thread instead (`set_backend`).
+engine's test worker (testworker.py), `eleve` asks the grading thread instead (stash `BACKEND`).
 Outside a course, the plugin does nothing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
+import resource
+import signal
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import pytest
 
-from ..core.course import Course, CourseError, Exercise
 from ..core.checks import Check, GraderMistake, StudentError, StudentStopped, checks_in
-from ..core.course import memory_bound
+from ..core.course import Course, CourseError, Exercise, memory_bound
 from ..core.wording import count, plural
-from . import bounded
-from .bounded import PATIENCE, TestOverrun
 from .eleve import Eleve
-from .testinfo import BACKEND, CAUSE, INFO, Hooks, TestInfo, set_backend, skip_reason
 
 MARKER = "trou"
 FIXTURE = "eleve"
 HIDDEN, PUBLIC = "cache", "public"
 
 _RESULTS = pytest.StashKey[dict]()
+INFO = pytest.StashKey["TestInfo"]()
+CAUSE = pytest.StashKey[tuple]()
+BACKEND = pytest.StashKey[object]()  # who answers `eleve`: an object with `eleve(info, path) -> Eleve`
+
+
+@dataclass(frozen=True)
+class TestInfo:
+    """A test function of a course's test file, as grading sees it (the engine's worker sends it as
+    JSON; author/copie.py's runner is given it)."""
+
+    __test__ = False  # not a test class, whatever pytest thinks of its name
+
+    nodeid: str
+    path: str  # relative to the course's root
+    name: str  # the item's name (with its parameters' ids)
+    exercise: str | None
+    blank: str | None
+    hidden: bool
+    description: str  # French: what a student reads of it (never its parameters)
+    problem: str | None = None  # why grading refuses it
+
+    @property
+    def label(self) -> str:
+        return f"{'vérification cachée' if self.hidden else 'vérification'} « {self.description} »"
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> "TestInfo":
+        return cls(**{k: data.get(k) for k in cls.__dataclass_fields__})
+
+
+class Hooks:
+    """The hook a plugin implements to run the student's program for `pytest graders/`."""
+
+    @pytest.hookspec(firstresult=True)
+    def pytest_trous_backend(self, config):
+        """The backend answering `eleve` when no worker set one (author/copie.py's runner, which
+        this plugin never imports)."""
+
+
+def skip_reason(report) -> str:
+    """Why pytest skipped a test, from its report."""
+    return str(report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr)
+
+
+# -- bounds of this process while a test handles a copy's data -----------------------------------
+# A test runs as the teacher, outside the sandbox (in a test worker, or with --copie), on a copy's
+# values: a loop over a number the copy chose, a matrix built from its shape. Passing a bound costs
+# the copy that test, never the class's run. Memory: `limit_memory` lowers the soft address-space
+# limit to what the process maps now plus the course's memory bound (MemoryError in the test). Time:
+# `CpuBudget` raises `TestOverrun` into the test past its CPU seconds (`held` keeps it out of the
+# grader's own code); a test that blocks is the caller's wall clock's.
+MIB = 1 << 20
+PATIENCE = 60.0  # seconds a test's own code (not the student's) may run before it is called stuck
+
+
+class TestOverrun(BaseException):
+    """A test used up its time on a copy. A BaseException: the test's own `except Exception` must
+    not swallow it."""
+
+    __test__ = False
+
+    def __init__(self, seconds: float):
+        super().__init__(f"le test a dépassé {seconds:g} s de calcul")
+        self.seconds = seconds
+
+
+def mapped() -> int:
+    """Bytes this process maps now (what RLIMIT_AS counts)."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[0]) * resource.getpagesize()
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def limit_memory(megabytes: int | None) -> tuple[int, int] | None:
+    """Allow this process `megabytes` more than it maps now (soft limit only: a process it starts
+    may raise its own again). The previous limits, to restore; None when nothing was changed."""
+    if not megabytes or megabytes <= 0:
+        return None
+    try:
+        before = resource.getrlimit(resource.RLIMIT_AS)
+        wanted = mapped() + megabytes * MIB
+        soft, hard = before
+        if soft != resource.RLIM_INFINITY and soft <= wanted:
+            return None  # already tighter
+        if hard != resource.RLIM_INFINITY:
+            wanted = min(wanted, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (wanted, hard))
+        return before
+    except (ValueError, OSError):
+        return None
+
+
+@contextlib.contextmanager
+def _memory(megabytes: int | None):
+    """`limit_memory` for the duration of a block."""
+    before = limit_memory(megabytes)
+    try:
+        yield
+    finally:
+        if before is not None:
+            with contextlib.suppress(ValueError, OSError):
+                resource.setrlimit(resource.RLIMIT_AS, before)
+
+
+class CpuBudget:
+    """Within the block, `seconds` of this process's CPU; past them, TestOverrun is raised where
+    the main thread is, unless inside `held()` (then as soon as it leaves it)."""
+
+    current: "CpuBudget | None" = None
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.holds = 0
+        self.due = False
+        self.previous = None
+
+    def __enter__(self) -> "CpuBudget":
+        if self.seconds and self.seconds > 0 and hasattr(signal, "setitimer"):
+            self.previous = signal.signal(signal.SIGPROF, self._fire)
+            signal.setitimer(signal.ITIMER_PROF, self.seconds)
+            CpuBudget.current = self
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if CpuBudget.current is self:
+            signal.setitimer(signal.ITIMER_PROF, 0)
+            signal.signal(signal.SIGPROF, self.previous or signal.SIG_DFL)
+            CpuBudget.current = None
+
+    def _fire(self, signum, frame) -> None:
+        if self.holds:
+            self.due = True
+            return
+        raise TestOverrun(self.seconds)
+
+    @classmethod
+    @contextlib.contextmanager
+    def held(cls):
+        """No TestOverrun in this block (the grader's own code: asking the sandbox, reading its answer)."""
+        budget = cls.current
+        if budget is None:
+            yield
+            return
+        budget.holds += 1
+        try:
+            yield
+        finally:
+            budget.holds -= 1
+            if budget.due and not budget.holds:
+                budget.due = False
+                raise TestOverrun(budget.seconds)
 
 
 # -- where a test file belongs ---------------------------------------------------------------------
@@ -174,7 +330,7 @@ def _backend(config):
         if backend is None:
             raise pytest.UsageError("trous : aucun greffon ne fait tourner le programme de l'élève (le "
                                     "greffon trous_copie n'est pas chargé : pytest -p trous.author.copie)")
-        set_backend(config, backend)
+        config.stash[BACKEND] = backend
     return backend
 
 
@@ -256,7 +412,7 @@ def pytest_runtest_setup(item):
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
     """With --copie, a test runs in the teacher's own process on a copy's values: within the bounds a
-    test worker of `trous grade` gives it (bounded.py), past which it fails with cause "overrun"."""
+    test worker of `trous grade` gives it (see CpuBudget), past which it fails with cause "overrun"."""
     info = item.stash.get(INFO, None)
     if info is None or _worker(item.config) or item.config.getoption("copie", None) is None:
         return (yield)
@@ -264,7 +420,7 @@ def pytest_runtest_call(item):
     memory = memory_bound([found[1]]) if found is not None and found[1] is not None else None
     backend = _backend(item.config)
     cpu = backend.cpu_budget(found[0], info) if found is not None and hasattr(backend, "cpu_budget") else PATIENCE
-    with bounded.memory(memory), bounded.CpuBudget(cpu):
+    with _memory(memory), CpuBudget(cpu):
         return (yield)
 
 
@@ -354,12 +510,6 @@ def pytest_unconfigure(config):
 
 
 # -- declarations as items -------------------------------------------------------------------------
-class DeclarationFailure(Exception):
-    def __init__(self, text: str):
-        super().__init__(text)
-        self.text = text
-
-
 class DeclarationItem(pytest.Item):
     """One `blank(...)` declaration of a hidden grader: its expectations on the program."""
 
@@ -370,20 +520,15 @@ class DeclarationItem(pytest.Item):
 
     def runtest(self) -> None:
         if self.check.blank not in [b.id for b in self.exercise.blanks]:
-            raise DeclarationFailure(f"le trou « {self.check.blank} » n'existe pas dans {self.exercise.id} (trous de "
-                                     f"course.yaml : {', '.join(b.id for b in self.exercise.blanks)})")
+            pytest.fail(f"le trou « {self.check.blank} » n'existe pas dans {self.exercise.id} (trous de "
+                        f"course.yaml : {', '.join(b.id for b in self.exercise.blanks)})", pytrace=False)
         failures = _backend(self.config).declaration(self.exercise, self.check)
         if failures:
             lines = [f"trou « {self.check.blank} » ({self.exercise.id}), déclaration « {self.name} » : "
                      f"{count(len(failures), 'attente')} sur {len(self.check.expects)} "
                      f"{plural(len(failures), 'non satisfaite')}"]
             lines += ["  " + line for failure in failures for line in failure.split("\n")]
-            raise DeclarationFailure("\n".join(lines))
-
-    def repr_failure(self, excinfo, style=None):
-        if isinstance(excinfo.value, DeclarationFailure):
-            return excinfo.value.text
-        return super().repr_failure(excinfo, style)
+            pytest.fail("\n".join(lines), pytrace=False)
 
     def reportinfo(self):
         return self.path, None, f"{self.exercise.id} · trou « {self.check.blank} » · {self.name}"

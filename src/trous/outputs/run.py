@@ -31,7 +31,6 @@ from ..grade.engine import Grader, GraderError, fingerprint, preloaded
 from ..core.grades import UNISOLATED, SubmissionGrade
 from ..core.safetext import printable
 from ..core.submission import IgnoredFile, Submission
-from ..grade.testfunctions import test_files
 from ..core.wording import count, plural
 from ..core import options as cli_options
 from ..core.options import cores  # noqa: F401 (benchmarks/grade_class.py reads it here)
@@ -207,7 +206,7 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
     timings["bac à sable"] = time.perf_counter() - t
     t = time.perf_counter()
     if options.scheduler == "local":  # a cluster's workers collect the graders on their own machines
-        testworker.start_ahead(course.root, test_files(course.exercises), memory_bound(course.exercises))
+        testworker.start_ahead(course.root, testworker.test_files(course.exercises), memory_bound(course.exercises))
     try:
         intake = intake_mod.load(options.source, course, options.kind, results=options.results_dir,
                                  assignments=options.assignments)
