@@ -30,6 +30,7 @@ from ..core.course import Course, CourseError, Exercise
 from ..core.wording import count
 from .answers import nbgrader_meta
 from .bundle import Bundle, cell_source, check_bundle_of, hidden_calls, materialize_course
+from .locked import LockedCell, source_cell
 
 MANIFEST = "trous-cours.json"
 FORMAT = 1
@@ -107,6 +108,7 @@ class SourceExercise:
     points: dict[str, float] = field(default_factory=dict)  # blank id → points of its grade cell
     cells: dict[str, str] = field(default_factory=dict)  # blank id → grade_id of its grade cell
     sources: dict[str, str] = field(default_factory=dict)  # grade_id → source of the grade cell
+    locked: dict[str, LockedCell] = field(default_factory=dict)  # grade_id → each nbgrader cell, as released
 
 
 _read: dict[tuple, SourceExercise] = {}
@@ -129,8 +131,11 @@ def read_source(path: Path, shown: str | None = None) -> SourceExercise:
     rebuild = REBUILD.format(root=path.parent.parent.parent)
     found: SourceExercise | None = None
     calls: dict[str, str] = {}  # blank id → the text of its hidden call, after the blank id
+    nbgrader_cells: dict[str, LockedCell] = {}
     for cell in cells if isinstance(cells, list) else []:
         meta = nbgrader_meta(cell) if isinstance(cell, dict) else {}
+        if isinstance(meta.get("grade_id"), str) and any(meta.get(f) for f in ("grade", "solution", "locked")):
+            nbgrader_cells[meta["grade_id"]] = source_cell(cell, meta)
         if not meta.get("grade") or cell.get("cell_type") != "code":
             continue
         source = cell_source(cell)
@@ -157,6 +162,7 @@ def read_source(path: Path, shown: str | None = None) -> SourceExercise:
     if len(set(calls.values())) > 1:
         raise StandaloneError(f"{shown} : les cellules de correction ne portent pas toutes le même corrigé "
                               "(cellules cachées modifiées à la main ?) ; reconstruisez : " + rebuild)
+    found.locked = nbgrader_cells
     _read[key] = found
     return found
 
