@@ -715,6 +715,9 @@ def _results_notes(folder: Path, ledger: Ledger) -> None:
                     "des copies)")
 
 
+MOODLE_PLUGINS = {"onlinetext": "texte en ligne", "comments": "commentaires"}
+
+
 def _moodle_plugin(ledger: Ledger, shown: str, plugin: str) -> None:
     plugin = MOODLE_PLUGINS.get(plugin, plugin)
     # Ranked with the files a teacher must see: a student who typed the work there has 0.
@@ -898,21 +901,6 @@ def members(archive: zipfile.ZipFile, limits: IntakeLimits, budget: Ledger | Non
     return out
 
 
-MOODLE_PLUGINS = {"onlinetext": "texte en ligne", "comments": "commentaires"}
-
-
-def _moodle_tops(entries: list[Entry]) -> dict[str, moodlefolders.Name | moodlefolders.Ambiguous]:
-    """Each top-level entry of the archive named as Moodle names them: a folder (it holds files) or,
-    with « download as folders » off, a file."""
-    folders = {e.parts[0] for e in entries if len(e.parts) > 1}
-    tops: dict[str, moodlefolders.Name | moodlefolders.Ambiguous] = {}
-    for top in dict.fromkeys(e.parts[0] for e in entries if e.parts):
-        found = moodlefolders.read(top, top in folders)
-        if found is not None:
-            tops[top] = found
-    return tops
-
-
 def load_zip(path: Path, course: Course, limits: IntakeLimits) -> Intake:
     try:
         with open(path, "rb") as handle:
@@ -922,7 +910,11 @@ def load_zip(path: Path, course: Course, limits: IntakeLimits) -> Intake:
         raise IntakeError(f"{path} : archive .zip illisible ({_reason(exc)})") from None
     with archive:  # every byte kept is read in _submit, before the archive closes
         entries = members(archive, limits, None)
-        tops = _moodle_tops(entries)
+        # Each top-level entry named as Moodle names them: a folder (it holds files) or, with « download
+        # as folders » off, a file.
+        folders = {e.parts[0] for e in entries if len(e.parts) > 1}
+        tops = {top: found for top in dict.fromkeys(e.parts[0] for e in entries if e.parts)
+                if (found := moodlefolders.read(top, top in folders)) is not None}
         intake = Intake("moodle" if tops else "zip", path)
         grouping = moodlefolders.group(tops, student_id)
         copies: dict[str, _Copy] = {}

@@ -212,20 +212,15 @@ def gradebook_rows(root: Path, query: str) -> list[tuple] | None:
         return None
 
 
-def gradebook_cells(root: Path) -> dict[tuple[str, str, str], tuple[float, str | None]] | None:
-    """(assignment, notebook, cell) → (max score, stored source) of every grade cell nbgrader's gradebook
-    holds (recorded by generate_assignment)."""
+def check_gradebook(root: Path, sources: dict[str, tuple[str, SourceExercise]]) -> list[str]:
+    """The grade cells nbgrader recorded at generate_assignment against the source notebooks: what
+    `nbgrader autograde` grades with must be what `trous grade` grades with."""
     rows = gradebook_rows(root, "SELECT a.name, n.name, b.name, g.max_score, s.source FROM grade_cells g "
                                 "JOIN base_cell b ON b.id = g.id JOIN notebook n ON n.id = b.notebook_id "
                                 "JOIN assignment a ON a.id = n.assignment_id LEFT JOIN source_cell s "
                                 "ON s.name = b.name AND s.notebook_id = b.notebook_id")
-    return None if rows is None else {(a, n, c): (float(score), source) for a, n, c, score, source in rows}
-
-
-def check_gradebook(root: Path, sources: dict[str, tuple[str, SourceExercise]]) -> list[str]:
-    """The grade cells nbgrader recorded at generate_assignment against the source notebooks: what
-    `nbgrader autograde` grades with must be what `trous grade` grades with."""
-    cells = gradebook_cells(root)
+    # (assignment, notebook, cell) → (max score, stored source) of every grade cell
+    cells = {(a, n, c): (float(score), source) for a, n, c, score, source in rows or []}
     if not cells:
         return []
     assignments = {a for a, _, _ in cells}
