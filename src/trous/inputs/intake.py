@@ -522,7 +522,8 @@ class _Copy:
 
 def _submit(intake: Intake, course: Course, copies: dict[str, _Copy], grouping: moodlefolders.Grouping | None,
             sorter: Sorter, limits: IntakeLimits) -> Intake:
-    """Each copy as a Submission, with its Moodle notes (`grouping`, when the input is Moodle's)."""
+    """Each copy as a Submission, with its Moodle notes (`grouping`, when the input is Moodle's), and the
+    notes about the whole input."""
     if grouping is not None:
         intake.moodle = grouping.copies
         intake.warnings += grouping.warnings
@@ -539,11 +540,7 @@ def _submit(intake: Intake, course: Course, copies: dict[str, _Copy], grouping: 
             files, origins = {e.id: None for e in course.exercises}, {}
         intake.submissions.append(copy.ledger.submission(student, files, source=copy.source, origins=origins,
                                                          name=grouping.names.get(copy.key, "")))
-    return _finish(intake, limits)
-
-
-def _finish(intake: Intake, limits: IntakeLimits) -> Intake:
-    """Notes about the whole input: a teacher must hear once that notebooks went ungraded."""
+    # A teacher must hear once that notebooks went ungraded.
     problem = notebookfile.unavailable()
     if problem:
         missed = sum(1 for s in intake.submissions for i in s.ignored if i.reason == problem)
@@ -762,8 +759,8 @@ def load_folder(root: Path, course: Course, limits: IntakeLimits, results: Path 
         elif kind == "dir" and name in grouping.key:
             key = grouping.key[name]
             copy = moodle.setdefault(key, _Copy(Ledger(limits), str(root / shown), shown, key=key))
-            if grouping.plugins.get(name) != "file":
-                _moodle_plugin(copy.ledger, shown + "/", grouping.plugins.get(name, ""))
+            if tops[name].plugin != "file":
+                _moodle_plugin(copy.ledger, shown + "/", tops[name].plugin)
             else:
                 copy.entries += walk(root / name, limits, copy.ledger, sorter)
         elif kind == LINK:

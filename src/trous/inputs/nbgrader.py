@@ -185,19 +185,15 @@ def load(path: Path, course: Course, limits=None, assignments: list[str] | None 
         shown = printable(folder.name)
         if folder.is_symlink():
             result.ignored.append(IgnoredFile(shown, intake_mod.LINK_NEVER_FOLLOWED))
-            continue
-        if not folder.is_dir():
+        elif not folder.is_dir():
             result.ignored.append(IgnoredFile(shown, "pas un dossier d'élève de nbgrader : pas une copie"))
-            continue
-        if folder.name in intake_mod.SKIPPED_DIRS:
+        elif folder.name in intake_mod.SKIPPED_DIRS:
             result.ignored.append(IgnoredFile(shown + "/", intake_mod.SKIPPED_DIRS[folder.name]))
-            continue
-        if folder.name.startswith("."):
+        elif folder.name.startswith("."):
             result.ignored.append(IgnoredFile(shown + "/", HIDDEN_STUDENT))
-            continue
-        # nbgrader's student ids are the folder names (its gradebook is keyed by them): graded as
-        # they are; only what is shown is cleaned.
-        result.submissions.append(student_submission(course, folder, root, limits, names.get(folder.name, "")))
+        else:  # nbgrader's student ids are the folder names (its gradebook is keyed by them): graded as
+            # they are; only what is shown is cleaned.
+            result.submissions.append(student_submission(course, folder, root, limits, names.get(folder.name, "")))
     if not result.submissions:
         result.warnings.append(f"{root / 'submitted'} : aucune copie (lancez d'abord nbgrader collect)")
     result.moodle, moodle_notes = moodle_copies(root, [s.student for s in result.submissions], assignments)

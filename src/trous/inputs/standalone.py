@@ -42,10 +42,6 @@ class StandaloneError(Exception):
     """The nbgrader course cannot be graded as it is; the message is French and says what to do."""
 
 
-def digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 def grader_fingerprint(bundles: list[Bundle], version: str = trous.__version__) -> str:
     """What decides a grade: trous's version and every exercise's hidden bundle, in course order."""
     h = hashlib.sha256(f"trous {version}\0".encode())
@@ -76,7 +72,7 @@ def manifest(course: Course, built: list[Built]) -> dict:
         "cours": course.id,
         "devoirs": assignments,
         "empreinte": grader_fingerprint([b.bundle for b in built]),
-        "carnets": {b.path: {"exercice": b.exercise.id, "octets": digest(b.data),
+        "carnets": {b.path: {"exercice": b.exercise.id, "octets": hashlib.sha256(b.data).hexdigest(),
                              "correcteur": b.bundle.digest} for b in built},
     }
 
