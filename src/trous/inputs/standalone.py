@@ -126,7 +126,6 @@ def read_source(path: Path, shown: str | None = None) -> SourceExercise:
         raise StandaloneError(f"{shown} : carnet source illisible ({exc})") from None
     rebuild = REBUILD.format(root=path.parent.parent.parent)
     found: SourceExercise | None = None
-    calls: dict[str, str] = {}  # blank id → the text of its hidden call, after the blank id
     nbgrader_cells: dict[str, LockedCell] = {}
     for cell in cells if isinstance(cells, list) else []:
         meta = nbgrader_meta(cell) if isinstance(cell, dict) else {}
@@ -143,21 +142,20 @@ def read_source(path: Path, shown: str | None = None) -> SourceExercise:
                 raise StandaloneError(f"{shown}, cellule {meta.get('grade_id')} : données de correction illisibles "
                                       "(cellule cachée modifiée à la main ?) ; reconstruisez : " + rebuild)
             blank_id, data = parsed[0]
-            if found is None:
-                try:
-                    found = SourceExercise(path, Bundle.from_dict(data))
-                except (ValueError, KeyError, TypeError) as exc:
-                    raise StandaloneError(f"{shown} : {exc}") from None
-            calls[blank_id] = line[line.index(",") + 1:]
+            try:
+                bundle = Bundle.from_dict(data)
+            except (ValueError, KeyError, TypeError) as exc:
+                raise StandaloneError(f"{shown} : {exc}") from None
+            found = found or SourceExercise(path, bundle)
+            if bundle != found.bundle:
+                raise StandaloneError(f"{shown} : les cellules de correction ne portent pas toutes le même corrigé "
+                                      "(cellules cachées modifiées à la main ?) ; reconstruisez : " + rebuild)
             found.points[blank_id] = meta.get("points")
             found.cells[blank_id] = str(meta.get("grade_id"))
             found.sources[str(meta.get("grade_id"))] = source
     if found is None:
         raise StandaloneError(f"{shown} : aucune cellule de correction de trous (ce carnet n'a pas été écrit par "
                               "trous nbgrader build)")
-    if len(set(calls.values())) > 1:
-        raise StandaloneError(f"{shown} : les cellules de correction ne portent pas toutes le même corrigé "
-                              "(cellules cachées modifiées à la main ?) ; reconstruisez : " + rebuild)
     found.locked = nbgrader_cells
     _read[key] = found
     return found
