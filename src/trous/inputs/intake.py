@@ -526,7 +526,7 @@ def _submit(intake: Intake, course: Course, copies: dict[str, _Copy], grouping: 
     notes about the whole input."""
     if grouping is not None:
         intake.moodle = grouping.copies
-        intake.warnings += grouping.warnings
+        intake.warnings = grouping.warnings + intake.warnings
     grouping = grouping or moodlefolders.Grouping()
     for student in sorted(copies, key=_order) if intake.moodle is not None or intake.kind == "zip" else copies:
         copy = copies[student]
