@@ -161,19 +161,10 @@ def check_bundle_of(cell: dict) -> Bundle | None:
     built by older versions of trous, as the literal of its `verifier(...)` line."""
     meta = (cell.get("metadata") or {}).get("trous") if isinstance(cell, dict) else None
     data = meta.get("verification") if isinstance(meta, dict) else None
-    if isinstance(data, dict):
+    source = cell_source(cell) if isinstance(cell, dict) else ""
+    for found in [data] if isinstance(data, dict) else [args[0] for args in _calls(source, "verifier") if args]:
         try:
-            return Bundle.from_dict(data).public()
-        except (ValueError, KeyError, TypeError, IndexError):
-            return None
-    return check_bundle(cell_source(cell) if isinstance(cell, dict) else "")
-
-
-def check_bundle(source: str) -> Bundle | None:
-    """The public bundle of a check cell's `verifier(...)` line, or None."""
-    for args in _calls(source, "verifier"):
-        try:
-            return Bundle.from_dict(args[0]).public()
+            return Bundle.from_dict(found).public()
         except (ValueError, KeyError, TypeError, IndexError):
             continue
     return None

@@ -217,10 +217,12 @@ def size_text(n: int) -> str:
 class Ledger:
     """What one copy gave besides its exercises: notes, and every file not graded with why. Bounded:
     `limits.listed` files named per reason (the others counted), MAX_REASONS reasons told apart; a
-    skipped folder is named once however many files it holds."""
+    skipped folder is named once however many files it holds. Also the bytes its archives may still
+    decompress (archives inside archives add up)."""
 
     def __init__(self, limits: IntakeLimits):
         self.limits = limits
+        self.left = limits.total_bytes
         self.notes: list[str] = []
         self._named: dict[str, list[IgnoredFile]] = {}
         self._counts: dict[str, int] = {}
@@ -244,12 +246,20 @@ class Ledger:
         if len(named) < self.limits.listed:
             named.append(IgnoredFile(_short(path), reason, exercise, notable=self._ranks[reason] <= PYTHON))
 
-    def result(self) -> tuple[tuple[str, ...], tuple[IgnoredFile, ...], tuple[tuple[str, int], ...]]:
+    def take(self, n: int) -> None:
+        self.left -= n
+        if self.left < 0:
+            raise IntakeError(f"plus de {size_text(self.limits.total_bytes)} décompressés : copie refusée "
+                              "(bombe de décompression ?)")
+
+    def submission(self, student: str, files: dict[str, bytes | None], **fields) -> Submission:
+        """The copy's Submission, with the notes and files not graded kept here."""
         order = sorted(self._named, key=lambda r: self._ranks[r])  # stable: first seen first within a rank
         ignored = tuple(i for r in order for i in self._named[r])
         unlisted = tuple((r, self._counts[r] - len(self._named[r])) for r in order
                          if self._counts[r] > len(self._named[r]))
-        return _bounded(self.notes, self.limits), ignored, unlisted
+        return Submission(student, files, warnings=_bounded(self.notes, self.limits), ignored=ignored,
+                          unlisted=unlisted, **fields)
 
 
 def _bounded(notes: list[str], limits: IntakeLimits) -> tuple[str, ...]:
@@ -275,10 +285,6 @@ class Sorter:
         """The exercise a refused entry (a link, a fifo…) would have been, if its name says so."""
         match = self.matcher.match(name)
         return match.exercise if match else ""
-
-    def first(self, folder: str) -> bool:
-        """Walk this folder before the others (it is where exercises live)."""
-        return folder.casefold() == "exercises"
 
     def reason(self, name: str) -> tuple[str, int] | None:
         """(why, rank) for a file not kept; None only for a file that is no one's work (a grading
@@ -336,22 +342,7 @@ class Entry:
         return dataclasses.replace(self, parts=prefix + self.parts, label=label)
 
 
-class _Budget:
-    """Bytes one student's archives may still decompress (archives inside archives add up)."""
-
-    def __init__(self, limits: IntakeLimits):
-        self.limits = limits
-        self.left = limits.total_bytes
-
-    def take(self, n: int) -> None:
-        self.left -= n
-        if self.left < 0:
-            raise IntakeError(f"plus de {size_text(self.limits.total_bytes)} décompressés : copie refusée "
-                              "(bombe de décompression ?)")
-
-
-def expand(entries: list[Entry], limits: IntakeLimits, budget: _Budget, ledger: Ledger, depth: int,
-           sorter: Sorter) -> list[Entry]:
+def expand(entries: list[Entry], ledger: Ledger, depth: int, sorter: Sorter) -> list[Entry]:
     """The entries that can be an exercise, the student's own archives opened (down to
     `limits.depth`); every other entry is recorded in the ledger."""
     out: list[Entry] = []
@@ -365,11 +356,11 @@ def expand(entries: list[Entry], limits: IntakeLimits, budget: _Budget, ledger: 
             continue
         name = entry.parts[-1]
         if entry.kind == FILE and is_zip(name):
-            if depth >= limits.depth:
+            if depth >= ledger.limits.depth:
                 ledger.ignore(entry.path, TOO_DEEP, ARCHIVE)
                 continue
-            inner = _open_nested(entry, limits, budget, ledger)
-            out += expand([e.under(entry.parts) for e in inner], limits, budget, ledger, depth + 1, sorter)
+            inner = _open_nested(entry, ledger)
+            out += expand([e.under(entry.parts) for e in inner], ledger, depth + 1, sorter)
         elif sorter.keep(name):
             out.append(entry)
         elif entry.kind != FILE:
@@ -381,7 +372,8 @@ def expand(entries: list[Entry], limits: IntakeLimits, budget: _Budget, ledger: 
     return out
 
 
-def _open_nested(entry: Entry, limits: IntakeLimits, budget: _Budget, ledger: Ledger) -> list[Entry]:
+def _open_nested(entry: Entry, ledger: Ledger) -> list[Entry]:
+    limits = ledger.limits
     if entry.size > limits.archive_bytes:
         ledger.ignore(entry.path, f"archive trop grosse ({size_text(entry.size)}, au plus "
                                   f"{size_text(limits.archive_bytes)}) : non ouverte", ARCHIVE)
@@ -392,10 +384,10 @@ def _open_nested(entry: Entry, limits: IntakeLimits, budget: _Budget, ledger: Le
             ledger.ignore(entry.path, f"archive trop grosse (plus de {size_text(limits.archive_bytes)}) : "
                                       "non ouverte", ARCHIVE)
             return []
-        budget.take(len(data))
+        ledger.take(len(data))
         handle = io.BytesIO(data)
         _check_directory(handle, limits)
-        return members(zipfile.ZipFile(handle), limits, budget)
+        return members(zipfile.ZipFile(handle), limits, ledger)
     except IntakeError as exc:
         ledger.ignore(entry.path, str(exc), ARCHIVE)
         return []
@@ -481,7 +473,7 @@ def _read_candidate(entry: Entry, match: Match, limits: IntakeLimits) -> tuple[b
         return None, f"lecture impossible ({_reason(exc)})"
 
 
-def pick(course: Course, entries: list[Entry], limits: IntakeLimits, ledger: Ledger,
+def pick(course: Course, entries: list[Entry], ledger: Ledger,
          matcher: Matcher) -> tuple[dict[str, bytes | None], dict[str, str]]:
     """Each exercise's file: the newest readable candidate, every other one recorded with why.
     Returns (files, origins: exercise → path graded)."""
@@ -502,7 +494,7 @@ def pick(course: Course, entries: list[Entry], limits: IntakeLimits, ledger: Led
             if chosen is not None:
                 ledger.ignore(entry.path, _not_chosen(entry, match, chosen), CANDIDATE, exercise.id)
                 continue
-            data, problem = _read_candidate(entry, match, limits)
+            data, problem = _read_candidate(entry, match, ledger.limits)
             if data is None:
                 ledger.ignore(entry.path, problem, CANDIDATE, exercise.id)
                 continue
@@ -516,25 +508,39 @@ def pick(course: Course, entries: list[Entry], limits: IntakeLimits, ledger: Led
     return files, origins
 
 
-def _submission(course: Course, student: str, entries: list[Entry], ledger: Ledger, limits: IntakeLimits,
-                depth: int, source: str, name: str = "", budget: _Budget | None = None,
-                matcher: Matcher | None = None) -> Submission:
-    budget = budget or _Budget(limits)
-    matcher = matcher or Matcher(e.id for e in course.exercises)
-    try:
-        sorter = Sorter(matcher, course_files(course))
-        files, origins = pick(course, expand(entries, limits, budget, ledger, depth, sorter), limits,
-                              ledger, matcher)
-    except IntakeError as exc:  # this student's archives are a bomb: nothing of theirs is kept
-        ledger.note(str(exc))
-        files, origins = {e.id: None for e in course.exercises}, {}
-    notes, ignored, unlisted = ledger.result()
-    return Submission(student, files, source=source, name=name, warnings=notes, ignored=ignored,
-                      unlisted=unlisted, origins=origins)
+@dataclass
+class _Copy:
+    """One student's entries, from one or more top-level entries of the input."""
+
+    ledger: Ledger
+    source: str  # where it comes from, as shown
+    top: str = ""  # its first top-level entry, as shown
+    depth: int = 0  # archives opened around it (the student's own .zip, Moodle's)
+    key: str = ""  # its key in the Moodle grouping, if it is Moodle's
+    entries: list[Entry] = field(default_factory=list)
 
 
-def _finish(intake: Intake, limits: IntakeLimits) -> Intake:
-    """Notes about the whole input: a teacher must hear once that notebooks went ungraded."""
+def _submit(intake: Intake, course: Course, copies: dict[str, _Copy], grouping: moodlefolders.Grouping | None,
+            sorter: Sorter, limits: IntakeLimits) -> Intake:
+    """Each copy as a Submission, with its Moodle notes (`grouping`, when the input is Moodle's), and the
+    notes about the whole input."""
+    if grouping is not None:
+        intake.moodle = grouping.copies
+        intake.warnings = grouping.warnings + intake.warnings
+    grouping = grouping or moodlefolders.Grouping()
+    for student in sorted(copies, key=_order) if intake.moodle is not None or intake.kind == "zip" else copies:
+        copy = copies[student]
+        for note in grouping.notes.get(copy.key, ()):
+            copy.ledger.note(note)
+        try:
+            files, origins = pick(course, expand(copy.entries, copy.ledger, copy.depth, sorter), copy.ledger,
+                                  sorter.matcher)
+        except IntakeError as exc:  # this student's archives are a bomb: nothing of theirs is kept
+            copy.ledger.note(str(exc))
+            files, origins = {e.id: None for e in course.exercises}, {}
+        intake.submissions.append(copy.ledger.submission(student, files, source=copy.source, origins=origins,
+                                                         name=grouping.names.get(copy.key, "")))
+    # A teacher must hear once that notebooks went ungraded.
     problem = notebookfile.unavailable()
     if problem:
         missed = sum(1 for s in intake.submissions for i in s.ignored if i.reason == problem)
@@ -581,7 +587,7 @@ def _open_dir(root: Path, rel: tuple[str, ...]) -> int:
     return fd
 
 
-def _read_upto(read: Callable[[int], bytes], n: int, budget: _Budget | None = None) -> bytes:
+def _read_upto(read: Callable[[int], bytes], n: int, budget: Ledger | None = None) -> bytes:
     chunks, left = [], n
     while left > 0:
         chunk = read(min(left, MiB))
@@ -664,7 +670,7 @@ def walk(root: Path, limits: IntakeLimits, ledger: Ledger, sorter: Sorter,
                     ledger.ignore(path + "/", SKIPPED_DIRS[name], FOLDER)
                 elif len(parts) >= limits.folder_depth:
                     ledger.ignore(path + "/", f"dossier à plus de {limits.folder_depth} niveaux : non exploré", REFUSED)
-                elif sorter.first(name):
+                elif name.casefold() == "exercises":  # where exercises live: walked first
                     pending.appendleft(parts)
                 else:
                     pending.append(parts)
@@ -706,6 +712,9 @@ def _results_notes(folder: Path, ledger: Ledger) -> None:
                     "des copies)")
 
 
+MOODLE_PLUGINS = {"onlinetext": "texte en ligne", "comments": "commentaires"}
+
+
 def _moodle_plugin(ledger: Ledger, shown: str, plugin: str) -> None:
     plugin = MOODLE_PLUGINS.get(plugin, plugin)
     # Ranked with the files a teacher must see: a student who typed the work there has 0.
@@ -735,69 +744,58 @@ def load_folder(root: Path, course: Course, limits: IntakeLimits, results: Path 
             ours = (st.st_dev, st.st_ino)
         except OSError:
             pass  # not created yet: it cannot be among the copies
-    seen: set[str] = set()
-    matcher = Matcher(e.id for e in course.exercises)
-    sorter = Sorter(matcher, course_files(course))
+    sorter = Sorter(Matcher(e.id for e in course.exercises), course_files(course))
     # Moodle's archive unpacked by hand: its folders are grouped by participant as in the archive.
     tops = {name: found for name, kind, _ in children if kind == "dir"
             and (found := moodlefolders.read(name, True)) is not None}
-    grouping = moodlefolders.group(tops, student_id) if tops else None
-    moodle: dict[str, tuple[list[Entry], Ledger, _Budget, str]] = {}
+    grouping = moodlefolders.group(tops, student_id)
+    copies: dict[str, _Copy] = {}
+    moodle: dict[str, _Copy] = {}
     for name, kind, st in children:
         shown = _short(name)
-        ledger, budget = Ledger(limits), _Budget(limits)
         why = _not_a_copy(root / name, st, ours) if kind == "dir" else None
         if why is not None:
             intake.ignored.append(IgnoredFile(shown + "/", why))
-        elif kind == "dir" and grouping is not None and name in grouping.key:
-            entries, ledger, budget, first = moodle.setdefault(grouping.key[name], ([], ledger, budget, shown))
-            if grouping.plugins.get(name) != "file":
-                _moodle_plugin(ledger, shown + "/", grouping.plugins.get(name, ""))
+        elif kind == "dir" and name in grouping.key:
+            key = grouping.key[name]
+            copy = moodle.setdefault(key, _Copy(Ledger(limits), str(root / shown), shown, key=key))
+            if tops[name].plugin != "file":
+                _moodle_plugin(copy.ledger, shown + "/", tops[name].plugin)
             else:
-                entries += walk(root / name, limits, ledger, sorter)
+                copy.entries += walk(root / name, limits, copy.ledger, sorter)
         elif kind == LINK:
             intake.ignored.append(IgnoredFile(shown, LINK_NEVER_FOLLOWED))
         elif kind == "dir" or (kind == FILE and is_zip(name) and len(name) > 4):
-            if kind == "dir":
-                _results_notes(root / name, ledger)
-                student, depth = student_id(name), 0
-                entries = walk(root / name, limits, ledger, sorter)
-            else:  # the student's archive is opened as if unpacked in their folder
-                student, depth = student_id(name[:-4]), 1
-                archive = Entry((name,), FILE, st.st_size, _reader(root, (name,)), mtime=st.st_mtime)
-                entries = _open_nested(archive, limits, budget, ledger)
-            if student in seen:
+            stem = name if kind == "dir" else name[:-4]
+            student, ledger = student_id(stem), Ledger(limits)
+            if student in copies:
                 intake.ignored.append(IgnoredFile(shown, f"un autre dossier ou .zip donne déjà "
                                                          f"l'identifiant « {student} » : non corrigé "
                                                          "(renomme l'un des deux)"))
                 continue
-            seen.add(student)
-            if student != name and student != name[:-4]:
+            copy = copies[student] = _Copy(ledger, str(root / shown), depth=int(kind != "dir"))
+            if kind == "dir":
+                _results_notes(root / name, ledger)
+                copy.entries = walk(root / name, limits, ledger, sorter)
+            else:  # the student's archive is opened as if unpacked in their folder
+                archive = Entry((name,), FILE, st.st_size, _reader(root, (name,)), mtime=st.st_mtime)
+                copy.entries = _open_nested(archive, ledger)
+            if student != stem:
                 ledger.note(f"nom avec des caractères de contrôle : copie identifiée par « {student} »")
-            intake.submissions.append(_submission(course, student, entries, ledger, limits, depth,
-                                                  str(root / shown), budget=budget, matcher=matcher))
         else:
             intake.ignored.append(IgnoredFile(shown, NOT_A_COPY))
-    if grouping is not None:
-        intake.moodle, intake.warnings = grouping.copies, intake.warnings + grouping.warnings
-        for key, (entries, ledger, budget, first) in moodle.items():
-            for note in grouping.notes.get(key, ()):
-                ledger.note(note)
-            name = grouping.names.get(key, "")
-            if key in seen:  # a plain folder already has that name: both kept apart, neither sent back to Moodle
-                grouping.copies.participants.pop(key, None)
-                intake.warnings.append(f"un dossier « {_short(key)} » et un dossier Moodle du même numéro : corrigés à "
-                                       "part, aucun renvoyé à Moodle sous ce numéro")
-                key = student_id(f"{first} (Moodle)")
-            seen.add(key)
-            intake.submissions.append(_submission(course, key, entries, ledger, limits, 0, str(root / first),
-                                                  name, budget=budget, matcher=matcher))
-        intake.submissions.sort(key=lambda s: _order(s.student))
-    if not intake.submissions:
+    for key, copy in moodle.items():
+        if key in copies:  # a plain folder already has that name: both kept apart, neither sent back to Moodle
+            grouping.copies.participants.pop(key, None)
+            intake.warnings.append(f"un dossier « {_short(key)} » et un dossier Moodle du même numéro : corrigés à "
+                                   "part, aucun renvoyé à Moodle sous ce numéro")
+            key = student_id(f"{copy.top} (Moodle)")
+        copies[key] = copy
+    if not copies:
         listed = "".join(f"\n  {i.path} : {i.reason}" for i in intake.ignored[:10])
         raise IntakeError(f"{root} : aucun sous-dossier d'étudiant (attendu : {root.name}/<identifiant>/"
                           f"exercises/01_….py){listed}")
-    return _finish(intake, limits)
+    return _submit(intake, course, copies, grouping if tops else None, sorter, limits)
 
 
 # -- zip archives ---------------------------------------------------------------------------------
@@ -826,7 +824,7 @@ def _decode_name(info: zipfile.ZipInfo) -> str:
         return info.filename
 
 
-def _zip_reader(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: _Budget | None) -> Callable[[int], bytes]:
+def _zip_reader(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: Ledger | None) -> Callable[[int], bytes]:
     def read(n: int) -> bytes:
         with archive.open(info) as handle:  # stops at the declared size; the CRC is checked at its end
             return _read_upto(handle.read, n, budget)
@@ -861,7 +859,7 @@ def _check_directory(handle, limits: IntakeLimits) -> None:
                           f"{limits.scan} entrées permises")
 
 
-def members(archive: zipfile.ZipFile, limits: IntakeLimits, budget: _Budget | None) -> list[Entry]:
+def members(archive: zipfile.ZipFile, limits: IntakeLimits, budget: Ledger | None) -> list[Entry]:
     """An archive's entries, checked: unsafe names, links, bombs and encrypted files come back
     REFUSED_KIND (with the best guess of where they were, so the note reaches the right student),
     tool folders (.git/, __MACOSX/…) SKIPPED. Readers never go past an entry's declared size (checked
@@ -900,21 +898,6 @@ def members(archive: zipfile.ZipFile, limits: IntakeLimits, budget: _Budget | No
     return out
 
 
-MOODLE_PLUGINS = {"onlinetext": "texte en ligne", "comments": "commentaires"}
-
-
-def _moodle_tops(entries: list[Entry]) -> dict[str, moodlefolders.Name | moodlefolders.Ambiguous]:
-    """Each top-level entry of the archive named as Moodle names them: a folder (it holds files) or,
-    with « download as folders » off, a file."""
-    folders = {e.parts[0] for e in entries if len(e.parts) > 1}
-    tops: dict[str, moodlefolders.Name | moodlefolders.Ambiguous] = {}
-    for top in dict.fromkeys(e.parts[0] for e in entries if e.parts):
-        found = moodlefolders.read(top, top in folders)
-        if found is not None:
-            tops[top] = found
-    return tops
-
-
 def load_zip(path: Path, course: Course, limits: IntakeLimits) -> Intake:
     try:
         with open(path, "rb") as handle:
@@ -922,12 +905,16 @@ def load_zip(path: Path, course: Course, limits: IntakeLimits) -> Intake:
         archive = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError) as exc:
         raise IntakeError(f"{path} : archive .zip illisible ({_reason(exc)})") from None
-    with archive:  # every byte kept is read in _submission, before the archive closes
+    with archive:  # every byte kept is read in _submit, before the archive closes
         entries = members(archive, limits, None)
-        tops = _moodle_tops(entries)
+        # Each top-level entry named as Moodle names them: a folder (it holds files) or, with « download
+        # as folders » off, a file.
+        folders = {e.parts[0] for e in entries if len(e.parts) > 1}
+        tops = {top: found for top in dict.fromkeys(e.parts[0] for e in entries if e.parts)
+                if (found := moodlefolders.read(top, top in folders)) is not None}
         intake = Intake("moodle" if tops else "zip", path)
-        grouping = moodlefolders.group(tops, student_id) if tops else moodlefolders.Grouping()
-        grouped: dict[str, tuple[str, list[Entry], Ledger, str]] = {}
+        grouping = moodlefolders.group(tops, student_id)
+        copies: dict[str, _Copy] = {}
         ambiguous = {a.top: a for a in grouping.ambiguous}
         for entry in entries:
             top = entry.parts[0] if entry.parts else ""
@@ -946,34 +933,26 @@ def load_zip(path: Path, course: Course, limits: IntakeLimits) -> Intake:
                 inner = entry.parts[1:] if len(entry.parts) > 1 else (found.rest,) if found.rest else ()
             else:
                 key, inner = student_id(top), entry.parts[1:]
-            name = grouping.names.get(key, "")
-            _, held, ledger, _ = grouped.setdefault(key, (name, [], Ledger(limits), top))
+            copy = copies.get(key)
+            if copy is None:
+                copy = copies[key] = _Copy(Ledger(limits), f"{path.name}:{_short(top)}", depth=1, key=key)
+                if not tops and key != top:
+                    copy.ledger.note(f"nom avec des caractères de contrôle : copie identifiée par « {key} »")
             shown = entry.label or "/".join(inner)
             if found is not None and found.plugin != "file":
-                _moodle_plugin(ledger, shown or top, found.plugin)
+                _moodle_plugin(copy.ledger, shown or top, found.plugin)
             elif entry.kind == REFUSED_KIND:
-                ledger.ignore(shown or "?", entry.note, REFUSED)
+                copy.ledger.ignore(shown or "?", entry.note, REFUSED)
             elif inner:
-                held.append(dataclasses.replace(entry, parts=inner))
+                copy.entries.append(dataclasses.replace(entry, parts=inner))
         # A folder (__MACOSX/) is named once, not once per file in it.
         intake.ignored = list(dict.fromkeys(intake.ignored))
-        if not grouped:
+        if not copies:
             raise IntakeError(f"{path} : aucune copie d'étudiant dans l'archive (attendu : le .zip de Moodle, "
                               "« <Nom>_<id>_assignsubmission_file_/… », ou un dossier par étudiant)"
                               + "".join(f"\n  {i.path} : {i.reason}" for i in intake.ignored[:10]))
-        if tops:
-            intake.moodle = grouping.copies
-            intake.warnings += grouping.warnings
-        matcher = Matcher(e.id for e in course.exercises)
-        for key in sorted(grouped, key=_order):
-            name, held, ledger, top = grouped[key]
-            if not tops and key != top:
-                ledger.note(f"nom avec des caractères de contrôle : copie identifiée par « {key} »")
-            for note in grouping.notes.get(key, ()):
-                ledger.note(note)
-            intake.submissions.append(_submission(course, key, held, ledger, limits, 1,
-                                                  f"{path.name}:{_short(top)}", name, matcher=matcher))
-    return _finish(intake, limits)
+        sorter = Sorter(Matcher(e.id for e in course.exercises), course_files(course))
+        return _submit(intake, course, copies, grouping if tops else None, sorter, limits)
 
 
 def _looks_like_zip(path: Path) -> bool:

@@ -9,9 +9,7 @@ released one (hidden tests removed).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from pathlib import Path
 
 from .answers import last_cells, nbgrader_meta
 from .bundle import cell_source
@@ -44,28 +42,11 @@ def released(text: str) -> str:
     return "\n".join(kept)
 
 
-_cache: dict[tuple, dict[str, LockedCell]] = {}
-
-
-def source_cells(path: Path) -> dict[str, LockedCell]:
-    """grade_id → the nbgrader cells of a source notebook ({} when it cannot be read)."""
-    try:
-        info = path.stat()
-        key = (str(path), info.st_mtime_ns, info.st_size)
-        if key not in _cache:
-            cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
-            found = {}
-            for cell in cells if isinstance(cells, list) else []:
-                meta = nbgrader_meta(cell) if isinstance(cell, dict) else {}
-                if isinstance(meta.get("grade_id"), str) and any(meta.get(f) for f in ("grade", "solution", "locked")):
-                    text = cell_source(cell)
-                    points = float(meta["points"]) if meta.get("grade") and "points" in meta else None
-                    found[meta["grade_id"]] = LockedCell(cell.get("cell_type", ""), (text, released(text)), points,
-                                                         bool(meta.get("locked")))
-            _cache[key] = found
-        return _cache[key]
-    except (OSError, ValueError, AttributeError, TypeError):
-        return {}
+def source_cell(cell: dict, meta: dict) -> LockedCell:
+    """A cell of the source notebook with a grade_id (`meta`: its nbgrader metadata)."""
+    text = cell_source(cell)
+    points = _points(meta.get("points")) if meta.get("grade") else None
+    return LockedCell(cell.get("cell_type", ""), (text, released(text)), points, bool(meta.get("locked")))
 
 
 def _points(value) -> float | None:

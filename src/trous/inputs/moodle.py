@@ -144,7 +144,6 @@ class Grouping:
     ambiguous: list[Ambiguous] = field(default_factory=list)
     copies: Copies = field(default_factory=Copies)
     warnings: list[str] = field(default_factory=list)  # about the whole archive
-    plugins: dict[str, str] = field(default_factory=dict)  # top → its plugin
 
 
 def _shown(top: str) -> str:
@@ -160,7 +159,6 @@ def group(tops: dict[str, Name | Ambiguous], student_id) -> Grouping:
         if isinstance(found, Ambiguous):
             out.ambiguous.append(found)
             continue
-        out.plugins[top] = found.plugin
         if found.number is None:  # a team assignment's « Default group »: no number to write back to
             key = student_id(found.name or found.prefix)
             out.key[top], out.names[key] = key, found.name

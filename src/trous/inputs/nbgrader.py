@@ -11,7 +11,6 @@ exactly so named); every other file is named in the feedback with why, and every
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 from pathlib import Path
@@ -31,19 +30,19 @@ without_iri_grammars()  # whatever imports nbformat later in this process (sessi
 _bundles: dict[tuple, Bundle] = {}
 
 
-def _source(root: Path, exercise: Exercise) -> Path:
-    return root / "source" / exercise.assignment.id / f"{exercise.id}.ipynb"
-
-
-def _public_bundle(exercise: Exercise, root: Path | None = None) -> Bundle:
-    """The exercise's public bundle: the one the nbgrader course's source notebook carries (what was
-    released), else built from the course (jupytext, slower to import)."""
-    source = _source(root, exercise) if root else None
-    if source is not None and source.is_file():
+def _source(root: Path | None, exercise: Exercise) -> standalone.SourceExercise | None:
+    """What the nbgrader course's source notebook of the exercise says (what was released), if trous built it."""
+    path = root / "source" / exercise.assignment.id / f"{exercise.id}.ipynb" if root else None
+    if path is not None and path.is_file():
         try:
-            return standalone.read_source(source).bundle.public()
+            return standalone.read_source(path)
         except standalone.StandaloneError:
-            pass  # not a notebook trous built: the course's own exercise below
+            pass  # not a notebook trous built: the course's own exercise
+    return None
+
+
+def _course_bundle(exercise: Exercise) -> Bundle:
+    """The exercise's public bundle built from the course (jupytext, slower to import)."""
     path = exercise.template_path
     key = (str(path), path.stat().st_mtime_ns, str(exercise.checks_path), exercise.id)
     if key not in _bundles:
@@ -66,13 +65,14 @@ def notebook_exercise(exercise: Exercise, data: bytes, shown: str, notes: list[s
         notes.append(f"{shown} : carnet illisible (ce n'est pas un .ipynb valide) : compté comme absent")
         return None
     cells = [c for c in cells if isinstance(c, dict)]
-    bundle = _public_bundle(exercise, root)
+    source = _source(root, exercise)
+    bundle = source.bundle.public() if source else _course_bundle(exercise)
     found = answers.from_cells(cells)
     missing = [c.grade_id for c in bundle.cells if c.grade_id not in found]
     if missing:
         notes.append(f"{shown} : cellule(s) de réponse supprimée(s) : {', '.join(missing)}")
-    if root is not None:
-        notes.extend(locked.changes(cells, locked.source_cells(_source(root, exercise)), shown))
+    if source is not None:
+        notes.extend(locked.changes(cells, source.locked, shown))
     return answers.exercise_text(bundle, found).encode("utf-8", "surrogatepass")
 
 
@@ -89,9 +89,6 @@ class _AssignmentSorter(intake_mod.Sorter):
 
     def keep(self, name: str) -> bool:
         return name in self.expected
-
-    def first(self, folder: str) -> bool:
-        return False
 
     def reason(self, name: str) -> tuple[str, int] | None:
         if name in NBGRADER_FILES:
@@ -120,9 +117,8 @@ HIDDEN_STUDENT = "dossier caché : nbgrader ne le prend pas pour un élève (son
 
 
 def student_submission(course: Course, folder: Path, root: Path | None = None,
-                       limits: intake_mod.IntakeLimits | None = None) -> Submission:
+                       limits: intake_mod.IntakeLimits | None = None, full_name: str = "") -> Submission:
     limits = limits or intake_mod.IntakeLimits()
-    student = folder.name
     files: dict[str, bytes | None] = {e.id: None for e in course.exercises}
     origins: dict[str, str] = {}
     ledger = intake_mod.Ledger(limits)
@@ -172,9 +168,8 @@ def student_submission(course: Course, folder: Path, root: Path | None = None,
                 ledger.note(note)
             if files[exercise_id] is not None:
                 origins[exercise_id] = shown
-    warnings, ignored, unlisted = ledger.result()
-    return Submission(student, files, source=str(folder), warnings=warnings, ignored=ignored, unlisted=unlisted,
-                      origins=origins, assignments=tuple(handed))
+    return ledger.submission(folder.name, files, source=str(folder), origins=origins, assignments=tuple(handed),
+                             name=full_name)
 
 
 def load(path: Path, course: Course, limits=None, assignments: list[str] | None = None) -> intake_mod.Intake:
@@ -190,21 +185,15 @@ def load(path: Path, course: Course, limits=None, assignments: list[str] | None 
         shown = printable(folder.name)
         if folder.is_symlink():
             result.ignored.append(IgnoredFile(shown, intake_mod.LINK_NEVER_FOLLOWED))
-            continue
-        if not folder.is_dir():
+        elif not folder.is_dir():
             result.ignored.append(IgnoredFile(shown, "pas un dossier d'élève de nbgrader : pas une copie"))
-            continue
-        if folder.name in intake_mod.SKIPPED_DIRS:
+        elif folder.name in intake_mod.SKIPPED_DIRS:
             result.ignored.append(IgnoredFile(shown + "/", intake_mod.SKIPPED_DIRS[folder.name]))
-            continue
-        if folder.name.startswith("."):
+        elif folder.name.startswith("."):
             result.ignored.append(IgnoredFile(shown + "/", HIDDEN_STUDENT))
-            continue
-        # nbgrader's student ids are the folder names (its gradebook is keyed by them): graded as
-        # they are; only what is shown is cleaned.
-        submission = student_submission(course, folder, root, limits)
-        name = names.get(folder.name)
-        result.submissions.append(dataclasses.replace(submission, name=name) if name else submission)
+        else:  # nbgrader's student ids are the folder names (its gradebook is keyed by them): graded as
+            # they are; only what is shown is cleaned.
+            result.submissions.append(student_submission(course, folder, root, limits, names.get(folder.name, "")))
     if not result.submissions:
         result.warnings.append(f"{root / 'submitted'} : aucune copie (lancez d'abord nbgrader collect)")
     result.moodle, moodle_notes = moodle_copies(root, [s.student for s in result.submissions], assignments)

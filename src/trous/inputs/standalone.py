@@ -30,6 +30,7 @@ from ..core.course import Course, CourseError, Exercise
 from ..core.wording import count
 from .answers import nbgrader_meta
 from .bundle import Bundle, cell_source, check_bundle_of, hidden_calls, materialize_course
+from .locked import LockedCell, source_cell
 
 MANIFEST = "trous-cours.json"
 FORMAT = 1
@@ -39,10 +40,6 @@ REBUILD = "trous nbgrader build {root} --force (depuis le dossier du cours trous
 
 class StandaloneError(Exception):
     """The nbgrader course cannot be graded as it is; the message is French and says what to do."""
-
-
-def digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def grader_fingerprint(bundles: list[Bundle], version: str = trous.__version__) -> str:
@@ -75,7 +72,7 @@ def manifest(course: Course, built: list[Built]) -> dict:
         "cours": course.id,
         "devoirs": assignments,
         "empreinte": grader_fingerprint([b.bundle for b in built]),
-        "carnets": {b.path: {"exercice": b.exercise.id, "octets": digest(b.data),
+        "carnets": {b.path: {"exercice": b.exercise.id, "octets": hashlib.sha256(b.data).hexdigest(),
                              "correcteur": b.bundle.digest} for b in built},
     }
 
@@ -107,6 +104,7 @@ class SourceExercise:
     points: dict[str, float] = field(default_factory=dict)  # blank id → points of its grade cell
     cells: dict[str, str] = field(default_factory=dict)  # blank id → grade_id of its grade cell
     sources: dict[str, str] = field(default_factory=dict)  # grade_id → source of the grade cell
+    locked: dict[str, LockedCell] = field(default_factory=dict)  # grade_id → each nbgrader cell, as released
 
 
 _read: dict[tuple, SourceExercise] = {}
@@ -128,9 +126,11 @@ def read_source(path: Path, shown: str | None = None) -> SourceExercise:
         raise StandaloneError(f"{shown} : carnet source illisible ({exc})") from None
     rebuild = REBUILD.format(root=path.parent.parent.parent)
     found: SourceExercise | None = None
-    calls: dict[str, str] = {}  # blank id → the text of its hidden call, after the blank id
+    nbgrader_cells: dict[str, LockedCell] = {}
     for cell in cells if isinstance(cells, list) else []:
         meta = nbgrader_meta(cell) if isinstance(cell, dict) else {}
+        if isinstance(meta.get("grade_id"), str) and any(meta.get(f) for f in ("grade", "solution", "locked")):
+            nbgrader_cells[meta["grade_id"]] = source_cell(cell, meta)
         if not meta.get("grade") or cell.get("cell_type") != "code":
             continue
         source = cell_source(cell)
@@ -142,21 +142,21 @@ def read_source(path: Path, shown: str | None = None) -> SourceExercise:
                 raise StandaloneError(f"{shown}, cellule {meta.get('grade_id')} : données de correction illisibles "
                                       "(cellule cachée modifiée à la main ?) ; reconstruisez : " + rebuild)
             blank_id, data = parsed[0]
-            if found is None:
-                try:
-                    found = SourceExercise(path, Bundle.from_dict(data))
-                except (ValueError, KeyError, TypeError) as exc:
-                    raise StandaloneError(f"{shown} : {exc}") from None
-            calls[blank_id] = line[line.index(",") + 1:]
+            try:
+                bundle = Bundle.from_dict(data)
+            except (ValueError, KeyError, TypeError) as exc:
+                raise StandaloneError(f"{shown} : {exc}") from None
+            found = found or SourceExercise(path, bundle)
+            if bundle != found.bundle:
+                raise StandaloneError(f"{shown} : les cellules de correction ne portent pas toutes le même corrigé "
+                                      "(cellules cachées modifiées à la main ?) ; reconstruisez : " + rebuild)
             found.points[blank_id] = meta.get("points")
             found.cells[blank_id] = str(meta.get("grade_id"))
             found.sources[str(meta.get("grade_id"))] = source
     if found is None:
         raise StandaloneError(f"{shown} : aucune cellule de correction de trous (ce carnet n'a pas été écrit par "
                               "trous nbgrader build)")
-    if len(set(calls.values())) > 1:
-        raise StandaloneError(f"{shown} : les cellules de correction ne portent pas toutes le même corrigé "
-                              "(cellules cachées modifiées à la main ?) ; reconstruisez : " + rebuild)
+    found.locked = nbgrader_cells
     _read[key] = found
     return found
 
@@ -206,20 +206,15 @@ def gradebook_rows(root: Path, query: str) -> list[tuple] | None:
         return None
 
 
-def gradebook_cells(root: Path) -> dict[tuple[str, str, str], tuple[float, str | None]] | None:
-    """(assignment, notebook, cell) → (max score, stored source) of every grade cell nbgrader's gradebook
-    holds (recorded by generate_assignment)."""
+def check_gradebook(root: Path, sources: dict[str, tuple[str, SourceExercise]]) -> list[str]:
+    """The grade cells nbgrader recorded at generate_assignment against the source notebooks: what
+    `nbgrader autograde` grades with must be what `trous grade` grades with."""
     rows = gradebook_rows(root, "SELECT a.name, n.name, b.name, g.max_score, s.source FROM grade_cells g "
                                 "JOIN base_cell b ON b.id = g.id JOIN notebook n ON n.id = b.notebook_id "
                                 "JOIN assignment a ON a.id = n.assignment_id LEFT JOIN source_cell s "
                                 "ON s.name = b.name AND s.notebook_id = b.notebook_id")
-    return None if rows is None else {(a, n, c): (float(score), source) for a, n, c, score, source in rows}
-
-
-def check_gradebook(root: Path, sources: dict[str, tuple[str, SourceExercise]]) -> list[str]:
-    """The grade cells nbgrader recorded at generate_assignment against the source notebooks: what
-    `nbgrader autograde` grades with must be what `trous grade` grades with."""
-    cells = gradebook_cells(root)
+    # (assignment, notebook, cell) → (max score, stored source) of every grade cell
+    cells = {(a, n, c): (float(score), source) for a, n, c, score, source in rows or []}
     if not cells:
         return []
     assignments = {a for a, _, _ in cells}
