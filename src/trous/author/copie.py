@@ -32,6 +32,7 @@ from ..grade.bounded import PATIENCE, CpuBudget
 from ..grade.eleve import Eleve
 from ..grade.pytest_graders import role
 from ..grade.testinfo import TestInfo
+from ..outputs.exports import french_number as _points
 
 
 @pytest.hookimpl(trylast=True)
@@ -272,7 +273,3 @@ class Native:
                 lines.append((f"  total : {_points(grade.score)}/{_points(grade.max_score)}", {"bold": True}))
         return lines
 
-
-def _points(value: float) -> str:
-    text = f"{round(value, 2):.2f}".rstrip("0").rstrip(".")
-    return ("0" if text in ("-0", "") else text).replace(".", ",")
