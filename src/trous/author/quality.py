@@ -160,10 +160,6 @@ def _seen_values(solution: str, fills, result: UnitResult) -> tuple[dict, dict, 
     return seen, kinds, values
 
 
-def _printed(results: list[UnitResult]) -> str:
-    return results[1].output if len(results) > 1 and results[1].status == OK else results[0].output
-
-
 def generate(exercise: Exercise, solution: str, fills, pool: RunnerPool, observations=None,
              printed: list[UnitResult] | None = None) -> list[Mutant]:
     """Every mutant of every blank of the exercise. `observations` (observe.py) and `printed` (the
@@ -172,7 +168,7 @@ def generate(exercise: Exercise, solution: str, fills, pool: RunnerPool, observa
         observations = observe.observe(exercise, solution, fills, pool)
     if printed is None:
         printed = pool.run(_printing_job(exercise, solution, fills))
-    output = _printed(printed)
+    output = printed[1].output if len(printed) > 1 and printed[1].status == OK else printed[0].output
     seen, kinds, statements = _seen_values(solution, fills, printed[0])
     found: list[Mutant] = []
     for fill in fills:
