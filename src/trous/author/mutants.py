@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 from ..core.compare import Array, Opaque, decode
-from .observe import _eligible, swapped
+from .observe import _eligible, swapped, unparsed
 
 MAX_PER_BLANK = 60
 
@@ -47,15 +47,6 @@ def family(label: str) -> str:
     if label in HARD_CODED_LABELS:
         return HARD_CODED
     return KIND if label in (AS_LIST, AS_INT) else OTHER
-
-
-def _unparse(node: ast.AST) -> str | None:
-    try:
-        text = ast.unparse(node)
-        ast.parse(text, mode="eval")
-        return text
-    except (SyntaxError, ValueError, RecursionError):
-        return None
 
 
 def _is_int(node: ast.AST) -> bool:
@@ -363,9 +354,9 @@ def mutants(fill: str, facts: dict | None = None) -> list[Candidate]:
     callers |= {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     names = sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
                     and id(n) not in callers})
-    original = _unparse(tree)
+    original = unparsed(tree)
     found: dict[str, Candidate] = {}
-    text = _unparse(ast.Expression(ast.UnaryOp(ast.USub(), tree.body)))
+    text = unparsed(ast.Expression(ast.UnaryOp(ast.USub(), tree.body)))
     if text:
         found[text] = Candidate("signe inversé", text, OTHER)
     # An axis written -1 or 1 changes as an axis (the axe family), not as a number off by one.
@@ -376,7 +367,7 @@ def mutants(fill: str, facts: dict | None = None) -> list[Candidate]:
             continue
         rewritten = (r for rewrites in _REWRITES.get(type(node), ()) for r in rewrites(node, names, known))
         for label, kind, replacement in rewritten:
-            text = _unparse(swapped(tree, node, ast.copy_location(replacement, node)))
+            text = unparsed(swapped(tree, node, ast.copy_location(replacement, node)))
             if text and text != original and text not in found:
                 found[text] = Candidate(label, text, kind)
     return _take(list(found.values()), MAX_PER_BLANK)

@@ -267,7 +267,7 @@ def instrument(fill: str, blank: int) -> str | None:
                 return node
             return ast.Call(ast.Name("__trous_obs__", ast.Load()), [ast.Constant(f"{blank}:{k}"), node], [])
 
-    return _unparsed(Wrap().visit(tree))
+    return unparsed(Wrap().visit(tree))
 
 
 def swapped(tree: ast.AST, target: ast.AST, replacement: ast.AST) -> ast.AST:
@@ -288,13 +288,16 @@ def replace_node(fill: str, k: int, text: str) -> str | None:
     tree, new = _parse(fill), _parse(text)
     if tree is None or new is None:
         return None
-    return _unparsed(swapped(tree, _eligible(tree)[k], new.body))
+    return unparsed(swapped(tree, _eligible(tree)[k], new.body))
 
 
-def _unparsed(tree: ast.AST) -> str | None:
+def unparsed(tree: ast.AST) -> str | None:
+    """The source of an expression's tree, or None when it cannot be written back as one."""
     try:
-        return ast.unparse(ast.fix_missing_locations(tree))
-    except (ValueError, RecursionError):
+        text = ast.unparse(ast.fix_missing_locations(tree))
+        ast.parse(text, mode="eval")
+        return text
+    except (SyntaxError, ValueError, RecursionError):
         return None
 
 
