@@ -88,12 +88,7 @@ def __trous_runtime__():
         s = scalar(v)
         np = sys.modules.get("numpy")
         if s is None and np is not None and isinstance(v, np.generic) and not isinstance(v, np.ndarray):
-            try:
-                s = scalar(v.item())
-            except Exception:
-                s = None
-            if s is None:
-                return None
+            return scalar(v.item())  # what cannot be read is nothing, in obs
         if s is not None:
             return s
         if t is str:
