@@ -30,6 +30,7 @@ from ..sandbox import backend as sandbox_mod
 from ..sandbox.pool import RunnerPool
 from ..grade.eleve import Eleve
 from ..grade.pytest_graders import PATIENCE, CpuBudget, TestInfo, role
+from ..outputs.exports import french_number as _points
 
 
 @pytest.hookimpl(trylast=True)
@@ -270,7 +271,3 @@ class Native:
                 lines.append((f"  total : {_points(grade.score)}/{_points(grade.max_score)}", {"bold": True}))
         return lines
 
-
-def _points(value: float) -> str:
-    text = f"{round(value, 2):.2f}".rstrip("0").rstrip(".")
-    return ("0" if text in ("-0", "") else text).replace(".", ",")

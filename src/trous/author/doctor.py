@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..check.selfcheck import PASSED, SUSPECT, interpret, prepare
-from ..core import blanknames
+from ..core import blanknames, yamlpos
 from ..core import blanks as blanks_mod
 from ..core.analysis import analyse_source
 from ..core.checks import load_checks
@@ -140,7 +140,7 @@ def check_names(course: Course, exercise: Exercise, template: str, report: Repor
     """Whether course.yaml calls a blank by the name another blank's line assigns (reported)."""
     found = blanknames.contradictions(template, [b.id for b in exercise.blanks])
     for contradiction in found:
-        line = _yaml_line(course, exercise.id, exercise.blanks[contradiction.index].id)
+        line = _yaml_line(course, exercise, contradiction.index)
         report.add(exercise.id, contradiction.message + (f" (course.yaml:{line})" if line else ""),
                    _rel(course, exercise.path), contradiction.line)
     if found:
@@ -148,22 +148,14 @@ def check_names(course: Course, exercise: Exercise, template: str, report: Repor
     return bool(found)
 
 
-def _yaml_line(course: Course, exercise_id: str, blank_id: str) -> int | None:
+def _yaml_line(course: Course, exercise: Exercise, index: int) -> int | None:
     """The line of course.yaml that declares this blank of this exercise (for the message only)."""
     try:
-        lines = (course.root / "course.yaml").read_text(encoding="utf-8-sig").splitlines()
-    except OSError:
+        _, lines = yamlpos.load((course.root / COURSE_FILE).read_text(encoding="utf-8-sig"), COURSE_FILE)
+    except (OSError, yamlpos.YamlError):
         return None
-    start = next((i for i, text in enumerate(lines)
-                  if re.match(rf"\s*-?\s*id:\s*[\"']?{re.escape(exercise_id)}[\"']?\s*(#.*)?$", text)), None)
-    if start is None:
-        return None
-    for i in range(start + 1, len(lines)):
-        if re.match(rf"\s*-\s*id:\s*[\"']?{re.escape(blank_id)}[\"']?\s*(#.*)?$", lines[i]):
-            return i + 1
-        if re.match(r"\s*-\s*id:\s*[\"']?\d{2}_", lines[i]):
-            return None  # the next exercise
-    return None
+    where = (course.spec.assignments.index(exercise.assignment), exercise.assignment.exercises.index(exercise.spec))
+    return lines.get(("assignments", where[0], "exercises", where[1], "blanks", index))
 
 
 def _line_text(text: str, line: int) -> str:

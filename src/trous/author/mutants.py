@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 from ..core.compare import Array, Opaque, decode
-from .observe import _eligible, swapped
+from .observe import _eligible, swapped, unparsed
 
 MAX_PER_BLANK = 60
 
@@ -47,15 +47,6 @@ def family(label: str) -> str:
     if label in HARD_CODED_LABELS:
         return HARD_CODED
     return KIND if label in (AS_LIST, AS_INT) else OTHER
-
-
-def _unparse(node: ast.AST) -> str | None:
-    try:
-        text = ast.unparse(node)
-        ast.parse(text, mode="eval")
-        return text
-    except (SyntaxError, ValueError, RecursionError):
-        return None
 
 
 def _is_int(node: ast.AST) -> bool:
@@ -168,52 +159,50 @@ def _number_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator
     if _is_int(node):
         yield "entier +1", OFF_BY_ONE, ast.Constant(node.value + 1)
         yield "entier −1", OFF_BY_ONE, ast.Constant(node.value - 1)
-    if isinstance(node, ast.Constant) and isinstance(node.value, float):
+    if isinstance(node.value, float):
         yield "constante ×2", OTHER, ast.Constant(node.value * 2)
 
 
 def _subscript_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
     """Indexes and slice bounds off by one, two indexes swapped, another axis's size."""
-    if isinstance(node, ast.Subscript):
-        index = node.slice
-        if isinstance(index, ast.Slice):
-            for part in ("lower", "upper"):
-                bound = getattr(index, part)
-                if bound is not None and _int_constant(bound) is None:
-                    for n, sign in ((1, "+1"), (-1, "−1")):
-                        changed = copy.deepcopy(index)
-                        setattr(changed, part, _plus(bound, n))
-                        yield f"borne de tranche {sign}", OFF_BY_ONE, ast.Subscript(node.value, changed,
-                                                                                    node.ctx)
-        elif isinstance(index, ast.Tuple):
-            if len(index.elts) == 2 and not any(isinstance(e, ast.Slice) for e in index.elts) \
-                    and not facts.always(node.value, "symétrique"):
-                crossed = ast.Tuple([index.elts[1], index.elts[0]], ast.Load())
-                yield "indices échangés", COINCIDENT, ast.Subscript(node.value, crossed, node.ctx)
-        else:
-            for op, label in ((ast.Add(), "indice +1"), (ast.Sub(), "indice −1")):
-                moved = ast.BinOp(index, op, ast.Constant(1))
-                yield label, OFF_BY_ONE, ast.Subscript(node.value, moved, node.ctx)
-            inner = node.value
-            if isinstance(inner, ast.Subscript) and not isinstance(inner.slice, (ast.Slice, ast.Tuple)) \
-                    and not facts.always(inner.value, "symétrique"):
-                # X[a][b] → X[b][a]: the same for a symmetric matrix only.
-                crossed = ast.Subscript(ast.Subscript(inner.value, index, ast.Load()), inner.slice, node.ctx)
-                yield "indices échangés", COINCIDENT, crossed
-            if isinstance(inner, ast.Attribute) and inner.attr == "shape" and _int_constant(index) is not None:
-                axis = _int_constant(index)
-                for other in (0, 1, -1):
-                    if other != axis and not facts.always(inner.value, "carrée"):
-                        if facts.same_axes(inner.value, axis, other):
-                            continue
-                        at = ast.Constant(other) if other >= 0 else ast.UnaryOp(ast.USub(), ast.Constant(1))
-                        shape = ast.Subscript(inner, at, node.ctx)
-                        yield f"shape[{other}] au lieu de shape[{axis}]", COINCIDENT, shape
+    index = node.slice
+    if isinstance(index, ast.Slice):
+        for part in ("lower", "upper"):
+            bound = getattr(index, part)
+            if bound is not None and _int_constant(bound) is None:
+                for n, sign in ((1, "+1"), (-1, "−1")):
+                    changed = copy.deepcopy(index)
+                    setattr(changed, part, _plus(bound, n))
+                    yield f"borne de tranche {sign}", OFF_BY_ONE, ast.Subscript(node.value, changed, node.ctx)
+    elif isinstance(index, ast.Tuple):
+        if len(index.elts) == 2 and not any(isinstance(e, ast.Slice) for e in index.elts) \
+                and not facts.always(node.value, "symétrique"):
+            crossed = ast.Tuple([index.elts[1], index.elts[0]], ast.Load())
+            yield "indices échangés", COINCIDENT, ast.Subscript(node.value, crossed, node.ctx)
+    else:
+        for op, label in ((ast.Add(), "indice +1"), (ast.Sub(), "indice −1")):
+            moved = ast.BinOp(index, op, ast.Constant(1))
+            yield label, OFF_BY_ONE, ast.Subscript(node.value, moved, node.ctx)
+        inner = node.value
+        if isinstance(inner, ast.Subscript) and not isinstance(inner.slice, (ast.Slice, ast.Tuple)) \
+                and not facts.always(inner.value, "symétrique"):
+            # X[a][b] → X[b][a]: the same for a symmetric matrix only.
+            crossed = ast.Subscript(ast.Subscript(inner.value, index, ast.Load()), inner.slice, node.ctx)
+            yield "indices échangés", COINCIDENT, crossed
+        if isinstance(inner, ast.Attribute) and inner.attr == "shape" and _int_constant(index) is not None:
+            axis = _int_constant(index)
+            for other in (0, 1, -1):
+                if other != axis and not facts.always(inner.value, "carrée"):
+                    if facts.same_axes(inner.value, axis, other):
+                        continue
+                    at = ast.Constant(other) if other >= 0 else ast.UnaryOp(ast.USub(), ast.Constant(1))
+                    shape = ast.Subscript(inner, at, node.ctx)
+                    yield f"shape[{other}] au lieu de shape[{axis}]", COINCIDENT, shape
 
 
 def _comparison_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
     """`<` for `<=` and the reverse."""
-    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+    if len(node.ops) == 1:
         swap = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}.get(type(node.ops[0]))
         if swap is not None:
             compared = ast.Compare(node.left, [swap()], node.comparators)
@@ -222,7 +211,7 @@ def _comparison_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iter
 
 def _function_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
     """Plain function calls: range and len bounds, infinities, one reduction for another, a root forgotten."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+    if isinstance(node.func, ast.Name):
         name, args = node.func.id, node.args
         if name == "range" and len(args) == 1:
             for n, label in ((-1, "range −1"), (1, "range +1")):
@@ -261,7 +250,7 @@ def _function_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterat
 
 def _method_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
     """Method calls: one reduction for another, axes, the mean not removed, diagonals."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+    if isinstance(node.func, ast.Attribute):
         attr = node.func.attr
         if attr == "sqrt" and len(node.args) == 1:
             yield "racine oubliée", OTHER, copy.deepcopy(node.args[0])
@@ -297,60 +286,58 @@ def _method_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator
 
 def _attribute_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
     """A transpose forgotten, an infinity as 0 or as a big number."""
-    if isinstance(node, ast.Attribute) and node.attr == "T" and not facts.always(node.value, "symétrique"):
+    if node.attr == "T" and not facts.always(node.value, "symétrique"):
         yield "transposée oubliée", COINCIDENT, copy.deepcopy(node.value)
-    if isinstance(node, ast.Attribute) and node.attr == "inf":
+    if node.attr == "inf":
         yield "0 au lieu de l'infini", OTHER, ast.Constant(0)
         yield "grand nombre au lieu de l'infini", OTHER, ast.Constant(1e9)
 
 
+# One operator for another, as a student mistakes them.
+_OPERATORS = {ast.Div: ("× au lieu de ÷", ast.Mult), ast.Sub: ("+ au lieu de −", ast.Add),
+              ast.Add: ("− au lieu de +", ast.Sub), ast.Mult: ("+ au lieu de ×", ast.Add),
+              ast.MatMult: ("* au lieu de @", ast.Mult), ast.Pow: ("× au lieu de **", ast.Mult)}
+
+
 def _operator_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
     """Another arithmetic operator, operands swapped, a normalisation forgotten."""
-    if isinstance(node, ast.BinOp):
-        left, right = copy.deepcopy(node.left), node.right
-        if isinstance(node.op, ast.Div):
-            yield "normalisation oubliée", OTHER, left
-            yield "× au lieu de ÷", OTHER, ast.BinOp(left, ast.Mult(), right)
-        if isinstance(node.op, ast.Sub):
-            yield "+ au lieu de −", OTHER, ast.BinOp(left, ast.Add(), right)
-            yield "opérandes inversés", OTHER, ast.BinOp(right, ast.Sub(), left)
-            if _reduction(node.right) is not None and _reduction(node.right)[0] == "mean" \
-                    and ast.dump(_reduction(node.right)[1]) == ast.dump(node.left) \
-                    and not facts.always(node.left, "moyenne nulle"):
-                yield "moyenne non retirée", COINCIDENT, copy.deepcopy(node.left)
-        if isinstance(node.op, ast.Add):
-            yield "− au lieu de +", OTHER, ast.BinOp(left, ast.Sub(), right)
-        if isinstance(node.op, ast.Mult):
-            yield "+ au lieu de ×", OTHER, ast.BinOp(left, ast.Add(), right)
-        if isinstance(node.op, ast.MatMult):
-            yield "* au lieu de @", OTHER, ast.BinOp(left, ast.Mult(), right)
-            yield "opérandes inversés", OTHER, ast.BinOp(right, ast.MatMult(), left)
-            if not facts.always(node, "symétrique") and facts.values(node, "dimensions") != {1}:
-                product = ast.BinOp(left, ast.MatMult(), right)
-                yield "résultat transposé", COINCIDENT, ast.Attribute(product, "T", ast.Load())
-        if isinstance(node.op, ast.Pow):
-            yield "× au lieu de **", OTHER, ast.BinOp(left, ast.Mult(), right)
-            if isinstance(node.right, ast.Constant) and isinstance(node.right.value, (int, float)):
-                yield "exposant −1", OFF_BY_ONE, ast.BinOp(left, ast.Pow(), ast.Constant(node.right.value - 1))
+    left, right, op = copy.deepcopy(node.left), node.right, type(node.op)
+    if op is ast.Div:
+        yield "normalisation oubliée", OTHER, left
+    if op in _OPERATORS:
+        yield _OPERATORS[op][0], OTHER, ast.BinOp(left, _OPERATORS[op][1](), right)
+    if op in (ast.Sub, ast.MatMult):
+        yield "opérandes inversés", OTHER, ast.BinOp(right, op(), left)
+    reduced = _reduction(node.right)
+    if op is ast.Sub and reduced is not None and reduced[0] == "mean" and ast.dump(reduced[1]) == ast.dump(node.left) \
+            and not facts.always(node.left, "moyenne nulle"):
+        yield "moyenne non retirée", COINCIDENT, copy.deepcopy(node.left)
+    if op is ast.MatMult and not facts.always(node, "symétrique") and facts.values(node, "dimensions") != {1}:
+        product = ast.BinOp(left, ast.MatMult(), right)
+        yield "résultat transposé", COINCIDENT, ast.Attribute(product, "T", ast.Load())
+    if op is ast.Pow and isinstance(node.right, ast.Constant) and isinstance(node.right.value, (int, float)):
+        yield "exposant −1", OFF_BY_ONE, ast.BinOp(left, ast.Pow(), ast.Constant(node.right.value - 1))
 
 
 def _sign_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
     """A minus sign forgotten."""
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+    if isinstance(node.op, ast.USub):
         yield "signe oublié", OTHER, copy.deepcopy(node.operand)
 
 
 def _name_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
     """One variable of the exercise for another."""
-    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in names:
+    if isinstance(node.ctx, ast.Load) and node.id in names:
         for other in names:
             if other != node.id:
                 yield f"{node.id} → {other}", OTHER, ast.Name(other, ast.Load())
 
 
-# Each node of a fill goes through every family of rewrites, in this order (the mutants' order).
-_REWRITES = (_number_rewrites, _subscript_rewrites, _comparison_rewrites, _function_rewrites, _method_rewrites,
-             _attribute_rewrites, _operator_rewrites, _sign_rewrites, _name_rewrites)
+# The rewrites of each kind of node (a call's: as a function or as a method).
+_REWRITES = {ast.Constant: (_number_rewrites,), ast.Subscript: (_subscript_rewrites,),
+             ast.Compare: (_comparison_rewrites,), ast.Call: (_function_rewrites, _method_rewrites),
+             ast.Attribute: (_attribute_rewrites,), ast.BinOp: (_operator_rewrites,), ast.UnaryOp: (_sign_rewrites,),
+             ast.Name: (_name_rewrites,)}
 
 
 def mutants(fill: str, facts: dict | None = None) -> list[Candidate]:
@@ -367,9 +354,9 @@ def mutants(fill: str, facts: dict | None = None) -> list[Candidate]:
     callers |= {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     names = sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
                     and id(n) not in callers})
-    original = _unparse(tree)
+    original = unparsed(tree)
     found: dict[str, Candidate] = {}
-    text = _unparse(ast.Expression(ast.UnaryOp(ast.USub(), tree.body)))
+    text = unparsed(ast.Expression(ast.UnaryOp(ast.USub(), tree.body)))
     if text:
         found[text] = Candidate("signe inversé", text, OTHER)
     # An axis written -1 or 1 changes as an axis (the axe family), not as a number off by one.
@@ -378,8 +365,9 @@ def mutants(fill: str, facts: dict | None = None) -> list[Candidate]:
     for node in ast.walk(tree):
         if id(node) in axes:
             continue
-        for label, kind, replacement in (r for rewrites in _REWRITES for r in rewrites(node, names, known)):
-            text = _unparse(swapped(tree, node, ast.copy_location(replacement, node)))
+        rewritten = (r for rewrites in _REWRITES.get(type(node), ()) for r in rewrites(node, names, known))
+        for label, kind, replacement in rewritten:
+            text = unparsed(swapped(tree, node, ast.copy_location(replacement, node)))
             if text and text != original and text not in found:
                 found[text] = Candidate(label, text, kind)
     return _take(list(found.values()), MAX_PER_BLANK)

@@ -87,12 +87,7 @@ def __trous_runtime__():
         s = scalar(v)
         np = sys.modules.get("numpy")
         if s is None and np is not None and isinstance(v, np.generic) and not isinstance(v, np.ndarray):
-            try:
-                s = scalar(v.item())
-            except Exception:
-                s = None
-            if s is None:
-                return None
+            return scalar(v.item())  # what cannot be read is nothing, in obs
         if s is not None:
             return s
         if t is str:
@@ -266,7 +261,7 @@ def instrument(fill: str, blank: int) -> str | None:
                 return node
             return ast.Call(ast.Name("__trous_obs__", ast.Load()), [ast.Constant(f"{blank}:{k}"), node], [])
 
-    return _unparsed(Wrap().visit(tree))
+    return unparsed(Wrap().visit(tree))
 
 
 def swapped(tree: ast.AST, target: ast.AST, replacement: ast.AST) -> ast.AST:
@@ -287,20 +282,17 @@ def replace_node(fill: str, k: int, text: str) -> str | None:
     tree, new = _parse(fill), _parse(text)
     if tree is None or new is None:
         return None
-    return _unparsed(swapped(tree, _eligible(tree)[k], new.body))
+    return unparsed(swapped(tree, _eligible(tree)[k], new.body))
 
 
-def _unparsed(tree: ast.AST) -> str | None:
+def unparsed(tree: ast.AST) -> str | None:
+    """The source of an expression's tree, or None when it cannot be written back as one."""
     try:
-        return ast.unparse(ast.fix_missing_locations(tree))
-    except (ValueError, RecursionError):
+        text = ast.unparse(ast.fix_missing_locations(tree))
+        ast.parse(text, mode="eval")
+        return text
+    except (SyntaxError, ValueError, RecursionError):
         return None
-
-
-def instrumented_solution(solution: str, fills) -> str:
-    wrapped = {f.index: instrument(f.text, f.index) for f in fills}
-    texts = {index: f"({text})" for index, text in wrapped.items() if text is not None}
-    return with_prelude(blanks_mod.splice(solution, fills, texts), RUNTIME)
 
 
 # -- worlds ---------------------------------------------------------------------------------------
@@ -353,25 +345,17 @@ class Observations:
         return out
 
 
-def _decode(dumped) -> dict[str, dict[str, list[tuple]]] | None:
-    """The runtime's log, or None when it did not come back whole."""
-    if not isinstance(dumped, list) or not all(isinstance(part, str) for part in dumped):
-        return None
-    try:
-        raw = json.loads("".join(dumped))
-    except ValueError:
-        return None
-    return {tag: {key: [tuple((str(f[0]), _hashable(f[1])) for f in obs) for obs in observations]
-                  for key, observations in nodes.items()} for tag, nodes in raw.items()}
-
-
 def _dumped(probe) -> dict | None:
     """The runtime's log in a probe of `__trous_dump__()`, or None when it did not come back whole."""
-    return _decode(probe.value) if probe is not None and probe.error is None and probe.evaluated else None
-
-
-def _hashable(value):
-    return tuple(value) if isinstance(value, list) else value
+    if probe is None or probe.error is not None or not probe.evaluated or not isinstance(probe.value, list) \
+            or not all(isinstance(part, str) for part in probe.value):
+        return None
+    try:
+        raw = json.loads("".join(probe.value))
+    except ValueError:
+        return None
+    return {tag: {key: [tuple((str(f[0]), tuple(f[1]) if isinstance(f[1], list) else f[1]) for f in obs)
+                        for obs in observations] for key, observations in nodes.items()} for tag, nodes in raw.items()}
 
 
 def _gather(into: dict[str, set], observations: list[tuple]) -> dict[str, set]:
@@ -398,15 +382,6 @@ def _add(world: World, dumped: dict, tag: str, blank: int) -> None:
         _gather(world.seen.setdefault(key, {}), observations)
 
 
-def load_checks_of(exercise: Exercise) -> list[Check]:
-    """The exercise's public checks, then its hidden ones (their expectations marked hidden)."""
-    checks = list(load_checks(exercise.checks_path)) if exercise.checks_path.exists() else []
-    if exercise.grader_path.exists():
-        checks += [replace(c, expects=tuple(replace(e, hidden=True) for e in c.expects))
-                   for c in load_checks(exercise.grader_path)]
-    return checks
-
-
 @dataclass
 class Plan:
     """The job that observes one exercise, and what to read of its results."""
@@ -422,7 +397,9 @@ def plan(exercise: Exercise, solution: str, fills, checks: list[Check], limits=N
     """One unit per variant (the course's own inputs first), each expectation's expression tagged.
     A public check that needs an optional module (torch…) is left out: a student without it does
     not get it."""
-    text = instrumented_solution(solution, fills)
+    wrapped = {f.index: instrument(f.text, f.index) for f in fills}
+    texts = {index: f"({text})" for index, text in wrapped.items() if text is not None}
+    text = with_prelude(blanks_mod.splice(solution, fills, texts), RUNTIME)
     by_blank_index = {b.id: i for i, b in enumerate(exercise.blanks)}
     plans: dict[tuple, list[tuple[int, bool, object]]] = {(): []}  # variant key → (blank, hidden, expect)
     for check in checks:
@@ -483,14 +460,15 @@ def read(plan: Plan, results) -> Observations:
     return observations
 
 
-def observe(exercise: Exercise, solution: str, fills, pool, checks: list[Check] | None = None, *,
-            tests=(), grader_tests=None, limits=None) -> Observations:
-    """Run the instrumented solution on every check of the exercise (public and hidden: `checks`, by
-    default those of its files), and on its test functions (`tests`, run through `grader_tests`)."""
-    found = plan(exercise, solution, fills, load_checks_of(exercise) if checks is None else checks, limits)
-    observations = read(found, pool.run(found.job))
-    observe_tests(found, tests, grader_tests, pool, observations, limits)
-    return observations
+def observe(exercise: Exercise, solution: str, fills, pool) -> Observations:
+    """Run the instrumented solution on every check of the exercise's files: its public checks, then
+    its hidden ones (their expectations marked hidden). The test functions are `observe_tests`'."""
+    checks = list(load_checks(exercise.checks_path)) if exercise.checks_path.exists() else []
+    if exercise.grader_path.exists():
+        checks += [replace(c, expects=tuple(replace(e, hidden=True) for e in c.expects))
+                   for c in load_checks(exercise.grader_path)]
+    found = plan(exercise, solution, fills, checks)
+    return read(found, pool.run(found.job))
 
 
 class _Recorder:
@@ -573,10 +551,6 @@ class Gap:
         return f"{head} {everywhere}, {hidden} dans {what}"
 
 
-def _ints(values) -> bool:
-    return all(isinstance(v, int) and not isinstance(v, bool) for v in values)
-
-
 def _shown(value) -> str | None:
     if isinstance(value, str) and not value.startswith("#") and "#" not in value and len(value) <= 40:
         return value
@@ -614,7 +588,8 @@ def gaps(observations: Observations, blank: int) -> list[Gap]:
                     # Sizes vary, but none is larger than the example's: the example's size written as a
                     # bound (x[:, :4]) passes every public check, and not a hidden one that is larger.
                     example = observations.sizes(key, name)
-                    if example and max(example) <= BOUNDS and _ints(values) and max(values) > max(example) \
+                    ints = all(isinstance(v, int) and not isinstance(v, bool) for v in values)
+                    if example and max(example) <= BOUNDS and ints and max(values) > max(example) \
                             and max(shown) <= max(example):
                         found[where] = Gap(nodes[key], name, max(example), max(values), world, larger=True)
     return sorted(found.values(), key=lambda g: (g.node.size, g.node.k, g.feature))

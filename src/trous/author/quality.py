@@ -129,17 +129,29 @@ def _kind(probe) -> tuple[str, str] | None:
     return None
 
 
-def _seen_values(exercise: Exercise, solution: str, fills, pool: RunnerPool) -> tuple[dict, dict, dict]:
-    """The first value each blank takes and its kind (module, type name), and the value and kind of
-    each top-level statement holding a blank."""
+def _printing_job(exercise: Exercise, solution: str, fills) -> Job:
+    """The solution run as a student runs the file (`__main__` blocks included, within a few seconds)
+    and as the checks run it: what a student may copy from. The plain run also keeps the first value
+    of each blank and of each top-level statement holding one, with their kinds (module, type name).
+    Run as `__main__` only when a blank's statement may be pasted and there is such a block (an
+    exercise may time things there)."""
     kept = {f.index: f"{KEEP}({f.index}, ({f.text}))" for f in fills}
-    instrumented = PRELUDE + splice(solution, fills, kept)
     statements = _statements(solution, fills)
     probes = [Probe(f"__trous_seen__[{f.index}]") for f in fills]
     probes += [Probe(f"__trous_kind__[{f.index}]") for f in fills]
     probes += [Probe(name) for _, _, name in statements.values()]
     probes += [Probe(KIND_OF.format(name)) for _, _, name in statements.values()]
-    result = pool.run(Job((Unit(instrumented, f"solutions/{exercise.id}.py", tuple(probes)),)))[0]
+    units = [Unit(PRELUDE + splice(solution, fills, kept), f"solutions/{exercise.id}.py", tuple(probes),
+                  group="plain")]
+    if statements and "__main__" in solution:
+        units.append(Unit(solution, f"solutions/{exercise.id}.py", module_name="__main__",
+                          wall=min(MAIN_WALL, limits_for(exercise).wall), group="main"))
+    return Job(tuple(units), limits_for(exercise), capture_output=True)
+
+
+def _seen_values(solution: str, fills, result: UnitResult) -> tuple[dict, dict, dict]:
+    """What the plain run kept: each blank's value, its kind, and each statement's (value, kind)."""
+    statements = _statements(solution, fills)
     n, s = len(fills), len(statements)
     seen = {f.index: p.value for f, p in zip(fills, result.probes[:n]) if _ok(p)}
     kinds = {f.index: _kind(p) for f, p in zip(fills, result.probes[n:2 * n])}
@@ -148,30 +160,16 @@ def _seen_values(exercise: Exercise, solution: str, fills, pool: RunnerPool) -> 
     return seen, kinds, values
 
 
-def _printing_job(exercise: Exercise, solution: str, fills) -> Job:
-    """The solution run as a student runs the file (`__main__` blocks included, within a few seconds)
-    and as the checks run it: what a student may copy from. Run as `__main__` only when a blank's
-    statement may be pasted and there is such a block (an exercise may time things there)."""
-    units = [Unit(solution, f"solutions/{exercise.id}.py", group="plain")]
-    if _statements(solution, fills) and "__main__" in solution:
-        units.append(Unit(solution, f"solutions/{exercise.id}.py", module_name="__main__",
-                          wall=min(MAIN_WALL, limits_for(exercise).wall), group="main"))
-    return Job(tuple(units), limits_for(exercise), capture_output=True)
-
-
-def _printed(results: list[UnitResult]) -> str:
-    return results[1].output if len(results) > 1 and results[1].status == OK else results[0].output
-
-
 def generate(exercise: Exercise, solution: str, fills, pool: RunnerPool, observations=None,
-             output: str | None = None) -> list[Mutant]:
-    """Every mutant of every blank of the exercise. `observations` (observe.py) and `output` (what the
-    solution prints, for the « sortie collée » mutants) are computed here when not given."""
+             printed: list[UnitResult] | None = None) -> list[Mutant]:
+    """Every mutant of every blank of the exercise. `observations` (observe.py) and `printed` (the
+    results of `_printing_job`) are computed here when not given."""
     if observations is None:
         observations = observe.observe(exercise, solution, fills, pool)
-    if output is None:
-        output = _printed(pool.run(_printing_job(exercise, solution, fills)))
-    seen, kinds, statements = _seen_values(exercise, solution, fills, pool)
+    if printed is None:
+        printed = pool.run(_printing_job(exercise, solution, fills))
+    output = printed[1].output if len(printed) > 1 and printed[1].status == OK else printed[0].output
+    seen, kinds, statements = _seen_values(solution, fills, printed[0])
     found: list[Mutant] = []
     for fill in fills:
         kind, candidates = kinds.get(fill.index), []
@@ -411,13 +409,13 @@ class _Examination:
     def run(self) -> None:
         seen = _observations(self.exercises, self.grader, self.pool)
         for exercise in self.exercises:
-            observations, output = seen[exercise.id]
+            observations, printed = seen[exercise.id]
             self._coverage(exercise, observations)
             solution = read(exercise.solution_path).text
             self._add(f"solution:{exercise.id}", exercise, solution.encode(), "solution")
             self._add(f"modele:{exercise.id}", exercise, exercise.template_path.read_bytes(), "template")
             fills = self.grader.refs[exercise.id].fills
-            for n, mutant in enumerate(generate(exercise, solution, fills, self.pool, observations, output)):
+            for n, mutant in enumerate(generate(exercise, solution, fills, self.pool, observations, printed)):
                 self._add(f"mutant:{exercise.id}:{n}", exercise, mutant.text.encode(), "mutant", mutant)
         self.grader.observe = self._on_test
         self._grade()
@@ -542,7 +540,7 @@ def _observations(exercises: list[Exercise], grader: Grader, pool: RunnerPool) -
         observations = observe.read(found, results[n])
         tests = [t for b in exercise.blanks for t in grader.tests.of(exercise.id, b.id)]
         observe.observe_tests(found, tests, grader.tests, pool, observations, limits_for(exercise))
-        out[exercise.id] = (observations, _printed(results[len(plans) + n]))
+        out[exercise.id] = (observations, results[len(plans) + n])
     return out
 
 
