@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import phpdate
-from .exports import EMAIL, USERNAME, french_number, moodle_feedback
+from .exports import EMAIL, USERNAME, french_number, moodle_feedback, templates as texts
 from ..inputs.moodle import Copies, feedback_folder
 from ..core.safetext import csv_cell, printable
 from ..core.submission import Submission
@@ -666,9 +666,8 @@ def write_outputs(results_dir: Path, course, grades: list, names: dict[str, str]
     total = sum(e.points for e in exercises)
     titles = {a.id: a.title for a in course.spec.assignments}
     single = len(trip.assignments) == 1
-    readme: list[str] = [f"Renvoyer les notes et les retours dans Moodle — {course.title}", ""]
     lines: list[str] = []
-    steps: list[list[str]] = []
+    sheet, own_sheets = None, False
     feedback = {} if copies.team else {feedback_folder(copies.participants[s]): pages[s].read_bytes()
                                        for s in numbers if s in pages}
     zip_too = bool(feedback)
@@ -729,18 +728,6 @@ def write_outputs(results_dir: Path, course, grades: list, names: dict[str, str]
             lines.append(f"{count(len(filled.locked), 'note verrouillée', 'notes verrouillées')} dans Moodle "
                          f"(« {language.can_change} » : {language.no}), Moodle n'en changera pas la note : "
                          + _listed([f"Participant {n}" for n in filled.locked]))
-        steps.append([
-            f"Les notes et les commentaires : {SHEET_FILLED} (ta feuille {printable(sheet.path.name)}, remplie : seules",
-            f"   les colonnes « {language.grade} » et « {sheet.columns.comments is not None and language.comments[0] or '—'} »"
-            " des copies corrigées ont changé).",
-            f"   Dans Moodle ({language.name}, la langue de la feuille) : la page des travaux remis du devoir ›",
-            f"   « {language.upload_sheet} », encodage {ENCODING_NAMES.get(sheet.encoding, sheet.encoding)}, "
-            f"séparateur {DELIMITER_NAMES[sheet.delimiter]}.",
-            f"   La case « {language.ignore_modified} »",
-            "   fait prendre à Moodle toutes les lignes ; sans elle, Moodle ignore (note et commentaire) celles dont la",
-            "   note a changé dans Moodle depuis le téléchargement, et toutes celles dont il ne relit pas la date",
-            "   (voir plus bas ce que trous a remarqué).",
-        ])
     elif numbers and single:
         rows = [(numbers[g.student], names.get(g.student, ""), g.score, total, moodle_feedback(g))
                 for g in sorted(grades, key=lambda g: (len(numbers.get(g.student, "")), numbers.get(g.student, "")))
@@ -754,20 +741,7 @@ def write_outputs(results_dir: Path, course, grades: list, names: dict[str, str]
                      "(note et commentaire) la ligne de chaque participant qui a déjà une note ou un retour dans "
                      "Moodle, sauf si tu coches " + " / ".join(f"« {l.ignore_modified} » (Moodle en {l.name})"
                                                                for l in LANGUAGES))
-        steps.append([
-            "Les notes et les commentaires : une feuille d'évaluation hors ligne écrite par trous.",
-            f"   Mieux : télécharge la feuille du devoir dans Moodle (« {LANGUAGES[0].download_sheet} » en français,",
-            f"   « {LANGUAGES[1].download_sheet} » en anglais), puis relance trous grade avec --feuille <ce fichier> :",
-            "   trous la remplit sans rien changer d'autre.",
-            f"   Sinon : {', '.join(f'{SHEET_DEFAULT.format(code=l.code)} (Moodle en {l.name})' for l in LANGUAGES)}",
-            "   — Moodle trouve les colonnes par leur titre dans la langue de son interface. La note maximale du",
-            f"   devoir dans Moodle doit être {french_number(total)} (les notes sont en points). "
-            "Dans Moodle : la page des",
-            "   travaux remis du devoir › " + " / ".join(f"« {l.upload_sheet} »" for l in LANGUAGES) + ".",
-            "   La colonne de date est vide : si Moodle a déjà une note (ou un retour) pour un participant, il ignore",
-            "   sa ligne, note et commentaire, sauf si tu coches la case",
-            *[f"   « {l.ignore_modified} » (Moodle en {l.name})" for l in LANGUAGES],
-        ])
+        own_sheets = True
     elif numbers:
         lines.append("plusieurs devoirs corrigés ensemble : pas de feuille d'évaluation Moodle (une feuille = un "
                      "devoir) ; relance avec --devoir " + " ou --devoir ".join(trip.assignments))
@@ -781,26 +755,14 @@ def write_outputs(results_dir: Path, course, grades: list, names: dict[str, str]
         paths["moodle_feedback"] = write(results_dir / FEEDBACK_ZIP, feedback_zip(feedback))
         lines.append(f"retours pour Moodle : {FEEDBACK_ZIP} ({count(len(feedback), 'page')}, une par participant, dans "
                      "le dossier de l'archive qui est le sien)")
-        language = trip.worksheet.language if trip.worksheet is not None else None
-        action = (f"« {language.upload_zip} »" if language else
-                  " / ".join(f"« {l.upload_zip} »" for l in LANGUAGES))
-        steps.append([
-            f"Les pages de retour : {FEEDBACK_ZIP}" + (", APRÈS la feuille." if steps else "."),
-            f"   Dans Moodle : la page des travaux remis du devoir › {action} ;",
-            "   il faut que le devoir ait les fichiers de feedback activés. Chaque page va à l'étudiant dont le",
-            "   numéro de participant est dans le nom de son dossier (celui de l'archive de Moodle).",
-            *(["   Dans cet ordre : déposer les retours crée dans Moodle une note (vide) pour chaque participant",
-               "   qui n'en avait pas, plus récente que sa ligne de la feuille, et Moodle ignorerait alors cette",
-               "   ligne (note et commentaire) sauf avec la case ci-dessus cochée."] if steps else []),
-        ])
-    for i, step in enumerate(steps, 1):
-        readme += [f"{i}. {step[0]}", *step[1:], ""]
-    if single:
-        readme.insert(1, f"Devoir : {titles.get(trip.assignments[0], trip.assignments[0])} "
-                         f"({french_number(total)} points)")
-    if lines:
-        readme += ["Ce que trous a remarqué :", *[f"- {line}" for line in lines], ""]
-    paths["moodle_readme"] = write(results_dir / README, ("\n".join(readme) + "\n").encode("utf-8"))
+    readme = texts().get_template(README).render(
+        course=course, assignment=titles.get(trip.assignments[0], trip.assignments[0]) if single else None, total=total,
+        sheet=sheet, own_sheets=own_sheets, zip=FEEDBACK_ZIP if feedback else "", lines=lines, languages=LANGUAGES,
+        zip_language=trip.worksheet.language if trip.worksheet is not None else None, filled=SHEET_FILLED,
+        own_sheet=SHEET_DEFAULT, sheet_name=sheet and printable(sheet.path.name),
+        encoding=sheet and ENCODING_NAMES.get(sheet.encoding, sheet.encoding),
+        delimiter=sheet and DELIMITER_NAMES[sheet.delimiter])
+    paths["moodle_readme"] = write(results_dir / README, readme.encode("utf-8"))
     written = {path.name for path in paths.values()}
     for name in OWN_FILES:
         if name not in written:

@@ -10,17 +10,13 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from jinja2 import Environment
 
 from ..core.course import Course
 from ..grade import assignments as assignments_mod
-from .exports import Column, exercise_columns, french_number
+from .exports import Column, exercise_columns, french_number, templates
 from ..core.grades import ERROR, FAILED, MISSING, PASSED, UNFILLED, SubmissionGrade
-from ..core.wording import plural
-
-TEMPLATES = Path(__file__).parent / "templates"
 
 STATUS = {PASSED: "réussi", FAILED: "faux", UNFILLED: "pas rempli", ERROR: "erreur", MISSING: "absent"}
 MODE_NOTE = {
@@ -31,10 +27,8 @@ MODE_NOTE = {
 
 
 def environment() -> Environment:
-    env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=True, undefined=StrictUndefined,
-                      trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
-    env.filters.update(points=french_number, percent=lambda x: f"{round(100 * x):d} %")
-    env.globals.update(STATUS=STATUS, plural=plural)
+    env = templates()
+    env.globals.update(STATUS=STATUS)
     return env
 
 

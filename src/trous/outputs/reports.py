@@ -228,31 +228,10 @@ def write_class(results_dir: Path, course: Course, grades: list[SubmissionGrade]
     else:
         for name in moodle.OWN_FILES:
             (results_dir / name).unlink(missing_ok=True)
-    notice = isolation_notice(grades)
-    if notice:
+    unisolated = sorted(g.student for g in grades if g.unisolated)
+    if unisolated:  # the text next to grades.csv while some grade was given without isolation
+        notice = env.get_template(ISOLATION_NOTICE).render(students=unisolated, total=len(grades))
         paths["isolation_notice"] = _write(results_dir / ISOLATION_NOTICE, notice.encode("utf-8"))
     else:
         (results_dir / ISOLATION_NOTICE).unlink(missing_ok=True)
     return paths
-
-
-def isolation_notice(grades: list[SubmissionGrade]) -> str:
-    """The text next to grades.csv while some grade was given without isolation, else ""."""
-    unisolated = sorted(g.student for g in grades if g.unisolated)
-    if not unisolated:
-        return ""
-    lines = [
-        "ATTENTION : NOTES OBTENUES SANS ISOLATION",
-        "",
-        f"{len(unisolated)} copie(s) sur {len(grades)} ont été corrigées avec --sans-isolation : le code de ces "
-        "étudiants a tourné sous le compte du correcteur, avec de simples limites de ressources. Il pouvait lire le "
-        "cours, les corrigés, les correcteurs cachés et les autres copies, et modifier le carnet de notes, ces "
-        "fichiers de résultats et les notes des autres. Ces notes ne valent que pour du code de confiance.",
-        "",
-        "Pour les recorriger isolées : installez bubblewrap (sudo apt-get install bubblewrap) et relancez "
-        "« trous grade » sans --sans-isolation ; ces copies-là seront recorrigées.",
-        "",
-        "Copies concernées :",
-        *(f"  {student}" for student in unisolated),
-    ]
-    return "\n".join(lines) + "\n"

@@ -262,7 +262,7 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
         # Each student's own files are written as soon as the grade is recorded, while the other copies
         # are graded; those whose grade changed since (formgrader's, through settle) are written again.
         early = StudentFiles(results_dir, course, intake.submissions, not_handed_in)
-        writing = 0.0
+        files_time = 0.0
         if todo:
             t = time.perf_counter()
             recording = 0.0
@@ -291,8 +291,8 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
                 hooks.graded(grade)
                 w = time.perf_counter()
                 early.write(grade)
-                writing += time.perf_counter() - w
-            timings["correction"] = time.perf_counter() - t - recording - writing
+                files_time += time.perf_counter() - w
+            timings["correction"] = time.perf_counter() - t - recording - files_time
             timings["carnet de notes"] += recording
         gradebook.finish_run(run_id, len(graded), len(done))
         t = time.perf_counter()
@@ -305,7 +305,7 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
         assignments_mod.record_results(results_dir, scope)
         if sink is not None:
             reports.update(sink.after(course, grades))
-        timings["rapports"] = time.perf_counter() - t + writing
+        timings["rapports"] = time.perf_counter() - t + files_time
         saved = SavedGrades(results_dir / "results", grades, [early.stems[g.student] for g in grades])
         return Outcome(intake, saved, graded, sorted(done), reports, gradebook.path, sandbox, timings, scope, trip,
                        incidents)
@@ -427,22 +427,13 @@ def _columns(course: Course, outcome: Outcome) -> list[list[_Column]]:
         exercises = [e for e in course.exercises if e.assignment.id == assignment and e.id in graded]
         block = []
         for exercise in exercises:
-            cells = []
-            for grade in grades:
-                e = next((x for x in grade.exercises if x.id == exercise.id), None)
-                if e is None:
-                    cells.append("[dim]—[/]")
-                    continue
-                colour = "green" if e.score >= e.max_score else ("red" if e.score == 0 else "yellow")
-                cells.append(f"[{colour}]{french_number(e.score)}[/]")
+            cells = [_cell(next((x for x in g.exercises if x.id == exercise.id), None)) for g in grades]
             block.append(_Column(f"{exercise.number}\n/{french_number(exercise.points)}", cells))
         if several and exercises:
-            maximum = sum(e.points for e in exercises)
-            cells = []
-            for grade in grades:
-                held = [x for x in grade.exercises if x.id in {e.id for e in exercises}]
-                cells.append(french_number(sum(x.score for x in held)) if held else "[dim]non rendu[/]")
-            block.append(_Column(f"{_escape(assignment)}\n/{french_number(maximum)}", cells, bold=True))
+            ids = {e.id for e in exercises}
+            held = [[x.score for x in g.exercises if x.id in ids] for g in grades]
+            block.append(_Column(f"{_escape(assignment)}\n/{french_number(sum(e.points for e in exercises))}",
+                                 [french_number(sum(h)) if h else "[dim]non rendu[/]" for h in held], bold=True))
         if block:
             blocks.append(block)
     if not several:
@@ -453,6 +444,14 @@ def _columns(course: Course, outcome: Outcome) -> list[list[_Column]]:
         else:
             blocks.append([total])
     return blocks
+
+
+def _cell(e) -> str:
+    """An exercise's points in the table, coloured; « — » when the copy does not hold it."""
+    if e is None:
+        return "[dim]—[/]"
+    colour = "green" if e.score >= e.max_score else ("red" if e.score == 0 else "yellow")
+    return f"[{colour}]{french_number(e.score)}[/]"
 
 
 def _tables(course: Course, outcome: Outcome, console) -> list:
