@@ -59,11 +59,11 @@ def ignored_groups(copy: object | None, exercise: str | None = None) -> list[Ign
     return list(groups.values())
 
 
-def feedback_page(env: Environment, course: Course, grade: SubmissionGrade, name: str = "",
-                  warnings: tuple[str, ...] = (), copy: object | None = None,
+def feedback_page(env: Environment, course: Course, grade: SubmissionGrade, copy: object | None = None,
                   not_handed_in: tuple[str, ...] = ()) -> str:
-    """`copy`: the `Submission` graded (which file was graded for each exercise, those that were not
-    and why); `not_handed_in`: the run's assignments this copy did not hand in (never counted as zero)."""
+    """`copy`: the `Submission` graded (the student's name, intake notes, which file was graded for each
+    exercise, those that were not and why); `not_handed_in`: the run's assignments this copy did not hand
+    in (never counted as zero)."""
     numbers = {e.id: e.number for e in course.exercises}
     titles = {e.id: {b.id: b.title for b in e.blanks} for e in course.exercises}
     origins = dict(getattr(copy, "origins", {}) or {})
@@ -71,7 +71,8 @@ def feedback_page(env: Environment, course: Course, grade: SubmissionGrade, name
                 else f"exercises/{e.id}.py" for e in course.exercises}
     not_taken = {e.id: ignored_groups(copy, e.id) for e in grade.exercises}
     return env.get_template("feedback.html").render(
-        course=course, grade=grade, name=name, warnings=list(warnings), numbers=numbers, blank_titles=titles,
+        course=course, grade=grade, name=getattr(copy, "name", "") or "",
+        warnings=list(getattr(copy, "warnings", ()) or ()), numbers=numbers, blank_titles=titles,
         mode_note=MODE_NOTE, ratio=grade.score / grade.max_score if grade.max_score else 0.0,
         origins=origins, expected=expected, ignored=ignored_groups(copy), not_taken=not_taken,
         totals=assignments_mod.totals(course, grade),

@@ -84,12 +84,9 @@ def _prune(folder: Path, keep: set[str], suffix: str) -> None:
         path.unlink(missing_ok=True)
 
 
-def _identities(submissions: Iterable | None) -> tuple[dict[str, str], dict[str, tuple[str, ...]],
-                                                      dict[str, object]]:
-    submissions = list(submissions or ())
-    return ({s.student: s.name for s in submissions if getattr(s, "name", "")},
-            {s.student: tuple(s.warnings) for s in submissions if getattr(s, "warnings", ())},
-            {s.student: s for s in submissions})
+def _identities(submissions: Iterable | None) -> tuple[dict[str, str], dict[str, object]]:
+    copies = {s.student: s for s in submissions or ()}
+    return {student: s.name for student, s in copies.items() if getattr(s, "name", "")}, copies
 
 
 def _intake(copy: object | None) -> dict | None:
@@ -129,7 +126,7 @@ class StudentFiles:
     def __init__(self, results_dir: Path, course: Course, submissions: Iterable | None = None,
                  not_handed_in: dict[str, tuple[str, ...]] | None = None):
         self.results_dir, self.course = Path(results_dir), course
-        self.names, self.warnings, self.copies = _identities(submissions)
+        _, self.copies = _identities(submissions)
         self.not_handed_in = not_handed_in or {}
         self.env = pages.environment()
         self.written: dict[str, bytes] = {}  # student → digest of the document its files hold
@@ -143,8 +140,7 @@ class StudentFiles:
         document = document if document is not None else self.document(grade)
         data = json.dumps(document, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
         _write(self.results_dir / "results" / f"{stem}.json", data.encode("utf-8"))
-        html = pages.feedback_page(self.env, self.course, grade, self.names.get(grade.student, ""),
-                                   self.warnings.get(grade.student, ()), self.copies.get(grade.student),
+        html = pages.feedback_page(self.env, self.course, grade, self.copies.get(grade.student),
                                    self.not_handed_in.get(grade.student, ()))
         _write(self.results_dir / "retours" / f"{stem}.html", html.encode("utf-8"))
         self.written[grade.student] = _document_key(document)
@@ -192,7 +188,7 @@ def write_class(results_dir: Path, course: Course, grades: list[SubmissionGrade]
     (moodle.Participants): moodle.csv is written only with them; `round_trip` (moodle.RoundTrip): the
     Moodle worksheet and feedback zip; `scope_notes`: atop the class report; `incidents`: see
     run.Outcome."""
-    names, _, copies = _identities(submissions)
+    names, copies = _identities(submissions)
     paths = {
         "grades_csv": _write(results_dir / "grades.csv", exports.grades_csv(course, grades, names)),
     }
