@@ -12,7 +12,6 @@ import dataclasses
 import hashlib
 import json
 import os
-import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -573,40 +572,35 @@ def cmd_grade(args) -> int:
             progress.update(task, advance=1,
                             description=f"{_escape(printable(grade.student))} : {french_number(grade.score)}")
 
+    failure = None  # (what to say once the progress bar is stopped, exit code, soft_wrap)
     try:
         outcome = grade_class(course, grading, Hooks(sandbox, started, graded))
     except ModuleNotFoundError as exc:
-        progress.stop()
         if exc.name not in ("sqlalchemy", "jinja2"):
             raise
-        console.print(f"[red]erreur :[/] il manque le module {exc.name} pour corriger une classe : "
-                      "installe « pip install 'trous[grading]' »")
-        return EXIT_USAGE
-    except intake_mod.IntakeError as exc:
-        progress.stop()
-        console.print(f"[red]erreur :[/] {escape(str(exc))}", markup=True)  # escape: « trous[distributed] », paths
-        return EXIT_USAGE
+        failure = (f"[red]erreur :[/] il manque le module {exc.name} pour corriger une classe : "
+                   "installe « pip install 'trous[grading]' »", EXIT_USAGE, False)
+    except intake_mod.IntakeError as exc:  # escape: « trous[distributed] », paths
+        failure = f"[red]erreur :[/] {escape(str(exc))}", EXIT_USAGE, False
     except GraderError as exc:
-        progress.stop()
-        console.print(f"[red]le correcteur ne peut pas tourner :[/] {escape(str(exc))}\n(lance « trous doctor » pour le détail)")
-        return EXIT_FAILED
+        failure = (f"[red]le correcteur ne peut pas tourner :[/] {escape(str(exc))}\n(lance « trous doctor » pour le "
+                   "détail)", EXIT_FAILED, False)
     except RuntimeError as exc:  # no isolation here, or the sandbox cannot start
         from ..sandbox.pool import RunnerError  # noqa: PLC0415
         from ..sandbox.backend import SandboxRefused  # noqa: PLC0415
         from ..sandbox.uids import LeaseError  # noqa: PLC0415
 
-        progress.stop()
         if type(exc) is not RuntimeError and not isinstance(exc, (RunnerError, SandboxRefused, LeaseError)):
             raise  # RecursionError and friends are bugs, not sandbox trouble
-        console.print(f"[red]erreur du bac à sable :[/] {escape(str(exc))}", soft_wrap=True)
-        return EXIT_FAILED
+        failure = f"[red]erreur du bac à sable :[/] {escape(str(exc))}", EXIT_FAILED, True
     except KeyboardInterrupt:
-        progress.stop()
-        console.print("[yellow]interrompu.[/] Les copies déjà corrigées sont enregistrées : relance la même "
-                      "commande pour reprendre là où elle s'est arrêtée.")
-        return EXIT_INTERRUPTED
+        failure = ("[yellow]interrompu.[/] Les copies déjà corrigées sont enregistrées : relance la même "
+                   "commande pour reprendre là où elle s'est arrêtée.", EXIT_INTERRUPTED, False)
     finally:
         progress.stop()
+    if failure is not None:
+        console.print(failure[0], soft_wrap=failure[2])
+        return failure[1]
     _print_intake(console, outcome)
     _print_scope(console, course, outcome)
     for table in _tables(course, outcome, console):
