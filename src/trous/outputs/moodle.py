@@ -618,35 +618,11 @@ def _change(e: Existing) -> str:
 def existing_lines(filled: Filled, language: Language, zip_too: bool) -> list[str]:
     """What Moodle's upload (feedback/offline/locallib.php, process_import_grades) will do with the
     rows of participants who already have a grade record, in the words of the teacher's Moodle."""
-    box = f"« {language.ignore_modified} »"
-    lines = []
-    kept = filled.kept_by_moodle()
-    if kept:
-        lines.append(
-            f"{count(len(kept), 'participant a', 'participants ont')} déjà une note (ou un retour) dans Moodle : "
-            f"leur date « {language.modified_grade} » est écrite comme « {printable(kept[0].date)} », que Moodle "
-            "ne sait pas relire (PHP strtotime) : au dépôt, Moodle ignorera ces lignes, note ET commentaire, et gardera "
-            f"ce qu'il a, sauf si tu coches {box} : " + _listed([_change(e) for e in kept]))
-    replaced = filled.replaced()
-    if replaced:
-        lines.append(
-            f"{count(len(replaced), 'note déjà dans Moodle sera remplacée', 'notes déjà dans Moodle seront remplacées')}"
-            f" (Moodle relit leur date) : " + _listed([_change(e) for e in replaced]) + " ; sauf une note modifiée "
-            "dans Moodle depuis le téléchargement de la feuille : Moodle ignore alors sa ligne (note et commentaire), "
-            f"à moins de cocher {box} (de même pour toutes si le fuseau horaire de ton profil Moodle est en retard "
-            "sur celui du serveur : Moodle écrit la date à ton heure et la relit à celle du serveur)")
-    unsure = filled.unsure()
-    if unsure:
-        lines.append(
-            f"{count(len(unsure), 'participant a', 'participants ont')} déjà une note dans Moodle et une date réécrite "
-            f"(par un tableur ?) sous une forme dont trous ne sait pas si Moodle la relit (« {printable(unsure[0].date)} ») : "
-            f"s'il ne la relit pas, il ignorera ces lignes (note et commentaire) ; pour être sûr, coche {box} : "
-            + _listed([_change(e) for e in unsure]))
-    if zip_too and filled.written:
-        lines.append(f"dépose la feuille avant {FEEDBACK_ZIP} : le dépôt des retours crée une note (vide) dans Moodle "
-                     "pour chaque participant qui n'en a pas encore, plus récente que la date de sa ligne (« - »), et "
-                     f"Moodle ignorerait ensuite ces lignes de la feuille, note et commentaire, sauf avec {box}")
-    return lines
+    text = texts().get_template("moodle-existing.txt").render(
+        language=language, kept=filled.kept_by_moodle(), replaced=filled.replaced(), unsure=filled.unsure(),
+        before_zip=zip_too and filled.written, zip=FEEDBACK_ZIP, printable=printable,
+        changes=lambda found: _listed([_change(e) for e in found]))
+    return text.split("\n")[:-1]  # one line each
 
 
 def write_outputs(results_dir: Path, course, grades: list, names: dict[str, str], pages: dict[str, Path],

@@ -211,7 +211,8 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
         intake = intake_mod.load(options.source, course, options.kind, results=options.results_dir,
                                  assignments=options.assignments)
         # nbgrader's gradebook, written as grades come (an nbgrader course as input)
-        sink = writing.sink_for(intake.kind, intake.source, options.assignments)
+        sink = (writing.GradebookSink(intake.source, options.assignments, writing.claim(intake.source))
+                if intake.kind == "nbgrader" else None)
         try:
             return _graded(course, options, hooks, intake, requested, timings, t, sink)
         finally:

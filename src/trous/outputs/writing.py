@@ -207,11 +207,6 @@ class GradebookSink:
         return {"nbgrader_gradebook": self.root / "gradebook.db", "nbgrader_autograded": self.root / "autograded"}
 
 
-def sink_for(kind: str, root: Path, assignments: list[str] | None) -> GradebookSink | None:
-    """The sink of a `trous grade` run whose input is an nbgrader course (`kind` « nbgrader »)."""
-    return GradebookSink(root, assignments, claim(root)) if kind == "nbgrader" else None
-
-
 def _report_from_json(data: dict) -> WriteReport:
     report = WriteReport(Path(data["root"]))
     report.written = [tuple(pair) for pair in data["written"]]
