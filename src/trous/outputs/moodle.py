@@ -626,15 +626,15 @@ def existing_lines(filled: Filled, language: Language, zip_too: bool) -> list[st
 
 
 def write_outputs(results_dir: Path, course, grades: list, names: dict[str, str], pages: dict[str, Path],
-                  trip: RoundTrip, write) -> dict[str, Path]:
+                  trip: RoundTrip | None, write) -> dict[str, Path]:
     """The worksheet (filled, or trous's own), the feedback zip (`pages`: each student's feedback page)
-    and the French instructions; `write` is the reports' atomic writer. Files of an earlier run that no
-    longer apply are removed."""
+    and the French instructions (nothing without `trip`); `write` is the reports' atomic writer. Files
+    of an earlier run that no longer apply are removed."""
     results_dir = Path(results_dir)
     paths: dict[str, Path] = {}
-    copies = trip.copies or Copies()
+    copies = (trip.copies if trip is not None else None) or Copies()
     numbers = {g.student: n for g in grades if (n := copies.number(g.student)) is not None}
-    if trip.worksheet is None and not numbers and not copies.conflicts and not copies.team:
+    if trip is None or (trip.worksheet is None and not numbers and not copies.conflicts and not copies.team):
         for name in OWN_FILES:
             (results_dir / name).unlink(missing_ok=True)
         return paths

@@ -189,45 +189,35 @@ def write_class(results_dir: Path, course: Course, grades: list[SubmissionGrade]
     Moodle worksheet and feedback zip; `scope_notes`: atop the class report; `incidents`: see
     run.Outcome."""
     names, copies = _identities(submissions)
-    paths = {
-        "grades_csv": _write(results_dir / "grades.csv", exports.grades_csv(course, grades, names)),
-    }
-    gradebook_import = exports.moodle_csv(course, grades, names, participants)
-    if gradebook_import is not None:
-        data, help_text = gradebook_import
-        paths["moodle_csv"] = _write(results_dir / "moodle.csv", data)
-        paths["moodle_help"] = _write(results_dir / "moodle-import.txt", help_text.encode("utf-8"))
-    else:  # no account known: a file Moodle's import would choke on is not left from an earlier run
-        for name in ("moodle.csv", "moodle-import.txt"):
-            (results_dir / name).unlink(missing_ok=True)
+    paths: dict[str, Path] = {}
 
-    results = results_dir / "results"
-    feedback = results_dir / "retours"
-    results.mkdir(exist_ok=True)
-    _prune(results, {f"{s}.json" for s in stems.values()}, ".json")
-    paths["results"] = results
-    paths["schema"] = results_dir / "results.schema.json"
-    _write(paths["schema"], SCHEMA_FILE.read_bytes())
-    feedback.mkdir(exist_ok=True)
-    _prune(feedback, {f"{s}.html" for s in stems.values()}, ".html")
-    paths["feedback"] = feedback
+    def keep(key: str, name: str, data: bytes | None) -> None:
+        """Write `name`; without data, remove it: a file of an earlier run that no longer applies is not left."""
+        if data is None:
+            (results_dir / name).unlink(missing_ok=True)
+        else:
+            paths[key] = _write(results_dir / name, data)
+
+    keep("grades_csv", "grades.csv", exports.grades_csv(course, grades, names))
+    # Only with the accounts: a file Moodle's import would choke on is never written.
+    data, help_text = exports.moodle_csv(course, grades, names, participants) or (None, None)
+    keep("moodle_csv", "moodle.csv", data)
+    keep("moodle_help", "moodle-import.txt", help_text and help_text.encode("utf-8"))
+    for key, folder, suffix in (("results", "results", ".json"), ("feedback", "retours", ".html")):
+        paths[key] = results_dir / folder
+        paths[key].mkdir(exist_ok=True)
+        _prune(paths[key], {stem + suffix for stem in stems.values()}, suffix)
+    keep("schema", "results.schema.json", SCHEMA_FILE.read_bytes())
     env = files.env
 
     label = str(getattr(gradebook, "path", "") or getattr(gradebook, "url", "") or "") if gradebook else ""
     links = {student: f"retours/{stem}.html" for student, stem in stems.items()}
     report = pages.class_report(env, course, grades, names, links, label, copies=copies, ignored=list(ignored),
                                 notes=list(notes), scope_notes=list(scope_notes), incidents=list(incidents))
-    paths["class_report"] = _write(results_dir / "rapport.html", report.encode("utf-8"))
-    if round_trip is not None:
-        page_files = {student: feedback / f"{stem}.html" for student, stem in stems.items()}
-        paths.update(moodle.write_outputs(results_dir, course, grades, names, page_files, round_trip, _write))
-    else:
-        for name in moodle.OWN_FILES:
-            (results_dir / name).unlink(missing_ok=True)
-    unisolated = sorted(g.student for g in grades if g.unisolated)
-    if unisolated:  # the text next to grades.csv while some grade was given without isolation
-        notice = env.get_template(ISOLATION_NOTICE).render(students=unisolated, total=len(grades))
-        paths["isolation_notice"] = _write(results_dir / ISOLATION_NOTICE, notice.encode("utf-8"))
-    else:
-        (results_dir / ISOLATION_NOTICE).unlink(missing_ok=True)
+    keep("class_report", "rapport.html", report.encode("utf-8"))
+    page_files = {student: paths["feedback"] / f"{stem}.html" for student, stem in stems.items()}
+    paths.update(moodle.write_outputs(results_dir, course, grades, names, page_files, round_trip, _write))
+    unisolated = sorted(g.student for g in grades if g.unisolated)  # then a text next to grades.csv says so
+    notice = env.get_template(ISOLATION_NOTICE).render(students=unisolated, total=len(grades)) if unisolated else ""
+    keep("isolation_notice", ISOLATION_NOTICE, notice.encode("utf-8") if notice else None)
     return paths
