@@ -20,6 +20,7 @@ longer matches a Moodle account, which `moodle-import.txt` says.
 from __future__ import annotations
 
 import csv
+import functools
 import io
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -37,8 +38,10 @@ IDENTITY_TITLES = {USERNAME: "Nom d'utilisateur", EMAIL: "Adresse de courriel"}
 TEMPLATES = Path(__file__).parent / "templates"
 
 
+@functools.cache
 def templates():
-    """The templates of trous's pages and texts (templates/): HTML escaped, plain text as it is."""
+    """The templates of trous's pages and texts (templates/): HTML escaped, plain text as it is; one
+    environment, which compiles each template once."""
     from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape  # noqa: PLC0415
 
     env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=select_autoescape(("html",)),

@@ -37,7 +37,6 @@ from .exports import EMAIL, USERNAME, french_number, moodle_feedback, templates 
 from ..inputs.moodle import Copies, feedback_folder
 from ..core.safetext import csv_cell, printable
 from ..core.submission import Submission
-from ..core.wording import count, plural
 
 
 class MoodleError(Exception):
@@ -642,18 +641,13 @@ def write_outputs(results_dir: Path, course, grades: list, names: dict[str, str]
     total = sum(e.points for e in exercises)
     titles = {a.id: a.title for a in course.spec.assignments}
     single = len(trip.assignments) == 1
-    lines: list[str] = []
-    sheet, own_sheets = None, False
+    sheet, own_sheets, filled, matching, maximum, rescaled, existing = None, False, None, None, None, False, []
     feedback = {} if copies.team else {feedback_folder(copies.participants[s]): pages[s].read_bytes()
                                        for s in numbers if s in pages}
-    zip_too = bool(feedback)
-
     if copies.team:
-        lines.append("devoir remis en groupe : pas de feuille d'évaluation ni d'archive des retours pour Moodle, dont "
-                     "les numéros de dossiers sont ceux des groupes ; reporte les notes de grades.csv à la main")
+        pass  # no worksheet nor feedback zip: the remarks say why
     elif trip.worksheet is not None and trip.matching is not None:
         sheet, matching = trip.worksheet, trip.matching
-        language = sheet.language
         maximum = sheet.max_grade
         rescaled = maximum is not None and abs(maximum - total) > 1e-9
         by_student = {g.student: g for g in grades}
@@ -665,72 +659,23 @@ def write_outputs(results_dir: Path, course, grades: list, names: dict[str, str]
                 values[number] = (moodle_grade, moodle_feedback(grade, moodle_scale=scale))
         filled = fill(sheet, values)
         paths["moodle_sheet"] = write(results_dir / SHEET_FILLED, filled.data)
-        lines.append(f"feuille d'évaluation Moodle remplie : {count(len(filled.written), 'note écrite', 'notes écrites')} "
-                     f"dans {SHEET_FILLED} ({sheet.describe()}) ; le reste de {printable(sheet.path.name)} est "
-                     "inchangé")
-        if rescaled:
-            lines.append(f"notes ramenées sur {french_number(maximum)}, la note maximale du devoir dans Moodle : "
-                         f"note Moodle = points × {french_number(maximum)} / {french_number(total)} "
-                         "(le commentaire donne les deux)")
-        elif maximum is None:
-            lines.append("la feuille ne dit pas la note maximale du devoir : notes écrites en points, sur "
-                         f"{french_number(total)} ; vérifie la note maximale du devoir dans Moodle")
-        if sheet.columns.comments is None:
-            lines.append(f"la feuille n'a pas de colonne « {language.comments[0]} » : notes seules, sans "
-                         "commentaire (active les commentaires de feedback dans les réglages du devoir, puis "
-                         "retélécharge la feuille)")
-        lines += existing_lines(filled, language, zip_too)
-        if matching.no_copy:
-            lines.append(f"{count(len(matching.no_copy), 'participant')} de la feuille sans copie dans l'archive "
-                         f"(note laissée telle quelle) : {_listed([_who(r.participant, r.name) for r in matching.no_copy])}")
-        if matching.conflicts:
-            lines.append(f"{count(len(matching.conflicts), 'participant')} de la feuille dont le numéro est porté par "
-                         "plusieurs dossiers de l'archive (ligne laissée telle quelle, note à reporter à la main) : "
-                         + _listed([f"{_who(r.participant, r.name)} : " + ", ".join(f"« {printable(f)} »" for f in folders)
-                                    for r, folders in matching.conflicts]))
-        if matching.not_in_sheet:
-            lines.append(f"{count(len(matching.not_in_sheet), 'copie')} de l'archive "
-                         f"{plural(len(matching.not_in_sheet), 'absente', 'absentes')} de la feuille (note à reporter "
-                         "à la main, ou feuille d'un autre groupe ?) : "
-                         + _listed([_who(copies.number(s.student) or s.student, s.name) for s in matching.not_in_sheet]))
-        if matching.other_name:
-            lines.append(f"{count(len(matching.other_name), 'numéro')} dont le nom diffère entre la feuille et l'archive "
-                         "(note non écrite) : " + _listed([f"Participant {r.participant} : « {printable(r.name)} » / "
-                                                          f"« {printable(s.name)} »" for r, s in matching.other_name]))
-        if matching.unreadable:
-            lines.append(f"{count(len(matching.unreadable), 'ligne')} de la feuille sans identifiant lisible (laissées "
-                         "telles quelles) : " + _listed([f"ligne {r.record.line}" for r in matching.unreadable]))
-        if filled.locked:
-            lines.append(f"{count(len(filled.locked), 'note verrouillée', 'notes verrouillées')} dans Moodle "
-                         f"(« {language.can_change} » : {language.no}), Moodle n'en changera pas la note : "
-                         + _listed([f"Participant {n}" for n in filled.locked]))
+        existing = existing_lines(filled, sheet.language, bool(feedback))
     elif numbers and single:
         rows = [(numbers[g.student], names.get(g.student, ""), g.score, total, moodle_feedback(g))
                 for g in sorted(grades, key=lambda g: (len(numbers.get(g.student, "")), numbers.get(g.student, "")))
                 if g.student in numbers]
         for code, data in default_worksheets(rows).items():
             paths[f"moodle_sheet_{code}"] = write(results_dir / SHEET_DEFAULT.format(code=code), data)
-        lines.append(f"feuilles d'évaluation Moodle : {', '.join(SHEET_DEFAULT.format(code=l.code) for l in LANGUAGES)} "
-                     f"(en-têtes en {', '.join(l.name for l in LANGUAGES)}) ; mieux : « --feuille » avec la feuille "
-                     "téléchargée du devoir, que trous remplit sans rien changer d'autre")
-        lines.append("leur colonne de date est vide, ce que Moodle lit comme « aucune date » : au dépôt, il ignorera "
-                     "(note et commentaire) la ligne de chaque participant qui a déjà une note ou un retour dans "
-                     "Moodle, sauf si tu coches " + " / ".join(f"« {l.ignore_modified} » (Moodle en {l.name})"
-                                                               for l in LANGUAGES))
         own_sheets = True
-    elif numbers:
-        lines.append("plusieurs devoirs corrigés ensemble : pas de feuille d'évaluation Moodle (une feuille = un "
-                     "devoir) ; relance avec --devoir " + " ou --devoir ".join(trip.assignments))
-    if copies.conflicts and not (trip.worksheet is not None and trip.matching and trip.matching.conflicts):
-        lines.append(f"{count(len(copies.conflicts), 'numéro')} de participant porté par plusieurs dossiers de "
-                     "l'archive : aucune note ni aucun retour écrit pour Moodle sous ce numéro (à reporter à la main) : "
-                     + _listed([f"Participant {n} : " + ", ".join(f"« {printable(f)} »" for f in folders)
-                                for n, folders in sorted(copies.conflicts.items())]))
-
     if feedback:
         paths["moodle_feedback"] = write(results_dir / FEEDBACK_ZIP, feedback_zip(feedback))
-        lines.append(f"retours pour Moodle : {FEEDBACK_ZIP} ({count(len(feedback), 'page')}, une par participant, dans "
-                     "le dossier de l'archive qui est le sien)")
+    said = trip.worksheet is not None and trip.matching and trip.matching.conflicts  # then in the worksheet's remarks
+    lines = texts().get_template("moodle-remarques.txt").render(
+        team=copies.team, sheet=sheet, filled=filled, matching=matching, maximum=maximum, rescaled=rescaled,
+        total=total, existing=existing, own_sheets=own_sheets, several=bool(numbers) and not single,
+        conflicts=[] if said else sorted(copies.conflicts.items()), pages=len(feedback), zip=FEEDBACK_ZIP,
+        assignments=trip.assignments, languages=LANGUAGES, sheet_filled=SHEET_FILLED, own_sheet=SHEET_DEFAULT,
+        shown=SHOWN, who=_who, printable=printable, number_of=copies.number).split("\n")[:-1]  # one remark a line
     readme = texts().get_template(README).render(
         course=course, assignment=titles.get(trip.assignments[0], trip.assignments[0]) if single else None, total=total,
         sheet=sheet, own_sheets=own_sheets, zip=FEEDBACK_ZIP if feedback else "", lines=lines, languages=LANGUAGES,
