@@ -20,9 +20,11 @@ longer matches a Moodle account, which `moodle-import.txt` says.
 from __future__ import annotations
 
 import csv
+import functools
 import io
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..core.compare import format_number
 from ..core.course import Course
@@ -33,6 +35,20 @@ from ..core.wording import count, plural
 # Moodle's own column titles for the account a participants file names (moodle.Participants.field).
 USERNAME, EMAIL = "username", "useremail"
 IDENTITY_TITLES = {USERNAME: "Nom d'utilisateur", EMAIL: "Adresse de courriel"}
+TEMPLATES = Path(__file__).parent / "templates"
+
+
+@functools.cache
+def templates():
+    """The templates of trous's pages and texts (templates/): HTML escaped, plain text as it is; one
+    environment, which compiles each template once."""
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape  # noqa: PLC0415
+
+    env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=select_autoescape(("html",)),
+                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env.filters.update(points=french_number, number=number, percent=lambda x: f"{round(100 * x):d} %")
+    env.globals.update(count=count, plural=plural)
+    return env
 
 
 def number(value: float) -> str:
@@ -165,50 +181,8 @@ def moodle_csv(course: Course, grades: list[SubmissionGrade], names: dict[str, s
             cells += ([number(sum(by_id[i].score for i in held)), moodle_feedback(grade, held)] if held else ["", ""])
         rows.append([identity, names.get(grade.student, ""), *cells])
     field = "username (nom d'utilisateur)" if participants.field == "username" else "useremail (adresse de courriel)"
-    help_lines = [
-        "Importer ces notes dans Moodle : Notes › Importer › Fichier CSV",
-        "  fichier moodle.csv, encodage UTF-8, séparateur virgule.",
-        "",
-        "Identifier l'utilisateur par :",
-        f"  « {identity_title} » (du fichier) → {field}. Une seule ligne inconnue de Moodle annule tout",
-        f"  l'import : chaque ligne vient de {participants.path.name} et doit être un compte inscrit au cours.",
-        "",
-        "Correspondance des éléments d'évaluation :",
-        "  « Nom complet » → ignorer",
-    ]
-    for column, _ in assignments:
-        help_lines.append(f"  « {column.title} » → l'élément d'évaluation de ce devoir "
-                          f"(note maximale : {number(column.max_score)} points)")
-        help_lines.append(f"  « {column.title} — commentaire » → « Feedback » de ce même élément")
-    help_lines += [
-        "",
-        "Les notes sont en points : la note maximale de l'élément Moodle doit être celle indiquée ci-dessus.",
-        "Une case vide (devoir non rendu) ne change rien dans Moodle.",
-        "",
-    ]
-    if missing:
-        help_lines += [
-            f"{count(len(missing), 'copie')} sans compte Moodle dans {participants.path.name} : "
-            f"{plural(len(missing), 'absente', 'absentes')} de moodle.csv (à noter à la main, ou à ajouter au fichier) :",
-            *[f"  {csv_cell(student)}" for student in missing[:50]],
-            *([f"  … et {len(missing) - 50} autres"] if len(missing) > 50 else []),
-            "",
-        ]
-    if participants.unmatched:
-        help_lines += [
-            f"{count(len(participants.unmatched), 'ligne')} de {participants.path.name} ne "
-            f"{plural(len(participants.unmatched), 'désigne', 'désignent')} aucune copie corrigée (pas de note) :",
-            *[f"  {csv_cell(value)}" for value in participants.unmatched[:50]],
-            "",
-        ]
-    if changed:
-        help_lines += [
-            f"Attention : {count(len(changed), 'identifiant')} "
-            f"{plural(len(changed), 'a été protégé', 'ont été protégés')} dans le fichier (caractères de contrôle "
-            "retirés, apostrophe devant = + - @ pour qu'un tableur n'en fasse pas une formule) : ces lignes ne "
-            "correspondront à aucun compte Moodle, corrige-les ou retire-les avant l'import :",
-            *[f"  {csv_cell(value)}" for value in changed[:50]],
-            *([f"  … et {len(changed) - 50} autres"] if len(changed) > 50 else []),
-            "",
-        ]
-    return _render(rows).encode("utf-8"), "\n".join(help_lines)
+    help_text = templates().get_template("moodle-import.txt").render(
+        identity_title=identity_title, field=field, file=participants.path.name, columns=[c for c, _ in assignments],
+        missing=[csv_cell(s) for s in missing], unmatched=[csv_cell(v) for v in participants.unmatched],
+        changed=[csv_cell(v) for v in changed])
+    return _render(rows).encode("utf-8"), help_text

@@ -33,11 +33,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import phpdate
-from .exports import EMAIL, USERNAME, french_number, moodle_feedback
+from .exports import EMAIL, USERNAME, french_number, moodle_feedback, templates as texts
 from ..inputs.moodle import Copies, feedback_folder
 from ..core.safetext import csv_cell, printable
 from ..core.submission import Submission
-from ..core.wording import count, plural
 
 
 class MoodleError(Exception):
@@ -618,47 +617,23 @@ def _change(e: Existing) -> str:
 def existing_lines(filled: Filled, language: Language, zip_too: bool) -> list[str]:
     """What Moodle's upload (feedback/offline/locallib.php, process_import_grades) will do with the
     rows of participants who already have a grade record, in the words of the teacher's Moodle."""
-    box = f"« {language.ignore_modified} »"
-    lines = []
-    kept = filled.kept_by_moodle()
-    if kept:
-        lines.append(
-            f"{count(len(kept), 'participant a', 'participants ont')} déjà une note (ou un retour) dans Moodle : "
-            f"leur date « {language.modified_grade} » est écrite comme « {printable(kept[0].date)} », que Moodle "
-            "ne sait pas relire (PHP strtotime) : au dépôt, Moodle ignorera ces lignes, note ET commentaire, et gardera "
-            f"ce qu'il a, sauf si tu coches {box} : " + _listed([_change(e) for e in kept]))
-    replaced = filled.replaced()
-    if replaced:
-        lines.append(
-            f"{count(len(replaced), 'note déjà dans Moodle sera remplacée', 'notes déjà dans Moodle seront remplacées')}"
-            f" (Moodle relit leur date) : " + _listed([_change(e) for e in replaced]) + " ; sauf une note modifiée "
-            "dans Moodle depuis le téléchargement de la feuille : Moodle ignore alors sa ligne (note et commentaire), "
-            f"à moins de cocher {box} (de même pour toutes si le fuseau horaire de ton profil Moodle est en retard "
-            "sur celui du serveur : Moodle écrit la date à ton heure et la relit à celle du serveur)")
-    unsure = filled.unsure()
-    if unsure:
-        lines.append(
-            f"{count(len(unsure), 'participant a', 'participants ont')} déjà une note dans Moodle et une date réécrite "
-            f"(par un tableur ?) sous une forme dont trous ne sait pas si Moodle la relit (« {printable(unsure[0].date)} ») : "
-            f"s'il ne la relit pas, il ignorera ces lignes (note et commentaire) ; pour être sûr, coche {box} : "
-            + _listed([_change(e) for e in unsure]))
-    if zip_too and filled.written:
-        lines.append(f"dépose la feuille avant {FEEDBACK_ZIP} : le dépôt des retours crée une note (vide) dans Moodle "
-                     "pour chaque participant qui n'en a pas encore, plus récente que la date de sa ligne (« - »), et "
-                     f"Moodle ignorerait ensuite ces lignes de la feuille, note et commentaire, sauf avec {box}")
-    return lines
+    text = texts().get_template("moodle-existing.txt").render(
+        language=language, kept=filled.kept_by_moodle(), replaced=filled.replaced(), unsure=filled.unsure(),
+        before_zip=zip_too and filled.written, zip=FEEDBACK_ZIP, printable=printable,
+        changes=lambda found: _listed([_change(e) for e in found]))
+    return text.split("\n")[:-1]  # one line each
 
 
 def write_outputs(results_dir: Path, course, grades: list, names: dict[str, str], pages: dict[str, Path],
-                  trip: RoundTrip, write) -> dict[str, Path]:
+                  trip: RoundTrip | None, write) -> dict[str, Path]:
     """The worksheet (filled, or trous's own), the feedback zip (`pages`: each student's feedback page)
-    and the French instructions; `write` is the reports' atomic writer. Files of an earlier run that no
-    longer apply are removed."""
+    and the French instructions (nothing without `trip`); `write` is the reports' atomic writer. Files
+    of an earlier run that no longer apply are removed."""
     results_dir = Path(results_dir)
     paths: dict[str, Path] = {}
-    copies = trip.copies or Copies()
+    copies = (trip.copies if trip is not None else None) or Copies()
     numbers = {g.student: n for g in grades if (n := copies.number(g.student)) is not None}
-    if trip.worksheet is None and not numbers and not copies.conflicts and not copies.team:
+    if trip is None or (trip.worksheet is None and not numbers and not copies.conflicts and not copies.team):
         for name in OWN_FILES:
             (results_dir / name).unlink(missing_ok=True)
         return paths
@@ -666,19 +641,13 @@ def write_outputs(results_dir: Path, course, grades: list, names: dict[str, str]
     total = sum(e.points for e in exercises)
     titles = {a.id: a.title for a in course.spec.assignments}
     single = len(trip.assignments) == 1
-    readme: list[str] = [f"Renvoyer les notes et les retours dans Moodle — {course.title}", ""]
-    lines: list[str] = []
-    steps: list[list[str]] = []
+    sheet, own_sheets, filled, matching, maximum, rescaled, existing = None, False, None, None, None, False, []
     feedback = {} if copies.team else {feedback_folder(copies.participants[s]): pages[s].read_bytes()
                                        for s in numbers if s in pages}
-    zip_too = bool(feedback)
-
     if copies.team:
-        lines.append("devoir remis en groupe : pas de feuille d'évaluation ni d'archive des retours pour Moodle, dont "
-                     "les numéros de dossiers sont ceux des groupes ; reporte les notes de grades.csv à la main")
+        pass  # no worksheet nor feedback zip: the remarks say why
     elif trip.worksheet is not None and trip.matching is not None:
         sheet, matching = trip.worksheet, trip.matching
-        language = sheet.language
         maximum = sheet.max_grade
         rescaled = maximum is not None and abs(maximum - total) > 1e-9
         by_student = {g.student: g for g in grades}
@@ -690,117 +659,31 @@ def write_outputs(results_dir: Path, course, grades: list, names: dict[str, str]
                 values[number] = (moodle_grade, moodle_feedback(grade, moodle_scale=scale))
         filled = fill(sheet, values)
         paths["moodle_sheet"] = write(results_dir / SHEET_FILLED, filled.data)
-        lines.append(f"feuille d'évaluation Moodle remplie : {count(len(filled.written), 'note écrite', 'notes écrites')} "
-                     f"dans {SHEET_FILLED} ({sheet.describe()}) ; le reste de {printable(sheet.path.name)} est "
-                     "inchangé")
-        if rescaled:
-            lines.append(f"notes ramenées sur {french_number(maximum)}, la note maximale du devoir dans Moodle : "
-                         f"note Moodle = points × {french_number(maximum)} / {french_number(total)} "
-                         "(le commentaire donne les deux)")
-        elif maximum is None:
-            lines.append("la feuille ne dit pas la note maximale du devoir : notes écrites en points, sur "
-                         f"{french_number(total)} ; vérifie la note maximale du devoir dans Moodle")
-        if sheet.columns.comments is None:
-            lines.append(f"la feuille n'a pas de colonne « {language.comments[0]} » : notes seules, sans "
-                         "commentaire (active les commentaires de feedback dans les réglages du devoir, puis "
-                         "retélécharge la feuille)")
-        lines += existing_lines(filled, language, zip_too)
-        if matching.no_copy:
-            lines.append(f"{count(len(matching.no_copy), 'participant')} de la feuille sans copie dans l'archive "
-                         f"(note laissée telle quelle) : {_listed([_who(r.participant, r.name) for r in matching.no_copy])}")
-        if matching.conflicts:
-            lines.append(f"{count(len(matching.conflicts), 'participant')} de la feuille dont le numéro est porté par "
-                         "plusieurs dossiers de l'archive (ligne laissée telle quelle, note à reporter à la main) : "
-                         + _listed([f"{_who(r.participant, r.name)} : " + ", ".join(f"« {printable(f)} »" for f in folders)
-                                    for r, folders in matching.conflicts]))
-        if matching.not_in_sheet:
-            lines.append(f"{count(len(matching.not_in_sheet), 'copie')} de l'archive "
-                         f"{plural(len(matching.not_in_sheet), 'absente', 'absentes')} de la feuille (note à reporter "
-                         "à la main, ou feuille d'un autre groupe ?) : "
-                         + _listed([_who(copies.number(s.student) or s.student, s.name) for s in matching.not_in_sheet]))
-        if matching.other_name:
-            lines.append(f"{count(len(matching.other_name), 'numéro')} dont le nom diffère entre la feuille et l'archive "
-                         "(note non écrite) : " + _listed([f"Participant {r.participant} : « {printable(r.name)} » / "
-                                                          f"« {printable(s.name)} »" for r, s in matching.other_name]))
-        if matching.unreadable:
-            lines.append(f"{count(len(matching.unreadable), 'ligne')} de la feuille sans identifiant lisible (laissées "
-                         "telles quelles) : " + _listed([f"ligne {r.record.line}" for r in matching.unreadable]))
-        if filled.locked:
-            lines.append(f"{count(len(filled.locked), 'note verrouillée', 'notes verrouillées')} dans Moodle "
-                         f"(« {language.can_change} » : {language.no}), Moodle n'en changera pas la note : "
-                         + _listed([f"Participant {n}" for n in filled.locked]))
-        steps.append([
-            f"Les notes et les commentaires : {SHEET_FILLED} (ta feuille {printable(sheet.path.name)}, remplie : seules",
-            f"   les colonnes « {language.grade} » et « {sheet.columns.comments is not None and language.comments[0] or '—'} »"
-            " des copies corrigées ont changé).",
-            f"   Dans Moodle ({language.name}, la langue de la feuille) : la page des travaux remis du devoir ›",
-            f"   « {language.upload_sheet} », encodage {ENCODING_NAMES.get(sheet.encoding, sheet.encoding)}, "
-            f"séparateur {DELIMITER_NAMES[sheet.delimiter]}.",
-            f"   La case « {language.ignore_modified} »",
-            "   fait prendre à Moodle toutes les lignes ; sans elle, Moodle ignore (note et commentaire) celles dont la",
-            "   note a changé dans Moodle depuis le téléchargement, et toutes celles dont il ne relit pas la date",
-            "   (voir plus bas ce que trous a remarqué).",
-        ])
+        existing = existing_lines(filled, sheet.language, bool(feedback))
     elif numbers and single:
         rows = [(numbers[g.student], names.get(g.student, ""), g.score, total, moodle_feedback(g))
                 for g in sorted(grades, key=lambda g: (len(numbers.get(g.student, "")), numbers.get(g.student, "")))
                 if g.student in numbers]
         for code, data in default_worksheets(rows).items():
             paths[f"moodle_sheet_{code}"] = write(results_dir / SHEET_DEFAULT.format(code=code), data)
-        lines.append(f"feuilles d'évaluation Moodle : {', '.join(SHEET_DEFAULT.format(code=l.code) for l in LANGUAGES)} "
-                     f"(en-têtes en {', '.join(l.name for l in LANGUAGES)}) ; mieux : « --feuille » avec la feuille "
-                     "téléchargée du devoir, que trous remplit sans rien changer d'autre")
-        lines.append("leur colonne de date est vide, ce que Moodle lit comme « aucune date » : au dépôt, il ignorera "
-                     "(note et commentaire) la ligne de chaque participant qui a déjà une note ou un retour dans "
-                     "Moodle, sauf si tu coches " + " / ".join(f"« {l.ignore_modified} » (Moodle en {l.name})"
-                                                               for l in LANGUAGES))
-        steps.append([
-            "Les notes et les commentaires : une feuille d'évaluation hors ligne écrite par trous.",
-            f"   Mieux : télécharge la feuille du devoir dans Moodle (« {LANGUAGES[0].download_sheet} » en français,",
-            f"   « {LANGUAGES[1].download_sheet} » en anglais), puis relance trous grade avec --feuille <ce fichier> :",
-            "   trous la remplit sans rien changer d'autre.",
-            f"   Sinon : {', '.join(f'{SHEET_DEFAULT.format(code=l.code)} (Moodle en {l.name})' for l in LANGUAGES)}",
-            "   — Moodle trouve les colonnes par leur titre dans la langue de son interface. La note maximale du",
-            f"   devoir dans Moodle doit être {french_number(total)} (les notes sont en points). "
-            "Dans Moodle : la page des",
-            "   travaux remis du devoir › " + " / ".join(f"« {l.upload_sheet} »" for l in LANGUAGES) + ".",
-            "   La colonne de date est vide : si Moodle a déjà une note (ou un retour) pour un participant, il ignore",
-            "   sa ligne, note et commentaire, sauf si tu coches la case",
-            *[f"   « {l.ignore_modified} » (Moodle en {l.name})" for l in LANGUAGES],
-        ])
-    elif numbers:
-        lines.append("plusieurs devoirs corrigés ensemble : pas de feuille d'évaluation Moodle (une feuille = un "
-                     "devoir) ; relance avec --devoir " + " ou --devoir ".join(trip.assignments))
-    if copies.conflicts and not (trip.worksheet is not None and trip.matching and trip.matching.conflicts):
-        lines.append(f"{count(len(copies.conflicts), 'numéro')} de participant porté par plusieurs dossiers de "
-                     "l'archive : aucune note ni aucun retour écrit pour Moodle sous ce numéro (à reporter à la main) : "
-                     + _listed([f"Participant {n} : " + ", ".join(f"« {printable(f)} »" for f in folders)
-                                for n, folders in sorted(copies.conflicts.items())]))
-
+        own_sheets = True
     if feedback:
         paths["moodle_feedback"] = write(results_dir / FEEDBACK_ZIP, feedback_zip(feedback))
-        lines.append(f"retours pour Moodle : {FEEDBACK_ZIP} ({count(len(feedback), 'page')}, une par participant, dans "
-                     "le dossier de l'archive qui est le sien)")
-        language = trip.worksheet.language if trip.worksheet is not None else None
-        action = (f"« {language.upload_zip} »" if language else
-                  " / ".join(f"« {l.upload_zip} »" for l in LANGUAGES))
-        steps.append([
-            f"Les pages de retour : {FEEDBACK_ZIP}" + (", APRÈS la feuille." if steps else "."),
-            f"   Dans Moodle : la page des travaux remis du devoir › {action} ;",
-            "   il faut que le devoir ait les fichiers de feedback activés. Chaque page va à l'étudiant dont le",
-            "   numéro de participant est dans le nom de son dossier (celui de l'archive de Moodle).",
-            *(["   Dans cet ordre : déposer les retours crée dans Moodle une note (vide) pour chaque participant",
-               "   qui n'en avait pas, plus récente que sa ligne de la feuille, et Moodle ignorerait alors cette",
-               "   ligne (note et commentaire) sauf avec la case ci-dessus cochée."] if steps else []),
-        ])
-    for i, step in enumerate(steps, 1):
-        readme += [f"{i}. {step[0]}", *step[1:], ""]
-    if single:
-        readme.insert(1, f"Devoir : {titles.get(trip.assignments[0], trip.assignments[0])} "
-                         f"({french_number(total)} points)")
-    if lines:
-        readme += ["Ce que trous a remarqué :", *[f"- {line}" for line in lines], ""]
-    paths["moodle_readme"] = write(results_dir / README, ("\n".join(readme) + "\n").encode("utf-8"))
+    said = trip.worksheet is not None and trip.matching and trip.matching.conflicts  # then in the worksheet's remarks
+    lines = texts().get_template("moodle-remarques.txt").render(
+        team=copies.team, sheet=sheet, filled=filled, matching=matching, maximum=maximum, rescaled=rescaled,
+        total=total, existing=existing, own_sheets=own_sheets, several=bool(numbers) and not single,
+        conflicts=[] if said else sorted(copies.conflicts.items()), pages=len(feedback), zip=FEEDBACK_ZIP,
+        assignments=trip.assignments, languages=LANGUAGES, sheet_filled=SHEET_FILLED, own_sheet=SHEET_DEFAULT,
+        shown=SHOWN, who=_who, printable=printable, number_of=copies.number).split("\n")[:-1]  # one remark a line
+    readme = texts().get_template(README).render(
+        course=course, assignment=titles.get(trip.assignments[0], trip.assignments[0]) if single else None, total=total,
+        sheet=sheet, own_sheets=own_sheets, zip=FEEDBACK_ZIP if feedback else "", lines=lines, languages=LANGUAGES,
+        zip_language=trip.worksheet.language if trip.worksheet is not None else None, filled=SHEET_FILLED,
+        own_sheet=SHEET_DEFAULT, sheet_name=sheet and printable(sheet.path.name),
+        encoding=sheet and ENCODING_NAMES.get(sheet.encoding, sheet.encoding),
+        delimiter=sheet and DELIMITER_NAMES[sheet.delimiter])
+    paths["moodle_readme"] = write(results_dir / README, readme.encode("utf-8"))
     written = {path.name for path in paths.values()}
     for name in OWN_FILES:
         if name not in written:

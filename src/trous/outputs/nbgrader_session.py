@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import json
-import sys
+import types
 
 from ..inputs.nbgrader_dir import without_iri_grammars
 
@@ -139,16 +139,6 @@ class Deferred:
         return getattr(self.session, name)
 
 
-class Namespace:
-    """A module with some attributes replaced (seen only by the nbgrader module it is given to)."""
-
-    def __init__(self, module, **replaced):
-        self._module, self._replaced = module, replaced
-
-    def __getattr__(self, name):
-        return self._replaced[name] if name in self._replaced else getattr(self._module, name)
-
-
 @contextlib.contextmanager
 def shared_gradebook(gradebook):
     modules = [importlib.import_module(f"nbgrader.preprocessors.{m}") for m in GRADEBOOK_MODULES]
@@ -159,7 +149,8 @@ def shared_gradebook(gradebook):
     try:
         for module in modules:
             module.Gradebook = borrowed
-        common.jsonschema = Namespace(saved_jsonschema, validate=_schema_checked_once())
+        # jsonschema as nbgrader's module sees it, `validate` replaced (no other module sees it)
+        common.jsonschema = types.SimpleNamespace(**{**vars(saved_jsonschema), "validate": _schema_checked_once()})
         yield borrowed
     finally:
         common.jsonschema = saved_jsonschema

@@ -43,13 +43,6 @@ def say(report: WriteReport) -> WriteReport:
     return report
 
 
-@dataclass(frozen=True)
-class Change:
-    student: str
-    exercise: str
-    what: str  # French
-
-
 def _points(value: float) -> str:
     return count(round(value, 6), "point")
 
@@ -58,8 +51,8 @@ def cell_id(exercise_id: str, blank_id: str) -> str:
     return f"{exercise_id}-trou-{blank_id}"  # notebooks.grade_id(exercise, "trou", blank)
 
 
-def apply(grades: list[SubmissionGrade], final: dict[tuple[str, str], Final]) -> list[Change]:
-    """Make each grade say what nbgrader's gradebook says; the changes, in French."""
+def apply(grades: list[SubmissionGrade], final: dict[tuple[str, str], Final]) -> list[tuple[str, str, str]]:
+    """Make each grade say what nbgrader's gradebook says; the changes: (student, exercise, what in French)."""
     changes = []
     for grade in grades:
         for exercise in grade.exercises:
@@ -84,15 +77,15 @@ def apply(grades: list[SubmissionGrade], final: dict[tuple[str, str], Final]) ->
             total = sum(b.score for b in exercise.blanks) + word.extra - word.penalty
             exercise.score = round(max(0.0, total), 6)
             exercise.notes = list(exercise.notes) + [f"carnet de notes de nbgrader : {n}" for n in notes]
-            changes += [Change(grade.student, exercise.id, n) for n in notes]
+            changes += [(grade.student, exercise.id, n) for n in notes]
     return changes
 
 
-def describe(changes: list[Change]) -> list[str]:
+def describe(changes: list[tuple[str, str, str]]) -> list[str]:
     if not changes:
         return []
     lines = [f"formgrader (carnet de notes de nbgrader) : {count(len(changes), 'note changée', 'notes changées')} "
              "à la main ou par nbgrader ; le carnet de nbgrader l'emporte : elles comptent dans grades.csv, les "
              "pages, le rapport de classe et l'export de nbgrader :"]
-    lines += [f"  {c.student} — {c.exercise}, {c.what}" for c in changes]
+    lines += [f"  {student} — {exercise}, {what}" for student, exercise, what in changes]
     return lines

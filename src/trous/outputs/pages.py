@@ -10,17 +10,13 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from jinja2 import Environment
 
 from ..core.course import Course
 from ..grade import assignments as assignments_mod
-from .exports import Column, exercise_columns, french_number
+from .exports import Column, exercise_columns, french_number, templates
 from ..core.grades import ERROR, FAILED, MISSING, PASSED, UNFILLED, SubmissionGrade
-from ..core.wording import plural
-
-TEMPLATES = Path(__file__).parent / "templates"
 
 STATUS = {PASSED: "réussi", FAILED: "faux", UNFILLED: "pas rempli", ERROR: "erreur", MISSING: "absent"}
 MODE_NOTE = {
@@ -31,10 +27,8 @@ MODE_NOTE = {
 
 
 def environment() -> Environment:
-    env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=True, undefined=StrictUndefined,
-                      trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
-    env.filters.update(points=french_number, percent=lambda x: f"{round(100 * x):d} %")
-    env.globals.update(STATUS=STATUS, plural=plural)
+    env = templates()
+    env.globals.update(STATUS=STATUS)
     return env
 
 
@@ -65,11 +59,11 @@ def ignored_groups(copy: object | None, exercise: str | None = None) -> list[Ign
     return list(groups.values())
 
 
-def feedback_page(env: Environment, course: Course, grade: SubmissionGrade, name: str = "",
-                  warnings: tuple[str, ...] = (), copy: object | None = None,
+def feedback_page(env: Environment, course: Course, grade: SubmissionGrade, copy: object | None = None,
                   not_handed_in: tuple[str, ...] = ()) -> str:
-    """`copy`: the `Submission` graded (which file was graded for each exercise, those that were not
-    and why); `not_handed_in`: the run's assignments this copy did not hand in (never counted as zero)."""
+    """`copy`: the `Submission` graded (the student's name, intake notes, which file was graded for each
+    exercise, those that were not and why); `not_handed_in`: the run's assignments this copy did not hand
+    in (never counted as zero)."""
     numbers = {e.id: e.number for e in course.exercises}
     titles = {e.id: {b.id: b.title for b in e.blanks} for e in course.exercises}
     origins = dict(getattr(copy, "origins", {}) or {})
@@ -77,7 +71,8 @@ def feedback_page(env: Environment, course: Course, grade: SubmissionGrade, name
                 else f"exercises/{e.id}.py" for e in course.exercises}
     not_taken = {e.id: ignored_groups(copy, e.id) for e in grade.exercises}
     return env.get_template("feedback.html").render(
-        course=course, grade=grade, name=name, warnings=list(warnings), numbers=numbers, blank_titles=titles,
+        course=course, grade=grade, name=getattr(copy, "name", "") or "",
+        warnings=list(getattr(copy, "warnings", ()) or ()), numbers=numbers, blank_titles=titles,
         mode_note=MODE_NOTE, ratio=grade.score / grade.max_score if grade.max_score else 0.0,
         origins=origins, expected=expected, ignored=ignored_groups(copy), not_taken=not_taken,
         totals=assignments_mod.totals(course, grade),

@@ -84,12 +84,9 @@ def _prune(folder: Path, keep: set[str], suffix: str) -> None:
         path.unlink(missing_ok=True)
 
 
-def _identities(submissions: Iterable | None) -> tuple[dict[str, str], dict[str, tuple[str, ...]],
-                                                      dict[str, object]]:
-    submissions = list(submissions or ())
-    return ({s.student: s.name for s in submissions if getattr(s, "name", "")},
-            {s.student: tuple(s.warnings) for s in submissions if getattr(s, "warnings", ())},
-            {s.student: s for s in submissions})
+def _identities(submissions: Iterable | None) -> tuple[dict[str, str], dict[str, object]]:
+    copies = {s.student: s for s in submissions or ()}
+    return {student: s.name for student, s in copies.items() if getattr(s, "name", "")}, copies
 
 
 def _intake(copy: object | None) -> dict | None:
@@ -129,7 +126,7 @@ class StudentFiles:
     def __init__(self, results_dir: Path, course: Course, submissions: Iterable | None = None,
                  not_handed_in: dict[str, tuple[str, ...]] | None = None):
         self.results_dir, self.course = Path(results_dir), course
-        self.names, self.warnings, self.copies = _identities(submissions)
+        _, self.copies = _identities(submissions)
         self.not_handed_in = not_handed_in or {}
         self.env = pages.environment()
         self.written: dict[str, bytes] = {}  # student → digest of the document its files hold
@@ -143,8 +140,7 @@ class StudentFiles:
         document = document if document is not None else self.document(grade)
         data = json.dumps(document, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
         _write(self.results_dir / "results" / f"{stem}.json", data.encode("utf-8"))
-        html = pages.feedback_page(self.env, self.course, grade, self.names.get(grade.student, ""),
-                                   self.warnings.get(grade.student, ()), self.copies.get(grade.student),
+        html = pages.feedback_page(self.env, self.course, grade, self.copies.get(grade.student),
                                    self.not_handed_in.get(grade.student, ()))
         _write(self.results_dir / "retours" / f"{stem}.html", html.encode("utf-8"))
         self.written[grade.student] = _document_key(document)
@@ -192,67 +188,36 @@ def write_class(results_dir: Path, course: Course, grades: list[SubmissionGrade]
     (moodle.Participants): moodle.csv is written only with them; `round_trip` (moodle.RoundTrip): the
     Moodle worksheet and feedback zip; `scope_notes`: atop the class report; `incidents`: see
     run.Outcome."""
-    names, _, copies = _identities(submissions)
-    paths = {
-        "grades_csv": _write(results_dir / "grades.csv", exports.grades_csv(course, grades, names)),
-    }
-    gradebook_import = exports.moodle_csv(course, grades, names, participants)
-    if gradebook_import is not None:
-        data, help_text = gradebook_import
-        paths["moodle_csv"] = _write(results_dir / "moodle.csv", data)
-        paths["moodle_help"] = _write(results_dir / "moodle-import.txt", help_text.encode("utf-8"))
-    else:  # no account known: a file Moodle's import would choke on is not left from an earlier run
-        for name in ("moodle.csv", "moodle-import.txt"):
-            (results_dir / name).unlink(missing_ok=True)
+    names, copies = _identities(submissions)
+    paths: dict[str, Path] = {}
 
-    results = results_dir / "results"
-    feedback = results_dir / "retours"
-    results.mkdir(exist_ok=True)
-    _prune(results, {f"{s}.json" for s in stems.values()}, ".json")
-    paths["results"] = results
-    paths["schema"] = results_dir / "results.schema.json"
-    _write(paths["schema"], SCHEMA_FILE.read_bytes())
-    feedback.mkdir(exist_ok=True)
-    _prune(feedback, {f"{s}.html" for s in stems.values()}, ".html")
-    paths["feedback"] = feedback
+    def keep(key: str, name: str, data: bytes | None) -> None:
+        """Write `name`; without data, remove it: a file of an earlier run that no longer applies is not left."""
+        if data is None:
+            (results_dir / name).unlink(missing_ok=True)
+        else:
+            paths[key] = _write(results_dir / name, data)
+
+    keep("grades_csv", "grades.csv", exports.grades_csv(course, grades, names))
+    # Only with the accounts: a file Moodle's import would choke on is never written.
+    data, help_text = exports.moodle_csv(course, grades, names, participants) or (None, None)
+    keep("moodle_csv", "moodle.csv", data)
+    keep("moodle_help", "moodle-import.txt", help_text and help_text.encode("utf-8"))
+    for key, folder, suffix in (("results", "results", ".json"), ("feedback", "retours", ".html")):
+        paths[key] = results_dir / folder
+        paths[key].mkdir(exist_ok=True)
+        _prune(paths[key], {stem + suffix for stem in stems.values()}, suffix)
+    keep("schema", "results.schema.json", SCHEMA_FILE.read_bytes())
     env = files.env
 
     label = str(getattr(gradebook, "path", "") or getattr(gradebook, "url", "") or "") if gradebook else ""
     links = {student: f"retours/{stem}.html" for student, stem in stems.items()}
     report = pages.class_report(env, course, grades, names, links, label, copies=copies, ignored=list(ignored),
                                 notes=list(notes), scope_notes=list(scope_notes), incidents=list(incidents))
-    paths["class_report"] = _write(results_dir / "rapport.html", report.encode("utf-8"))
-    if round_trip is not None:
-        page_files = {student: feedback / f"{stem}.html" for student, stem in stems.items()}
-        paths.update(moodle.write_outputs(results_dir, course, grades, names, page_files, round_trip, _write))
-    else:
-        for name in moodle.OWN_FILES:
-            (results_dir / name).unlink(missing_ok=True)
-    notice = isolation_notice(grades)
-    if notice:
-        paths["isolation_notice"] = _write(results_dir / ISOLATION_NOTICE, notice.encode("utf-8"))
-    else:
-        (results_dir / ISOLATION_NOTICE).unlink(missing_ok=True)
+    keep("class_report", "rapport.html", report.encode("utf-8"))
+    page_files = {student: paths["feedback"] / f"{stem}.html" for student, stem in stems.items()}
+    paths.update(moodle.write_outputs(results_dir, course, grades, names, page_files, round_trip, _write))
+    unisolated = sorted(g.student for g in grades if g.unisolated)  # then a text next to grades.csv says so
+    notice = env.get_template(ISOLATION_NOTICE).render(students=unisolated, total=len(grades)) if unisolated else ""
+    keep("isolation_notice", ISOLATION_NOTICE, notice.encode("utf-8") if notice else None)
     return paths
-
-
-def isolation_notice(grades: list[SubmissionGrade]) -> str:
-    """The text next to grades.csv while some grade was given without isolation, else ""."""
-    unisolated = sorted(g.student for g in grades if g.unisolated)
-    if not unisolated:
-        return ""
-    lines = [
-        "ATTENTION : NOTES OBTENUES SANS ISOLATION",
-        "",
-        f"{len(unisolated)} copie(s) sur {len(grades)} ont été corrigées avec --sans-isolation : le code de ces "
-        "étudiants a tourné sous le compte du correcteur, avec de simples limites de ressources. Il pouvait lire le "
-        "cours, les corrigés, les correcteurs cachés et les autres copies, et modifier le carnet de notes, ces "
-        "fichiers de résultats et les notes des autres. Ces notes ne valent que pour du code de confiance.",
-        "",
-        "Pour les recorriger isolées : installez bubblewrap (sudo apt-get install bubblewrap) et relancez "
-        "« trous grade » sans --sans-isolation ; ces copies-là seront recorrigées.",
-        "",
-        "Copies concernées :",
-        *(f"  {student}" for student in unisolated),
-    ]
-    return "\n".join(lines) + "\n"

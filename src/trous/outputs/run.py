@@ -12,7 +12,6 @@ import dataclasses
 import hashlib
 import json
 import os
-import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -211,7 +210,8 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
         intake = intake_mod.load(options.source, course, options.kind, results=options.results_dir,
                                  assignments=options.assignments)
         # nbgrader's gradebook, written as grades come (an nbgrader course as input)
-        sink = writing.sink_for(intake.kind, intake.source, options.assignments)
+        sink = (writing.GradebookSink(intake.source, options.assignments, writing.claim(intake.source))
+                if intake.kind == "nbgrader" else None)
         try:
             return _graded(course, options, hooks, intake, requested, timings, t, sink)
         finally:
@@ -261,7 +261,7 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
         # Each student's own files are written as soon as the grade is recorded, while the other copies
         # are graded; those whose grade changed since (formgrader's, through settle) are written again.
         early = StudentFiles(results_dir, course, intake.submissions, not_handed_in)
-        writing = 0.0
+        files_time = 0.0
         if todo:
             t = time.perf_counter()
             recording = 0.0
@@ -290,8 +290,8 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
                 hooks.graded(grade)
                 w = time.perf_counter()
                 early.write(grade)
-                writing += time.perf_counter() - w
-            timings["correction"] = time.perf_counter() - t - recording - writing
+                files_time += time.perf_counter() - w
+            timings["correction"] = time.perf_counter() - t - recording - files_time
             timings["carnet de notes"] += recording
         gradebook.finish_run(run_id, len(graded), len(done))
         t = time.perf_counter()
@@ -304,7 +304,7 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
         assignments_mod.record_results(results_dir, scope)
         if sink is not None:
             reports.update(sink.after(course, grades))
-        timings["rapports"] = time.perf_counter() - t + writing
+        timings["rapports"] = time.perf_counter() - t + files_time
         saved = SavedGrades(results_dir / "results", grades, [early.stems[g.student] for g in grades])
         return Outcome(intake, saved, graded, sorted(done), reports, gradebook.path, sandbox, timings, scope, trip,
                        incidents)
@@ -426,22 +426,13 @@ def _columns(course: Course, outcome: Outcome) -> list[list[_Column]]:
         exercises = [e for e in course.exercises if e.assignment.id == assignment and e.id in graded]
         block = []
         for exercise in exercises:
-            cells = []
-            for grade in grades:
-                e = next((x for x in grade.exercises if x.id == exercise.id), None)
-                if e is None:
-                    cells.append("[dim]—[/]")
-                    continue
-                colour = "green" if e.score >= e.max_score else ("red" if e.score == 0 else "yellow")
-                cells.append(f"[{colour}]{french_number(e.score)}[/]")
+            cells = [_cell(next((x for x in g.exercises if x.id == exercise.id), None)) for g in grades]
             block.append(_Column(f"{exercise.number}\n/{french_number(exercise.points)}", cells))
         if several and exercises:
-            maximum = sum(e.points for e in exercises)
-            cells = []
-            for grade in grades:
-                held = [x for x in grade.exercises if x.id in {e.id for e in exercises}]
-                cells.append(french_number(sum(x.score for x in held)) if held else "[dim]non rendu[/]")
-            block.append(_Column(f"{_escape(assignment)}\n/{french_number(maximum)}", cells, bold=True))
+            ids = {e.id for e in exercises}
+            held = [[x.score for x in g.exercises if x.id in ids] for g in grades]
+            block.append(_Column(f"{_escape(assignment)}\n/{french_number(sum(e.points for e in exercises))}",
+                                 [french_number(sum(h)) if h else "[dim]non rendu[/]" for h in held], bold=True))
         if block:
             blocks.append(block)
     if not several:
@@ -452,6 +443,14 @@ def _columns(course: Course, outcome: Outcome) -> list[list[_Column]]:
         else:
             blocks.append([total])
     return blocks
+
+
+def _cell(e) -> str:
+    """An exercise's points in the table, coloured; « — » when the copy does not hold it."""
+    if e is None:
+        return "[dim]—[/]"
+    colour = "green" if e.score >= e.max_score else ("red" if e.score == 0 else "yellow")
+    return f"[{colour}]{french_number(e.score)}[/]"
 
 
 def _tables(course: Course, outcome: Outcome, console) -> list:
@@ -573,40 +572,35 @@ def cmd_grade(args) -> int:
             progress.update(task, advance=1,
                             description=f"{_escape(printable(grade.student))} : {french_number(grade.score)}")
 
+    failure = None  # (what to say once the progress bar is stopped, exit code, soft_wrap)
     try:
         outcome = grade_class(course, grading, Hooks(sandbox, started, graded))
     except ModuleNotFoundError as exc:
-        progress.stop()
         if exc.name not in ("sqlalchemy", "jinja2"):
             raise
-        console.print(f"[red]erreur :[/] il manque le module {exc.name} pour corriger une classe : "
-                      "installe « pip install 'trous[grading]' »")
-        return EXIT_USAGE
-    except intake_mod.IntakeError as exc:
-        progress.stop()
-        console.print(f"[red]erreur :[/] {escape(str(exc))}", markup=True)  # escape: « trous[distributed] », paths
-        return EXIT_USAGE
+        failure = (f"[red]erreur :[/] il manque le module {exc.name} pour corriger une classe : "
+                   "installe « pip install 'trous[grading]' »", EXIT_USAGE, False)
+    except intake_mod.IntakeError as exc:  # escape: « trous[distributed] », paths
+        failure = f"[red]erreur :[/] {escape(str(exc))}", EXIT_USAGE, False
     except GraderError as exc:
-        progress.stop()
-        console.print(f"[red]le correcteur ne peut pas tourner :[/] {escape(str(exc))}\n(lance « trous doctor » pour le détail)")
-        return EXIT_FAILED
+        failure = (f"[red]le correcteur ne peut pas tourner :[/] {escape(str(exc))}\n(lance « trous doctor » pour le "
+                   "détail)", EXIT_FAILED, False)
     except RuntimeError as exc:  # no isolation here, or the sandbox cannot start
         from ..sandbox.pool import RunnerError  # noqa: PLC0415
         from ..sandbox.backend import SandboxRefused  # noqa: PLC0415
         from ..sandbox.uids import LeaseError  # noqa: PLC0415
 
-        progress.stop()
         if type(exc) is not RuntimeError and not isinstance(exc, (RunnerError, SandboxRefused, LeaseError)):
             raise  # RecursionError and friends are bugs, not sandbox trouble
-        console.print(f"[red]erreur du bac à sable :[/] {escape(str(exc))}", soft_wrap=True)
-        return EXIT_FAILED
+        failure = f"[red]erreur du bac à sable :[/] {escape(str(exc))}", EXIT_FAILED, True
     except KeyboardInterrupt:
-        progress.stop()
-        console.print("[yellow]interrompu.[/] Les copies déjà corrigées sont enregistrées : relance la même "
-                      "commande pour reprendre là où elle s'est arrêtée.")
-        return EXIT_INTERRUPTED
+        failure = ("[yellow]interrompu.[/] Les copies déjà corrigées sont enregistrées : relance la même "
+                   "commande pour reprendre là où elle s'est arrêtée.", EXIT_INTERRUPTED, False)
     finally:
         progress.stop()
+    if failure is not None:
+        console.print(failure[0], soft_wrap=failure[2])
+        return failure[1]
     _print_intake(console, outcome)
     _print_scope(console, course, outcome)
     for table in _tables(course, outcome, console):

@@ -207,11 +207,6 @@ class GradebookSink:
         return {"nbgrader_gradebook": self.root / "gradebook.db", "nbgrader_autograded": self.root / "autograded"}
 
 
-def sink_for(kind: str, root: Path, assignments: list[str] | None) -> GradebookSink | None:
-    """The sink of a `trous grade` run whose input is an nbgrader course (`kind` « nbgrader »)."""
-    return GradebookSink(root, assignments, claim(root)) if kind == "nbgrader" else None
-
-
 def _report_from_json(data: dict) -> WriteReport:
     report = WriteReport(Path(data["root"]))
     report.written = [tuple(pair) for pair in data["written"]]
@@ -249,11 +244,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     data = {"root": str(report.root), "written": report.written, "problems": report.problems,
             "final": [[student, notebook, dataclasses.asdict(final)] for (student, notebook), final in report.final.items()]}
-    try:
-        with os.fdopen(int(report_fd), "w", encoding="utf-8") as out:
-            json.dump(data, out, allow_nan=False)
-    except OSError:  # the grader is gone (interrupted while it waited): everything is committed anyway
-        return 0
+    # OSError: the grader is gone (interrupted while it waited): everything is committed anyway
+    with contextlib.suppress(OSError), os.fdopen(int(report_fd), "w", encoding="utf-8") as out:
+        json.dump(data, out, allow_nan=False)
     return 0
 
 
