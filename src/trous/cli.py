@@ -187,7 +187,7 @@ def cmd_hint(args) -> int:
 
 def cmd_watch(args) -> int:
     from .check.feedback import exercise_report, progress_line  # noqa: PLC0415
-    from .check.watch import FileWatcher, signature  # noqa: PLC0415
+    from .check.watch import signature, wait_for_save  # noqa: PLC0415
 
     course = _course(args)
     with Checker() as checker:
@@ -206,13 +206,10 @@ def cmd_watch(args) -> int:
                     print(f"→ exercice suivant : {exercise.id} ({exercise.path})", flush=True)
                 continue
             print(f"(j'attends que tu enregistres {exercise.path.name} — Ctrl+C pour quitter)", flush=True)
-            watcher = FileWatcher(exercise.path, interval=args.intervalle, use_events=not args.scrutation)
             try:
-                watcher.wait(since=seen)
+                wait_for_save(exercise.path, seen, interval=args.intervalle, use_events=not args.scrutation)
             except KeyboardInterrupt:
                 return EXIT_OK
-            finally:
-                watcher.close()
         print(progress_line([checker.check(e) for e in course.exercises]))
         print("Tous les exercices sont réussis. Bravo !", flush=True)
     return EXIT_OK
