@@ -24,7 +24,7 @@ import importlib.util
 import json
 import os
 import zlib
-from dataclasses import dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
 
@@ -49,22 +49,17 @@ class _Record:
 
     def model_dump(self, *, mode: str = "python", exclude_none: bool = False) -> dict:
         """As pydantic's: the record as plain data (every value here is already JSON's)."""
-        return {f.name: _dump(getattr(self, f.name), exclude_none) for f in fields(self)
-                if not (exclude_none and getattr(self, f.name) is None)}
+        return asdict(self, dict_factory=_without_none if exclude_none else dict)
+
+
+def _without_none(items: list[tuple]) -> dict:
+    return {k: v for k, v in items if v is not None}
 
 
 def _build(record: type | None, value):
     if record is None or value is None:
         return list(value) if isinstance(value, list) else value
     return [record.from_data(v) for v in value] if isinstance(value, list) else record.from_data(value)
-
-
-def _dump(value, exclude_none: bool):
-    if isinstance(value, _Record):
-        return value.model_dump(exclude_none=exclude_none)
-    if isinstance(value, list):
-        return [_dump(v, exclude_none) for v in value]
-    return value
 
 
 @dataclass(frozen=True, kw_only=True)
