@@ -232,6 +232,11 @@ def has_text(value: Any) -> bool:
     return any(isinstance(v, str) for v in _leaves(value))
 
 
+def has_number(value: Any) -> bool:
+    """Does a value hold a number (not only booleans, texts or None)?"""
+    return any(_is_number(v) for v in _leaves(value))
+
+
 def _count(value: Any) -> int:
     return sum(1 for _ in _leaves(value))
 
