@@ -51,10 +51,6 @@ def pytest_addoption(parser):
                     help="trous : le détail de tous les exercices (par défaut : le premier pas encore réussi)")
 
 
-def _course_of(path: Path) -> Course | None:
-    return _course_in(path.parent.resolve())
-
-
 @cache
 def _course_in(folder: Path) -> Course | None:
     try:
@@ -66,7 +62,7 @@ def _course_in(folder: Path) -> Course | None:
 @cache
 def _public_exercise(path: Path) -> Exercise | None:
     """The exercise whose public checks live at `path` (exercises/test_<id>.py), or whose file it is."""
-    course = _course_of(path) if path.parent.name == "exercises" else None
+    course = _course_in(path.parent.resolve()) if path.parent.name == "exercises" else None
     exercise = course.exercise_for_path(path) if course is not None else None
     if exercise is None or path.resolve() not in (exercise.checks_path.resolve(), exercise.path.resolve()):
         return None
@@ -104,11 +100,6 @@ def _exercises_asked(config) -> list[Exercise]:
         for exercise in chosen:
             found.setdefault((course.root, exercise.id), exercise)
     return list(found.values())
-
-
-def _courses_asked(config) -> list[Course]:
-    """The courses whose exercises this run will check."""
-    return list({e.course.root: e.course for e in _exercises_asked(config)}.values())
 
 
 @pytest.hookimpl(trylast=True)
