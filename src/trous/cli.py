@@ -11,6 +11,7 @@ from pathlib import Path
 from .check.checker import Checker
 from .core import options
 from .core.course import COURSE_FILE, TEMPLATES_DIR, Course, CourseError, course_for
+from .core.wording import translated
 from .inputs.nbgrader_dir import course_root
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -50,10 +51,7 @@ def french_error(message: str) -> str:
     if found:
         wanted = _TYPES.get(found.group(1), f"du type {found.group(1)}")
         return f"« {found.group(2)} » n'est pas une valeur valide ({wanted} attendu)"
-    for pattern, replacement in _ERRORS:
-        if re.match(pattern, message):
-            return re.sub(pattern, replacement, message)
-    return message
+    return translated(_ERRORS, message) or message
 
 
 class FrenchFormatter(argparse.HelpFormatter):

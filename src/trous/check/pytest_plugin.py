@@ -232,14 +232,14 @@ class BlankItem(pytest.Item):
 
     def runtest(self) -> None:
         if self.blank_index is None:
-            self.trous_status = UNKNOWN_BLANK
+            self.user_properties.append(("trous", UNKNOWN_BLANK))  # pytest hands it to the item's report
             raise BlankFailure(f"{self.exercise.checks_path.name} : le trou « {self.blank_id} » n'existe pas dans "
                                f"course.yaml (trous de {self.exercise.id} : "
                                f"{', '.join(b.id for b in self.exercise.blanks)})")
         result = _checker(self.config).check(self.exercise)
         self.config.stash.setdefault(_SEEN, {})[self.exercise.id] = result
         blank = result.blanks[self.blank_index]
-        self.trous_status = blank.status
+        self.user_properties.append(("trous", blank.status))
         if not blank.passed:
             raise BlankFailure(f"trou « {blank.spec.id} » : {blank.status}")
 
@@ -255,16 +255,9 @@ class BlankItem(pytest.Item):
         return self.exercise.path, (line - 1) if line else None, f"{self.exercise.id} · trou « {self.blank_id} »"
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    report = (yield).get_result()
-    if isinstance(item, BlankItem) and report.when == "call":
-        report.trous_status = getattr(item, "trous_status", None)
-
-
 def pytest_report_teststatus(report, config):
-    status = getattr(report, "trous_status", None)
-    if report.when != "call" or status is None:
+    status = dict(getattr(report, "user_properties", ())).get("trous") if report.when == "call" else None
+    if status is None:
         return None
     from .selfcheck import DEPENDS, NOT_REACHED, PASSED, SKIPPED_CHECK, UNFILLED  # noqa: PLC0415
 

@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from .compare import Array, is_number
+from .wording import translated
 
 NONE = ("None : une fonction sans « return » renvoie None. « print » affiche une valeur, il ne la renvoie "
         "pas : écris « return … » à la fin de la fonction.")
@@ -185,7 +186,4 @@ _SYNTAX = [
 
 def syntax_message(message: str) -> str | None:
     """Python's syntax error message in French (the usual ones), else None."""
-    for pattern, replacement in _SYNTAX:
-        if re.match(pattern, message or ""):
-            return re.sub(pattern, replacement, message)
-    return None
+    return translated(_SYNTAX, message or "")

@@ -16,6 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .errors import COURSE_FILE, CourseError
+from .wording import translated
 
 # What to write instead, by field name: shown with every error about that field. Neutral words:
 # these examples are for the author of any course.
@@ -326,13 +327,6 @@ _FRENCH = [
 ]
 
 
-def _french(message: str) -> str:
-    for pattern, replacement in _FRENCH:
-        if re.match(pattern, message):
-            return re.sub(pattern, replacement, message)
-    return message
-
-
 def _inner_model(annotation) -> type[BaseModel] | None:
     """The model a field holds (itself, in a list, or in `X | None`), if any."""
     for candidate in (annotation, *getattr(annotation, "__args__", ())):
@@ -410,7 +404,7 @@ def _said(error: dict, lines: dict, path: str, data=None) -> CourseError:
     loc = tuple(error["loc"])
     where_loc = _fields_only(loc)[0]
     field = next((p for p in reversed(where_loc) if isinstance(p, str)), "")
-    message, example = _french(error["msg"]), None
+    message, example = translated(_FRENCH, error["msg"]) or error["msg"], None
     if error["type"] == "extra_forbidden":
         close, keys = _typo(loc)
         message = f"clé inconnue « {loc[-1]} »" + (f" : vouliez-vous écrire « {close[0]} » ?" if close else "")
