@@ -75,7 +75,7 @@ def _checker(config) -> "Checker":
 
         # The public checks' test functions count in their blank's verdict, as in `trous check`:
         # run by the checker, on the student's file, not as items of their own (below).
-        config.stash[_CHECKER] = Checker(public_tests=True)
+        config.stash[_CHECKER] = Checker()
     return config.stash[_CHECKER]
 
 
