@@ -18,12 +18,11 @@ import pytest
 from _pytest.terminal import TerminalReporter
 
 from ..core.course import Course, CourseError, Exercise
-from ..core.checks import Check, checks_in, load_module
+from ..core.checks import checks_in, load_module
 from ..core.wording import count
 
 _CHECKER = pytest.StashKey["Checker"]()
 _SEEN = pytest.StashKey[dict]()
-_COLLECTED = pytest.StashKey[bool]()
 UNKNOWN_BLANK = "trou inconnu"
 
 
@@ -150,13 +149,6 @@ def pytest_sessionstart(session):
         _checker(session.config).launch(exercises)
 
 
-@pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(session, config, items):
-    """The public checks' test functions are part of their blank's verdict (testchecks.py), not items."""
-    items[:] = [item for item in items if isinstance(item, BlankItem)
-                or not isinstance(item.getparent(pytest.Module), CheckModule)]
-
-
 def pytest_collection_finish(session):
     if session.config.option.collectonly:
         return
@@ -188,29 +180,20 @@ def pytest_pycollect_makemodule(module_path: Path, parent):
 
 
 class CheckModule(pytest.Module):
-    """Collected in place of an exercise file: holds that exercise's public checks."""
+    """Collected in place of an exercise file: one item per blank of its exercise, if its public checks
+    hold any `Check`. Their test functions are part of their blank's verdict (testchecks.py), not items."""
 
     def _getobj(self):
+        return load_module(_public_exercise(Path(self.path)).checks_path)
+
+    def collect(self) -> list:
+        checks = checks_in(vars(self.obj))
+        if not checks:
+            return []
         exercise = _public_exercise(Path(self.path))
-        return load_module(exercise.checks_path)
-
-
-def pytest_pycollect_makeitem(collector, name: str, obj):
-    if not isinstance(obj, Check):
-        return None
-    if collector.stash.get(_COLLECTED, False):
-        return []  # the first check of the module brought every blank's item
-    exercise = _public_exercise(Path(collector.path))
-    if exercise is None:
-        return None
-    collector.stash[_COLLECTED] = True
-    checks = checks_in(vars(collector.obj))
-    items = [BlankItem.from_parent(collector, name=blank.id, blank_id=blank.id, exercise=exercise)
-             for blank in exercise.blanks]
-    known = {b.id for b in exercise.blanks}
-    items += [BlankItem.from_parent(collector, name=c.name, blank_id=c.blank, exercise=exercise)
-              for c in checks if c.blank not in known]
-    return items
+        known = {b.id for b in exercise.blanks}
+        named = [(b.id, b.id) for b in exercise.blanks] + [(c.name, c.blank) for c in checks if c.blank not in known]
+        return [BlankItem.from_parent(self, name=name, blank_id=blank_id, exercise=exercise) for name, blank_id in named]
 
 
 class BlankFailure(Exception):
