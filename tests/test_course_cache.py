@@ -1,7 +1,7 @@
 """Reading course.yaml fast without reading it differently.
 
 The course's records are plain dataclasses built from what pydantic validated (schema.py); a student
-edition keeps that validation in `.trous/cours-valide.json` (cache.py), used only for the very same
+edition keeps that validation in `.trous/cours-valide.json` (course.py), used only for the very same
 text validated by the very same code. These tests check that the records say what the schema says,
 that the cache is used (a run then imports neither pydantic nor YAML), and that it is never trusted
 beyond its text and its fingerprint.
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from trous.core import Course, CourseError, cache, course as definition, parse, schema, yamlpos
+from trous.core import Course, CourseError, course as definition, parse, schema
 
 PAIRS = [(definition.CourseSpec, schema.CourseSchema), (definition.CourseInfo, schema.CourseInfoSchema),
          (definition.LimitsSpec, schema.LimitsSchema), (definition.AssignmentSpec, schema.AssignmentSchema),
@@ -34,7 +34,7 @@ def test_each_record_has_its_schema_fields_in_order(record, model):
 def test_records_dump_as_the_schema_does():
     # nbgrader's bundle writes these dumps into notebooks: same keys, same order, same values.
     text = (ROOT / "course.yaml").read_text(encoding="utf-8")
-    data, _ = yamlpos.load(text, "course.yaml")
+    data, _ = schema.load(text, "course.yaml")
     validated = schema.CourseSchema.model_validate(data)
     spec = parse(text)
     for mode in ("python", "json"):
@@ -48,7 +48,7 @@ def test_records_dump_as_the_schema_does():
 
 def test_libyaml_and_pure_python_read_the_same(tmp_path):
     for text in ((ROOT / "course.yaml").read_text(encoding="utf-8"), "a: 1\nb: [x, {c: 2}]\n"):
-        assert yamlpos.load(text, "course.yaml") == yamlpos._load_slowly(text, "course.yaml")
+        assert schema.load(text, "course.yaml") == schema.load(text, "course.yaml", (schema._Loader,))
 
 
 def _run(code: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -72,11 +72,11 @@ def test_an_edition_is_shipped_validated(student_copy):
 
 
 def test_an_edition_validated_once_is_read_without_pydantic_or_yaml(student_copy):
-    (student_copy / cache.CACHE).unlink(missing_ok=True)  # the edition ships one: start without it
+    (student_copy / definition.CACHE).unlink(missing_ok=True)  # the edition ships one: start without it
     first = _run(PROBE, student_copy)
     assert first.returncode == 0, first.stderr
     assert json.loads(first.stdout)["pydantic"]  # nothing cached yet: validated
-    assert (student_copy / cache.CACHE).is_file()
+    assert (student_copy / definition.CACHE).is_file()
     second = _run(PROBE, student_copy)
     assert second.returncode == 0, second.stderr
     seen = json.loads(second.stdout)
@@ -104,10 +104,10 @@ def test_a_changed_course_yaml_is_validated_again(student_copy):
 def _forged(student_copy: Path, **changes) -> None:
     """The cache as written, with some of its fields replaced (the course's title always)."""
     Course.load(student_copy)
-    stored = json.loads((student_copy / cache.CACHE).read_text(encoding="utf-8"))
+    stored = json.loads((student_copy / definition.CACHE).read_text(encoding="utf-8"))
     stored["course"]["course"]["title"] = "titre venu du cache"
     stored.update(changes)
-    (student_copy / cache.CACHE).write_text(json.dumps(stored), encoding="utf-8")
+    (student_copy / definition.CACHE).write_text(json.dumps(stored), encoding="utf-8")
 
 
 def test_the_cache_is_what_is_read(student_copy):
@@ -123,14 +123,14 @@ def test_a_cache_from_other_code_or_text_is_not_trusted(student_copy, changes):
     _forged(student_copy, **changes)
     course = Course.load(student_copy)
     assert course.title == Course.load(ROOT).title
-    assert json.loads((student_copy / cache.CACHE).read_text(encoding="utf-8"))["course"]["course"]["title"] \
+    assert json.loads((student_copy / definition.CACHE).read_text(encoding="utf-8"))["course"]["course"]["title"] \
         == course.title  # written again, from the validation
 
 
 @pytest.mark.parametrize("damage", ["", "{", "[]", '{"format": 1, "by": null}', "\udcff"])
 def test_a_damaged_cache_is_ignored(student_copy, damage):
     Course.load(student_copy)
-    (student_copy / cache.CACHE).write_text(damage, encoding="utf-8", errors="surrogateescape")
+    (student_copy / definition.CACHE).write_text(damage, encoding="utf-8", errors="surrogateescape")
     # As validated from the edition's own text (its course.yaml holds back the answers' hints).
     assert Course.load(student_copy).spec.model_dump() == parse(
         (student_copy / "course.yaml").read_text(encoding="utf-8")).model_dump()

@@ -137,12 +137,12 @@ def test_the_runner_is_launched_early_only_for_runs_that_check_exercises(student
     from types import SimpleNamespace
 
     from conftest import ROOT
-    from trous.check.pytest_plugin import _courses_asked
+    from trous.check.pytest_plugin import _exercises_asked
 
     folder = {"copy": student_copy, "exercises": student_copy / "exercises", "repo": ROOT, "tmp": tmp_path}[where]
     config = SimpleNamespace(args=args, invocation_params=SimpleNamespace(dir=folder))
-    courses = _courses_asked(config)
-    assert [c.root for c in courses] == ([student_copy.resolve()] if launched else [])
+    roots = list(dict.fromkeys(e.course.root for e in _exercises_asked(config)))
+    assert roots == ([student_copy.resolve()] if launched else [])
 
 
 @pytest.mark.parametrize("args, asked", [

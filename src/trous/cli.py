@@ -11,6 +11,7 @@ from pathlib import Path
 from .check.checker import Checker
 from .core import options
 from .core.course import COURSE_FILE, TEMPLATES_DIR, Course, CourseError, course_for
+from .core.wording import translated
 from .inputs.nbgrader_dir import course_root
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -50,10 +51,7 @@ def french_error(message: str) -> str:
     if found:
         wanted = _TYPES.get(found.group(1), f"du type {found.group(1)}")
         return f"« {found.group(2)} » n'est pas une valeur valide ({wanted} attendu)"
-    for pattern, replacement in _ERRORS:
-        if re.match(pattern, message):
-            return re.sub(pattern, replacement, message)
-    return message
+    return translated(_ERRORS, message) or message
 
 
 class FrenchFormatter(argparse.HelpFormatter):
@@ -187,7 +185,7 @@ def cmd_hint(args) -> int:
 
 def cmd_watch(args) -> int:
     from .check.feedback import exercise_report, progress_line  # noqa: PLC0415
-    from .check.watch import FileWatcher, signature  # noqa: PLC0415
+    from .check.watch import signature, wait_for_save  # noqa: PLC0415
 
     course = _course(args)
     with Checker() as checker:
@@ -206,13 +204,10 @@ def cmd_watch(args) -> int:
                     print(f"→ exercice suivant : {exercise.id} ({exercise.path})", flush=True)
                 continue
             print(f"(j'attends que tu enregistres {exercise.path.name} — Ctrl+C pour quitter)", flush=True)
-            watcher = FileWatcher(exercise.path, interval=args.intervalle, use_events=not args.scrutation)
             try:
-                watcher.wait(since=seen)
+                wait_for_save(exercise.path, seen, interval=args.intervalle, use_events=not args.scrutation)
             except KeyboardInterrupt:
                 return EXIT_OK
-            finally:
-                watcher.close()
         print(progress_line([checker.check(e) for e in course.exercises]))
         print("Tous les exercices sont réussis. Bravo !", flush=True)
     return EXIT_OK

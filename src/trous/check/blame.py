@@ -19,20 +19,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Protocol
+
+from ..core.flow import Flow
 
 PASSED, FAILED, UNFILLED, DEPENDS, SUSPECT = "passed", "failed", "unfilled", "depends", "suspect"
 NOT_REACHED = "not_reached"  # its checks read no other blank, but the program stopped before them
-
-
-class FlowLike(Protocol):
-    def cannot_cause(self, line: int) -> frozenset[int]: ...
-
-    def could_stop(self, line: int) -> frozenset[int]: ...
-
-    def feeds(self, a: int, b: int) -> bool: ...
-
-    def last_processors(self, blanks: Iterable[int]) -> list[int]: ...
 
 
 @dataclass(frozen=True)
@@ -47,7 +38,7 @@ class Outcome:
     numbers: bool = True  # it compares numbers (not only True/False): passing says something
     stopped: bool = False  # never computed: the program stopped (at `line`) before getting there
     unit: int = 0  # the run it was evaluated in: the same inputs as the other outcomes of that run
-    flow: FlowLike | None = None  # the flow of that run's program (a variant cuts what it replaces)
+    flow: Flow | None = None  # the flow of that run's program (a variant cuts what it replaces)
     check: str = ""  # what it evaluates: the same check on other inputs has the same text
 
 
@@ -58,7 +49,7 @@ class Decision:
     evidence: list[Outcome] = field(default_factory=list)  # SUSPECT: the failures that point at it
 
 
-def suspects(outcome: Outcome, flow: FlowLike) -> frozenset[int]:
+def suspects(outcome: Outcome, flow: Flow) -> frozenset[int]:
     flow = outcome.flow or flow
     everyone = frozenset({outcome.blank}) | outcome.depends
     if outcome.line is None:
@@ -119,12 +110,12 @@ def right_here(outcome: Outcome, passing: list[Outcome], doubts: Doubts) -> froz
     return frozenset(b for b in cleared if doubts.right_on(b, outcome.unit))
 
 
-def _narrowed(outcome: Outcome, flow: FlowLike, passing: list[Outcome], doubts: Doubts) -> frozenset[int]:
+def _narrowed(outcome: Outcome, flow: Flow, passing: list[Outcome], doubts: Doubts) -> frozenset[int]:
     found = suspects(outcome, flow)
     return (found - right_here(outcome, passing, doubts)) or found
 
 
-def decide(count: int, unfilled: Iterable[int], outcomes: list[Outcome], flow: FlowLike) -> list[Decision]:
+def decide(count: int, unfilled: Iterable[int], outcomes: list[Outcome], flow: Flow) -> list[Decision]:
     unfilled = set(unfilled)
     failing = [o for o in outcomes if not o.ok and o.blank not in unfilled]
     passing = [o for o in outcomes if o.ok]

@@ -60,13 +60,11 @@ class Checker:
     """Self-checks for one session: one runner fed by its lane, results cached by exercise. One runner,
     not one per core: a second zygote costs more than it saves (benchmarks/pytest_exercises.py)."""
 
-    def __init__(self, sandbox: str | None = None, *, public_tests: bool = True):
-        """`public_tests`: also run the public checks' test functions (testchecks.py)."""
+    def __init__(self):
         from ..sandbox.pool import Runner  # noqa: PLC0415
 
-        self.public_tests = public_tests
         # A notebook's check cell runs its jobs on this runner itself, without the lane.
-        self.runner = Runner(sandbox or os.environ.get("TROUS_SANDBOX", "fallback"))
+        self.runner = Runner(os.environ.get("TROUS_SANDBOX", "fallback"))
         self.cache: dict = {}  # exercise id → ExerciseResult
         self._pending: dict = {}  # exercise id → (analysis, context, Future of the unit results)
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
@@ -126,8 +124,7 @@ class Checker:
             if pending is not None:
                 analysis, context, results = pending
                 result = interpret(exercise, analysis, context, results.result())
-                if self.public_tests:
-                    self._test_functions(exercise, analysis, result)
+                self._test_functions(exercise, analysis, result)  # the public checks' (testchecks.py)
                 self.cache[exercise.id] = result
         return self.cache[exercise.id]
 

@@ -3,6 +3,7 @@ renderers build on the same pieces."""
 
 from __future__ import annotations
 
+from ..core.wording import plural
 from .selfcheck import DEPENDS, FAILED, NOT_REACHED, NOT_RUN, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED, WAITING, BlankResult, ExerciseResult
 
 SYMBOL = {PASSED: "✔", FAILED: "✘", UNFILLED: "…", NOT_RUN: "?", SKIPPED_CHECK: "–", DEPENDS: "○", NOT_REACHED: "○",
@@ -79,7 +80,7 @@ def exercise_state(result: ExerciseResult) -> str:
 def exercise_line(result: ExerciseResult) -> str:
     marks = "".join(SYMBOL[b.status] for b in result.blanks)
     total = len(result.blanks)
-    filled = f"{result.filled}/{total} {'trou rempli' if total < 2 else 'trous remplis'}"
+    filled = f"{result.filled}/{total} {plural(total, 'trou rempli')}"
     return f"{result.exercise.id:<24} {marks:<8} {filled:<18} {exercise_state(result)}"
 
 
@@ -131,8 +132,6 @@ def progress_line(results: list[ExerciseResult]) -> str:
     filled = sum(r.filled for r in results)
     right = sum(1 for r in results for b in r.blanks if b.passed)
     total = sum(len(r.blanks) for r in results)
-    exercises = "exercice réussi" if len(results) < 2 else "exercices réussis"
-    blanks = ("trou rempli", "trou juste") if total < 2 else ("trous remplis", "trous justes")
-    return (f"Progression : {passed}/{len(results)} {exercises} · {filled}/{total} {blanks[0]} · "
-            f"{right}/{total} {blanks[1]}")
+    return (f"Progression : {passed}/{len(results)} {plural(len(results), 'exercice réussi')} · "
+            f"{filled}/{total} {plural(total, 'trou rempli')} · {right}/{total} {plural(total, 'trou juste')}")
 

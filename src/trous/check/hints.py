@@ -119,30 +119,6 @@ def _held(root: Path) -> dict | None:
 
 
 @dataclass(frozen=True)
-class Hints:
-    texts: list[str]
-    answers: list[bool]  # does hint i give the answer?
-
-
-def hints_of(exercise: Exercise, blank_index: int) -> Hints:
-    """Every hint of a blank, in order, and which give the answer: in a student edition, course.yaml's
-    readable ones then the held-back ones; in the teacher's course, course.yaml's, judged with the
-    solution."""
-    blank = exercise.blanks[blank_index]
-    course = exercise.course
-    entry = (_held(course.root) or {}).get("trous", {}).get(f"{exercise.id}/{blank.id}")
-    if entry is not None:
-        shown = int(entry.get("lisibles", 0))
-        texts = list(blank.hints[:shown])
-        for level, token in enumerate(entry.get("caches", []), start=shown):
-            texts.append(unmask(token, course.id, exercise.id, blank.id, level))
-        return Hints(texts, [i >= shown for i in range(len(texts))])
-    fills = solution_fills(exercise)
-    texts = list(blank.hints)
-    return Hints(texts, answer_levels(texts, fills[blank_index] if fills else None))
-
-
-@dataclass(frozen=True)
 class Hint:
     text: str
     number: int  # from 1
@@ -152,15 +128,27 @@ class Hint:
 
 
 def next_hint(exercise: Exercise, blank_index: int) -> Hint:
-    """The blank's next hint — advancing its hint level (the last one stays once reached)."""
-    root = exercise.course.root
-    state = _read(root / STATE_FILE)
+    """The blank's next hint — advancing its hint level (the last one stays once reached). Its hints,
+    and which give the answer: in a student edition, course.yaml's readable ones then the held-back
+    ones; in the teacher's course, course.yaml's, judged with the solution."""
+    blank, course = exercise.blanks[blank_index], exercise.course
+    key = f"{exercise.id}/{blank.id}"
+    entry = (_held(course.root) or {}).get("trous", {}).get(key)
+    if entry is not None:
+        readable = int(entry.get("lisibles", 0))
+        texts = list(blank.hints[:readable])
+        for level, token in enumerate(entry.get("caches", []), start=readable):
+            texts.append(unmask(token, course.id, exercise.id, blank.id, level))
+        answers = [i >= readable for i in range(len(texts))]
+    else:
+        fills = solution_fills(exercise)
+        texts = list(blank.hints)
+        answers = answer_levels(texts, fills[blank_index] if fills else None)
+    state = _read(course.root / STATE_FILE)
     state = state if isinstance(state, dict) else {}
-    key = f"{exercise.id}/{exercise.blanks[blank_index].id}"
-    hints = hints_of(exercise, blank_index)
     level = state.get("hints", {}).get(key, 0)
-    shown = min(level, len(hints.texts) - 1)
-    state.setdefault("hints", {})[key] = min(level + 1, len(hints.texts))
-    _save(root, state)
-    following = shown + 1 < len(hints.texts) and hints.answers[shown + 1]
-    return Hint(hints.texts[shown], shown + 1, len(hints.texts), hints.answers[shown], following)
+    shown = min(level, len(texts) - 1)
+    state.setdefault("hints", {})[key] = min(level + 1, len(texts))
+    _save(course.root, state)
+    following = shown + 1 < len(texts) and answers[shown + 1]
+    return Hint(texts[shown], shown + 1, len(texts), answers[shown], following)

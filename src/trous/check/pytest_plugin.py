@@ -18,12 +18,11 @@ import pytest
 from _pytest.terminal import TerminalReporter
 
 from ..core.course import Course, CourseError, Exercise
-from ..core.checks import Check, checks_in, load_module
+from ..core.checks import checks_in, load_module
 from ..core.wording import count
 
 _CHECKER = pytest.StashKey["Checker"]()
 _SEEN = pytest.StashKey[dict]()
-_COLLECTED = pytest.StashKey[bool]()
 UNKNOWN_BLANK = "trou inconnu"
 
 
@@ -51,10 +50,6 @@ def pytest_addoption(parser):
                     help="trous : le détail de tous les exercices (par défaut : le premier pas encore réussi)")
 
 
-def _course_of(path: Path) -> Course | None:
-    return _course_in(path.parent.resolve())
-
-
 @cache
 def _course_in(folder: Path) -> Course | None:
     try:
@@ -66,7 +61,7 @@ def _course_in(folder: Path) -> Course | None:
 @cache
 def _public_exercise(path: Path) -> Exercise | None:
     """The exercise whose public checks live at `path` (exercises/test_<id>.py), or whose file it is."""
-    course = _course_of(path) if path.parent.name == "exercises" else None
+    course = _course_in(path.parent.resolve()) if path.parent.name == "exercises" else None
     exercise = course.exercise_for_path(path) if course is not None else None
     if exercise is None or path.resolve() not in (exercise.checks_path.resolve(), exercise.path.resolve()):
         return None
@@ -79,7 +74,7 @@ def _checker(config) -> "Checker":
 
         # The public checks' test functions count in their blank's verdict, as in `trous check`:
         # run by the checker, on the student's file, not as items of their own (below).
-        config.stash[_CHECKER] = Checker(public_tests=True)
+        config.stash[_CHECKER] = Checker()
     return config.stash[_CHECKER]
 
 
@@ -104,11 +99,6 @@ def _exercises_asked(config) -> list[Exercise]:
         for exercise in chosen:
             found.setdefault((course.root, exercise.id), exercise)
     return list(found.values())
-
-
-def _courses_asked(config) -> list[Course]:
-    """The courses whose exercises this run will check."""
-    return list({e.course.root: e.course for e in _exercises_asked(config)}.values())
 
 
 @pytest.hookimpl(trylast=True)
@@ -159,13 +149,6 @@ def pytest_sessionstart(session):
         _checker(session.config).launch(exercises)
 
 
-@pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(session, config, items):
-    """The public checks' test functions are part of their blank's verdict (testchecks.py), not items."""
-    items[:] = [item for item in items if isinstance(item, BlankItem)
-                or not isinstance(item.getparent(pytest.Module), CheckModule)]
-
-
 def pytest_collection_finish(session):
     if session.config.option.collectonly:
         return
@@ -197,29 +180,20 @@ def pytest_pycollect_makemodule(module_path: Path, parent):
 
 
 class CheckModule(pytest.Module):
-    """Collected in place of an exercise file: holds that exercise's public checks."""
+    """Collected in place of an exercise file: one item per blank of its exercise, if its public checks
+    hold any `Check`. Their test functions are part of their blank's verdict (testchecks.py), not items."""
 
     def _getobj(self):
+        return load_module(_public_exercise(Path(self.path)).checks_path)
+
+    def collect(self) -> list:
+        checks = checks_in(vars(self.obj))
+        if not checks:
+            return []
         exercise = _public_exercise(Path(self.path))
-        return load_module(exercise.checks_path)
-
-
-def pytest_pycollect_makeitem(collector, name: str, obj):
-    if not isinstance(obj, Check):
-        return None
-    if collector.stash.get(_COLLECTED, False):
-        return []  # the first check of the module brought every blank's item
-    exercise = _public_exercise(Path(collector.path))
-    if exercise is None:
-        return None
-    collector.stash[_COLLECTED] = True
-    checks = checks_in(vars(collector.obj))
-    items = [BlankItem.from_parent(collector, name=blank.id, blank_id=blank.id, exercise=exercise)
-             for blank in exercise.blanks]
-    known = {b.id for b in exercise.blanks}
-    items += [BlankItem.from_parent(collector, name=c.name, blank_id=c.blank, exercise=exercise)
-              for c in checks if c.blank not in known]
-    return items
+        known = {b.id for b in exercise.blanks}
+        named = [(b.id, b.id) for b in exercise.blanks] + [(c.name, c.blank) for c in checks if c.blank not in known]
+        return [BlankItem.from_parent(self, name=name, blank_id=blank_id, exercise=exercise) for name, blank_id in named]
 
 
 class BlankFailure(Exception):
@@ -241,14 +215,14 @@ class BlankItem(pytest.Item):
 
     def runtest(self) -> None:
         if self.blank_index is None:
-            self.trous_status = UNKNOWN_BLANK
+            self.user_properties.append(("trous", UNKNOWN_BLANK))  # pytest hands it to the item's report
             raise BlankFailure(f"{self.exercise.checks_path.name} : le trou « {self.blank_id} » n'existe pas dans "
                                f"course.yaml (trous de {self.exercise.id} : "
                                f"{', '.join(b.id for b in self.exercise.blanks)})")
         result = _checker(self.config).check(self.exercise)
         self.config.stash.setdefault(_SEEN, {})[self.exercise.id] = result
         blank = result.blanks[self.blank_index]
-        self.trous_status = blank.status
+        self.user_properties.append(("trous", blank.status))
         if not blank.passed:
             raise BlankFailure(f"trou « {blank.spec.id} » : {blank.status}")
 
@@ -264,16 +238,9 @@ class BlankItem(pytest.Item):
         return self.exercise.path, (line - 1) if line else None, f"{self.exercise.id} · trou « {self.blank_id} »"
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    report = (yield).get_result()
-    if isinstance(item, BlankItem) and report.when == "call":
-        report.trous_status = getattr(item, "trous_status", None)
-
-
 def pytest_report_teststatus(report, config):
-    status = getattr(report, "trous_status", None)
-    if report.when != "call" or status is None:
+    status = dict(getattr(report, "user_properties", ())).get("trous") if report.when == "call" else None
+    if status is None:
         return None
     from .selfcheck import DEPENDS, NOT_REACHED, PASSED, SKIPPED_CHECK, UNFILLED  # noqa: PLC0415
 

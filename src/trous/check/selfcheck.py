@@ -8,13 +8,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..core import flow as flow_mod
-from ..core import glosses
+from ..core import compare, glosses
 from ..core.analysis import Analysis, syntax_problem
 from ..core.checks import Check, Expect, load_checks
 from ..core.course import BlankSpec, Exercise, available, limits_for
 from ..core.protocol import CRASH, EXIT, SKIPPED, TIMEOUT, Job, Probe, ProbeResult, Unit, UnitResult
 from . import blame
-from ..core.judge import Verdict, describe_error, disclosure, in_context, is_blank_name_error, judge, variant_context
+from ..core.judge import (Verdict, describe_error, disclosure, in_context, is_blank_name_error, judge, not_checked,
+                          variant_context)
 
 PASSED, FAILED, UNFILLED, NOT_RUN, SKIPPED_CHECK = "passed", "failed", "unfilled", "not_run", "skipped"
 DEPENDS, SUSPECT = blame.DEPENDS, blame.SUSPECT  # neither right nor wrong yet; right so far but suspected
@@ -137,12 +138,7 @@ def never_computed(flow: flow_mod.Flow, expect: Expect, unit: UnitResult) -> boo
 
 
 def _not_computed(expect: Expect, unit: UnitResult) -> Verdict:
-    error = unit.error
-    if is_blank_name_error(error):
-        said = f"le programme s'arrête ligne {error.line} sur un trou pas encore rempli (___)"
-    else:
-        said = describe_error(error)
-    return Verdict(False, in_context(variant_context(expect), "non vérifié : " + said), error.line)
+    return Verdict(False, in_context(variant_context(expect), not_checked(unit.error)), unit.error.line)
 
 
 def _failure_line(unit: UnitResult, probe: ProbeResult, stop_line: int | None) -> int | None:
@@ -156,15 +152,6 @@ def _failure_line(unit: UnitResult, probe: ProbeResult, stop_line: int | None) -
     if unit.status != "ok" and unit.error is not None:
         return unit.error.line
     return None
-
-
-def _has_numbers(expected) -> bool:
-    """Does an expected value hold a number (not only booleans, texts or None)?"""
-    if isinstance(expected, dict):
-        expected = list(expected.values())
-    if isinstance(expected, (list, tuple)):
-        return any(_has_numbers(v) for v in expected)
-    return isinstance(expected, (int, float)) and not isinstance(expected, bool)
 
 
 def _names(exercise: Exercise, indexes) -> str:
@@ -198,7 +185,7 @@ def interpret(exercise: Exercise, analysis: Analysis, context, results: list[Uni
         line = None if verdict.ok else (unit.error.line if stale else _failure_line(unit, probe, stop_line))
         stopped = not verdict.ok and unit.status != "ok" and (
             stale or not probe.evaluated or (probe.error is not None and probe.error.type == "NameError"))
-        outcome = blame.Outcome(index, verdict.ok, depends, line, values, _has_numbers(expect.expected), stopped,
+        outcome = blame.Outcome(index, verdict.ok, depends, line, values, compare.has_number(expect.expected), stopped,
                                 unit=u, flow=run_flow, check=f"{expect.setup or ''}\n{expect.expr}")
         outcomes.append(outcome)
         if not verdict.ok:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 
@@ -19,53 +18,43 @@ def signature(path: Path) -> tuple:
         return (None, None)
 
 
-class FileWatcher:
-    def __init__(self, path: Path, interval: float = 0.5, use_events: bool = True):
-        self.path = Path(path)
-        self.interval = interval
-        self._changed = threading.Event()
-        self._observer = None
-        if use_events:
-            self._start_events()
-
-    def _start_events(self) -> None:
-        try:
-            from watchdog.events import FileSystemEventHandler  # noqa: PLC0415
-            from watchdog.observers import Observer  # noqa: PLC0415
-        except ImportError:
-            return
-        target = str(self.path.resolve())
-        changed = self._changed
-
-        class Handler(FileSystemEventHandler):
-            def on_any_event(self, event):
-                paths = {getattr(event, "src_path", ""), getattr(event, "dest_path", "")}
-                if target in {str(Path(p).resolve()) for p in paths if p}:
-                    changed.set()
-
-        try:
-            observer = Observer()
-            observer.schedule(Handler(), str(self.path.parent), recursive=False)
-            observer.daemon = True
-            observer.start()
-            self._observer = observer
-        except OSError:
-            self._observer = None
-
-    def wait(self, since: tuple | None = None, stop: Callable[[], bool] = lambda: False) -> bool:
-        """Block until the file differs from `since` (its signature when last checked), or `stop()`."""
-        before = signature(self.path) if since is None else since
-        self._changed.clear()
-        while not stop():
-            if self._changed.wait(self.interval):  # an event, else a poll
-                self._changed.clear()
+def wait_for_save(path: Path, since: tuple, interval: float = 0.5, use_events: bool = True) -> None:
+    """Block until the file differs from `since` (its signature when last checked)."""
+    changed = threading.Event()
+    observer = _observer(Path(path), changed) if use_events else None
+    try:
+        while True:
+            if changed.wait(interval):  # an event, else a poll
+                changed.clear()
                 time.sleep(0.05)  # let the editor finish writing
-            if signature(self.path) != before:
+            if signature(path) != since:
                 time.sleep(0.05)
-                return True
-        return False
+                return
+    finally:
+        if observer is not None:
+            observer.stop()
 
-    def close(self) -> None:
-        if self._observer is not None:
-            self._observer.stop()
-            self._observer = None
+
+def _observer(path: Path, changed: threading.Event):
+    """A watchdog observer that sets `changed` on any event about `path`; None without one."""
+    try:
+        from watchdog.events import FileSystemEventHandler  # noqa: PLC0415
+        from watchdog.observers import Observer  # noqa: PLC0415
+    except ImportError:
+        return None
+    target = str(path.resolve())
+
+    class Handler(FileSystemEventHandler):
+        def on_any_event(self, event):
+            paths = {getattr(event, "src_path", ""), getattr(event, "dest_path", "")}
+            if target in {str(Path(p).resolve()) for p in paths if p}:
+                changed.set()
+
+    try:
+        observer = Observer()
+        observer.schedule(Handler(), str(path.parent), recursive=False)
+        observer.daemon = True
+        observer.start()
+    except OSError:
+        return None
+    return observer

@@ -61,15 +61,10 @@ class Analysis:
 
 @lru_cache(maxsize=256)
 def _template(path: str, mtime: float) -> tuple[str, list, list]:
+    """The template's text, tokens and blank offsets (`mtime`: read again when the file changes)."""
     text = read(path).text
     toks = blanks_mod.tokens(text)
     return text, toks, [(t.begin, t.stop) for t in toks if t.is_blank]
-
-
-def _template_of(exercise: Exercise) -> tuple[str, list, list]:
-    """The template's text, tokens and blank offsets, read again when the file changes."""
-    path = exercise.template_path
-    return _template(str(path), path.stat().st_mtime)
 
 
 def analyse_bytes(exercise: Exercise, data: bytes | None, shown: str) -> Analysis:
@@ -104,7 +99,8 @@ def _display(path: str | Path) -> str:
 
 
 def analyse_source(exercise: Exercise, source: Source) -> Analysis:
-    template, template_tokens, offsets = _template_of(exercise)
+    path = exercise.template_path
+    template, template_tokens, offsets = _template(str(path), path.stat().st_mtime)
     n_blanks = len(offsets)
     if n_blanks:
         # Most copies only changed the blanks: matching the text avoids tokenizing the whole file.

@@ -54,7 +54,7 @@ def decode(value: Any, arrays: bool = False) -> Any:
             return _array(value["$nd"], arrays)
         if set(value) == {"$complex"} and isinstance(value["$complex"], list) and len(value["$complex"]) == 2:
             re_, im = (decode(v) for v in value["$complex"])
-            return complex(re_, im) if _is_number(re_) and _is_number(im) else Opaque("complex")
+            return complex(re_, im) if is_number(re_) and is_number(im) else Opaque("complex")
         return {k: decode(v, arrays) for k, v in value.items()}
     return value
 
@@ -84,7 +84,7 @@ def plain(value: Any) -> bool:
     return True
 
 
-def _is_number(x: Any) -> bool:
+def is_number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
@@ -128,8 +128,8 @@ def _compare(exp, obt, rtol, atol, where, decimals) -> Mismatch | None:
         if obt is exp or (isinstance(obt, bool) and obt == exp):
             return None
         return Mismatch(where, f"{format_value(obt, decimals)} au lieu de {format_value(exp, decimals)}")
-    if _is_number(exp):
-        if not _is_number(obt):
+    if is_number(exp):
+        if not is_number(obt):
             return Mismatch(where, f"{describe_type(obt)} au lieu d'un nombre", True)
         if _close(float(exp), float(obt), rtol, atol):
             return None
@@ -195,13 +195,13 @@ def _same_summary(exp: dict, obt: dict, rtol: float, atol: float) -> bool:
     n = max(1, int(exp.get("n") or 1))
     sample_e, sample_o = exp.get("sample") or [], obt.get("sample") or []
     if len(sample_e) != len(sample_o) or not all(
-            _is_number(a) and _is_number(b) and _close(float(a), float(b), rtol, atol) for a, b in zip(sample_e, sample_o)):
+            is_number(a) and is_number(b) and _close(float(a), float(b), rtol, atol) for a, b in zip(sample_e, sample_o)):
         return False
     scale = float(exp.get("abs") or 0.0)
     for key, spread in (("total", rtol * scale + atol * n), ("sq", 2 * rtol * float(exp.get("sq") or 0.0) + atol * n),
                         ("min", None), ("max", None)):
         e, o = exp.get(key), obt.get(key)
-        if not (_is_number(e) and _is_number(o)):
+        if not (is_number(e) and is_number(o)):
             return False
         if spread is None:
             if not _close(float(e), float(o), rtol, atol):
@@ -232,6 +232,11 @@ def has_text(value: Any) -> bool:
     return any(isinstance(v, str) for v in _leaves(value))
 
 
+def has_number(value: Any) -> bool:
+    """Does a value hold a number (not only booleans, texts or None)?"""
+    return any(is_number(v) for v in _leaves(value))
+
+
 def _count(value: Any) -> int:
     return sum(1 for _ in _leaves(value))
 
@@ -251,8 +256,8 @@ def same_values(expected: Any, obtained: Any) -> bool:
 def same_shape(expected: Any, obtained: Any) -> bool:
     """Numbers where numbers are expected, lists of the same lengths, all the way down."""
     expected, obtained = decode(expected), decode(obtained)
-    if _is_number(expected) or isinstance(expected, bool):
-        return _is_number(obtained) or isinstance(obtained, bool)
+    if is_number(expected) or isinstance(expected, bool):
+        return is_number(obtained) or isinstance(obtained, bool)
     if isinstance(expected, list):
         return (isinstance(obtained, list) and len(obtained) == len(expected)
                 and all(same_shape(e, o) for e, o in zip(expected, obtained)))
@@ -264,7 +269,7 @@ def same_shape(expected: Any, obtained: Any) -> bool:
 
 def _shape(value: Any) -> tuple[int, ...] | None:
     """(5, 5) for a rectangular nested list of numbers, () for a number, None otherwise."""
-    if _is_number(value) or isinstance(value, bool):
+    if is_number(value) or isinstance(value, bool):
         return ()
     if not isinstance(value, list) or not value:
         return None
@@ -287,7 +292,7 @@ def describe_type(value: Any) -> str:
         return "None"
     if isinstance(value, bool):
         return "un booléen"
-    if _is_number(value):
+    if is_number(value):
         return "un nombre"
     if isinstance(value, str):
         return "un texte"
@@ -327,7 +332,7 @@ def distinct_precision(expected: float, obtained: float, decimals: int | None = 
 def format_number(x: float, decimals: int | None = None, precise: int | None = None) -> str:
     """A number as the course writes it: decimal comma, true minus sign, powers of ten when huge or tiny.
     `precise`: that many decimals (significant digits in powers of ten), to show a difference."""
-    if precise is not None and _is_number(x) and math.isfinite(x):
+    if precise is not None and is_number(x) and math.isfinite(x):
         x = float(x)
         if x != 0 and (abs(x) >= LARGE or abs(x) < SMALL):
             return _scientific(x, precise)
@@ -379,7 +384,7 @@ def _format(value: Any, decimals: int | None, left: list[int], precise: int | No
         return f"<objet {value.type_name}>"
     if value is None:
         return "None"
-    if isinstance(value, bool) or _is_number(value):
+    if isinstance(value, bool) or is_number(value):
         left[0] -= 1
         return format_number(value, decimals, precise)
     if isinstance(value, complex):

@@ -10,24 +10,36 @@ Layout of a course directory (the repository root, or a student edition):
     .trous/modeles/NN_slug.py        a pristine copy of each template, in a student edition
 
 Every error names the file, the line, and what to write instead.
+
+A student edition keeps its `course.yaml` once validated (`.trous/cours-valide.json`, only where a
+`.trous/` folder exists), so that each `pytest exercises/` does not import YAML and pydantic again
+to check a file that has not changed: the exact text of `course.yaml`, what validating it gave, and
+a fingerprint of the code that validated it, used only when both are the same. Unreadable, damaged
+or not writable, it is ignored.
 """
 
 from __future__ import annotations
 
 import importlib.util
-from dataclasses import dataclass, field, fields
+import json
+import os
+import zlib
+from dataclasses import asdict, dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
 
-from .protocol import Limits
-from . import cache
 from .errors import COURSE_FILE, CourseError
+from .protocol import Limits
 
 TEMPLATES_DIR = Path(".trous") / "modeles"
+CACHE = Path(".trous") / "cours-valide.json"
+CACHE_FORMAT = 1
+_CODE = ("course.py", "errors.py", "schema.py")  # what decides whether a course.yaml is valid
+_fingerprint: str | None = None
 
 
 # Plain frozen records built from data schema.py validated: without pydantic or YAML, a course
-# already validated (cache.py) is read in a few milliseconds.
+# already validated (the cache) is read in a few milliseconds.
 class _Record:
     _nested = {}  # field name → the record class of its value (or of each item of its list)
 
@@ -37,22 +49,17 @@ class _Record:
 
     def model_dump(self, *, mode: str = "python", exclude_none: bool = False) -> dict:
         """As pydantic's: the record as plain data (every value here is already JSON's)."""
-        return {f.name: _dump(getattr(self, f.name), exclude_none) for f in fields(self)
-                if not (exclude_none and getattr(self, f.name) is None)}
+        return asdict(self, dict_factory=_without_none if exclude_none else dict)
+
+
+def _without_none(items: list[tuple]) -> dict:
+    return {k: v for k, v in items if v is not None}
 
 
 def _build(record: type | None, value):
     if record is None or value is None:
         return list(value) if isinstance(value, list) else value
     return [record.from_data(v) for v in value] if isinstance(value, list) else record.from_data(value)
-
-
-def _dump(value, exclude_none: bool):
-    if isinstance(value, _Record):
-        return value.model_dump(exclude_none=exclude_none)
-    if isinstance(value, list):
-        return [_dump(v, exclude_none) for v in value]
-    return value
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -136,12 +143,56 @@ def parse(text: str, path: str = COURSE_FILE) -> CourseSpec:
     return CourseSpec.from_data(validate(text, path))
 
 
+# -- the cache of a validated course.yaml ------------------------------------------------------------
+def fingerprint() -> str | None:
+    """What validated a cached course; None when it cannot be told (then there is no cache)."""
+    global _fingerprint
+    if _fingerprint is None:
+        from importlib import metadata  # noqa: PLC0415
+
+        import trous  # noqa: PLC0415
+
+        here = Path(__file__).parent
+        try:
+            code = zlib.crc32(b"".join((here / name).read_bytes() for name in _CODE))
+            versions = " ".join(f"{name} {metadata.version(name)}" for name in ("pydantic", "pydantic_core", "PyYAML"))
+        except (OSError, metadata.PackageNotFoundError):
+            return None
+        _fingerprint = f"trous {trous.__version__} {code:08x} {versions}"
+    return _fingerprint
+
+
+def _cache_usable(root: Path) -> bool:
+    return (root / CACHE).parent.is_dir() and fingerprint() is not None
+
+
 def _cached(root: Path, text: str) -> CourseSpec | None:
-    data = cache.read(root, text)
-    try:
-        return CourseSpec.from_data(data) if data is not None else None
-    except (KeyError, TypeError, ValueError, AttributeError):  # a damaged cache is ignored
+    """The course validated from this very `text` by this very code, if the cache has it."""
+    if not _cache_usable(root):
         return None
+    try:
+        stored = json.loads((root / CACHE).read_text(encoding="utf-8"))
+        if stored.get("format") != CACHE_FORMAT or stored.get("source") != text or stored.get("by") != fingerprint():
+            return None
+        return CourseSpec.from_data(stored["course"]) if isinstance(stored["course"], dict) else None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):  # a damaged cache is ignored
+        return None
+
+
+def _cache(root: Path, text: str, course: dict) -> None:
+    if not _cache_usable(root):
+        return
+    path = root / CACHE
+    partial = path.with_name(f".{path.name}.{os.getpid()}")
+    try:
+        data = {"format": CACHE_FORMAT, "by": fingerprint(), "source": text, "course": course}
+        partial.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+        os.replace(partial, path)  # a run reading it meanwhile sees the old cache or the new one, whole
+    except (OSError, ValueError):
+        try:
+            partial.unlink()
+        except OSError:
+            pass
 
 
 @dataclass(frozen=True)
@@ -219,7 +270,7 @@ class Course:
         spec = _cached(root, text)
         if spec is None:
             spec = parse(text, str(path))
-            cache.write(root, text, spec.model_dump())
+            _cache(root, text, spec.model_dump())
         return cls(root, spec)
 
     @classmethod

@@ -1,5 +1,5 @@
 """What a course's description can get wrong: one error class, read everywhere, defined where
-nothing else is needed (the schema, the cache and the course records all raise or pass it)."""
+nothing else is needed (the schema and the course records both raise or pass it)."""
 
 from __future__ import annotations
 

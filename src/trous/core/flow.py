@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .blanks import BLANK, TokenizeError, tokens
+from .blanks import BLANK, TokenizeError, blank_offsets
 
 EMPTY: frozenset = frozenset()
 MAIN = "__main__"  # the scope of blanks under `if __name__ == "__main__":`
@@ -178,11 +178,13 @@ def _parameters(args: ast.arguments) -> set[str]:
 
 
 class _Bound(ast.NodeVisitor):
-    """Names a function body binds locally (so they are not read from outside)."""
+    """Names a body binds locally (so they are not read from outside), and those whose value it
+    changes in place (`x.append(…)`, `x[i] = …`)."""
 
     def __init__(self):
         self.names: set[str] = set()
         self.declared: set[str] = set()  # global / nonlocal
+        self.changed: set[str] = set()
 
     def visit_Name(self, node: ast.Name) -> None:
         if isinstance(node.ctx, (ast.Store, ast.Del)):
@@ -211,6 +213,17 @@ class _Bound(ast.NodeVisitor):
     def visit_ExceptHandler(self, node) -> None:
         if node.name:
             self.names.add(node.name)
+        self.generic_visit(node)
+
+    def visit_Assign(self, node) -> None:
+        for target in getattr(node, "targets", None) or [node.target]:
+            self.changed |= _changed_roots(target)
+        self.generic_visit(node)
+
+    visit_AugAssign = visit_AnnAssign = visit_Delete = visit_Assign
+
+    def visit_Expr(self, node) -> None:
+        self.changed |= _changed_by_call(node)
         self.generic_visit(node)
 
 
@@ -637,30 +650,9 @@ def _parse(expression: str, setup: str | None) -> tuple[ast.Expression, ast.Modu
 
 def _stored(node: ast.AST) -> set[str]:
     """Names a top-level statement binds or changes in place (not the locals of a def it holds)."""
-    found: set[str] = set()
-    todo = [node]
-    while todo:
-        current = todo.pop()
-        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            found.add(current.name)
-            todo.extend(current.decorator_list)
-            continue
-        if isinstance(current, ast.Lambda):
-            continue
-        if isinstance(current, ast.comprehension):  # its targets are its own
-            todo.extend([current.iter, *current.ifs])
-            continue
-        if isinstance(current, ast.Name) and isinstance(current.ctx, (ast.Store, ast.Del)):
-            found.add(current.id)
-        elif isinstance(current, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
-            for target in getattr(current, "targets", None) or [current.target]:
-                found |= _changed_roots(target)
-        elif isinstance(current, ast.Expr):
-            found |= _changed_by_call(current)
-        elif isinstance(current, (ast.Import, ast.ImportFrom)):
-            found |= _imported(current)
-        todo.extend(ast.iter_child_nodes(current))
-    return found
+    bound = _Bound()
+    bound.visit(node)
+    return bound.names | bound.changed
 
 
 def _assigned_name(node: ast.stmt) -> str | None:
@@ -695,7 +687,7 @@ def analyse(text: str, spans: Sequence[tuple[int, int]] | None = None, overridde
     `overridden`: the top-level variables a variant gives values of its own."""
     if spans is None:
         try:
-            spans = [(t.begin, t.stop) for t in tokens(text) if t.is_blank]
+            spans = blank_offsets(text)
         except TokenizeError:
             return Flow(text, [], None)
     return _build(text, tuple((int(a), int(b)) for a, b in spans), frozenset(overridden))

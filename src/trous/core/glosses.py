@@ -12,7 +12,8 @@ import math
 import re
 from typing import Any
 
-from .compare import Array
+from .compare import Array, is_number
+from .wording import translated
 
 NONE = ("None : une fonction sans « return » renvoie None. « print » affiche une valeur, il ne la renvoie "
         "pas : écris « return … » à la fin de la fonction.")
@@ -128,10 +129,6 @@ def _leaves(value: Any) -> list:
     return [value]
 
 
-def _is_number(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
-
-
 def kind_gloss(expected: Any, obtained: Any) -> str | None:
     """The right numbers, but not the kind of value the course builds (both decoded with arrays)."""
     if isinstance(expected, Array) and isinstance(obtained, list):
@@ -146,7 +143,7 @@ def value_gloss(expected: Any, obtained: Any) -> str | None:
     if obtained is None or (isinstance(obtained, list) and got and all(v is None for v in got)):
         return NONE
     want = _leaves(expected)
-    if len(want) != len(got) or not want or not all(_is_number(v) and math.isfinite(v) for v in want + got):
+    if len(want) != len(got) or not want or not all(is_number(v) and math.isfinite(v) for v in want + got):
         return None
     # a // b is floor(a / b): whole numbers that are exactly the expected ones rounded down.
     fractional = any(v != math.floor(v) for v in want)
@@ -189,7 +186,4 @@ _SYNTAX = [
 
 def syntax_message(message: str) -> str | None:
     """Python's syntax error message in French (the usual ones), else None."""
-    for pattern, replacement in _SYNTAX:
-        if re.match(pattern, message or ""):
-            return re.sub(pattern, replacement, message)
-    return None
+    return translated(_SYNTAX, message or "")

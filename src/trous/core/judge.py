@@ -22,6 +22,13 @@ def is_blank_name_error(error) -> bool:
     return error is not None and error.type == "NameError" and "'___'" in error.message
 
 
+def not_checked(error, said=None) -> str:
+    """An expectation not checked, as the program stopped on `error` before (`said`: how to say it)."""
+    if is_blank_name_error(error):
+        return f"non vérifié : le programme s'arrête ligne {error.line} sur un trou pas encore rempli (___)"
+    return "non vérifié : " + (said or describe_error)(error)
+
+
 def describe_error(error, message: bool = True, numbers: bool | None = None) -> str:
     """An error in French; `message=False`: its type and line only (the message could carry what a
     hidden run computed). `numbers`: whether what the run measured may be said (default: as messages)."""
@@ -151,10 +158,7 @@ def _unanswered(name: str, unit: UnitResult, probe: ProbeResult, say: Disclosure
     if error.kind in ("timeout", "crash", "protocol"):
         return f"{name} : {error.message}", None
     if unit.status != "ok" and unit.error is not None and error.type == "NameError":
-        if is_blank_name_error(unit.error):
-            return (f"non vérifié : le programme s'arrête ligne {unit.error.line} sur un trou pas encore "
-                    "rempli (___)"), unit.error.line
-        return "non vérifié : " + said(unit.error), unit.error.line
+        return not_checked(unit.error, said), unit.error.line
     if is_blank_name_error(error):
         return f"le trou de la ligne {error.line} n'est pas encore rempli", error.line
     if error.type == "NameError" and error.line is None:

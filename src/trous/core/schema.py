@@ -1,21 +1,22 @@
 """What a valid `course.yaml` is, checked by pydantic, with errors in French that name the line.
 
 `validate(text, path)` returns the validated course as plain data (lists, dicts, numbers, texts),
-which definition.py turns into the course's records. Only this module imports pydantic (and YAML,
-through yamlpos): a course already validated by this very code is read from its cache (cache.py)
-without either.
+which course.py turns into the course's records. Only this module imports pydantic and YAML (read
+with the line of every value, so that errors can name it): a course already validated by this very
+code is read from its cache (course.py) without either.
 """
 
 from __future__ import annotations
 
 import difflib
 import re
-from typing import Literal
+from typing import Any, Literal
 
+import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from . import yamlpos
 from .errors import COURSE_FILE, CourseError
+from .wording import translated
 
 # What to write instead, by field name: shown with every error about that field. Neutral words:
 # these examples are for the author of any course.
@@ -221,6 +222,92 @@ class CourseSchema(_Strict):
         return self
 
 
+# -- YAML, with the line of every value ----------------------------------------------------------
+class _Loader(yaml.SafeLoader):
+    pass
+
+
+# libyaml's parser when PyYAML has it: the same constructors, a tenth of the time. Its messages are
+# worded otherwise: on an error, the pure-Python parser reads the text again, to translate its own.
+class _FastLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+    pass
+
+
+def _no_duplicates(loader: _Loader, node: yaml.MappingNode, deep: bool = False):
+    seen: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"la clé « {key} » apparaît deux fois (d'abord ligne {seen[key]})", key_node.start_mark)
+        seen[key] = key_node.start_mark.line + 1
+    return loader.construct_mapping(node, deep=deep)
+
+
+for _loader in (_Loader, _FastLoader):
+    _loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _no_duplicates)
+
+
+def load(text: str, path: str, kinds: tuple = (_FastLoader, _Loader)) -> tuple[Any, dict[tuple, int]]:
+    """The data, and {path of keys/indexes: line} for every node; a CourseError naming the line."""
+    for kind in kinds:
+        loader = kind(text)
+        try:
+            node = loader.get_single_node()
+            if node is not None:
+                lines: dict[tuple, int] = {}
+                _walk(node, (), lines)
+                return loader.construct_document(node), lines
+        except yaml.MarkedYAMLError as exc:
+            if kind is _Loader:  # else said by the parser whose messages are translated
+                mark = exc.problem_mark or exc.context_mark
+                raise CourseError(path, mark.line + 1 if mark else None, _yaml_french(exc)) from None
+        except yaml.YAMLError:
+            if kind is _Loader:
+                raise
+        finally:
+            loader.dispose()
+    raise CourseError(path, 1, "le fichier est vide")
+
+
+def _walk(node, where: tuple, lines: dict[tuple, int]) -> None:
+    lines[where] = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            key = key_node.value
+            lines[where + (key, "__key__")] = key_node.start_mark.line + 1
+            _walk(value_node, where + (key,), lines)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _walk(item, where + (i,), lines)
+
+
+def line_of(lines: dict[tuple, int], where: tuple) -> int | None:
+    """The line of the deepest known node on `where` (a pydantic error location)."""
+    where = tuple(where)
+    while where:
+        if where in lines:
+            return lines[where]
+        where = where[:-1]
+    return lines.get(())
+
+
+def _yaml_french(exc: yaml.MarkedYAMLError) -> str:
+    problem = exc.problem or ""
+    hints = {
+        "found character '\\t' that cannot start any token": "tabulation interdite en YAML : indente avec des espaces",
+        "mapping values are not allowed here": "« : » inattendu ; mets la valeur entre guillemets si elle contient « : »",
+        "could not find expected ':'": "« : » manquant après une clé (ou guillemet non refermé)",
+        "found unexpected end of stream": "fin de fichier inattendue (guillemet ou crochet non refermé ?)",
+    }
+    for english, french in hints.items():
+        if english in problem:
+            return f"YAML invalide : {french}"
+    if "apparaît deux fois" in problem:
+        return problem
+    return f"YAML invalide : {problem or exc}"
+
+
 _FRENCH = [
     (r"^Field required$", "champ obligatoire manquant"),
     (r"^Extra inputs are not permitted$", "clé inconnue"),
@@ -238,13 +325,6 @@ _FRENCH = [
     (r"^Input should be 'fr'$", "seule la langue « fr » est prise en charge"),
     (r"^Value error, (.*)$", r"\1"),
 ]
-
-
-def _french(message: str) -> str:
-    for pattern, replacement in _FRENCH:
-        if re.match(pattern, message):
-            return re.sub(pattern, replacement, message)
-    return message
 
 
 def _inner_model(annotation) -> type[BaseModel] | None:
@@ -324,18 +404,18 @@ def _said(error: dict, lines: dict, path: str, data=None) -> CourseError:
     loc = tuple(error["loc"])
     where_loc = _fields_only(loc)[0]
     field = next((p for p in reversed(where_loc) if isinstance(p, str)), "")
-    message, example = _french(error["msg"]), None
+    message, example = translated(_FRENCH, error["msg"]) or error["msg"], None
     if error["type"] == "extra_forbidden":
         close, keys = _typo(loc)
         message = f"clé inconnue « {loc[-1]} »" + (f" : vouliez-vous écrire « {close[0]} » ?" if close else "")
         message += f" (clés possibles : {', '.join(keys)})"
-        line = lines.get(loc + ("__key__",)) or yamlpos.line_of(lines, loc)
+        line = lines.get(loc + ("__key__",)) or line_of(lines, loc)
         field = close[0] if close else field
     elif error["type"] == "missing":
-        line = yamlpos.line_of(lines, loc[:-1])
+        line = line_of(lines, loc[:-1])
         message = f"« {loc[-1]} » manquant"
     else:
-        line = yamlpos.line_of(lines, loc)
+        line = line_of(lines, loc)
         if error["type"] == "string_pattern_mismatch":
             message, example = _pattern_message(error)
         elif error["type"] in ("float_type", "int_type") and _number_text(error.get("input")):
@@ -369,10 +449,7 @@ def _independent(errors: list[dict]) -> list[dict]:
 def validate(text: str, path: str = COURSE_FILE) -> dict:
     """The course described by `text`, validated, as plain data; else a CourseError naming every
     independent mistake (`errors`), each with its line and what to write."""
-    try:
-        data, lines = yamlpos.load(text, path)
-    except yamlpos.YamlError as exc:
-        raise CourseError(path, exc.line, exc.message) from None
+    data, lines = load(text, path)
     if not isinstance(data, dict):
         raise CourseError(path, 1, "le fichier doit être un bloc « clé: valeur » (course:, assignments:)",
                           EXAMPLES["course"])

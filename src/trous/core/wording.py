@@ -1,6 +1,9 @@
-"""French words that agree with their number: « 1 trou », « 3 trous », « 0 copie »."""
+"""French words that agree with their number (« 1 trou », « 3 trous », « 0 copie »), and messages
+of Python's, argparse's or pydantic's said in French through a table of patterns."""
 
 from __future__ import annotations
+
+import re
 
 
 def plural(count: float, singular: str, plural_form: str | None = None) -> str:
@@ -29,3 +32,11 @@ def _plural_word(word: str) -> str:
     if word.endswith(("au", "eu")):
         return word + "x"
     return word + "s"
+
+
+def translated(table: list[tuple[str, str]], text: str) -> str | None:
+    """`text` rewritten by the first (pattern, replacement) of `table` whose pattern matches it."""
+    for pattern, replacement in table:
+        if re.match(pattern, text):
+            return re.sub(pattern, replacement, text)
+    return None
