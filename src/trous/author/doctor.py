@@ -16,11 +16,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..check.selfcheck import PASSED, SUSPECT, interpret, prepare
-from ..core import blanknames, yamlpos
+from ..core import blanknames, schema
 from ..core import blanks as blanks_mod
 from ..core.analysis import analyse_source
 from ..core.checks import load_checks
 from ..core.course import COURSE_FILE, Course, Exercise
+from ..core.errors import CourseError
 from ..core.source import Source, SourceError, read
 from ..sandbox.pool import Runner
 from . import derive, quality
@@ -151,8 +152,8 @@ def check_names(course: Course, exercise: Exercise, template: str, report: Repor
 def _yaml_line(course: Course, exercise: Exercise, index: int) -> int | None:
     """The line of course.yaml that declares this blank of this exercise (for the message only)."""
     try:
-        _, lines = yamlpos.load((course.root / COURSE_FILE).read_text(encoding="utf-8-sig"), COURSE_FILE)
-    except (OSError, yamlpos.YamlError):
+        _, lines = schema.load((course.root / COURSE_FILE).read_text(encoding="utf-8-sig"), COURSE_FILE)
+    except (OSError, CourseError):
         return None
     where = (course.spec.assignments.index(exercise.assignment), exercise.assignment.exercises.index(exercise.spec))
     return lines.get(("assignments", where[0], "exercises", where[1], "blanks", index))
