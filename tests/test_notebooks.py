@@ -125,7 +125,7 @@ def test_notebooks_never_rewrite_the_authoring_course(tmp_path):
 def test_lab_command_runs_jupyterlab_from_this_python(notebooks_edition):
     import sys
 
-    from trous.publish.notebooks.lab import command
+    from trous.publish.notebooks.cli import command
 
     argv = command(Course.load(notebooks_edition), port=8899, open_browser=False)
     assert argv[:3] == [sys.executable, "-m", "jupyterlab"]

@@ -1,5 +1,7 @@
 """The engine and the self-check on a notebook's bundle: each bundle written once as a one-exercise
 course in a private directory; a `Grader` per bundle keeps its reference values (the solution runs once).
+`for_grading`: the out-of-kernel grading of `VerifyGrades` during `nbgrader autograde`, one examiner per
+nbgrader process (nbgrader grades notebooks one after the other), closed when the process ends.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ import hashlib
 import shutil
 import tempfile
 import threading
+from functools import cache
 from pathlib import Path
 
 from ...check.selfcheck import ExerciseResult, interpret, prepare
@@ -17,6 +20,7 @@ from ...grade.engine import Grader
 from ...core.grades import ExerciseGrade
 from ...sandbox.pool import RunnerPool
 from ...core.analysis import analyse_bytes
+from ...sandbox.backend import choose
 from ...inputs.bundle import Bundle, materialize
 
 
@@ -75,3 +79,10 @@ class Examiner:
             self.pool.close()
             self.pool = None
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+@cache
+def for_grading(sandbox: str = "auto") -> Examiner:
+    """VerifyGrades's examiner, in the sandbox of `trous grade`'s rules for `sandbox` (auto is bubblewrap,
+    else SandboxRefused; sans-isolation only when asked, never as root)."""
+    return Examiner(choose(sandbox))
