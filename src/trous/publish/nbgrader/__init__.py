@@ -1,8 +1,8 @@
 """The course as an nbgrader course, graded in nbgrader (autograde) or by `trous grade`, same grades.
 
-`build` (`trous nbgrader build`), `notebooks`: the course directory; `incell`, `examiner`: what the
-notebook's cells run in the kernel; `preprocessors`, `kernel`, `kernel_entry`, `exchange`, `zipcollect`:
-nbgrader's steps done trous's way.
+`build` (`trous nbgrader build`), `notebooks`, `wording`: the course directory; `incell`, `examiner`:
+what the notebook's cells run in the kernel; `preprocessors`, `kernel`, `kernel_entry`, `exchange`,
+`zipcollect`: nbgrader's steps done trous's way.
 
 Here, what `%load_ext trous.publish.nbgrader` installs: an unfilled blank, said in French in the
 student's kernel. IPython keeps an old output in a variable named `___`, the very name of a blank: an
