@@ -563,7 +563,7 @@ def test_grading_never_takes_the_limits_only_runner(tmp_path):
     from trous.core import Course
     from trous.grade import dask as distributed
     from trous.outputs.run import GradeOptions, grade_class
-    from trous.publish.nbgrader.examiner import for_grading
+    from trous.publish.nbgrader.preprocessors import for_grading
 
     for name in ("fallback", "limites", "bac-a-sable-inconnu"):
         with pytest.raises(SandboxRefused):

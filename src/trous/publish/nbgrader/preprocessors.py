@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import math
+from functools import cache
 
 import nbformat
 
@@ -25,6 +26,7 @@ from nbgrader.preprocessors import ClearSolutions, NbGraderPreprocessor, Overwri
 from traitlets import Bool, Unicode
 
 from ...core.grades import UNISOLATED
+from ...sandbox.backend import choose
 from ...inputs.bundle import TROUS_KEY, grade_cells
 from ...inputs.locked import HIDDEN_BEGIN, HIDDEN_END, released
 from ...outputs.outcome import fill, teacher_outputs
@@ -47,12 +49,20 @@ class VerifyGrades(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         if not self.enabled:
             return nb, resources
-        from .examiner import for_grading  # noqa: PLC0415 - the engine: only when autograding
-
         examiner = for_grading(self.sandbox)  # refused here, before any answer is read
         fill(nb, lambda bundle, where: examiner.grade(bundle, where.text.encode("utf-8", "surrogatepass")),
              examiner.sandbox == UNISOLATED, "nbgrader autograde")
         return nb, resources
+
+
+@cache
+def for_grading(sandbox: str = "auto"):
+    """VerifyGrades's examiner, one per nbgrader process (nbgrader grades notebooks one after the other),
+    in the sandbox of `trous grade`'s rules for `sandbox` (auto is bubblewrap, else SandboxRefused;
+    sans-isolation only when asked, never as root)."""
+    from .incell import Examiner  # noqa: PLC0415 - the engine: only when autograding
+
+    return Examiner(choose(sandbox))
 
 
 # -- autograde's sanitizing -----------------------------------------------------------------------
