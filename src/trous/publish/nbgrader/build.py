@@ -19,7 +19,7 @@ from ...core.blanks import defines
 from ...core.course import Course, Exercise
 from ...inputs import bundle as bundle_mod
 from ...inputs import standalone
-from ..shipped import ShippedError, explorer_files
+from ..edition import ShippedError, explorer_files
 from .notebooks import BuildError, answer_cells, explorer_notebook, notebook_bytes, source_notebook
 
 # nbgrader's own default (nbgrader/exchange/default/exchange.py): what a student's `nbgrader

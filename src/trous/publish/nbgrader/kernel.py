@@ -20,7 +20,6 @@ import functools
 import json
 import os
 import shutil
-import signal
 import stat
 import subprocess
 import sys
@@ -228,13 +227,10 @@ class SandboxedKernelManager(AsyncKernelManager):
     cleanup_resources = _async_cleanup_resources
 
     def kill_now(self) -> None:
-        """Every process of the kernel's sandbox, at once (a kernel stuck after an interrupt)."""
+        """Every process of the kernel's sandbox, at once (a kernel stuck after an interrupt): bubblewrap,
+        whose pid namespace dies with it (--die-with-parent)."""
         process = getattr(self.provisioner, "process", None)
-        if process is None:
-            return
-        try:
-            os.killpg(os.getpgid(process.pid), signal.SIGKILL)
-        except OSError:
+        if process is not None:
             with contextlib.suppress(OSError):
                 process.kill()
 
