@@ -563,13 +563,13 @@ def test_grading_never_takes_the_limits_only_runner(tmp_path):
     from trous.core import Course
     from trous.grade import dask as distributed
     from trous.outputs.run import GradeOptions, grade_class
-    from trous.publish.nbgrader import verify
+    from trous.publish.nbgrader.preprocessors import for_grading
 
     for name in ("fallback", "limites", "bac-a-sable-inconnu"):
         with pytest.raises(SandboxRefused):
             choose(name)
         with pytest.raises(SandboxRefused):
-            verify.kind(name)
+            for_grading(name)
         with pytest.raises(distributed.DistributedError, match="ne peut pas corriger"):
             distributed.Prepared(b"", "0" * 64, name, 1)
         with pytest.raises(SandboxRefused):

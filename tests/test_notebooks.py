@@ -22,7 +22,7 @@ from trous.check.checker import Checker
 from trous.check.selfcheck import DEPENDS, FAILED, PASSED, UNFILLED
 from trous.core import Course
 from trous.publish.notebooks import build as nbbuild
-from trous.publish.notebooks import definitions, snapshot, tracking
+from trous.publish.notebooks import checkcell, definitions, tracking
 from trous.publish.notebooks.checkcell import check
 from explorateur.calcul import Attention, Settings, rnn_comparison, sentence  # the course's own widget
 from explorateur.vue import build as build_view
@@ -52,7 +52,7 @@ def edition(notebooks_edition, tmp_path) -> Path:
 
 
 def code_cells(notebook):
-    return [c for c in notebook.cells if c.cell_type == "code" and not snapshot.is_ours(c)]
+    return [c for c in notebook.cells if c.cell_type == "code" and not checkcell.is_ours(c)]
 
 
 def fill(path: Path, old: str, new: str) -> None:
@@ -111,7 +111,7 @@ def test_notebooks_again_keeps_the_students_notebooks_unless_forced(edition):
     rebuilt = nbformat.read(notebook, as_version=4)
     sources = "\n".join(c.source for c in rebuilt.cells)
     assert "zip(t, toux)" in sources and "total = ___" in sources
-    assert sum(1 for c in rebuilt.cells if snapshot.is_ours(c) and c.cell_type == "code") == 2  # not doubled
+    assert sum(1 for c in rebuilt.cells if checkcell.is_ours(c) and c.cell_type == "code") == 2  # not doubled
 
 
 def test_notebooks_never_rewrite_the_authoring_course(tmp_path):
@@ -125,7 +125,7 @@ def test_notebooks_never_rewrite_the_authoring_course(tmp_path):
 def test_lab_command_runs_jupyterlab_from_this_python(notebooks_edition):
     import sys
 
-    from trous.publish.notebooks.lab import command
+    from trous.publish.notebooks.cli import command
 
     argv = command(Course.load(notebooks_edition), port=8899, open_browser=False)
     assert argv[:3] == [sys.executable, "-m", "jupyterlab"]
@@ -222,10 +222,12 @@ def test_check_cell_says_when_the_preparation_did_not_run(edition, monkeypatch):
 
 def test_snapshot_is_the_py_a_save_would_write(edition):
     path = edition / "exercises" / "02_places.ipynb"
-    snap = snapshot.take(path, {})
+    snap = checkcell.take(path, {})
     assert snap.text == (edition / "exercises" / "02_places.py").read_text(encoding="utf-8")
     line = snap.text.split("\n").index("xp = [___ for v, p in zip(x, places)]     # v + p, composante par composante") + 1
-    cell, in_cell = snap.where(line)
+    label, in_cell = snap.where(line)
+    assert label.startswith("la cellule ")
+    cell = int(label.removeprefix("la cellule "))
     notebook = nbformat.read(path, as_version=4)
     assert notebook.cells[cell - 1].source.split("\n")[in_cell - 1].startswith("xp = [___")
 

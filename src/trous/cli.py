@@ -277,8 +277,7 @@ def cmd_new_exercise(args) -> int:
 
 
 def cmd_edition(args) -> int:
-    from .publish.edition import build  # noqa: PLC0415
-    from .publish.shipped import ShippedError  # noqa: PLC0415
+    from .publish.edition import ShippedError, build  # noqa: PLC0415
 
     course = _course(args)
 

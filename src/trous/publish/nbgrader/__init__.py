@@ -1,12 +1,68 @@
 """The course as an nbgrader course, graded in nbgrader (autograde) or by `trous grade`, same grades.
 
-`build` (`trous nbgrader build`), `notebooks`, `wording`, `explorer`: the course directory;
-`incell`, `examiner`, `blankguard`: what the notebook's cells run in the kernel; `preprocessors`,
-`verify`, `kernel`, `kernel_entry`, `exchange`, `zipcollect`: nbgrader's steps done trous's way.
+`build` (`trous nbgrader build`), `notebooks`, `wording`: the course directory; `incell`:
+what the notebook's cells run in the kernel; `preprocessors`, `kernel`, `kernel_entry`, `exchange`,
+`zipcollect`: nbgrader's steps done trous's way.
+
+Here, what `%load_ext trous.publish.nbgrader` installs: an unfilled blank, said in French in the
+student's kernel. IPython keeps an old output in a variable named `___`, the very name of a blank: an
+unfilled answer cell would compute with it and fail far away. An AST transformer turns every `___` the
+code reads into a call raising `TrouPasRempli` there, with its line; inside a function it raises when
+the function runs, as in the exercise file.
 """
 
+from __future__ import annotations
 
-def load_ipython_extension(ipython) -> None:
-    from .blankguard import install  # noqa: PLC0415
+import ast
 
-    install(ipython)
+BLANK = "___"  # course.blanks.BLANK, without importing the course package (pydantic) into the kernel
+
+MODULE = __name__
+_installed: set[int] = set()
+_note: list[str] = []  # a line said after the message, where the notebook has more to say (notebooks/)
+
+
+class TrouPasRempli(Exception):
+    """IPython shows `_render_traceback_` instead of a traceback: the explanation alone."""
+
+    def _render_traceback_(self) -> list[str]:
+        return str(self).split("\n")
+
+
+def blank_not_filled(line: int, code: str) -> None:
+    """Called where the code reads a `___` (the transformer put the call there)."""
+    where = f"à la ligne {line} de sa cellule" + (" :\n    " + code.strip() if code.strip() else "")
+    raise TrouPasRempli(f"✘ trou pas encore rempli (___) {where}\n"
+                        "  Remplace ___ par une expression Python, puis exécute la cellule de nouveau (Maj+Entrée)."
+                        + "".join(f"\n  {n}" for n in _note))
+
+
+class BlankGuard(ast.NodeTransformer):
+    """IPython calls `visit` on each cell's AST before running it."""
+
+    def __init__(self):
+        self.lines: list[str] = []
+
+    def remember(self, info) -> None:  # pre_run_cell: the cell's text, to quote the blank's line
+        self.lines = str(getattr(info, "raw_cell", "") or "").split("\n")
+
+    def visit_Name(self, node: ast.Name):
+        if node.id != BLANK or not isinstance(node.ctx, ast.Load):
+            return node
+        line = getattr(node, "lineno", 0)
+        code = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        call = ast.parse(f"__import__({MODULE!r}, fromlist=['_']).blank_not_filled({line}, {code!r})",
+                         mode="eval").body
+        return ast.fix_missing_locations(ast.copy_location(call, node))
+
+
+def load_ipython_extension(ipython, note: str | None = None) -> None:
+    """`%load_ext trous.publish.nbgrader` (also notebooks/tracking.py, with its note)."""
+    if note and note not in _note:
+        _note.append(note)
+    if ipython is None or id(ipython) in _installed:
+        return
+    guard = BlankGuard()
+    ipython.events.register("pre_run_cell", guard.remember)
+    ipython.ast_transformers.append(guard)
+    _installed.add(id(ipython))

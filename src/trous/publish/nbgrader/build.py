@@ -15,12 +15,12 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ...core.blanks import defines
 from ...core.course import Course, Exercise
 from ...inputs import bundle as bundle_mod
 from ...inputs import standalone
-from ..shipped import ShippedError, explorer_files
-from .explorer import explorer_for
-from .notebooks import BuildError, answer_cells, notebook_bytes, source_notebook
+from ..edition import ShippedError, explorer_files
+from .notebooks import BuildError, answer_cells, explorer_notebook, notebook_bytes, source_notebook
 
 # nbgrader's own default (nbgrader/exchange/default/exchange.py): what a student's `nbgrader
 # fetch_assignment` uses without any configuration of their own.
@@ -247,18 +247,23 @@ def _plan(course: Course, root: Path, exchange: str, only: list[str] | None,
         files[rel] = notebook_bytes(source_notebook(exercise))
         built.append(standalone.Built(exercise, rel, files[rel],
                                       bundle_mod.of(exercise, answer_cells(exercise), hidden=True)))
-    explorer = explorer_for(course, [b.exercise for b in built])
-    if explorer is not None:
-        files[explorer[0]] = explorer[1]
-        folder = explorer[0].rsplit("/", 1)[0]  # what its code imports, beside it in the release
+    # The course's own notebook goes with the first assignment whose exercises define, without a blank,
+    # what it reads (`needs`).
+    explorer = course.explorer
+    home = next((b.exercise.assignment.id for b in built
+                 if explorer is not None and defines(b.exercise.template_path, explorer.needs)), None)
+    if home is not None:
+        rel = f"source/{home}/{explorer.file}"
+        files[rel] = notebook_bytes(explorer_notebook(explorer))
+        folder = rel.rsplit("/", 1)[0]  # what its code imports, beside it in the release
         try:
             shipped = explorer_files(course)
         except ShippedError as exc:
             raise BuildError(str(exc)) from None
         files.update({f"{folder}/{rel}": data for rel, data in shipped.items()})
-    elif built and not only and course.explorer is not None:
-        report.notes.append(f"{course.explorer.file} ({course.explorer.title}) non ajouté : aucun exercice construit "
-                            f"ne définit {', '.join(course.explorer.needs)} sans trou")
+    elif built and not only and explorer is not None:
+        report.notes.append(f"{explorer.file} ({explorer.title}) non ajouté : aucun exercice construit "
+                            f"ne définit {', '.join(explorer.needs)} sans trou")
     return files, built
 
 

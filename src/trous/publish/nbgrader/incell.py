@@ -15,20 +15,29 @@ processes (the trous runner), never in the kernel's namespace.
 
 from __future__ import annotations
 
+import atexit
 import difflib
+import hashlib
 import json
 import os
 import re
+import shutil
+import tempfile
 from functools import cache
 from pathlib import Path
 
 from ...check.feedback import hint_text, wants_hint
-from ...check.selfcheck import UNFILLED, WAITING
+from ...check.selfcheck import UNFILLED, WAITING, ExerciseResult, interpret, prepare
 from ...core import blanks as blanks_mod
+from ...core.analysis import analyse_bytes
+from ...core.course import Exercise
+from ...core.grades import ExerciseGrade
+from ...grade.engine import Grader
 from ...inputs import answers
-from ...inputs.bundle import Bundle, check_bundle_of
+from ...inputs.bundle import Bundle, check_bundle_of, materialize
 from ...inputs.cells import CellMap, cell_map
 from ...outputs.outcome import TrouFaux, blank_outcome
+from ...sandbox.pool import RunnerPool
 from ..notebooks.report import NotebookReport
 
 _public: dict[str, Bundle] = {}
@@ -46,9 +55,7 @@ def _sandbox() -> str:
 
 
 @cache
-def _get_examiner():
-    from .examiner import Examiner  # noqa: PLC0415 - the engine, imported at the first check only
-
+def _get_examiner() -> Examiner:
     return Examiner(_sandbox())
 
 
@@ -132,6 +139,65 @@ def _from_history(bundle: Bundle) -> tuple[dict[str, str], list[str]]:
 def student_cells(bundle: Bundle) -> tuple[dict[str, str], list[str]]:
     cells = _from_file(bundle)
     return _from_history(bundle) if cells is None else (cells, [])
+
+
+class Examiner:
+    """The engine and the self-check on a notebook's bundle: each bundle written once as a one-exercise
+    course in a private directory; a `Grader` per bundle keeps its reference values (the solution runs
+    once). Also VerifyGrades's, outside the kernel."""
+
+    def __init__(self, sandbox: str = "auto"):
+        self.sandbox = sandbox
+        self.pool: RunnerPool | None = None
+        self.root = Path(tempfile.mkdtemp(prefix="trous-carnets-"))
+        self.exercises: dict[str, Exercise] = {}
+        self.graders: dict[str, Grader] = {}
+        self.cache: dict[tuple[str, str, str], object] = {}
+        atexit.register(self.close)
+
+    def _pool(self) -> RunnerPool:
+        if self.pool is None:
+            self.pool = RunnerPool(1, mode=self.sandbox)
+        return self.pool
+
+    def exercise(self, bundle: Bundle) -> Exercise:
+        key = bundle.digest
+        if key not in self.exercises:
+            self.exercises[key] = materialize(bundle, self.root / key[:16])
+        return self.exercises[key]
+
+    def grade(self, bundle: Bundle, code: bytes) -> ExerciseGrade:
+        """The engine's grade of `code` (the exercise's text rebuilt from the answer cells)."""
+        if not bundle.hidden:
+            raise ValueError("correction impossible : ces données d'exercice n'ont pas le correcteur caché")
+        key = ("grade", bundle.digest, hashlib.sha256(code).hexdigest())
+        if key not in self.cache:
+            exercise = self.exercise(bundle)
+            if bundle.digest not in self.graders:
+                self.graders[bundle.digest] = Grader(exercise.course, self._pool())
+            grade = self.graders[bundle.digest].grade("carnet", {exercise.id: code})
+            self.cache[key] = grade.exercise(exercise.id)
+        return self.cache[key]
+
+    def check(self, bundle: Bundle, code: bytes) -> ExerciseResult:
+        """The public self-check of `code`, as `pytest exercises/` and `trous check` report it."""
+        key = ("check", bundle.digest, hashlib.sha256(code).hexdigest())
+        if key not in self.cache:
+            exercise = self.exercise(bundle)
+            analysis = analyse_bytes(exercise, code, f"exercises/{exercise.id}.py")
+            job, context = prepare(exercise, analysis)
+            if context is None:
+                result = job
+            else:
+                result = interpret(exercise, analysis, context, self._pool().run(job) if job.units else [])
+            self.cache[key] = result
+        return self.cache[key]
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.close()
+            self.pool = None
+        shutil.rmtree(self.root, ignore_errors=True)
 
 
 # -- the report ------------------------------------------------------------------------------------

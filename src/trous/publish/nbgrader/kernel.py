@@ -5,8 +5,9 @@ The kernel sees a read-only system and Python; its own folder as a small private
 read-only copies of the folder's files, the notebooks reduced to their answer cells (no hidden test
 to find); a bounded /tmp; no network (unix sockets in a directory it can no longer write once bound);
 no other process; as root, an unprivileged uid of its own with bounds. Never source/, the gradebook,
-the exchange or another student's folder. An interrupt goes to the kernel's own process group: sent
-to bubblewrap's, SIGINT would kill it, and nbgrader would drop the student's assignment.
+the exchange or another student's folder. An interrupt is a message the kernel answers by signalling
+its own process group: sent to bubblewrap's, SIGINT would kill it, and nbgrader would drop the
+student's assignment.
 
 Without bubblewrap the kernel does not start; `sandbox = "none"` runs it as nbgrader does, only when
 asked, never as root, with a warning.
@@ -19,7 +20,6 @@ import functools
 import json
 import os
 import shutil
-import signal
 import stat
 import subprocess
 import sys
@@ -175,6 +175,10 @@ class SandboxedKernelManager(AsyncKernelManager):
             self.transport = "ipc"
             self.ip = os.path.join(sockets, "noyau")
             self.connection_file = os.path.join(sockets, "connexion.json")
+            if self.kernel_spec is not None:
+                # The kernel interrupts its own process group (kernel_entry made it lead one): SIGINT
+                # sent from outside would reach bubblewrap, and kill it.
+                self.kernel_spec.interrupt_mode = "message"
         return await super()._async_pre_start_kernel(**kw)
 
     async def _async_launch_kernel(self, kernel_cmd, **kw):
@@ -222,67 +226,13 @@ class SandboxedKernelManager(AsyncKernelManager):
     # (after a kernel that died, only it): this class's must run.
     cleanup_resources = _async_cleanup_resources
 
-    def kernel_pid(self) -> int | None:
-        """The kernel's pid: bubblewrap → its init in the new pid namespace → the kernel (pid 2 inside)."""
-        process = getattr(self.provisioner, "process", None)
-        if process is None:
-            return None
-        inner = [pid for pid in _children(process.pid) if _inner_pid(pid) == 1]
-        found = [pid for parent in inner for pid in _children(parent) if _inner_pid(pid) == 2]
-        return found[0] if found else None
-
-    async def _async_signal_kernel(self, signum: int) -> None:
-        pid = self.kernel_pid() if self._isolated and signum == signal.SIGINT and self.has_kernel else None
-        if pid is None:
-            return await super()._async_signal_kernel(signum)
-        try:
-            os.killpg(pid, signum)  # kernel_entry made the kernel lead its group
-        except OSError:
-            with contextlib.suppress(OSError):  # gone already: nbclient sees a dead kernel
-                os.kill(pid, signum)
-
-    signal_kernel = _async_signal_kernel
-
     def kill_now(self) -> None:
-        """Every process of the kernel's sandbox, at once (a kernel stuck after an interrupt)."""
+        """Every process of the kernel's sandbox, at once (a kernel stuck after an interrupt): bubblewrap,
+        whose pid namespace dies with it (--die-with-parent)."""
         process = getattr(self.provisioner, "process", None)
-        if process is None:
-            return
-        try:
-            os.killpg(os.getpgid(process.pid), signal.SIGKILL)
-        except OSError:
+        if process is not None:
             with contextlib.suppress(OSError):
                 process.kill()
-
-
-def _children(pid: int) -> list[int]:
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children") as f:
-            return [int(p) for p in f.read().split()]
-    except (OSError, ValueError):
-        pass
-    found = []  # without CONFIG_PROC_CHILDREN: every process's parent
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                with open(f"/proc/{name}/stat") as f:
-                    if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
-                        found.append(int(name))
-            except (OSError, ValueError, IndexError):
-                continue
-    return found
-
-
-def _inner_pid(pid: int) -> int | None:
-    """The pid of `pid` in its own (innermost) pid namespace."""
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("NSpid:"):
-                    return int(line.split()[-1])
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
 
 
 # The errors a cell the kernel did not finish ends with.

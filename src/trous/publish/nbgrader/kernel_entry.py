@@ -37,7 +37,7 @@ def main(argv: list[str]) -> None:
     if separator != "--" or not kernel:
         raise SystemExit("usage : kernel_entry CONFIG -- KERNEL ARGV")
     settings = json.loads(config)
-    os.setpgid(0, 0)  # SandboxedKernelManager interrupts this group (kernel.py)
+    os.setpgid(0, 0)  # the kernel interrupts this group itself (interrupt_request: kernel.py)
     _limit(resource.RLIMIT_CORE, 0)
     _limit(resource.RLIMIT_AS, int(settings["memory_mb"]) * 1024 * 1024)
     _limit(resource.RLIMIT_FSIZE, int(settings["file_mb"]) * 1024 * 1024)

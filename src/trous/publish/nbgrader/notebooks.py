@@ -19,7 +19,7 @@ import jupytext
 import nbformat
 
 from ...core.blanks import find_blanks
-from ...core.course import Exercise
+from ...core.course import Exercise, ExplorerSpec
 from ...core.wording import count
 from ...inputs import bundle as bundle_mod
 from ...inputs.bundle import TROUS_KEY, answer_cells, grade_id
@@ -172,6 +172,16 @@ def source_notebook(exercise: Exercise) -> nbformat.NotebookNode:
     cells.append(_cell(markdown, EXPLAIN, grade_id(exercise, "consigne", "verifier"), locked=True))
     cells.append(_cell(code, check_source(exercise), grade_id(exercise, "verification", "publique"),
                        {"verification": public.to_dict()}, locked=True))
+    return _notebook(cells)
+
+
+def explorer_notebook(explorer: ExplorerSpec) -> nbformat.NotebookNode:
+    """The course's own notebook (course.yaml's `explorer:`): its text, then its code."""
+    return _notebook([nbformat.v4.new_markdown_cell(for_notebook(explorer.text), id="carnet-du-cours-texte"),
+                      nbformat.v4.new_code_cell(explorer.code, id="carnet-du-cours-code")])
+
+
+def _notebook(cells: list) -> nbformat.NotebookNode:
     nb = nbformat.v4.new_notebook(cells=cells, metadata={"kernelspec": dict(KERNELSPEC),
                                                          "language_info": {"name": "python"}})
     nb.nbformat_minor = 5

@@ -15,17 +15,19 @@
 from __future__ import annotations
 
 import math
+from functools import cache
 
 import nbformat
 
 from nbconvert.preprocessors import Preprocessor
 from nbgrader import utils
 from nbgrader.api import Gradebook, MissingEntry
-from nbgrader.preprocessors import ClearHiddenTests, ClearSolutions, NbGraderPreprocessor, OverwriteCells
+from nbgrader.preprocessors import ClearSolutions, NbGraderPreprocessor, OverwriteCells
 from traitlets import Bool, Unicode
 
 from ...core.grades import UNISOLATED
-from ...inputs.bundle import TROUS_KEY, Bundle, grade_cells, hidden_calls  # noqa: F401 - the build's names
+from ...sandbox.backend import choose
+from ...inputs.bundle import TROUS_KEY, grade_cells
 from ...inputs.locked import HIDDEN_BEGIN, HIDDEN_END, released
 from ...outputs.outcome import fill, teacher_outputs
 
@@ -47,12 +49,20 @@ class VerifyGrades(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         if not self.enabled:
             return nb, resources
-        from . import verify  # noqa: PLC0415 - starts runners: only when autograding
-
-        unisolated = verify.kind(self.sandbox) == UNISOLATED  # refused here, before any answer is read
-        fill(nb, lambda bundle, where: verify.grade(bundle, where.text.encode("utf-8", "surrogatepass"), self.sandbox),
-             unisolated, "nbgrader autograde")
+        examiner = for_grading(self.sandbox)  # refused here, before any answer is read
+        fill(nb, lambda bundle, where: examiner.grade(bundle, where.text.encode("utf-8", "surrogatepass")),
+             examiner.sandbox == UNISOLATED, "nbgrader autograde")
         return nb, resources
+
+
+@cache
+def for_grading(sandbox: str = "auto"):
+    """VerifyGrades's examiner, one per nbgrader process (nbgrader grades notebooks one after the other),
+    in the sandbox of `trous grade`'s rules for `sandbox` (auto is bubblewrap, else SandboxRefused;
+    sans-isolation only when asked, never as root)."""
+    from .incell import Examiner  # noqa: PLC0415 - the engine: only when autograding
+
+    return Examiner(choose(sandbox))
 
 
 # -- autograde's sanitizing -----------------------------------------------------------------------
@@ -99,18 +109,6 @@ class RestoreCells(OverwriteCells):
     what OverwriteCells leaves and then stops on: whether a cell is graded, its points, a locked cell's
     flags."""
 
-    _released: dict[str, str] = {}
-
-    def _as_released(self, source: str) -> str:
-        if source not in self._released:
-            cell = nbformat.v4.new_code_cell(source)
-            try:
-                ClearHiddenTests(enforce_metadata=False)._remove_hidden_test_region(cell)
-            except RuntimeError:  # malformed delimiters: nbgrader's own checks say so
-                pass
-            self._released[source] = cell.source
-        return self._released[source]
-
     def _restore_flags(self, cell, stored) -> None:
         """The cell's role is the teacher's (else OverwriteCells meets a MissingEntry or inconsistent
         checksums, and nbgrader drops the submission)."""
@@ -148,7 +146,7 @@ class RestoreCells(OverwriteCells):
         if stored is not None:
             self._restore_flags(cell, stored)
         if stored is not None and utils.is_grade(cell) and cell.cell_type == "code" and stored.locked \
-                and stored.source != cell.source and self._as_released(stored.source) == cell.source:
+                and stored.source != cell.source and released(stored.source) == cell.source:
             cell.source = stored.source  # what nbgrader would do, after its warning
         return super().preprocess_cell(cell, resources, cell_index)
 

@@ -54,7 +54,7 @@ def exercise_notebook(exercise: Exercise):
     import jupytext  # noqa: PLC0415
     import nbformat  # noqa: PLC0415
 
-    from .snapshot import PY_FORMAT, is_ours  # noqa: PLC0415
+    from .checkcell import PY_FORMAT, is_ours  # noqa: PLC0415
 
     notebook = jupytext.read(exercise.path, fmt=PY_FORMAT)
     notebook.cells = [c for c in notebook.cells if not is_ours(c)]  # a .py saved from a notebook has them
@@ -80,7 +80,7 @@ def write_exercise(exercise: Exercise) -> Path:
     import jupytext  # noqa: PLC0415
     import nbformat  # noqa: PLC0415
 
-    from .snapshot import PY_FORMAT  # noqa: PLC0415
+    from .checkcell import PY_FORMAT  # noqa: PLC0415
 
     notebook = exercise_notebook(exercise)
     target = exercise.path.with_suffix(".ipynb")

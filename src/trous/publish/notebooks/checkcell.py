@@ -1,28 +1,108 @@
-"""The check cell: the exercise as written in the notebook, judged by the student's self-check
-(the same run, checks and verdicts as `pytest exercises/`).
+"""The check cell: the exercise as written in the notebook, judged by the student's self-check (the
+same run, checks and verdicts as `pytest exercises/`).
+
+What is judged is exactly the `.py` that saving the paired notebook would write (jupytext), each code
+cell replaced by the code last run in it when newer than the save, so the check cell and pytest agree;
+and where each cell landed is kept, to say « ligne 3 de la cellule 4 ».
 """
 
 from __future__ import annotations
 
 import atexit
 import os
+import re
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from ...check.checker import Checker
+import jupytext
+import nbformat
+
 from ...check.selfcheck import interpret, prepare
+from ...core.analysis import analyse_source
 from ...core.course import Course, Exercise
 from ...core.source import Source
-from ...core.analysis import analyse_source
-from . import snapshot, tracking
+from ...inputs.cells import CellMap, Span
+from ...sandbox.pool import Runner
+from . import tracking
 from .report import NotebookReport
+from .tracking import Ran
 
+TAG_PREFIX = "trous-"  # our own cells (preparation, check) carry a tag starting with this
+PY_FORMAT = "py:percent"
+
+
+@dataclass
+class Snapshot(CellMap):
+    """The program, where each cell landed (« la cellule 4 »), and `stale`: cells taken from the file that
+    were never run here."""
+
+    unsaved: bool = False  # some code that ran is newer than the saved notebook
+
+
+def is_ours(cell) -> bool:
+    return any(str(t).startswith(TAG_PREFIX) for t in cell.get("metadata", {}).get("tags", []))
+
+
+def read_notebook(path: Path):
+    """The notebook as jupytext would open it: from the paired .py when that is clearly newer."""
+    path = Path(path)
+    paired = path.with_suffix(".py")
+    notebook = nbformat.read(path, as_version=4)
+    if paired.exists() and paired.stat().st_mtime > path.stat().st_mtime + 1.0:
+        # Edited in another editor since the last save from JupyterLab: the .py wins, as in jupytext.
+        from_text = jupytext.read(paired, fmt=PY_FORMAT)
+        from_text.metadata = notebook.metadata
+        return from_text
+    return notebook
+
+
+def take(path: Path, ran: dict[str, Ran]) -> Snapshot:
+    path = Path(path)
+    notebook = read_notebook(path)
+    saved_at = path.stat().st_mtime
+    unsaved, stale = False, []
+    for number, cell in enumerate(notebook.cells, start=1):
+        if cell.cell_type != "code" or is_ours(cell):
+            continue
+        record = ran.get(cell.get("id", ""))
+        if record is not None and record.at > saved_at:
+            cell.source = record.source
+            unsaved = True
+        elif record is None:
+            stale.append(number)
+    text = jupytext.writes(notebook, fmt=PY_FORMAT)
+    return Snapshot(text, _spans(text, notebook), stale, unsaved)
+
+
+_HEADER = re.compile(r"^# %%")
+
+
+def _spans(text: str, notebook) -> list[Span]:
+    """Where each code cell's lines are in `text`: each cell starts after its `# %%` line."""
+    lines = text.split("\n")
+    headers = [i for i, line in enumerate(lines) if _HEADER.match(line)]
+    if len(headers) != len(notebook.cells):
+        return []  # an unexpected layout: positions are then given as lines of the file
+    spans = []
+    for number, (cell, header) in enumerate(zip(notebook.cells, headers), start=1):
+        if cell.cell_type != "code" or is_ours(cell):
+            continue
+        source = cell.source.split("\n") if cell.source else []
+        start = header + 1  # 0-based index of the first source line
+        if lines[start:start + len(source)] != source:
+            continue  # jupytext rewrote this cell (a magic commented out…): no line mapping for it
+        spans.append(Span(start + 1, len(source), f"la cellule {number}"))
+    return spans
+
+
+# -- the check ------------------------------------------------------------------------------------
 @cache
-def _checker() -> Checker:
+def _runner() -> Runner:
     """One runner for the kernel's life: the second check does not pay the sandbox's start again."""
-    checker = Checker()
-    atexit.register(checker.close)
-    return checker
+    runner = Runner(os.environ.get("TROUS_SANDBOX", "fallback"))
+    atexit.register(runner.close)
+    return runner
 
 
 def notebook_of(exercise: Exercise, given: str | None = None) -> Path:
@@ -57,7 +137,7 @@ def check(exercise_id: str, notebook: str | None = None, course: Course | None =
     exercise = course.exercise(exercise_id)
     path = notebook_of(exercise, notebook)
     ran = tracking.ran()
-    snap = snapshot.take(path, ran)
+    snap = take(path, ran)
     notes = []
     if not prepared:
         snap.stale = []
@@ -71,7 +151,7 @@ def check(exercise_id: str, notebook: str | None = None, course: Course | None =
     if context is None:
         result = job
     else:
-        results = _checker().runner.run(job) if job.units else []
+        results = _runner().run(job) if job.units else []
         result = interpret(exercise, analysis, context, results)
     if snap.unsaved:
         notes.append(f"vérifié : le code que tu as exécuté. Enregistre le notebook (Ctrl+S) pour que "

@@ -1,15 +1,45 @@
-"""`trous notebooks` and `trous lab` (registered by trous.cli when this package is present)."""
+"""`trous notebooks` and `trous lab` (registered by trous.cli when this package is present): `lab`
+starts JupyterLab on a student edition, from this Python environment (its kernels too)."""
 
 from __future__ import annotations
 
-from ...core import options
+import os
+import subprocess
+import sys
+from pathlib import Path
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+from ...core import options
+from ...core.course import Course, course_for
+
+EXIT_OK, EXIT_FAILED = 0, 1
+
+
+def command(course: Course, *, port: int | None = None, open_browser: bool = True, token: str | None = None,
+            extra: list[str] | tuple[str, ...] = ()) -> list[str]:
+    """`python -m jupyterlab …` rooted at the course, opening the first exercise's notebook."""
+    first = course.exercises[0].path.with_suffix(".ipynb").relative_to(course.root).as_posix()
+    argv = [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={course.root}",
+            f"--ServerApp.default_url=/lab/tree/{first}"]
+    if port is not None:
+        argv.append(f"--ServerApp.port={port}")
+    if not open_browser:
+        argv.append("--no-browser")
+    if token is not None:
+        argv.append(f"--IdentityProvider.token={token}")
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        argv.append("--allow-root")  # containers often run as root; Jupyter refuses without it
+    return argv + list(extra)
+
+
+def run(argv: list[str], cwd: Path) -> int:
+    if os.name == "posix":
+        os.chdir(cwd)
+        os.execv(argv[0], argv)  # JupyterLab takes over the terminal: Ctrl+C goes straight to it
+    return subprocess.call(argv, cwd=cwd)
 
 
 def _prepare(args):
     """The edition's course and its notebooks; None after saying why not."""
-    from ...core.course import course_for  # noqa: PLC0415
     from .build import NotebookError, build, folder_for, require_modules  # noqa: PLC0415
 
     try:
@@ -36,8 +66,6 @@ def cmd_notebooks(args) -> int:
 
 
 def cmd_lab(args) -> int:
-    from .lab import command, run  # noqa: PLC0415
-
     prepared = _prepare(args)
     if prepared is None:
         return EXIT_FAILED

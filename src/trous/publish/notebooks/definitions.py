@@ -18,9 +18,6 @@ class DefinitionError(Exception):
     """French: what is missing, and in which file."""
 
 
-available = defines  # does the file define every name, blank-free, at top level?
-
-
 def load(path: Path, names: Iterable[str]) -> dict:
     """{name: object} for each requested definition of the file at `path`."""
     names = list(names)
@@ -71,6 +68,6 @@ def find(course: Course, names: Iterable[str]) -> Path:
     names = list(names)
     for exercise in course.exercises:
         path = exercise.template_path
-        if path.exists() and available(path, names):
+        if path.exists() and defines(path, names):
             return path
     raise DefinitionError(f"aucun exercice du cours ({course.root}) ne définit sans trou : {', '.join(names)}")

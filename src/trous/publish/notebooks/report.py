@@ -7,37 +7,30 @@ from __future__ import annotations
 
 import html
 import re
-from typing import TYPE_CHECKING
 
 from ...check.selfcheck import DEPENDS, FAILED, NOT_REACHED, NOT_RUN, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED, BlankResult, ExerciseResult
 from ...check.feedback import SYMBOL, hint_text, next_step, printed, status_text, wants_hint
-
-if TYPE_CHECKING:  # jupytext, which snapshot.py imports, is not needed to render (nbgrader's check cell)
-    from .snapshot import Snapshot
 
 COLORS = {PASSED: "#15803d", FAILED: "#b91c1c", UNFILLED: "#a16207", NOT_RUN: "#6b7280", SKIPPED_CHECK: "#6b7280",
           DEPENDS: "#0e7490", NOT_REACHED: "#0e7490", SUSPECT: "#c2410c"}
 # JupyterLab breaks output lines anywhere (word-break: break-all), cutting « 0,21 » into « 0, » and
 # « 21 »: our blocks break between words only, and a word longer than the line may still wrap.
 WRAP = "white-space:pre-wrap;word-break:normal;overflow-wrap:break-word"
-_LINE = re.compile(r"\bligne (\d+)\b")
 _SHOWN = re.compile(r"^(\s*)(\d+) \| ", re.MULTILINE)
 
 
 class NotebookReport:
-    def __init__(self, result: ExerciseResult, snapshot: "Snapshot", notes: list[str] | None = None):
+    def __init__(self, result: ExerciseResult, snapshot, notes: list[str] | None = None):
+        """`snapshot`: an inputs.cells.CellMap (checkcell.Snapshot in JupyterLab: it needs jupytext)."""
         self.result, self.snapshot, self.extra_notes = result, snapshot, list(notes or [])
 
     # -- words ---------------------------------------------------------------------------------
     def _relocate(self, text: str) -> str:
         """« ligne 12 » of the program → « ligne 3 de la cellule 4 » of the notebook."""
-        def line(match):
-            return self.snapshot.describe(int(match.group(1))) or match.group(0)
-
         def shown(match):
             place = self.snapshot.where(int(match.group(2)))
             return f"{match.group(1)}{place[1] if place else match.group(2)} | "
-        return _SHOWN.sub(shown, _LINE.sub(line, text))
+        return _SHOWN.sub(shown, self.snapshot.relocate(text))
 
     def _place(self, line: int | None) -> str:
         return self.snapshot.describe(line) or (f"ligne {line}" if line else "")

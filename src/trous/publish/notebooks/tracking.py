@@ -1,6 +1,6 @@
 """What the student ran, cell by cell, in this kernel: the check takes, for each cell, whichever is
 newer, the code last run (JupyterLab sends each cell's id to IPython's `pre_run_cell`) or the saved
-file. Also the blank guard (publish/nbgrader/blankguard.py: IPython's `___` output cache would make an
+file. Also the blank guard (publish/nbgrader/__init__.py: IPython's `___` output cache would make an
 unfilled blank silently '') and a NameError said in French, with its line.
 """
 
@@ -11,7 +11,7 @@ import traceback
 from dataclasses import dataclass
 
 from ...core.blanks import BLANK
-from ..nbgrader import blankguard  # the same guard as nbgrader's notebooks
+from ..nbgrader import load_ipython_extension as install_guard  # the same guard as nbgrader's notebooks
 
 STILL_CHECKED = "La vérification, en bas du notebook, dit où en sont tous tes trous."
 
@@ -42,7 +42,7 @@ def install(ipython) -> None:
     forget_blank_marker(None)
     ipython.events.register("pre_run_cell", _record)
     ipython.events.register("pre_run_cell", forget_blank_marker)
-    blankguard.install(ipython, note=STILL_CHECKED)
+    install_guard(ipython, note=STILL_CHECKED)
     ipython.set_custom_exc((NameError,), calm_name_error)
     _INSTALLED.add(id(ipython))
 
