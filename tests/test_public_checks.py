@@ -208,3 +208,19 @@ def test_hidden_variants_are_not_the_shown_ones(course):
         hidden = {x.variant.key for c in load_checks(exercise.grader_path) for x in c.expects if x.variant}
         assert not shown & hidden, exercise.id
         assert all(x.variant.hidden for c in load_checks(exercise.grader_path) for x in c.expects if x.variant)
+
+
+def test_a_check_of_an_unknown_blank_costs_only_its_own_item(course, student_copy):
+    """An author's public check naming a blank course.yaml lacks is said as such; the exercise's other
+    blanks are still checked (before, each of them failed with a raw ValueError)."""
+    exercise = course.exercise("01_toux")
+    copy_solution = (course.root / "solutions" / exercise.path.name).read_text(encoding="utf-8")
+    (student_copy / "exercises" / exercise.path.name).write_text(copy_solution, encoding="utf-8")
+    checks = student_copy / "exercises" / exercise.checks_path.name
+    checks.write_text(checks.read_text(encoding="utf-8") + '\ninconnu = blank("inconnu", expect("poids", [1.0]))\n',
+                      encoding="utf-8")
+    result = run_pytest(student_copy, "-v", f"exercises/{exercise.path.name}")
+    assert "le trou « inconnu » n'existe pas dans course.yaml" in result.stdout, result.stdout[-3000:]
+    assert "ValueError" not in result.stdout and "Traceback" not in result.stdout, result.stdout[-3000:]
+    assert "3/3 trous justes" in result.stdout, result.stdout[-3000:]
+    assert result.returncode != 0  # the course itself is at fault: not a clean pass

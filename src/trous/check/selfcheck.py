@@ -89,6 +89,8 @@ def plan_units(analysis: Analysis, checks: list[Check], text: str, process: str 
 def prepare(exercise: Exercise, analysis: Analysis, checks: list[Check] | None = None):
     """The job for a public check of `analysis`, or an ExerciseResult when nothing can run."""
     checks = load_checks(exercise.checks_path) if checks is None else checks
+    known = {b.id for b in exercise.spec.blanks}
+    checks = [c for c in checks if c.blank in known]  # an unknown blank is its own item's failure
     if not analysis.readable:
         return _unrunnable(exercise, analysis, analysis.error or "illisible", analysis.error_line, None), None
     s = analysis.syntax or syntax_problem(analysis.source.text, analysis.path)
