@@ -571,13 +571,13 @@ def test_grading_never_takes_the_limits_only_runner(tmp_path):
         with pytest.raises(SandboxRefused):
             for_grading(name)
         with pytest.raises(distributed.DistributedError, match="ne peut pas corriger"):
-            distributed.Prepared(b"", "0" * 64, name, 1)
+            distributed.Prepared(b"", "0" * 64, name)
         with pytest.raises(SandboxRefused):
             grade_class(Course.load(ROOT), GradeOptions(tmp_path / "absent", tmp_path / "res", name))
     assert not (tmp_path / "res").exists()
     if ROOT_USER:
         with pytest.raises(distributed.DistributedError, match="root"):
-            distributed.Prepared(b"", "0" * 64, UNISOLATED, 1)
+            distributed.Prepared(b"", "0" * 64, UNISOLATED)
 
 
 def test_the_removed_namespaces_sandbox_is_refused_with_the_way_out(tmp_path):
