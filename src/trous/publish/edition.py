@@ -229,9 +229,16 @@ def build_wheel(out_dir: str | Path) -> Path:
     files[f"{dist}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: trous\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
     files[f"{dist}/entry_points.txt"] = (b"[console_scripts]\ntrous = trous.cli:main\n\n"
                                          b"[pytest11]\ntrous = trous.check.pytest_plugin\n")
+    return write_wheel(out_dir / f"trous-{version}-py3-none-any.whl", dist, files)
+
+
+def write_wheel(name: Path, dist: str, files: dict[str, bytes], compression: int = zipfile.ZIP_DEFLATED) -> Path:
+    """`files` (archive path → bytes) as the wheel `name`, with the RECORD of `dist` (its .dist-info
+    folder) listing them. Also used by benchmarks/student_venv.py to repack installed distributions."""
+    files = {path: data for path, data in files.items() if path != f"{dist}/RECORD"}
     record = []
     for path, data in files.items():
         digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
         record.append(f"{path},sha256={digest},{len(data)}")
     files[f"{dist}/RECORD"] = ("\n".join([*record, f"{dist}/RECORD,,"]) + "\n").encode()
-    return _write_zip(out_dir / f"trous-{version}-py3-none-any.whl", files)
+    return _write_zip(name, files, compression)
