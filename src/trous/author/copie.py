@@ -221,7 +221,7 @@ class Native:
         """(unit result, probe result) of each expectation, its variant's inputs in place."""
         units: dict[tuple, list[Expect]] = {}
         for expect in expects:
-            units.setdefault(expect.variant.key if expect.variant else (), []).append(expect)
+            units.setdefault(expect.overrides, []).append(expect)
         keys = list(units)
         job = Job(tuple(Unit(program, filename, tuple(Probe(e.expr, e.setup) for e in units[k]), overrides=k,
                              process="declaration", wall=limits.wall) for k in keys), limits, capture_output=False)

@@ -410,7 +410,7 @@ def plan(exercise: Exercise, solution: str, fills, checks: list[Check], limits=N
         if index is None:
             continue
         for expect in check.expects:
-            key = expect.variant.key if expect.variant else ()
+            key = expect.overrides
             plans.setdefault(key, []).append((index, hidden, expect))
     units, tags = [], []
     for key, expects in plans.items():

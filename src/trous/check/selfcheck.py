@@ -76,7 +76,7 @@ def plan_units(analysis: Analysis, checks: list[Check], text: str, process: str 
     plan = []
     for check in checks:
         for expect in check.expects:
-            key = expect.variant.key if expect.variant else ()
+            key = expect.overrides
             u = list(probes).index(key) if key in probes else len(probes)
             probes.setdefault(key, []).append(Probe(expect.expr, expect.setup))
             plan.append((check, expect, u, len(probes[key]) - 1))

@@ -75,6 +75,11 @@ class Expect:
         return self.label or self.expr
 
     @property
+    def overrides(self) -> tuple:
+        """Its variant's replaced assignments, () on the course's own inputs."""
+        return self.variant.key if self.variant else ()
+
+    @property
     def description(self) -> str:
         """How feedback names a hidden expectation: its label, never its expression."""
         return self.label or "une vérification cachée"

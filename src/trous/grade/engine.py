@@ -86,7 +86,7 @@ def fingerprint(course: Course) -> str:
 
 
 def _probe_key(expect: Expect) -> tuple:
-    return (expect.variant.key if expect.variant else (), expect.expr, expect.setup)
+    return (expect.overrides, expect.expr, expect.setup)
 
 
 def _probe(expect: Expect) -> Probe:
@@ -308,7 +308,7 @@ class Grader:
             if wanted is not None and index not in wanted:
                 continue
             for expect in check.expects:
-                key = expect.variant.key if expect.variant else ()
+                key = expect.overrides
                 groups.setdefault(key, []).append((index, expect))
                 order[key] = min(order.get(key, 9), _variant_order(expect))
         return {k: groups[k] for k in sorted(groups, key=lambda k: order[k])}
@@ -508,7 +508,7 @@ class Grader:
                 own_ok = own_ok and verdict.ok
                 verdicts.setdefault(index, []).append((expect, verdict))
                 if probe.evaluated and probe.error is None:
-                    seen[(index, expect.setup, expect.expr, expect.variant.key if expect.variant else ())] = probe.value
+                    seen[(index, expect.setup, expect.expr, expect.overrides)] = probe.value
             if spliced and meta.blank is not None:
                 downstream = self._downstream(exercise, analysis, meta, result, own_ok)
                 if downstream is not None:
