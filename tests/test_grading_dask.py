@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import tarfile
+import time
 from pathlib import Path
 
 import pytest
@@ -129,6 +130,39 @@ def test_a_worker_refuses_a_course_of_another_grader_version(classe, cluster):
                                submission.files, pure=False)
         with pytest.raises(dist.DistributedError, match="même version des correcteurs"):
             future.result(timeout=120)
+
+
+def _test_workers() -> set[int]:
+    """This process's children that run graders' test functions (trous.grade.testworker)."""
+    found = set()
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            ppid = int(next(l for l in status.read_text().splitlines() if l.startswith("PPid:")).split()[1])
+            cmdline = (status.parent / "cmdline").read_bytes()
+        except (OSError, StopIteration, ValueError):
+            continue
+        if ppid == os.getpid() and b"trous.grade.testworker" in cmdline:
+            found.add(int(status.parent.name))
+    return found
+
+
+def test_a_closed_course_stops_its_test_workers(classe):
+    """A worker's course is closed when evicted or at exit: the graders' test processes go with it."""
+    course_dir, _ = classe
+    archive = dist.pack(Course.load(course_dir))
+    before = _test_workers()
+    ready = dist.Prepared(archive.data, archive.version, "auto")  # the references run the test functions
+    try:
+        started = _test_workers() - before
+        assert started, "the references should have started a test worker"
+    finally:
+        ready.close()
+    for _ in range(100):
+        if not started & _test_workers():
+            break
+        time.sleep(0.05)
+    assert not started & _test_workers()
+    assert not ready.folder.exists()
 
 
 def test_grades_of_another_version_are_refused(classe):

@@ -132,7 +132,7 @@ class Prepared:
         where, threads = _dask_worker()
         _sweep_orphans()
         self.folder = Path(tempfile.mkdtemp(prefix=f"{UNPACKED}{os.getpid()}-"))
-        self.pool = None
+        self.pool = self.grader = None
         self.users = 0  # tasks grading with it right now (guarded by _LOCK): never closed under them
         try:
             kind = sandbox_mod.choose(sandbox)  # the rules of `trous grade`, applied on this worker's machine
@@ -160,6 +160,8 @@ class Prepared:
             raise
 
     def close(self) -> None:
+        if self.grader is not None:  # its graders' test worker processes, else they outlive the course
+            self.grader.close()
         if self.pool is not None:
             self.pool.close()
         shutil.rmtree(self.folder, ignore_errors=True)
