@@ -10,50 +10,11 @@ and the checking code are imported only when needed.
 from __future__ import annotations
 
 import os
-import queue
 import threading
 from collections.abc import Iterable
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from ..core.course import preload_for
-
-
-class _Lane(threading.Thread):
-    """The one thread that talks to the runner, launched as it starts (numpy imports meanwhile)."""
-
-    def __init__(self, runner, jobs: queue.SimpleQueue, modules: tuple[str, ...]):
-        super().__init__(name="trous-autoverification", daemon=True)
-        self.runner, self.jobs = runner, jobs
-        runner.want(modules)
-
-    def run(self) -> None:
-        try:
-            self.runner.launch()
-        except Exception:  # noqa: BLE001 - said by the first job, whose start() tries again
-            pass
-        while True:
-            item = self.jobs.get()
-            if item is None:
-                return
-            future, job, modules = item
-            if not future.set_running_or_notify_cancel():
-                continue
-            try:
-                future.set_result(self._run(job, modules))
-            except BaseException as exc:  # noqa: BLE001 - handed to whoever reads the verdicts
-                future.set_exception(exc)
-
-    def _run(self, job, modules: tuple[str, ...]):
-        runner = self.runner
-        if callable(job):  # work that needs the runner to itself (a session), done in its turn
-            return job(runner)
-        if runner.process is not None and not set(modules) <= set(runner.preload):
-            # A module a check needs (torch…) is installed but not preloaded: importing it once in a new
-            # zygote costs less than importing it in every run.
-            runner.close()
-        if runner.process is None:
-            runner.want(modules)
-        return runner.run(job)
 
 
 class Checker:
@@ -67,8 +28,8 @@ class Checker:
         self.runner = Runner(os.environ.get("TROUS_SANDBOX", "fallback"))
         self.cache: dict = {}  # exercise id → ExerciseResult
         self._pending: dict = {}  # exercise id → (analysis, context, Future of the unit results)
-        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
-        self._lane: _Lane | None = None
+        # The lane: the one thread that talks to the runner, jobs run in the order they are sent.
+        self._lane: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
         self._closed = False
 
@@ -79,8 +40,27 @@ class Checker:
             if self._lane is None and not self._closed:
                 if self.runner.process is None:  # what these exercises need, rather than the runner's guess
                     self.runner.preload = ()
-                self._lane = _Lane(self.runner, self._jobs, modules)
-                self._lane.start()
+                self.runner.want(modules)
+                self._lane = ThreadPoolExecutor(1, thread_name_prefix="trous-autoverification")
+                self._lane.submit(self._launch)  # numpy imports in the runner meanwhile
+
+    def _launch(self) -> None:
+        try:
+            self.runner.launch()
+        except Exception:  # noqa: BLE001 - said by the first job, whose start() tries again
+            pass
+
+    def _run(self, job, modules: tuple[str, ...]):
+        runner = self.runner
+        if callable(job):  # work that needs the runner to itself (a session), done in its turn
+            return job(runner)
+        if runner.process is not None and not set(modules) <= set(runner.preload):
+            # A module a check needs (torch…) is installed but not preloaded: importing it once in a new
+            # zygote costs less than importing it in every run.
+            runner.close()
+        if runner.process is None:
+            runner.want(modules)
+        return runner.run(job)
 
     # -- exercises ------------------------------------------------------------------------------
     def submit(self, exercise) -> None:
@@ -100,10 +80,10 @@ class Checker:
             if context is None:  # nothing can run (unreadable file, syntax error): the verdicts are known
                 self.cache[exercise.id] = job
                 return
-            results: Future = Future()
             if job.units:
-                self._jobs.put((results, job, preload_for([exercise], {exercise.id: checks}, as_needed=True)))
+                results = self._lane.submit(self._run, job, preload_for([exercise], {exercise.id: checks}, as_needed=True))
             else:
+                results = Future()
                 results.set_result([])
             self._pending[exercise.id] = (analysis, context, results)
 
@@ -133,9 +113,7 @@ class Checker:
 
         if not testchecks.has_public_tests(exercise):
             return
-        done: Future = Future()
-        self._jobs.put((done, lambda runner: testchecks.apply(runner, exercise, analysis, result), ()))
-        done.result()
+        self._lane.submit(self._run, lambda runner: testchecks.apply(runner, exercise, analysis, result), ()).result()
 
     def close(self) -> None:
         """Stop at once: jobs not started are dropped, the one running ends with its runner."""
@@ -143,19 +121,12 @@ class Checker:
             self._closed = True
             self._pending.clear()
             lane = self._lane
-        while True:
-            try:
-                item = self._jobs.get_nowait()
-            except queue.Empty:
-                break
-            if item is not None:
-                item[0].cancel()
         if lane is not None:
-            self._jobs.put(None)
+            lane.shutdown(wait=False, cancel_futures=True)  # jobs not started are dropped
             # A job sent ahead may be running (an endless loop takes its whole time limit): ended now,
             # from this thread, and no new sandbox starts for the rest of it.
             self.runner.interrupt()
-            lane.join()
+            lane.shutdown()
         self.runner.close()
 
     def __enter__(self) -> "Checker":
