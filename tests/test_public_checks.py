@@ -204,8 +204,8 @@ def test_every_computed_blank_has_a_shown_variant(course):
 
 def test_hidden_variants_are_not_the_shown_ones(course):
     for exercise in course.exercises:
-        shown = {x.variant.key for c in load_checks(exercise.checks_path) for x in c.expects if x.variant}
-        hidden = {x.variant.key for c in load_checks(exercise.grader_path) for x in c.expects if x.variant}
+        shown = {x.variant.overrides for c in load_checks(exercise.checks_path) for x in c.expects if x.variant}
+        hidden = {x.variant.overrides for c in load_checks(exercise.grader_path) for x in c.expects if x.variant}
         assert not shown & hidden, exercise.id
         assert all(x.variant.hidden for c in load_checks(exercise.grader_path) for x in c.expects if x.variant)
 

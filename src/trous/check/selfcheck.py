@@ -70,22 +70,6 @@ class ExerciseResult:
 
 
 # -- the public self-check -----------------------------------------------------------------------
-def plan_units(analysis: Analysis, checks: list[Check], text: str, process: str = "") -> tuple[list[Unit], list]:
-    """One unit per variant of the student's file; the plan maps each expectation to (unit, probe)."""
-    probes: dict[tuple, list[Probe]] = {}  # by variant, in order of first use
-    plan = []
-    for check in checks:
-        for expect in check.expects:
-            key = expect.overrides
-            u = list(probes).index(key) if key in probes else len(probes)
-            probes.setdefault(key, []).append(Probe(expect.expr, expect.setup))
-            plan.append((check, expect, u, len(probes[key]) - 1))
-    group = process or analysis.exercise.id
-    units = [Unit(source=text, filename=analysis.path, probes=tuple(found), overrides=key, process=group,
-                  group=group) for key, found in probes.items()]
-    return units, plan
-
-
 def prepare(exercise: Exercise, analysis: Analysis, checks: list[Check] | None = None):
     """The job for a public check of `analysis`, or an ExerciseResult when nothing can run."""
     checks = load_checks(exercise.checks_path) if checks is None else checks
@@ -99,14 +83,20 @@ def prepare(exercise: Exercise, analysis: Analysis, checks: list[Check] | None =
         message = f"erreur de syntaxe : {french} ({s.message})" if french else f"erreur de syntaxe : {s.message}"
         return _unrunnable(exercise, analysis, message, s.line, s.text, s.column), None
     runnable = [c for c in checks if all(available(m) for m in c.requires)]
-    wanted = [c for c in runnable if analysis.is_filled(_index(exercise, c))]
-    units, plan = plan_units(analysis, wanted, analysis.source.text)
-    job = Job(tuple(units), limits_for(exercise), capture_output=True)
-    return job, (checks, runnable, plan)
-
-
-def _index(exercise: Exercise, check: Check) -> int:
-    return exercise.blank_index(check.blank)
+    # One unit per variant of the student's file; the plan maps each expectation to (unit, probe).
+    probes: dict[tuple, list[Probe]] = {}  # by variant, in order of first use
+    plan = []
+    for check in runnable:
+        if not analysis.is_filled(exercise.blank_index(check.blank)):
+            continue
+        for expect in check.expects:
+            found = probes.setdefault(expect.overrides, [])
+            found.append(Probe(expect.expr, expect.setup))
+            plan.append((check, expect, list(probes).index(expect.overrides), len(found) - 1))
+    group = analysis.exercise.id
+    units = tuple(Unit(source=analysis.source.text, filename=analysis.path, probes=tuple(found), overrides=key,
+                       process=group, group=group) for key, found in probes.items())
+    return Job(units, limits_for(exercise), capture_output=True), (checks, runnable, plan)
 
 
 def _unrunnable(exercise, analysis, message, line, text, column=0) -> ExerciseResult:
@@ -176,10 +166,10 @@ def interpret(exercise: Exercise, analysis: Analysis, context, results: list[Uni
         first = {k: said(expect, results[u], results[u].probes[p]) for k, (_, expect, u, p) in enumerate(plan)}
     trouble = len(first) < len(plan) or not all(v.ok for v in first.values())  # blame is needed
     for k, (check, expect, u, p) in enumerate(plan):
-        unit, index = results[u], _index(exercise, check)
+        unit, index = results[u], exercise.blank_index(check.blank)
         probe = unit.probes[p]
         # Each run's own flow: a variant's values cut the blanks that computed them.
-        run_flow = flow_of(analysis, [name for name, _ in expect.variant.key]) if expect.variant and trouble else flow
+        run_flow = flow_of(analysis, [name for name, _ in expect.overrides]) if expect.variant and trouble else flow
         stale = probe.evaluated and never_computed(run_flow, expect, unit)
         verdict = _not_computed(expect, unit) if stale else first.get(k) or said(expect, unit, probe)
         depends = frozenset(i for i in run_flow.depends(expect.expr, expect.setup) if i < count) - {index}
@@ -197,8 +187,8 @@ def interpret(exercise: Exercise, analysis: Analysis, context, results: list[Uni
     decisions = blame.decide(count, unfilled, outcomes, flow)
     variants = {u: expect.variant for _, expect, u, _ in plan}
     stops = _unexplained_stops(results, variants, outcomes, decisions, flow)
-    checked = {_index(exercise, c) for c in checks}
-    skipped = {_index(exercise, c) for c in checks if c not in runnable}
+    checked = {exercise.blank_index(c.blank) for c in checks}
+    skipped = {exercise.blank_index(c.blank) for c in checks if c not in runnable}
     blanks = []
     for i, spec in enumerate(exercise.blanks):
         decision = decisions[i]

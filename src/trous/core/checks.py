@@ -40,10 +40,6 @@ class Variant:
     overrides: tuple[tuple[str, str], ...]
     hidden: bool = True  # feedback names the variant but does not show its inputs
 
-    @property
-    def key(self) -> tuple:
-        return self.overrides
-
 
 def variant(description: str, *, shown: bool = False, **overrides: Any) -> Variant:
     """Other inputs: each keyword is a top-level variable; its value a Python expression (str) or a literal."""
@@ -77,7 +73,7 @@ class Expect:
     @property
     def overrides(self) -> tuple:
         """Its variant's replaced assignments, () on the course's own inputs."""
-        return self.variant.key if self.variant else ()
+        return self.variant.overrides if self.variant else ()
 
     @property
     def description(self) -> str:

@@ -892,7 +892,7 @@ def _unmoved(seen: dict, blank: int, expect: Expect) -> bool | None:
     """Did the check give on the variant's inputs the very value it gave on the course's? None when
     either is unknown."""
     key = (blank, expect.setup, expect.expr)
-    here, there = seen.get((*key, expect.variant.key), seen), seen.get((*key, ()), seen)
+    here, there = seen.get((*key, expect.overrides), seen), seen.get((*key, ()), seen)
     return None if here is seen or there is seen else here == there
 
 
