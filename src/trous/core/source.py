@@ -24,8 +24,6 @@ class SourceError(Exception):
 class Source:
     path: str
     text: str  # decoded, universal newlines ("\n" only), without BOM
-    had_bom: bool = False
-    had_crlf: bool = False
 
     @property
     def lines(self) -> list[str]:
@@ -63,9 +61,8 @@ def decode(data: bytes, path: str = "<texte>") -> Source:
             "Enregistre-le en UTF-8 dans ton éditeur (« Enregistrer avec l'encodage » → UTF-8).",
             line,
         ) from None
-    had_crlf = "\r\n" in text
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return Source(path=path, text=text, had_bom=had_bom, had_crlf=had_crlf)
+    return Source(path=path, text=text)
 
 
 def read(path: str | Path, display: str | None = None) -> Source:
