@@ -125,12 +125,9 @@ def _clean(data):
 
 
 def _from_torch(value):
-    module = type(value).__module__ or ""
-    if not module.startswith("torch") or _numpy() is None:
-        return None
-    try:
-        import torch  # noqa: PLC0415 - only when the student used it
-    except ImportError:
+    # As NumPy: never imported here (a tensor exists only once the program imported torch).
+    torch, module = sys.modules.get("torch"), type(value).__module__
+    if torch is None or _numpy() is None or type(module) is not str or not module.startswith("torch"):
         return None
     if isinstance(value, torch.Tensor):
         return torch.Tensor.numpy(torch.Tensor.cpu(torch.Tensor.detach(value)))
