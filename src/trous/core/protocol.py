@@ -62,23 +62,16 @@ class Unit:
     state: tuple[str, ...] | None = None
 
     def to_json(self) -> dict:
-        # Written out rather than dataclasses.asdict (a deep copy): this runs for every unit sent.
-        return {"source": self.source, "filename": self.filename,
-                "probes": [{"expr": p.expr, "setup": p.setup, "secret": p.secret} for p in self.probes],
-                "overrides": [list(pair) for pair in self.overrides], "process": self.process,
-                "group": self.group, "module_name": self.module_name, "wall": self.wall,
-                "state": None if self.state is None else list(self.state)}
+        # Its fields as they are (json writes tuples as lists), not dataclasses.asdict (a deep copy):
+        # this runs for every unit sent. The grader wrote it: read back as is, no value to distrust.
+        return {**vars(self), "probes": [vars(p) for p in self.probes]}
 
     @classmethod
     def from_json(cls, data: dict) -> "Unit":
-        return cls(source=str(data["source"]), filename=str(data["filename"]),
-                   probes=tuple(Probe(str(p["expr"]), p.get("setup"), bool(p.get("secret")))
-                                for p in data.get("probes", ())),
-                   overrides=tuple((str(k), str(v)) for k, v in data.get("overrides", ())),
-                   process=str(data.get("process", "")), group=str(data.get("group", "")),
-                   module_name=str(data.get("module_name", "__trous__")),
-                   wall=float(data["wall"]) if isinstance(data.get("wall"), (int, float)) else None,
-                   state=None if data.get("state") is None else tuple(str(n) for n in data["state"]))
+        state = data.get("state")
+        return cls(**{**data, "probes": tuple(Probe(**p) for p in data.get("probes", ())),
+                      "overrides": tuple(map(tuple, data.get("overrides", ()))),
+                      "state": None if state is None else tuple(state)})
 
 
 @dataclass(frozen=True)
@@ -239,13 +232,8 @@ class Ask:
     wall: float | None = None  # at most this long for this question, program run included
 
     def to_json(self) -> dict:
-        return {"expr": self.expr, "setup": self.setup, "overrides": [list(p) for p in self.overrides],
-                "secret": self.secret, "fresh": self.fresh, "wall": self.wall}
+        return dict(vars(self))
 
     @classmethod
     def from_json(cls, data: dict) -> "Ask":
-        wall = data.get("wall")
-        return cls(expr=str(data["expr"]), setup=None if data.get("setup") is None else str(data["setup"]),
-                   overrides=tuple((str(k), str(v)) for k, v in data.get("overrides", ())),
-                   secret=bool(data.get("secret")), fresh=bool(data.get("fresh")),
-                   wall=float(wall) if isinstance(wall, (int, float)) and not isinstance(wall, bool) else None)
+        return cls(**{**data, "overrides": tuple(map(tuple, data.get("overrides", ())))})
