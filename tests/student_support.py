@@ -8,7 +8,7 @@ from pathlib import Path
 
 from trous.check.pytest_plugin import categories
 
-WORDS = {word: status for status, (_category, _mark, word) in categories().items()}
+WORDS = {word: status for status, (_category, _mark, word, _colour) in categories().items()}
 
 
 def internal_traceback(output: str) -> bool:

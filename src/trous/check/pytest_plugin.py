@@ -27,20 +27,20 @@ UNKNOWN_BLANK = "trou inconnu"
 
 
 @cache
-def categories() -> dict[str, tuple[str, str, str]]:
-    """(category, mark, word for -v) by blank status: pytest counts each category in its last line."""
+def categories() -> dict[str, tuple[str, str, str, str]]:
+    """(category, mark, word for -v, colour) by blank status: pytest counts each category in its last line."""
     from .selfcheck import DEPENDS, FAILED, NOT_REACHED, NOT_RUN, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED  # noqa: PLC0415
     from .feedback import SYMBOL  # noqa: PLC0415
 
     return {
-        PASSED: ("✔", SYMBOL[PASSED], "JUSTE"),
-        SKIPPED_CHECK: ("sans vérification", SYMBOL[SKIPPED_CHECK], "SANS VÉRIFICATION"),
-        FAILED: ("faux", SYMBOL[FAILED], "FAUX"),
-        UNFILLED: ("à remplir", SYMBOL[UNFILLED], "À REMPLIR"),
-        DEPENDS: ("en attente", SYMBOL[DEPENDS], "EN ATTENTE"),
-        NOT_REACHED: ("en attente", SYMBOL[NOT_REACHED], "PAS ENCORE VÉRIFIÉ"),
-        SUSPECT: ("à revoir", SYMBOL[SUSPECT], "À REVOIR"),
-        NOT_RUN: ("en erreur", SYMBOL[NOT_RUN], "EN ERREUR"),
+        PASSED: ("✔", SYMBOL[PASSED], "JUSTE", "green"),
+        SKIPPED_CHECK: ("sans vérification", SYMBOL[SKIPPED_CHECK], "SANS VÉRIFICATION", "green"),
+        FAILED: ("faux", SYMBOL[FAILED], "FAUX", "red"),
+        UNFILLED: ("à remplir", SYMBOL[UNFILLED], "À REMPLIR", "yellow"),
+        DEPENDS: ("en attente", SYMBOL[DEPENDS], "EN ATTENTE", "cyan"),
+        NOT_REACHED: ("en attente", SYMBOL[NOT_REACHED], "PAS ENCORE VÉRIFIÉ", "cyan"),
+        SUSPECT: ("à revoir", SYMBOL[SUSPECT], "À REVOIR", "red"),
+        NOT_RUN: ("en erreur", SYMBOL[NOT_RUN], "EN ERREUR", "red"),
     }
 
 
@@ -242,12 +242,9 @@ def pytest_report_teststatus(report, config):
     status = dict(getattr(report, "user_properties", ())).get("trous") if report.when == "call" else None
     if status is None:
         return None
-    from .selfcheck import DEPENDS, NOT_REACHED, PASSED, SKIPPED_CHECK, UNFILLED  # noqa: PLC0415
-
     if status == UNKNOWN_BLANK:
         return "trou inconnu", "E", ("TROU INCONNU", {"red": True})
-    category, mark, word = categories()[status]
-    color = {PASSED: "green", SKIPPED_CHECK: "green", UNFILLED: "yellow", DEPENDS: "cyan", NOT_REACHED: "cyan"}.get(status, "red")
+    category, mark, word, color = categories()[status]
     return category, mark, (word, {color: True})
 
 
