@@ -25,8 +25,10 @@ import json
 import os
 import zlib
 from dataclasses import asdict, dataclass, field, fields
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
+
+import trous
 
 from .errors import COURSE_FILE, CourseError
 from .protocol import Limits
@@ -35,7 +37,6 @@ TEMPLATES_DIR = Path(".trous") / "modeles"
 CACHE = Path(".trous") / "cours-valide.json"
 CACHE_FORMAT = 1
 _CODE = ("course.py", "errors.py", "schema.py")  # what decides whether a course.yaml is valid
-_fingerprint: str | None = None
 
 
 # Plain frozen records built from data schema.py validated: without pydantic or YAML, a course
@@ -144,22 +145,18 @@ def parse(text: str, path: str = COURSE_FILE) -> CourseSpec:
 
 
 # -- the cache of a validated course.yaml ------------------------------------------------------------
+@cache
 def fingerprint() -> str | None:
     """What validated a cached course; None when it cannot be told (then there is no cache)."""
-    global _fingerprint
-    if _fingerprint is None:
-        from importlib import metadata  # noqa: PLC0415
+    from importlib import metadata  # noqa: PLC0415 - only where a cache can be kept (a student edition)
 
-        import trous  # noqa: PLC0415
-
-        here = Path(__file__).parent
-        try:
-            code = zlib.crc32(b"".join((here / name).read_bytes() for name in _CODE))
-            versions = " ".join(f"{name} {metadata.version(name)}" for name in ("pydantic", "pydantic_core", "PyYAML"))
-        except (OSError, metadata.PackageNotFoundError):
-            return None
-        _fingerprint = f"trous {trous.__version__} {code:08x} {versions}"
-    return _fingerprint
+    here = Path(__file__).parent
+    try:
+        code = zlib.crc32(b"".join((here / name).read_bytes() for name in _CODE))
+        versions = " ".join(f"{name} {metadata.version(name)}" for name in ("pydantic", "pydantic_core", "PyYAML"))
+    except (OSError, metadata.PackageNotFoundError):
+        return None
+    return f"trous {trous.__version__} {code:08x} {versions}"
 
 
 def _cache_usable(root: Path) -> bool:
