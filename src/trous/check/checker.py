@@ -42,13 +42,9 @@ class Checker:
                     self.runner.preload = ()
                 self.runner.want(modules)
                 self._lane = ThreadPoolExecutor(1, thread_name_prefix="trous-autoverification")
-                self._lane.submit(self._launch)  # numpy imports in the runner meanwhile
-
-    def _launch(self) -> None:
-        try:
-            self.runner.launch()
-        except Exception:  # noqa: BLE001 - said by the first job, whose start() tries again
-            pass
+                # numpy imports in the runner meanwhile; a failed start stays in this future nobody reads:
+                # the first job's start() tries again, and says why.
+                self._lane.submit(self.runner.launch)
 
     def _run(self, job, modules: tuple[str, ...]):
         runner = self.runner
