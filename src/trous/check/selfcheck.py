@@ -14,12 +14,13 @@ from ..core.checks import Check, Expect, load_checks
 from ..core.course import BlankSpec, Exercise, available, limits_for
 from ..core.protocol import CRASH, EXIT, SKIPPED, TIMEOUT, Job, Probe, ProbeResult, Unit, UnitResult
 from . import blame
+from .blame import DEPENDS, FAILED, NOT_REACHED, PASSED, SUSPECT, UNFILLED
 from ..core.judge import (Verdict, describe_error, disclosure, in_context, is_blank_name_error, judge, not_checked,
                           variant_context)
 
-PASSED, FAILED, UNFILLED, NOT_RUN, SKIPPED_CHECK = "passed", "failed", "unfilled", "not_run", "skipped"
-DEPENDS, SUSPECT = blame.DEPENDS, blame.SUSPECT  # neither right nor wrong yet; right so far but suspected
-NOT_REACHED = blame.NOT_REACHED  # neither: the program stops before its checks, on another blank
+# Besides blame's (DEPENDS: neither right nor wrong yet; SUSPECT: right so far but suspected;
+# NOT_REACHED: neither, the program stops before its checks, on another blank):
+NOT_RUN, SKIPPED_CHECK = "not_run", "skipped"
 TO_FIX = (UNFILLED, FAILED, SUSPECT, NOT_RUN)  # what a student works on; a waiting blank waits
 WAITING = (DEPENDS, NOT_REACHED)
 
@@ -159,19 +160,17 @@ def interpret(exercise: Exercise, analysis: Analysis, context, results: list[Uni
     reasons: dict[int, str] = {}  # id(outcome) → why it failed
     failed: list[tuple[blame.Outcome, Expect]] = []
     unfilled = [i for i in range(count) if not analysis.is_filled(i)]
-    said = lambda expect, unit, probe: judge(expect, expect.expected, unit, probe,  # noqa: E731
-                                             say=disclosure(expect, graded=False, own_file=True))
-    first: dict[int, Verdict] = {}
-    if not unfilled and all(r.status == "ok" for r in results):  # the usual run of a solved exercise
-        first = {k: said(expect, results[u], results[u].probes[p]) for k, (_, expect, u, p) in enumerate(plan)}
-    trouble = len(first) < len(plan) or not all(v.ok for v in first.values())  # blame is needed
+    verdicts = [judge(expect, expect.expected, results[u], results[u].probes[p],
+                      say=disclosure(expect, graded=False, own_file=True)) for _, expect, u, p in plan]
+    # Blame is needed (the usual run of a solved exercise needs none, nor each variant's own flow).
+    trouble = bool(unfilled) or not all(r.status == "ok" for r in results) or not all(v.ok for v in verdicts)
     for k, (check, expect, u, p) in enumerate(plan):
         unit, index = results[u], exercise.blank_index(check.blank)
         probe = unit.probes[p]
         # Each run's own flow: a variant's values cut the blanks that computed them.
         run_flow = flow_of(analysis, [name for name, _ in expect.overrides]) if expect.variant and trouble else flow
         stale = probe.evaluated and never_computed(run_flow, expect, unit)
-        verdict = _not_computed(expect, unit) if stale else first.get(k) or said(expect, unit, probe)
+        verdict = _not_computed(expect, unit) if stale else verdicts[k]
         depends = frozenset(i for i in run_flow.depends(expect.expr, expect.setup) if i < count) - {index}
         values = frozenset(i for i in run_flow.value_depends(expect.expr, expect.setup) if i < count)
         line = None if verdict.ok else (unit.error.line if stale else _failure_line(unit, probe, stop_line))
