@@ -32,6 +32,7 @@ from pathlib import Path
 import trous
 
 from . import seccomp, uids
+from ..core.protocol import Limits
 
 BWRAP = "bwrap"
 UNISOLATED = "sans-isolation"
@@ -40,8 +41,7 @@ FALLBACK = "fallback"  # the old name of LIMITS (self-check, doctor, TROUS_SANDB
 REMOVED = "espaces"  # the hand-written namespaces runtime, gone: bubblewrap does its job
 ISOLATED = (BWRAP,)
 GRADING_MODES = ("auto", BWRAP, UNISOLATED)
-DEFAULT_MEMORY_MB = 1024  # Limits().memory_mb: the bound the tmpfs sizes follow when none is given
-PIDS_MAX = 36  # the pids cgroup's bound: Limits().processes, and the zygote, supervisor and child
+PIDS_MAX = Limits.processes + 4  # the pids cgroup's bound: student code's, and room for the zygote and its kin
 DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
 
 INSTALL_HINT = ("Installez bubblewrap : « sudo apt-get install bubblewrap » (Debian, Ubuntu), « sudo dnf install "
@@ -210,7 +210,7 @@ def system_mounts(extra_etc: tuple[str, ...] = ()) -> list[str]:
 
 def tmpfs_bytes(memory_mb: int | None) -> tuple[int, int]:
     """Sizes of the sandbox's /tmp and /dev/shm: a quarter and a sixteenth of the memory bound."""
-    memory = (memory_mb or DEFAULT_MEMORY_MB) * 1024 * 1024
+    memory = (memory_mb or Limits.memory_mb) * 1024 * 1024
     return max(memory // 4, 16 << 20), max(memory // 16, 4 << 20)
 
 
