@@ -231,17 +231,6 @@ def dev_mounts() -> list[str]:
     return argv
 
 
-def _parents(path: str, made: set[str]) -> list[str]:
-    """Options that make `path`'s missing parents 0755: bwrap would make them 0700, and the
-    unprivileged uid running student code could then reach nothing inside."""
-    argv = []
-    for parent in reversed([str(p) for p in Path(path).parents if str(p) != "/"]):
-        if parent not in made:
-            made.add(parent)
-            argv += ["--perms", "0755", "--dir", parent]
-    return argv
-
-
 def bwrap_argv(inner: list[str], env: dict[str, str], *, tmpfs: tuple[int, int], tmp_perms: str = "0755",
                hostname: str = "sandbox", extra_etc: tuple[str, ...] = (), mounts: list[tuple[str, ...]] = (),
                chdir: str = "/tmp", caps: tuple[str, ...] = (), new_session: bool = True) -> list[str]:
@@ -249,8 +238,8 @@ def bwrap_argv(inner: list[str], env: dict[str, str], *, tmpfs: tuple[int, int],
 
     A read-only system and Python, /proc, a bounded /dev, a private /tmp and /dev/shm of `tmpfs`
     bytes; then `mounts` (options, each ending with its destination). Every tmpfs is bounded, and
-    what is not meant to be written (the new root, /dev) is read-only once assembled. `caps`: the
-    capabilities kept, as root (every other one is dropped); none asked, bubblewrap's own rule."""
+    what is not meant to be written (the new root, /dev) is read-only once assembled. `caps`, as root:
+    the only capabilities kept (not root, bubblewrap leaves none: nothing to drop)."""
     tmp, shm = tmpfs
     argv = [shutil.which(BWRAP) or BWRAP, "--die-with-parent", *(["--new-session"] if new_session else []),
             "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
@@ -262,7 +251,13 @@ def bwrap_argv(inner: list[str], env: dict[str, str], *, tmpfs: tuple[int, int],
     python = [("--ro-bind", path, path) for path in _python_dirs()
               if not any(path == t or path.startswith(t + "/") for t in ("/usr", "/bin", "/lib", "/lib64"))]
     for option in [*python, *mounts]:
-        argv += _parents(option[-1], made) + list(option)
+        # Missing parents must be 0755: bwrap would make them 0700, and the unprivileged uid running
+        # student code could then reach nothing inside.
+        for parent in reversed([str(p) for p in Path(option[-1]).parents if str(p) != "/"]):
+            if parent not in made:
+                made.add(parent)
+                argv += ["--perms", "0755", "--dir", parent]
+        argv += option
         made.add(option[-1])
     argv += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", chdir, "--clearenv"]
     for key, value in env.items():
