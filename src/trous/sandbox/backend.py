@@ -26,12 +26,13 @@ import subprocess
 import sys
 import tempfile
 from contextlib import suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import trous
 
 from . import seccomp, uids
+from ..core.protocol import Limits
 
 BWRAP = "bwrap"
 UNISOLATED = "sans-isolation"
@@ -40,7 +41,7 @@ FALLBACK = "fallback"  # the old name of LIMITS (self-check, doctor, TROUS_SANDB
 REMOVED = "espaces"  # the hand-written namespaces runtime, gone: bubblewrap does its job
 ISOLATED = (BWRAP,)
 GRADING_MODES = ("auto", BWRAP, UNISOLATED)
-DEFAULT_MEMORY_MB = 1024  # Limits().memory_mb: the bound the tmpfs sizes follow when none is given
+PIDS_MAX = Limits.processes + 4  # the pids cgroup's bound: student code's, and room for the zygote and its kin
 DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
 
 INSTALL_HINT = ("Installez bubblewrap : « sudo apt-get install bubblewrap » (Debian, Ubuntu), « sudo dnf install "
@@ -55,6 +56,7 @@ THREAD_ENV = {
     "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8", "MPLBACKEND": "Agg",
     "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
 }
+BWRAP_ENV = {**THREAD_ENV, "PATH": "/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp"}  # the runner's and the kernel's
 
 DESCRIPTIONS = {
     BWRAP: "bubblewrap : système en lecture seule, sans réseau, sans accès au cours ni aux autres copies",
@@ -76,7 +78,7 @@ class SandboxSpec:
     kind: str
     argv: list[str]
     env: dict[str, str]
-    cleanup: list[str] = field(default_factory=list)  # directories to remove when the runner stops
+    workroot: str | None = None  # a limits-only runner's private directory, removed when it stops
     cgroup: str | None = None
     lease: uids.Lease | None = None  # the host uid this sandbox's student code runs under (root only)
 
@@ -86,9 +88,9 @@ class SandboxSpec:
 
     def release(self) -> None:
         """What the runner held on the host: its private directory, its cgroup, its uid."""
-        for path in self.cleanup:
-            shutil.rmtree(path, ignore_errors=True)
-        self.cleanup = []
+        if self.workroot:
+            shutil.rmtree(self.workroot, ignore_errors=True)
+            self.workroot = None
         if self.cgroup:
             with suppress(OSError):
                 os.rmdir(self.cgroup)
@@ -208,12 +210,12 @@ def system_mounts(extra_etc: tuple[str, ...] = ()) -> list[str]:
 
 def tmpfs_bytes(memory_mb: int | None) -> tuple[int, int]:
     """Sizes of the sandbox's /tmp and /dev/shm: a quarter and a sixteenth of the memory bound."""
-    memory = (memory_mb or DEFAULT_MEMORY_MB) * 1024 * 1024
+    memory = (memory_mb or Limits.memory_mb) * 1024 * 1024
     return max(memory // 4, 16 << 20), max(memory // 16, 4 << 20)
 
 
-def _tmpfs(dest: str, size: int) -> list[str]:
-    return ["--perms", "0755", "--size", str(size), "--tmpfs", dest]
+def _tmpfs(dest: str, size: int, perms: str = "0755") -> list[str]:
+    return ["--perms", perms, "--size", str(size), "--tmpfs", dest]
 
 
 def dev_mounts() -> list[str]:
@@ -229,37 +231,40 @@ def dev_mounts() -> list[str]:
     return argv
 
 
-def runner_mounts(memory_mb: int | None = None) -> list[str]:
-    """The runner's file system. Every tmpfs is bounded, and what is not meant to be written (the new
-    root, /dev) is read-only once assembled."""
-    tmp, shm = tmpfs_bytes(memory_mb)
-    # The private /tmp first: Python may live under /tmp (a venv in a fresh clone), and a later tmpfs
-    # would hide it.
-    argv = system_mounts() + ["--proc", "/proc", *dev_mounts(), *_tmpfs("/tmp", tmp), *_tmpfs("/dev/shm", shm)]
-    made: set[str] = set()
-    for path in _python_dirs():
-        if not any(path == t or path.startswith(t + "/") for t in ("/usr", "/bin", "/lib", "/lib64")):
-            # Missing parents must be 0755: bwrap would make them 0700, and the unprivileged uid running
-            # student code could then import nothing that was not preloaded.
-            for parent in reversed([str(p) for p in Path(path).parents if str(p) != "/"]):
-                if parent not in made:
-                    made.add(parent)
-                    argv += ["--perms", "0755", "--dir", parent]
-            argv += ["--ro-bind", path, path]
-    return argv + ["--remount-ro", "/dev", "--remount-ro", "/"]
+def bwrap_argv(inner: list[str], env: dict[str, str], *, tmpfs: tuple[int, int], tmp_perms: str = "0755",
+               hostname: str = "sandbox", extra_etc: tuple[str, ...] = (), mounts: list[tuple[str, ...]] = (),
+               chdir: str = "/tmp", caps: tuple[str, ...] = (), new_session: bool = True) -> list[str]:
+    """bubblewrap's command line for `inner`: the runner's (`build`) and the nbgrader kernel's.
 
-
-def _bwrap_argv(inner: list[str], env: dict[str, str], root: bool, memory_mb: int | None = None) -> list[str]:
-    argv = [shutil.which(BWRAP) or BWRAP, "--die-with-parent", "--new-session",
+    A read-only system and Python, /proc, a bounded /dev, a private /tmp and /dev/shm of `tmpfs`
+    bytes; then `mounts` (options, each ending with its destination). Every tmpfs is bounded, and
+    what is not meant to be written (the new root, /dev) is read-only once assembled. `caps`, as root:
+    the only capabilities kept (not root, bubblewrap leaves none: nothing to drop)."""
+    tmp, shm = tmpfs
+    argv = [shutil.which(BWRAP) or BWRAP, "--die-with-parent", *(["--new-session"] if new_session else []),
             "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
-            "--hostname", "sandbox", *runner_mounts(memory_mb), "--chdir", "/tmp", "--clearenv"]
+            "--hostname", hostname, *system_mounts(extra_etc), "--proc", "/proc", *dev_mounts(),
+            # The private /tmp first: Python may live under /tmp (a venv in a fresh clone), and a later
+            # tmpfs would hide it.
+            *_tmpfs("/tmp", tmp, tmp_perms), *_tmpfs("/dev/shm", shm, tmp_perms)]
+    made = {"/tmp"}
+    python = [("--ro-bind", path, path) for path in _python_dirs()
+              if not any(path == t or path.startswith(t + "/") for t in ("/usr", "/bin", "/lib", "/lib64"))]
+    for option in [*python, *mounts]:
+        # Missing parents must be 0755: bwrap would make them 0700, and the unprivileged uid running
+        # student code could then reach nothing inside.
+        for parent in reversed([str(p) for p in Path(option[-1]).parents if str(p) != "/"]):
+            if parent not in made:
+                made.add(parent)
+                argv += ["--perms", "0755", "--dir", parent]
+        argv += option
+        made.add(option[-1])
+    argv += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", chdir, "--clearenv"]
     for key, value in env.items():
         argv += ["--setenv", key, value]
-    if root:
-        # What the runner keeps: switch to the student's uid, signal and sweep its processes, remove
-        # the files it left (System V IPC it cannot make: seccomp.py). Student code keeps nothing (child.py).
+    if caps:
         argv += ["--cap-drop", "ALL"]
-        for cap in ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_CHOWN"):
+        for cap in caps:
             argv += ["--cap-add", cap]
     return argv + ["--"] + inner
 
@@ -279,25 +284,28 @@ def _cgroup_for(slot: int) -> str | None:
 
 
 def build(mode: str = "auto", slot: int = 0, preload: tuple[str, ...] = ("numpy",),
-          processes: int = 32, memory_mb: int | None = None) -> SandboxSpec:
+          memory_mb: int | None = None) -> SandboxSpec:
     """The command line of a runner for sandbox `mode`: "auto", "bwrap", "sans-isolation" (as `choose()`
     decides, refusing what it refuses), or "limites" (self-check and doctor only)."""
     kind = LIMITS if mode in (LIMITS, FALLBACK) else choose(mode)
     root = _root()
-    env = dict(THREAD_ENV)
     zygote = [sys.executable, "-I", "-m", "trous.sandbox.zygote"]
     if kind == BWRAP:
-        env.update({"PATH": "/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp"})
+        env = dict(BWRAP_ENV)
         # As root, student code runs under a uid of its own (uids.py): the kernel counts processes per uid.
         lease = uids.Lease() if root else None
         # `private`: alone in its pid, IPC and file namespaces, so the zygote may empty /tmp and /dev/shm.
         config = {"preload": list(preload), "run_as": lease.uids[0] if lease else None, "private": True,
                   "workroot": "/tmp/runs"}
-        argv = _bwrap_argv(zygote + [json.dumps(config)], env, root, memory_mb)
+        # As root the runner keeps what it needs to switch to the student's uid, signal and sweep its
+        # processes, remove the files it left (System V IPC it cannot make: seccomp.py). Student code
+        # keeps nothing (child.py).
+        caps = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_CHOWN") if root else ()
+        argv = bwrap_argv(zygote + [json.dumps(config)], env, tmpfs=tmpfs_bytes(memory_mb), caps=caps)
         return SandboxSpec(kind, argv, env, lease=lease)
     workroot = tempfile.mkdtemp(prefix="trous-runs-")
-    env.update({"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": workroot, "TMPDIR": workroot})
+    env = {**THREAD_ENV, "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": workroot, "TMPDIR": workroot}
     cgroup = _cgroup_for(slot) if root else None  # root without a uid switch: a pids cgroup bounds its processes
-    config = {"preload": list(preload), "cgroup": cgroup, "workroot": workroot, "pids_max": processes + 4}
+    config = {"preload": list(preload), "cgroup": cgroup, "workroot": workroot, "pids_max": PIDS_MAX}
     argv = zygote + [json.dumps(config)]
-    return SandboxSpec(kind, argv, env, cleanup=[workroot], cgroup=cgroup)
+    return SandboxSpec(kind, argv, env, workroot=workroot, cgroup=cgroup)

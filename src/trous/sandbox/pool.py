@@ -71,7 +71,7 @@ class Runner:
         self._stop_process()
         if self.interrupted:
             raise RunnerError("le correcteur a été arrêté")
-        if self.spec is None or self.spec.cleanup:  # a limits-only runner gets a new private directory
+        if self.spec is None or self.spec.workroot:  # a limits-only runner gets a new private directory
             self.close()
             self.spec = self._build()
         parent, child = socket.socketpair()
@@ -387,11 +387,11 @@ class RunnerPool:
     """`size` runners, each in its own sandbox slot, fed from one queue of jobs."""
 
     def __init__(self, size: int | None = None, mode: str = "auto", preload: tuple[str, ...] = ("numpy",),
-                 slots: tuple[int, ...] | None = None, memory_mb: int | None = None):
+                 memory_mb: int | None = None):
         # Each runner leases its own uid (uids.py): pools sharing a machine never share a process count.
         # `memory_mb`: the memory bound the sandboxes' tmpfs sizes follow (sandbox.tmpfs_bytes).
-        self.size = len(slots) if slots else max(1, size or os.cpu_count() or 1)
-        self.runners = [Runner(mode, slot, preload, memory_mb) for slot in (slots or range(self.size))]
+        self.size = max(1, size or os.cpu_count() or 1)
+        self.runners = [Runner(mode, slot, preload, memory_mb) for slot in range(self.size)]
         self._free: queue.LifoQueue[Runner] = queue.LifoQueue()  # waits while every runner is taken
         for runner in self.runners:
             self._free.put(runner)

@@ -331,17 +331,14 @@ def serve_jobs(sock: socket.socket, workroot: str) -> None:
         sock.send(b"D")
 
 
-def join_cgroup(path: str, pids_max: int) -> bool:
-    """Put the current process (and so its future children) under a pids bound. Root only."""
-    try:
+def join_cgroup(path: str, pids_max: int) -> None:
+    """Put the current process (and so its future children) under a pids bound, where it can. Root only."""
+    with suppress(OSError):
         os.makedirs(path, exist_ok=True)
         with open(os.path.join(path, "pids.max"), "w") as f:
             f.write(str(pids_max))
         with open(os.path.join(path, "cgroup.procs"), "w") as f:
             f.write(str(os.getpid()))
-        return True
-    except OSError:
-        return False
 
 
 def main(argv: list[str] | None = None) -> None:

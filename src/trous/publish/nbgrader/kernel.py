@@ -92,44 +92,19 @@ def private_copy(folder: str, dest: str) -> None:
 
 def bwrap_argv(inner: list[str], env: dict[str, str], folder: tuple[str, str], sockets: str,
                root: bool) -> list[str]:
-    """`folder`: (private copy, path the kernel sees it at); `sockets`: the kernel's unix sockets and
-    connection file, bound at the same path."""
-    argv = [shutil.which(sandbox_mod.BWRAP) or sandbox_mod.BWRAP, "--die-with-parent",
-            "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
-            "--hostname", "noyau"]
-    argv += sandbox_mod.system_mounts(extra_etc=("/etc/ssl", "/etc/mime.types"))
-    made: set[str] = set()
-
-    def parents(path: str) -> list[str]:
-        # bwrap creates missing parents as 0700: the kernel's unprivileged user could not reach inside.
-        out = []
-        for parent in reversed([str(p) for p in Path(path).parents if str(p) != "/"]):
-            if parent not in made:
-                made.add(parent)
-                out += ["--perms", "0755", "--dir", parent]
-        return out
-
-    # The private /tmp first: Python may live under /tmp (a venv), and a later tmpfs would hide it. A
-    # bounded /dev (bubblewrap's --dev is an unbounded tmpfs the kernel's user could fill).
-    size = str(TMPFS_BYTES)
-    argv += ["--proc", "/proc", *sandbox_mod.dev_mounts(), "--perms", "1777", "--size", size,
-             "--tmpfs", "/tmp", "--perms", "1777", "--size", size, "--tmpfs", "/dev/shm"]
-    made.add("/tmp")
-    for path in sandbox_mod._python_dirs():
-        if not any(path == t or path.startswith(t + "/") for t in ("/usr", "/bin", "/lib", "/lib64")):
-            argv += parents(path) + ["--ro-bind", path, path]
+    """`folder`: (private copy, path the kernel sees it at): a bounded tmpfs there, the copy's files
+    bound read-only in it; `sockets`: the kernel's unix sockets and connection file, bound at the same
+    path. No --new-session: kernel_entry makes the kernel lead its own process group, which a
+    session leader cannot."""
     copy, seen_at = folder
-    argv += parents(seen_at) + ["--perms", "1777", "--size", size, "--tmpfs", seen_at]
-    for name in sorted(os.listdir(copy)):
-        argv += ["--ro-bind", os.path.join(copy, name), os.path.join(seen_at, name)]
-    argv += parents(sockets) + ["--bind", sockets, sockets]
-    argv += ["--remount-ro", "/dev", "--remount-ro", "/"]  # only the bounded tmpfs stay writable
-    argv += ["--chdir", seen_at, "--clearenv"]
-    for key, value in env.items():
-        argv += ["--setenv", key, value]
-    if root:
-        argv += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
-    return argv + ["--"] + inner
+    size = TMPFS_BYTES
+    mounts = [("--perms", "1777", "--size", str(size), "--tmpfs", seen_at),
+              *(("--ro-bind", os.path.join(copy, name), os.path.join(seen_at, name))
+                for name in sorted(os.listdir(copy))),
+              ("--bind", sockets, sockets)]
+    return sandbox_mod.bwrap_argv(inner, env, tmpfs=(size, size), tmp_perms="1777", hostname="noyau",
+                                  extra_etc=("/etc/ssl", "/etc/mime.types"), mounts=mounts, chdir=seen_at,
+                                  caps=("CAP_SETUID", "CAP_SETGID") if root else (), new_session=False)
 
 
 _bwrap_works = functools.cache(sandbox_mod.bwrap_available)
@@ -200,8 +175,7 @@ class SandboxedKernelManager(AsyncKernelManager):
             os.chown(self.connection_file, 0, uid)
             os.chmod(self.connection_file, 0o640)
         outer_env = kw.get("env") or {}
-        env = {**sandbox_mod.THREAD_ENV, "PATH": "/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp",
-               "USER": "eleve", "TROUS_NOYAU_ISOLE": "1"}
+        env = {**sandbox_mod.BWRAP_ENV, "USER": "eleve", "TROUS_NOYAU_ISOLE": "1"}
         passed = ("NBGRADER_EXECUTION", "NBGRADER_VALIDATING", "JPY_SESSION_NAME")
         env.update({key: outer_env[key] for key in passed if key in outer_env})
         config = {"uid": uid, "memory_mb": self.memory_mb, "processes": self.processes, "file_mb": self.file_mb,
