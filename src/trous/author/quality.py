@@ -159,14 +159,9 @@ def _seen_values(solution: str, fills, result: UnitResult) -> tuple[dict, dict, 
     return seen, kinds, values
 
 
-def generate(exercise: Exercise, solution: str, fills, pool: RunnerPool, observations=None,
-             printed: list[UnitResult] | None = None) -> list[Mutant]:
-    """Every mutant of every blank of the exercise. `observations` (observe.py) and `printed` (the
-    results of `_printing_job`) are computed here when not given."""
-    if observations is None:
-        observations = observe.observe(exercise, solution, fills, pool)
-    if printed is None:
-        printed = pool.run(_printing_job(exercise, solution, fills))
+def generate(exercise: Exercise, solution: str, fills, observations, printed: list[UnitResult]) -> list[Mutant]:
+    """Every mutant of every blank of the exercise, from what `observe_all` saw of its solution:
+    `observations` (observe.py) and `printed` (the results of `_printing_job`)."""
     output = printed[1].output if len(printed) > 1 and printed[1].status == OK else printed[0].output
     seen, kinds, statements = _seen_values(solution, fills, printed[0])
     found: list[Mutant] = []
@@ -428,7 +423,7 @@ class _Examination:
         self.lock = threading.Lock()
 
     def run(self) -> None:
-        seen = _observations(self.exercises, self.grader, self.pool)
+        seen = observe_all(self.exercises, self.grader, self.pool)
         for exercise in self.exercises:
             observations, printed = seen[exercise.id]
             self._coverage(exercise, observations)
@@ -436,7 +431,7 @@ class _Examination:
             self._add(f"solution:{exercise.id}", exercise, solution.encode(), "solution")
             self._add(f"modele:{exercise.id}", exercise, exercise.template_path.read_bytes(), "template")
             fills = self.grader.refs[exercise.id].fills
-            for n, mutant in enumerate(generate(exercise, solution, fills, self.pool, observations, printed)):
+            for n, mutant in enumerate(generate(exercise, solution, fills, observations, printed)):
                 self._add(f"mutant:{exercise.id}:{n}", exercise, mutant.text.encode(), "mutant", mutant)
         self.grader.observe = self._on_test
         self._grade()
@@ -546,7 +541,7 @@ class _Examination:
         self.report.families.extend(f for f in families.values() if f.mutants)
 
 
-def _observations(exercises: list[Exercise], grader: Grader, pool: RunnerPool) -> dict[str, tuple]:
+def observe_all(exercises: list[Exercise], grader: Grader, pool: RunnerPool) -> dict[str, tuple]:
     """Per exercise: what its fills' sub-expressions are on every check (observe.py), and what its
     solution prints. The checks' runs go to the pool together; the test functions' after."""
     plans = [observe.plan(e, grader.refs[e.id].solution, grader.refs[e.id].fills, grader.checks[e.id],
