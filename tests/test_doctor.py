@@ -228,3 +228,19 @@ def test_hidden_texts_need_labels_and_must_not_show_inputs(broken):
     assert not any("« une phrase plus longue »" in f for f in found), found
     assert any("« scores »" in f and "n'a pas d'étiquette (label=)" in f for f in found), found
     assert not any("« nouveau »" in f and "étiquette" in f for f in found), found
+
+
+def test_a_solution_opening_with_a_future_import_keeps_its_hard_coded_mutants(tmp_path):
+    """The run that keeps each blank's value (for the « écrit en dur » mutants) puts its prelude after
+    `from __future__`, which must come first: before, that run was a syntax error and the doctor
+    generated no hard-coded answer at all for such a solution."""
+    import shutil
+
+    from trous.author.mutants import HARD_CODED
+
+    course = shutil.copytree(ROOT / "tests" / "courses" / "meteo", tmp_path / "meteo")
+    for path in (course / "solutions" / "01_moyenne.py", course / "exercises" / "01_moyenne.py"):
+        path.write_text("from __future__ import annotations\n" + path.read_text(encoding="utf-8"), encoding="utf-8")
+    report = doctor.run(Course.load(course), only=["01_moyenne"])
+    assert report.ok, [str(f) for f in report.findings]
+    assert [f.mutants > 0 for f in report.families if f.family == HARD_CODED] == [True]

@@ -140,8 +140,9 @@ def _printing_job(exercise: Exercise, solution: str, fills) -> Job:
     probes += [Probe(f"__trous_kind__[{f.index}]") for f in fills]
     probes += [Probe(name) for _, _, name in statements.values()]
     probes += [Probe(KIND_OF.format(name)) for _, _, name in statements.values()]
-    units = [Unit(PRELUDE + splice(solution, fills, kept), f"solutions/{exercise.id}.py", tuple(probes),
-                  group="plain")]
+    # After a docstring and `from __future__` imports, which must stay first.
+    plain = observe.with_prelude(splice(solution, fills, kept), PRELUDE)
+    units = [Unit(plain, f"solutions/{exercise.id}.py", tuple(probes), group="plain")]
     if statements and "__main__" in solution:
         units.append(Unit(solution, f"solutions/{exercise.id}.py", module_name="__main__",
                           wall=min(MAIN_WALL, limits_for(exercise).wall), group="main"))
