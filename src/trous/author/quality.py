@@ -104,7 +104,6 @@ class Escape:
     mutant: Mutant
     blank_id: str
     broken: str | None = None
-    failing: bool = True  # every escape fails the course: « juste » in public must mean the point
 
 
 def _ok(probe) -> bool:
