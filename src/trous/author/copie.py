@@ -15,17 +15,18 @@ fresh run of the program); a declaration, or another blank, closes it first.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from ..core.analysis import analyse_path
-from ..core.checks import Check, Expect
+from ..check.selfcheck import plan_units
+from ..core.analysis import analyse_path, analyse_source
+from ..core.checks import Check
 from ..core.course import Course, Exercise, limits_for, memory_bound
 from ..core.judge import OPEN, judge
-from ..core.protocol import Job, Limits, Probe, Unit
-from ..core.source import read
+from ..core.protocol import Job, Limits, Unit
+from ..core.source import Source, read
 from ..sandbox import backend as sandbox_mod
 from ..sandbox.pool import RunnerPool
 from ..grade.eleve import Eleve
@@ -196,15 +197,12 @@ class Native:
         course = exercise.course
         self.courses[course.root.resolve()] = course
         program, filename = self._program(course, exercise, check.blank, hidden=True)
-        limits = limits_for(exercise)
-        expects = list(check.expects)
-        results = self._evaluate(course, program, filename, expects, limits)
-        references = results
-        if self.copy and any(e.uses_solution for e in expects):
-            references = self._evaluate(course, read(exercise.solution_path).text, f"solutions/{exercise.id}.py",
-                                        expects, limits)
+        results = references = self._evaluate(exercise, program, filename, check)
+        if self.copy and any(e.uses_solution for e in check.expects):
+            references = self._evaluate(exercise, read(exercise.solution_path).text, f"solutions/{exercise.id}.py",
+                                        check)
         failures = []
-        for expect, (unit, probe), (_, reference) in zip(expects, results, references):
+        for expect, (unit, probe), (_, reference) in zip(check.expects, results, references):
             expected = expect.expected
             if expect.uses_solution:
                 if not reference.evaluated or reference.error is not None:
@@ -217,21 +215,16 @@ class Native:
                 failures.append(f"{expect.expr!r} : {verdict.reason}")  # the judge names its label
         return failures
 
-    def _evaluate(self, course: Course, program: str, filename: str, expects: Iterable[Expect], limits: Limits):
-        """(unit result, probe result) of each expectation, its variant's inputs in place."""
-        units: dict[tuple, list[Expect]] = {}
-        for expect in expects:
-            units.setdefault(expect.overrides, []).append(expect)
-        keys = list(units)
-        job = Job(tuple(Unit(program, filename, tuple(Probe(e.expr, e.setup) for e in units[k]), overrides=k,
-                             process="declaration", wall=limits.wall) for k in keys), limits, capture_output=False)
+    def _evaluate(self, exercise: Exercise, program: str, filename: str, check: Check):
+        """(unit result, probe result) of each expectation, its variant's inputs in place: the
+        self-check's units (one per variant), each with the exercise's wall, none skipped for another's
+        crash."""
+        limits = limits_for(exercise)
+        units, plan = plan_units(analyse_source(exercise, Source(filename, program)), [check], program)
+        units = [replace(u, process="declaration", group="", wall=limits.wall) for u in units]
         self._close_session()
-        results = self._pool(course).run(job)
-        found = {}
-        for key, result in zip(keys, results):
-            for expect, probe in zip(units[key], result.probes):
-                found[id(expect)] = (result, probe)
-        return [found[id(e)] for e in expects]
+        results = self._pool(exercise.course).run(Job(tuple(units), limits, capture_output=False))
+        return [(results[u], results[u].probes[p]) for _, _, u, p in plan]
 
     # -- the points trous grade gives the copy ------------------------------------------------
     def points_table(self, exercise_ids: list[str]) -> list[tuple[str, dict]]:

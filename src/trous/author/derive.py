@@ -41,12 +41,10 @@ class DeriveError(Exception):
 
 @dataclass(frozen=True)
 class Marked:
-    """One blank of a marked solution: its id, the solution's line with the marker, and the student
-    file's line where its `___` is."""
+    """One blank of a marked solution: its id and the solution's line with the marker."""
 
     id: str
     line: int
-    student_line: int
 
 
 @dataclass(frozen=True)
@@ -176,13 +174,12 @@ def derive(solution: str) -> Derived:
             edits.append((marker.comment_begin - len(before) + len(before.rstrip()), marker.comment_end, ""))
     student = _apply(solution, edits)
     _check_ids(pending)
-    student_lines = [b.line for b in find_blanks(student)]
-    flat = [(marker.line, blank_id) for marker, ids in pending for blank_id in ids]
-    if len(student_lines) != len(flat):  # a marker's template mixed with others: should not happen
+    marked = [Marked(blank_id, marker.line) for marker, ids in pending for blank_id in ids]
+    if len(find_blanks(student)) != len(marked):  # a marker's template mixed with others: should not happen
         raise DeriveError(found[0].line, "les ___ déduits ne correspondent pas aux marqueurs")
     if align(student, solution) is None:
         raise DeriveError(found[0].line, "le fichier déduit ne s'aligne pas sur la solution")
-    return Derived(student, [Marked(blank_id, line, sline) for (line, blank_id), sline in zip(flat, student_lines)])
+    return Derived(student, marked)
 
 
 def _blank_count(template: str, line: int) -> int:

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..check.selfcheck import PASSED, SUSPECT, interpret, prepare
+from ..check.selfcheck import PASSED, SUSPECT
 from ..core import blanknames, schema
 from ..core import blanks as blanks_mod
 from ..core.analysis import analyse_source
@@ -23,7 +23,9 @@ from ..core.checks import load_checks
 from ..core.course import COURSE_FILE, Course, Exercise
 from ..core.errors import CourseError
 from ..core.source import Source, SourceError, read
-from ..sandbox.pool import Runner
+from ..grade.engine import preloaded
+from ..sandbox.backend import LIMITS
+from ..sandbox.pool import RunnerPool
 from . import derive, quality
 
 
@@ -179,7 +181,7 @@ def _first_difference(template: str, copy: str) -> tuple[int | None, int | None]
     return None, None
 
 
-def check_public(course: Course, exercise: Exercise, template: str, solution: str, runner: Runner,
+def check_public(course: Course, exercise: Exercise, template: str, solution: str, pool: RunnerPool,
                  report: Report) -> None:
     path = _rel(course, exercise.checks_path)
     if not exercise.checks_path.exists():
@@ -205,29 +207,22 @@ def check_public(course: Course, exercise: Exercise, template: str, solution: st
     checks = [c for c in checks if c.blank in ids and not any(e.uses_solution for e in c.expects)]
     if not checks:
         return
-    # The solution passes every public check.
-    shown = _rel(course, exercise.path)
-    solved = analyse_source(exercise, Source(shown, solution))
-    job, context = prepare(exercise, solved, checks)
-    result = interpret(exercise, solved, context, runner.run(job)) if context else job
-    for blank in result.blanks:
-        if blank.status not in (PASSED, "skipped"):
+    # The solution passes every public check; and each public check depends on its blank: the
+    # solution with that blank put back fails it. Pretend the blank is filled: the check itself must
+    # notice that it is not.
+    shown, fills = _rel(course, exercise.path), blanks_mod.align(template, solution)
+    copies = [analyse_source(exercise, Source(shown, solution))]
+    for index in range(len(exercise.blanks) if fills is not None else 0):
+        put_back = blanks_mod.splice(solution, fills, {index: blanks_mod.BLANK})
+        copies.append(replace(analyse_source(exercise, Source(shown, put_back)), unfilled={}))
+    solved, *reverted = quality.run_public([(exercise, copy, checks) for copy in copies], pool)
+    for blank in solved.result.blanks:
+        if not blank.passed:
             report.add(exercise.id, f"la solution échoue à la vérification du trou « {blank.spec.id} » : "
                                     + " / ".join(blank.problems), _rel(course, exercise.solution_path), blank.line)
-    # Each public check depends on its blank: the solution with that blank put back fails it.
-    fills = blanks_mod.align(template, solution)
-    if fills is None:
-        return
-    for index, blank in enumerate(exercise.blanks):
-        reverted = blanks_mod.splice(solution, fills, {index: blanks_mod.BLANK})
-        # Pretend the blank is filled: the check itself must notice that it is not.
-        analysis = replace(analyse_source(exercise, Source(shown, reverted)), unfilled={})
-        job, context = prepare(exercise, analysis, checks)
-        if context is None:
-            continue
-        outcome = interpret(exercise, analysis, context, runner.run(job))
+    for index, (blank, run) in enumerate(zip(exercise.blanks, reverted)):
         # SUSPECT: its own checks pass, other blanks' checks point at it: they did not notice either.
-        if outcome.blanks[index].status in (PASSED, SUSPECT):
+        if run.result.blanks[index].status in (PASSED, SUSPECT):
             report.add(exercise.id, f"la vérification publique du trou « {blank.id} » passe même quand ce trou "
                                     "vaut ___ : elle ne le vérifie pas", path)
 
@@ -285,11 +280,9 @@ def check_explorer(course: Course, report: Report) -> None:
                    f"donnerait {explorer.file} avec aucun devoir", COURSE_FILE)
 
 
-def run(course: Course, runner: Runner | None = None, only: list[str] | None = None, graders: bool = True) -> Report:
+def run(course: Course, only: list[str] | None = None, graders: bool = True) -> Report:
     report = Report()
-    own = runner is None
-    runner = runner or Runner("fallback")
-    try:
+    with RunnerPool(mode=LIMITS, preload=preloaded(course, only)) as pool:
         if not only:
             check_explorer(course, report)
         for exercise in course.exercises:
@@ -298,15 +291,12 @@ def run(course: Course, runner: Runner | None = None, only: list[str] | None = N
             report.checked.append(exercise.id)
             template, solution = check_files(course, exercise, report)
             if template is not None and solution is not None:
-                check_public(course, exercise, template, solution, runner, report)
+                check_public(course, exercise, template, solution, pool, report)
             if graders and exercise.grader_path.exists():
                 check_hidden_texts(course, exercise, report)
         # An exercise whose ids contradict its file is not graded: its error is already said.
         wanted = [e.id for e in course.exercises
                   if (not only or e.id in only) and e.id not in report.misnamed]
         if graders and wanted:
-            quality.check(course, report, only=wanted)
-    finally:
-        if own:
-            runner.close()
+            quality.check(course, report, pool, only=wanted)
     return report

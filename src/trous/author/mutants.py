@@ -42,13 +42,6 @@ class Candidate(NamedTuple):
     family: str
 
 
-def family(label: str) -> str:
-    """The family of a mutant with a fixed label (the generated ones carry theirs)."""
-    if label in HARD_CODED_LABELS:
-        return HARD_CODED
-    return KIND if label in (AS_LIST, AS_INT) else OTHER
-
-
 def _is_int(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and type(node.value) is int
 

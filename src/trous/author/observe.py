@@ -19,10 +19,10 @@ from __future__ import annotations
 import ast
 import copy
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from ..core import blanks as blanks_mod
-from ..core.checks import Check, load_checks
+from ..core.checks import Check
 from ..core.course import Exercise
 from ..core.protocol import Job, Limits, Probe, Unit
 
@@ -393,7 +393,7 @@ class Plan:
     tags: list  # per unit: [(blank index, hidden, expect, tag)]
 
 
-def plan(exercise: Exercise, solution: str, fills, checks: list[Check], limits=None) -> Plan:
+def plan(exercise: Exercise, solution: str, fills, checks: list[Check], limits: Limits) -> Plan:
     """One unit per variant (the course's own inputs first), each expectation's expression tagged.
     A public check that needs an optional module (torch…) is left out: a student without it does
     not get it."""
@@ -427,7 +427,7 @@ def plan(exercise: Exercise, solution: str, fills, checks: list[Check], limits=N
         units.append(Unit(text, f"solutions/{exercise.id}.py", tuple(probes), overrides=key,
                           process=f"observe:{exercise.id}", group=f"observe:{exercise.id}:{len(units)}"))
         tags.append(unit_tags)
-    return Plan(exercise, list(fills), text, Job(tuple(units), limits or Limits()), tags)
+    return Plan(exercise, list(fills), text, Job(tuple(units), limits), tags)
 
 
 def read(plan: Plan, results) -> Observations:
@@ -460,17 +460,6 @@ def read(plan: Plan, results) -> Observations:
     return observations
 
 
-def observe(exercise: Exercise, solution: str, fills, pool) -> Observations:
-    """Run the instrumented solution on every check of the exercise's files: its public checks, then
-    its hidden ones (their expectations marked hidden). The test functions are `observe_tests`'."""
-    checks = list(load_checks(exercise.checks_path)) if exercise.checks_path.exists() else []
-    if exercise.grader_path.exists():
-        checks += [replace(c, expects=tuple(replace(e, hidden=True) for e in c.expects))
-                   for c in load_checks(exercise.grader_path)]
-    found = plan(exercise, solution, fills, checks)
-    return read(found, pool.run(found.job))
-
-
 class _Recorder:
     """A session for test functions that answers each question with the instrumented solution, and
     keeps, per question, what the blank's sub-expressions were."""
@@ -491,12 +480,12 @@ class _Recorder:
         return answer
 
 
-def observe_tests(found: Plan, tests, grader_tests, pool, observations: Observations, limits=None) -> None:
+def observe_tests(found: Plan, tests, grader_tests, pool, observations: Observations, limits: Limits) -> None:
     """Each test function is a world: the questions it asks, answered by the instrumented solution."""
     exercise, text = found.exercise, found.text
     for test in tests:
         index = exercise.blank_index(test.blank)
-        unit = Unit(text, f"solutions/{exercise.id}.py", wall=limits.wall if limits is not None else None)
+        unit = Unit(text, f"solutions/{exercise.id}.py", wall=limits.wall)
         with pool.session(unit, limits) as session:
             recorder = _Recorder(session)
             grader_tests.run([test], recorder)

@@ -24,8 +24,8 @@ from dataclasses import dataclass, replace
 
 import numpy
 
-from ..check.selfcheck import PASSED, SKIPPED_CHECK, interpret, prepare
-from ..core.analysis import analyse_source
+from ..check.selfcheck import ExerciseResult, interpret, prepare
+from ..core.analysis import Analysis, analyse_source
 from ..core.blanks import BLANK, splice
 from ..core.checks import Check, load_checks, load_module
 from ..core.compare import compare
@@ -35,7 +35,6 @@ from ..core.protocol import OK, Job, Probe, Unit, UnitResult
 from ..core.source import Source, read
 from ..grade.engine import Grader, GraderError
 from ..grade.testworker import Outcome, has_tests
-from ..sandbox.backend import LIMITS
 from ..sandbox.pool import RunnerPool
 from . import observe
 from .mutants import (AS_INT, AS_LIST, EXAMPLE, FAMILIES, HARD_CODED, HARD_CODED_LABELS, KIND, PASTED,
@@ -105,7 +104,6 @@ class Escape:
     mutant: Mutant
     blank_id: str
     broken: str | None = None
-    failing: bool = True  # every escape fails the course: « juste » in public must mean the point
 
 
 def _ok(probe) -> bool:
@@ -141,8 +139,9 @@ def _printing_job(exercise: Exercise, solution: str, fills) -> Job:
     probes += [Probe(f"__trous_kind__[{f.index}]") for f in fills]
     probes += [Probe(name) for _, _, name in statements.values()]
     probes += [Probe(KIND_OF.format(name)) for _, _, name in statements.values()]
-    units = [Unit(PRELUDE + splice(solution, fills, kept), f"solutions/{exercise.id}.py", tuple(probes),
-                  group="plain")]
+    # After a docstring and `from __future__` imports, which must stay first.
+    plain = observe.with_prelude(splice(solution, fills, kept), PRELUDE)
+    units = [Unit(plain, f"solutions/{exercise.id}.py", tuple(probes), group="plain")]
     if statements and "__main__" in solution:
         units.append(Unit(solution, f"solutions/{exercise.id}.py", module_name="__main__",
                           wall=min(MAIN_WALL, limits_for(exercise).wall), group="main"))
@@ -160,14 +159,9 @@ def _seen_values(solution: str, fills, result: UnitResult) -> tuple[dict, dict, 
     return seen, kinds, values
 
 
-def generate(exercise: Exercise, solution: str, fills, pool: RunnerPool, observations=None,
-             printed: list[UnitResult] | None = None) -> list[Mutant]:
-    """Every mutant of every blank of the exercise. `observations` (observe.py) and `printed` (the
-    results of `_printing_job`) are computed here when not given."""
-    if observations is None:
-        observations = observe.observe(exercise, solution, fills, pool)
-    if printed is None:
-        printed = pool.run(_printing_job(exercise, solution, fills))
+def generate(exercise: Exercise, solution: str, fills, observations, printed: list[UnitResult]) -> list[Mutant]:
+    """Every mutant of every blank of the exercise, from what `observe_all` saw of its solution:
+    `observations` (observe.py) and `printed` (the results of `_printing_job`)."""
     output = printed[1].output if len(printed) > 1 and printed[1].status == OK else printed[0].output
     seen, kinds, statements = _seen_values(solution, fills, printed[0])
     found: list[Mutant] = []
@@ -297,82 +291,104 @@ def public_verdicts(course: Course, mutants: list[Mutant], pool: RunnerPool) -> 
     own = {exercise_id: [c for c in (replace(c, expects=tuple(e for e in c.expects if e.variant is None))
                                      for c in found) if c.expects]
            for exercise_id, found in checks.items()}
-    verdicts = _run_public(course, mutants, own, pool)
+    verdicts = _verdicts(course, mutants, own, pool)
     again = [n for n, verdict in enumerate(verdicts) if verdict is None or verdict.passed]
-    for n, verdict in zip(again, _run_public(course, [mutants[n] for n in again], checks, pool)):
+    for n, verdict in zip(again, _verdicts(course, [mutants[n] for n in again], checks, pool)):
         verdicts[n] = verdict
     return [v if v is not None else PublicVerdict(False) for v in verdicts]
 
 
-def _run_public(course: Course, mutants: list[Mutant], checks: dict[str, list[Check]], pool: RunnerPool
-                ) -> list[PublicVerdict | None]:
-    """Each mutant through `checks` of its blank (None: its blank has none of them), batched into
-    jobs run in parallel on the pool."""
-    planned: list = []  # per mutant: its verdict already, or where its units are
-    batches: list[tuple[list[Unit], object]] = []  # (units, limits) of each job
-    for n, mutant in enumerate(mutants):
+def _verdicts(course: Course, mutants: list[Mutant], checks: dict[str, list[Check]], pool: RunnerPool
+              ) -> list[PublicVerdict | None]:
+    """Each mutant through `checks` of its blank (None: its blank has none of them)."""
+    copies, at = [], []  # at: per mutant, its copy's position (None: no check of its blank)
+    for mutant in mutants:
         exercise = course.exercise(mutant.exercise)
-        blank_id = exercise.blanks[mutant.blank].id
-        mine = [c for c in checks.get(exercise.id, []) if c.blank == blank_id]
-        if not mine:
-            planned.append(None)
+        mine = [c for c in checks.get(exercise.id, []) if c.blank == exercise.blanks[mutant.blank].id]
+        at.append(len(copies) if mine else None)
+        if mine:
+            analysis = analyse_source(exercise, Source(f"exercises/{exercise.id}.py", mutant.public_text))
+            copies.append((exercise, analysis, mine))
+    runs = run_public(copies, pool)
+    verdicts: list[PublicVerdict | None] = []
+    for mutant, n in zip(mutants, at):
+        if n is None:
+            verdicts.append(None)
             continue
-        analysis = analyse_source(exercise, Source(f"exercises/{exercise.id}.py", mutant.public_text))
-        job, context = prepare(exercise, analysis, mine)
+        run = runs[n]
+        broken = _broken(mutant, copies[n][1], run.units[run.plain]) if run.units else None
+        verdicts.append(PublicVerdict(run.result.blanks[mutant.blank].passed, broken))
+    return verdicts
+
+
+@dataclass
+class PublicRun:
+    """One copy through its public checks, as `pytest exercises/` runs them."""
+
+    result: ExerciseResult  # the self-check's verdicts (unrunnable: said without running anything)
+    units: list[UnitResult]  # its units' results ([] when nothing could run)
+    plain: int = 0  # which of them ran the file on the course's own inputs
+
+
+def run_public(copies: list[tuple[Exercise, Analysis, list[Check]]], pool: RunnerPool) -> list[PublicRun]:
+    """Each (exercise, copy, checks) through its checks as `pytest exercises/` runs them: the one way
+    the doctor runs a solution, a solution with a blank put back, or a mutant, on public checks.
+    Batched into jobs run in parallel on the pool."""
+    planned: list = []  # per copy: its result already, or where its units are
+    batches: list[tuple[list[Unit], object]] = []  # (units, limits) of each job
+    for n, (exercise, analysis, checks) in enumerate(copies):
+        job, context = prepare(exercise, analysis, checks)
         if context is None:  # the file cannot run at all
-            planned.append(PublicVerdict(False))
+            planned.append(PublicRun(job, []))
             continue
         units = list(job.units)
         plain = next((i for i, u in enumerate(units) if not u.overrides), None)
-        if plain is None:  # every check of this blank is on other inputs: run the file as it is too
+        if plain is None:  # every check is on other inputs: run the file as it is too
             plain = len(units)
             units.append(Unit(analysis.source.text, analysis.path, ()))
-        # One process per exercise, one group per mutant: a mutant that hangs costs its own units only.
+        # One process per exercise, one group per copy: a copy that hangs costs its own units only.
         units = [replace(u, process=exercise.id, group=f"m{n}") for u in units]
         limits = limits_for(exercise)
         if not batches or batches[-1][1] != limits or len(batches[-1][0]) + len(units) > BATCH_UNITS:
             batches.append(([], limits))
         start = len(batches[-1][0])
-        planned.append((exercise, context, analysis, plain, len(batches) - 1, start, len(units)))
+        planned.append((exercise, analysis, context, plain, len(batches) - 1, start, len(units)))
         batches[-1][0].extend(units)
     results: list[list[UnitResult]] = [[] for _ in batches]
     jobs = [Job(tuple(units), limits, capture_output=True) for units, limits in batches]
     for position, unit_results in pool.map(jobs):
         results[position] = unit_results
-    verdicts: list[PublicVerdict | None] = []
-    for mutant, plan in zip(mutants, planned):
-        if not isinstance(plan, tuple):
-            verdicts.append(plan)
+    runs = []
+    for plan in planned:
+        if isinstance(plan, PublicRun):
+            runs.append(plan)
             continue
-        exercise, context, analysis, plain, job, start, count = plan
+        exercise, analysis, context, plain, job, start, count = plan
         unit_results = results[job][start:start + count]
-        status = interpret(exercise, analysis, context, unit_results).blanks[mutant.blank].status
-        broken = _broken(mutant, analysis, unit_results[plain])
-        verdicts.append(PublicVerdict(status in (PASSED, SKIPPED_CHECK), broken))
-    return verdicts
+        runs.append(PublicRun(interpret(exercise, analysis, context, unit_results), unit_results, plain))
+    return runs
 
 
 # -- the doctor's part -------------------------------------------------------------------------
-def check(course: Course, report, only: list[str] | None = None) -> None:
-    """The author's own solutions and their mutants run with resource limits only, as the public
-    checks of `trous doctor` (sandbox.backend.LIMITS)."""
+def check(course: Course, report, pool: RunnerPool, only: list[str] | None = None) -> None:
+    """The author's own solutions and their mutants, on the doctor's pool (resource limits only, as
+    the public checks: sandbox.backend.LIMITS)."""
     exercises = _checkable(course, report, only)
     if not exercises:
         return
-    with RunnerPool(mode=LIMITS) as pool:
-        try:
-            grader = Grader(course, pool, only=[e.id for e in exercises])
-        except GraderError as exc:
-            report.add("correcteurs", str(exc))
-            return
-        try:
-            grader.compute_references()
-        except GraderError as exc:
-            report.add("correcteurs", str(exc))
-        else:
-            _Examination(course, exercises, grader, pool, report).run()
-        finally:
-            grader.close()
+    try:
+        grader = Grader(course, pool, only=[e.id for e in exercises])
+    except GraderError as exc:
+        report.add("correcteurs", str(exc))
+        return
+    try:
+        grader.compute_references()
+    except GraderError as exc:
+        report.add("correcteurs", str(exc))
+    else:
+        _Examination(course, exercises, grader, pool, report).run()
+    finally:
+        grader.close()
 
 
 def _checkable(course: Course, report, only: list[str] | None) -> list[Exercise]:
@@ -407,7 +423,7 @@ class _Examination:
         self.lock = threading.Lock()
 
     def run(self) -> None:
-        seen = _observations(self.exercises, self.grader, self.pool)
+        seen = observe_all(self.exercises, self.grader, self.pool)
         for exercise in self.exercises:
             observations, printed = seen[exercise.id]
             self._coverage(exercise, observations)
@@ -415,7 +431,7 @@ class _Examination:
             self._add(f"solution:{exercise.id}", exercise, solution.encode(), "solution")
             self._add(f"modele:{exercise.id}", exercise, exercise.template_path.read_bytes(), "template")
             fills = self.grader.refs[exercise.id].fills
-            for n, mutant in enumerate(generate(exercise, solution, fills, self.pool, observations, printed)):
+            for n, mutant in enumerate(generate(exercise, solution, fills, observations, printed)):
                 self._add(f"mutant:{exercise.id}:{n}", exercise, mutant.text.encode(), "mutant", mutant)
         self.grader.observe = self._on_test
         self._grade()
@@ -525,7 +541,7 @@ class _Examination:
         self.report.families.extend(f for f in families.values() if f.mutants)
 
 
-def _observations(exercises: list[Exercise], grader: Grader, pool: RunnerPool) -> dict[str, tuple]:
+def observe_all(exercises: list[Exercise], grader: Grader, pool: RunnerPool) -> dict[str, tuple]:
     """Per exercise: what its fills' sub-expressions are on every check (observe.py), and what its
     solution prints. The checks' runs go to the pool together; the test functions' after."""
     plans = [observe.plan(e, grader.refs[e.id].solution, grader.refs[e.id].fills, grader.checks[e.id],
