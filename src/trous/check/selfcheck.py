@@ -71,6 +71,22 @@ class ExerciseResult:
 
 
 # -- the public self-check -----------------------------------------------------------------------
+def plan_units(analysis: Analysis, checks: list[Check], text: str) -> tuple[list[Unit], list]:
+    """One unit per variant of `text`; the plan maps each expectation to (check, expect, unit, probe).
+    The self-check's job, and `pytest graders/ --copie`'s declarations (author/copie.py)."""
+    probes: dict[tuple, list[Probe]] = {}  # by variant, in order of first use
+    plan = []
+    for check in checks:
+        for expect in check.expects:
+            found = probes.setdefault(expect.overrides, [])
+            found.append(Probe(expect.expr, expect.setup))
+            plan.append((check, expect, list(probes).index(expect.overrides), len(found) - 1))
+    group = analysis.exercise.id
+    units = [Unit(source=text, filename=analysis.path, probes=tuple(found), overrides=key, process=group,
+                  group=group) for key, found in probes.items()]
+    return units, plan
+
+
 def prepare(exercise: Exercise, analysis: Analysis, checks: list[Check] | None = None):
     """The job for a public check of `analysis`, or an ExerciseResult when nothing can run."""
     checks = load_checks(exercise.checks_path) if checks is None else checks
@@ -84,20 +100,9 @@ def prepare(exercise: Exercise, analysis: Analysis, checks: list[Check] | None =
         message = f"erreur de syntaxe : {french} ({s.message})" if french else f"erreur de syntaxe : {s.message}"
         return _unrunnable(exercise, analysis, message, s.line, s.text, s.column), None
     runnable = [c for c in checks if all(available(m) for m in c.requires)]
-    # One unit per variant of the student's file; the plan maps each expectation to (unit, probe).
-    probes: dict[tuple, list[Probe]] = {}  # by variant, in order of first use
-    plan = []
-    for check in runnable:
-        if not analysis.is_filled(exercise.blank_index(check.blank)):
-            continue
-        for expect in check.expects:
-            found = probes.setdefault(expect.overrides, [])
-            found.append(Probe(expect.expr, expect.setup))
-            plan.append((check, expect, list(probes).index(expect.overrides), len(found) - 1))
-    group = analysis.exercise.id
-    units = tuple(Unit(source=analysis.source.text, filename=analysis.path, probes=tuple(found), overrides=key,
-                       process=group, group=group) for key, found in probes.items())
-    return Job(units, limits_for(exercise), capture_output=True), (checks, runnable, plan)
+    wanted = [c for c in runnable if analysis.is_filled(exercise.blank_index(c.blank))]
+    units, plan = plan_units(analysis, wanted, analysis.source.text)
+    return Job(tuple(units), limits_for(exercise), capture_output=True), (checks, runnable, plan)
 
 
 def _unrunnable(exercise, analysis, message, line, text, column=0) -> ExerciseResult:
