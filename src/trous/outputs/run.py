@@ -140,7 +140,9 @@ def local_scheduler(course: Course, submissions: list[Submission], options: Grad
             runner.launch()
         spec, kind = pool.runners[0].spec, pool.kind
         hooks.sandbox(kind, spec.description if spec else kind)
-        for grade in Grader(course, pool, only=options.exercises).grade_many((s.student, s.files) for s in submissions):
+        # Each copy's bytes are read as a grading thread takes it (`Stored`), once.
+        copies = ((s.student, dict(s.files)) for s in submissions)
+        for grade in Grader(course, pool, only=options.exercises).grade_many(copies):
             grade.isolation = kind
             yield grade
 
@@ -215,6 +217,7 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
         try:
             return _graded(course, options, hooks, intake, requested, timings, t, sink)
         finally:
+            intake.close()  # what the copies were read from (Moodle's archive)
             if sink is not None:  # stopped before the grades were settled (settling empties it)
                 sink.abandon()
     finally:
