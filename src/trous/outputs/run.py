@@ -12,6 +12,8 @@ import dataclasses
 import hashlib
 import json
 import os
+import queue
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -140,11 +142,45 @@ def local_scheduler(course: Course, submissions: list[Submission], options: Grad
             runner.launch()
         spec, kind = pool.runners[0].spec, pool.kind
         hooks.sandbox(kind, spec.description if spec else kind)
-        # Each copy's bytes are read as a grading thread takes it (`Stored`), once.
-        copies = ((s.student, dict(s.files)) for s in submissions)
-        for grade in Grader(course, pool, only=options.exercises).grade_many(copies):
+        for grade in Grader(course, pool, only=options.exercises).grade_many(read_ahead(submissions, 2 * pool.size)):
             grade.isolation = kind
             yield grade
+
+
+def read_ahead(submissions: Sequence[Submission], depth: int) -> Iterator[tuple[str, dict[str, bytes | None]]]:
+    """(student, files) of each copy, its bytes read (`Stored`) by a thread of its own at most `depth`
+    copies ahead of the graders: a class's bytes are never all held, and the grading threads, which
+    take the copies one at a time, never wait on a disk while holding that turn."""
+    ready: queue.Queue = queue.Queue(maxsize=depth)
+    stopped = threading.Event()
+
+    def read() -> None:
+        try:
+            for submission in submissions:
+                item = (submission.student, dict(submission.files))
+                while not stopped.is_set():
+                    with contextlib.suppress(queue.Full):
+                        ready.put(item, timeout=0.1)
+                        break
+                if stopped.is_set():
+                    return
+        except BaseException as exc:  # noqa: BLE001 - raised where the copies are taken
+            ready.put(exc)
+        ready.put(None)
+
+    reader = threading.Thread(target=read, name="trous-lecture", daemon=True)
+    reader.start()
+    try:
+        while (item := ready.get()) is not None:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stopped.set()
+        with contextlib.suppress(queue.Empty):
+            while True:
+                ready.get_nowait()  # unblocks a reader waiting to put
+        reader.join()
 
 
 def dask_scheduler(course: Course, submissions: list[Submission], options: GradeOptions,
