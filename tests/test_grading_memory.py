@@ -15,9 +15,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tracemalloc
 from pathlib import Path
 
 import pytest
+
+from trous.core import Course
+from trous.inputs import intake
 
 from grading_support import make_classe, mini_course
 
@@ -45,8 +49,6 @@ def _class(course: Path, dest: Path, n: int) -> Path:
     exercise only, so that what the engine keeps for identical programs (bounded, and not the
     outputs') is the same whatever n: what grows with n is what the run keeps per student."""
     gen = make_classe()
-    from trous.core import Course
-
     materials = gen.load_materials(Course.load(course))
     for k in range(n):
         folder = dest / f"eleve{k:04d}" / "exercises"
@@ -75,3 +77,25 @@ def test_the_teacher_s_peak_memory_does_not_grow_with_the_class(tmp_path):
     assert len(list((tmp_path / f"resultats-{LARGE}" / "results").glob("*.json"))) == LARGE
     per_copy = (peaks[LARGE] - peaks[SMALL]) / (LARGE - SMALL)
     assert per_copy < BOUND_KIB, f"{per_copy:.1f} KiB de plus par copie ({peaks})"
+
+
+def test_the_intake_holds_none_of_the_copies_bytes(tmp_path):
+    """Reading a class chooses each copy's files and knows their digests, but keeps none of their
+    bytes: they are read again when the copy is graded. Here 40 copies of 3 files of 100 KB (12 MB):
+    before, all of it stayed in memory until each copy was graded."""
+    course = Course.load(mini_course(tmp_path / "cours", EXERCISES))
+    copies = tmp_path / "copies"
+    for k in range(40):
+        for exercise in EXERCISES:
+            path = copies / f"eleve{k:02d}" / "exercises" / f"{exercise}.py"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(b"# " + bytes([97 + k % 26]) * 100_000 + b"\nx = 1\n")
+    tracemalloc.start()
+    try:
+        found = intake.load(copies, course)
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert len(found.submissions) == 40 and len({s.digest for s in found.submissions}) == 26
+    assert held < 2 * 1024 * 1024, f"{held // 1024} Kio gardés après la lecture des copies"
+    assert found.submissions[3].files[EXERCISES[0]].startswith(b"# ddd")

@@ -10,7 +10,6 @@ graded, and dropped once it is.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -27,8 +26,8 @@ class IgnoredFile:
 
 
 # How to read an exercise's file again (the intake's bounds), or its bytes themselves when they cannot be
-# read again cheaply (a member of the student's own archive); None once released.
-Again = Callable[[], "bytes | None"] | bytes | None
+# read again cheaply (a member of the student's own archive).
+Again = Callable[[], "bytes | None"] | bytes
 
 
 class Stored(Mapping):
@@ -67,11 +66,9 @@ class Stored(Mapping):
     def only(self, exercise_ids: Iterable[str]) -> "Stored":
         return Stored({i: self._found.get(i) for i in exercise_ids})
 
-    def release(self) -> None:
-        """Bytes kept for want of a way to read them again are dropped (the digests stay)."""
-        for exercise_id, found in self._found.items():
-            if found is not None and not callable(found[1]):
-                self._found[exercise_id] = (found[0], None)
+    def clear(self) -> None:
+        """Graded: nothing of the files is needed any more (the copy keeps its digest)."""
+        self._found.clear()
 
     def __reduce__(self):
         return dict, (dict(self),)  # sent elsewhere (a Dask worker): the bytes themselves, read now
@@ -91,18 +88,20 @@ class Submission:
     # None: read from the files it holds (grade/assignments.py).
     assignments: tuple[str, ...] | None = None
 
-    @functools.cached_property
-    def _held(self) -> dict[str, bytes | None]:
-        """Each file's SHA-256, for files given as bytes: computed once, it outlives them (`release`)."""
-        return {e: None if data is None else hashlib.sha256(data).digest() for e, data in self.files.items()}
-
     @property
     def digest(self) -> str:
-        """Identifies the content: unchanged files, same digest (re-runs skip them)."""
+        """Identifies the content: unchanged files, same digest (re-runs skip them). Kept when the
+        bytes go (`release`)."""
+        if "_digest" in self.__dict__:
+            return self.__dict__["_digest"]
         stored = isinstance(self.files, Stored)
         h = hashlib.sha256()
-        for exercise_id in sorted(self.files if stored else self._held):
-            sha = self.files.sha256(exercise_id) if stored else self._held[exercise_id]
+        for exercise_id in sorted(self.files):
+            if stored:
+                sha = self.files.sha256(exercise_id)
+            else:
+                data = self.files[exercise_id]
+                sha = None if data is None else hashlib.sha256(data).digest()
             h.update(exercise_id.encode() + b"\0")
             h.update(b"<absent>" if sha is None else sha)
         return h.hexdigest()
@@ -114,12 +113,10 @@ class Submission:
         return {i: self.files.get(i) for i in exercise_ids}
 
     def release(self) -> None:
-        """Forget the files' bytes once the copy is graded (or skipped): a class's copies are never all
-        held at once. What the reports need (digest, origins, notes, files not graded) stays."""
-        if isinstance(self.files, Stored):
-            self.files.release()
-            return
-        self._held  # noqa: B018 - computed while the bytes are here
+        """Forget the files (their bytes, how to read them) once the copy is graded (or skipped): a
+        class's copies are never all held at once. What the reports need (digest, origins, notes,
+        files not graded) stays."""
+        self.__dict__["_digest"] = self.digest  # frozen: set beside the fields, as a cached property is
         self.files.clear()
 
     @property

@@ -279,7 +279,8 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
     version = fingerprint(course)
     recorded = grading_version(version, requested)
     by_student = {s.student: s for s in intake.submissions}
-    graded_exercises = {s: scope.exercises(course, scope.per_copy[s]) for s in by_student}
+    # The exercises graded for each set of assignments handed in (a few sets, however large the class).
+    graded_exercises = {mine: scope.exercises(course, mine) for mine in set(scope.per_copy.values())}
     gradebook = Gradebook(options.gradebook or default_url(results_dir))
     try:
         t = time.perf_counter()
@@ -316,7 +317,7 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
                     raise GraderError(f"{grade.student} : corrigée sans isolation alors que ce n'était pas demandé")
                 grade.grader_version = grading_version(grade.grader_version, grade.isolation)
                 # Only the assignments this copy hands in (a scheduler may grade the whole course).
-                grade = assignments_mod.restrict_grade(grade, graded_exercises.get(grade.student, []))
+                grade = assignments_mod.restrict_grade(grade, graded_exercises.get(scope.per_copy.get(grade.student), []))
                 r = time.perf_counter()
                 # once: a grader sharing the gradebook may have recorded this copy meanwhile (--force: a new grading)
                 gradebook.record(run_id, by_student[grade.student], grade, once=not options.force)
