@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from trous.core import Course
+from trous.core.submission import Submission
 from trous.inputs import intake, marker, notebookfile
 from trous.inputs.intake import IntakeError, IntakeLimits
 
@@ -704,3 +705,37 @@ def test_nbgrader_submitted_names_every_file_it_does_not_grade(course, tmp_path)
     assert reasons[f"{assignment}/.ipynb_checkpoints/"] == intake.SKIPPED_DIRS[".ipynb_checkpoints"]
     assert reasons["partie99/"] == "devoir inconnu du cours : non corrigé"
     assert not any("timestamp" in p for p in reasons)
+
+
+# -- bytes read when graded, not kept -------------------------------------------------------------
+def test_a_copy_s_bytes_are_read_when_asked_for_and_its_digest_follows_what_is_read(course, tmp_path):
+    """The intake reads each file once (to choose it, and know its digest), keeps none of its bytes,
+    and reads it again when the copy is graded: a file changed since is graded as it is now, under the
+    digest of what is graded, never under the one the intake saw."""
+    root = tmp_path / "copies"
+    path = write(root / "alice" / "exercises" / f"{EX1}.py", A)
+    archive = write(tmp_path / "moodle.zip", zip_of({f"Alice Martin_12_assignsubmission_file_/{EX1}.py": A}))
+    [alice] = intake.load(root, course).submissions
+    [moodle] = intake.load(archive, course).submissions
+    seen = alice.digest
+    assert seen == Submission("alice", {EX1: A, EX2: None}).digest == moodle.digest
+    path.write_bytes(B)
+    assert alice.digest == seen  # nothing read again yet
+    assert alice.files[EX1] == B and alice.files[EX2] is None
+    assert alice.digest == Submission("alice", {EX1: B, EX2: None}).digest
+    path.unlink()
+    assert alice.files[EX1] is None  # gone since: graded as absent, and recorded so
+    assert alice.digest == Submission("alice", {EX1: None, EX2: None}).digest
+    assert moodle.files[EX1] == A
+
+
+def test_a_file_of_the_student_s_own_archive_is_kept_until_the_copy_is_released(course, tmp_path):
+    """A member of the student's own .zip cannot be read again but through the whole archive: its bytes
+    stay until the copy is graded, then only its digest."""
+    root = tmp_path / "copies"
+    write(root / "bob.zip", zip_of({f"exercises/{EX1}.py": A}))
+    [bob] = intake.load(root, course).submissions
+    digest = bob.digest
+    assert bob.files[EX1] == A and bob.files[EX1] == A
+    bob.release()
+    assert bob.digest == digest

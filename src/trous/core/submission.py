@@ -2,12 +2,16 @@
 student, a Moodle archive, nbgrader's submitted notebooks). Besides the exercises' bytes, it says
 what else its copy held (`ignored`, bounded per reason, the rest counted in `unlisted`) and which
 file was graded for each exercise (`origins`), for the feedback page, results JSON and summary.
+
+A class's bytes are never all held: the intake reads each copy once to choose its files and know
+their digests, then leaves them where they are (`Stored`); they are read again when the copy is
+graded, and dropped once it is.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 
@@ -21,10 +25,59 @@ class IgnoredFile:
     notable: bool = True
 
 
+# How to read an exercise's file again (the intake's bounds), or its bytes themselves when they cannot be
+# read again cheaply (a member of the student's own archive).
+Again = Callable[[], "bytes | None"] | bytes
+
+
+class Stored(Mapping):
+    """A copy's files, left where the intake found them: exercise id → bytes (None when absent), read
+    again at each access and never kept. What the gradebook compares (each file's SHA-256) is known
+    from the intake's reading; a file changed or gone since has its digest follow what is read now,
+    so that the grade recorded is always that of the bytes graded."""
+
+    __slots__ = ("_found",)
+
+    def __init__(self, found: dict[str, tuple[bytes, Again] | None]):
+        self._found = found  # exercise id → (SHA-256 of the bytes, how to read them), None when absent
+
+    def __getitem__(self, exercise_id: str) -> bytes | None:
+        found = self._found[exercise_id]
+        if found is None:
+            return None
+        sha, again = found
+        data = again() if callable(again) else again
+        if data is None:
+            self._found[exercise_id] = None  # gone since: graded (and recorded) as absent
+        elif hashlib.sha256(data).digest() != sha:
+            self._found[exercise_id] = (hashlib.sha256(data).digest(), again)
+        return data
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._found)
+
+    def __len__(self) -> int:
+        return len(self._found)
+
+    def sha256(self, exercise_id: str) -> bytes | None:
+        found = self._found.get(exercise_id)
+        return None if found is None else found[0]
+
+    def only(self, exercise_ids: Iterable[str]) -> "Stored":
+        return Stored({i: self._found.get(i) for i in exercise_ids})
+
+    def clear(self) -> None:
+        """Graded: nothing of the files is needed any more (the copy keeps its digest)."""
+        self._found.clear()
+
+    def __reduce__(self):
+        return dict, (dict(self),)  # sent elsewhere (a Dask worker): the bytes themselves, read now
+
+
 @dataclass(frozen=True)
 class Submission:
     student: str  # identifier used in the gradebook and the exports (folder name, Moodle id…)
-    files: dict[str, bytes | None]  # exercise id → the file's bytes, None when absent
+    files: Mapping[str, bytes | None]  # exercise id → the file's bytes, None when absent (a dict, or Stored)
     source: str = ""  # where it came from, for messages (a path, "moodle.zip:Alice_123")
     name: str = ""  # display name when known (Moodle's full name)
     warnings: tuple[str, ...] = field(default_factory=tuple)  # intake notes shown in the feedback
@@ -35,21 +88,35 @@ class Submission:
     # None: read from the files it holds (grade/assignments.py).
     assignments: tuple[str, ...] | None = None
 
-    @functools.cached_property
+    @property
     def digest(self) -> str:
-        """Identifies the content: unchanged files, same digest (re-runs skip them). Computed once:
-        it outlives the bytes (`release`)."""
+        """Identifies the content: unchanged files, same digest (re-runs skip them). Kept when the
+        bytes go (`release`)."""
+        if "_digest" in self.__dict__:
+            return self.__dict__["_digest"]
+        stored = isinstance(self.files, Stored)
         h = hashlib.sha256()
         for exercise_id in sorted(self.files):
-            data = self.files[exercise_id]
+            if stored:
+                sha = self.files.sha256(exercise_id)
+            else:
+                data = self.files[exercise_id]
+                sha = None if data is None else hashlib.sha256(data).digest()
             h.update(exercise_id.encode() + b"\0")
-            h.update(b"<absent>" if data is None else hashlib.sha256(data).digest())
+            h.update(b"<absent>" if sha is None else sha)
         return h.hexdigest()
 
+    def only(self, exercise_ids: Iterable[str]) -> Mapping[str, bytes | None]:
+        """Its files restricted to these exercises (absent ones as None), nothing read."""
+        if isinstance(self.files, Stored):
+            return self.files.only(exercise_ids)
+        return {i: self.files.get(i) for i in exercise_ids}
+
     def release(self) -> None:
-        """Forget the files' bytes once the copy is graded (or skipped): a class's copies are never all
-        held at once. What the reports need (digest, origins, notes, files not graded) stays."""
-        self.digest  # noqa: B018 - computed while the bytes are here
+        """Forget the files (their bytes, how to read them) once the copy is graded (or skipped): a
+        class's copies are never all held at once. What the reports need (digest, origins, notes,
+        files not graded) stays."""
+        self.__dict__["_digest"] = self.digest  # frozen: set beside the fields, as a cached property is
         self.files.clear()
 
     @property

@@ -101,6 +101,8 @@ def resolve(course: Course, submissions: list[Submission], requested: list[str] 
     known = [a.id for a in course.spec.assignments]
     owner = of_exercise(course)
     worked = _worked(course)
+    # Each copy's files read once, and nothing of them kept but which assignments it works on and holds.
+    facts = {s.student: _facts(s, owner, worked) for s in submissions if s.assignments is None}
     if requested:
         chosen = check_requested(course, requested)
         left = tuple((a, "non demandé (--devoir)") for a in known if a not in chosen)
@@ -112,36 +114,42 @@ def resolve(course: Course, submissions: list[Submission], requested: list[str] 
             for s in submissions:
                 handed.update(a for a in s.assignments or () if a in known)
         else:
-            for s in submissions:
-                for exercise_id, data in s.files.items():
-                    assignment = owner.get(exercise_id)
-                    if assignment and assignment not in handed and worked(exercise_id, data):
-                        handed.add(assignment)
+            handed = set().union(*(on for on, _ in facts.values()))
             if not handed:  # nobody wrote anything: grade what the copies hold, else everything
-                handed = {owner[e] for s in submissions for e, d in s.files.items() if d is not None and e in owner}
+                handed = set().union(*(held for _, held in facts.values()))
             if not handed:
                 handed = set(known)
         chosen = tuple(a for a in known if a in handed)
         why = ("aucune copie ne le contient" if explicit else
                "aucune copie n'y a rien écrit (seulement des modèles non remplis, ou rien)")
         scope = Scope(chosen, False, tuple((a, why) for a in known if a not in handed))
-    per_copy = {s.student: _copy_assignments(course, s, scope.assignments, worked) for s in submissions}
+    per_copy = {s.student: _copy_assignments(s, scope.assignments, facts.get(s.student)) for s in submissions}
     return dataclasses.replace(scope, per_copy=per_copy)
 
 
-def _copy_assignments(course: Course, submission: Submission, assignments: tuple[str, ...],
-                      worked: Callable[[str, bytes | None], bool]) -> tuple[str, ...]:
+def _facts(submission: Submission, owner: dict[str, str],
+           worked: Callable[[str, bytes | None], bool]) -> tuple[set[str], set[str]]:
+    """(the assignments this copy works on, those it holds a file of), its files read once."""
+    worked_on: set[str] = set()
+    held: set[str] = set()
+    for exercise_id, data in submission.files.items():
+        assignment = owner.get(exercise_id)
+        if assignment and data is not None:
+            held.add(assignment)
+            if assignment not in worked_on and worked(exercise_id, data):
+                worked_on.add(assignment)
+    return worked_on, held
+
+
+def _copy_assignments(submission: Submission, assignments: tuple[str, ...],
+                      facts: tuple[set[str], set[str]] | None) -> tuple[str, ...]:
     """The run's assignments this copy hands in (see the module's doc); () when the input says it
     hands in none of them."""
     if submission.assignments is not None:
         return tuple(a for a in assignments if a in submission.assignments)
-    owner = of_exercise(course)
-    handed = {owner.get(e) for e, data in submission.files.items() if worked(e, data)}
-    mine = tuple(a for a in assignments if a in handed)
-    if mine:
-        return mine
-    held = {owner.get(e) for e, data in submission.files.items() if data is not None}
-    return tuple(a for a in assignments if a in held) or assignments
+    worked_on, held = facts
+    return (tuple(a for a in assignments if a in worked_on) or tuple(a for a in assignments if a in held)
+            or assignments)
 
 
 def restrict_files(course: Course, submission: Submission, assignments: tuple[str, ...]) -> Submission:
@@ -154,7 +162,7 @@ def restrict_files(course: Course, submission: Submission, assignments: tuple[st
     others = tuple(IgnoredFile(path, f"exercice de « {names.get(owner[e], owner[e])} » : pas corrigé avec {graded}", e,
                                notable=False)
                    for e, path in submission.origins.items() if e in owner and e not in ids)
-    return dataclasses.replace(submission, files={i: submission.files.get(i) for i in ids},
+    return dataclasses.replace(submission, files=submission.only(ids),
                                origins={e: path for e, path in submission.origins.items() if e in ids},
                                ignored=tuple(submission.ignored) + others)
 

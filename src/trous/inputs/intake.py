@@ -27,6 +27,7 @@ Input kinds are pluggable: `register(Kind(...))`; `load` picks the last register
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import itertools
 import io
@@ -37,7 +38,7 @@ import time
 import zipfile
 import zlib
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,7 +47,7 @@ from ..core.analysis import MAX_BYTES
 from . import marker, moodle as moodlefolders, notebookfile
 from .filenames import Match, Matcher, is_other_archive, is_zip
 from ..core.safetext import printable
-from ..core.submission import IgnoredFile, Submission
+from ..core.submission import Again, IgnoredFile, Stored, Submission
 from ..core.wording import count, plural
 
 MiB = 1 << 20
@@ -85,6 +86,11 @@ class Intake:
     ignored: list[IgnoredFile] = field(default_factory=list)
     # Which copies are which Moodle participants: what the worksheet and the feedback zip are written from.
     moodle: moodlefolders.Copies | None = None
+    opened: list = field(default_factory=list)  # what its copies are read from again when graded (an archive)
+
+    def close(self) -> None:
+        for handle in self.opened:
+            handle.close()
 
 
 @dataclass(frozen=True)
@@ -252,7 +258,7 @@ class Ledger:
             raise IntakeError(f"plus de {size_text(self.limits.total_bytes)} décompressés : copie refusée "
                               "(bombe de décompression ?)")
 
-    def submission(self, student: str, files: dict[str, bytes | None], **fields) -> Submission:
+    def submission(self, student: str, files: Mapping[str, bytes | None], **fields) -> Submission:
         """The copy's Submission, with the notes and files not graded kept here."""
         order = sorted(self._named, key=lambda r: self._ranks[r])  # stable: first seen first within a rank
         ignored = tuple(i for r in order for i in self._named[r])
@@ -332,6 +338,9 @@ class Entry:
     mtime: float | None = None  # last modification (seconds since the epoch), when known
     label: str = ""  # how to show it when `parts` cannot (an unsafe archive name)
     folder: bool = False  # SKIPPED: a whole folder
+    # `read` may be called again when the copy is graded: it holds nothing of the copy in memory (a
+    # file of a folder, a member of Moodle's archive; not one of the student's own archive, held whole).
+    lasting: bool = False
 
     @property
     def path(self) -> str:
@@ -449,10 +458,10 @@ def _not_chosen(entry: Entry, match: Match, chosen: tuple[Entry, Match]) -> str:
     return f"même date que {shown}, corrigé à sa place ({why})"
 
 
-def _read_candidate(entry: Entry, match: Match, limits: IntakeLimits) -> tuple[bytes | None, str]:
+def _read_candidate(entry: Entry, notebook: bool, limits: IntakeLimits) -> tuple[bytes | None, str]:
     """The bytes to grade for this file (a notebook: its .py), or None and why not."""
     try:
-        if not match.notebook:
+        if not notebook:
             return entry.read(limits.file_bytes + 1), ""
         problem = notebookfile.unavailable()
         if problem:
@@ -473,10 +482,21 @@ def _read_candidate(entry: Entry, match: Match, limits: IntakeLimits) -> tuple[b
         return None, f"lecture impossible ({_reason(exc)})"
 
 
-def pick(course: Course, entries: list[Entry], ledger: Ledger,
-         matcher: Matcher) -> tuple[dict[str, bytes | None], dict[str, str]]:
+def _again(read: Callable[[int], bytes], notebook: bool, limits: IntakeLimits) -> bytes | None:
+    """A chosen file read again, when its copy is graded: the same bounds, None if it cannot be any more."""
+    return _read_candidate(Entry((), FILE, 0, read), notebook, limits)[0]
+
+
+def _stored(data: bytes, entry: Entry, notebook: bool, limits: IntakeLimits) -> tuple[bytes, Again]:
+    """What a copy keeps of a file it has read: its digest and how to read it again (its bytes only when
+    it cannot be read again but through the student's whole archive)."""
+    again = functools.partial(_again, entry.read, notebook, limits) if entry.lasting else data
+    return hashlib.sha256(data).digest(), again
+
+
+def pick(course: Course, entries: list[Entry], ledger: Ledger, matcher: Matcher) -> tuple[Stored, dict[str, str]]:
     """Each exercise's file: the newest readable candidate, every other one recorded with why.
-    Returns (files, origins: exercise → path graded)."""
+    Returns (files, origins: exercise → path graded); the files are read again when graded (`Stored`)."""
     groups: dict[str, list[tuple[Entry, Match]]] = {}
     for entry in entries:
         match = matcher.match(entry.parts[-1])
@@ -486,7 +506,7 @@ def pick(course: Course, entries: list[Entry], ledger: Ledger,
             ledger.ignore(entry.path, NOT_REGULAR, CANDIDATE, match.exercise)
             continue
         groups.setdefault(match.exercise, []).append((entry, match))
-    files: dict[str, bytes | None] = {e.id: None for e in course.exercises}
+    files: dict[str, tuple[bytes, Again] | None] = {e.id: None for e in course.exercises}
     origins: dict[str, str] = {}
     for exercise in course.exercises:
         chosen: tuple[Entry, Match] | None = None
@@ -494,18 +514,18 @@ def pick(course: Course, entries: list[Entry], ledger: Ledger,
             if chosen is not None:
                 ledger.ignore(entry.path, _not_chosen(entry, match, chosen), CANDIDATE, exercise.id)
                 continue
-            data, problem = _read_candidate(entry, match, ledger.limits)
+            data, problem = _read_candidate(entry, match.notebook, ledger.limits)
             if data is None:
                 ledger.ignore(entry.path, problem, CANDIDATE, exercise.id)
                 continue
             chosen = (entry, match)
-            files[exercise.id] = data
+            files[exercise.id] = _stored(data, entry, match.notebook, ledger.limits)
             origins[exercise.id] = _short(entry.path)
             what = "carnet Jupyter converti en .py par jupytext" if match.notebook else ""
             if not match.exact or match.notebook:
                 details = " ; ".join(x for x in (what, match.how) if x)
                 ledger.note(f"{_short(entry.path)} corrigé comme {exercise.id}.py ({details})")
-    return files, origins
+    return Stored(files), origins
 
 
 @dataclass
@@ -686,7 +706,7 @@ def walk(root: Path, limits: IntakeLimits, ledger: Ledger, sorter: Sorter,
                 if said is not None:
                     ledger.ignore(path, *said)
             elif kind == FILE:
-                kept.append(Entry(parts, FILE, st.st_size, _reader(root, parts), mtime=st.st_mtime))
+                kept.append(Entry(parts, FILE, st.st_size, _reader(root, parts), mtime=st.st_mtime, lasting=True))
             else:
                 kept.append(Entry(parts, OTHER_KIND))  # named by pick(), which knows its exercise
     return kept
@@ -894,7 +914,8 @@ def members(archive: zipfile.ZipFile, limits: IntakeLimits, budget: Ledger | Non
                 f"refusé : {size_text(info.compress_size)} qui se décompresseraient en "
                 f"{size_text(info.file_size)} (bombe de décompression ?)")))
         else:
-            out.append(Entry(parts, FILE, info.file_size, _zip_reader(archive, info, budget), mtime=_zip_time(info)))
+            out.append(Entry(parts, FILE, info.file_size, _zip_reader(archive, info, budget), mtime=_zip_time(info),
+                             lasting=budget is None))
     return out
 
 
@@ -905,54 +926,63 @@ def load_zip(path: Path, course: Course, limits: IntakeLimits) -> Intake:
         archive = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError) as exc:
         raise IntakeError(f"{path} : archive .zip illisible ({_reason(exc)})") from None
-    with archive:  # every byte kept is read in _submit, before the archive closes
-        entries = members(archive, limits, None)
-        # Each top-level entry named as Moodle names them: a folder (it holds files) or, with « download
-        # as folders » off, a file.
-        folders = {e.parts[0] for e in entries if len(e.parts) > 1}
-        tops = {top: found for top in dict.fromkeys(e.parts[0] for e in entries if e.parts)
-                if (found := moodlefolders.read(top, top in folders)) is not None}
-        intake = Intake("moodle" if tops else "zip", path)
-        grouping = moodlefolders.group(tops, student_id)
-        copies: dict[str, _Copy] = {}
-        ambiguous = {a.top: a for a in grouping.ambiguous}
-        for entry in entries:
-            top = entry.parts[0] if entry.parts else ""
-            found = tops.get(top)
-            if top in ambiguous:
-                intake.ignored.append(IgnoredFile(_short(top), printable(ambiguous[top].reason)))
-                continue
-            if not top or (tops and found is None) or (entry.kind == SKIPPED and len(entry.parts) == 1) or (
-                    not tops and len(entry.parts) < 2 and entry.kind != REFUSED_KIND):
-                why = entry.note if entry.kind in (REFUSED_KIND, SKIPPED) else OUTSIDE
-                intake.ignored.append(IgnoredFile(_short(entry.path) + ("/" if entry.folder else ""),
-                                                  printable(why)))
-                continue
-            if found is not None:
-                key = grouping.key[top]
-                inner = entry.parts[1:] if len(entry.parts) > 1 else (found.rest,) if found.rest else ()
-            else:
-                key, inner = student_id(top), entry.parts[1:]
-            copy = copies.get(key)
-            if copy is None:
-                copy = copies[key] = _Copy(Ledger(limits), f"{path.name}:{_short(top)}", depth=1, key=key)
-                if not tops and key != top:
-                    copy.ledger.note(f"nom avec des caractères de contrôle : copie identifiée par « {key} »")
-            shown = entry.label or "/".join(inner)
-            if found is not None and found.plugin != "file":
-                _moodle_plugin(copy.ledger, shown or top, found.plugin)
-            elif entry.kind == REFUSED_KIND:
-                copy.ledger.ignore(shown or "?", entry.note, REFUSED)
-            elif inner:
-                copy.entries.append(dataclasses.replace(entry, parts=inner))
-        # A folder (__MACOSX/) is named once, not once per file in it.
-        intake.ignored = list(dict.fromkeys(intake.ignored))
-        if not copies:
-            raise IntakeError(f"{path} : aucune copie d'étudiant dans l'archive (attendu : le .zip de Moodle, "
-                              "« <Nom>_<id>_assignsubmission_file_/… », ou un dossier par étudiant)"
-                              + "".join(f"\n  {i.path} : {i.reason}" for i in intake.ignored[:10]))
-        sorter = Sorter(Matcher(e.id for e in course.exercises), course_files(course))
-        return _submit(intake, course, copies, grouping if tops else None, sorter, limits)
+    try:
+        return _zip_copies(path, archive, course, limits)
+    except BaseException:
+        archive.close()
+        raise
+
+
+def _zip_copies(path: Path, archive: zipfile.ZipFile, course: Course, limits: IntakeLimits) -> Intake:
+    """The copies of an archive; it stays open until the intake is closed: the copies are read from it
+    again when graded."""
+    entries = members(archive, limits, None)
+    # Each top-level entry named as Moodle names them: a folder (it holds files) or, with « download
+    # as folders » off, a file.
+    folders = {e.parts[0] for e in entries if len(e.parts) > 1}
+    tops = {top: found for top in dict.fromkeys(e.parts[0] for e in entries if e.parts)
+            if (found := moodlefolders.read(top, top in folders)) is not None}
+    intake = Intake("moodle" if tops else "zip", path, opened=[archive])
+    grouping = moodlefolders.group(tops, student_id)
+    copies: dict[str, _Copy] = {}
+    ambiguous = {a.top: a for a in grouping.ambiguous}
+    for entry in entries:
+        top = entry.parts[0] if entry.parts else ""
+        found = tops.get(top)
+        if top in ambiguous:
+            intake.ignored.append(IgnoredFile(_short(top), printable(ambiguous[top].reason)))
+            continue
+        if not top or (tops and found is None) or (entry.kind == SKIPPED and len(entry.parts) == 1) or (
+                not tops and len(entry.parts) < 2 and entry.kind != REFUSED_KIND):
+            why = entry.note if entry.kind in (REFUSED_KIND, SKIPPED) else OUTSIDE
+            intake.ignored.append(IgnoredFile(_short(entry.path) + ("/" if entry.folder else ""),
+                                              printable(why)))
+            continue
+        if found is not None:
+            key = grouping.key[top]
+            inner = entry.parts[1:] if len(entry.parts) > 1 else (found.rest,) if found.rest else ()
+        else:
+            key, inner = student_id(top), entry.parts[1:]
+        copy = copies.get(key)
+        if copy is None:
+            copy = copies[key] = _Copy(Ledger(limits), f"{path.name}:{_short(top)}", depth=1, key=key)
+            if not tops and key != top:
+                copy.ledger.note(f"nom avec des caractères de contrôle : copie identifiée par « {key} »")
+        shown = entry.label or "/".join(inner)
+        if found is not None and found.plugin != "file":
+            _moodle_plugin(copy.ledger, shown or top, found.plugin)
+        elif entry.kind == REFUSED_KIND:
+            copy.ledger.ignore(shown or "?", entry.note, REFUSED)
+        elif inner:
+            copy.entries.append(dataclasses.replace(entry, parts=inner))
+    # A folder (__MACOSX/) is named once, not once per file in it.
+    intake.ignored = list(dict.fromkeys(intake.ignored))
+    if not copies:
+        raise IntakeError(f"{path} : aucune copie d'étudiant dans l'archive (attendu : le .zip de Moodle, "
+                          "« <Nom>_<id>_assignsubmission_file_/… », ou un dossier par étudiant)"
+                          + "".join(f"\n  {i.path} : {i.reason}" for i in intake.ignored[:10]))
+    sorter = Sorter(Matcher(e.id for e in course.exercises), course_files(course))
+    return _submit(intake, course, copies, grouping if tops else None, sorter, limits)
 
 
 def _looks_like_zip(path: Path) -> bool:

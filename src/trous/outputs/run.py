@@ -12,6 +12,8 @@ import dataclasses
 import hashlib
 import json
 import os
+import queue
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -140,9 +142,45 @@ def local_scheduler(course: Course, submissions: list[Submission], options: Grad
             runner.launch()
         spec, kind = pool.runners[0].spec, pool.kind
         hooks.sandbox(kind, spec.description if spec else kind)
-        for grade in Grader(course, pool, only=options.exercises).grade_many((s.student, s.files) for s in submissions):
+        for grade in Grader(course, pool, only=options.exercises).grade_many(read_ahead(submissions, 2 * pool.size)):
             grade.isolation = kind
             yield grade
+
+
+def read_ahead(submissions: Sequence[Submission], depth: int) -> Iterator[tuple[str, dict[str, bytes | None]]]:
+    """(student, files) of each copy, its bytes read (`Stored`) by a thread of its own at most `depth`
+    copies ahead of the graders: a class's bytes are never all held, and the grading threads, which
+    take the copies one at a time, never wait on a disk while holding that turn."""
+    ready: queue.Queue = queue.Queue(maxsize=depth)
+    stopped = threading.Event()
+
+    def read() -> None:
+        try:
+            for submission in submissions:
+                item = (submission.student, dict(submission.files))
+                while not stopped.is_set():
+                    with contextlib.suppress(queue.Full):
+                        ready.put(item, timeout=0.1)
+                        break
+                if stopped.is_set():
+                    return
+        except BaseException as exc:  # noqa: BLE001 - raised where the copies are taken
+            ready.put(exc)
+        ready.put(None)
+
+    reader = threading.Thread(target=read, name="trous-lecture", daemon=True)
+    reader.start()
+    try:
+        while (item := ready.get()) is not None:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stopped.set()
+        with contextlib.suppress(queue.Empty):
+            while True:
+                ready.get_nowait()  # unblocks a reader waiting to put
+        reader.join()
 
 
 def dask_scheduler(course: Course, submissions: list[Submission], options: GradeOptions,
@@ -215,6 +253,7 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
         try:
             return _graded(course, options, hooks, intake, requested, timings, t, sink)
         finally:
+            intake.close()  # what the copies were read from (Moodle's archive)
             if sink is not None:  # stopped before the grades were settled (settling empties it)
                 sink.abandon()
     finally:
@@ -240,7 +279,8 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
     version = fingerprint(course)
     recorded = grading_version(version, requested)
     by_student = {s.student: s for s in intake.submissions}
-    graded_exercises = {s: scope.exercises(course, scope.per_copy[s]) for s in by_student}
+    # The exercises graded for each set of assignments handed in (a few sets, however large the class).
+    graded_exercises = {mine: scope.exercises(course, mine) for mine in set(scope.per_copy.values())}
     gradebook = Gradebook(options.gradebook or default_url(results_dir))
     try:
         t = time.perf_counter()
@@ -277,7 +317,7 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
                     raise GraderError(f"{grade.student} : corrigée sans isolation alors que ce n'était pas demandé")
                 grade.grader_version = grading_version(grade.grader_version, grade.isolation)
                 # Only the assignments this copy hands in (a scheduler may grade the whole course).
-                grade = assignments_mod.restrict_grade(grade, graded_exercises.get(grade.student, []))
+                grade = assignments_mod.restrict_grade(grade, graded_exercises.get(scope.per_copy.get(grade.student), []))
                 r = time.perf_counter()
                 # once: a grader sharing the gradebook may have recorded this copy meanwhile (--force: a new grading)
                 gradebook.record(run_id, by_student[grade.student], grade, once=not options.force)
