@@ -111,6 +111,21 @@ def test_an_exit_code_is_an_exit_code(runner):
         assert "mémoire" not in result.error.message
 
 
+def test_a_program_that_ends_while_its_checks_are_still_being_sent_is_said_to_end(runner):
+    # The program ends at once (os._exit) while the supervisor is still writing what comes next (a
+    # check larger than a pipe's buffer, so the write is under way when the program ends): that is
+    # the program's end, said with its exit code, and the sandbox is kept. Before, the write's
+    # SIGPIPE killed the supervisor: « processus de supervision tué », a new sandbox for the next
+    # job, and the same copy said one way or the other depending on timing.
+    big = "len(" + repr("a" * 200_000) + ")"
+    restarts = runner.restarts
+    for _ in range(3):
+        result = runner.run(Job((Unit("import os\nos._exit(0)\n", "f.py", (Probe(big),)),), Limits(wall=10)))[0]
+        assert result.status == "crash", result
+        assert "code de sortie 0" in result.error.message, result.error.message
+    assert runner.restarts == restarts
+
+
 def test_memory_is_said_to_be_memory(runner):
     result = run(runner, "x = bytearray(4 * 2**30)", "1", limits=Limits(wall=5, memory_mb=256))
     assert result.status == "error" and result.error.kind == "memory"

@@ -272,7 +272,9 @@ class ChildRun:
                 for fd in ready:
                     if not self._read(fd):
                         break
-        except OSError:  # the child stopped reading its commands
+        except BrokenPipeError:  # the child closed its commands' pipe: it ended, close() says how
+            self.stopped = self.stopped or ("channel", {})
+        except OSError:
             self.stopped = self.stopped or ("crash", {})
 
     def close(self) -> tuple[str, dict] | None:

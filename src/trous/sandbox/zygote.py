@@ -175,6 +175,9 @@ class Server:
                 os.closerange(3, keep)
                 os.closerange(keep + 1, _max_fd())
                 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                # A child may end (os._exit) while its commands are being written: the write must fail
+                # (EPIPE, the run is that child's end), not kill the supervisor with the zygote's SIG_DFL.
+                signal.signal(signal.SIGPIPE, signal.SIG_IGN)
                 serve_jobs(theirs, self.workroot)
             except BaseException:  # noqa: BLE001 - report, never hang the zygote
                 traceback.print_exc()
