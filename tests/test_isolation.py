@@ -900,3 +900,31 @@ def test_one_pools_fork_bomb_does_not_starve_another(kind):
         bomber.join()
     assert 0 < outcome["a"][0] <= 8, outcome  # the bound held for the bomb itself
     assert outcome["b"] == [6], outcome
+
+
+SOURCE_TREE_RUN = """
+import json, sys
+from trous.core.protocol import Job, Limits, Probe, Unit
+from trous.sandbox.pool import Runner
+code = "import trous\\nwhere = trous.__file__\\n"
+with Runner(sys.argv[1], memory_mb=256) as runner:
+    [result] = runner.run(Job((Unit(code, "f.py", (Probe("where"),)),), Limits(wall=10, memory_mb=256)))
+print(json.dumps([result.status, [p.value for p in result.probes]]))
+"""
+
+
+@pytest.mark.parametrize("kind", [*ISOLATED_KINDS, "limites"])
+def test_a_source_tree_on_pythonpath_is_the_trous_the_sandbox_runs(kind, tmp_path):
+    # A clone run without installing (PYTHONPATH=src): the sandbox's Python starts with -I, which ignores
+    # PYTHONPATH, and must still import that trous — not fail, nor find an installed one.
+    tree = tmp_path / "clone" / "src"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "src" / "trous", tree / "trous",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    for folder in (tmp_path, tmp_path / "clone", tree):
+        os.chmod(folder, 0o755)
+    env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": "1"}
+    done = subprocess.run([sys.executable, "-c", SOURCE_TREE_RUN, kind], capture_output=True, text=True,
+                          timeout=120, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    status, [where] = json.loads(done.stdout.splitlines()[-1])
+    assert status == "ok" and where == str(tree / "trous" / "__init__.py")

@@ -183,6 +183,20 @@ def _python_dirs() -> list[str]:
     return dirs
 
 
+def python_module(module: str, *args: str) -> list[str]:
+    """`python -I -m module args…` that imports what the teacher's Python imports: -I ignores PYTHONPATH,
+    so the mounted folders found only through it (a source tree run without installing) are put back
+    first, as PYTHONPATH puts them."""
+    mounted = set(_python_dirs())
+    through = [os.path.realpath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    extra = list(dict.fromkeys(p for p in through if any(p == d or p.startswith(d + os.sep) for d in mounted)))
+    if not extra:
+        return [sys.executable, "-I", "-m", module, *args]
+    boot = ("import json, runpy, sys; sys.path[:0] = json.loads(sys.argv.pop(1)); "
+            "runpy.run_module(sys.argv.pop(1), run_name='__main__', alter_sys=True)")
+    return [sys.executable, "-I", "-c", boot, json.dumps(extra), module, *args]
+
+
 def _looks_like_course(path: str) -> bool:
     # Never expose a directory holding a course: graders and solutions would be readable.
     p = Path(path)
@@ -289,7 +303,7 @@ def build(mode: str = "auto", slot: int = 0, preload: tuple[str, ...] = ("numpy"
     decides, refusing what it refuses), or "limites" (self-check and doctor only)."""
     kind = LIMITS if mode in (LIMITS, FALLBACK) else choose(mode)
     root = _root()
-    zygote = [sys.executable, "-I", "-m", "trous.sandbox.zygote"]
+    zygote = python_module("trous.sandbox.zygote")
     if kind == BWRAP:
         env = dict(BWRAP_ENV)
         # As root, student code runs under a uid of its own (uids.py): the kernel counts processes per uid.

@@ -289,7 +289,8 @@ def problem() -> str | None:
     import subprocess  # noqa: PLC0415 - only here: the zygote, which imports this module, needs none
 
     try:
-        done = subprocess.run([sys.executable, "-I", "-m", "trous.sandbox.seccomp", "--verifier"],
+        # Run as a file (it imports only the standard library): -I ignores PYTHONPATH, where trous may be.
+        done = subprocess.run([sys.executable, "-I", os.path.abspath(__file__), "--verifier"],
                               capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"la vérification du filtre seccomp n'a pas pu être lancée ({exc})"
