@@ -36,6 +36,7 @@ import pytest
 import yaml
 
 from trous.sandbox import uids
+from trous.sandbox.zygote import join_cgroup
 from trous.sandbox.pool import Runner, RunnerPool
 from trous.core.protocol import Job, Limits, Probe, Unit
 from trous.sandbox.backend import BWRAP, UNISOLATED, SandboxRefused, bwrap_available, choose, tmpfs_bytes
@@ -928,3 +929,15 @@ def test_a_source_tree_on_pythonpath_is_the_trous_the_sandbox_runs(kind, tmp_pat
     assert done.returncode == 0, done.stderr[-2000:]
     status, [where] = json.loads(done.stdout.splitlines()[-1])
     assert status == "ok" and where == str(tree / "trous" / "__init__.py")
+
+
+def test_a_cgroup_v2_parent_enables_the_pids_controller_for_the_runner(tmp_path):
+    # cgroup v2 (a stand-in folder: this boundary is the kernel's): the runner's cgroup has a pids.max
+    # only once its parent enables the controller; v1 needs nothing of the kind.
+    parent = tmp_path / "trous"
+    parent.mkdir()
+    (parent / "cgroup.subtree_control").write_text("")
+    join_cgroup(str(parent / "1234-0"), 17)
+    assert (parent / "cgroup.subtree_control").read_text().split() == ["+pids"]
+    assert (parent / "1234-0" / "pids.max").read_text() == "17"
+    assert (parent / "1234-0" / "cgroup.procs").read_text() == str(os.getpid())

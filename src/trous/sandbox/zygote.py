@@ -338,6 +338,11 @@ def join_cgroup(path: str, pids_max: int) -> None:
     """Put the current process (and so its future children) under a pids bound, where it can. Root only."""
     with suppress(OSError):
         os.makedirs(path, exist_ok=True)
+    # cgroup v2: a cgroup has pids.max only if its parent enables the controller for its children (v1
+    # has no such file; there the write fails and nothing is needed).
+    with suppress(OSError), open(os.path.join(os.path.dirname(path), "cgroup.subtree_control"), "w") as f:
+        f.write("+pids")
+    with suppress(OSError):
         with open(os.path.join(path, "pids.max"), "w") as f:
             f.write(str(pids_max))
         with open(os.path.join(path, "cgroup.procs"), "w") as f:
