@@ -11,7 +11,8 @@ so; the student's own file is also run once as it is. What feedback may show fol
 A grader's test functions (testworker.py) are more expectations of their blank. One that fails
 on the reference stops grading (`GraderError`: the course is at fault); on a copy, whatever a test
 does is that copy's failure of it, and the teacher reads it among the grade's `incidents`.
-What one copy ran, and what was judged of it, is kept in the grader's `Memo` for the next copies.
+What one copy ran is kept in the grader's `Memo` for the next copies; verdicts are judged again
+(cheap next to running).
 """
 
 from __future__ import annotations
@@ -132,7 +133,6 @@ class _Planned:
     expects: list[tuple[int, Expect]]  # (blank index, expectation) per probe
     variant: tuple = ()
     as_is: bool = False  # the student's own file, run as it is on the course's inputs
-    ran: tuple | None = None  # (memo key, position) of its result, when kept there
 
 
 @dataclass
@@ -155,9 +155,9 @@ class _ExercisePlan:
 
 
 class Memo:
-    """What the grader keeps for other copies (results, verdicts drawn from them, files read, tests'
-    outcomes), by what decides it, least recently used first out past `budget` bytes. Single flight:
-    a thread asking for what another computes waits for it (a class's first copies all miss at once)."""
+    """What the grader keeps for other copies (results, files read, tests' outcomes), by what decides
+    it, least recently used first out past `budget` bytes. Single flight: a thread asking for what
+    another computes waits for it (a class's first copies all miss at once)."""
 
     def __init__(self, budget: int, largest: int | None = None):
         self.budget, self.used, self.largest = budget, 0, budget // 8 if largest is None else largest
@@ -494,7 +494,7 @@ class Grader:
                 if meta.blank is None and not meta.expects:
                     continue
             own_ok = True
-            for j, ((index, expect), probe) in enumerate(zip(meta.expects, result.probes)):
+            for (index, expect), probe in zip(meta.expects, result.probes):
                 result_view, probe_view = _remap(result, probe, analysis, index) if spliced else (result, probe)
                 expected = expect.expected
                 if expect.uses_solution:
@@ -503,8 +503,7 @@ class Grader:
                         raise GraderError(f"{exercise.id} : pas de valeur de référence pour {expect.expr!r}")
                     expected = reference.value
                 say = disclosure(expect, graded=True, own_file=not spliced and not meta.variant)
-                verdict = self._judged(meta, ("verdict", j, id(expect), say), result_view is result and probe_view is
-                                       probe, lambda: judge(expect, expected, result_view, probe_view, say=say))
+                verdict = judge(expect, expected, result_view, probe_view, say=say)
                 own_ok = own_ok and verdict.ok
                 verdicts.setdefault(index, []).append((expect, verdict))
                 if probe.evaluated and probe.error is None:
@@ -598,8 +597,7 @@ class Grader:
         if meta.variant:
             variant = next((e.variant for _, e in meta.expects if e.variant), None)
             context = f"sur d'autres entrées ({variant.description}) : " if variant else "sur d'autres entrées : "
-        if result.status == OK and (exercise.id, meta.variant) in self.plain_states and self._judged(
-                meta, ("state",), True, lambda: result.state == reference):
+        if result.status == OK and (exercise.id, meta.variant) in self.plain_states and result.state == reference:
             return None  # the usual case: the very variables of the reference
         kind = self._kind_gloss(statement, reference, result.state)
         error = result.error
@@ -705,11 +703,11 @@ class Grader:
                         results[i] = UnitResult.failed(SKIPPED, "skipped", "non lancé tel quel : un de tes trous "
                                                                            "tourne déjà sans fin (temps dépassé)", 0)
                     elif (known := self.memo.get(key)) is not None:
-                        results[i], planned[i].ran = known[0], (key, 0)
+                        results[i] = known[0]
                     else:
                         continue
                     positions = [p for p in positions if p != i]
-            self._run_group(positions, job, planned, results, clock)
+            self._run_group(positions, job, results, clock)
             for test_plan in (t for plan in plans for t in plan.tests if t.group == process):
                 self._run_tests(test_plan, job.units[groups[process][0]], [results[i] for i in groups[process]],
                                 job.limits, clock)
@@ -719,8 +717,7 @@ class Grader:
         return (f"non exécuté : le temps accordé à la copie ({seconds(self.copy_wall)}) est épuisé "
                 "(boucles trop longues ailleurs ?)")
 
-    def _run_group(self, positions: list[int], job: Job, planned: list[_Planned], results: list,
-                   clock: Clock) -> None:
+    def _run_group(self, positions: list[int], job: Job, results: list, clock: Clock) -> None:
         """The units at `positions`, one process, run unless the memo has their results."""
         if not positions:
             return
@@ -741,21 +738,8 @@ class Grader:
             return got, sum(r.size or 1024 for r in got) if all(r.status in ENDED for r in got) else None
 
         key = ("run", _group_key(units, job.limits))
-        for n, (i, result) in enumerate(zip(positions, self.memo.get(key, run))):
-            results[i], planned[i].ran = result, (key, n)
-
-    def _judged(self, meta: _Planned, what: tuple, shared: bool, draw: Callable[[], object]):
-        """What is drawn from a result alone (`shared`: no line of this copy's own in it) is the same
-        for every copy the memo hands that result to: drawn once, kept beside it. Quick to draw: not
-        worth a single flight's wait."""
-        if meta.ran is None or not shared:
-            return draw()
-        key = (*meta.ran, *what)
-        found = self.memo.get(key)
-        if found is None:
-            found = draw()
-            self.memo.put(key, found, 256)
-        return found
+        for i, result in zip(positions, self.memo.get(key, run)):
+            results[i] = result
 
     def _run_tests(self, plan: _TestPlan, unit: Unit, unit_results: list[UnitResult], limits: Limits,
                    clock: Clock) -> None:
