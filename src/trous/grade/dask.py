@@ -273,17 +273,14 @@ def check(payload: dict, submission: Submission, archive: CourseArchive) -> Subm
 
 
 def grade_on_cluster(address: str, course: Course, submissions: list[Submission], sandbox: str = "auto",
-                     on_sandbox=lambda kind, description: None, window: int | None = None,
-                     client=None) -> Iterator[SubmissionGrade]:
-    """Grades as they come back from the cluster at `address` (or through `client`)."""
+                     on_sandbox=lambda kind, description: None) -> Iterator[SubmissionGrade]:
+    """Grades as they come back from the cluster at `address`."""
     distributed = _distributed()
     archive = pack(course)
-    own = client is None
-    if own:
-        try:
-            client = distributed.Client(address, timeout=TIMEOUT, set_as_default=False)
-        except (OSError, TimeoutError) as exc:
-            raise ClusterUnavailable(f"impossible de joindre l'ordonnanceur Dask {address} : {exc}") from None
+    try:
+        client = distributed.Client(address, timeout=TIMEOUT, set_as_default=False)
+    except (OSError, TimeoutError) as exc:
+        raise ClusterUnavailable(f"impossible de joindre l'ordonnanceur Dask {address} : {exc}") from None
     futures: dict[str, tuple] = {}
     try:
         try:
@@ -293,7 +290,7 @@ def grade_on_cluster(address: str, course: Course, submissions: list[Submission]
                                    f"{TIMEOUT:.0f} s") from None
         threads = sum(client.nthreads().values()) or 1
         # Submissions go in a sliding window: a class of 10 000 copies never sits whole in the scheduler.
-        window = window or max(32, 4 * threads)
+        window = max(32, 4 * threads)
         course_future = client.submit(course_task, archive.data, key=archive.key, pure=False)
         pending = iter(submissions)
         # with_results: results are fetched in the client's event loop as tasks finish, while this thread
@@ -341,8 +338,7 @@ def grade_on_cluster(address: str, course: Course, submissions: list[Submission]
     finally:
         if futures:
             client.cancel([f for f, _ in futures.values()])
-        if own:
-            client.close()
+        client.close()
 
 
 def dask_scheduler(course: Course, submissions: list[Submission], options, hooks) -> Iterator[SubmissionGrade]:

@@ -217,12 +217,10 @@ def preloaded(course: Course, only: Iterable[str] | None = None) -> tuple[str, .
 
 
 class Grader:
-    def __init__(self, course: Course, pool: RunnerPool | None = None, limits: Limits | None = None,
-                 graders_dir_required: bool = True, only: Iterable[str] | None = None):
+    def __init__(self, course: Course, pool: RunnerPool, only: Iterable[str] | None = None):
         self.course = course
         self.exercises = [e for e in course.exercises if only is None or e.id in set(only)]
         self.pool = pool
-        self.base_limits = limits
         self.version = fingerprint(course)
         self.copy_wall = course.spec.limits.copy_wall or COPY_WALL
         self.checks: dict[str, list[Check]] = {}
@@ -238,7 +236,7 @@ class Grader:
         # Told each test function's outcome on each copy: the doctor counts which mutants each test refuses.
         self.observe: Callable[[str, Outcome], None] | None = None
         for exercise in self.exercises:
-            self.checks[exercise.id] = self._load_checks(exercise, graders_dir_required)
+            self.checks[exercise.id] = self._load_checks(exercise)
             try:
                 solution = read(exercise.solution_path).text
             except Exception as exc:  # noqa: BLE001
@@ -257,23 +255,22 @@ class Grader:
             for index in range(len(exercise.blanks)):
                 self.variants[(exercise.id, index)] = self._group_by_variant(exercise, {index})
         # Test functions: collected once by a pytest session of their own; one worker per grading thread.
-        self.tests = TestFunctions(course, self.exercises, pool.size if pool is not None else 1)
+        self.tests = TestFunctions(course, self.exercises, pool.size)
         if self.tests.problems:
             self.tests.close()
             raise GraderError("\n".join(self.tests.problems))
-        if pool is not None:
-            pool.want(preload_for(self.exercises, self.checks))
+        pool.want(preload_for(self.exercises, self.checks))
 
     def close(self) -> None:
         """Stop what the grader started besides its runners (the test functions' workers)."""
         self.tests.close()
 
     # -- loading -------------------------------------------------------------------------------
-    def _load_checks(self, exercise: Exercise, required: bool) -> list[Check]:
+    def _load_checks(self, exercise: Exercise) -> list[Check]:
         checks = []
         for path, public in ((exercise.checks_path, True), (exercise.grader_path, False)):
             if not path.exists():
-                if not public and required:
+                if not public:
                     raise GraderError(f"{path} : correcteur caché manquant")
                 continue
             try:
@@ -290,12 +287,9 @@ class Grader:
             checks += [c for c in loaded if all(_available(m) for m in c.requires)]
         return checks
 
-    def limits(self, exercise: Exercise) -> Limits:
-        return limits_for(exercise, self.base_limits)
-
     def job_limits(self) -> Limits:
         # course.yaml's bounds (memory, processes, output…) hold for every job; the wall is per unit.
-        return self.limits(self.exercises[0]) if self.exercises else (self.base_limits or Limits())
+        return limits_for(self.exercises[0]) if self.exercises else Limits()
 
     # -- references ----------------------------------------------------------------------------
     def _group_by_variant(self, exercise: Exercise, wanted: set[int] | None) -> dict[tuple, list[tuple[int, Expect]]]:
@@ -317,7 +311,7 @@ class Grader:
         """The solution's values (each probe once) and variables on every input, once."""
         if self._broken is not None:
             raise GraderError(self._broken)
-        if self.states or self.pool is None:
+        if self.states:
             return
         units, keys = [], []
         for exercise in self.exercises:
@@ -326,7 +320,7 @@ class Grader:
                 expects: dict[tuple, Expect] = {_probe_key(e): e for _, e in pairs if e.uses_solution}
                 units.append(Unit(self.refs[exercise.id].solution, f"solutions/{exercise.id}.py",
                                   tuple(Probe(e.expr, e.setup) for e in expects.values()), overrides=variant,
-                                  process=exercise.id, wall=self.limits(exercise).wall, state=()))
+                                  process=exercise.id, wall=limits_for(exercise).wall, state=()))
                 keys.append((exercise.id, variant, list(expects)))
         if not units:
             return
@@ -376,7 +370,7 @@ class Grader:
             tests = [t for b in exercise.blanks for t in self.tests.of(exercise.id, b.id)]
             if not tests:
                 continue
-            unit = Unit(self.refs[exercise.id].solution, f"solutions/{exercise.id}.py", wall=self.limits(exercise).wall)
+            unit = Unit(self.refs[exercise.id].solution, f"solutions/{exercise.id}.py", wall=limits_for(exercise).wall)
             with self.pool.session(unit, self.job_limits()) as session:
                 outcomes = self.tests.run(tests, session, reference=True, value_kb=self.job_limits().value_kb)
             for outcome in outcomes:
@@ -405,7 +399,7 @@ class Grader:
         for exercise in self.exercises:
             shown = f"exercises/{exercise.id}.py"
             analysis = self._analyse(exercise, files.get(exercise.id), shown)
-            wall = self.limits(exercise).wall
+            wall = limits_for(exercise).wall
             plan = _ExercisePlan(exercise, analysis, _mode(files.get(exercise.id), analysis))
             plans.append(plan)
             if plan.mode == "blanks":
@@ -674,8 +668,6 @@ class Grader:
 
     # -- running -------------------------------------------------------------------------------
     def grade(self, student: str, files: dict[str, bytes | None]) -> SubmissionGrade:
-        if self.pool is None:
-            raise GraderError("aucun exécuteur : créez le Grader avec un RunnerPool")
         self.compute_references()
         job, plans, planned = self.plan(files)
         return self.interpret(student, plans, planned, self.run(job, planned, plans))
