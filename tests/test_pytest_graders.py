@@ -19,8 +19,10 @@ import pytest
 
 from conftest import BIN, ROOT, run_pytest
 from grading_support import mini_course, run_trous
+from trous.author.copie import Native
 from trous.core import Course
 from trous.core import blanks as blanks_mod
+from trous.grade.pytest_graders import BACKEND
 
 UNMARKED = '''
 
@@ -47,6 +49,13 @@ def test_the_course_graders_pass_on_the_reference_solutions():
     assert re.search(r"✔ 04_distance · « poids » : 2 vérifications", result.stdout)
     assert re.search(r"✔ 10_tete · « normalisation » : 2 vérifications", result.stdout)
     assert " passed" in result.stdout and "failed" not in result.stdout
+
+
+def test_the_runner_is_given_through_the_config_stash_not_a_hook(pytestconfig):
+    """This very session loads both entry points: author/copie.py puts its runner in the stash the
+    graders' plugin reads; no hook of trous's own is declared for it."""
+    assert isinstance(pytestconfig.stash.get(BACKEND, None), Native)
+    assert not hasattr(pytestconfig.hook, "pytest_trous_backend")
 
 
 def test_a_broken_solution_fails_the_graders_in_french_blank_by_blank(tmp_path):

@@ -1,7 +1,7 @@
 """`pytest graders/`'s own runner: it answers `eleve(...)` and runs declarations in the author's session.
 
 A pytest plugin of its own (entry point `trous_copie`), giving the graders' plugin
-(grade/pytest_graders.py) its runner through the `pytest_trous_backend` hook, so that grading never
+(grade/pytest_graders.py) its runner in the config stash (`BACKEND`), so that grading never
 imports the author's tools (the engine's test worker answers `eleve` itself). Without `--copie`, the
 program is the reference solution (a grader's test) or the student's own file (a public check's
 test), with resource limits only. With `--copie`, it is the program grading runs for that blank
@@ -30,13 +30,15 @@ from ..core.source import Source, read
 from ..sandbox import backend as sandbox_mod
 from ..sandbox.pool import RunnerPool
 from ..grade.eleve import Eleve
-from ..grade.pytest_graders import PATIENCE, CpuBudget, TestInfo, role
+from ..grade.pytest_graders import BACKEND, PATIENCE, CpuBudget, TestInfo, role
 from ..outputs.exports import french_number as _points
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config):
-    """--copie: refused before any test runs when the copy or the sandbox is not there."""
+    """The runner answering `eleve` (unless the engine's worker set its own); --copie: refused before
+    any test runs when the copy or the sandbox is not there."""
+    config.stash.setdefault(BACKEND, Native(config))
     copy = config.getoption("copie", None)
     if copy is None:
         return
@@ -49,11 +51,6 @@ def pytest_configure(config):
             sandbox_mod.choose(mode)
         except sandbox_mod.SandboxRefused as exc:
             raise pytest.UsageError(f"--copie : {exc}") from None
-
-
-@pytest.hookimpl
-def pytest_trous_backend(config):
-    return Native(config)
 
 
 def _mode(config) -> str:

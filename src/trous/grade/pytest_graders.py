@@ -37,7 +37,9 @@ HIDDEN, PUBLIC = "cache", "public"
 _RESULTS = pytest.StashKey[dict]()
 INFO = pytest.StashKey["TestInfo"]()
 CAUSE = pytest.StashKey[tuple]()
-BACKEND = pytest.StashKey[object]()  # who answers `eleve`: an object with `eleve(info, path) -> Eleve`
+# Who answers `eleve`: an object with `eleve(info, path) -> Eleve`, set by the engine's worker or by
+# author/copie.py's plugin (which this one never imports).
+BACKEND = pytest.StashKey[object]()
 
 
 @dataclass(frozen=True)
@@ -66,15 +68,6 @@ class TestInfo:
     @classmethod
     def from_json(cls, data: dict) -> "TestInfo":
         return cls(**{k: data.get(k) for k in cls.__dataclass_fields__})
-
-
-class Hooks:
-    """The hook a plugin implements to run the student's program for `pytest graders/`."""
-
-    @pytest.hookspec(firstresult=True)
-    def pytest_trous_backend(self, config):
-        """The backend answering `eleve` when no worker set one (author/copie.py's runner, which
-        this plugin never imports)."""
 
 
 def skip_reason(report) -> str:
@@ -326,11 +319,8 @@ def _backend(config):
     """Who answers `eleve`: the engine's worker, or the `trous_copie` plugin's runner (author/copie.py)."""
     backend = config.stash.get(BACKEND, None)
     if backend is None:
-        backend = config.hook.pytest_trous_backend(config=config)
-        if backend is None:
-            raise pytest.UsageError("trous : aucun greffon ne fait tourner le programme de l'élève (le "
-                                    "greffon trous_copie n'est pas chargé : pytest -p trous.author.copie)")
-        config.stash[BACKEND] = backend
+        raise pytest.UsageError("trous : aucun greffon ne fait tourner le programme de l'élève (le "
+                                "greffon trous_copie n'est pas chargé : pytest -p trous.author.copie)")
     return backend
 
 
@@ -352,10 +342,6 @@ def eleve(request) -> Eleve:
 
 
 # -- hooks -----------------------------------------------------------------------------------------
-def pytest_addhooks(pluginmanager):
-    pluginmanager.add_hookspecs(Hooks)
-
-
 def pytest_addoption(parser):
     group = parser.getgroup("trous-correcteurs", "trous : correcteurs cachés")
     group.addoption("--copie", metavar="CHEMIN", default=None,
