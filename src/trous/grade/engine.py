@@ -758,10 +758,9 @@ class Grader:
 
         plan.outcomes = self.memo.get(key, run)
 
-    def grade_many(self, submissions: Iterable[tuple[str, dict[str, bytes | None]]],
-                   on_done: Callable[[SubmissionGrade], None] | None = None) -> Iterator[SubmissionGrade]:
+    def grade_many(self, submissions: Iterable[tuple[str, dict[str, bytes | None]]]) -> Iterator[SubmissionGrade]:
         """Grade in parallel across the pool's runners, taking the copies as they come; yields grades
-        as they finish."""
+        as they finish (none is kept here: the caller consumes each as it comes)."""
         self.compute_references()
         copies, taking = iter(submissions), threading.Lock()
         stopped = threading.Event()
@@ -796,8 +795,6 @@ class Grader:
                     continue
                 if isinstance(item, BaseException):
                     raise item
-                if on_done:
-                    on_done(item)
                 yield item
         finally:
             # Interrupted (Ctrl+C, an error): the threads end with the copy they are on, no other.
