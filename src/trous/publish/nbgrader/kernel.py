@@ -175,7 +175,7 @@ class SandboxedKernelManager(AsyncKernelManager):
             os.chown(self.connection_file, 0, uid)
             os.chmod(self.connection_file, 0o640)
         outer_env = kw.get("env") or {}
-        env = {**sandbox_mod.BWRAP_ENV, "USER": "eleve", "TROUS_NOYAU_ISOLE": "1"}
+        env = {**sandbox_mod.BWRAP_ENV, "USER": "eleve"}
         passed = ("NBGRADER_EXECUTION", "NBGRADER_VALIDATING", "JPY_SESSION_NAME")
         env.update({key: outer_env[key] for key in passed if key in outer_env})
         config = {"uid": uid, "memory_mb": self.memory_mb, "processes": self.processes, "file_mb": self.file_mb,
