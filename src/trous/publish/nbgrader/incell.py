@@ -223,7 +223,7 @@ def _check(exercise_id: str):
     cells, notes = student_cells(bundle)
     where: CellMap = cell_map(bundle, cells)
     result = _get_examiner().check(bundle, where.text.encode("utf-8", "surrogatepass"))
-    return bundle, where, result, notes
+    return where, result, notes
 
 
 # -- the cells -------------------------------------------------------------------------------------
@@ -233,14 +233,14 @@ def verifier(exercise) -> object:
         bundle = Bundle.from_dict(exercise).public()
         _public[bundle.exercise_id] = bundle
         exercise = bundle.exercise_id
-    _, where, result, notes = _check(str(exercise))
+    where, result, notes = _check(str(exercise))
     return CheckReport(result, where, notes)
 
 
 def verifier_trou(exercise_id: str, blank_id: str) -> None:
     if (exercise_id, blank_id) in _hidden_done:
         return  # graded above by the hidden tests: their verdict is the one that counts
-    _, where, result, notes = _check(exercise_id)
+    where, result, notes = _check(exercise_id)
     blank = next(b for b in result.blanks if b.spec.id == blank_id)
     report = CheckReport(result, where, notes)
     if blank.passed:
