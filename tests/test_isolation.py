@@ -941,3 +941,33 @@ def test_a_cgroup_v2_parent_enables_the_pids_controller_for_the_runner(tmp_path)
     assert (parent / "cgroup.subtree_control").read_text().split() == ["+pids"]
     assert (parent / "1234-0" / "pids.max").read_text() == "17"
     assert (parent / "1234-0" / "cgroup.procs").read_text() == str(os.getpid())
+
+
+SOURCE_TREE_KERNEL = """
+import nbformat, sys
+from nbclient import NotebookClient
+from trous.publish.nbgrader.kernel import SandboxedKernelManager
+nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import trous\\nprint(trous.__file__)")])
+NotebookClient(nb, timeout=60, kernel_name="python3", kernel_manager_class=SandboxedKernelManager,
+               resources={"metadata": {"path": sys.argv[1]}}).execute()
+print(nb.cells[0].outputs[0]["text"].strip())
+"""
+
+
+@pytest.mark.skipif(not HAVE_BWRAP, reason="the autograde kernel starts inside bubblewrap")
+def test_the_autograde_kernel_starts_from_a_source_tree_on_pythonpath(tmp_path):
+    # As above, for nbgrader autograde's kernel (kernel_entry, inside bubblewrap): a clone run without
+    # installing, whose trous the kernel imports.
+    tree = tmp_path / "clone" / "src"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "src" / "trous", tree / "trous",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    folder = tmp_path / "dossier"
+    folder.mkdir()
+    for path in (tmp_path, tmp_path / "clone", tree, folder):
+        os.chmod(path, 0o755)
+    env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": "1",
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    done = subprocess.run([sys.executable, "-c", SOURCE_TREE_KERNEL, str(folder)], capture_output=True, text=True,
+                          timeout=180, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines()[-1] == str(tree / "trous" / "__init__.py")

@@ -300,3 +300,46 @@ def test_the_explorer_is_released_with_the_first_assignment_and_works_in_its_fol
     explorer = Explorer(folder)
     assert "02_places.ipynb" in explorer.source
     assert explorer.view["rows"] and not explorer.view["error"] and not explorer.view["rnn_error"]
+
+
+def test_the_hidden_cell_judges_with_verify_grades_examiner_and_refuses_the_limits_only_runner(
+        course, built, tmp_path, monkeypatch, capsys):
+    """`corriger_trou` (the hidden part of a grade cell, run in the kernel under nbgrader's own
+    configuration) grades with VerifyGrades's examiner: the limits-only runner of the self-check is
+    refused before any answer is read, and in a sandbox each blank gets VerifyGrades's verdict."""
+    from nbgrader_support import SOLUTION, Author
+
+    from trous.publish.nbgrader import incell
+    from trous.publish.nbgrader.preprocessors import VerifyGrades
+    from trous.sandbox.backend import SandboxRefused, bwrap_available
+
+    exercise = course.exercise("01_toux")
+    source = _notebook(built, exercise)
+    answers = Author(source, _release(source)).answers({0: SOLUTION, 1: "sum(a + b for a, b in zip(t, toux))",
+                                                        2: SOLUTION})
+    nb = copy.deepcopy(source)  # as autograde runs it: the student's answers, the hidden tests restored
+    for cell in nb.cells:
+        cell.source = answers.get(cell.metadata["nbgrader"]["grade_id"], cell.source)
+    nbformat.write(nb, tmp_path / f"{exercise.id}.ipynb")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    entries = grade_cells(nb)[exercise.id]
+    monkeypatch.setenv("TROUS_SANDBOX", "limites")
+    with pytest.raises(SandboxRefused, match="limites seules"):
+        incell.corriger_trou(entries[0][1], entries[0][2].to_dict())
+    if not bwrap_available():
+        return
+    monkeypatch.setenv("TROUS_SANDBOX", "bwrap")
+    in_kernel = {}
+    for _, blank_id, bundle in entries:
+        try:
+            incell.corriger_trou(blank_id, bundle.to_dict())
+            in_kernel[blank_id] = capsys.readouterr().out
+        except incell.TrouFaux as exc:
+            in_kernel[blank_id] = str(exc)
+    VerifyGrades(sandbox="bwrap").preprocess(nb, {})
+    outside = {blank_id: "".join(o.get("text") or o.get("evalue") for o in cell.outputs)
+               for cell, blank_id, _ in entries}
+    assert {b: text.strip() for b, text in in_kernel.items()} == {b: text.strip() for b, text in outside.items()}
+    assert [b for b, text in in_kernel.items() if text.startswith("✔")] == ["somme_exp", "nouveau"]
+    assert ": faux — 0 sur" in in_kernel["scores"]

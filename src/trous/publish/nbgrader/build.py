@@ -230,7 +230,7 @@ def differences(old: bytes, new: bytes) -> list[str]:
 
 
 # -- the build -----------------------------------------------------------------------------------
-def _plan(course: Course, root: Path, exchange: str, only: list[str] | None,
+def _plan(course: Course, exchange: str, only: list[str] | None,
           report: BuildReport) -> tuple[dict[str, bytes], list[standalone.Built]]:
     """Every file the build writes (relative path → bytes), and the exercises built."""
 
@@ -289,7 +289,7 @@ def build(course: Course, root: str | Path, exchange: str = DEFAULT_EXCHANGE,
           only: list[str] | None = None, force: bool = False) -> BuildReport:
     root = Path(root).resolve()
     report = BuildReport(root)
-    files, built = _plan(course, root, exchange, only, report)
+    files, built = _plan(course, exchange, only, report)
     try:
         previous = standalone.read_manifest(root)
     except standalone.StandaloneError:

@@ -5,8 +5,9 @@
   the check cell's metadata in the notebook file;
 - `verifier_trou(exercise, blank)` (visible part of a grade cell, what Validate runs): that blank's
   public verdict, raising while it is not right (`validate --invert`);
-- `corriger_trou(blank, hidden_bundle)` (hidden part, at autograde only): the engine's verdict. Only
-  nbgrader's own configuration runs it: with the generated one, VerifyGrades writes that verdict.
+- `corriger_trou(blank, hidden_bundle)` (hidden part, at autograde only): the engine's verdict, by
+  VerifyGrades's examiner (`for_grading`: the same sandbox rules). Only nbgrader's own configuration
+  runs it: with the generated one, VerifyGrades writes that verdict.
 
 The student's code: under nbgrader, read from the notebook file, as `trous grade` reads it; in an
 interactive session, each answer cell's latest execution in the history. It always runs in separate
@@ -37,6 +38,7 @@ from ...inputs import answers
 from ...inputs.bundle import Bundle, check_bundle_of, materialize
 from ...inputs.cells import CellMap, cell_map
 from ...outputs.outcome import TrouFaux, blank_outcome
+from ...sandbox.backend import LIMITS, choose
 from ...sandbox.pool import RunnerPool
 from ..notebooks.report import NotebookReport
 
@@ -48,15 +50,20 @@ NO_NOTEBOOK = ("je ne trouve pas le carnet {name} (ni sa cellule de vérificatio
                "ouvre le carnet de l'exercice tel qu'il a été distribué, sans le renommer")
 
 
-def _sandbox() -> str:
-    # In the student's own kernel, resource limits suffice (the kernel runs the same code); inside
-    # trous's kernel sandbox, that sandbox is the wall. Grades come from VerifyGrades, outside it.
-    return "limites" if os.environ.get("TROUS_NOYAU_ISOLE") else os.environ.get("TROUS_SANDBOX") or "limites"
+@cache
+def _get_examiner() -> Examiner:
+    """The self-check's: resource limits suffice, the kernel runs the same code (inside trous's kernel
+    sandbox, that sandbox is the wall)."""
+    return Examiner(os.environ.get("TROUS_SANDBOX") or LIMITS)
 
 
 @cache
-def _get_examiner() -> Examiner:
-    return Examiner(_sandbox())
+def for_grading(sandbox: str = "auto") -> Examiner:
+    """The examiner that grades, VerifyGrades's and the hidden cells' (one per process: nbgrader grades
+    notebooks one after the other), in the sandbox of `trous grade`'s rules for `sandbox` (auto is
+    bubblewrap, else SandboxRefused; never the limits-only runner; sans-isolation only when asked,
+    never as root)."""
+    return Examiner(choose(sandbox))
 
 
 # -- the notebook file -----------------------------------------------------------------------------
@@ -146,7 +153,7 @@ class Examiner:
     course in a private directory; a `Grader` per bundle keeps its reference values (the solution runs
     once). Also VerifyGrades's, outside the kernel."""
 
-    def __init__(self, sandbox: str = "auto"):
+    def __init__(self, sandbox: str):
         self.sandbox = sandbox
         self.pool: RunnerPool | None = None
         self.root = Path(tempfile.mkdtemp(prefix="trous-carnets-"))
@@ -216,7 +223,7 @@ def _check(exercise_id: str):
     cells, notes = student_cells(bundle)
     where: CellMap = cell_map(bundle, cells)
     result = _get_examiner().check(bundle, where.text.encode("utf-8", "surrogatepass"))
-    return bundle, where, result, notes
+    return where, result, notes
 
 
 # -- the cells -------------------------------------------------------------------------------------
@@ -226,14 +233,14 @@ def verifier(exercise) -> object:
         bundle = Bundle.from_dict(exercise).public()
         _public[bundle.exercise_id] = bundle
         exercise = bundle.exercise_id
-    _, where, result, notes = _check(str(exercise))
+    where, result, notes = _check(str(exercise))
     return CheckReport(result, where, notes)
 
 
 def verifier_trou(exercise_id: str, blank_id: str) -> None:
     if (exercise_id, blank_id) in _hidden_done:
         return  # graded above by the hidden tests: their verdict is the one that counts
-    _, where, result, notes = _check(exercise_id)
+    where, result, notes = _check(exercise_id)
     blank = next(b for b in result.blanks if b.spec.id == blank_id)
     report = CheckReport(result, where, notes)
     if blank.passed:
@@ -251,10 +258,11 @@ def verifier_trou(exercise_id: str, blank_id: str) -> None:
 
 
 def corriger_trou(blank_id: str, data: dict) -> None:
+    examiner = for_grading(os.environ.get("TROUS_SANDBOX") or "auto")  # refused here, before any answer is read
     bundle = Bundle.from_dict(data)
     cells, _ = student_cells(bundle)
     where = cell_map(bundle, cells)
-    grade = _get_examiner().grade(bundle, where.text.encode("utf-8", "surrogatepass"))
+    grade = examiner.grade(bundle, where.text.encode("utf-8", "surrogatepass"))
     _hidden_done.add((bundle.exercise_id, blank_id))
     passed, text = blank_outcome(grade, blank_id, where)
     if not passed:

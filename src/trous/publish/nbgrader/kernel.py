@@ -22,7 +22,6 @@ import os
 import shutil
 import stat
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -175,13 +174,12 @@ class SandboxedKernelManager(AsyncKernelManager):
             os.chown(self.connection_file, 0, uid)
             os.chmod(self.connection_file, 0o640)
         outer_env = kw.get("env") or {}
-        env = {**sandbox_mod.BWRAP_ENV, "USER": "eleve", "TROUS_NOYAU_ISOLE": "1"}
+        env = {**sandbox_mod.BWRAP_ENV, "USER": "eleve"}
         passed = ("NBGRADER_EXECUTION", "NBGRADER_VALIDATING", "JPY_SESSION_NAME")
         env.update({key: outer_env[key] for key in passed if key in outer_env})
         config = {"uid": uid, "memory_mb": self.memory_mb, "processes": self.processes, "file_mb": self.file_mb,
                   "sockets": sockets}
-        inner = [sys.executable, "-I", "-m", "trous.publish.nbgrader.kernel_entry", json.dumps(config), "--",
-                 *kernel_cmd]
+        inner = sandbox_mod.python_module("trous.publish.nbgrader.kernel_entry", json.dumps(config), "--", *kernel_cmd)
         argv = bwrap_argv(inner, env, (work, cwd), sockets, root)
         kw["env"] = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
         kw.setdefault("stdout", subprocess.DEVNULL)  # ipykernel's banner about Ctrl-C, once per notebook

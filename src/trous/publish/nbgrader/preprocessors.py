@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import math
-from functools import cache
 
 import nbformat
 
@@ -26,10 +25,11 @@ from nbgrader.preprocessors import ClearSolutions, NbGraderPreprocessor, Overwri
 from traitlets import Bool, Unicode
 
 from ...core.grades import UNISOLATED
-from ...sandbox.backend import choose
 from ...inputs.bundle import TROUS_KEY, grade_cells
 from ...inputs.locked import HIDDEN_BEGIN, HIDDEN_END, released
 from ...outputs.outcome import fill, teacher_outputs
+from .incell import for_grading
+
 
 class ClearBlanks(ClearSolutions):
     def preprocess_cell(self, cell, resources, cell_index):
@@ -53,16 +53,6 @@ class VerifyGrades(NbGraderPreprocessor):
         fill(nb, lambda bundle, where: examiner.grade(bundle, where.text.encode("utf-8", "surrogatepass")),
              examiner.sandbox == UNISOLATED, "nbgrader autograde")
         return nb, resources
-
-
-@cache
-def for_grading(sandbox: str = "auto"):
-    """VerifyGrades's examiner, one per nbgrader process (nbgrader grades notebooks one after the other),
-    in the sandbox of `trous grade`'s rules for `sandbox` (auto is bubblewrap, else SandboxRefused;
-    sans-isolation only when asked, never as root)."""
-    from .incell import Examiner  # noqa: PLC0415 - the engine: only when autograding
-
-    return Examiner(choose(sandbox))
 
 
 # -- autograde's sanitizing -----------------------------------------------------------------------
