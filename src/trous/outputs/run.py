@@ -34,7 +34,6 @@ from ..core.safetext import printable
 from ..core.submission import IgnoredFile, Submission
 from ..core.wording import count, plural
 from ..core import options as cli_options
-from ..core.options import cores  # noqa: F401 (benchmarks/grade_class.py reads it here)
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 PLUGINS = ("trous.inputs.nbgrader",)  # optional modules: more input kinds
@@ -121,10 +120,6 @@ def check_results_place(source: Path, results: Path) -> None:
                                      "modifie jamais ; choisis un dossier hors des copies")
 
 
-# `--parallele`'s default (core/options.py).
-default_workers = cli_options.default_parallel
-
-
 # -- schedulers -----------------------------------------------------------------------------------
 Scheduler = Callable[[Course, list[Submission], GradeOptions, Hooks], Iterator[SubmissionGrade]]
 
@@ -133,7 +128,7 @@ def local_scheduler(course: Course, submissions: list[Submission], options: Grad
                     hooks: Hooks) -> Iterator[SubmissionGrade]:
     from ..sandbox.pool import RunnerPool  # noqa: PLC0415
 
-    with RunnerPool(options.workers or default_workers(), options.sandbox,
+    with RunnerPool(options.workers or cli_options.default_parallel(), options.sandbox,
                     memory_mb=memory_bound(course.exercises)) as pool:
         # Every sandbox starts now, preloading what the course requires (NumPy, torch…): the first
         # computes the references while the others get ready.
