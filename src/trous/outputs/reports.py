@@ -174,15 +174,15 @@ def write_all(results_dir: Path, course: Course, grades: list[SubmissionGrade], 
     for grade in grades:
         (files.current if early else files.write)(grade, stems[grade.student])
         summaries.append(summary(grade, shared))
-    return write_class(results_dir, course, summaries, files, stems, gradebook, submissions=submissions,
+    return write_class(results_dir, course, summaries, stems, gradebook, submissions=submissions,
                        **class_files)
 
 
-def write_class(results_dir: Path, course: Course, grades: list[SubmissionGrade], files: StudentFiles,
-                stems: dict[str, str], gradebook=None, *, submissions: Iterable | None = None,
+def write_class(results_dir: Path, course: Course, grades: list[SubmissionGrade], stems: dict[str, str],
+                gradebook=None, *, submissions: Iterable | None = None,
                 ignored: Iterable = (), notes: Iterable[str] = (), participants=None, round_trip=None,
                 scope_notes: Iterable[str] = (), incidents: Iterable[str] = ()) -> dict[str, Path]:
-    """The class's own files, once every student's files are written (`files`, `stems`: theirs):
+    """The class's own files, once every student's files are written (`stems`: theirs, StudentFiles):
     `grades` may be summaries (`summary`). `ignored`, `notes`: the input's entries that are no copy,
     notes on the input; `gradebook`: only named in the class report; `participants`
     (moodle.Participants): moodle.csv is written only with them; `round_trip` (moodle.RoundTrip): the
@@ -208,7 +208,7 @@ def write_class(results_dir: Path, course: Course, grades: list[SubmissionGrade]
         paths[key].mkdir(exist_ok=True)
         _prune(paths[key], {stem + suffix for stem in stems.values()}, suffix)
     keep("schema", "results.schema.json", SCHEMA_FILE.read_bytes())
-    env = files.env
+    env = pages.environment()
 
     label = str(getattr(gradebook, "path", "") or getattr(gradebook, "url", "") or "") if gradebook else ""
     links = {student: f"retours/{stem}.html" for student, stem in stems.items()}

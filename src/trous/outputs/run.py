@@ -332,7 +332,7 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
         t = time.perf_counter()
         summaries = _current_files(course, gradebook, by_student, intake, early, sink)
         grades = [summaries[s.student] for s in intake.submissions]
-        reports = write_class(results_dir, course, grades, early, early.stems, gradebook,
+        reports = write_class(results_dir, course, grades, early.stems, gradebook,
                               submissions=intake.submissions, ignored=intake.ignored, notes=intake.warnings,
                               participants=participants, round_trip=trip, scope_notes=_scope_notes(course, scope),
                               incidents=incidents)
