@@ -42,6 +42,7 @@ sys.path.insert(0, str(ROOT / "examples"))
 import make_classe as gen  # noqa: E402
 
 from trous.core import Course  # noqa: E402
+from trous.core.options import cores, default_parallel  # noqa: E402
 from trous.outputs.run import GradeOptions, Hooks, grade_class  # noqa: E402
 
 PROFILES = {  # share of students, then per exercise: right, partial, wrong, unfilled, missing
@@ -330,9 +331,7 @@ def main(argv: list[str] | None = None) -> int:
         children = sum(memory.zygote_cpu.values())
         n = len(outcome.grades)
         grading = outcome.timings.get("correction", float("nan"))
-        from trous.outputs.run import cores, default_workers  # noqa: PLC0415
-
-        workers = args.workers or default_workers()
+        workers = args.workers or default_parallel()
         rows = [
             ("copies notées", f"{n}", ""),
             ("bac à sable, workers", f"{sandbox[0] if sandbox else '?'}, {workers}", ""),

@@ -128,8 +128,10 @@ def test_nbgrader_gradebook_gets_only_the_assignments_graded(course, tmp_path, m
     monkeypatch.setattr(nb_gradebook, "write_all", lambda root, grades, chosen:
                         seen.append(chosen) or SimpleNamespace(final={}))
     grade = SubmissionGrade("alice", course.id, "v", [ExerciseGrade("01_toux", "t", 1, 3, "blanks", [])])
-    writing.GradebookSink(tmp_path, None, None).settle(course, [grade])
-    writing.GradebookSink(tmp_path, ["partie5"], None).settle(course, [grade])
+    for assignments in (None, ["partie5"]):
+        sink = writing.GradebookSink(tmp_path, course, assignments)
+        sink.consume(grade)
+        sink.settle()
     assert seen == [["partie5"], ["partie5"]]
 
 

@@ -231,6 +231,17 @@ def test_rewriting_is_deterministic_and_drops_students_no_longer_graded(tmp_path
     assert not list(out.rglob(".*tmp*"))
 
 
+def test_the_class_files_are_written_from_summaries_and_stems_alone(tmp_path, course, grades):
+    """The class's files need each student's grade summary and file stem, no per-student sink: the
+    class report links each page by the stem it is given, and results/ is left to StudentFiles."""
+    stems = {g.student: f"page-{i}" for i, g in enumerate(grades)}
+    shared: dict = {}
+    paths = reports.write_class(tmp_path, course, [reports.summary(g, shared) for g in grades], stems)
+    report = paths["class_report"].read_text(encoding="utf-8")
+    assert [f'href="retours/page-{i}.html"' in report for i in range(4)] == [True] * 4
+    assert not (tmp_path / "results").exists() and "results" not in paths
+
+
 def test_files_written_early_are_the_files_a_full_write_gives(tmp_path, course, grades):
     """`trous grade` writes each student's JSON and page while the last copies are graded; a student
     whose grade changed afterwards (recorded again, nbgrader's gradebook) is written again."""
@@ -243,7 +254,7 @@ def test_files_written_early_are_the_files_a_full_write_gives(tmp_path, course, 
     early = reports.StudentFiles(out, course, subs)
     changed = submission(course, "alice", [FAILED, FAILED], [FAILED, FAILED, FAILED])
     for grade in [changed, *grades[1:3]]:  # alice's grade is not her final one; zoé is not written early
-        early.write(grade)
+        early.consume(grade)
     stale = (out / "retours" / "alice.html").read_bytes()
     writes = []
     real_write = reports._write

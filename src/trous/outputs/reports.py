@@ -119,37 +119,57 @@ def summary(grade: SubmissionGrade, shared: dict) -> SubmissionGrade:
 
 
 class StudentFiles:
-    """A student's results JSON and feedback page, written as soon as the grade is known (while the
-    last copies are still graded); later only what changed is written again. Only a digest of each
-    is kept: a page is read back from its file when Moodle's feedback archive needs it."""
+    """Sink: a student's results JSON and feedback page, written as soon as the grade is consumed
+    (while the last copies are still graded); a grade consumed again is written only if it changed.
+    Only a digest of each is kept: a page is read back from its file when Moodle's feedback archive
+    needs it. `settle` removes the files of students no longer graded."""
 
     def __init__(self, results_dir: Path, course: Course, submissions: Iterable | None = None,
                  not_handed_in: dict[str, tuple[str, ...]] | None = None):
         self.results_dir, self.course = Path(results_dir), course
         _, self.copies = _identities(submissions)
         self.not_handed_in = not_handed_in or {}
-        self.env = pages.environment()
         self.written: dict[str, bytes] = {}  # student → digest of the document its files hold
         self.stems = file_stems(self.copies)  # fixed for the whole class before the first file is written
 
-    def document(self, grade: SubmissionGrade) -> dict:
-        return grade.to_json(intake=_intake(self.copies.get(grade.student)))
-
-    def write(self, grade: SubmissionGrade, stem: str | None = None, document: dict | None = None) -> None:
-        stem = stem or self.stems.get(grade.student) or file_stem(grade.student)
-        document = document if document is not None else self.document(grade)
+    def consume(self, grade: SubmissionGrade) -> None:
+        document = grade.to_json(intake=_intake(self.copies.get(grade.student)))
+        key = _document_key(document)
+        if self.written.get(grade.student) == key:
+            return
+        stem = self.stems.setdefault(grade.student, file_stem(grade.student))
         data = json.dumps(document, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
         _write(self.results_dir / "results" / f"{stem}.json", data.encode("utf-8"))
-        html = pages.feedback_page(self.env, self.course, grade, self.copies.get(grade.student),
+        html = pages.feedback_page(pages.environment(), self.course, grade, self.copies.get(grade.student),
                                    self.not_handed_in.get(grade.student, ()))
         _write(self.results_dir / "retours" / f"{stem}.html", html.encode("utf-8"))
-        self.written[grade.student] = _document_key(document)
+        self.written[grade.student] = key
 
-    def current(self, grade: SubmissionGrade, stem: str) -> None:
-        """Write the two files of `grade` unless they already hold this very grade."""
-        document = self.document(grade)
-        if self.written.get(grade.student) != _document_key(document):
-            self.write(grade, stem, document)
+    def settle(self) -> dict[str, Path]:
+        paths = {}
+        for key, folder, suffix in (("results", "results", ".json"), ("feedback", "retours", ".html")):
+            paths[key] = self.results_dir / folder
+            paths[key].mkdir(parents=True, exist_ok=True)
+            _prune(paths[key], {self.stems[student] + suffix for student in self.written}, suffix)
+        return paths
+
+
+class ClassFiles:
+    """Sink: the class's own files (grades.csv, the class report, Moodle's), from a summary of each
+    grade consumed (`summary`), written by `settle` in the order of `students`; `files`: write_class's
+    keywords."""
+
+    def __init__(self, results_dir: Path, course: Course, stems: dict[str, str], students: Iterable[str], **files):
+        self.results_dir, self.course, self.stems, self.files = Path(results_dir), course, stems, files
+        self.students = list(students)
+        self.summaries, self.shared = {}, {}  # student → summary; what summaries share
+
+    def consume(self, grade: SubmissionGrade) -> None:
+        self.summaries[grade.student] = summary(grade, self.shared)
+
+    def settle(self) -> dict[str, Path]:
+        return write_class(self.results_dir, self.course, [self.summaries[s] for s in self.students],
+                           {s: self.stems[s] for s in self.students}, **self.files)
 
 
 def write_all(results_dir: Path, course: Course, grades: list[SubmissionGrade], gradebook=None, *,
@@ -160,29 +180,25 @@ def write_all(results_dir: Path, course: Course, grades: list[SubmissionGrade], 
     `submissions` (anything with `student`, `name`, `warnings`): names, intake notes, files not graded;
     `not_handed_in`: student → the run's assignments not handed in; `early`: the per-student files
     already written during the run; `class_files`: write_class's keywords."""
-    results_dir = Path(results_dir)
-    results_dir.mkdir(parents=True, exist_ok=True)
     students = [grade.student for grade in grades]
     if len(set(students)) != len(students):
         twice = next(s for s in students if students.count(s) > 1)
         raise ValueError(f"deux copies portent le même identifiant « {twice} »")
     files = early or StudentFiles(results_dir, course, submissions, not_handed_in)
-    known = files.stems if set(students) <= set(files.stems) else file_stems([*files.stems, *students])
-    stems = {student: known[student] for student in students}
-    shared: dict = {}
-    summaries = []
-    for grade in grades:
-        (files.current if early else files.write)(grade, stems[grade.student])
-        summaries.append(summary(grade, shared))
-    return write_class(results_dir, course, summaries, files, stems, gradebook, submissions=submissions,
+    files.stems = file_stems([*files.stems, *students])  # the same when `early` knows every student
+    whole = ClassFiles(results_dir, course, files.stems, students, gradebook=gradebook, submissions=submissions,
                        **class_files)
+    for grade in grades:
+        files.consume(grade)
+        whole.consume(grade)
+    return {**files.settle(), **whole.settle()}
 
 
-def write_class(results_dir: Path, course: Course, grades: list[SubmissionGrade], files: StudentFiles,
-                stems: dict[str, str], gradebook=None, *, submissions: Iterable | None = None,
+def write_class(results_dir: Path, course: Course, grades: list[SubmissionGrade], stems: dict[str, str],
+                gradebook=None, *, submissions: Iterable | None = None,
                 ignored: Iterable = (), notes: Iterable[str] = (), participants=None, round_trip=None,
                 scope_notes: Iterable[str] = (), incidents: Iterable[str] = ()) -> dict[str, Path]:
-    """The class's own files, once every student's files are written (`files`, `stems`: theirs):
+    """The class's own files, once every student's files are written (`stems`: theirs, StudentFiles):
     `grades` may be summaries (`summary`). `ignored`, `notes`: the input's entries that are no copy,
     notes on the input; `gradebook`: only named in the class report; `participants`
     (moodle.Participants): moodle.csv is written only with them; `round_trip` (moodle.RoundTrip): the
@@ -203,19 +219,15 @@ def write_class(results_dir: Path, course: Course, grades: list[SubmissionGrade]
     data, help_text = exports.moodle_csv(course, grades, names, participants) or (None, None)
     keep("moodle_csv", "moodle.csv", data)
     keep("moodle_help", "moodle-import.txt", help_text and help_text.encode("utf-8"))
-    for key, folder, suffix in (("results", "results", ".json"), ("feedback", "retours", ".html")):
-        paths[key] = results_dir / folder
-        paths[key].mkdir(exist_ok=True)
-        _prune(paths[key], {stem + suffix for stem in stems.values()}, suffix)
     keep("schema", "results.schema.json", SCHEMA_FILE.read_bytes())
-    env = files.env
+    env = pages.environment()
 
     label = str(getattr(gradebook, "path", "") or getattr(gradebook, "url", "") or "") if gradebook else ""
     links = {student: f"retours/{stem}.html" for student, stem in stems.items()}
     report = pages.class_report(env, course, grades, names, links, label, copies=copies, ignored=list(ignored),
                                 notes=list(notes), scope_notes=list(scope_notes), incidents=list(incidents))
     keep("class_report", "rapport.html", report.encode("utf-8"))
-    page_files = {student: paths["feedback"] / f"{stem}.html" for student, stem in stems.items()}
+    page_files = {student: results_dir / "retours" / f"{stem}.html" for student, stem in stems.items()}
     paths.update(moodle.write_outputs(results_dir, course, grades, names, page_files, round_trip, _write))
     unisolated = sorted(g.student for g in grades if g.unisolated)  # then a text next to grades.csv says so
     notice = env.get_template(ISOLATION_NOTICE).render(students=unisolated, total=len(grades)) if unisolated else ""

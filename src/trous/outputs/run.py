@@ -34,7 +34,6 @@ from ..core.safetext import printable
 from ..core.submission import IgnoredFile, Submission
 from ..core.wording import count, plural
 from ..core import options as cli_options
-from ..core.options import cores  # noqa: F401 (benchmarks/grade_class.py reads it here)
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 PLUGINS = ("trous.inputs.nbgrader",)  # optional modules: more input kinds
@@ -121,10 +120,6 @@ def check_results_place(source: Path, results: Path) -> None:
                                      "modifie jamais ; choisis un dossier hors des copies")
 
 
-# `--parallele`'s default (core/options.py).
-default_workers = cli_options.default_parallel
-
-
 # -- schedulers -----------------------------------------------------------------------------------
 Scheduler = Callable[[Course, list[Submission], GradeOptions, Hooks], Iterator[SubmissionGrade]]
 
@@ -133,7 +128,7 @@ def local_scheduler(course: Course, submissions: list[Submission], options: Grad
                     hooks: Hooks) -> Iterator[SubmissionGrade]:
     from ..sandbox.pool import RunnerPool  # noqa: PLC0415
 
-    with RunnerPool(options.workers or default_workers(), options.sandbox,
+    with RunnerPool(options.workers or cli_options.default_parallel(), options.sandbox,
                     memory_mb=memory_bound(course.exercises)) as pool:
         # Every sandbox starts now, preloading what the course requires (NumPy, torch…): the first
         # computes the references while the others get ready.
@@ -248,14 +243,14 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
         intake = intake_mod.load(options.source, course, options.kind, results=options.results_dir,
                                  assignments=options.assignments)
         # nbgrader's gradebook, written as grades come (an nbgrader course as input)
-        sink = (writing.GradebookSink(intake.source, options.assignments, writing.claim(intake.source))
+        sink = (writing.GradebookSink(intake.source, course, options.assignments, writing.claim(intake.source))
                 if intake.kind == "nbgrader" else None)
         try:
             return _graded(course, options, hooks, intake, requested, timings, t, sink)
         finally:
             intake.close()  # what the copies were read from (Moodle's archive)
             if sink is not None:  # stopped before the grades were settled (settling empties it)
-                sink.abandon()
+                sink.close()
     finally:
         testworker.drop_ahead()  # not taken: fewer exercises graded than the course has, or a refusal
 
@@ -263,7 +258,7 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
 def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_mod.Intake, requested: str,
             timings: dict[str, float], t: float, sink: writing.GradebookSink | None) -> Outcome:
     from .gradebook import Gradebook, default_url  # noqa: PLC0415  (SQLAlchemy: the grading extra)
-    from .reports import StudentFiles, write_class  # noqa: PLC0415
+    from .reports import ClassFiles, StudentFiles  # noqa: PLC0415
 
     scope, trip, participants = _prepare(course, options, intake)
     options = dataclasses.replace(options, exercises=tuple(scope.exercises(course)))
@@ -324,26 +319,24 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
                 by_student[grade.student].release()  # graded: its bytes are not needed any more
                 recording += time.perf_counter() - r
                 if sink is not None:
-                    sink.graded(course, grade)
+                    sink.consume(grade)
                 graded.append(grade.student)
                 incidents += [f"copie « {printable(grade.student)} », {incident}" for incident in grade.incidents]
                 hooks.graded(grade)
                 w = time.perf_counter()
-                early.write(grade)
+                early.consume(grade)
                 files_time += time.perf_counter() - w
             timings["correction"] = time.perf_counter() - t - recording - files_time
             timings["carnet de notes"] += recording
         gradebook.finish_run(run_id, len(graded), len(done))
         t = time.perf_counter()
-        summaries = _current_files(course, gradebook, by_student, intake, early, sink)
-        grades = [summaries[s.student] for s in intake.submissions]
-        reports = write_class(results_dir, course, grades, early, early.stems, gradebook,
-                              submissions=intake.submissions, ignored=intake.ignored, notes=intake.warnings,
-                              participants=participants, round_trip=trip, scope_notes=_scope_notes(course, scope),
-                              incidents=incidents)
+        whole = ClassFiles(results_dir, course, early.stems, by_student, gradebook=gradebook,
+                           submissions=intake.submissions, ignored=intake.ignored, notes=intake.warnings,
+                           participants=participants, round_trip=trip, scope_notes=_scope_notes(course, scope),
+                           incidents=incidents)
+        reports = _settle(gradebook, by_student, early, whole, sink)
+        grades = [whole.summaries[s.student] for s in intake.submissions]
         assignments_mod.record_results(results_dir, scope)
-        if sink is not None:
-            reports.update(sink.after(course, grades))
         timings["rapports"] = time.perf_counter() - t + files_time
         saved = SavedGrades(results_dir / "results", grades, [early.stems[g.student] for g in grades])
         return Outcome(intake, saved, graded, sorted(done), reports, gradebook.path, sandbox, timings, scope, trip,
@@ -352,26 +345,24 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
         gradebook.close()
 
 
-def _current_files(course: Course, gradebook, by_student: dict[str, Submission], intake: intake_mod.Intake,
-                   early, sink: writing.GradebookSink | None) -> dict[str, SubmissionGrade]:
-    """Each student's current grade, read back from the gradebook one at a time (nbgrader's gradebook
-    takes them all together): its files written unless they hold it already, its summary kept."""
-    from .reports import summary  # noqa: PLC0415  (Jinja: the grading extra)
-
-    current = gradebook.each_current(by_student)
-    if sink is not None:
-        found = dict(current)
-        current = ((g.student, g) for g in sink.settle(course, [found[s.student] for s in intake.submissions
-                                                                if s.student in found]))
-    shared: dict = {}
-    summaries: dict[str, SubmissionGrade] = {}
-    for student, grade in current:
-        early.current(grade, early.stems[student])
-        summaries[student] = summary(grade, shared)
-    missing = [s for s in by_student if s not in summaries]
+def _settle(gradebook, by_student: dict[str, Submission], files, whole, nbgrader) -> dict[str, Path]:
+    """Each student's current grade, read back from the gradebook one at a time, consumed by the
+    student's files and the class's, which then settle. On an nbgrader course its sink takes them all
+    first and settles: its grades (formgrader's changes applied) are the ones the files get."""
+    current = (grade for _, grade in gradebook.each_current(by_student))
+    reports: dict[str, Path] = {}
+    if nbgrader is not None:
+        for grade in current:
+            nbgrader.consume(grade)
+        reports = nbgrader.settle()
+        current = iter(nbgrader.grades.values())
+    for grade in current:
+        files.consume(grade)
+        whole.consume(grade)
+    missing = [s for s in by_student if s not in whole.summaries]
     if missing:  # cannot happen unless the database was changed under us
         raise GraderError(f"pas de note enregistrée pour : {', '.join(missing[:5])}")
-    return summaries
+    return {**files.settle(), **whole.settle(), **reports}
 
 
 class SavedGrades(Sequence):

@@ -161,50 +161,44 @@ def release() -> None:
 
 
 class GradebookSink:
-    """What `trous grade` does with nbgrader: write nbgrader's gradebook and autograded/ (before
-    trous's reports), take back formgrader's grades and nbgrader's late penalties (overrides.py:
-    they win), then list nbgrader's files among the reports. With a `writer`, each grade is written
-    by that process as soon as it is recorded (`graded`) and `settle` sends what is left and waits;
-    without one, or when it gives no report, `settle` writes everything here."""
+    """Sink: nbgrader's gradebook and autograded/ (`trous grade` on an nbgrader course). Each grade
+    consumed goes to the `writer` process at once (again when it changed) and is kept; `settle` waits
+    for the writer (without one, or no report from it: writes everything here), then takes formgrader's
+    grades and nbgrader's late penalties back into `grades` (overrides.py: they win, in trous's files
+    too), and returns nbgrader's files. `close`: the run stopped unsettled, the writer is stopped."""
 
-    def __init__(self, root: Path, assignments: list[str] | None, writer: "BackgroundWriter | None" = None):
-        self.root, self.assignments, self.writer = root, assignments, writer
+    def __init__(self, root: Path, course, assignments: list[str] | None, writer: "BackgroundWriter | None" = None):
+        self.root, self.course, self.assignments, self.writer = root, course, assignments, writer
+        self.grades: dict[str, SubmissionGrade] = {}
 
-    def _chosen(self, course, grades) -> list[str]:
-        # `trous grade --devoir X` grades X only: nbgrader's other assignments are left as they are.
-        return self.assignments or graded_assignments(course, grades)
+    def _chosen(self, grades) -> list[str]:  # `--devoir X`: nbgrader's other assignments are left as they are
+        return self.assignments or graded_assignments(self.course, grades)
 
-    def graded(self, course, grade) -> None:
+    def consume(self, grade: SubmissionGrade) -> None:
+        self.grades[grade.student] = grade
         if self.writer is not None:
-            self.writer.send(grade, self._chosen(course, [grade]))
+            self.writer.send(grade, self._chosen([grade]))
 
-    def settle(self, course, grades):
-        report = None
-        if self.writer is not None:
-            for grade in grades:
-                self.graded(course, grade)
-            report = self.writer.finish()
-            if report is not None:
-                say(report)
-            else:
-                print("nbgrader : le processus d'écriture du carnet de notes n'a pas abouti "
-                      f"({self.writer.failure}) ; écriture reprise ici, pour toutes les copies", file=sys.stderr)
+    def settle(self) -> dict[str, Path]:
+        grades = list(self.grades.values())
+        report = self.writer and self.writer.finish()
+        if report is not None:
+            say(report)
+        elif self.writer is not None:
+            print("nbgrader : le processus d'écriture du carnet de notes n'a pas abouti "
+                  f"({self.writer.failure}) ; écriture reprise ici, pour toutes les copies", file=sys.stderr)
         if report is None:
             from .nbgrader import write_all  # noqa: PLC0415 - nbgrader: only when the writing process failed
 
-            report = write_all(self.root, grades, self._chosen(course, grades))
-        self.writer = None  # settled: nothing left to abandon
-        changes = apply(grades, report.final)
-        for line in describe(changes):
+            report = write_all(self.root, grades, self._chosen(grades))
+        self.writer = None  # settled: nothing left to stop
+        for line in describe(apply(grades, report.final)):
             print(line)
-        return grades
+        return {"nbgrader_gradebook": self.root / "gradebook.db", "nbgrader_autograded": self.root / "autograded"}
 
-    def abandon(self) -> None:
+    def close(self) -> None:
         if self.writer is not None:
             self.writer.abandon()
-
-    def after(self, course, grades) -> dict[str, Path]:
-        return {"nbgrader_gradebook": self.root / "gradebook.db", "nbgrader_autograded": self.root / "autograded"}
 
 
 def _report_from_json(data: dict) -> WriteReport:
