@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from trous.core import Course
-from trous.inputs import intake
+from trous.inputs import kinds
 
 from grading_support import make_classe, mini_course
 
@@ -95,7 +95,7 @@ def test_the_intake_holds_none_of_the_copies_bytes(tmp_path):
             path.write_bytes(b"# " + bytes([97 + k % 26]) * 100_000 + b"\nx = 1\n")
     tracemalloc.start()
     try:
-        found = intake.load(copies, course)
+        found = kinds.load(copies, course)
         held = tracemalloc.get_traced_memory()[0]
     finally:
         tracemalloc.stop()

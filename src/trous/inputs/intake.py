@@ -20,8 +20,7 @@ Nothing is extracted to disk, and every untrusted name and size is checked befor
 Names shown go through `safetext.printable`; a folder whose name is not printable gets an
 identifier that is (its cleaned name and a short hash).
 
-Input kinds are pluggable: `register(Kind(...))`; `load` picks the last registered kind whose
-`detect` accepts the path.
+The input kinds (this module's folders and archives, nbgrader's `submitted/`) are in kinds.py.
 """
 
 from __future__ import annotations
@@ -91,63 +90,6 @@ class Intake:
     def close(self) -> None:
         for handle in self.opened:
             handle.close()
-
-
-@dataclass(frozen=True)
-class Kind:
-    name: str
-    description: str  # French, for `trous grade --help`
-    detect: Callable[[Path], bool]
-    load: Callable[..., Intake]  # (path, course, limits, **the `takes` keywords of `load`)
-    # An input that carries its own course (an nbgrader course built by trous): the course to grade it
-    # with, given the course directory named with -C (or None); raises IntakeError when it cannot.
-    course: Callable[[Path, str | None], Course] | None = None
-    results: Callable[[Path], Path] | None = None  # where its results go by default, when not next to it
-    takes: tuple[str, ...] = ()  # keywords of `load` its loader takes: "results", "assignments"
-
-
-KINDS: dict[str, Kind] = {}
-
-
-def register(kind: Kind) -> None:
-    """Add an input kind; later registrations are tried first by `load(..., kind="auto")`."""
-    KINDS[kind.name] = kind
-
-
-def detected(path: str | Path, kind: str = "auto") -> Kind | None:
-    """The kind of input `path` is (None when no kind takes it, or when `kind` is unknown)."""
-    if kind != "auto":
-        return KINDS.get(kind)
-    return next((k for k in reversed(list(KINDS.values())) if k.detect(Path(path))), None)
-
-
-def carried_course(path: str | Path, kind: str = "auto", given: str | None = None) -> Course | None:
-    """The course an input carries itself, or None (then the course is the one around, or -C)."""
-    found = detected(path, kind) if Path(path).exists() else None
-    return found.course(Path(path), given) if found is not None and found.course is not None else None
-
-
-def carried_results(path: str | Path, kind: str = "auto") -> Path | None:
-    found = detected(path, kind) if Path(path).exists() else None
-    return found.results(Path(path)) if found is not None and found.results is not None else None
-
-
-def load(path: str | Path, course: Course, kind: str = "auto", limits: IntakeLimits | None = None, *,
-         results: Path | None = None, assignments: list[str] | None = None) -> Intake:
-    """`results`: the folder this run writes its results in (listed as such if it lies among the
-    copies, even before it carries trous's mark); `assignments`: those chosen with --devoir."""
-    path = Path(path)
-    if not path.exists() and not path.is_symlink():
-        raise IntakeError(f"{path} : introuvable (attendu : un dossier avec un sous-dossier par étudiant, "
-                          "ou le .zip de Moodle)")
-    if kind != "auto" and kind not in KINDS:
-        raise IntakeError(f"type d'entrée inconnu « {kind} » (possibles : {', '.join(KINDS)})")
-    chosen = detected(path, kind)
-    if chosen is None:
-        raise IntakeError(f"{path} : ni un dossier de copies ni une archive .zip "
-                          f"(types reconnus : {', '.join(KINDS)})")
-    given = {"results": results, "assignments": assignments}
-    return chosen.load(path, course, limits or IntakeLimits(), **{k: given[k] for k in chosen.takes})
 
 
 # -- what is not graded, and why ------------------------------------------------------------------
@@ -985,11 +927,6 @@ def _zip_copies(path: Path, archive: zipfile.ZipFile, course: Course, limits: In
     return _submit(intake, course, copies, grouping if tops else None, sorter, limits)
 
 
-def _looks_like_zip(path: Path) -> bool:
+def looks_like_zip(path: Path) -> bool:
     return path.is_file() and (path.suffix.lower() == ".zip" or zipfile.is_zipfile(path))
 
-
-register(Kind("dossier", "un dossier, un sous-dossier (ou un .zip) par étudiant", lambda p: p.is_dir(),
-              load_folder, takes=("results",)))
-register(Kind("moodle", "le .zip « Télécharger tous les travaux remis » de Moodle (ou un .zip de dossiers)",
-              _looks_like_zip, load_zip))

@@ -251,8 +251,3 @@ def results_place(path: Path) -> Path:
     """In the nbgrader course, in the folder its .gitignore keeps out of git (build.py)."""
     return (course_root(path) or Path(path)).resolve() / standalone.RESULTS
 
-
-intake_mod.register(intake_mod.Kind(
-    NAME, "cours nbgrader : submitted/<élève>/<devoir>/<exercice>.ipynb, notes écrites aussi dans le carnet "
-          "de notes de nbgrader", lambda p: course_root(p) is not None, load, course=carried_course,
-    results=results_place, takes=("assignments",)))
