@@ -188,6 +188,18 @@ def test_student_archive_in_the_folder(course, tmp_path):
     assert students["paul"].origins == {EX1: f"rendu.zip/exercises/{EX1}.py"}
 
 
+def test_macos_metadata_in_the_class_folder_is_not_a_copy(course, tmp_path):
+    """A zip made on a Mac and unpacked leaves « ._rendu.zip » (AppleDouble) and __MACOSX/ beside the
+    copies: metadata, listed as such, never a student « ._rendu »."""
+    root = tmp_path / "copies"
+    write(root / "rendu.zip", zip_of({f"exercises/{EX1}.py": A}))
+    write(root / "._rendu.zip", b"\x00\x05\x16\x07\x00\x02\x00\x00Mac OS X        ")
+    write(root / "__MACOSX" / "._rendu.zip", b"")
+    result = kinds.load(root, course)
+    assert sorted(by_student(result)) == ["rendu"]
+    assert listed(result) == {"._rendu.zip": intake.RESOURCE_FORK, "__MACOSX/": intake.SKIPPED_DIRS["__MACOSX"]}
+
+
 def test_empty_or_missing_input_is_refused_in_french(course, tmp_path):
     with pytest.raises(IntakeError, match="introuvable"):
         kinds.load(tmp_path / "rien", course)

@@ -727,6 +727,8 @@ def load_folder(root: Path, course: Course, limits: IntakeLimits, results: Path 
                 copy.entries += walk(root / name, limits, copy.ledger, sorter)
         elif kind == LINK:
             intake.ignored.append(IgnoredFile(shown, LINK_NEVER_FOLLOWED))
+        elif kind != "dir" and name.startswith("._"):  # AppleDouble, as in a copy (Sorter.reason)
+            intake.ignored.append(IgnoredFile(shown, RESOURCE_FORK))
         elif kind == "dir" or (kind == FILE and is_zip(name) and len(name) > 4):
             stem = name if kind == "dir" else name[:-4]
             student, ledger = student_id(stem), Ledger(limits)
