@@ -3,14 +3,17 @@ kind « nbgrader » of `trous grade` (an nbgrader course directory, or its `subm
 
 Each notebook becomes the text of its exercise, rebuilt from its answer cells exactly as the hidden
 cells do in the kernel (answers.py), so that `trous grade` and `nbgrader autograde` grade the same
-program. Files are read as intake.py reads them (no link followed, bounded); an unreadable notebook
-counts as absent, with a note. Only what nbgrader grades is graded (`<assignment>/<exercise>.ipynb`,
+program. Files are read as intake.py reads them (no link followed, bounded), and, like its copies,
+read again when graded (`Stored`: only digests and paths are kept); an unreadable notebook counts as
+absent, with a note. Only what nbgrader grades is graded (`<assignment>/<exercise>.ipynb`,
 exactly so named); every other file is named in the feedback with why, and every entry of
 `submitted/` that is not a student is listed.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -19,7 +22,7 @@ from ..core.course import Course, CourseError, Exercise
 from . import intake as intake_mod, moodle as moodlefolders
 from .filenames import Matcher
 from ..core.safetext import printable
-from ..core.submission import IgnoredFile, Submission
+from ..core.submission import Again, IgnoredFile, Stored, Submission
 from . import answers, locked, standalone
 from .bundle import Bundle, answer_cells, of
 from .nbgrader_dir import course_root, without_iri_grammars
@@ -116,10 +119,18 @@ NBGRADER_FILES = {"timestamp.txt"}  # written by nbgrader submit and collect in 
 HIDDEN_STUDENT = "dossier caché : nbgrader ne le prend pas pour un élève (son motif « * » ignore les noms en « . »)"
 
 
+def _again(read, exercise: Exercise, shown: str, root: Path | None) -> bytes | None:
+    """A notebook's exercise text, read again when its copy is graded (None if it cannot be any more)."""
+    try:
+        return notebook_exercise(exercise, read(MAX_NOTEBOOK + 1), shown, [], root)
+    except OSError:
+        return None
+
+
 def student_submission(course: Course, folder: Path, root: Path | None = None,
                        limits: intake_mod.IntakeLimits | None = None, full_name: str = "") -> Submission:
     limits = limits or intake_mod.IntakeLimits()
-    files: dict[str, bytes | None] = {e.id: None for e in course.exercises}
+    files: dict[str, tuple[bytes, Again] | None] = {e.id: None for e in course.exercises}
     origins: dict[str, str] = {}
     ledger = intake_mod.Ledger(limits)
     known = {a.id for a in course.spec.assignments}
@@ -163,12 +174,15 @@ def student_submission(course: Course, folder: Path, root: Path | None = None,
                               intake_mod.CANDIDATE, exercise_id)
                 continue
             notes: list[str] = []
-            files[exercise_id] = notebook_exercise(course.exercise(exercise_id), data, shown, notes, root)
+            exercise = course.exercise(exercise_id)
+            text = notebook_exercise(exercise, data, shown, notes, root)
             for note in notes:
                 ledger.note(note)
-            if files[exercise_id] is not None:
+            if text is not None:
+                files[exercise_id] = (hashlib.sha256(text).digest(),
+                                      functools.partial(_again, candidate.read, exercise, shown, root))
                 origins[exercise_id] = shown
-    return ledger.submission(folder.name, files, source=str(folder), origins=origins, assignments=tuple(handed),
+    return ledger.submission(folder.name, Stored(files), source=str(folder), origins=origins, assignments=tuple(handed),
                              name=full_name)
 
 
