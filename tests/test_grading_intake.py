@@ -203,9 +203,15 @@ def test_macos_metadata_in_the_class_folder_is_not_a_copy(course, tmp_path):
 def test_empty_or_missing_input_is_refused_in_french(course, tmp_path):
     with pytest.raises(IntakeError, match="introuvable"):
         kinds.load(tmp_path / "rien", course)
-    (tmp_path / "vide").mkdir()
-    with pytest.raises(IntakeError, match="aucun sous-dossier"):
-        kinds.load(tmp_path / "vide", course)
+    # No copy at all: one check, the same words for every kind (nbgrader's only warned, before).
+    write(tmp_path / "vide" / "LISEZMOI.txt", b"")
+    write(tmp_path / "vide.zip", zip_of({"LISEZMOI.txt": b""}))
+    write(tmp_path / "cours-nbgrader" / "nbgrader_config.py", b"")
+    write(tmp_path / "cours-nbgrader" / "submitted" / "LISEZMOI.txt", b"")
+    for empty in ("vide", "vide.zip", "cours-nbgrader"):
+        with pytest.raises(IntakeError, match=r" : aucune copie d'étudiant \(attendu : ") as refused:
+            kinds.load(tmp_path / empty, course)
+        assert "LISEZMOI.txt : " in str(refused.value)  # what was there instead, with why
     write(tmp_path / "faux.zip", b"pas une archive")
     with pytest.raises(IntakeError, match="illisible"):
         kinds.load(tmp_path / "faux.zip", course)

@@ -755,10 +755,6 @@ def load_folder(root: Path, course: Course, limits: IntakeLimits, results: Path 
                                    "part, aucun renvoyé à Moodle sous ce numéro")
             key = student_id(f"{copy.top} (Moodle)")
         copies[key] = copy
-    if not copies:
-        listed = "".join(f"\n  {i.path} : {i.reason}" for i in intake.ignored[:10])
-        raise IntakeError(f"{root} : aucun sous-dossier d'étudiant (attendu : {root.name}/<identifiant>/"
-                          f"exercises/01_….py){listed}")
     return _submit(intake, course, copies, grouping if tops else None, sorter, limits)
 
 
@@ -921,10 +917,6 @@ def _zip_copies(path: Path, archive: zipfile.ZipFile, course: Course, limits: In
             copy.entries.append(dataclasses.replace(entry, parts=inner))
     # A folder (__MACOSX/) is named once, not once per file in it.
     intake.ignored = list(dict.fromkeys(intake.ignored))
-    if not copies:
-        raise IntakeError(f"{path} : aucune copie d'étudiant dans l'archive (attendu : le .zip de Moodle, "
-                          "« <Nom>_<id>_assignsubmission_file_/… », ou un dossier par étudiant)"
-                          + "".join(f"\n  {i.path} : {i.reason}" for i in intake.ignored[:10]))
     sorter = Sorter(Matcher(e.id for e in course.exercises), course_files(course))
     return _submit(intake, course, copies, grouping if tops else None, sorter, limits)
 

@@ -1,6 +1,7 @@
 """The kinds of input `trous grade` reads (`--format`), in one fixed table: a folder of copies,
 Moodle's archive (intake.py), an nbgrader course (nbgrader.py). `load` takes the first kind whose
-`detect` accepts the path: the most specific comes first (an nbgrader course is also a folder).
+`detect` accepts the path: the most specific comes first (an nbgrader course is also a folder). An
+input without a single copy is refused here, for every kind.
 """
 
 from __future__ import annotations
@@ -27,13 +28,15 @@ class Kind:
 
 
 KINDS: dict[str, Kind] = {
-    nbgrader.NAME: Kind("cours nbgrader : submitted/<élève>/<devoir>/<exercice>.ipynb, notes écrites aussi dans "
-                        "le carnet de notes de nbgrader", lambda p: nbgrader.course_root(p) is not None,
+    nbgrader.NAME: Kind("un cours nbgrader : submitted/<élève>/<devoir>/<exercice>.ipynb (après nbgrader collect), "
+                        "notes écrites aussi dans son carnet de notes", lambda p: nbgrader.course_root(p) is not None,
                         nbgrader.load, course=nbgrader.carried_course, results=nbgrader.results_place,
                         takes=("assignments",)),
-    "moodle": Kind("le .zip « Télécharger tous les travaux remis » de Moodle (ou un .zip de dossiers)",
+    "moodle": Kind("le .zip « Télécharger tous les travaux remis » de Moodle, "
+                   "« <Nom>_<id>_assignsubmission_file_/… » (ou un .zip de dossiers)",
                    intake.looks_like_zip, intake.load_zip),
-    "dossier": Kind("un dossier, un sous-dossier (ou un .zip) par étudiant", lambda p: p.is_dir(),
+    "dossier": Kind("un dossier, un sous-dossier (ou un .zip) par étudiant : <identifiant>/exercises/01_….py",
+                    lambda p: p.is_dir(),
                     intake.load_folder, takes=("results",)),
 }
 
@@ -71,4 +74,9 @@ def load(path: str | Path, course: Course, kind: str = "auto", limits: IntakeLim
         raise IntakeError(f"{path} : ni un dossier de copies ni une archive .zip "
                           f"(types reconnus : {', '.join(KINDS)})")
     given = {"results": results, "assignments": assignments}
-    return chosen.load(path, course, limits or IntakeLimits(), **{k: given[k] for k in chosen.takes})
+    found = chosen.load(path, course, limits or IntakeLimits(), **{k: given[k] for k in chosen.takes})
+    if not found.submissions:  # the same words whatever the kind, with the entries that are not copies
+        found.close()
+        raise IntakeError(f"{found.source} : aucune copie d'étudiant (attendu : {chosen.description})"
+                          + "".join(f"\n  {i.path} : {i.reason}" for i in found.ignored[:10]))
+    return found

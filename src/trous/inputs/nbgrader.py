@@ -208,8 +208,6 @@ def load(path: Path, course: Course, limits=None, assignments: list[str] | None 
         else:  # nbgrader's student ids are the folder names (its gradebook is keyed by them): graded as
             # they are; only what is shown is cleaned.
             result.submissions.append(student_submission(course, folder, root, limits, names.get(folder.name, "")))
-    if not result.submissions:
-        result.warnings.append(f"{root / 'submitted'} : aucune copie (lancez d'abord nbgrader collect)")
     result.moodle, moodle_notes = moodle_copies(root, [s.student for s in result.submissions], assignments)
     result.warnings += moodle_notes
     return result
