@@ -1,5 +1,5 @@
 """Turning what the teacher has into `Submission`s: a folder with one sub-folder (or .zip) per
-student, or the `.zip` Moodle's « Télécharger tous les travaux remis » gives.
+student, or the `.zip` Moodle's « Télécharger tous les travaux remis » gives (every kind: kinds.py).
 
 Every copy is accounted for: each entry of the input is a copy or is listed with why not
 (`Intake.ignored`); trous's own results folder is recognised by its mark (marker.py), never by a
@@ -19,8 +19,6 @@ Nothing is extracted to disk, and every untrusted name and size is checked befor
   access time when the system allows it.
 Names shown go through `safetext.printable`; a folder whose name is not printable gets an
 identifier that is (its cleaned name and a short hash).
-
-The input kinds (this module's folders and archives, nbgrader's `submitted/`) are in kinds.py.
 """
 
 from __future__ import annotations
@@ -689,7 +687,7 @@ def _order(student: str) -> tuple:
     return not student.isdigit(), len(student) if student.isdigit() else 0, student
 
 
-def load_folder(root: Path, course: Course, limits: IntakeLimits, results: Path | None = None) -> Intake:
+def load_folder(root: Path, course: Course, limits: IntakeLimits, results: Path | None = None, **_) -> Intake:
     """SUBMISSIONS/<student>/… (a git clone, an unpacked archive), or SUBMISSIONS/<student>.zip."""
     root = root.resolve()  # the teacher's own path may go through links; below it, none is followed
     if not root.is_dir():
@@ -859,7 +857,7 @@ def members(archive: zipfile.ZipFile, limits: IntakeLimits, budget: Ledger | Non
     return out
 
 
-def load_zip(path: Path, course: Course, limits: IntakeLimits) -> Intake:
+def load_zip(path: Path, course: Course, limits: IntakeLimits, **_) -> Intake:
     try:
         with open(path, "rb") as handle:
             _check_directory(handle, limits)

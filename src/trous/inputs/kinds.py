@@ -12,32 +12,29 @@ from pathlib import Path
 
 from ..core.course import Course
 from . import intake, nbgrader
-from .intake import Intake, IntakeError, IntakeLimits
+from .intake import Intake, IntakeError
 
 
 @dataclass(frozen=True)
 class Kind:
     description: str  # French, for `trous grade --help`
     detect: Callable[[Path], bool]
-    load: Callable[..., Intake]  # (path, course, limits, **the `takes` keywords of `load`)
+    load: Callable[..., Intake]  # (path, course, limits, results=, assignments=): each uses what it needs
     # An input that carries its own course (an nbgrader course built by trous): the course to grade it
     # with, given the course directory named with -C (or None); raises IntakeError when it cannot.
     course: Callable[[Path, str | None], Course] | None = None
     results: Callable[[Path], Path] | None = None  # where its results go by default, when not next to it
-    takes: tuple[str, ...] = ()  # keywords of `load` its loader takes: "results", "assignments"
 
 
 KINDS: dict[str, Kind] = {
     nbgrader.NAME: Kind("un cours nbgrader : submitted/<élève>/<devoir>/<exercice>.ipynb (après nbgrader collect), "
                         "notes écrites aussi dans son carnet de notes", lambda p: nbgrader.course_root(p) is not None,
-                        nbgrader.load, course=nbgrader.carried_course, results=nbgrader.results_place,
-                        takes=("assignments",)),
+                        nbgrader.load, course=nbgrader.carried_course, results=nbgrader.results_place),
     "moodle": Kind("le .zip « Télécharger tous les travaux remis » de Moodle, "
                    "« <Nom>_<id>_assignsubmission_file_/… » (ou un .zip de dossiers)",
                    intake.looks_like_zip, intake.load_zip),
     "dossier": Kind("un dossier, un sous-dossier (ou un .zip) par étudiant : <identifiant>/exercises/01_….py",
-                    lambda p: p.is_dir(),
-                    intake.load_folder, takes=("results",)),
+                    lambda p: p.is_dir(), intake.load_folder),
 }
 
 
@@ -59,7 +56,7 @@ def carried_results(path: str | Path, kind: str = "auto") -> Path | None:
     return found.results(Path(path)) if found is not None and found.results is not None else None
 
 
-def load(path: str | Path, course: Course, kind: str = "auto", limits: IntakeLimits | None = None, *,
+def load(path: str | Path, course: Course, kind: str = "auto", limits: intake.IntakeLimits | None = None, *,
          results: Path | None = None, assignments: list[str] | None = None) -> Intake:
     """`results`: the folder this run writes its results in (listed as such if it lies among the
     copies, even before it carries trous's mark); `assignments`: those chosen with --devoir."""
@@ -73,8 +70,7 @@ def load(path: str | Path, course: Course, kind: str = "auto", limits: IntakeLim
     if chosen is None:
         raise IntakeError(f"{path} : ni un dossier de copies ni une archive .zip "
                           f"(types reconnus : {', '.join(KINDS)})")
-    given = {"results": results, "assignments": assignments}
-    found = chosen.load(path, course, limits or IntakeLimits(), **{k: given[k] for k in chosen.takes})
+    found = chosen.load(path, course, limits or intake.IntakeLimits(), results=results, assignments=assignments)
     if not found.submissions:  # the same words whatever the kind, with the entries that are not copies
         found.close()
         raise IntakeError(f"{found.source} : aucune copie d'étudiant (attendu : {chosen.description})"

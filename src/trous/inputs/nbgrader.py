@@ -173,8 +173,7 @@ def student_submission(course: Course, folder: Path, root: Path | None = None,
                 ledger.ignore(shown, f"lecture impossible ({exc.strerror or exc}) : compté comme absent",
                               intake_mod.CANDIDATE, exercise_id)
                 continue
-            notes: list[str] = []
-            exercise = course.exercise(exercise_id)
+            exercise, notes = course.exercise(exercise_id), []
             text = notebook_exercise(exercise, data, shown, notes, root)
             for note in notes:
                 ledger.note(note)
@@ -186,7 +185,7 @@ def student_submission(course: Course, folder: Path, root: Path | None = None,
                              name=full_name)
 
 
-def load(path: Path, course: Course, limits=None, assignments: list[str] | None = None) -> intake_mod.Intake:
+def load(path: Path, course: Course, limits=None, assignments: list[str] | None = None, **_) -> intake_mod.Intake:
     """The submitted notebooks; `assignments`: those chosen with --devoir, the only ones whose Moodle
     folders are read (outputs/writing.py writes nbgrader's gradebook from the grades)."""
     root = course_root(path)
