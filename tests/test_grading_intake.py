@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import shutil
 import stat
 import struct
@@ -668,6 +669,10 @@ def test_input_kinds_are_one_table_known_without_importing_them(tmp_path):
     assert kinds.detected(root, "dossier") is kinds.KINDS["dossier"] and kinds.detected(root, "essai") is None
     with pytest.raises(IntakeError, match="type d'entrée inconnu « essai »"):
         kinds.load(root, None, kind="essai")
+    # --format naming a kind the input is not: one check, the same words (each loader had its own)
+    for kind, path in (("nbgrader", tmp_path), ("dossier", tmp_path / "moodle.zip"), ("moodle", tmp_path)):
+        with pytest.raises(IntakeError, match=f"^{re.escape(str(path))} : ce n'est pas {re.escape(kinds.KINDS[kind].description)}$"):
+            kinds.load(path, None, kind=kind)
 
 
 def test_zip_symlink_helper_really_marks_links():

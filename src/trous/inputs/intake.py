@@ -690,8 +690,6 @@ def _order(student: str) -> tuple:
 def load_folder(root: Path, course: Course, limits: IntakeLimits, results: Path | None = None, **_) -> Intake:
     """SUBMISSIONS/<student>/… (a git clone, an unpacked archive), or SUBMISSIONS/<student>.zip."""
     root = root.resolve()  # the teacher's own path may go through links; below it, none is followed
-    if not root.is_dir():
-        raise IntakeError(f"{root} : ce n'est pas un dossier")
     intake = Intake("dossier", root)
     try:
         children = _scan(root, (), lambda name: True)

@@ -3,11 +3,10 @@ kind « nbgrader » of `trous grade` (an nbgrader course directory, or its `subm
 
 Each notebook becomes the text of its exercise, rebuilt from its answer cells exactly as the hidden
 cells do in the kernel (answers.py), so that `trous grade` and `nbgrader autograde` grade the same
-program. Files are read as intake.py reads them (no link followed, bounded), and, like its copies,
-read again when graded (`Stored`: only digests and paths are kept); an unreadable notebook counts as
-absent, with a note. Only what nbgrader grades is graded (`<assignment>/<exercise>.ipynb`,
-exactly so named); every other file is named in the feedback with why, and every entry of
-`submitted/` that is not a student is listed.
+program. Files are read as intake.py reads them (no link followed, bounded, read again when graded:
+`Stored`); an unreadable notebook counts as absent, with a note. Only what nbgrader grades is graded
+(`<assignment>/<exercise>.ipynb`, exactly so named); every other file is named in the feedback with
+why, and every entry of `submitted/` that is not a student is listed.
 """
 
 from __future__ import annotations
@@ -189,9 +188,6 @@ def load(path: Path, course: Course, limits=None, assignments: list[str] | None 
     """The submitted notebooks; `assignments`: those chosen with --devoir, the only ones whose Moodle
     folders are read (outputs/writing.py writes nbgrader's gradebook from the grades)."""
     root = course_root(path)
-    if root is None:
-        raise intake_mod.IntakeError(f"{path} : pas un cours nbgrader (attendu : le dossier qui contient "
-                                     "nbgrader_config.py et submitted/)")
     result = intake_mod.Intake(NAME, root)
     names = student_names(root)
     for folder in sorted((root / "submitted").iterdir()):
