@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     from trous.outputs.run import GradeOptions, Hooks, local_scheduler  # noqa: PLC0415
     from trous.grade.engine import Grader  # noqa: PLC0415
     from trous.sandbox.pool import RunnerPool  # noqa: PLC0415
-    from trous.inputs.intake import load  # noqa: PLC0415
+    from trous.inputs.kinds import load  # noqa: PLC0415
 
     course = Course.load(ROOT)
     work = Path(tempfile.mkdtemp(prefix="trous-bench-dask-"))

@@ -186,7 +186,7 @@ def test_one_nbgrader_assignment_reads_only_its_own_moodle_folders(course, tmp_p
     """zip_collect leaves each assignment's Moodle folders in downloaded/<assignment>/extracted/: a
     participant number of another assignment is another participant, never a conflict of this one."""
     pytest.importorskip("nbgrader")
-    from trous.inputs import intake, nbgrader  # noqa: F401 - the nbgrader input kind, as `trous grade` loads it
+    from trous.inputs import intake, kinds
     from trous.outputs import run
 
     (tmp_path / "nbgrader_config.py").write_text("c = get_config()\n", encoding="utf-8")
@@ -195,9 +195,9 @@ def test_one_nbgrader_assignment_reads_only_its_own_moodle_folders(course, tmp_p
     for assignment, folder in (("partie5", "Camille Durand_4711_assignsubmission_file_"),
                                ("lecon-attention", "Léo Martin_4711_assignsubmission_file_")):
         (tmp_path / "downloaded" / assignment / "extracted" / folder).mkdir(parents=True)
-    chosen = intake.load(tmp_path, course, assignments=["partie5"]).moodle
+    chosen = kinds.load(tmp_path, course, assignments=["partie5"]).moodle
     assert chosen.conflicts == {} and chosen.participants["4711"].name == "Camille Durand"
-    assert "4711" in intake.load(tmp_path, course).moodle.conflicts  # no --devoir: the whole course
+    assert "4711" in kinds.load(tmp_path, course).moodle.conflicts  # no --devoir: the whole course
     # `trous grade <course> --devoir partie5` asks for that assignment's folders only.
     asked = []
 
@@ -205,7 +205,7 @@ def test_one_nbgrader_assignment_reads_only_its_own_moodle_folders(course, tmp_p
         asked.append(kw.get("assignments"))
         raise intake.IntakeError("assez")
 
-    monkeypatch.setattr(intake, "load", load)
+    monkeypatch.setattr(kinds, "load", load)
     with pytest.raises(intake.IntakeError, match="assez"):
         run.grade_class(course, run.GradeOptions(tmp_path, results=tmp_path / "r", scheduler="dask",
                                                  assignments=["partie5"]))

@@ -23,7 +23,8 @@ from trous.core import Course  # noqa: E402
 from trous.grade import dask as dist  # noqa: E402
 from trous.outputs.run import GradeOptions, Hooks, grade_class  # noqa: E402
 from trous.outputs.gradebook import Gradebook, default_url  # noqa: E402
-from trous.inputs.intake import IntakeError, load  # noqa: E402
+from trous.inputs.intake import IntakeError  # noqa: E402
+from trous.inputs.kinds import load  # noqa: E402
 
 from grading_support import gradebook_counts, make_classe, mini_course, run_trous  # noqa: E402
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import shutil
 import stat
 import struct
+import subprocess
+import sys
 import time
 import zipfile
 from pathlib import Path
@@ -16,7 +19,7 @@ import pytest
 
 from trous.core import Course
 from trous.core.submission import Submission
-from trous.inputs import intake, marker, notebookfile
+from trous.inputs import intake, kinds, marker, notebookfile
 from trous.inputs.intake import IntakeError, IntakeLimits
 
 from grading_support import mini_course, snapshot, zip_of
@@ -79,7 +82,7 @@ def test_folder_layouts(course, tmp_path):
     write(root / "bob" / f"{EX2}.py", B)  # an unpacked archive: files at the top
     write(root / "carole" / "projet-main" / "exercises" / f"{EX1}.py", A)  # a zip of the repository, unpacked
     write(root / "notes.txt", b"liste")
-    result = intake.load(root, course)
+    result = kinds.load(root, course)
     assert result.kind == "dossier"
     students = by_student(result)
     assert sorted(students) == ["alice", "bob", "carole"]
@@ -97,7 +100,7 @@ def test_duplicates_at_the_same_date_prefer_the_exercises_folder_and_are_named(c
     write(root / "alice" / "exercises" / f"{EX1}.py", A, OLD)
     write(root / "alice" / "vieux" / "exercises" / "brouillon.py", b"", OLD)
     write(root / "bob" / f"{EX1.upper()}.PY", A)  # another case: taken, and said
-    students = by_student(intake.load(root, course))
+    students = by_student(kinds.load(root, course))
     alice, bob = students["alice"], students["bob"]
     assert alice.files[EX1] == A
     assert why(alice, f"{EX1}.py") == f"même date que exercises/{EX1}.py, corrigé à sa place (dans exercises/)"
@@ -116,7 +119,7 @@ def test_symlinks_are_never_followed(course, tmp_path):
     os.symlink(outside.parent.parent, root / "eve" / "lien")  # a linked folder holding an exercise
     os.symlink(outside.parent.parent, root / "mallory")  # a whole student that is a link
     write(root / "bob" / f"{EX1}.py", A)
-    result = intake.load(root, course)
+    result = kinds.load(root, course)
     students = by_student(result)
     assert "mallory" not in students and "lien symbolique" in listed(result)["mallory"]
     eve = students["eve"]
@@ -147,7 +150,7 @@ def test_special_files_do_not_block(course, tmp_path):
     root = tmp_path / "copies"
     (root / "eve" / "exercises").mkdir(parents=True)
     os.mkfifo(root / "eve" / "exercises" / f"{EX1}.py")  # opening it for reading would wait forever
-    [eve] = intake.load(root, course).submissions
+    [eve] = kinds.load(root, course).submissions
     assert eve.files[EX1] is None
     assert "pas un fichier ordinaire" in why(eve, f"exercises/{EX1}.py")
 
@@ -160,7 +163,7 @@ def test_files_are_left_untouched(course, tmp_path):
     os.utime(path, ns=(1_000_000_000_000_000_000, 1_000_000_000_000_000_000))
     before = snapshot(root)
     atime = path.stat().st_atime_ns
-    students = by_student(intake.load(root, course))
+    students = by_student(kinds.load(root, course))
     assert students["alice"].files[EX1] == A and students["bob"].files[EX1] == B
     assert snapshot(root) == before
     if os.geteuid() == 0 or path.stat().st_uid == os.getuid():  # O_NOATIME is allowed to the owner
@@ -171,7 +174,7 @@ def test_file_size_is_bounded(course, tmp_path):
     root = tmp_path / "copies"
     write(root / "alice" / f"{EX1}.py", b"#" * 5000)
     limits = IntakeLimits(file_bytes=1000)
-    [alice] = intake.load(root, course, limits=limits).submissions
+    [alice] = kinds.load(root, course, limits=limits).submissions
     # One byte more than the limit is read, so that the engine can say « trop gros », never the rest.
     assert alice.files[EX1] == b"#" * 1001
 
@@ -180,21 +183,39 @@ def test_student_archive_in_the_folder(course, tmp_path):
     root = tmp_path / "copies"
     write(root / "rose.zip", zip_of({f"rose/exercises/{EX1}.py": A, f"rose/{EX2}.py": B}))
     write(root / "paul" / "rendu.zip", zip_of({f"exercises/{EX1}.py": B}))
-    students = by_student(intake.load(root, course))
+    students = by_student(kinds.load(root, course))
     assert students["rose"].files == {EX1: A, EX2: B}
     assert students["paul"].files == {EX1: B, EX2: None}
     assert students["paul"].origins == {EX1: f"rendu.zip/exercises/{EX1}.py"}
 
 
+def test_macos_metadata_in_the_class_folder_is_not_a_copy(course, tmp_path):
+    """A zip made on a Mac and unpacked leaves « ._rendu.zip » (AppleDouble) and __MACOSX/ beside the
+    copies: metadata, listed as such, never a student « ._rendu »."""
+    root = tmp_path / "copies"
+    write(root / "rendu.zip", zip_of({f"exercises/{EX1}.py": A}))
+    write(root / "._rendu.zip", b"\x00\x05\x16\x07\x00\x02\x00\x00Mac OS X        ")
+    write(root / "__MACOSX" / "._rendu.zip", b"")
+    result = kinds.load(root, course)
+    assert sorted(by_student(result)) == ["rendu"]
+    assert listed(result) == {"._rendu.zip": intake.RESOURCE_FORK, "__MACOSX/": intake.SKIPPED_DIRS["__MACOSX"]}
+
+
 def test_empty_or_missing_input_is_refused_in_french(course, tmp_path):
     with pytest.raises(IntakeError, match="introuvable"):
-        intake.load(tmp_path / "rien", course)
-    (tmp_path / "vide").mkdir()
-    with pytest.raises(IntakeError, match="aucun sous-dossier"):
-        intake.load(tmp_path / "vide", course)
+        kinds.load(tmp_path / "rien", course)
+    # No copy at all: one check, the same words for every kind (nbgrader's only warned, before).
+    write(tmp_path / "vide" / "LISEZMOI.txt", b"")
+    write(tmp_path / "vide.zip", zip_of({"LISEZMOI.txt": b""}))
+    write(tmp_path / "cours-nbgrader" / "nbgrader_config.py", b"")
+    write(tmp_path / "cours-nbgrader" / "submitted" / "LISEZMOI.txt", b"")
+    for empty in ("vide", "vide.zip", "cours-nbgrader"):
+        with pytest.raises(IntakeError, match=r" : aucune copie d'étudiant \(attendu : ") as refused:
+            kinds.load(tmp_path / empty, course)
+        assert "LISEZMOI.txt : " in str(refused.value)  # what was there instead, with why
     write(tmp_path / "faux.zip", b"pas une archive")
     with pytest.raises(IntakeError, match="illisible"):
-        intake.load(tmp_path / "faux.zip", course)
+        kinds.load(tmp_path / "faux.zip", course)
 
 
 # -- every folder is a copy or is listed with why --------------------------------------------------
@@ -205,7 +226,7 @@ def test_a_students_own_results_files_do_not_drop_the_copy(course, tmp_path):
     write(root / "alice" / "grades.csv", b"etudiant,total\nalice,46\n")
     write(root / "alice" / "gradebook.db", b"")
     write(root / "bob" / f"{EX1}.py", B)
-    students = by_student(intake.load(root, course))
+    students = by_student(kinds.load(root, course))
     assert sorted(students) == ["alice", "bob"]
     assert students["alice"].files[EX1] == A
     assert any("ressemble à des résultats" in w and "grades.csv" in w for w in students["alice"].warnings)
@@ -217,7 +238,7 @@ def test_folders_starting_with_a_dot_are_graded(course, tmp_path):
     write(root / "bob" / f"{EX1}.py", B)
     write(root / ".git" / "HEAD", b"ref: refs/heads/main\n")  # the teacher's repository: listed, not a copy
     write(root / ".DS_Store", b"\x00")
-    result = intake.load(root, course)
+    result = kinds.load(root, course)
     students = by_student(result)
     assert sorted(students) == [".eve", "bob"] and students[".eve"].files[EX1] == A
     assert "gestion de versions" in listed(result)[".git/"]
@@ -234,7 +255,7 @@ def test_trous_results_folder_is_recognised_by_its_mark_only(course, tmp_path):
     write(root / "mallory" / f"{EX1}.py", B)
     shutil.copy(results / marker.MARK, root / "mallory" / marker.MARK)
     write(root / "mallory" / "grades.csv", b"")
-    result = intake.load(root, course)
+    result = kinds.load(root, course)
     students = by_student(result)
     assert sorted(students) == ["alice", "mallory"]
     assert "marque" in listed(result)["resultats/"]
@@ -242,7 +263,7 @@ def test_trous_results_folder_is_recognised_by_its_mark_only(course, tmp_path):
     assert any("désigne un autre dossier" in w for w in students["mallory"].warnings)
     # Moved within its file system, the folder keeps its identity and its mark holds.
     results.rename(root / "anciens-resultats")
-    assert sorted(by_student(intake.load(root, course))) == ["alice", "mallory"]
+    assert sorted(by_student(kinds.load(root, course))) == ["alice", "mallory"]
 
 
 def test_this_runs_results_folder_is_listed_even_without_a_mark(course, tmp_path):
@@ -250,7 +271,7 @@ def test_this_runs_results_folder_is_listed_even_without_a_mark(course, tmp_path
     root = tmp_path / "copies"
     write(root / "alice" / f"{EX1}.py", A)
     write(root / "res" / "gradebook.db", b"")
-    result = intake.load(root, course, results=root / "res")
+    result = kinds.load(root, course, results=root / "res")
     assert [s.student for s in result.submissions] == ["alice"]
     assert listed(result) == {"res/": intake.OUR_RESULTS}
 
@@ -265,7 +286,7 @@ def test_a_class_of_51_folders_gives_51_copies(course, tmp_path):
             write(folder / "grades.csv", b"")
         if i % 5 == 0:
             write(folder / "results.schema.json", b"{}")
-    result = intake.load(root, course)
+    result = kinds.load(root, course)
     assert len(result.submissions) == 51 and result.ignored == []
     assert all(s.files[EX1] == A for s in result.submissions)
 
@@ -279,7 +300,7 @@ def test_21000_files_in_a_copy_still_find_the_exercises(course, tmp_path):
         (junk / f"f{i:05d}.txt").touch()
     write(root / "alice" / "zzz" / "exercises" / f"{EX1}.py", A)  # walked after the junk alphabetically
     limits = IntakeLimits()
-    [alice] = intake.load(root, course, limits=limits).submissions
+    [alice] = kinds.load(root, course, limits=limits).submissions
     assert alice.files[EX1] == A
     named = [i for i in alice.ignored if i.reason == intake.NOT_EXERCISE]
     assert len(named) == limits.listed  # the bound limits what is named…
@@ -292,7 +313,7 @@ def test_21000_entries_in_a_students_zip_inside_moodles_still_find_the_exercises
     inner.update({f"venv/lib/m{i}.py": b"" for i in range(500)})  # a whole folder skipped: named once
     inner[f"tp/exercises/{EX1}.py"] = A
     data = zip_of({"Alice Martin_101_assignsubmission_file_/rendu.zip": zip_of(inner)})
-    [alice] = intake.load(write(tmp_path / "moodle.zip", data), course).submissions
+    [alice] = kinds.load(write(tmp_path / "moodle.zip", data), course).submissions
     assert alice.files[EX1] == A
     assert alice.ignored_total == 21_000 + 1
     assert [i.path for i in alice.ignored if i.path.endswith("/")] == ["rendu.zip/venv/"]
@@ -303,7 +324,7 @@ def test_exercises_folders_are_walked_first_when_the_ceiling_is_reached(course, 
     for i in range(300):
         write(root / "alice" / "aaa" / f"f{i}.txt", b"")
     write(root / "alice" / "exercises" / f"{EX1}.py", A)
-    [alice] = intake.load(root, course, limits=IntakeLimits(scan=150)).submissions
+    [alice] = kinds.load(root, course, limits=IntakeLimits(scan=150)).submissions
     assert alice.files[EX1] == A
     assert any("plus de 150 entrées" in w and "exploration arrêtée" in w for w in alice.warnings)
 
@@ -312,12 +333,12 @@ def test_an_archive_directory_beyond_the_ceiling_is_refused_before_it_is_read(co
     inner = zip_of({f"f{i}.txt": b"" for i in range(60)})
     data = zip_of({"Alice_101_assignsubmission_file_/rendu.zip": inner,
                    f"Bob_102_assignsubmission_file_/{EX1}.py": A})
-    result = intake.load(write(tmp_path / "moodle.zip", data), course, limits=IntakeLimits(scan=50))
+    result = kinds.load(write(tmp_path / "moodle.zip", data), course, limits=IntakeLimits(scan=50))
     alice, bob = result.submissions
     assert "archive refusée : 60 entrées" in why(alice, "rendu.zip")
     assert bob.files[EX1] == A
     with pytest.raises(IntakeError, match="entrées"):  # the whole input, when it is the one too big
-        intake.load(write(tmp_path / "gros.zip", inner), course, limits=IntakeLimits(scan=50))
+        kinds.load(write(tmp_path / "gros.zip", inner), course, limits=IntakeLimits(scan=50))
 
 
 # -- files as students upload them -----------------------------------------------------------------
@@ -329,7 +350,7 @@ def test_an_archive_directory_beyond_the_ceiling_is_refused_before_it_is_read(co
 def test_renamed_copies_and_case_variants_are_recognised(course, tmp_path, name):
     root = tmp_path / "copies"
     write(root / "alice" / "exercises" / name, A)
-    [alice] = intake.load(root, course).submissions
+    [alice] = kinds.load(root, course).submissions
     assert alice.files[EX1] == A
     assert alice.origins[EX1] == f"exercises/{name}"
     assert any(f"exercises/{name} corrigé comme {EX1}.py" in w for w in alice.warnings), alice.warnings
@@ -339,7 +360,7 @@ def test_renamed_copies_and_case_variants_are_recognised(course, tmp_path, name)
 def test_other_names_are_not_guessed_and_are_named(course, tmp_path, name):
     root = tmp_path / "copies"
     write(root / "alice" / name, A)
-    [alice] = intake.load(root, course).submissions
+    [alice] = kinds.load(root, course).submissions
     assert alice.files[EX1] is None
     reason = why(alice, name)
     if name.endswith(".py") and name.startswith(EX1):
@@ -354,7 +375,7 @@ def test_the_newest_file_wins_in_a_folder(course, tmp_path):
     write(root / "alice" / "exercises" / f"{EX1} (1).py", B, NEW)  # downloaded again, fixed
     write(root / "bob" / "exercises" / f"{EX1}.py", A, NEW)
     write(root / "bob" / "exercises" / f"{EX1} (1).py", B, OLD)  # an old download lying around
-    students = by_student(intake.load(root, course))
+    students = by_student(kinds.load(root, course))
     alice, bob = students["alice"], students["bob"]
     assert alice.files[EX1] == B and alice.origins[EX1] == f"exercises/{EX1} (1).py"
     assert why(alice, f"exercises/{EX1}.py").startswith(f"version plus ancienne : exercises/{EX1} (1).py")
@@ -370,7 +391,7 @@ def test_the_newest_entry_wins_in_a_moodle_zip_by_entry_date(course, tmp_path):
         f"Bob Durand_102_assignsubmission_file_/{EX1}.py": (A, late),
         f"Bob Durand_102_assignsubmission_file_/{EX1} (1).py": (B, early),
     })
-    students = by_student(intake.load(write(tmp_path / "moodle.zip", data), course))
+    students = by_student(kinds.load(write(tmp_path / "moodle.zip", data), course))
     assert students["101"].files[EX1] == B
     assert "02/03/2026 18:30" in why(students["101"], f"{EX1}.py")
     assert students["102"].files[EX1] == A
@@ -400,7 +421,7 @@ def test_a_notebook_is_graded_through_its_py(course, tmp_path, notebooks):
     root = tmp_path / "copies"
     write(root / "alice" / "exercises" / f"{EX1}.ipynb", ipynb)
     write(root / "bob" / f"{EX1}-Copy1.ipynb", ipynb)  # JupyterLab's « Duplicate »
-    students = by_student(intake.load(root, course))
+    students = by_student(kinds.load(root, course))
     for student in ("alice", "bob"):
         text = students[student].files[EX1].decode("utf-8")
         assert code_lines(text) == code_lines(solution)  # the program, without the lab's own cells
@@ -413,7 +434,7 @@ def test_a_notebook_paired_with_its_py_gives_the_py_at_the_same_date(course, tmp
     root = tmp_path / "copies"
     write(root / "alice" / "exercises" / f"{EX1}.py", A, NEW)
     write(root / "alice" / "exercises" / f"{EX1}.ipynb", ipynb, NEW)
-    [alice] = intake.load(root, course).submissions
+    [alice] = kinds.load(root, course).submissions
     assert alice.files[EX1] == A
     assert "un .py plutôt qu'un carnet" in why(alice, f"exercises/{EX1}.ipynb")
 
@@ -423,7 +444,7 @@ def test_a_broken_notebook_is_named_and_the_older_py_is_graded(course, tmp_path)
     write(root / "alice" / f"{EX1}.py", A, OLD)
     write(root / "alice" / f"{EX1}.ipynb", b'{"cells": "pas une liste"}', NEW)
     write(root / "bob" / f"{EX1}.ipynb", b"\xff\xfe pas du JSON", NEW)
-    students = by_student(intake.load(root, course))
+    students = by_student(kinds.load(root, course))
     assert students["alice"].files[EX1] == A
     assert why(students["alice"], f"{EX1}.ipynb").startswith("carnet illisible")
     assert students["bob"].files[EX1] is None
@@ -439,7 +460,7 @@ def test_without_jupytext_notebooks_are_named_and_the_teacher_told(course, tmp_p
     write(root / "alice" / f"{EX1}.ipynb", ipynb, NEW)
     write(root / "alice" / f"{EX1}.py", A, OLD)
     write(root / "bob" / f"{EX1}.ipynb", ipynb)
-    result = intake.load(root, course)
+    result = kinds.load(root, course)
     students = by_student(result)
     assert students["alice"].files[EX1] == A  # the older .py rather than nothing
     assert students["bob"].files[EX1] is None
@@ -459,7 +480,7 @@ def test_every_file_not_graded_is_named_with_why(course, tmp_path):
     write(root / "alice" / "rendu.tar.gz", b"\x1f\x8b")
     write(root / "alice" / "__pycache__" / "x.pyc", b"")
     write(root / "alice" / ".trous" / "modeles" / f"{EX1}.py", B)  # the edition's pristine copy: not the work
-    [alice] = intake.load(root, course).submissions
+    [alice] = kinds.load(root, course).submissions
     assert alice.files[EX1] == A
     reasons = {i.path: i.reason for i in alice.ignored}
     assert reasons == {
@@ -483,7 +504,7 @@ def test_names_with_terminal_escapes_get_a_printable_identifier(course, tmp_path
     write(root / "ligne\nsuivante" / f"{EX1}.py", B)
     write(root / "rouge" / f"{EX1}.py", B)  # the cleaned name of another folder: no collision
     write(root / "eve" / "\x1b]8;;http://x\x07lien\x1b]8;;\x07.txt", b"")
-    result = intake.load(root, course)
+    result = kinds.load(root, course)
     ids = [s.student for s in result.submissions]
     assert len(ids) == 4 and len(set(ids)) == 4
     assert all(i.isprintable() for i in ids)
@@ -506,7 +527,7 @@ def moodle_zip(path: Path) -> Path:
 
 
 def test_moodle_archive(course, tmp_path):
-    result = intake.load(moodle_zip(tmp_path / "moodle.zip"), course)
+    result = kinds.load(moodle_zip(tmp_path / "moodle.zip"), course)
     assert result.kind == "moodle"
     students = by_student(result)
     assert sorted(students) == ["101", "102", "103"]
@@ -520,14 +541,14 @@ def test_moodle_archive(course, tmp_path):
 
 def test_moodle_names_are_made_printable(course, tmp_path):
     data = zip_of({f"=cmd|' -C calc'!A0 \x1b[2J\n_104_assignsubmission_file_/{EX1}.py": A})
-    [student] = intake.load(write(tmp_path / "moodle.zip", data), course).submissions
+    [student] = kinds.load(write(tmp_path / "moodle.zip", data), course).submissions
     assert student.student == "104" and student.name == "=cmd|' -C calc'!A0"  # the CSV writers guard the rest
 
 
 def test_archive_of_student_folders(course, tmp_path):
     path = write(tmp_path / "classe.zip", zip_of({f"alice/exercises/{EX1}.py": A, f"bob/{EX2}.py": B,
                                                   "LISEZMOI.txt": b""}))
-    result = intake.load(path, course)
+    result = kinds.load(path, course)
     assert result.kind == "zip"
     students = by_student(result)
     assert students["alice"].files[EX1] == A and students["bob"].files[EX2] == B
@@ -540,7 +561,7 @@ def test_archive_of_student_folders(course, tmp_path):
 def test_path_traversal_is_refused(course, tmp_path, name):
     path = write(tmp_path / "moodle.zip", zip_of({name: b"HOSTILE", "Bob_102_assignsubmission_file_/01_toux.py": A}))
     before = sorted(p.name for p in tmp_path.iterdir())
-    result = intake.load(path, course)
+    result = kinds.load(path, course)
     reasons = [i.reason for i in result.ignored] + [i.reason for s in result.submissions for i in s.ignored]
     assert any("chemin dangereux refusé" in r for r in reasons)
     assert all(data != b"HOSTILE" for s in result.submissions for data in s.files.values())
@@ -552,7 +573,7 @@ def test_path_traversal_is_refused(course, tmp_path, name):
 def test_symlink_entries_are_refused(course, tmp_path):
     data = zip_of({"Bob_102_assignsubmission_file_/01_toux.py": A},
                   links={f"Alice_101_assignsubmission_file_/exercises/{EX1}.py": "/etc/passwd"})
-    result = intake.load(write(tmp_path / "moodle.zip", data), course)
+    result = kinds.load(write(tmp_path / "moodle.zip", data), course)
     alice = by_student(result)["101"]
     assert alice.files[EX1] is None
     assert "lien symbolique refusé" in why(alice, f"exercises/{EX1}.py")
@@ -564,7 +585,7 @@ def test_zip_bomb_is_refused_and_the_others_are_graded(course, tmp_path):
     data = zip_of({f"Alice_101_assignsubmission_file_/exercises/{EX1}.py": zeros,
                    f"Bob_102_assignsubmission_file_/exercises/{EX1}.py": A})
     assert len(data) < 1 << 20
-    result = intake.load(write(tmp_path / "moodle.zip", data), course)
+    result = kinds.load(write(tmp_path / "moodle.zip", data), course)
     alice, bob = result.submissions
     assert alice.files[EX1] is None
     reason = why(alice, f"exercises/{EX1}.py")
@@ -575,7 +596,7 @@ def test_zip_bomb_is_refused_and_the_others_are_graded(course, tmp_path):
 def test_nested_zip_bomb_is_refused(course, tmp_path):
     inner = zip_of({f"{EX1}.py": bytes(32 << 20)})
     data = zip_of({"Alice_101_assignsubmission_file_/rendu.zip": inner})
-    [alice] = intake.load(write(tmp_path / "moodle.zip", data), course).submissions
+    [alice] = kinds.load(write(tmp_path / "moodle.zip", data), course).submissions
     assert alice.files[EX1] is None
     assert "bombe de décompression" in why(alice, f"rendu.zip/{EX1}.py")
 
@@ -586,7 +607,7 @@ def test_header_that_lies_about_size_is_not_trusted(course, tmp_path):
     data = bytearray(zip_of({f"Alice_101_assignsubmission_file_/{EX1}.py": bytes(8 << 20)}))
     central = data.index(b"PK\x01\x02")
     data[central + 24: central + 28] = struct.pack("<I", 100)
-    result = intake.load(write(tmp_path / "moodle.zip", bytes(data)), course)
+    result = kinds.load(write(tmp_path / "moodle.zip", bytes(data)), course)
     [alice] = result.submissions
     assert alice.files[EX1] is None
     reason = why(alice, f"{EX1}.py")
@@ -597,7 +618,7 @@ def test_archive_depth_is_bounded(course, tmp_path):
     third = zip_of({f"{EX2}.py": B})
     second = zip_of({f"{EX1}.py": A, "encore.zip": third})
     data = zip_of({"Alice_101_assignsubmission_file_/rendu.zip": second})
-    [alice] = intake.load(write(tmp_path / "moodle.zip", data), course).submissions
+    [alice] = kinds.load(write(tmp_path / "moodle.zip", data), course).submissions
     assert alice.files == {EX1: A, EX2: None}  # Moodle's zip, then the student's: no deeper
     assert why(alice, "rendu.zip/encore.zip") == intake.TOO_DEEP
 
@@ -609,7 +630,7 @@ def test_total_decompressed_size_is_bounded(course, tmp_path):
     inner = zip_of({f"d{i}/{EX1}.py": chunk for i in range(8)})
     data = zip_of({"Alice_101_assignsubmission_file_/rendu.zip": inner})
     limits = IntakeLimits(total_bytes=1_000_000, file_bytes=400_000)
-    [alice] = intake.load(write(tmp_path / "moodle.zip", data), course, limits=limits).submissions
+    [alice] = kinds.load(write(tmp_path / "moodle.zip", data), course, limits=limits).submissions
     assert alice.files[EX1] is None
     reason = why(alice, "rendu.zip")
     assert "977 Kio décompressés" in reason and "bombe de décompression" in reason
@@ -621,7 +642,7 @@ def test_budget_is_per_student(course, tmp_path):
     files = {f"E{i}_{100 + i}_assignsubmission_file_/rendu.zip": zip_of({f"{EX1}.py": chunk[:1000] + bytes([i]),
                                                                         "gros.bin": chunk}) for i in range(6)}
     limits = IntakeLimits(total_bytes=700_000)
-    result = intake.load(write(tmp_path / "moodle.zip", zip_of(files)), course, limits=limits)
+    result = kinds.load(write(tmp_path / "moodle.zip", zip_of(files)), course, limits=limits)
     assert len(result.submissions) == 6
     assert all(s.files[EX1] == chunk[:1000] + bytes([i]) for i, s in enumerate(result.submissions))
 
@@ -629,28 +650,29 @@ def test_budget_is_per_student(course, tmp_path):
 def test_other_archive_formats_are_reported(course, tmp_path):
     root = tmp_path / "copies"
     write(root / "alice" / "rendu.tar.gz", b"\x1f\x8b")
-    [alice] = intake.load(root, course).submissions
+    [alice] = kinds.load(root, course).submissions
     assert "format d'archive non pris en charge" in why(alice, "rendu.tar.gz")
 
 
-def test_input_kinds_are_pluggable(course, tmp_path):
-    from trous.core.submission import Submission
-
-    seen = []
-
-    def load(path, course_, limits):
-        seen.append(path)
-        return intake.Intake("essai", path, [Submission("x", {EX1: A, EX2: None})])
-
-    intake.register(intake.Kind("essai", "pour le test", lambda p: p.suffix == ".essai", load))
-    try:
-        write(tmp_path / "lot.essai", b"")
-        result = intake.load(tmp_path / "lot.essai", course)
-        assert result.kind == "essai" and seen == [tmp_path / "lot.essai"]
-        (tmp_path / "dossier").mkdir()
-        assert intake.load(tmp_path / "dossier", course, kind="essai").kind == "essai"
-    finally:
-        intake.KINDS.pop("essai")
+def test_input_kinds_are_one_table_known_without_importing_them(tmp_path):
+    """The kinds are a fixed table, the most specific first: an nbgrader course (also a folder) is read
+    as nbgrader's, in a process that imported nothing but the table (no kind registers itself)."""
+    root = tmp_path / "cours-nbgrader"
+    write(root / "nbgrader_config.py", b"")
+    (root / "submitted").mkdir()
+    write(tmp_path / "moodle.zip", zip_of({f"Alice Martin_12_assignsubmission_file_/{EX1}.py": A}))
+    probe = ("import sys; from pathlib import Path; from trous.inputs import kinds; "
+             "print([next(n for n, k in kinds.KINDS.items() if k is kinds.detected(Path(p))) for p in sys.argv[1:]])")
+    done = subprocess.run([sys.executable, "-c", probe, str(root), str(root / "submitted"), str(tmp_path / "moodle.zip"),
+                           str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert done.stdout.split("\n")[0] == "['nbgrader', 'nbgrader', 'moodle', 'dossier']", done.stderr[-2000:]
+    assert kinds.detected(root, "dossier") is kinds.KINDS["dossier"] and kinds.detected(root, "essai") is None
+    with pytest.raises(IntakeError, match="type d'entrée inconnu « essai »"):
+        kinds.load(root, None, kind="essai")
+    # --format naming a kind the input is not: one check, the same words (each loader had its own)
+    for kind, path in (("nbgrader", tmp_path), ("dossier", tmp_path / "moodle.zip"), ("moodle", tmp_path)):
+        with pytest.raises(IntakeError, match=f"^{re.escape(str(path))} : ce n'est pas {re.escape(kinds.KINDS[kind].description)}$"):
+            kinds.load(path, None, kind=kind)
 
 
 def test_zip_symlink_helper_really_marks_links():
@@ -715,8 +737,8 @@ def test_a_copy_s_bytes_are_read_when_asked_for_and_its_digest_follows_what_is_r
     root = tmp_path / "copies"
     path = write(root / "alice" / "exercises" / f"{EX1}.py", A)
     archive = write(tmp_path / "moodle.zip", zip_of({f"Alice Martin_12_assignsubmission_file_/{EX1}.py": A}))
-    [alice] = intake.load(root, course).submissions
-    [moodle] = intake.load(archive, course).submissions
+    [alice] = kinds.load(root, course).submissions
+    [moodle] = kinds.load(archive, course).submissions
     seen = alice.digest
     assert seen == Submission("alice", {EX1: A, EX2: None}).digest == moodle.digest
     path.write_bytes(B)
@@ -734,7 +756,7 @@ def test_a_file_of_the_student_s_own_archive_is_kept_until_the_copy_is_released(
     stay until the copy is graded, then only its digest."""
     root = tmp_path / "copies"
     write(root / "bob.zip", zip_of({f"exercises/{EX1}.py": A}))
-    [bob] = intake.load(root, course).submissions
+    [bob] = kinds.load(root, course).submissions
     digest = bob.digest
     assert bob.files[EX1] == A and bob.files[EX1] == A
     bob.release()

@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 
 from trous.core import Course
-from trous.inputs import intake
+from trous.inputs import kinds
+from trous.inputs.answers import nbgrader_meta
 
 from grading_support import make_classe, mini_course
 
@@ -95,10 +96,42 @@ def test_the_intake_holds_none_of_the_copies_bytes(tmp_path):
             path.write_bytes(b"# " + bytes([97 + k % 26]) * 100_000 + b"\nx = 1\n")
     tracemalloc.start()
     try:
-        found = intake.load(copies, course)
+        found = kinds.load(copies, course)
         held = tracemalloc.get_traced_memory()[0]
     finally:
         tracemalloc.stop()
     assert len(found.submissions) == 40 and len({s.digest for s in found.submissions}) == 26
     assert held < 2 * 1024 * 1024, f"{held // 1024} Kio gardés après la lecture des copies"
     assert found.submissions[3].files[EXERCISES[0]].startswith(b"# ddd")
+
+
+def test_the_nbgrader_intake_holds_none_of_the_notebooks(tmp_path):
+    """The same for nbgrader's submitted/: each notebook is read once to know the exercise text it gives
+    and its digest, then read again when graded. Here 40 students whose answer cells hold 100 KB each,
+    3 notebooks apiece (12 MB of exercise texts): before, all of it stayed in memory."""
+    pytest.importorskip("nbgrader")
+    from trous.publish.nbgrader.notebooks import notebook_bytes, source_notebook
+
+    course = Course.load(mini_course(tmp_path / "cours", EXERCISES))
+    root = tmp_path / "cours-nbgrader"
+    root.mkdir()
+    (root / "nbgrader_config.py").write_text("c = get_config()\n", encoding="utf-8")
+    for exercise in course.exercises:
+        nb = source_notebook(exercise)
+        answer = next(c for c in nb.cells if nbgrader_meta(c).get("solution"))
+        given = answer.source
+        for k in range(40):
+            answer.source = "# " + chr(97 + k % 26) * 100_000 + "\n" + given
+            path = root / "submitted" / f"eleve{k:02d}" / exercise.assignment.id / f"{exercise.id}.ipynb"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(notebook_bytes(nb))
+    kinds.load(root, course)  # once before measuring: what it imports and caches once is not the class
+    tracemalloc.start()
+    try:
+        found = kinds.load(root, course)
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert len(found.submissions) == 40 and len({s.digest for s in found.submissions}) == 26
+    assert held < 2 * 1024 * 1024, f"{held // 1024} Kio gardés après la lecture des copies"
+    assert b"# ddd" in found.submissions[3].files[EXERCISES[0]]

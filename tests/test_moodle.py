@@ -255,7 +255,7 @@ def test_feedback_zip_reaches_each_participant_through_the_archive_s_own_folders
     from grading_support import mini_course
 
     from trous.core import Course
-    from trous.inputs import intake
+    from trous.inputs import kinds
 
     archive = tmp_path / "devoir.zip"
     with zipfile.ZipFile(archive, "w") as z:
@@ -269,7 +269,7 @@ def test_feedback_zip_reaches_each_participant_through_the_archive_s_own_folders
         z.writestr("Eve_40_assignsubmission_file_x_41_assignsubmission_file_/01_toux.py", b"x")
         z.writestr("__MACOSX/._x", b"")
     course = Course.load(mini_course(tmp_path / "cours", ("01_toux",)))
-    copies = intake.load(archive, course).moodle
+    copies = kinds.load(archive, course).moodle
     folders = {n: moodle.feedback_folder(p) for n, p in copies.participants.items()}
     assert folders == {"12": "Élodie Dupont_12_assignsubmission_file_", "15": "Bob Martin_15_assignsubmission_file",
                        "21": "Participant_21_assignsubmission_file_", "30": "Dan_30_assignsubmission_onlinetext_",

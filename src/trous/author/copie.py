@@ -117,12 +117,12 @@ class Native:
     def _submission(self, course: Course):
         root = course.root.resolve()
         if root not in self.submissions:
-            from ..inputs import intake as intake_mod  # noqa: PLC0415
+            from ..inputs import intake as intake_mod, kinds  # noqa: PLC0415
 
             path = Path(self.copy).resolve()
             name = path.name[:-4] if path.is_file() and path.name.lower().endswith(".zip") else path.name
             try:
-                intake = intake_mod.load(path.parent, course)
+                intake = kinds.load(path.parent, course)
             except intake_mod.IntakeError as exc:
                 raise pytest.UsageError(f"--copie {self.copy} : {exc}") from None
             wanted = intake_mod.student_id(name)

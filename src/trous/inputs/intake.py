@@ -1,5 +1,5 @@
 """Turning what the teacher has into `Submission`s: a folder with one sub-folder (or .zip) per
-student, or the `.zip` Moodle's « Télécharger tous les travaux remis » gives.
+student, or the `.zip` Moodle's « Télécharger tous les travaux remis » gives (every kind: kinds.py).
 
 Every copy is accounted for: each entry of the input is a copy or is listed with why not
 (`Intake.ignored`); trous's own results folder is recognised by its mark (marker.py), never by a
@@ -19,9 +19,6 @@ Nothing is extracted to disk, and every untrusted name and size is checked befor
   access time when the system allows it.
 Names shown go through `safetext.printable`; a folder whose name is not printable gets an
 identifier that is (its cleaned name and a short hash).
-
-Input kinds are pluggable: `register(Kind(...))`; `load` picks the last registered kind whose
-`detect` accepts the path.
 """
 
 from __future__ import annotations
@@ -91,63 +88,6 @@ class Intake:
     def close(self) -> None:
         for handle in self.opened:
             handle.close()
-
-
-@dataclass(frozen=True)
-class Kind:
-    name: str
-    description: str  # French, for `trous grade --help`
-    detect: Callable[[Path], bool]
-    load: Callable[..., Intake]  # (path, course, limits, **the `takes` keywords of `load`)
-    # An input that carries its own course (an nbgrader course built by trous): the course to grade it
-    # with, given the course directory named with -C (or None); raises IntakeError when it cannot.
-    course: Callable[[Path, str | None], Course] | None = None
-    results: Callable[[Path], Path] | None = None  # where its results go by default, when not next to it
-    takes: tuple[str, ...] = ()  # keywords of `load` its loader takes: "results", "assignments"
-
-
-KINDS: dict[str, Kind] = {}
-
-
-def register(kind: Kind) -> None:
-    """Add an input kind; later registrations are tried first by `load(..., kind="auto")`."""
-    KINDS[kind.name] = kind
-
-
-def detected(path: str | Path, kind: str = "auto") -> Kind | None:
-    """The kind of input `path` is (None when no kind takes it, or when `kind` is unknown)."""
-    if kind != "auto":
-        return KINDS.get(kind)
-    return next((k for k in reversed(list(KINDS.values())) if k.detect(Path(path))), None)
-
-
-def carried_course(path: str | Path, kind: str = "auto", given: str | None = None) -> Course | None:
-    """The course an input carries itself, or None (then the course is the one around, or -C)."""
-    found = detected(path, kind) if Path(path).exists() else None
-    return found.course(Path(path), given) if found is not None and found.course is not None else None
-
-
-def carried_results(path: str | Path, kind: str = "auto") -> Path | None:
-    found = detected(path, kind) if Path(path).exists() else None
-    return found.results(Path(path)) if found is not None and found.results is not None else None
-
-
-def load(path: str | Path, course: Course, kind: str = "auto", limits: IntakeLimits | None = None, *,
-         results: Path | None = None, assignments: list[str] | None = None) -> Intake:
-    """`results`: the folder this run writes its results in (listed as such if it lies among the
-    copies, even before it carries trous's mark); `assignments`: those chosen with --devoir."""
-    path = Path(path)
-    if not path.exists() and not path.is_symlink():
-        raise IntakeError(f"{path} : introuvable (attendu : un dossier avec un sous-dossier par étudiant, "
-                          "ou le .zip de Moodle)")
-    if kind != "auto" and kind not in KINDS:
-        raise IntakeError(f"type d'entrée inconnu « {kind} » (possibles : {', '.join(KINDS)})")
-    chosen = detected(path, kind)
-    if chosen is None:
-        raise IntakeError(f"{path} : ni un dossier de copies ni une archive .zip "
-                          f"(types reconnus : {', '.join(KINDS)})")
-    given = {"results": results, "assignments": assignments}
-    return chosen.load(path, course, limits or IntakeLimits(), **{k: given[k] for k in chosen.takes})
 
 
 # -- what is not graded, and why ------------------------------------------------------------------
@@ -747,11 +687,9 @@ def _order(student: str) -> tuple:
     return not student.isdigit(), len(student) if student.isdigit() else 0, student
 
 
-def load_folder(root: Path, course: Course, limits: IntakeLimits, results: Path | None = None) -> Intake:
+def load_folder(root: Path, course: Course, limits: IntakeLimits, results: Path | None = None, **_) -> Intake:
     """SUBMISSIONS/<student>/… (a git clone, an unpacked archive), or SUBMISSIONS/<student>.zip."""
     root = root.resolve()  # the teacher's own path may go through links; below it, none is followed
-    if not root.is_dir():
-        raise IntakeError(f"{root} : ce n'est pas un dossier")
     intake = Intake("dossier", root)
     try:
         children = _scan(root, (), lambda name: True)
@@ -785,6 +723,8 @@ def load_folder(root: Path, course: Course, limits: IntakeLimits, results: Path 
                 copy.entries += walk(root / name, limits, copy.ledger, sorter)
         elif kind == LINK:
             intake.ignored.append(IgnoredFile(shown, LINK_NEVER_FOLLOWED))
+        elif kind != "dir" and name.startswith("._"):  # AppleDouble, as in a copy (Sorter.reason)
+            intake.ignored.append(IgnoredFile(shown, RESOURCE_FORK))
         elif kind == "dir" or (kind == FILE and is_zip(name) and len(name) > 4):
             stem = name if kind == "dir" else name[:-4]
             student, ledger = student_id(stem), Ledger(limits)
@@ -811,10 +751,6 @@ def load_folder(root: Path, course: Course, limits: IntakeLimits, results: Path 
                                    "part, aucun renvoyé à Moodle sous ce numéro")
             key = student_id(f"{copy.top} (Moodle)")
         copies[key] = copy
-    if not copies:
-        listed = "".join(f"\n  {i.path} : {i.reason}" for i in intake.ignored[:10])
-        raise IntakeError(f"{root} : aucun sous-dossier d'étudiant (attendu : {root.name}/<identifiant>/"
-                          f"exercises/01_….py){listed}")
     return _submit(intake, course, copies, grouping if tops else None, sorter, limits)
 
 
@@ -919,7 +855,7 @@ def members(archive: zipfile.ZipFile, limits: IntakeLimits, budget: Ledger | Non
     return out
 
 
-def load_zip(path: Path, course: Course, limits: IntakeLimits) -> Intake:
+def load_zip(path: Path, course: Course, limits: IntakeLimits, **_) -> Intake:
     try:
         with open(path, "rb") as handle:
             _check_directory(handle, limits)
@@ -977,19 +913,10 @@ def _zip_copies(path: Path, archive: zipfile.ZipFile, course: Course, limits: In
             copy.entries.append(dataclasses.replace(entry, parts=inner))
     # A folder (__MACOSX/) is named once, not once per file in it.
     intake.ignored = list(dict.fromkeys(intake.ignored))
-    if not copies:
-        raise IntakeError(f"{path} : aucune copie d'étudiant dans l'archive (attendu : le .zip de Moodle, "
-                          "« <Nom>_<id>_assignsubmission_file_/… », ou un dossier par étudiant)"
-                          + "".join(f"\n  {i.path} : {i.reason}" for i in intake.ignored[:10]))
     sorter = Sorter(Matcher(e.id for e in course.exercises), course_files(course))
     return _submit(intake, course, copies, grouping if tops else None, sorter, limits)
 
 
-def _looks_like_zip(path: Path) -> bool:
+def looks_like_zip(path: Path) -> bool:
     return path.is_file() and (path.suffix.lower() == ".zip" or zipfile.is_zipfile(path))
 
-
-register(Kind("dossier", "un dossier, un sous-dossier (ou un .zip) par étudiant", lambda p: p.is_dir(),
-              load_folder, takes=("results",)))
-register(Kind("moodle", "le .zip « Télécharger tous les travaux remis » de Moodle (ou un .zip de dossiers)",
-              _looks_like_zip, load_zip))

@@ -3,14 +3,16 @@ kind « nbgrader » of `trous grade` (an nbgrader course directory, or its `subm
 
 Each notebook becomes the text of its exercise, rebuilt from its answer cells exactly as the hidden
 cells do in the kernel (answers.py), so that `trous grade` and `nbgrader autograde` grade the same
-program. Files are read as intake.py reads them (no link followed, bounded); an unreadable notebook
-counts as absent, with a note. Only what nbgrader grades is graded (`<assignment>/<exercise>.ipynb`,
-exactly so named); every other file is named in the feedback with why, and every entry of
-`submitted/` that is not a student is listed.
+program. Files are read as intake.py reads them (no link followed, bounded, read again when graded:
+`Stored`); an unreadable notebook counts as absent, with a note. Only what nbgrader grades is graded
+(`<assignment>/<exercise>.ipynb`, exactly so named); every other file is named in the feedback with
+why, and every entry of `submitted/` that is not a student is listed.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -19,7 +21,7 @@ from ..core.course import Course, CourseError, Exercise
 from . import intake as intake_mod, moodle as moodlefolders
 from .filenames import Matcher
 from ..core.safetext import printable
-from ..core.submission import IgnoredFile, Submission
+from ..core.submission import Again, IgnoredFile, Stored, Submission
 from . import answers, locked, standalone
 from .bundle import Bundle, answer_cells, of
 from .nbgrader_dir import course_root, without_iri_grammars
@@ -116,10 +118,18 @@ NBGRADER_FILES = {"timestamp.txt"}  # written by nbgrader submit and collect in 
 HIDDEN_STUDENT = "dossier caché : nbgrader ne le prend pas pour un élève (son motif « * » ignore les noms en « . »)"
 
 
+def _again(read, exercise: Exercise, shown: str, root: Path | None) -> bytes | None:
+    """A notebook's exercise text, read again when its copy is graded (None if it cannot be any more)."""
+    try:
+        return notebook_exercise(exercise, read(MAX_NOTEBOOK + 1), shown, [], root)
+    except OSError:
+        return None
+
+
 def student_submission(course: Course, folder: Path, root: Path | None = None,
                        limits: intake_mod.IntakeLimits | None = None, full_name: str = "") -> Submission:
     limits = limits or intake_mod.IntakeLimits()
-    files: dict[str, bytes | None] = {e.id: None for e in course.exercises}
+    files: dict[str, tuple[bytes, Again] | None] = {e.id: None for e in course.exercises}
     origins: dict[str, str] = {}
     ledger = intake_mod.Ledger(limits)
     known = {a.id for a in course.spec.assignments}
@@ -162,23 +172,22 @@ def student_submission(course: Course, folder: Path, root: Path | None = None,
                 ledger.ignore(shown, f"lecture impossible ({exc.strerror or exc}) : compté comme absent",
                               intake_mod.CANDIDATE, exercise_id)
                 continue
-            notes: list[str] = []
-            files[exercise_id] = notebook_exercise(course.exercise(exercise_id), data, shown, notes, root)
+            exercise, notes = course.exercise(exercise_id), []
+            text = notebook_exercise(exercise, data, shown, notes, root)
             for note in notes:
                 ledger.note(note)
-            if files[exercise_id] is not None:
+            if text is not None:
+                files[exercise_id] = (hashlib.sha256(text).digest(),
+                                      functools.partial(_again, candidate.read, exercise, shown, root))
                 origins[exercise_id] = shown
-    return ledger.submission(folder.name, files, source=str(folder), origins=origins, assignments=tuple(handed),
+    return ledger.submission(folder.name, Stored(files), source=str(folder), origins=origins, assignments=tuple(handed),
                              name=full_name)
 
 
-def load(path: Path, course: Course, limits=None, assignments: list[str] | None = None) -> intake_mod.Intake:
+def load(path: Path, course: Course, limits=None, assignments: list[str] | None = None, **_) -> intake_mod.Intake:
     """The submitted notebooks; `assignments`: those chosen with --devoir, the only ones whose Moodle
     folders are read (outputs/writing.py writes nbgrader's gradebook from the grades)."""
     root = course_root(path)
-    if root is None:
-        raise intake_mod.IntakeError(f"{path} : pas un cours nbgrader (attendu : le dossier qui contient "
-                                     "nbgrader_config.py et submitted/)")
     result = intake_mod.Intake(NAME, root)
     names = student_names(root)
     for folder in sorted((root / "submitted").iterdir()):
@@ -194,8 +203,6 @@ def load(path: Path, course: Course, limits=None, assignments: list[str] | None 
         else:  # nbgrader's student ids are the folder names (its gradebook is keyed by them): graded as
             # they are; only what is shown is cleaned.
             result.submissions.append(student_submission(course, folder, root, limits, names.get(folder.name, "")))
-    if not result.submissions:
-        result.warnings.append(f"{root / 'submitted'} : aucune copie (lancez d'abord nbgrader collect)")
     result.moodle, moodle_notes = moodle_copies(root, [s.student for s in result.submissions], assignments)
     result.warnings += moodle_notes
     return result
@@ -251,8 +258,3 @@ def results_place(path: Path) -> Path:
     """In the nbgrader course, in the folder its .gitignore keeps out of git (build.py)."""
     return (course_root(path) or Path(path)).resolve() / standalone.RESULTS
 
-
-intake_mod.register(intake_mod.Kind(
-    NAME, "cours nbgrader : submitted/<élève>/<devoir>/<exercice>.ipynb, notes écrites aussi dans le carnet "
-          "de notes de nbgrader", lambda p: course_root(p) is not None, load, course=carried_course,
-    results=results_place, takes=("assignments",)))

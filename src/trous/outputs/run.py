@@ -1,8 +1,8 @@
 """`trous grade SUBMISSIONS`: grade a whole class, store it in the gradebook, write the reports.
 
 `grade_class()` does everything but printing, so that other front ends (the benchmarks) reuse it.
-Extension points: input kinds in `intake.KINDS` (`--format`; modules adding one are in `PLUGINS`),
-and `SCHEDULERS` (`--ordonnanceur`): functions yielding the grades of the copies they are given.
+Extension points: input kinds in `kinds.KINDS` (`--format`), and `SCHEDULERS` (`--ordonnanceur`):
+functions yielding the grades of the copies they are given.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ..core.course import Course, course_for, memory_bound
 from ..grade import assignments as assignments_mod
-from ..inputs import intake as intake_mod
+from ..inputs import intake as intake_mod, kinds as kinds_mod
 from ..inputs import marker
 from . import moodle as moodle_mod
 from .exports import french_number
@@ -36,7 +36,6 @@ from ..core.wording import count, plural
 from ..core import options as cli_options
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
-PLUGINS = ("trous.inputs.nbgrader",)  # optional modules: more input kinds
 
 
 @dataclass
@@ -95,7 +94,7 @@ def default_results(source: Path, assignments: list[str] | None = None) -> Path:
     """Next to the input, named after it (`classe/` → `classe-resultats/`, with --devoir
     `classe-resultats-chapitre1/`), unless the input kind has its own place (an nbgrader course's)."""
     suffix = "".join(f"-{a}" for a in sorted(dict.fromkeys(assignments or ())))
-    carried = intake_mod.carried_results(source)
+    carried = kinds_mod.carried_results(source)
     if carried is not None:
         return carried / suffix[1:] if suffix else carried
     source = Path(source).absolute()
@@ -112,7 +111,7 @@ def check_results_place(source: Path, results: Path) -> None:
     if results == source:
         raise intake_mod.IntakeError(f"--resultats {results} : c'est le dossier des copies ; choisis un autre dossier "
                                      f"(par défaut : {default_results(source)})")
-    carried = intake_mod.carried_results(source)  # an input's own place (an nbgrader course's) holds no copy
+    carried = kinds_mod.carried_results(source)  # an input's own place (an nbgrader course's) holds no copy
     if source in results.parents and len(results.relative_to(source).parts) > 1 and not (
             carried is not None and carried.resolve() in results.parents):
         copy = printable(results.relative_to(source).parts[0])
@@ -193,12 +192,6 @@ SCHEDULERS: dict[str, Scheduler] = {"local": local_scheduler, "dask": dask_sched
 ENV_SCHEDULER = "TROUS_SCHEDULER"  # --ordonnanceur's default: a site setting, not a course one
 
 
-def _load_plugins() -> None:
-    for module in PLUGINS:
-        with contextlib.suppress(ImportError):
-            __import__(module)
-
-
 # -- isolation ------------------------------------------------------------------------------------
 def grading_version(version: str, isolation: str) -> str:
     """The grader version recorded for a grading: a grading without isolation is another version, so
@@ -240,8 +233,8 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
     if options.scheduler == "local":  # a cluster's workers collect the graders on their own machines
         testworker.start_ahead(course.root, testworker.test_files(course.exercises), memory_bound(course.exercises))
     try:
-        intake = intake_mod.load(options.source, course, options.kind, results=options.results_dir,
-                                 assignments=options.assignments)
+        intake = kinds_mod.load(options.source, course, options.kind, results=options.results_dir,
+                                assignments=options.assignments)
         # nbgrader's gradebook, written as grades come (an nbgrader course as input)
         sink = (writing.GradebookSink(intake.source, course, options.assignments, writing.claim(intake.source))
                 if intake.kind == "nbgrader" else None)
@@ -263,8 +256,6 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
     scope, trip, participants = _prepare(course, options, intake)
     options = dataclasses.replace(options, exercises=tuple(scope.exercises(course)))
     timings["lecture des copies"] = time.perf_counter() - t
-    if options.scheduler not in SCHEDULERS:
-        _load_plugins()  # called as a library (no `register`): the plugins' schedulers are not in yet
     if options.scheduler not in SCHEDULERS:
         raise intake_mod.IntakeError(f"ordonnanceur inconnu « {options.scheduler} » "
                                      f"(possibles : {', '.join(SCHEDULERS)})")
@@ -561,7 +552,7 @@ def cmd_grade(args) -> int:
 
     console = Console(highlight=False)
     try:  # an input that carries its course (an nbgrader course built by trous) is graded with it
-        course = intake_mod.carried_course(Path(args.copies), args.format, args.cours) or course_for(args.cours)
+        course = kinds_mod.carried_course(Path(args.copies), args.format, args.cours) or course_for(args.cours)
     except intake_mod.IntakeError as exc:
         console.print(f"[red]erreur :[/] {escape(str(exc))}", soft_wrap=True)
         return EXIT_USAGE
@@ -766,7 +757,6 @@ def _shown(path: Path) -> str:
 
 
 def register(sub) -> None:
-    _load_plugins()
     p = sub.add_parser("grade", help="(enseignants) corriger toutes les copies d'une classe",
                        description="Corrige les copies (un dossier par étudiant, ou le .zip de Moodle), dans un bac "
                                    "à sable, en parallèle ; enregistre les notes dans le carnet de notes et écrit "
@@ -789,8 +779,8 @@ def register(sub) -> None:
     p.add_argument("--participants", metavar="FICHIER.csv",
                    help="le compte Moodle de chaque copie (colonnes « etudiant » ou « Identifiant », et « username » "
                         "ou « email ») : écrit moodle.csv pour l'import du carnet de notes, qui en a besoin")
-    kinds = ", ".join(f"{k.name} ({k.description})" for k in intake_mod.KINDS.values())
-    p.add_argument("--format", default="auto", choices=("auto", *intake_mod.KINDS),
+    kinds = ", ".join(f"{name} ({k.description})" for name, k in kinds_mod.KINDS.items())
+    p.add_argument("--format", default="auto", choices=("auto", *kinds_mod.KINDS),
                    help=f"nature de COPIES (par défaut : devinée) : {kinds}")
     # One option for where the grading runs: a name (local, dask) or a Dask scheduler's address.
     p.add_argument("--ordonnanceur", "--scheduler", dest="ordonnanceur", metavar="ORDONNANCEUR", type=_scheduler,

@@ -1,0 +1,80 @@
+"""The kinds of input `trous grade` reads (`--format`), in one fixed table: a folder of copies,
+Moodle's archive (intake.py), an nbgrader course (nbgrader.py). `load` takes the first kind whose
+`detect` accepts the path: the most specific comes first (an nbgrader course is also a folder). An
+input that is not of the kind --format names, or without a single copy, is refused here, for every kind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..core.course import Course
+from . import intake, nbgrader
+from .intake import Intake, IntakeError
+
+
+@dataclass(frozen=True)
+class Kind:
+    description: str  # French, for `trous grade --help`
+    detect: Callable[[Path], object]  # true (a path, True) when the input is of this kind
+    load: Callable[..., Intake]  # (path, course, limits, results=, assignments=): each uses what it needs
+    # An input that carries its own course (an nbgrader course built by trous): the course to grade it
+    # with, given the course directory named with -C (or None); raises IntakeError when it cannot.
+    course: Callable[[Path, str | None], Course] | None = None
+    results: Callable[[Path], Path] | None = None  # where its results go by default, when not next to it
+
+
+KINDS: dict[str, Kind] = {
+    nbgrader.NAME: Kind("un cours nbgrader (nbgrader_config.py, submitted/<élève>/<devoir>/<exercice>.ipynb après "
+                        "nbgrader collect), notes écrites aussi dans son carnet de notes", nbgrader.course_root,
+                        nbgrader.load, course=nbgrader.carried_course, results=nbgrader.results_place),
+    "moodle": Kind("le .zip « Télécharger tous les travaux remis » de Moodle, "
+                   "« <Nom>_<id>_assignsubmission_file_/… » (ou un .zip de dossiers)",
+                   intake.looks_like_zip, intake.load_zip),
+    "dossier": Kind("un dossier, un sous-dossier (ou un .zip) par étudiant : <identifiant>/exercises/01_….py",
+                    Path.is_dir, intake.load_folder),
+}
+
+
+def detected(path: str | Path, kind: str = "auto") -> Kind | None:
+    """The kind of input `path` is (None when no kind takes it, or when `kind` is unknown)."""
+    if kind != "auto":
+        return KINDS.get(kind)
+    return next((k for k in KINDS.values() if k.detect(Path(path))), None)
+
+
+def carried_course(path: str | Path, kind: str = "auto", given: str | None = None) -> Course | None:
+    """The course an input carries itself, or None (then the course is the one around, or -C)."""
+    found = detected(path, kind) if Path(path).exists() else None
+    return found.course(Path(path), given) if found is not None and found.course is not None else None
+
+
+def carried_results(path: str | Path, kind: str = "auto") -> Path | None:
+    found = detected(path, kind) if Path(path).exists() else None
+    return found.results(Path(path)) if found is not None and found.results is not None else None
+
+
+def load(path: str | Path, course: Course, kind: str = "auto", limits: intake.IntakeLimits | None = None, *,
+         results: Path | None = None, assignments: list[str] | None = None) -> Intake:
+    """`results`: the folder this run writes its results in (listed as such if it lies among the
+    copies, even before it carries trous's mark); `assignments`: those chosen with --devoir."""
+    path = Path(path)
+    if not path.exists() and not path.is_symlink():
+        raise IntakeError(f"{path} : introuvable (attendu : un dossier avec un sous-dossier par étudiant, "
+                          "ou le .zip de Moodle)")
+    if kind != "auto" and kind not in KINDS:
+        raise IntakeError(f"type d'entrée inconnu « {kind} » (possibles : {', '.join(KINDS)})")
+    chosen = detected(path, kind)
+    if chosen is None:
+        raise IntakeError(f"{path} : ni un dossier de copies ni une archive .zip "
+                          f"(types reconnus : {', '.join(KINDS)})")
+    if not chosen.detect(path):  # --format names a kind this input is not
+        raise IntakeError(f"{path} : ce n'est pas {chosen.description}")
+    found = chosen.load(path, course, limits or intake.IntakeLimits(), results=results, assignments=assignments)
+    if not found.submissions:  # the same words whatever the kind, with the entries that are not copies
+        found.close()
+        raise IntakeError(f"{found.source} : aucune copie d'étudiant (attendu : {chosen.description})"
+                          + "".join(f"\n  {i.path} : {i.reason}" for i in found.ignored[:10]))
+    return found
