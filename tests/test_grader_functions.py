@@ -168,19 +168,35 @@ def test_a_value_the_test_cannot_read_is_the_copys_failure(grader):
                                         "grand » : ce que donne ton code ne permet pas de la vérifier (TypeError)")
 
 
+def poids_grade(grader, otherwise: str):
+    """The grade of « poids » when `poids_de` does `otherwise` on a word absent from the sentence."""
+    fill = f"e[mots.index(mot)] / sum(e) if mot in mots else {otherwise}"
+    return blank_grade(grader, {"04_distance": splice(grader.course, "04_distance", "poids", fill)},
+                       "04_distance", "poids")
+
+
 def test_a_hang_is_never_taken_for_a_refusal(grader):
-    fill = "e[mots.index(mot)] / sum(e) if mot in mots else [0 for _ in iter(int, 1)]"
-    result = blank_grade(grader, {"04_distance": splice(grader.course, "04_distance", "poids", fill)},
-                         "04_distance", "poids")
+    result = poids_grade(grader, "next(x for x in iter(int, 1) if x)")  # loops without allocating
     assert result.score == 0
     assert "« un mot absent de la phrase est refusé »" in result.message and "temps dépassé" in result.message
-    refused = blank_grade(grader, {"04_distance": splice(grader.course, "04_distance", "poids",
-                                                         "e[mots.index(mot)] / sum(e) if mot in vec else 1 / 0")},
-                          "04_distance", "poids")
-    assert refused.score == 1  # another refusal (ZeroDivisionError) is a refusal too
-    invented = blank_grade(grader, {"04_distance": splice(grader.course, "04_distance", "poids",
-                                                          "e[mots.index(mot)] / sum(e) if mot in mots else 0.0")},
-                           "04_distance", "poids")
+
+
+def test_memory_spent_is_never_taken_for_a_refusal(grader):
+    # Far past any memory bound: MemoryError at once, whatever the machine's speed or load.
+    result = poids_grade(grader, "bytearray(10**13)")
+    assert result.score == 0
+    assert "« un mot absent de la phrase est refusé » : mémoire épuisée (MemoryError)" in result.message
+
+
+def test_an_endless_recursion_is_never_taken_for_a_refusal(grader):
+    result = poids_grade(grader, "(lambda f: f(f))(lambda f: f(f))")
+    assert result.score == 0
+    assert "« un mot absent de la phrase est refusé »" in result.message and "RecursionError" in result.message
+
+
+def test_any_other_error_is_a_refusal(grader):
+    assert poids_grade(grader, "1 / 0").score == 1  # ZeroDivisionError: a refusal too
+    invented = poids_grade(grader, "0.0")
     assert invented.score == 0 and "« un mot absent de la phrase est refusé » : ne passe pas" in invented.message
 
 

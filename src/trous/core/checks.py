@@ -151,13 +151,15 @@ class StudentError(Exception):
 
 
 class StudentStopped(Exception):
-    """The student's code gave no answer: stopped for its time, a crash, its output or files, the
-    copy's time budget spent, or a program that does not run at all. Not a `StudentError`: a test
-    that expects a refusal never passes on a loop without end."""
+    """The student's code gave no answer: stopped for its time, its memory or Python's stack (`type`
+    « RecursionError »), a crash, its output or files, the copy's time budget spent, or a program that
+    does not run at all. Not a `StudentError`: a test that expects a refusal never passes on a loop
+    without end, nor on any bound of the sandbox reached."""
 
-    def __init__(self, text: str, *, kind: str = "crash", message: str = "", line: int | None = None):
+    def __init__(self, text: str, *, kind: str = "crash", message: str = "", line: int | None = None,
+                 type: str = ""):
         super().__init__(text)
-        self.kind, self.message, self.line = kind, message, line
+        self.kind, self.message, self.line, self.type = kind, message, line, type
 
 
 class GraderMistake(Exception):

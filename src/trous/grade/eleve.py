@@ -21,7 +21,7 @@ from ..core.protocol import ErrorInfo, ProbeResult, UnitResult
 # NumPy is imported only when a value needs it (every student's `pytest exercises/` loads this module,
 # and must not pay for NumPy at its start); optional for the pure-Python courses.
 MAX_TEXT = 8 * 1024 * 1024  # the variables of one question, written as Python
-RAISED = ("exception", "exit", "memory")  # errors raised by the student's own code: a StudentError
+RAISED = ("exception", "exit", "memory")  # errors raised by the student's own code
 
 
 class Unknown:
@@ -192,13 +192,19 @@ def failure(expr: str, variables: dict, result: UnitResult, probe: ProbeResult) 
     stopped_before = ""
     if result.status != "ok" and result.error is not None and error is not result.error:
         stopped_before = f" (le programme s'était arrêté avant : {_said(result.error)})"
-    if error is not None and error.kind in RAISED:
+    if error is not None and error.kind in RAISED and not limit_reached(error):
         return StudentError(f"{asked} : le programme lève {_said(error)}{stopped_before}", type=error.type,
                             message=error.message, kind=error.kind, line=error.line)
     if error is None:
         return StudentStopped(f"{asked} : pas de valeur ({result.status})", kind=result.status or "crash")
     return StudentStopped(f"{asked} : pas de valeur — {_said(error)}", kind=error.kind, message=error.message,
-                          line=error.line)
+                          line=error.line, type=error.type)
+
+
+def limit_reached(error: ErrorInfo) -> bool:
+    """The code hit a bound of the sandbox (its memory, Python's stack), as a timeout its time: it gave
+    no answer, and a test that expects a refusal (`pytest.raises(StudentError)`) must not pass on it."""
+    return error.kind == "memory" or error.type == "RecursionError"
 
 
 def _said(error: ErrorInfo) -> str:

@@ -289,7 +289,7 @@ def classify(excinfo, when: str) -> tuple[str, dict]:
     if isinstance(exc, StudentError):
         return "student", {"kind": exc.kind, "type": exc.type, "line": exc.line}
     if isinstance(exc, StudentStopped):
-        return "stopped", {"kind": exc.kind, "message": exc.message, "line": exc.line}
+        return "stopped", {"kind": exc.kind, "message": exc.message, "line": exc.line, "type": exc.type}
     if isinstance(exc, TestOverrun):
         return "overrun", {"kind": "time", "seconds": exc.seconds}
     if isinstance(exc, MemoryError):
