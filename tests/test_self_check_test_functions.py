@@ -85,6 +85,32 @@ def test_trous_check_says_it_on_the_command_line(course):
     assert "le nouveau vecteur avec quatre tokens et des poids donnés" in done.stdout
 
 
+def test_a_bound_of_the_sandbox_reached_is_not_the_refusal_a_public_test_expects(course):
+    (course.exercise("01_toux").checks_path).write_text(PUBLIC.replace("from trous.spec import", "from trous.spec import StudentError,") + '''
+
+@pytest.mark.trou("nouveau")
+def test_des_poids_trop_courts(eleve):
+    """des poids moins nombreux que les vecteurs sont refusés"""
+    with pytest.raises(StudentError):
+        eleve("nouveau", poids=[0.5])
+''', encoding="utf-8")
+    exercise = Course.load(course.root).exercise("01_toux")
+    template = exercise.path.read_text(encoding="utf-8")  # the student's file, before she fills it
+    student_file(course, "sum(poids[i] * x[i][j] for i in range(len(x))) if len(poids) == len(x) else 1 / 0")
+    with Checker() as checker:
+        assert checker.check(exercise).passed  # ZeroDivisionError: a refusal
+    # MemoryError at once (far past the memory bound): the same rule as the grade's, no refusal.
+    exercise.path.write_text(template, encoding="utf-8")
+    student_file(course, "sum(poids[i] * x[i][j] for i in range(len(x))) if len(poids) == len(x) "
+                         "else bytearray(10**13)")
+    with Checker() as checker:
+        result = checker.check(exercise)
+    assert statuses(result)["nouveau"] == FAILED
+    [problem] = next(b for b in result.blanks if b.spec.id == "nouveau").problems
+    assert problem.startswith("vérification « des poids moins nombreux que les vecteurs sont refusés » : "
+                              "mémoire épuisée (MemoryError)"), problem
+
+
 def test_a_broken_public_test_is_the_courses_fault_not_the_students(course):
     (course.exercise("01_toux").checks_path).write_text(PUBLIC + '''
 

@@ -189,6 +189,8 @@ def failure(expr: str, variables: dict, result: UnitResult, probe: ProbeResult) 
     shown = expr if len(expr) <= 160 else expr[:159] + "…"
     asked = f"eleve({shown!r}{''.join(f', {k}=…' for k in variables)})"
     error: ErrorInfo | None = probe.error if probe.evaluated and probe.error is not None else result.error
+    if result.error is not None and limit_reached(result.error):
+        error = result.error  # the program stopped at a bound before: no answer, whatever the question gave
     stopped_before = ""
     if result.status != "ok" and result.error is not None and error is not result.error:
         stopped_before = f" (le programme s'était arrêté avant : {_said(result.error)})"
