@@ -63,6 +63,13 @@ def test_un_mot_absent_est_refuse(eleve):
     """un mot absent de la phrase est refusé"""
     with pytest.raises(StudentError):
         eleve('poids_de("zèbre", phrase)')
+
+
+@pytest.mark.trou("poids")
+def test_un_mot_absent_leve_une_exception(eleve):
+    """un mot absent lève une exception"""
+    with pytest.raises(Exception):  # broader: neither a hang nor a bound reached is one
+        eleve('poids_de("zèbre", phrase)')
 '''
 
 HIDDEN_INPUTS = ("3.0", "0.2", "0.5", "-2.0", "1.5", "zèbre", "[3", "approx")
@@ -169,35 +176,50 @@ def test_a_value_the_test_cannot_read_is_the_copys_failure(grader):
 
 
 def poids_grade(grader, otherwise: str):
-    """The grade of « poids » when `poids_de` does `otherwise` on a word absent from the sentence."""
+    """The grade of « poids » when `poids_de` does `otherwise` on a word absent from the sentence, and
+    what each of its two tests says (by description)."""
     fill = f"e[mots.index(mot)] / sum(e) if mot in mots else {otherwise}"
-    return blank_grade(grader, {"04_distance": splice(grader.course, "04_distance", "poids", fill)},
-                       "04_distance", "poids")
+    seen = []
+    grader.observe = lambda student, outcome: seen.append(outcome)
+    try:
+        result = blank_grade(grader, {"04_distance": splice(grader.course, "04_distance", "poids", fill)},
+                             "04_distance", "poids")
+    finally:
+        grader.observe = None
+    said = {o.test.description: o.verdict().reason for o in seen if o.test.blank == "poids"}
+    return result, said
+
+
+REFUSED, RAISES = "un mot absent de la phrase est refusé", "un mot absent lève une exception"
 
 
 def test_a_hang_is_never_taken_for_a_refusal(grader):
-    result = poids_grade(grader, "next(x for x in iter(int, 1) if x)")  # loops without allocating
+    result, said = poids_grade(grader, "next(x for x in iter(int, 1) if x)")  # loops without allocating
     assert result.score == 0
-    assert "« un mot absent de la phrase est refusé »" in result.message and "temps dépassé" in result.message
+    assert f"« {REFUSED} » : temps dépassé" in result.message
+    assert "temps dépassé" in said[RAISES]  # pytest.raises(Exception) does not take it either
 
 
 def test_memory_spent_is_never_taken_for_a_refusal(grader):
     # Far past any memory bound: MemoryError at once, whatever the machine's speed or load.
-    result = poids_grade(grader, "bytearray(10**13)")
+    result, said = poids_grade(grader, "bytearray(10**13)")
     assert result.score == 0
-    assert "« un mot absent de la phrase est refusé » : mémoire épuisée (MemoryError)" in result.message
+    assert f"« {REFUSED} » : mémoire épuisée (MemoryError)" in result.message
+    assert "mémoire épuisée (MemoryError)" in said[RAISES]
 
 
 def test_an_endless_recursion_is_never_taken_for_a_refusal(grader):
-    result = poids_grade(grader, "(lambda f: f(f))(lambda f: f(f))")
+    result, said = poids_grade(grader, "(lambda f: f(f))(lambda f: f(f))")
     assert result.score == 0
-    assert "« un mot absent de la phrase est refusé »" in result.message and "RecursionError" in result.message
+    assert f"« {REFUSED} » : erreur ligne 46 — RecursionError" in result.message
+    assert "RecursionError" in said[RAISES]
 
 
 def test_any_other_error_is_a_refusal(grader):
-    assert poids_grade(grader, "1 / 0").score == 1  # ZeroDivisionError: a refusal too
-    invented = poids_grade(grader, "0.0")
-    assert invented.score == 0 and "« un mot absent de la phrase est refusé » : ne passe pas" in invented.message
+    assert poids_grade(grader, "1 / 0")[0].score == 1  # ZeroDivisionError: a refusal too
+    invented, said = poids_grade(grader, "0.0")
+    assert invented.score == 0 and f"« {REFUSED} » : ne passe pas" in invented.message
+    assert said[RAISES].endswith(" : ne passe pas")
 
 
 def test_identical_programs_are_not_run_again(grader, monkeypatch):

@@ -150,11 +150,11 @@ class StudentError(Exception):
         self.type, self.message, self.kind, self.line = type, message, kind, line
 
 
-class StudentStopped(Exception):
+class StudentStopped(BaseException):
     """The student's code gave no answer: stopped for its time, its memory or Python's stack (`type`
     « RecursionError »), a crash, its output or files, the copy's time budget spent, or a program that
-    does not run at all. Not a `StudentError`: a test that expects a refusal never passes on a loop
-    without end, nor on any bound of the sandbox reached."""
+    does not run at all. A BaseException: a test that expects a refusal (`pytest.raises(StudentError)`,
+    or even `Exception`) never passes on a loop without end, nor on any bound of the sandbox reached."""
 
     def __init__(self, text: str, *, kind: str = "crash", message: str = "", line: int | None = None,
                  type: str = ""):
