@@ -184,17 +184,18 @@ class Eleve:
         return self(f"({function})({', '.join(written)})")
 
 
-def failure(expr: str, variables: dict, result: UnitResult, probe: ProbeResult) -> Exception:
-    """Why `expr` gave no value, as the exception `eleve` raises (its text is for the teacher)."""
+def failure(expr: str, variables: dict, result: UnitResult, probe: ProbeResult) -> BaseException:
+    """Why `expr` gave no value, as the exception `eleve` raises (its text is for the teacher). A bound
+    reached (memory, Python's stack), by the question or the run before it, is no answer, as a timeout."""
     shown = expr if len(expr) <= 160 else expr[:159] + "…"
     asked = f"eleve({shown!r}{''.join(f', {k}=…' for k in variables)})"
     error: ErrorInfo | None = probe.error if probe.evaluated and probe.error is not None else result.error
-    if result.error is not None and limit_reached(result.error):
-        error = result.error  # the program stopped at a bound before: no answer, whatever the question gave
+    if result.error is not None and _bound(result.error):
+        error = result.error  # whatever the question gave after
     stopped_before = ""
     if result.status != "ok" and result.error is not None and error is not result.error:
         stopped_before = f" (le programme s'était arrêté avant : {_said(result.error)})"
-    if error is not None and error.kind in RAISED and not limit_reached(error):
+    if error is not None and error.kind in RAISED and not _bound(error):
         return StudentError(f"{asked} : le programme lève {_said(error)}{stopped_before}", type=error.type,
                             message=error.message, kind=error.kind, line=error.line)
     if error is None:
@@ -203,9 +204,7 @@ def failure(expr: str, variables: dict, result: UnitResult, probe: ProbeResult) 
                           line=error.line, type=error.type)
 
 
-def limit_reached(error: ErrorInfo) -> bool:
-    """The code hit a bound of the sandbox (its memory, Python's stack), as a timeout its time: it gave
-    no answer, and a test that expects a refusal (`pytest.raises(StudentError)`) must not pass on it."""
+def _bound(error: ErrorInfo) -> bool:
     return error.kind == "memory" or error.type == "RecursionError"
 
 
