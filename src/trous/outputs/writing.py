@@ -197,7 +197,7 @@ class GradebookSink:
         """Once settled: each grade in the class's order, nbgrader's word applied (said once all are read)."""
         changes = []
         for _, grade in self.gradebook.each_current(self.students):
-            changes += apply([grade], self.final)
+            changes += apply(grade, self.final)
             yield grade
         for line in describe(changes):
             print(line)
