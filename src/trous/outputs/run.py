@@ -235,10 +235,8 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
     try:
         intake = kinds_mod.load(options.source, course, options.kind, results=options.results_dir,
                                 assignments=options.assignments)
-        try:
+        with contextlib.closing(intake):  # what the copies were read from (Moodle's archive)
             return _graded(course, options, hooks, intake, requested, timings, t)
-        finally:
-            intake.close()  # what the copies were read from (Moodle's archive)
     finally:
         testworker.drop_ahead()  # not taken: fewer exercises graded than the course has, or a refusal
 

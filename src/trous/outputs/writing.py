@@ -145,11 +145,10 @@ def prestart(root: Path) -> None:
 def claim(root: Path) -> BackgroundWriter:
     """The writer for the course at `root`: the one started with the command, else a new one."""
     global _early
-    found, _early = _early, None
-    if found is not None and found.root.resolve() == Path(root).resolve():
+    if _early is not None and _early.root.resolve() == Path(root).resolve():
+        found, _early = _early, None
         return found
-    if found is not None:
-        found.abandon()
+    release()  # started for another course
     return BackgroundWriter(root).start()
 
 
