@@ -6,7 +6,6 @@ from __future__ import annotations
 import io
 import re
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -122,16 +121,19 @@ def test_nbgrader_gradebook_gets_only_the_assignments_graded(course, tmp_path, m
     pytest.importorskip("nbgrader")
     from trous.outputs import nbgrader as nb_gradebook
     from trous.outputs import writing
+    from trous.outputs.gradebook import Gradebook, default_url
+    from trous.outputs.overrides import WriteReport
 
     seen = []
     # The boundary: nbgrader's gradebook writer (tested with real nbgrader in test_nbgrader_e2e).
-    monkeypatch.setattr(nb_gradebook, "write_all", lambda root, grades, chosen:
-                        seen.append(chosen) or SimpleNamespace(final={}))
+    monkeypatch.setattr(nb_gradebook, "write", lambda root, grades, assignments_of:
+                        seen.append(sorted(assignments_of(None))) or WriteReport(root))
     grade = SubmissionGrade("alice", course.id, "v", [ExerciseGrade("01_toux", "t", 1, 3, "blanks", [])])
     for assignments in (None, ["partie5"]):
-        sink = writing.GradebookSink(tmp_path, course, assignments)
-        sink.consume(grade)
-        sink.settle()
+        with Gradebook(default_url(tmp_path / "res")) as book:
+            sink = writing.GradebookSink(tmp_path, course, assignments, book, [grade.student])
+            sink.consume(grade)
+            sink.settle()
     assert seen == [["partie5"], ["partie5"]]
 
 

@@ -135,3 +135,35 @@ def test_the_nbgrader_intake_holds_none_of_the_notebooks(tmp_path):
     assert len(found.submissions) == 40 and len({s.digest for s in found.submissions}) == 26
     assert held < 2 * 1024 * 1024, f"{held // 1024} Kio gardés après la lecture des copies"
     assert b"# ddd" in found.submissions[3].files[EXERCISES[0]]
+
+
+def _held_by_nbgrader_sink(course: Course, n: int) -> int:
+    """Bytes still allocated once an nbgrader sink (no writing process) has consumed n grades, made
+    one at a time as the grading loop hands them: what the sink keeps of them."""
+    from trous.core.grades import PASSED, BlankGrade, ExerciseGrade, SubmissionGrade
+    from trous.outputs import writing
+
+    def grade(k: int) -> SubmissionGrade:
+        exercises = [ExerciseGrade(e.id, e.title, e.points, e.points, "blanks",
+                                   [BlankGrade(b.id, i + 1, b.points, b.points, PASSED, "juste " * 20)
+                                    for i, b in enumerate(e.blanks)]) for e in course.exercises]
+        return SubmissionGrade(f"eleve{k:05d}", course.id, "v", exercises)
+
+    sink = writing.GradebookSink(Path("."), course, None, None, [])
+    sink.consume(grade(-1))  # what the first grade builds once (the course's tables) is not the class
+    tracemalloc.start()
+    try:
+        for k in range(n):
+            sink.consume(grade(k))
+        return tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+
+
+def test_the_nbgrader_sink_keeps_no_grade(tmp_path):
+    """The sink that writes nbgrader's gradebook reads the grades back from trous's gradebook when it
+    settles: consuming four times as many grades holds no more. Before, it kept every grade it got
+    (a few KiB each) until the end of the run."""
+    course = Course.load(mini_course(tmp_path / "cours", EXERCISES))
+    small, large = (_held_by_nbgrader_sink(course, n) for n in (SMALL, 4 * SMALL))
+    assert large - small < 3 * SMALL * 64, f"{(large - small) // (3 * SMALL)} octets de plus par note ({small}, {large})"

@@ -249,9 +249,9 @@ def _grade() -> SubmissionGrade:
 
 def test_formgrader_s_manual_grades_extra_credit_and_late_penalty_win():
     grade = _grade()
-    changes = apply([grade], {("4711", "01_toux"): Final(manual={"01_toux-trou-scores": 1.0,
-                                                                  "01_toux-trou-somme_exp": 1.0},
-                                                          extra=0.5, penalty=1.0)})
+    changes = apply(grade, {("4711", "01_toux"): Final(manual={"01_toux-trou-scores": 1.0,
+                                                                "01_toux-trou-somme_exp": 1.0},
+                                                        extra=0.5, penalty=1.0)})
     exercise = grade.exercise("01_toux")
     assert [b.score for b in exercise.blanks] == [1.0, 1.0, 0.0]
     assert exercise.score == 1.5 and grade.score == 1.5  # 2 + 0,5 − 1
@@ -264,7 +264,7 @@ def test_formgrader_s_manual_grades_extra_credit_and_late_penalty_win():
 
 def test_nothing_changed_in_formgrader_changes_nothing():
     grade = _grade()
-    assert apply([grade], {("4711", "01_toux"): Final()}) == [] and describe([]) == []
+    assert apply(grade, {("4711", "01_toux"): Final()}) == [] and describe([]) == []
     assert grade.exercise("01_toux").score == 1.0 and grade.exercise("01_toux").notes == []
 
 

@@ -132,3 +132,28 @@ def test_one_assignment_graded_in_the_course_folder_with_formgrader_s_grades_kep
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}", "attention") as gradebook:
         kept = gradebook.find_grade(f"{EXERCISE}-trou-scores", EXERCISE, ASSIGNMENT, "bob")
         assert (kept.auto_score, kept.manual_score) == (0.0, 1.0)
+
+
+def test_without_the_writing_process_the_class_is_written_in_its_order(course, tmp_path, monkeypatch):
+    """The grader's own write (the writing process failed) reads the grades back from trous's gradebook
+    in the class's order, whatever the order they were graded and consumed in."""
+    from trous.core.grades import ExerciseGrade, SubmissionGrade
+    from trous.core.submission import Submission
+    from trous.outputs import nbgrader as nb_gradebook, writing
+    from trous.outputs.gradebook import Gradebook, default_url
+    from trous.outputs.overrides import WriteReport
+
+    written = []
+    # The boundary: nbgrader's gradebook writer (the test above writes with real nbgrader).
+    monkeypatch.setattr(nb_gradebook, "write", lambda root, grades, assignments_of:
+                        written.extend(g.student for g in grades) or WriteReport(root))
+    in_class = ["alice", "bob", "chloe", "dan"]
+    with Gradebook(default_url(tmp_path / "res")) as book:
+        sink = writing.GradebookSink(tmp_path, course, None, book, in_class)
+        run = book.start_run(course.id, "v")
+        for student in ("chloe", "alice", "dan", "bob"):  # as the grading threads finish them
+            grade = SubmissionGrade(student, course.id, "v", [ExerciseGrade(EXERCISE, "t", 1, 3, "blanks", [])])
+            book.record(run, Submission(student, {EXERCISE: student.encode()}), grade)
+            sink.consume(grade)
+        sink.settle()
+    assert written == in_class

@@ -14,6 +14,7 @@ engine's fingerprint) matches no grading: every student is graded again, the old
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -321,16 +322,16 @@ class Gradebook:
         return dict(self.each_current(students))
 
     def each_current(self, students: Iterable[str] | None = None) -> Iterator[tuple[str, SubmissionGrade]]:
-        """(student, current grade), fetched in batches: a class is never all in memory at once."""
+        """(student, current grade), fetched in batches: a class is never all in memory at once. Those
+        of `students` (everyone's by default) in their order, those without a grade left out."""
         query = (select(StudentRow.key, GradingRow.result)
                  .join(CurrentGradeRow, CurrentGradeRow.student_id == StudentRow.id)
-                 .join(GradingRow, GradingRow.id == CurrentGradeRow.grading_id)
-                 .execution_options(yield_per=CURRENT_BATCH))
-        wanted = set(students) if students is not None else None
+                 .join(GradingRow, GradingRow.id == CurrentGradeRow.grading_id))
         with Session(self.engine) as session:
-            for key, result in session.execute(query):
-                if wanted is None or key in wanted:
-                    yield key, SubmissionGrade.from_json(result)
+            wanted = iter(session.scalars(select(StudentRow.key)).all() if students is None else students)
+            while batch := list(itertools.islice(wanted, CURRENT_BATCH)):
+                found = dict(session.execute(query.where(StudentRow.key.in_(batch))).all())
+                yield from ((key, SubmissionGrade.from_json(found[key])) for key in batch if key in found)
 
     def names(self) -> dict[str, str]:
         with Session(self.engine) as session:

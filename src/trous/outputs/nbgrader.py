@@ -29,7 +29,7 @@ from traitlets.utils.importstring import import_item  # noqa: E402
 
 from ..core.grades import SubmissionGrade  # noqa: E402
 from .outcome import fill  # noqa: E402
-from .overrides import Final, WriteReport, say  # noqa: E402
+from .overrides import Final, WriteReport  # noqa: E402
 
 
 # The build's preprocessor that grades again outside the kernel (publish/nbgrader/preprocessors.py): its
@@ -217,7 +217,3 @@ def _write(root: Path, grades: Iterable[SubmissionGrade],
     report.written = list(dict.fromkeys(report.written))  # a stream may bring a student again
     return report
 
-
-def write_all(root: Path, grades: list[SubmissionGrade], assignments: list[str] | None) -> WriteReport:
-    """For `trous grade` when its writing process failed (writing.GradebookSink): write here, and say so."""
-    return say(write(root, grades, lambda grade: assignments))

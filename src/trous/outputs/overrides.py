@@ -51,33 +51,32 @@ def cell_id(exercise_id: str, blank_id: str) -> str:
     return f"{exercise_id}-trou-{blank_id}"  # notebooks.grade_id(exercise, "trou", blank)
 
 
-def apply(grades: list[SubmissionGrade], final: dict[tuple[str, str], Final]) -> list[tuple[str, str, str]]:
-    """Make each grade say what nbgrader's gradebook says; the changes: (student, exercise, what in French)."""
+def apply(grade: SubmissionGrade, final: dict[tuple[str, str], Final]) -> list[tuple[str, str, str]]:
+    """Make `grade` say what nbgrader's gradebook says; the changes: (student, exercise, what in French)."""
     changes = []
-    for grade in grades:
-        for exercise in grade.exercises:
-            word = final.get((grade.student, exercise.id))
-            if word is None:
+    for exercise in grade.exercises:
+        word = final.get((grade.student, exercise.id))
+        if word is None:
+            continue
+        notes = []
+        for blank in exercise.blanks:
+            manual = word.manual.get(cell_id(exercise.id, blank.id))
+            if manual is None or manual == blank.score:
                 continue
-            notes = []
-            for blank in exercise.blanks:
-                manual = word.manual.get(cell_id(exercise.id, blank.id))
-                if manual is None or manual == blank.score:
-                    continue
-                text = (f"trou {blank.number} « {blank.id} » : {_points(manual)} donné(s) à la main dans formgrader "
-                        f"(correction automatique : {_points(blank.score)})")
-                blank.score = float(manual)
-                notes.append(text)
-            if word.extra:
-                notes.append(f"bonus donné dans formgrader : {_points(word.extra)}")
-            if word.penalty:
-                notes.append(f"pénalité de retard (nbgrader) : −{_points(word.penalty)}")
-            if not notes:
-                continue
-            total = sum(b.score for b in exercise.blanks) + word.extra - word.penalty
-            exercise.score = round(max(0.0, total), 6)
-            exercise.notes = list(exercise.notes) + [f"carnet de notes de nbgrader : {n}" for n in notes]
-            changes += [(grade.student, exercise.id, n) for n in notes]
+            text = (f"trou {blank.number} « {blank.id} » : {_points(manual)} donné(s) à la main dans formgrader "
+                    f"(correction automatique : {_points(blank.score)})")
+            blank.score = float(manual)
+            notes.append(text)
+        if word.extra:
+            notes.append(f"bonus donné dans formgrader : {_points(word.extra)}")
+        if word.penalty:
+            notes.append(f"pénalité de retard (nbgrader) : −{_points(word.penalty)}")
+        if not notes:
+            continue
+        total = sum(b.score for b in exercise.blanks) + word.extra - word.penalty
+        exercise.score = round(max(0.0, total), 6)
+        exercise.notes = list(exercise.notes) + [f"carnet de notes de nbgrader : {n}" for n in notes]
+        changes += [(grade.student, exercise.id, n) for n in notes]
     return changes
 
 

@@ -235,21 +235,14 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
     try:
         intake = kinds_mod.load(options.source, course, options.kind, results=options.results_dir,
                                 assignments=options.assignments)
-        # nbgrader's gradebook, written as grades come (an nbgrader course as input)
-        sink = (writing.GradebookSink(intake.source, course, options.assignments, writing.claim(intake.source))
-                if intake.kind == "nbgrader" else None)
-        try:
-            return _graded(course, options, hooks, intake, requested, timings, t, sink)
-        finally:
-            intake.close()  # what the copies were read from (Moodle's archive)
-            if sink is not None:  # stopped before the grades were settled (settling empties it)
-                sink.close()
+        with contextlib.closing(intake):  # what the copies were read from (Moodle's archive)
+            return _graded(course, options, hooks, intake, requested, timings, t)
     finally:
         testworker.drop_ahead()  # not taken: fewer exercises graded than the course has, or a refusal
 
 
 def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_mod.Intake, requested: str,
-            timings: dict[str, float], t: float, sink: writing.GradebookSink | None) -> Outcome:
+            timings: dict[str, float], t: float) -> Outcome:
     from .gradebook import Gradebook, default_url  # noqa: PLC0415  (SQLAlchemy: the grading extra)
     from .reports import ClassFiles, StudentFiles  # noqa: PLC0415
 
@@ -268,6 +261,9 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
     # The exercises graded for each set of assignments handed in (a few sets, however large the class).
     graded_exercises = {mine: scope.exercises(course, mine) for mine in set(scope.per_copy.values())}
     gradebook = Gradebook(options.gradebook or default_url(results_dir))
+    # nbgrader's gradebook, written as grades come (an nbgrader course as input)
+    sink = (writing.GradebookSink(intake.source, course, options.assignments, gradebook, list(by_student),
+                                  writing.claim(intake.source)) if intake.kind == "nbgrader" else None)
     try:
         t = time.perf_counter()
         done = {} if options.force else gradebook.graded(intake.submissions, recorded)
@@ -333,20 +329,22 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
         return Outcome(intake, saved, graded, sorted(done), reports, gradebook.path, sandbox, timings, scope, trip,
                        incidents)
     finally:
+        if sink is not None:  # stopped before the grades were settled (settling empties it)
+            sink.close()
         gradebook.close()
 
 
 def _settle(gradebook, by_student: dict[str, Submission], files, whole, nbgrader) -> dict[str, Path]:
     """Each student's current grade, read back from the gradebook one at a time, consumed by the
     student's files and the class's, which then settle. On an nbgrader course its sink takes them all
-    first and settles: its grades (formgrader's changes applied) are the ones the files get."""
+    first and settles: its grades (formgrader's changes applied, read back again) are the files'."""
     current = (grade for _, grade in gradebook.each_current(by_student))
     reports: dict[str, Path] = {}
     if nbgrader is not None:
         for grade in current:
             nbgrader.consume(grade)
         reports = nbgrader.settle()
-        current = iter(nbgrader.grades.values())
+        current = nbgrader.current()
     for grade in current:
         files.consume(grade)
         whole.consume(grade)

@@ -26,6 +26,7 @@ import site
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 from ..core.grades import SubmissionGrade
@@ -144,11 +145,10 @@ def prestart(root: Path) -> None:
 def claim(root: Path) -> BackgroundWriter:
     """The writer for the course at `root`: the one started with the command, else a new one."""
     global _early
-    found, _early = _early, None
-    if found is not None and found.root.resolve() == Path(root).resolve():
+    if _early is not None and _early.root.resolve() == Path(root).resolve():
+        found, _early = _early, None
         return found
-    if found is not None:
-        found.abandon()
+    release()  # started for another course
     return BackgroundWriter(root).start()
 
 
@@ -162,39 +162,44 @@ def release() -> None:
 
 class GradebookSink:
     """Sink: nbgrader's gradebook and autograded/ (`trous grade` on an nbgrader course). Each grade
-    consumed goes to the `writer` process at once (again when it changed) and is kept; `settle` waits
-    for the writer (without one, or no report from it: writes everything here), then takes formgrader's
-    grades and nbgrader's late penalties back into `grades` (overrides.py: they win, in trous's files
-    too), and returns nbgrader's files. `close`: the run stopped unsettled, the writer is stopped."""
+    consumed goes to the `writer` process at once (again when it changed), none is kept. `settle` waits
+    for it (without one, or no report from it: writes here, the `students`' grades read back from trous's
+    `gradebook` in the class's order); `current` reads them back with formgrader's grades and nbgrader's
+    late penalties applied (overrides.py: they win, in trous's files too). `close`: stops the writer."""
 
-    def __init__(self, root: Path, course, assignments: list[str] | None, writer: "BackgroundWriter | None" = None):
+    def __init__(self, root: Path, course, assignments: list[str] | None, gradebook, students: list[str],
+                 writer: "BackgroundWriter | None" = None):
         self.root, self.course, self.assignments, self.writer = root, course, assignments, writer
-        self.grades: dict[str, SubmissionGrade] = {}
-
-    def _chosen(self, grades) -> list[str]:  # `--devoir X`: nbgrader's other assignments are left as they are
-        return self.assignments or graded_assignments(self.course, grades)
+        self.gradebook, self.students = gradebook, students
+        self.held: set[str] = set()  # the assignments of the grades consumed: a course's few
 
     def consume(self, grade: SubmissionGrade) -> None:
-        self.grades[grade.student] = grade
+        chosen = self.assignments or graded_assignments(self.course, [grade])  # --devoir: the others untouched
+        self.held.update(chosen)
         if self.writer is not None:
-            self.writer.send(grade, self._chosen([grade]))
+            self.writer.send(grade, chosen)
 
     def settle(self) -> dict[str, Path]:
-        grades = list(self.grades.values())
         report = self.writer and self.writer.finish()
-        if report is not None:
-            say(report)
-        elif self.writer is not None:
-            print("nbgrader : le processus d'écriture du carnet de notes n'a pas abouti "
-                  f"({self.writer.failure}) ; écriture reprise ici, pour toutes les copies", file=sys.stderr)
         if report is None:
-            from .nbgrader import write_all  # noqa: PLC0415 - nbgrader: only when the writing process failed
+            if self.writer is not None:
+                print("nbgrader : le processus d'écriture du carnet de notes n'a pas abouti "
+                      f"({self.writer.failure}) ; écriture reprise ici, pour toutes les copies", file=sys.stderr)
+            from .nbgrader import write  # noqa: PLC0415 - nbgrader: only when the writing process failed
 
-            report = write_all(self.root, grades, self._chosen(grades))
-        self.writer = None  # settled: nothing left to stop
-        for line in describe(apply(grades, report.final)):
-            print(line)
+            grades = (grade for _, grade in self.gradebook.each_current(self.students))
+            report = write(self.root, grades, lambda grade: self.held)
+        self.writer, self.final = None, say(report).final  # settled: nothing left to stop
         return {"nbgrader_gradebook": self.root / "gradebook.db", "nbgrader_autograded": self.root / "autograded"}
+
+    def current(self) -> Iterator[SubmissionGrade]:
+        """Once settled: each grade in the class's order, nbgrader's word applied (said once all are read)."""
+        changes = []
+        for _, grade in self.gradebook.each_current(self.students):
+            changes += apply(grade, self.final)
+            yield grade
+        for line in describe(changes):
+            print(line)
 
     def close(self) -> None:
         if self.writer is not None:
