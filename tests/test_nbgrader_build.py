@@ -343,3 +343,27 @@ def test_the_hidden_cell_judges_with_verify_grades_examiner_and_refuses_the_limi
     assert {b: text.strip() for b, text in in_kernel.items()} == {b: text.strip() for b, text in outside.items()}
     assert [b for b, text in in_kernel.items() if text.startswith("✔")] == ["somme_exp", "nouveau"]
     assert ": faux — 0 sur" in in_kernel["scores"]
+
+
+def test_the_hidden_cell_in_trous_kernel_says_verify_grades_grades_and_gives_no_point(
+        course, built, tmp_path, monkeypatch):
+    """With VerifyGrades disabled, grade cells run in trous's sandboxed kernel, where the grading sandbox
+    cannot start: no point, and the words say why and what to change, not « install bubblewrap »."""
+    from trous.publish.nbgrader import incell, kernel
+    from trous.sandbox import backend
+
+    exercise = course.exercise("01_toux")
+    nb = _notebook(built, exercise)  # the solution: graded, it would get every point
+    nbformat.write(nb, tmp_path / f"{exercise.id}.ipynb")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    for key, value in kernel.KERNEL_ENV.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setattr(backend, "_bwrap_problem", lambda: "bubblewrap ne démarre pas")  # as in the kernel
+    for _, blank_id, bundle in grade_cells(nb)[exercise.id]:
+        with pytest.raises(incell.TrouFaux) as refused:
+            incell.corriger_trou(blank_id, bundle.to_dict())
+        assert str(refused.value).startswith("trou non noté : les cellules de notation ne sont pas corrigées "
+                                             "dans le noyau isolé de trous")
+        assert "c.VerifyGrades.enabled = False" in str(refused.value)
+        assert "Installez bubblewrap" not in str(refused.value)

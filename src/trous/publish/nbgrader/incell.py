@@ -6,8 +6,8 @@
 - `verifier_trou(exercise, blank)` (visible part of a grade cell, what Validate runs): that blank's
   public verdict, raising while it is not right (`validate --invert`);
 - `corriger_trou(blank, hidden_bundle)` (hidden part, at autograde only): the engine's verdict, by
-  VerifyGrades's examiner (`for_grading`: the same sandbox rules). Only nbgrader's own configuration
-  runs it: with the generated one, VerifyGrades writes that verdict.
+  VerifyGrades's examiner (`for_grading`: the same sandbox rules); with the generated configuration,
+  VerifyGrades writes that verdict, and in trous's sandboxed kernel it refuses, saying so.
 
 The student's code: under nbgrader, read from the notebook file, as `trous grade` reads it; in an
 interactive session, each answer cell's latest execution in the history. It always runs in separate
@@ -48,6 +48,13 @@ NEVER_RUN = ("note : la cellule de réponse {n} n'a pas encore été exécutée 
              "(Maj+Entrée) avant de vérifier")
 NO_NOTEBOOK = ("je ne trouve pas le carnet {name} (ni sa cellule de vérification) dans le dossier de ce noyau : "
                "ouvre le carnet de l'exercice tel qu'il a été distribué, sans le renommer")
+IN_KERNEL_SANDBOX = "TROUS_NOYAU_ISOLE"  # set in trous's sandboxed kernel (kernel.py's KERNEL_ENV)
+NOT_IN_KERNEL = ("trou non noté : les cellules de notation ne sont pas corrigées dans le noyau isolé de trous (il "
+                 "tourne déjà dans bubblewrap, où le bac à sable de la correction ne peut pas démarrer) ; c'est "
+                 "VerifyGrades qui les note, hors du noyau. Réactivez-le dans nbgrader_config.py ou "
+                 "nbgrader_config_local.py (ni « c.VerifyGrades.enabled = False », ni VerifyGrades retiré de "
+                 "c.Autograde.autograde_preprocessors ; « trous nbgrader build » réécrit nbgrader_config.py), "
+                 "puis relancez nbgrader autograde")
 
 
 @cache
@@ -258,6 +265,8 @@ def verifier_trou(exercise_id: str, blank_id: str) -> None:
 
 
 def corriger_trou(blank_id: str, data: dict) -> None:
+    if os.environ.get(IN_KERNEL_SANDBOX):
+        raise TrouFaux(NOT_IN_KERNEL)
     examiner = for_grading(os.environ.get("TROUS_SANDBOX") or "auto")  # refused here, before any answer is read
     bundle = Bundle.from_dict(data)
     cells, _ = student_cells(bundle)

@@ -33,11 +33,13 @@ from traitlets import Bool, Integer, Unicode
 
 from ...sandbox import backend as sandbox_mod
 from ...sandbox import uids
+from .incell import IN_KERNEL_SANDBOX
 from .preprocessors import VerifyGrades, grade_cells
 
 COPY_LIMIT = 256 * 1024 * 1024
 FILES_LIMIT = 10_000
 TMPFS_BYTES = 256 * 1024 * 1024  # the kernel's own folder, and its /tmp
+KERNEL_ENV = {**sandbox_mod.BWRAP_ENV, "USER": "eleve", IN_KERNEL_SANDBOX: "1"}
 _warned = False
 
 
@@ -174,7 +176,7 @@ class SandboxedKernelManager(AsyncKernelManager):
             os.chown(self.connection_file, 0, uid)
             os.chmod(self.connection_file, 0o640)
         outer_env = kw.get("env") or {}
-        env = {**sandbox_mod.BWRAP_ENV, "USER": "eleve"}
+        env = dict(KERNEL_ENV)
         passed = ("NBGRADER_EXECUTION", "NBGRADER_VALIDATING", "JPY_SESSION_NAME")
         env.update({key: outer_env[key] for key in passed if key in outer_env})
         config = {"uid": uid, "memory_mb": self.memory_mb, "processes": self.processes, "file_mb": self.file_mb,
