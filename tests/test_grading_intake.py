@@ -669,10 +669,14 @@ def test_input_kinds_are_one_table_known_without_importing_them(tmp_path):
     assert kinds.detected(root, "dossier") is kinds.KINDS["dossier"] and kinds.detected(root, "essai") is None
     with pytest.raises(IntakeError, match="type d'entrée inconnu « essai »"):
         kinds.load(root, None, kind="essai")
-    # --format naming a kind the input is not: one check, the same words (each loader had its own)
+    # --format naming a kind the input is not, or a kind's loader called on it: one check, the same
+    # words (each loader had its own; nbgrader's failed with a TypeError)
     for kind, path in (("nbgrader", tmp_path), ("dossier", tmp_path / "moodle.zip"), ("moodle", tmp_path)):
-        with pytest.raises(IntakeError, match=f"^{re.escape(str(path))} : ce n'est pas {re.escape(kinds.KINDS[kind].description)}$"):
+        not_of_kind = f"^{re.escape(str(path))} : ce n'est pas {re.escape(kinds.KINDS[kind].description)}$"
+        with pytest.raises(IntakeError, match=not_of_kind):
             kinds.load(path, None, kind=kind)
+        with pytest.raises(IntakeError, match=not_of_kind):
+            kinds.KINDS[kind].load(path, None, intake.IntakeLimits())
 
 
 def test_zip_symlink_helper_really_marks_links():

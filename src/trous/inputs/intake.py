@@ -54,6 +54,17 @@ class IntakeError(Exception):
     """The whole input is refused (not found, not an archive, a zip bomb…); the message is French."""
 
 
+ZIP_KIND = ("le .zip « Télécharger tous les travaux remis » de Moodle, « <Nom>_<id>_assignsubmission_file_/… » "
+            "(ou un .zip de dossiers)")
+FOLDER_KIND = "un dossier, un sous-dossier (ou un .zip) par étudiant : <identifiant>/exercises/01_….py"
+
+
+def of_kind(path: Path, detect: Callable[[Path], object], description: str) -> None:
+    """A loader's check of its input (kinds.py: `detect`, `description`), the same words for every kind."""
+    if not detect(path):
+        raise IntakeError(f"{path} : ce n'est pas {description}")
+
+
 @dataclass(frozen=True)
 class IntakeLimits:
     file_bytes: int = MAX_BYTES  # an exercise file: read at most this (+1, so the engine says « trop gros »)
@@ -689,6 +700,7 @@ def _order(student: str) -> tuple:
 
 def load_folder(root: Path, course: Course, limits: IntakeLimits, results: Path | None = None, **_) -> Intake:
     """SUBMISSIONS/<student>/… (a git clone, an unpacked archive), or SUBMISSIONS/<student>.zip."""
+    of_kind(root, Path.is_dir, FOLDER_KIND)
     root = root.resolve()  # the teacher's own path may go through links; below it, none is followed
     intake = Intake("dossier", root)
     try:
@@ -856,6 +868,7 @@ def members(archive: zipfile.ZipFile, limits: IntakeLimits, budget: Ledger | Non
 
 
 def load_zip(path: Path, course: Course, limits: IntakeLimits, **_) -> Intake:
+    of_kind(path, looks_like_zip, ZIP_KIND)
     try:
         with open(path, "rb") as handle:
             _check_directory(handle, limits)

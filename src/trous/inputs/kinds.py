@@ -1,7 +1,8 @@
 """The kinds of input `trous grade` reads (`--format`), in one fixed table: a folder of copies,
 Moodle's archive (intake.py), an nbgrader course (nbgrader.py). `load` takes the first kind whose
 `detect` accepts the path: the most specific comes first (an nbgrader course is also a folder). An
-input that is not of the kind --format names, or without a single copy, is refused here, for every kind.
+input without a single copy is refused here, for every kind; one that is not of the kind --format
+names, by its loader (intake.of_kind: the same words for every kind).
 """
 
 from __future__ import annotations
@@ -27,14 +28,10 @@ class Kind:
 
 
 KINDS: dict[str, Kind] = {
-    nbgrader.NAME: Kind("un cours nbgrader (nbgrader_config.py, submitted/<élève>/<devoir>/<exercice>.ipynb après "
-                        "nbgrader collect), notes écrites aussi dans son carnet de notes", nbgrader.course_root,
-                        nbgrader.load, course=nbgrader.carried_course, results=nbgrader.results_place),
-    "moodle": Kind("le .zip « Télécharger tous les travaux remis » de Moodle, "
-                   "« <Nom>_<id>_assignsubmission_file_/… » (ou un .zip de dossiers)",
-                   intake.looks_like_zip, intake.load_zip),
-    "dossier": Kind("un dossier, un sous-dossier (ou un .zip) par étudiant : <identifiant>/exercises/01_….py",
-                    Path.is_dir, intake.load_folder),
+    nbgrader.NAME: Kind(nbgrader.DESCRIPTION, nbgrader.course_root, nbgrader.load,
+                        course=nbgrader.carried_course, results=nbgrader.results_place),
+    "moodle": Kind(intake.ZIP_KIND, intake.looks_like_zip, intake.load_zip),
+    "dossier": Kind(intake.FOLDER_KIND, Path.is_dir, intake.load_folder),
 }
 
 
@@ -70,8 +67,6 @@ def load(path: str | Path, course: Course, kind: str = "auto", limits: intake.In
     if chosen is None:
         raise IntakeError(f"{path} : ni un dossier de copies ni une archive .zip "
                           f"(types reconnus : {', '.join(KINDS)})")
-    if not chosen.detect(path):  # --format names a kind this input is not
-        raise IntakeError(f"{path} : ce n'est pas {chosen.description}")
     found = chosen.load(path, course, limits or intake.IntakeLimits(), results=results, assignments=assignments)
     if not found.submissions:  # the same words whatever the kind, with the entries that are not copies
         found.close()

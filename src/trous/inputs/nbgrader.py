@@ -28,6 +28,8 @@ from .nbgrader_dir import course_root, without_iri_grammars
 
 MAX_NOTEBOOK = 32 * 1024 * 1024
 NAME = "nbgrader"
+DESCRIPTION = ("un cours nbgrader (nbgrader_config.py, submitted/<élève>/<devoir>/<exercice>.ipynb après nbgrader "
+               "collect), notes écrites aussi dans son carnet de notes")
 without_iri_grammars()  # whatever imports nbformat later in this process (session.py says why)
 _bundles: dict[tuple, Bundle] = {}
 
@@ -187,6 +189,7 @@ def student_submission(course: Course, folder: Path, root: Path | None = None,
 def load(path: Path, course: Course, limits=None, assignments: list[str] | None = None, **_) -> intake_mod.Intake:
     """The submitted notebooks; `assignments`: those chosen with --devoir, the only ones whose Moodle
     folders are read (outputs/writing.py writes nbgrader's gradebook from the grades)."""
+    intake_mod.of_kind(path, course_root, DESCRIPTION)
     root = course_root(path)
     result = intake_mod.Intake(NAME, root)
     names = student_names(root)
