@@ -48,15 +48,13 @@ from ..core.submission import Again, IgnoredFile, Stored, Submission
 from ..core.wording import count, plural
 
 MiB = 1 << 20
+ZIP_KIND = ("le .zip « Télécharger tous les travaux remis » de Moodle, « <Nom>_<id>_assignsubmission_file_/… » "
+            "(ou un .zip de dossiers)")
+FOLDER_KIND = "un dossier, un sous-dossier (ou un .zip) par étudiant : <identifiant>/exercises/01_….py"
 
 
 class IntakeError(Exception):
     """The whole input is refused (not found, not an archive, a zip bomb…); the message is French."""
-
-
-ZIP_KIND = ("le .zip « Télécharger tous les travaux remis » de Moodle, « <Nom>_<id>_assignsubmission_file_/… » "
-            "(ou un .zip de dossiers)")
-FOLDER_KIND = "un dossier, un sous-dossier (ou un .zip) par étudiant : <identifiant>/exercises/01_….py"
 
 
 def of_kind(path: Path, detect: Callable[[Path], object], description: str) -> None:

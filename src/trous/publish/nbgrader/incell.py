@@ -49,12 +49,10 @@ NEVER_RUN = ("note : la cellule de réponse {n} n'a pas encore été exécutée 
 NO_NOTEBOOK = ("je ne trouve pas le carnet {name} (ni sa cellule de vérification) dans le dossier de ce noyau : "
                "ouvre le carnet de l'exercice tel qu'il a été distribué, sans le renommer")
 IN_KERNEL_SANDBOX = "TROUS_NOYAU_ISOLE"  # set in trous's sandboxed kernel (kernel.py's KERNEL_ENV)
-NOT_IN_KERNEL = ("trou non noté : les cellules de notation ne sont pas corrigées dans le noyau isolé de trous (il "
-                 "tourne déjà dans bubblewrap, où le bac à sable de la correction ne peut pas démarrer) ; c'est "
-                 "VerifyGrades qui les note, hors du noyau. Réactivez-le dans nbgrader_config.py ou "
-                 "nbgrader_config_local.py (ni « c.VerifyGrades.enabled = False », ni VerifyGrades retiré de "
-                 "c.Autograde.autograde_preprocessors ; « trous nbgrader build » réécrit nbgrader_config.py), "
-                 "puis relancez nbgrader autograde")
+NOT_IN_KERNEL = ("trou non noté : les cellules de notation ne sont pas corrigées dans le noyau isolé de trous (déjà "
+                 "dans bubblewrap, la correction ne peut pas y isoler le code) ; c'est VerifyGrades qui les note, hors "
+                 "du noyau. Réactivez-le (nbgrader_config.py, nbgrader_config_local.py : ni « c.VerifyGrades.enabled = "
+                 "False », ni VerifyGrades retiré de c.Autograde.autograde_preprocessors), puis relancez l'autograde")
 
 
 @cache
