@@ -338,12 +338,11 @@ class Course:
 
 
 # -- what running a course needs --------------------------------------------------------------
-def limits_for(exercise: Exercise, base: Limits | None = None) -> Limits:
+def limits_for(exercise: Exercise) -> Limits:
     spec = exercise.course.spec.limits
     values = {k: v for k, v in spec.model_dump().items() if v is not None}
     values["wall"] = min(values.get("wall", exercise.spec.timeout), exercise.spec.timeout)
-    merged = {**(base.__dict__ if base else {}), **values}
-    return Limits.from_dict(merged)
+    return Limits.from_dict(values)
 
 
 def available(module: str) -> bool:
