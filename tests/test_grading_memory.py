@@ -83,6 +83,16 @@ def test_the_teacher_s_peak_memory_does_not_grow_with_the_class(tmp_path):
     assert per_copy < BOUND_KIB, f"{per_copy:.1f} KiB de plus par copie ({peaks})"
 
 
+def _loaded(source, course: Course):
+    """The intake of `source`, and the bytes still allocated once it is read."""
+    tracemalloc.start()
+    try:
+        found = kinds.load(source, course)
+        return found, tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+
+
 def test_the_intake_holds_none_of_the_copies_bytes(tmp_path):
     """Reading a class chooses each copy's files and knows their digests, but keeps none of their
     bytes: they are read again when the copy is graded. Here 40 copies of 3 files of 100 KB (12 MB):
@@ -94,12 +104,7 @@ def test_the_intake_holds_none_of_the_copies_bytes(tmp_path):
             path = copies / f"eleve{k:02d}" / "exercises" / f"{exercise}.py"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(b"# " + bytes([97 + k % 26]) * 100_000 + b"\nx = 1\n")
-    tracemalloc.start()
-    try:
-        found = kinds.load(copies, course)
-        held = tracemalloc.get_traced_memory()[0]
-    finally:
-        tracemalloc.stop()
+    found, held = _loaded(copies, course)
     assert len(found.submissions) == 40 and len({s.digest for s in found.submissions}) == 26
     assert held < 2 * 1024 * 1024, f"{held // 1024} Kio gardés après la lecture des copies"
     assert found.submissions[3].files[EXERCISES[0]].startswith(b"# ddd")
@@ -126,12 +131,7 @@ def test_the_nbgrader_intake_holds_none_of_the_notebooks(tmp_path):
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(notebook_bytes(nb))
     kinds.load(root, course)  # once before measuring: what it imports and caches once is not the class
-    tracemalloc.start()
-    try:
-        found = kinds.load(root, course)
-        held = tracemalloc.get_traced_memory()[0]
-    finally:
-        tracemalloc.stop()
+    found, held = _loaded(root, course)
     assert len(found.submissions) == 40 and len({s.digest for s in found.submissions}) == 26
     assert held < 2 * 1024 * 1024, f"{held // 1024} Kio gardés après la lecture des copies"
     assert b"# ddd" in found.submissions[3].files[EXERCISES[0]]
