@@ -21,7 +21,7 @@ from trous.core import Course
 from trous.core import blanks as blanks_mod
 from trous.grade.engine import Grader, GraderError
 from trous.core.grades import FAILED
-from trous.core.judge import Verdict
+from trous.core.judge import Verdict, judge_test
 from trous.sandbox.pool import RunnerPool
 
 HEADER = "import math\n\nimport pytest\n\nfrom trous.spec import SOLUTION, StudentError, blank, expect, variant\n\n"
@@ -171,7 +171,7 @@ def test_a_value_the_test_cannot_read_is_the_copys_failure(grader):
     assert result.score == 0
     [outcome] = [o for o in seen if o.test.blank == "scores"]
     assert (outcome.outcome, outcome.cause) == ("failed", "reading")  # the student's, not a bug of the grader
-    assert outcome.verdict().reason == ("vérification cachée « le score de « toux » face à elle-même est le plus "
+    assert judge_test(outcome).reason == ("vérification cachée « le score de « toux » face à elle-même est le plus "
                                         "grand » : ce que donne ton code ne permet pas de la vérifier (TypeError)")
 
 
@@ -186,7 +186,7 @@ def poids_grade(grader, otherwise: str):
                              "04_distance", "poids")
     finally:
         grader.observe = None
-    said = {o.test.description: o.verdict().reason for o in seen if o.test.blank == "poids"}
+    said = {o.test.description: judge_test(o).reason for o in seen if o.test.blank == "poids"}
     return result, said
 
 
@@ -400,7 +400,7 @@ def test_qui_tue_son_processus(eleve):
     grader = Grader(course, pool)
     seen: dict[tuple[str, str], str] = {}
     grader.observe = lambda student, outcome: seen.setdefault(
-        (student, outcome.test.name), (outcome.verdict() or Verdict(True)).reason)
+        (student, outcome.test.name), (judge_test(outcome) or Verdict(True)).reason)
     started = time.monotonic()
     try:
         grader.compute_references()
@@ -456,7 +456,7 @@ def test_cache_du_nouveau_vecteur(eleve):
         grade = grader.grade("eleve", {"01_toux": splice(course, "01_toux", "nouveau", "0")})
         assert next(b for b in grade.exercise("01_toux").blanks if b.id == "nouveau").score == 0
         public = next(o for o in seen if not o.test.hidden)
-        assert public.verdict().reason == "vérification « le nouveau vecteur vaut [0,79 ; 0,79] » : ne passe pas"
+        assert judge_test(public).reason == "vérification « le nouveau vecteur vaut [0,79 ; 0,79] » : ne passe pas"
         assert next(o for o in seen if o.test.blank == "nouveau" and o.test.hidden).outcome == "passed"
     finally:
         grader.close()

@@ -22,7 +22,6 @@ import pytest
 
 from ..check.selfcheck import plan_units
 from ..core.analysis import analyse_path, analyse_source
-from ..core.checks import Check
 from ..core.course import Course, Exercise, limits_for, memory_bound
 from ..core.judge import OPEN, judge
 from ..core.protocol import Job, Limits, Unit
@@ -30,7 +29,8 @@ from ..core.source import Source, read
 from ..sandbox import backend as sandbox_mod
 from ..sandbox.pool import RunnerPool
 from ..grade.eleve import Eleve
-from ..grade.pytest_graders import BACKEND, PATIENCE, CpuBudget, TestInfo, role
+from ..core.checks import Check, TestInfo
+from ..grade.pytest_graders import BACKEND, PATIENCE, CpuBudget, role
 from ..outputs.exports import french_number as _points
 
 

@@ -34,7 +34,8 @@ from ..core.encode import encode
 from ..core.protocol import OK, Job, Probe, Unit, UnitResult
 from ..core.source import Source, read
 from ..grade.engine import Grader, GraderError
-from ..grade.testworker import Outcome, has_tests
+from ..core.checks import TestResult
+from ..grade.testworker import has_tests
 from ..sandbox.pool import RunnerPool
 from . import observe
 from .mutants import (AS_INT, AS_LIST, EXAMPLE, FAMILIES, HARD_CODED, HARD_CODED_LABELS, KIND, PASTED,
@@ -462,7 +463,7 @@ class _Examination:
         """The right answer written another way (the grader module's EQUIVALENT_MUTANTS)."""
         return _normal(mutant.fill) in self.equivalents[mutant.exercise].get(self._blank_id(mutant), set())
 
-    def _on_test(self, student: str, outcome: Outcome) -> None:
+    def _on_test(self, student: str, outcome: TestResult) -> None:
         """Told by the engine of each test function's outcome on each generated copy."""
         kind, mutant = self.plan[student]
         if kind != "mutant" or not outcome.ran or outcome.outcome not in ("passed", "failed"):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..grade.testworker import TestFunctions, has_tests
 from ..core.protocol import Unit
 from ..core.course import limits_for
+from ..core.judge import judge_test
 from .selfcheck import FAILED, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED, WAITING, BlankResult
 
 COURSE_FAULT = "une vérification de l'exercice ne fonctionne pas (erreur du cours, pas la tienne) : {what}"
@@ -39,7 +40,7 @@ def apply(runner, exercise, analysis, result) -> None:
                     if outcome.outcome == "bug":
                         result.notes.append(COURSE_FAULT.format(what=outcome.test.label))
                         continue
-                    verdict = outcome.verdict()
+                    verdict = judge_test(outcome)
                     if verdict is not None and not verdict.ok:
                         _fail(blank, verdict)
     finally:

@@ -1,4 +1,6 @@
-"""The small language of checks, shared by public checks (exercises/) and hidden graders (graders/).
+"""The check model: what is checked of a blank, in public checks (exercises/) and hidden graders
+(graders/). Two kinds of item, judged by one judge (judge.py), in the self-check as in the grade: a
+declared expectation (`Expect`) and a test function (`TestInfo`, with what one run of it did: `TestResult`).
 
 A check module is ordinary Python that pytest collects (the trous plugin turns each `Check` into a
 test item). It declares, per blank, expressions to evaluate in the student's program and what to expect:
@@ -8,7 +10,7 @@ test item). It declares, per blank, expressions to evaluate in the student's pro
         expect("scores", SOLUTION, variants=[variant("autres", x="[[2, 1]]")]),  # graders: the solution's
     )
 
-Values come back as JSON and are compared here, outside the student's process; a variant replaces
+Values come back as JSON and are compared outside the student's process; a variant replaces
 top-level assignments (`x = ...`) before the program runs. A plain pytest test tied to a blank by
 `@pytest.mark.trou("somme_exp", points=1)` asks values with the `eleve` fixture, which raises
 `StudentError` when the student's code raises, `StudentStopped` when it cannot answer at all.
@@ -19,11 +21,12 @@ from __future__ import annotations
 import importlib.util
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from .encode import encode
+from .protocol import ErrorInfo
 
 
 class _Solution:
@@ -137,6 +140,77 @@ def load_module(path: str | Path, package: str = "trous_checks"):
 
 def load_checks(path: str | Path) -> list[Check]:
     return checks_in(vars(load_module(path)))
+
+
+# -- test functions: the other kind of item ----------------------------------------------------------
+@dataclass(frozen=True)
+class TestInfo:
+    """A test function of a course's test file, as grading sees it (collected by the graders' pytest
+    plugin; the engine's worker sends it as JSON)."""
+
+    __test__ = False  # not a test class, whatever pytest thinks of its name
+
+    nodeid: str
+    path: str  # relative to the course's root
+    name: str  # the item's name (with its parameters' ids)
+    exercise: str | None
+    blank: str | None
+    hidden: bool
+    description: str  # French: what a student reads of it (never its parameters)
+    problem: str | None = None  # why grading refuses it
+
+    @property
+    def label(self) -> str:
+        return f"{'vérification cachée' if self.hidden else 'vérification'} « {self.description} »"
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> "TestInfo":
+        return cls(**{k: data.get(k) for k in cls.__dataclass_fields__})
+
+
+# The student's code gave no answer for one of these: a matter of this run, not of the program.
+TRANSIENT = ("timeout", "crash", "skipped", "start", "channel", "output", "protocol", "files")
+
+
+@dataclass
+class TestResult:
+    """What one run of a test function did, on the reference or on a copy (judge.judge_test reads it)."""
+
+    __test__ = False
+
+    test: TestInfo
+    outcome: str  # "passed", "failed", "skipped" or "bug"
+    cause: str = ""  # failed: "assert", "student", "stopped", "reading", "overrun"; bug: "bug"
+    info: dict = field(default_factory=dict)
+    detail: str = ""  # for the teacher: pytest's own report of the failure
+    asked: int = 0
+    ran: bool = True  # False: not run, the program having already hung or crashed, or no time left
+    cpu: float = 0.0  # seconds of CPU the test used in its worker
+
+    @classmethod
+    def of(cls, test: TestInfo, done: dict) -> "TestResult":
+        info = done.get("info") if isinstance(done.get("info"), dict) else {}
+        cpu = done.get("cpu")
+        return cls(test, str(done.get("outcome", "bug")), str(done.get("cause", "")), info,
+                   str(done.get("detail", "")), int(done.get("asked") or 0),
+                   cpu=float(cpu) if type(cpu) in (int, float) and cpu >= 0 else 0.0)
+
+    @classmethod
+    def stopped(cls, test: TestInfo, error: ErrorInfo | None) -> "TestResult":
+        """Not run: the program already stopped on `error`."""
+        error = error or ErrorInfo("skipped", message="non exécuté")
+        return cls(test, "failed", "stopped", {"kind": error.kind, "message": error.message, "line": error.line,
+                                               "type": error.type}, ran=False)
+
+    @property
+    def definitive(self) -> bool:
+        """The same program would give the same result again (worth keeping for another copy)."""
+        if self.outcome == "bug" or self.cause == "overrun":
+            return False
+        return not (self.cause == "stopped" and self.info.get("kind") in TRANSIENT)
 
 
 # -- what `eleve(...)` raises in a test function ---------------------------------------------------

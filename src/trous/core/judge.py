@@ -1,13 +1,16 @@
-"""The judge: does one expectation hold on what a run of the student's program gave back, and what
-may a page say of it. The self-check and the grade both call it: « juste » means the same in both."""
+"""The judge: does one item of the check model (checks.py) hold on the student's program, and what may
+a page say of it: an expectation, on what a run gave back (`judge`); a test function, on what its run
+did (`judge_test`). The self-check and the grade both call it: « juste » means the same in both."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from .protocol import CRASH, SKIPPED, TIMEOUT, ProbeResult, UnitResult
+from .protocol import CRASH, SKIPPED, TIMEOUT, ErrorInfo, ProbeResult, UnitResult
 from . import compare, glosses
-from .checks import Expect
+from .checks import Expect, TestResult
+from .wording import seconds
 
 
 @dataclass(frozen=True)
@@ -169,3 +172,52 @@ def _unanswered(name: str, unit: UnitResult, probe: ProbeResult, say: Disclosure
 
 def in_context(context: str, text: str) -> str:
     return f"{context} : {text}" if context else text
+
+
+# How a failed test reads to the student (hidden tests: never a value, never a message of the code).
+SAID = {
+    "assert": "ne passe pas",
+    "reading": "ce que donne ton code ne permet pas de la vérifier ({type})",
+}
+
+
+def judge_test(result: TestResult, line: Callable[[int | None], int | None] = lambda n: n) -> Verdict | None:
+    """Did a test function hold on the student's program, and what may a page say of it (None: skipped,
+    it says nothing). `line` places a line of the program graded in the student's own file."""
+    if result.outcome == "passed":
+        return Verdict(True)
+    if result.outcome == "skipped":
+        return None
+    label = result.test.label
+    if result.outcome == "bug":  # on a copy: the test passes on the reference, these values took it elsewhere
+        return Verdict(False, f"{label} : le test n'a pas pu se servir de ce que donne ton code", kind="error")
+    if result.cause == "overrun":  # past its own bounds on the copy's values
+        kind, spent = result.info.get("kind"), seconds(result.info.get("seconds"))
+        said = ("a manqué de mémoire sur ce que donne ton code" if kind == "memory" else
+                f"n'a pas fini sur ce que donne ton code (plus de {spent} de calcul)" if kind == "time" else
+                "n'a pas fini sur ce que donne ton code (son processus a dû être arrêté)")
+        return Verdict(False, f"{label} : le test {said}", kind="error")
+    if result.cause == "student":
+        where = line(result.info.get("line"))
+        said = f"ton code lève {result.info.get('type') or 'une erreur'}" + (f" (ligne {where})" if where else "")
+        return Verdict(False, f"{label} : {said}", where)
+    if result.cause == "stopped":
+        error = ErrorInfo(kind=str(result.info.get("kind") or "crash"), type=str(result.info.get("type") or ""),
+                          message=str(result.info.get("message") or ""), line=line(result.info.get("line")))
+        return Verdict(False, f"{label} : {describe_error(error, message=False)}", error.line)
+    said = SAID.get(result.cause, SAID["assert"]).format(type=result.info.get("type") or "erreur")
+    return Verdict(False, f"{label} : {said}", kind="value" if result.cause == "assert" else "error")
+
+
+def incident(result: TestResult) -> str | None:
+    """For the teacher, on a copy: a test that did not behave as on the reference (None: it did)."""
+    where = f"{result.test.path}::{result.test.name} (trou « {result.test.blank} »)"
+    if result.outcome == "bug":
+        last = [line for line in result.detail.splitlines() if line.strip()][-3:]
+        return (f"{where} : erreur du test lui-même sur cette copie, alors qu'il passe sur la solution — "
+                f"compté faux pour la copie ; à vérifier : {' | '.join(last) or result.cause}")
+    if result.cause == "overrun":
+        said = {"memory": "a manqué de mémoire", "time": f"a dépassé {seconds(result.info.get('seconds'))} de calcul"
+                }.get(result.info.get("kind"), str(result.info.get("message") or "n'a pas fini"))
+        return f"{where} : {said} sur cette copie (compté faux pour elle)"
+    return None

@@ -21,6 +21,13 @@ def count(n: float, singular: str, plural_form: str | None = None) -> str:
     return f"{shown.replace('.', ',')} {plural(n, singular, plural_form)}"
 
 
+def seconds(value) -> str:
+    """A number of seconds in French (« 2 s », « 0,5 s »)."""
+    if type(value) not in (int, float):
+        return "?"
+    return f"{value:.0f} s" if value == int(value) else f"{value:.1f} s".replace(".", ",")
+
+
 def _plural_word(word: str) -> str:
     # Enough for the words trous writes; articles and prepositions stay as they are.
     if word in ("de", "à", "en", "du", "la", "le", "des", "sur", "au", "par") or not word[:1].isalpha():

@@ -35,16 +35,16 @@ from ..core import blanks as blanks_mod
 from ..core import compare
 from ..core import flow as flow_mod
 from ..core.analysis import Analysis, analyse_bytes
-from ..core.checks import Check, Expect, load_checks
+from ..core.checks import Check, Expect, TestInfo, TestResult, load_checks
 from ..core.course import Course, Exercise, limits_for, preload_for
 from ..core.course import available as _available
 from ..core.grades import ERROR, FAILED, MISSING, PASSED, UNFILLED, BlankGrade, ExerciseGrade, SubmissionGrade
-from ..core.judge import Verdict, describe_error, disclosure, is_blank_name_error, judge
+from ..core.judge import Verdict, describe_error, disclosure, incident, is_blank_name_error, judge, judge_test
 from ..core.protocol import CRASH, OK, SKIPPED, TIMEOUT, ErrorInfo, Job, Limits, Probe, ProbeResult, Unit, UnitResult
 from ..core.source import read
 from ..sandbox.pool import RunnerPool
-from .testworker import Clock, Outcome, TestFunctions, seconds
-from .pytest_graders import TestInfo
+from ..core.wording import seconds
+from .testworker import Clock, TestFunctions
 
 WHOLE_FILE_NOTE = ("tu as modifié le code en dehors des trous : l'exercice est noté en exécutant ton fichier "
                    "entier (un trou faux peut alors en entraîner d'autres)")
@@ -142,7 +142,7 @@ class _TestPlan:
     blank: int
     group: str  # the process key of those units
     tests: list[TestInfo]
-    outcomes: list[Outcome] = field(default_factory=list)
+    outcomes: list[TestResult] = field(default_factory=list)
 
 
 @dataclass
@@ -234,7 +234,7 @@ class Grader:
         self.memo = Memo(MEMO_BYTES, LARGEST)
         self._broken: str | None = None  # why the references cannot be computed
         # Told each test function's outcome on each copy: the doctor counts which mutants each test refuses.
-        self.observe: Callable[[str, Outcome], None] | None = None
+        self.observe: Callable[[str, TestResult], None] | None = None
         for exercise in self.exercises:
             self.checks[exercise.id] = self._load_checks(exercise)
             try:
@@ -467,9 +467,9 @@ class Grader:
             for outcome in (o for test_plan in plan.tests for o in test_plan.outcomes):
                 if self.observe is not None:
                     self.observe(student, outcome)
-                incident = outcome.incident()
-                if incident is not None:  # the test passes on the reference: this copy's values did it
-                    grade.incidents.append(f"{plan.exercise.id} : {incident}")
+                said = incident(outcome)
+                if said is not None:  # the test passes on the reference: this copy's values did it
+                    grade.incidents.append(f"{plan.exercise.id} : {said}")
         return grade
 
     def _exercise_grade(self, plan: _ExercisePlan, planned: list[_Planned], results: list[UnitResult]) -> ExerciseGrade:
@@ -512,7 +512,7 @@ class Grader:
         for test_plan in plan.tests:
             line = (lambda n, i=test_plan.blank: analysis.line_of(i) if n else None) if spliced else (lambda n: n)
             for outcome in test_plan.outcomes:
-                verdict = outcome.verdict(line)
+                verdict = judge_test(outcome, line)
                 if verdict is not None:
                     verdicts.setdefault(test_plan.blank, []).append((None, verdict))
         if plan.mode == "whole_file":
@@ -739,7 +739,7 @@ class Grader:
         not when those found it hanging or crashing (the tests would cost that time again for nothing)."""
         stopped = next((r for r in unit_results if r is not None and r.status in (TIMEOUT, CRASH, SKIPPED)), None)
         if stopped is not None:
-            plan.outcomes = [Outcome.stopped(t, stopped.error) for t in plan.tests]
+            plan.outcomes = [TestResult.stopped(t, stopped.error) for t in plan.tests]
             return
         digest = hashlib.sha256(unit.source.encode())
         digest.update("\0".join((unit.filename, repr(unit.wall), repr(sorted(limits.__dict__.items())),
@@ -747,10 +747,10 @@ class Grader:
         key = ("tests", digest.hexdigest())
         if self.memo.get(key) is None and clock.left() <= 0.05:
             error = ErrorInfo("skipped", message=self._spent_message())
-            plan.outcomes = [Outcome.stopped(t, error) for t in plan.tests]
+            plan.outcomes = [TestResult.stopped(t, error) for t in plan.tests]
             return
 
-        def run() -> tuple[list[Outcome], int | None]:
+        def run() -> tuple[list[TestResult], int | None]:
             with self.pool.session(Unit(unit.source, unit.filename, wall=unit.wall), limits) as session:
                 outcomes = self.tests.run(plan.tests, session, clock, self._spent_message(), value_kb=limits.value_kb)
             kept = all(o.definitive for o in outcomes)

@@ -20,12 +20,11 @@ import functools
 import inspect
 import resource
 import signal
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import pytest
 
-from ..core.checks import Check, GraderMistake, StudentError, StudentStopped, checks_in
+from ..core.checks import Check, GraderMistake, StudentError, StudentStopped, TestInfo, checks_in
 from ..core.course import Course, CourseError, Exercise, memory_bound
 from ..core.wording import count, plural
 from .eleve import Eleve
@@ -40,34 +39,6 @@ CAUSE = pytest.StashKey[tuple]()
 # Who answers `eleve`: an object with `eleve(info, path) -> Eleve`, set by the engine's worker or by
 # author/copie.py's plugin (which this one never imports).
 BACKEND = pytest.StashKey[object]()
-
-
-@dataclass(frozen=True)
-class TestInfo:
-    """A test function of a course's test file, as grading sees it (the engine's worker sends it as
-    JSON; author/copie.py's runner is given it)."""
-
-    __test__ = False  # not a test class, whatever pytest thinks of its name
-
-    nodeid: str
-    path: str  # relative to the course's root
-    name: str  # the item's name (with its parameters' ids)
-    exercise: str | None
-    blank: str | None
-    hidden: bool
-    description: str  # French: what a student reads of it (never its parameters)
-    problem: str | None = None  # why grading refuses it
-
-    @property
-    def label(self) -> str:
-        return f"{'vérification cachée' if self.hidden else 'vérification'} « {self.description} »"
-
-    def to_json(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict) -> "TestInfo":
-        return cls(**{k: data.get(k) for k in cls.__dataclass_fields__})
 
 
 def skip_reason(report) -> str:

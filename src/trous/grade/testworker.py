@@ -44,7 +44,7 @@ import time
 import weakref
 from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -52,11 +52,11 @@ from _pytest.runner import runtestprotocol  # to run one item on demand
 
 from ..core import wire
 from ..core.course import Course, Exercise, memory_bound
-from ..core.judge import Verdict, describe_error
-from ..core.protocol import SKIPPED, ErrorInfo, Limits, UnitResult
+from ..core.checks import TestInfo, TestResult
+from ..core.protocol import SKIPPED, Limits, UnitResult
 from ..core.wire import Bounds
 from .eleve import Eleve
-from .pytest_graders import BACKEND, CAUSE, INFO, PATIENCE, CpuBudget, TestInfo, limit_memory, skip_reason
+from .pytest_graders import BACKEND, CAUSE, INFO, PATIENCE, CpuBudget, limit_memory, skip_reason
 
 START_TIMEOUT = 120.0
 # A line from the worker: a question's variables (eleve.MAX_TEXT each) or a test's report.
@@ -425,94 +425,6 @@ def drop_ahead() -> None:
 # -- the engine's view: outcomes, and the tests of each blank --------------------------------------
 # CPU seconds a test may use on a copy: this many times what it used on the reference, within these.
 CPU_FACTOR, CPU_FLOOR = 20.0, 5.0
-# How a failed test reads to the student (hidden tests: never a value, never a message of the code).
-SAID = {
-    "assert": "ne passe pas",
-    "reading": "ce que donne ton code ne permet pas de la vérifier ({type})",
-}
-# The student's code gave no answer for one of these: a matter of this run, not of the program.
-TRANSIENT = ("timeout", "crash", "skipped", "start", "channel", "output", "protocol", "files")
-
-
-@dataclass
-class Outcome:
-    test: TestInfo
-    outcome: str  # "passed", "failed", "skipped" or "bug"
-    cause: str = ""  # failed: "assert", "student", "stopped", "reading", "overrun"; bug: "bug"
-    info: dict = field(default_factory=dict)
-    detail: str = ""  # for the teacher: pytest's own report of the failure
-    asked: int = 0
-    ran: bool = True  # False: not run, the program having already hung or crashed, or no time left
-    cpu: float = 0.0  # seconds of CPU the test used in its worker
-
-    @classmethod
-    def of(cls, test: TestInfo, done: dict) -> "Outcome":
-        info = done.get("info") if isinstance(done.get("info"), dict) else {}
-        cpu = done.get("cpu")
-        return cls(test, str(done.get("outcome", "bug")), str(done.get("cause", "")), info,
-                   str(done.get("detail", "")), int(done.get("asked") or 0),
-                   cpu=float(cpu) if type(cpu) in (int, float) and cpu >= 0 else 0.0)
-
-    @classmethod
-    def stopped(cls, test: TestInfo, error: ErrorInfo | None) -> "Outcome":
-        error = error or ErrorInfo("skipped", message="non exécuté")
-        return cls(test, "failed", "stopped", {"kind": error.kind, "message": error.message, "line": error.line,
-                                               "type": error.type}, ran=False)
-
-    @property
-    def definitive(self) -> bool:
-        """The same program would give the same outcome again (worth keeping for another copy)."""
-        if self.outcome == "bug" or self.cause == "overrun":
-            return False
-        return not (self.cause == "stopped" and self.info.get("kind") in TRANSIENT)
-
-    def verdict(self, line: Callable[[int | None], int | None] = lambda n: n) -> Verdict | None:
-        """What the blank's grade says of this test (None: skipped, it says nothing)."""
-        if self.outcome == "passed":
-            return Verdict(True)
-        if self.outcome == "skipped":
-            return None
-        label = self.test.label
-        if self.outcome == "bug":  # on a copy: the test passes on the reference, these values took it elsewhere
-            return Verdict(False, f"{label} : le test n'a pas pu se servir de ce que donne ton code", kind="error")
-        if self.cause == "overrun":  # past its own bounds on the copy's values
-            kind, spent = self.info.get("kind"), seconds(self.info.get("seconds"))
-            said = ("a manqué de mémoire sur ce que donne ton code" if kind == "memory" else
-                    f"n'a pas fini sur ce que donne ton code (plus de {spent} de calcul)" if kind == "time" else
-                    "n'a pas fini sur ce que donne ton code (son processus a dû être arrêté)")
-            return Verdict(False, f"{label} : le test {said}", kind="error")
-        if self.cause == "student":
-            where = line(self.info.get("line"))
-            said = f"ton code lève {self.info.get('type') or 'une erreur'}" + (f" (ligne {where})" if where else "")
-            return Verdict(False, f"{label} : {said}", where)
-        if self.cause == "stopped":
-            error = ErrorInfo(kind=str(self.info.get("kind") or "crash"), type=str(self.info.get("type") or ""),
-                              message=str(self.info.get("message") or ""), line=line(self.info.get("line")))
-            return Verdict(False, f"{label} : {describe_error(error, message=False)}", error.line)
-        said = SAID.get(self.cause, SAID["assert"]).format(type=self.info.get("type") or "erreur")
-        return Verdict(False, f"{label} : {said}", kind="value" if self.cause == "assert" else "error")
-
-    def incident(self) -> str | None:
-        """For the teacher, on a copy: a test that did not behave as on the reference (None: it did)."""
-        where = f"{self.test.path}::{self.test.name} (trou « {self.test.blank} »)"
-        if self.outcome == "bug":
-            last = [line for line in self.detail.splitlines() if line.strip()][-3:]
-            return (f"{where} : erreur du test lui-même sur cette copie, alors qu'il passe sur la solution — "
-                    f"compté faux pour la copie ; à vérifier : {' | '.join(last) or self.cause}")
-        if self.cause == "overrun":
-            said = {"memory": "a manqué de mémoire", "time": f"a dépassé {seconds(self.info.get('seconds'))} de calcul"
-                    }.get(self.info.get("kind"), str(self.info.get("message") or "n'a pas fini"))
-            return f"{where} : {said} sur cette copie (compté faux pour elle)"
-        return None
-
-
-def seconds(value) -> str:
-    """A number of seconds in French (« 2 s », « 0,5 s »)."""
-    if type(value) not in (int, float):
-        return "?"
-    return f"{value:.0f} s" if value == int(value) else f"{value:.1f} s".replace(".", ",")
-
-
 def has_tests(path: Path) -> bool:
     """Does this check module hold test functions or classes, as pytest collects them (top-level
     `def test…`, `class Test…`, or such names imported)? Read, not imported."""
@@ -594,7 +506,7 @@ class TestFunctions:
         return self.by_blank.get((exercise_id, blank_id), [])
 
     def run(self, tests: list[TestInfo], session, clock: Clock | None = None, spent_message: str = "", *,
-            reference: bool = False, value_kb: int | None = None) -> list[Outcome]:
+            reference: bool = False, value_kb: int | None = None) -> list[TestResult]:
         """Run `tests` in a worker, their questions answered by `session`, each from a fresh run of
         the program, within what `clock` has left (None: no copy's budget). On the reference, a failure
         of any kind is the test's (outcome "bug"); on a copy, a test past its bounds or a worker that
@@ -609,13 +521,13 @@ class TestFunctions:
                     worker = self.workers.take()
                 cpu = PATIENCE if reference else self.cpu_budget(test)
                 try:
-                    outcome = Outcome.of(test, worker.run(test.nodeid, _asker(session, clock, spent_message, test.hidden),
+                    outcome = TestResult.of(test, worker.run(test.nodeid, _asker(session, clock, spent_message, test.hidden),
                                                           PATIENCE, cpu=cpu, value_kb=value_kb))
                 except WorkerFailed as exc:
                     self.workers.give(worker)  # dead or killed: the pool replaces it
                     worker = None
-                    outcome = (Outcome(test, "bug", "bug", detail=str(exc)) if reference else
-                               Outcome(test, "failed", "overrun", {"kind": "worker", "message": exc.why}, str(exc)))
+                    outcome = (TestResult(test, "bug", "bug", detail=str(exc)) if reference else
+                               TestResult(test, "failed", "overrun", {"kind": "worker", "message": exc.why}, str(exc)))
                 if outcome.cause == "overrun":
                     outcome.info.setdefault("seconds", cpu)
                 if reference:
