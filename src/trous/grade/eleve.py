@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from ..core import compare
 from ..core.checks import GraderMistake, StudentError, StudentStopped
 from ..core.protocol import ErrorInfo, ProbeResult, UnitResult
 
@@ -88,50 +89,44 @@ def _expression(value: Any, name: str, depth: int) -> str:
 
 # -- the student's values, as plain data for the test -----------------------------------------------
 def as_value(data: Any) -> Any:
-    """JSON data from the sandbox as Python values: NumPy arrays (of numbers) as arrays again,
-    NaN and infinities as floats, an object that is not data as an `Unknown`."""
-    if isinstance(data, list):
-        return [as_value(v) for v in data]
-    if isinstance(data, dict):
-        if set(data) == {"$float"}:
-            return float(data["$float"])
-        if set(data) == {"$type"}:
-            return Unknown(str(data["$type"]))
-        if set(data) == {"$complex"} and isinstance(data["$complex"], list) and len(data["$complex"]) == 2:
-            real, imag = (as_value(v) for v in data["$complex"])
-            if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (real, imag)):
-                return complex(real, imag)
-            return Unknown("complex")
-        if set(data) == {"$nd"} and isinstance(data["$nd"], dict):
-            return _array(data["$nd"])
-        return {k: as_value(v) for k, v in data.items()}
-    return data
+    """JSON data from the sandbox (checked by core/wire.py on its way in, read by the judge's own
+    decoder) as Python values: NumPy arrays of numbers as arrays again, NaN and infinities as floats,
+    an object that is not data as an `Unknown`."""
+    return _rebuilt(compare.decode(data, arrays=True))
 
 
-def _array(data: dict):
-    """An array rebuilt from the values it carries, never from the shape it claims (a shape whose
-    size is not the number of values gives an `Unknown`)."""
-    raw_shape = data.get("s")
-    if type(raw_shape) is not list or not all(type(n) is int and n >= 0 for n in raw_shape) or len(raw_shape) > 32:
+def _rebuilt(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_rebuilt(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _rebuilt(v) for k, v in value.items()}
+    if isinstance(value, compare.Opaque):  # equal by type name in the judge; here equal to nothing
+        return Unknown(value.type_name)
+    if isinstance(value, compare.Array):
+        return _array(value)
+    return value
+
+
+def _array(array: compare.Array):
+    """An array rebuilt from the values it carries (a summary, which carries none, is an `Unknown`)."""
+    if array.values is None:
         return Unknown("tableau NumPy")
-    shape = tuple(raw_shape)
-    values = as_value(data.get("v"))
-    kind = str(data.get("k", "O"))[:1]
+    values = _rebuilt(array.values)
     try:
         import numpy as _np  # noqa: PLC0415 - only when a value needs it (see the imports)
     except ImportError:  # pragma: no cover - exercised only without numpy
         return values
-    dtype = {"b": bool, "i": _np.int64, "u": _np.uint64, "f": _np.float64}.get(kind)
+    dtype = {"b": bool, "i": _np.int64, "u": _np.uint64, "f": _np.float64}.get(array.kind)
     try:
         if dtype is not None:
-            return _np.array(values, dtype=dtype).reshape(shape)
-        flat = _flatten(values, len(shape))
-        if flat is None or len(flat) != math.prod(shape):
+            return _np.array(values, dtype=dtype).reshape(array.shape)
+        flat = _flatten(values, len(array.shape))
+        if flat is None or len(flat) != math.prod(array.shape):
             return Unknown("tableau NumPy")
-        array = _np.empty(len(flat), dtype=object)
+        rebuilt = _np.empty(len(flat), dtype=object)
         for i, item in enumerate(flat):
-            array[i] = item
-        return array.reshape(shape)
+            rebuilt[i] = item
+        return rebuilt.reshape(array.shape)
     except (ValueError, TypeError, IndexError, OverflowError):
         return Unknown("tableau NumPy")
 
