@@ -590,10 +590,6 @@ def coverage_message(blank_id: str, found: list[Gap]) -> str:
     items = said[:MAX_SHOWN_ITEMS]
     more = f" (et {len(said) - MAX_SHOWN_ITEMS} autre(s))" if len(said) > MAX_SHOWN_ITEMS else ""
     inputs = sorted({name for g in found for name in g.world.inputs})
-    worlds = []
-    for g in found:
-        if g.world.what not in worlds:
-            worlds.append(g.world.what)
     how = (f" — par exemple en remplaçant aussi {', '.join(inputs)}, comme le fait le correcteur caché"
            if inputs else "")
     return (f"le correcteur caché essaie le trou « {blank_id} » sur ce qu'aucune de ses vérifications publiques "
