@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 from ..core.compare import Array, Opaque, decode
-from .observe import _eligible, swapped, unparsed
+from .observe import _eligible, parse, swapped, unparsed
 
 MAX_PER_BLANK = 60
 
@@ -337,9 +337,8 @@ def mutants(fill: str, facts: dict | None = None) -> list[Candidate]:
     """The fill's mutants, deduplicated, at most MAX_PER_BLANK (the families taken in turn, so that
     a long fill's many operators do not crowd out its axes and bounds). `facts`: what observe.py saw
     of each of the fill's sub-expressions, by position ({k: {feature: values}})."""
-    try:
-        tree = ast.parse(fill.strip(), mode="eval")
-    except SyntaxError:
+    tree = parse(fill)
+    if tree is None:
         return []
     known = _Facts(tree, facts)
     # Names of values only: swapping a function or a module for a variable is no plausible mistake.
