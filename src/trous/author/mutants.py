@@ -20,6 +20,7 @@ import copy
 import math
 import re
 from collections.abc import Iterator
+from itertools import zip_longest
 from typing import NamedTuple
 
 from ..core.compare import Array, Opaque, decode
@@ -369,13 +370,8 @@ def _take(items: list[Candidate], limit: int) -> list[Candidate]:
     """At most `limit` items, taking one of each family in turn (in the order they were found)."""
     if len(items) <= limit:
         return items
-    queues = {f: [c for c in items if c.family == f] for f in FAMILIES}
-    chosen: list[Candidate] = []
-    while len(chosen) < limit:
-        for queue in queues.values():
-            if queue and len(chosen) < limit:
-                chosen.append(queue.pop(0))
-    keep = set(map(id, chosen))
+    turns = zip_longest(*([c for c in items if c.family == f] for f in FAMILIES))
+    keep = {id(c) for c in [c for turn in turns for c in turn if c is not None][:limit]}
     return [c for c in items if id(c) in keep]
 
 
