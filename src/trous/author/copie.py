@@ -15,6 +15,7 @@ fresh run of the program); a declaration, or another blank, closes it first.
 from __future__ import annotations
 
 import os
+from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
 
@@ -70,7 +71,8 @@ class Native:
         self.copy = config.getoption("copie", None)
         self.mode = _mode(config)
         self.pool: RunnerPool | None = None
-        self.open = None  # (key, context manager, session)
+        self.open = None  # (key, session), its context held by self.held
+        self.held = ExitStack()
         self.graders: dict[Path, object] = {}  # course root → Grader (--copie)
         self.submissions: dict[Path, object] = {}  # course root → the copy's Submission
         self.courses: dict[Path, Course] = {}  # the courses whose tests ran
@@ -83,19 +85,16 @@ class Native:
         return self.pool
 
     def _close_session(self) -> None:
-        if self.open is not None:
-            _, context, _ = self.open
-            self.open = None
-            context.__exit__(None, None, None)
+        self.open = None
+        self.held.close()
 
     def _session(self, course: Course, program: str, filename: str, limits: Limits):
         key = (program, filename, limits)
-        if self.open is not None and self.open[0] == key:
-            return self.open[2]
-        self._close_session()
-        context = self._pool(course).session(Unit(program, filename, wall=limits.wall), limits)
-        self.open = (key, context, context.__enter__())
-        return self.open[2]
+        if self.open is None or self.open[0] != key:
+            self._close_session()
+            session = self._pool(course).session(Unit(program, filename, wall=limits.wall), limits)
+            self.open = (key, self.held.enter_context(session))
+        return self.open[1]
 
     def close(self) -> None:
         self._close_session()

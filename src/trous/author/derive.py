@@ -22,6 +22,7 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass
+from itertools import accumulate
 
 from ..core.blanks import BLANK, TokenizeError, align, find_blanks
 
@@ -68,10 +69,7 @@ class _Marker:
 
 
 def _offsets(text: str) -> list[int]:
-    starts = [0]
-    for line in text.splitlines(keepends=True):
-        starts.append(starts[-1] + len(line))
-    return starts
+    return list(accumulate(map(len, text.splitlines(keepends=True)), initial=0))
 
 
 def markers(text: str) -> list[_Marker]:

@@ -20,10 +20,11 @@ import copy
 import math
 import re
 from collections.abc import Iterator
+from itertools import zip_longest
 from typing import NamedTuple
 
 from ..core.compare import Array, Opaque, decode
-from .observe import _eligible, swapped, unparsed
+from .observe import _eligible, parse, swapped, unparsed
 
 MAX_PER_BLANK = 60
 
@@ -337,9 +338,8 @@ def mutants(fill: str, facts: dict | None = None) -> list[Candidate]:
     """The fill's mutants, deduplicated, at most MAX_PER_BLANK (the families taken in turn, so that
     a long fill's many operators do not crowd out its axes and bounds). `facts`: what observe.py saw
     of each of the fill's sub-expressions, by position ({k: {feature: values}})."""
-    try:
-        tree = ast.parse(fill.strip(), mode="eval")
-    except SyntaxError:
+    tree = parse(fill)
+    if tree is None:
         return []
     known = _Facts(tree, facts)
     # Names of values only: swapping a function or a module for a variable is no plausible mistake.
@@ -370,13 +370,8 @@ def _take(items: list[Candidate], limit: int) -> list[Candidate]:
     """At most `limit` items, taking one of each family in turn (in the order they were found)."""
     if len(items) <= limit:
         return items
-    queues = {f: [c for c in items if c.family == f] for f in FAMILIES}
-    chosen: list[Candidate] = []
-    while len(chosen) < limit:
-        for queue in queues.values():
-            if queue and len(chosen) < limit:
-                chosen.append(queue.pop(0))
-    keep = set(map(id, chosen))
+    turns = zip_longest(*([c for c in items if c.family == f] for f in FAMILIES))
+    keep = {id(c) for c in [c for turn in turns for c in turn if c is not None][:limit]}
     return [c for c in items if id(c) in keep]
 
 

@@ -229,7 +229,7 @@ class Node:
     index: int | None = None  # it is read as node[index], with an integer written out
 
 
-def _parse(fill: str) -> ast.Expression | None:
+def parse(fill: str) -> ast.Expression | None:
     try:
         return ast.parse(fill.strip(), mode="eval")
     except SyntaxError:
@@ -237,7 +237,7 @@ def _parse(fill: str) -> ast.Expression | None:
 
 
 def nodes_of(fill: str, blank: int) -> list[Node]:
-    tree = _parse(fill)
+    tree = parse(fill)
     if tree is None:
         return []
     indexed = {id(n.value): n.slice.value for n in ast.walk(tree) if isinstance(n, ast.Subscript)
@@ -248,7 +248,7 @@ def nodes_of(fill: str, blank: int) -> list[Node]:
 
 def instrument(fill: str, blank: int) -> str | None:
     """The fill with each eligible sub-expression wrapped in `__trous_obs__("blank:k", …)`."""
-    tree = _parse(fill)
+    tree = parse(fill)
     if tree is None:
         return None
     wrap = {id(n): k for k, n in enumerate(_eligible(tree))}
@@ -279,7 +279,7 @@ def swapped(tree: ast.AST, target: ast.AST, replacement: ast.AST) -> ast.AST:
 
 def replace_node(fill: str, k: int, text: str) -> str | None:
     """The fill with its k-th eligible sub-expression replaced by the expression `text`."""
-    tree, new = _parse(fill), _parse(text)
+    tree, new = parse(fill), parse(text)
     if tree is None or new is None:
         return None
     return unparsed(swapped(tree, _eligible(tree)[k], new.body))
@@ -590,10 +590,6 @@ def coverage_message(blank_id: str, found: list[Gap]) -> str:
     items = said[:MAX_SHOWN_ITEMS]
     more = f" (et {len(said) - MAX_SHOWN_ITEMS} autre(s))" if len(said) > MAX_SHOWN_ITEMS else ""
     inputs = sorted({name for g in found for name in g.world.inputs})
-    worlds = []
-    for g in found:
-        if g.world.what not in worlds:
-            worlds.append(g.world.what)
     how = (f" — par exemple en remplaçant aussi {', '.join(inputs)}, comme le fait le correcteur caché"
            if inputs else "")
     return (f"le correcteur caché essaie le trou « {blank_id} » sur ce qu'aucune de ses vérifications publiques "

@@ -267,10 +267,8 @@ def _equivalents(exercise: Exercise) -> dict[str, set[str]]:
 
 
 def _normal(text: str) -> str:
-    try:
-        return ast.unparse(ast.parse(text.strip(), mode="eval"))
-    except SyntaxError:
-        return text.strip()
+    tree = observe.parse(text)
+    return ast.unparse(tree) if tree is not None else text.strip()
 
 
 # -- the public checks, as `pytest exercises/` runs them ------------------------------------------
