@@ -35,7 +35,7 @@ import time
 import zipfile
 import zlib
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -273,7 +273,7 @@ def student_id(name: str) -> str:
 
 
 # -- a student's files, whatever holds them -------------------------------------------------------
-# LINK only in _scan's listings: links never become entries.
+# LINK only in _scan's listings: a link becomes a REFUSED_KIND entry.
 FILE, LINK, OTHER_KIND, REFUSED_KIND, SKIPPED = "file", "link", "other", "refused", "skipped"
 
 
@@ -300,33 +300,35 @@ class Entry:
         return dataclasses.replace(self, parts=prefix + self.parts, label=label)
 
 
-def expand(entries: list[Entry], ledger: Ledger, depth: int, sorter: Sorter) -> list[Entry]:
-    """The entries that can be an exercise, the student's own archives opened (down to
-    `limits.depth`); every other entry is recorded in the ledger."""
-    out: list[Entry] = []
+def _sorted(entries: Iterable[Entry], ledger: Ledger, sorter: Sorter) -> Iterator[Entry]:
+    """The entries that can be an exercise or are archives to open; every other one is recorded in
+    the ledger. The one classifier of a folder's and an archive's entries."""
     for entry in entries:
         if entry.kind == REFUSED_KIND:
             exercise = sorter.exercise_of(entry.parts[-1]) if entry.parts and not entry.label else ""
             ledger.ignore(entry.path or "?", entry.note, REFUSED, exercise)
-            continue
-        if entry.kind == SKIPPED:
+        elif entry.kind == SKIPPED:
             ledger.ignore(entry.path + ("/" if entry.folder else ""), entry.note, FOLDER)
-            continue
-        name = entry.parts[-1]
-        if entry.kind == FILE and is_zip(name):
-            if depth >= ledger.limits.depth:
-                ledger.ignore(entry.path, TOO_DEEP, ARCHIVE)
-                continue
-            inner = _open_nested(entry, ledger)
-            out += expand([e.under(entry.parts) for e in inner], ledger, depth + 1, sorter)
-        elif sorter.keep(name):
-            out.append(entry)
-        elif entry.kind != FILE:
-            ledger.ignore(entry.path, NOT_REGULAR, OTHER)
+        elif sorter.keep(entry.parts[-1]):
+            yield entry
         else:
-            said = sorter.reason(name)
+            said = sorter.reason(entry.parts[-1]) if entry.kind == FILE else (NOT_REGULAR, OTHER)
             if said is not None:
                 ledger.ignore(entry.path, *said)
+
+
+def expand(entries: Iterable[Entry], ledger: Ledger, depth: int, sorter: Sorter) -> list[Entry]:
+    """The entries that can be an exercise, the student's own archives opened (down to
+    `limits.depth`); every other entry is recorded in the ledger."""
+    out: list[Entry] = []
+    for entry in _sorted(entries, ledger, sorter):
+        if entry.kind != FILE or not is_zip(entry.parts[-1]):
+            out.append(entry)
+        elif depth >= ledger.limits.depth:
+            ledger.ignore(entry.path, TOO_DEEP, ARCHIVE)
+        else:
+            inner = _open_nested(entry, ledger)
+            out += expand([e.under(entry.parts) for e in inner], ledger, depth + 1, sorter)
     return out
 
 
@@ -611,34 +613,39 @@ def _scan(root: Path, rel: tuple[str, ...], keep: Callable[[str], bool]) -> list
             os.close(fd)
 
 
-def walk(root: Path, limits: IntakeLimits, ledger: Ledger, sorter: Sorter,
-         shown: tuple[str, ...] = ()) -> list[Entry]:
-    """The entries under `root` that can be an exercise (or are archives to open), never following a
-    symbolic link, nothing opened but directories; every other entry is recorded in the ledger
-    (under `shown/`). The whole tree is walked (exercises/ first), up to `limits.scan` entries."""
-    kept: list[Entry] = []
+def walk(root: Path, limits: IntakeLimits, ledger: Ledger, sorter: Sorter, under: tuple[str, ...] = ()
+         ) -> list[Entry]:
+    """The entries under `root` (their paths under `under/`) that can be an exercise (or are archives
+    to open), never following a symbolic link, nothing opened but directories; every other entry is
+    recorded in the ledger. The whole tree is walked (exercises/ first), up to `limits.scan` entries."""
+    return list(_sorted((e.under(under) for e in _listed(root, limits, ledger, sorter.keep)), ledger, sorter))
+
+
+def _listed(root: Path, limits: IntakeLimits, ledger: Ledger, keep: Callable[[str], bool]) -> Iterator[Entry]:
+    """Every entry under `root` as an archive's would be (links refused, tool folders skipped); only
+    the `keep` ones can be read."""
     pending: deque[tuple[str, ...]] = deque([()])
     seen = 0
     while pending:
         rel = pending.popleft()
         try:
-            listing = _scan(root, rel, sorter.keep)
+            listing = _scan(root, rel, keep)
         except OSError as exc:
-            ledger.ignore("/".join(shown + rel) + "/", f"dossier illisible ({_reason(exc)})", REFUSED)
+            yield Entry(rel, REFUSED_KIND, note=f"dossier illisible ({_reason(exc)})", label="/".join(rel) + "/")
             continue
         for name, kind, st in listing:
             seen += 1
             if seen > limits.scan:
                 ledger.note(f"plus de {limits.scan} entrées dans la copie : exploration arrêtée, la suite n'est ni "
                             "lue ni listée")
-                return kept
+                return
             parts = rel + (name,)
-            path = "/".join(shown + parts)
             if kind == "dir":
                 if name in SKIPPED_DIRS:
-                    ledger.ignore(path + "/", SKIPPED_DIRS[name], FOLDER)
+                    yield Entry(parts, SKIPPED, note=SKIPPED_DIRS[name], folder=True)
                 elif len(parts) >= limits.folder_depth:
-                    ledger.ignore(path + "/", f"dossier à plus de {limits.folder_depth} niveaux : non exploré", REFUSED)
+                    yield Entry(parts, REFUSED_KIND, note=f"dossier à plus de {limits.folder_depth} niveaux : non "
+                                "exploré", label="/".join(parts) + "/")
                 elif name.casefold() == "exercises":  # where exercises live: walked first
                     pending.appendleft(parts)
                 else:
@@ -648,17 +655,11 @@ def walk(root: Path, limits: IntakeLimits, ledger: Ledger, sorter: Sorter,
                     target = os.readlink(root.joinpath(*parts))
                 except OSError:
                     target = "?"
-                ledger.ignore(path, f"lien symbolique vers {_short(target, 60)} : jamais suivi", REFUSED,
-                              sorter.exercise_of(name))
-            elif not sorter.keep(name):
-                said = sorter.reason(name) if kind == FILE else (NOT_REGULAR, OTHER)
-                if said is not None:
-                    ledger.ignore(path, *said)
-            elif kind == FILE:
-                kept.append(Entry(parts, FILE, st.st_size, _reader(root, parts), mtime=st.st_mtime, lasting=True))
-            else:
-                kept.append(Entry(parts, OTHER_KIND))  # named by pick(), which knows its exercise
-    return kept
+                yield Entry(parts, REFUSED_KIND, note=f"lien symbolique vers {_short(target, 60)} : jamais suivi")
+            elif kind == FILE and st is not None:
+                yield Entry(parts, FILE, st.st_size, _reader(root, parts), mtime=st.st_mtime, lasting=True)
+            else:  # a device, a fifo… (named by pick() when it has an exercise's name), or a file not kept
+                yield Entry(parts, kind)
 
 
 def _not_a_copy(folder: Path, st: os.stat_result, ours: tuple[int, int] | None) -> str | None:

@@ -157,11 +157,11 @@ def student_submission(course: Course, folder: Path, root: Path | None = None,
             continue
         handed.append(name)
         sorter = _AssignmentSorter(course, name)
-        found = {e.parts: e for e in intake_mod.walk(folder / name, limits, ledger, sorter, shown=(name,))}
-        for parts, candidate in sorted(found.items()):
-            shown = f"{name}/{'/'.join(parts)}"
+        for candidate in sorted(intake_mod.walk(folder / name, limits, ledger, sorter, under=(name,)),
+                                key=lambda e: e.parts):
+            shown, parts = candidate.path, candidate.parts
             exercise_id = parts[-1][: -len(".ipynb")]
-            if len(parts) > 1:
+            if len(parts) > 2:
                 ledger.ignore(shown, f"pas à la racine du devoir : nbgrader ne corrige que {name}/{parts[-1]}",
                               intake_mod.CANDIDATE, exercise_id)
                 continue
