@@ -137,7 +137,7 @@ def test_a_component_swapped_for_a_link_after_listing_is_not_followed(course, tm
     root = tmp_path / "copies"
     write(root / "eve" / "exercises" / f"{EX1}.py", A)
     ledger = intake.Ledger(IntakeLimits())
-    entries = intake.walk(root / "eve", IntakeLimits(), ledger, intake.Sorter(intake.Matcher([EX1, EX2])))
+    entries = intake.walk(root / "eve", IntakeLimits(), ledger, intake.Sorter(course))
     [entry] = [e for e in entries if e.parts[-1] == f"{EX1}.py"]
     (root / "eve" / "exercises").rename(root / "eve" / "vrai")
     write(tmp_path / "secret" / f"{EX1}.py", b"SECRET")

@@ -229,9 +229,9 @@ class Sorter:
     """Decides, from a name alone, whether an entry of a copy is kept (it can be an exercise, or is an
     archive to open) or recorded as not graded, with which reason."""
 
-    def __init__(self, matcher: Matcher, course_files: set[str] = COURSE_FILES):
-        self.matcher = matcher
-        self.course_files = course_files
+    def __init__(self, course: Course):
+        self.matcher = Matcher(e.id for e in course.exercises)
+        self.course_files = course_files(course)
 
     def keep(self, name: str) -> bool:
         return is_zip(name) or self.matcher.match(name) is not None
@@ -713,7 +713,7 @@ def load_folder(root: Path, course: Course, limits: IntakeLimits, results: Path 
             ours = (st.st_dev, st.st_ino)
         except OSError:
             pass  # not created yet: it cannot be among the copies
-    sorter = Sorter(Matcher(e.id for e in course.exercises), course_files(course))
+    sorter = Sorter(course)
     # Moodle's archive unpacked by hand: its folders are grouped by participant as in the archive.
     tops = {name: found for name, kind, _ in children if kind == "dir"
             and (found := moodlefolders.read(name, True)) is not None}
@@ -925,7 +925,7 @@ def _zip_copies(path: Path, archive: zipfile.ZipFile, course: Course, limits: In
             copy.entries.append(dataclasses.replace(entry, parts=inner))
     # A folder (__MACOSX/) is named once, not once per file in it.
     intake.ignored = list(dict.fromkeys(intake.ignored))
-    sorter = Sorter(Matcher(e.id for e in course.exercises), course_files(course))
+    sorter = Sorter(course)
     return _submit(intake, course, copies, grouping if tops else None, sorter, limits)
 
 

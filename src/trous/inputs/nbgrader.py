@@ -19,7 +19,6 @@ from pathlib import Path
 
 from ..core.course import Course, CourseError, Exercise
 from . import intake as intake_mod, moodle as moodlefolders
-from .filenames import Matcher
 from ..core.safetext import printable
 from ..core.submission import Again, IgnoredFile, Stored, Submission
 from . import answers, locked, standalone
@@ -86,7 +85,7 @@ class _AssignmentSorter(intake_mod.Sorter):
     names every other one with why (a renamed notebook most of all)."""
 
     def __init__(self, course: Course, assignment: str):
-        super().__init__(Matcher(e.id for e in course.exercises), intake_mod.course_files(course))
+        super().__init__(course)
         self.course = course
         self.assignment = assignment
         self.expected = {f"{e.id}.ipynb" for e in course.exercises if e.assignment.id == assignment}
