@@ -365,19 +365,27 @@ def _in_exercises(entry: Entry) -> bool:
     return len(entry.parts) >= 2 and entry.parts[-2] == "exercises"
 
 
+# Why a file as recent as the one graded was not chosen: the first rule of _tie_break it loses on.
+_TIE_REASONS = ("nom exact", "un .py plutôt qu'un carnet", "dans exercises/", "moins profond dans la copie",
+                "premier par ordre alphabétique")
+
+
+def _tie_break(entry: Entry, match: Match) -> tuple:
+    """Among files as recent: the exact name, then a .py over a notebook, then the exercises/ folder,
+    then the shallowest, then the path."""
+    return not match.exact, match.notebook, not _in_exercises(entry), len(entry.parts), entry.path
+
+
 def _ranked(candidates: list[tuple[Entry, Match]]) -> list[tuple[Entry, Match]]:
-    """Newest first; among files as recent, the exact name, then a .py over a notebook, then the
-    exercises/ folder, then the shallowest, then the path."""
+    """Newest first; among files as recent, by _tie_break."""
     if not candidates:
         return []
     newest = max(e.mtime or 0.0 for e, _ in candidates)
 
     def key(candidate: tuple[Entry, Match]) -> tuple:
-        entry, match = candidate
-        when = entry.mtime or 0.0
+        when = candidate[0].mtime or 0.0
         recent = when >= newest - TIE_SECONDS
-        return (not recent, 0.0 if recent else -when, not match.exact, match.notebook, not _in_exercises(entry),
-                len(entry.parts), entry.path)
+        return (not recent, 0.0 if recent else -when) + _tie_break(*candidate)
 
     return sorted(candidates, key=key)
 
@@ -392,20 +400,12 @@ def date_text(mtime: float | None) -> str:
 
 
 def _not_chosen(entry: Entry, match: Match, chosen: tuple[Entry, Match]) -> str:
-    kept, kept_match = chosen
+    kept = chosen[0]
     shown = _short(kept.path, 80)
     if (entry.mtime or 0.0) < (kept.mtime or 0.0) - TIE_SECONDS:
         return f"version plus ancienne : {shown} (modifié le {date_text(kept.mtime)}) est corrigé à sa place"
-    if kept_match.exact and not match.exact:
-        why = "nom exact"
-    elif match.notebook and not kept_match.notebook:
-        why = "un .py plutôt qu'un carnet"
-    elif _in_exercises(kept) and not _in_exercises(entry):
-        why = "dans exercises/"
-    elif len(kept.parts) < len(entry.parts):
-        why = "moins profond dans la copie"
-    else:
-        why = "premier par ordre alphabétique"
+    why = next((why for why, mine, theirs in zip(_TIE_REASONS, _tie_break(*chosen), _tie_break(entry, match))
+                if mine < theirs), _TIE_REASONS[-1])
     return f"même date que {shown}, corrigé à sa place ({why})"
 
 
