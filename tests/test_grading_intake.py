@@ -189,6 +189,15 @@ def test_student_archive_in_the_folder(course, tmp_path):
     assert students["paul"].origins == {EX1: f"rendu.zip/exercises/{EX1}.py"}
 
 
+def test_a_tool_folder_in_a_students_archive_is_named_once(course, tmp_path):
+    root = tmp_path / "copies"
+    write(root / "eve.zip", zip_of({f"exercises/{EX1}.py": A, ".git/HEAD": b"ref", ".git/objects/ab/cd": b"x",
+                                    "src/__pycache__/a.pyc": b"", "src/__pycache__/b.pyc": b""}))
+    [eve] = kinds.load(root, course).submissions
+    assert [i.path for i in eve.ignored] == [".git/", "src/__pycache__/"]
+    assert not eve.unlisted
+
+
 def test_macos_metadata_in_the_class_folder_is_not_a_copy(course, tmp_path):
     """A zip made on a Mac and unpacked leaves « ._rendu.zip » (AppleDouble) and __MACOSX/ beside the
     copies: metadata, listed as such, never a student « ._rendu »."""

@@ -171,9 +171,8 @@ def size_text(n: int) -> str:
 
 class Ledger:
     """What one copy gave besides its exercises: notes, and every file not graded with why. Bounded:
-    `limits.listed` files named per reason (the others counted), MAX_REASONS reasons told apart; a
-    skipped folder is named once however many files it holds. Also the bytes its archives may still
-    decompress (archives inside archives add up)."""
+    `limits.listed` files named per reason (the others counted), MAX_REASONS reasons told apart. Also
+    the bytes its archives may still decompress (archives inside archives add up)."""
 
     def __init__(self, limits: IntakeLimits):
         self.limits = limits
@@ -182,17 +181,12 @@ class Ledger:
         self._named: dict[str, list[IgnoredFile]] = {}
         self._counts: dict[str, int] = {}
         self._ranks: dict[str, int] = {}
-        self._folders: set[tuple[str, str]] = set()
 
     def note(self, text: str) -> None:
         self.notes.append(printable(text))
 
     def ignore(self, path: str, reason: str, rank: int = OTHER, exercise: str = "") -> None:
         reason = printable(reason)
-        if path.endswith("/"):
-            if (path, reason) in self._folders:
-                return
-            self._folders.add((path, reason))
         if reason not in self._counts and len(self._counts) >= MAX_REASONS:
             reason, rank = "autre raison", OTHER
         self._counts[reason] = self._counts.get(reason, 0) + 1
@@ -836,6 +830,7 @@ def members(archive: zipfile.ZipFile, limits: IntakeLimits, budget: Ledger | Non
     if len(infos) > limits.scan:
         raise IntakeError(f"archive refusée : {len(infos)} entrées, plus que les {limits.scan} permises")
     out: list[Entry] = []
+    skipped_folders: set[tuple[str, ...]] = set()  # each named once, not once per file in it
     for info in infos:
         name = _decode_name(info)
         parts = safe_parts(name)
@@ -849,7 +844,9 @@ def members(archive: zipfile.ZipFile, limits: IntakeLimits, budget: Ledger | Non
             continue
         skipped = next((i for i, p in enumerate(parts[:-1]) if p in SKIPPED_DIRS), None)
         if skipped is not None:
-            out.append(Entry(parts[: skipped + 1], SKIPPED, note=SKIPPED_DIRS[parts[skipped]], folder=True))
+            if parts[: skipped + 1] not in skipped_folders:
+                skipped_folders.add(parts[: skipped + 1])
+                out.append(Entry(parts[: skipped + 1], SKIPPED, note=SKIPPED_DIRS[parts[skipped]], folder=True))
         elif parts[-1].startswith("._"):
             out.append(Entry(parts, SKIPPED, note=RESOURCE_FORK))
         elif stat.S_ISLNK(info.external_attr >> 16):
@@ -923,8 +920,6 @@ def _zip_copies(path: Path, archive: zipfile.ZipFile, course: Course, limits: In
             copy.ledger.ignore(shown or "?", entry.note, REFUSED)
         elif inner:
             copy.entries.append(dataclasses.replace(entry, parts=inner))
-    # A folder (__MACOSX/) is named once, not once per file in it.
-    intake.ignored = list(dict.fromkeys(intake.ignored))
     sorter = Sorter(course)
     return _submit(intake, course, copies, grouping if tops else None, sorter, limits)
 
