@@ -267,7 +267,7 @@ def student_id(name: str) -> str:
 
 
 # -- a student's files, whatever holds them -------------------------------------------------------
-# LINK only in _scan's listings: a link becomes a REFUSED_KIND entry.
+# LINK only in scan's listings: a link becomes a REFUSED_KIND entry.
 FILE, LINK, OTHER_KIND, REFUSED_KIND, SKIPPED = "file", "link", "other", "refused", "skipped"
 
 
@@ -588,7 +588,7 @@ def _reader(root: Path, parts: tuple[str, ...]) -> Callable[[int], bytes]:
     return read
 
 
-def _scan(root: Path, rel: tuple[str, ...], keep: Callable[[str], bool]) -> list[tuple[str, str, os.stat_result | None]]:
+def scan(root: Path, rel: tuple[str, ...], keep: Callable[[str], bool]) -> list[tuple[str, str, os.stat_result | None]]:
     """(name, kind, stat) of each entry of root/rel…, sorted; only the kept ones are stat'ed (the kind
     comes from the directory itself: a copy of 21 000 files is listed, not stat'ed)."""
     def one(d: os.DirEntry) -> tuple[str, str, os.stat_result | None]:
@@ -623,7 +623,7 @@ def _listed(root: Path, limits: IntakeLimits, ledger: Ledger, keep: Callable[[st
     while pending:
         rel = pending.popleft()
         try:
-            listing = _scan(root, rel, keep)
+            listing = scan(root, rel, keep)
         except OSError as exc:
             yield Entry(rel, REFUSED_KIND, note=f"dossier illisible ({_reason(exc)})", label="/".join(rel) + "/")
             continue
@@ -697,7 +697,7 @@ def load_folder(root: Path, course: Course, limits: IntakeLimits, results: Path 
     root = root.resolve()  # the teacher's own path may go through links; below it, none is followed
     intake = Intake("dossier", root)
     try:
-        children = _scan(root, (), lambda name: True)
+        children = scan(root, (), lambda name: True)
     except OSError as exc:
         raise IntakeError(f"{root} : dossier illisible ({_reason(exc)})") from None
     ours = None
