@@ -483,6 +483,8 @@ class _Copy:
     depth: int = 0  # archives opened around it (the student's own .zip, Moodle's)
     key: str = ""  # its key in the Moodle grouping, if it is Moodle's
     entries: list[Entry] = field(default_factory=list)
+    # The student's own .zip, opened only when the copy is submitted: one archive in memory at a time.
+    archive: Entry | None = None
 
 
 def _submit(intake: Intake, course: Course, copies: dict[str, _Copy], grouping: moodlefolders.Grouping | None,
@@ -498,7 +500,8 @@ def _submit(intake: Intake, course: Course, copies: dict[str, _Copy], grouping: 
         for note in grouping.notes.get(copy.key, ()):
             copy.ledger.note(note)
         try:
-            files, origins = pick(course, expand(copy.entries, copy.ledger, copy.depth, sorter), copy.ledger,
+            entries = copy.entries if copy.archive is None else _open_nested(copy.archive, copy.ledger)
+            files, origins = pick(course, expand(entries, copy.ledger, copy.depth, sorter), copy.ledger,
                                   sorter.matcher)
         except IntakeError as exc:  # this student's archives are a bomb: nothing of theirs is kept
             copy.ledger.note(str(exc))
@@ -743,8 +746,7 @@ def load_folder(root: Path, course: Course, limits: IntakeLimits, results: Path 
                 _results_notes(root / name, ledger)
                 copy.entries = walk(root / name, limits, ledger, sorter)
             else:  # the student's archive is opened as if unpacked in their folder
-                archive = Entry((name,), FILE, st.st_size, _reader(root, (name,)), mtime=st.st_mtime)
-                copy.entries = _open_nested(archive, ledger)
+                copy.archive = Entry((name,), FILE, st.st_size, _reader(root, (name,)), mtime=st.st_mtime)
             if student != stem:
                 ledger.note(f"nom avec des caractères de contrôle : copie identifiée par « {student} »")
         else:
