@@ -271,7 +271,7 @@ def student_id(name: str) -> str:
 FILE, LINK, OTHER_KIND, REFUSED_KIND, SKIPPED = "file", "link", "other", "refused", "skipped"
 
 
-@dataclass
+@dataclass(slots=True)
 class Entry:
     parts: tuple[str, ...]  # path relative to the student's root (or to the archive, before grouping)
     kind: str  # FILE, OTHER_KIND (device, fifo…), REFUSED_KIND or SKIPPED (note says why)
@@ -615,7 +615,8 @@ def walk(root: Path, limits: IntakeLimits, ledger: Ledger, sorter: Sorter, under
     """The entries under `root` (their paths under `under/`) that can be an exercise (or are archives
     to open), never following a symbolic link, nothing opened but directories; every other entry is
     recorded in the ledger. The whole tree is walked (exercises/ first), up to `limits.scan` entries."""
-    return list(_sorted((e.under(under) for e in _listed(root, limits, ledger, sorter.keep)), ledger, sorter))
+    entries = _listed(root, limits, ledger, sorter.keep)
+    return list(_sorted((e.under(under) for e in entries) if under else entries, ledger, sorter))
 
 
 def _listed(root: Path, limits: IntakeLimits, ledger: Ledger, keep: Callable[[str], bool]) -> Iterator[Entry]:
