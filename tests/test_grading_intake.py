@@ -586,6 +586,8 @@ def test_symlink_entries_are_refused(course, tmp_path):
     alice = by_student(result)["101"]
     assert alice.files[EX1] is None
     assert "lien symbolique refusé" in why(alice, f"exercises/{EX1}.py")
+    # Shown under its exercise in the page, as a link in a folder is.
+    assert [i.exercise for i in alice.ignored if i.path == f"exercises/{EX1}.py"] == [EX1]
     assert by_student(result)["102"].files[EX1] == A
 
 

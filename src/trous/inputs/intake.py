@@ -919,9 +919,7 @@ def _zip_copies(path: Path, archive: zipfile.ZipFile, course: Course, limits: In
         shown = entry.label or "/".join(inner)
         if found is not None and found.plugin != "file":
             _moodle_plugin(copy.ledger, shown or top, found.plugin)
-        elif entry.kind == REFUSED_KIND:
-            copy.ledger.ignore(shown or "?", entry.note, REFUSED)
-        elif inner:
+        elif inner or entry.kind == REFUSED_KIND:  # refused ones are named by expand, as a folder's are
             copy.entries.append(dataclasses.replace(entry, parts=inner))
     sorter = Sorter(course)
     return _submit(intake, course, copies, grouping if tops else None, sorter, limits)
