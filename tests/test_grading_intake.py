@@ -137,7 +137,7 @@ def test_a_component_swapped_for_a_link_after_listing_is_not_followed(course, tm
     root = tmp_path / "copies"
     write(root / "eve" / "exercises" / f"{EX1}.py", A)
     ledger = intake.Ledger(IntakeLimits())
-    entries = intake.walk(root / "eve", IntakeLimits(), ledger, intake.Sorter(intake.Matcher([EX1, EX2])))
+    entries = intake.walk(root / "eve", IntakeLimits(), ledger, intake.Sorter(course))
     [entry] = [e for e in entries if e.parts[-1] == f"{EX1}.py"]
     (root / "eve" / "exercises").rename(root / "eve" / "vrai")
     write(tmp_path / "secret" / f"{EX1}.py", b"SECRET")
@@ -187,6 +187,15 @@ def test_student_archive_in_the_folder(course, tmp_path):
     assert students["rose"].files == {EX1: A, EX2: B}
     assert students["paul"].files == {EX1: B, EX2: None}
     assert students["paul"].origins == {EX1: f"rendu.zip/exercises/{EX1}.py"}
+
+
+def test_a_tool_folder_in_a_students_archive_is_named_once(course, tmp_path):
+    root = tmp_path / "copies"
+    write(root / "eve.zip", zip_of({f"exercises/{EX1}.py": A, ".git/HEAD": b"ref", ".git/objects/ab/cd": b"x",
+                                    "src/__pycache__/a.pyc": b"", "src/__pycache__/b.pyc": b""}))
+    [eve] = kinds.load(root, course).submissions
+    assert [i.path for i in eve.ignored] == [".git/", "src/__pycache__/"]
+    assert not eve.unlisted
 
 
 def test_macos_metadata_in_the_class_folder_is_not_a_copy(course, tmp_path):
@@ -577,6 +586,8 @@ def test_symlink_entries_are_refused(course, tmp_path):
     alice = by_student(result)["101"]
     assert alice.files[EX1] is None
     assert "lien symbolique refusé" in why(alice, f"exercises/{EX1}.py")
+    # Shown under its exercise in the page, as a link in a folder is.
+    assert [i.exercise for i in alice.ignored if i.path == f"exercises/{EX1}.py"] == [EX1]
     assert by_student(result)["102"].files[EX1] == A
 
 

@@ -14,6 +14,7 @@ RSS says the same with the allocator's noise on top.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tracemalloc
@@ -25,7 +26,7 @@ from trous.core import Course
 from trous.inputs import kinds
 from trous.inputs.answers import nbgrader_meta
 
-from grading_support import make_classe, mini_course
+from grading_support import make_classe, mini_course, zip_of
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="trous grade corrige dans bubblewrap : Linux")
 
@@ -108,6 +109,27 @@ def test_the_intake_holds_none_of_the_copies_bytes(tmp_path):
     assert len(found.submissions) == 40 and len({s.digest for s in found.submissions}) == 26
     assert held < 2 * 1024 * 1024, f"{held // 1024} Kio gardés après la lecture des copies"
     assert found.submissions[3].files[EXERCISES[0]].startswith(b"# ddd")
+
+
+def test_a_folder_of_zipped_copies_holds_one_archive_at_a_time(tmp_path):
+    """A student's own .zip is read whole into memory to be opened: it is opened when its copy is
+    submitted, then dropped. Here 30 archives of 1 MB: before, every one was read when the folder was
+    listed and all stayed in memory until the last copy was submitted (a peak of 30 MB)."""
+    course = Course.load(mini_course(tmp_path / "cours", EXERCISES))
+    copies = tmp_path / "copies"
+    copies.mkdir()
+    for k in range(30):
+        data = zip_of({f"exercises/{EXERCISES[0]}.py": b"x = 1\n", "donnees.bin": os.urandom(1_000_000)})
+        (copies / f"eleve{k:02d}.zip").write_bytes(data)
+    kinds.load(copies, course)  # once before measuring: what it imports and caches once is not the class
+    tracemalloc.start()
+    try:
+        found = kinds.load(copies, course)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(found.submissions) == 30 and all(s.files[EXERCISES[0]] == b"x = 1\n" for s in found.submissions)
+    assert peak < 8 * 1024 * 1024, f"pic de {peak // 1024} Kio pour 30 archives de 1 Mo"
 
 
 def test_the_nbgrader_intake_holds_none_of_the_notebooks(tmp_path):

@@ -35,7 +35,7 @@ import time
 import zipfile
 import zlib
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -171,9 +171,8 @@ def size_text(n: int) -> str:
 
 class Ledger:
     """What one copy gave besides its exercises: notes, and every file not graded with why. Bounded:
-    `limits.listed` files named per reason (the others counted), MAX_REASONS reasons told apart; a
-    skipped folder is named once however many files it holds. Also the bytes its archives may still
-    decompress (archives inside archives add up)."""
+    `limits.listed` files named per reason (the others counted), MAX_REASONS reasons told apart. Also
+    the bytes its archives may still decompress (archives inside archives add up)."""
 
     def __init__(self, limits: IntakeLimits):
         self.limits = limits
@@ -182,17 +181,12 @@ class Ledger:
         self._named: dict[str, list[IgnoredFile]] = {}
         self._counts: dict[str, int] = {}
         self._ranks: dict[str, int] = {}
-        self._folders: set[tuple[str, str]] = set()
 
     def note(self, text: str) -> None:
         self.notes.append(printable(text))
 
     def ignore(self, path: str, reason: str, rank: int = OTHER, exercise: str = "") -> None:
         reason = printable(reason)
-        if path.endswith("/"):
-            if (path, reason) in self._folders:
-                return
-            self._folders.add((path, reason))
         if reason not in self._counts and len(self._counts) >= MAX_REASONS:
             reason, rank = "autre raison", OTHER
         self._counts[reason] = self._counts.get(reason, 0) + 1
@@ -229,9 +223,9 @@ class Sorter:
     """Decides, from a name alone, whether an entry of a copy is kept (it can be an exercise, or is an
     archive to open) or recorded as not graded, with which reason."""
 
-    def __init__(self, matcher: Matcher, course_files: set[str] = COURSE_FILES):
-        self.matcher = matcher
-        self.course_files = course_files
+    def __init__(self, course: Course):
+        self.matcher = Matcher(e.id for e in course.exercises)
+        self.course_files = course_files(course)
 
     def keep(self, name: str) -> bool:
         return is_zip(name) or self.matcher.match(name) is not None
@@ -273,11 +267,11 @@ def student_id(name: str) -> str:
 
 
 # -- a student's files, whatever holds them -------------------------------------------------------
-# LINK only in _scan's listings: links never become entries.
+# LINK only in scan's listings: a link becomes a REFUSED_KIND entry.
 FILE, LINK, OTHER_KIND, REFUSED_KIND, SKIPPED = "file", "link", "other", "refused", "skipped"
 
 
-@dataclass
+@dataclass(slots=True)
 class Entry:
     parts: tuple[str, ...]  # path relative to the student's root (or to the archive, before grouping)
     kind: str  # FILE, OTHER_KIND (device, fifo…), REFUSED_KIND or SKIPPED (note says why)
@@ -300,33 +294,35 @@ class Entry:
         return dataclasses.replace(self, parts=prefix + self.parts, label=label)
 
 
-def expand(entries: list[Entry], ledger: Ledger, depth: int, sorter: Sorter) -> list[Entry]:
-    """The entries that can be an exercise, the student's own archives opened (down to
-    `limits.depth`); every other entry is recorded in the ledger."""
-    out: list[Entry] = []
+def _sorted(entries: Iterable[Entry], ledger: Ledger, sorter: Sorter) -> Iterator[Entry]:
+    """The entries that can be an exercise or are archives to open; every other one is recorded in
+    the ledger. The one classifier of a folder's and an archive's entries."""
     for entry in entries:
         if entry.kind == REFUSED_KIND:
             exercise = sorter.exercise_of(entry.parts[-1]) if entry.parts and not entry.label else ""
             ledger.ignore(entry.path or "?", entry.note, REFUSED, exercise)
-            continue
-        if entry.kind == SKIPPED:
+        elif entry.kind == SKIPPED:
             ledger.ignore(entry.path + ("/" if entry.folder else ""), entry.note, FOLDER)
-            continue
-        name = entry.parts[-1]
-        if entry.kind == FILE and is_zip(name):
-            if depth >= ledger.limits.depth:
-                ledger.ignore(entry.path, TOO_DEEP, ARCHIVE)
-                continue
-            inner = _open_nested(entry, ledger)
-            out += expand([e.under(entry.parts) for e in inner], ledger, depth + 1, sorter)
-        elif sorter.keep(name):
-            out.append(entry)
-        elif entry.kind != FILE:
-            ledger.ignore(entry.path, NOT_REGULAR, OTHER)
+        elif sorter.keep(entry.parts[-1]):
+            yield entry
         else:
-            said = sorter.reason(name)
+            said = sorter.reason(entry.parts[-1]) if entry.kind == FILE else (NOT_REGULAR, OTHER)
             if said is not None:
                 ledger.ignore(entry.path, *said)
+
+
+def expand(entries: Iterable[Entry], ledger: Ledger, depth: int, sorter: Sorter) -> list[Entry]:
+    """The entries that can be an exercise, the student's own archives opened (down to
+    `limits.depth`); every other entry is recorded in the ledger."""
+    out: list[Entry] = []
+    for entry in _sorted(entries, ledger, sorter):
+        if entry.kind != FILE or not is_zip(entry.parts[-1]):
+            out.append(entry)
+        elif depth >= ledger.limits.depth:
+            ledger.ignore(entry.path, TOO_DEEP, ARCHIVE)
+        else:
+            inner = _open_nested(entry, ledger)
+            out += expand([e.under(entry.parts) for e in inner], ledger, depth + 1, sorter)
     return out
 
 
@@ -363,19 +359,27 @@ def _in_exercises(entry: Entry) -> bool:
     return len(entry.parts) >= 2 and entry.parts[-2] == "exercises"
 
 
+# Why a file as recent as the one graded was not chosen: the first rule of _tie_break it loses on.
+_TIE_REASONS = ("nom exact", "un .py plutôt qu'un carnet", "dans exercises/", "moins profond dans la copie",
+                "premier par ordre alphabétique")
+
+
+def _tie_break(entry: Entry, match: Match) -> tuple:
+    """Among files as recent: the exact name, then a .py over a notebook, then the exercises/ folder,
+    then the shallowest, then the path."""
+    return not match.exact, match.notebook, not _in_exercises(entry), len(entry.parts), entry.path
+
+
 def _ranked(candidates: list[tuple[Entry, Match]]) -> list[tuple[Entry, Match]]:
-    """Newest first; among files as recent, the exact name, then a .py over a notebook, then the
-    exercises/ folder, then the shallowest, then the path."""
+    """Newest first; among files as recent, by _tie_break."""
     if not candidates:
         return []
     newest = max(e.mtime or 0.0 for e, _ in candidates)
 
     def key(candidate: tuple[Entry, Match]) -> tuple:
-        entry, match = candidate
-        when = entry.mtime or 0.0
+        when = candidate[0].mtime or 0.0
         recent = when >= newest - TIE_SECONDS
-        return (not recent, 0.0 if recent else -when, not match.exact, match.notebook, not _in_exercises(entry),
-                len(entry.parts), entry.path)
+        return (not recent, 0.0 if recent else -when) + _tie_break(*candidate)
 
     return sorted(candidates, key=key)
 
@@ -390,20 +394,12 @@ def date_text(mtime: float | None) -> str:
 
 
 def _not_chosen(entry: Entry, match: Match, chosen: tuple[Entry, Match]) -> str:
-    kept, kept_match = chosen
+    kept = chosen[0]
     shown = _short(kept.path, 80)
     if (entry.mtime or 0.0) < (kept.mtime or 0.0) - TIE_SECONDS:
         return f"version plus ancienne : {shown} (modifié le {date_text(kept.mtime)}) est corrigé à sa place"
-    if kept_match.exact and not match.exact:
-        why = "nom exact"
-    elif match.notebook and not kept_match.notebook:
-        why = "un .py plutôt qu'un carnet"
-    elif _in_exercises(kept) and not _in_exercises(entry):
-        why = "dans exercises/"
-    elif len(kept.parts) < len(entry.parts):
-        why = "moins profond dans la copie"
-    else:
-        why = "premier par ordre alphabétique"
+    why = next((why for why, mine, theirs in zip(_TIE_REASONS, _tie_break(*chosen), _tie_break(entry, match))
+                if mine < theirs), _TIE_REASONS[-1])
     return f"même date que {shown}, corrigé à sa place ({why})"
 
 
@@ -487,6 +483,8 @@ class _Copy:
     depth: int = 0  # archives opened around it (the student's own .zip, Moodle's)
     key: str = ""  # its key in the Moodle grouping, if it is Moodle's
     entries: list[Entry] = field(default_factory=list)
+    # The student's own .zip, opened only when the copy is submitted: one archive in memory at a time.
+    archive: Entry | None = None
 
 
 def _submit(intake: Intake, course: Course, copies: dict[str, _Copy], grouping: moodlefolders.Grouping | None,
@@ -502,7 +500,8 @@ def _submit(intake: Intake, course: Course, copies: dict[str, _Copy], grouping: 
         for note in grouping.notes.get(copy.key, ()):
             copy.ledger.note(note)
         try:
-            files, origins = pick(course, expand(copy.entries, copy.ledger, copy.depth, sorter), copy.ledger,
+            entries = copy.entries if copy.archive is None else _open_nested(copy.archive, copy.ledger)
+            files, origins = pick(course, expand(entries, copy.ledger, copy.depth, sorter), copy.ledger,
                                   sorter.matcher)
         except IntakeError as exc:  # this student's archives are a bomb: nothing of theirs is kept
             copy.ledger.note(str(exc))
@@ -592,7 +591,7 @@ def _reader(root: Path, parts: tuple[str, ...]) -> Callable[[int], bytes]:
     return read
 
 
-def _scan(root: Path, rel: tuple[str, ...], keep: Callable[[str], bool]) -> list[tuple[str, str, os.stat_result | None]]:
+def scan(root: Path, rel: tuple[str, ...], keep: Callable[[str], bool]) -> list[tuple[str, str, os.stat_result | None]]:
     """(name, kind, stat) of each entry of root/rel…, sorted; only the kept ones are stat'ed (the kind
     comes from the directory itself: a copy of 21 000 files is listed, not stat'ed)."""
     def one(d: os.DirEntry) -> tuple[str, str, os.stat_result | None]:
@@ -611,34 +610,40 @@ def _scan(root: Path, rel: tuple[str, ...], keep: Callable[[str], bool]) -> list
             os.close(fd)
 
 
-def walk(root: Path, limits: IntakeLimits, ledger: Ledger, sorter: Sorter,
-         shown: tuple[str, ...] = ()) -> list[Entry]:
-    """The entries under `root` that can be an exercise (or are archives to open), never following a
-    symbolic link, nothing opened but directories; every other entry is recorded in the ledger
-    (under `shown/`). The whole tree is walked (exercises/ first), up to `limits.scan` entries."""
-    kept: list[Entry] = []
+def walk(root: Path, limits: IntakeLimits, ledger: Ledger, sorter: Sorter, under: tuple[str, ...] = ()
+         ) -> list[Entry]:
+    """The entries under `root` (their paths under `under/`) that can be an exercise (or are archives
+    to open), never following a symbolic link, nothing opened but directories; every other entry is
+    recorded in the ledger. The whole tree is walked (exercises/ first), up to `limits.scan` entries."""
+    entries = _listed(root, limits, ledger, sorter.keep)
+    return list(_sorted((e.under(under) for e in entries) if under else entries, ledger, sorter))
+
+
+def _listed(root: Path, limits: IntakeLimits, ledger: Ledger, keep: Callable[[str], bool]) -> Iterator[Entry]:
+    """Every entry under `root` as an archive's would be (links refused, tool folders skipped); only
+    the `keep` ones can be read."""
     pending: deque[tuple[str, ...]] = deque([()])
     seen = 0
     while pending:
         rel = pending.popleft()
         try:
-            listing = _scan(root, rel, sorter.keep)
+            listing = scan(root, rel, keep)
         except OSError as exc:
-            ledger.ignore("/".join(shown + rel) + "/", f"dossier illisible ({_reason(exc)})", REFUSED)
+            yield Entry(rel, REFUSED_KIND, note=f"dossier illisible ({_reason(exc)})", label="/".join(rel) + "/")
             continue
         for name, kind, st in listing:
             seen += 1
             if seen > limits.scan:
                 ledger.note(f"plus de {limits.scan} entrées dans la copie : exploration arrêtée, la suite n'est ni "
                             "lue ni listée")
-                return kept
+                return
             parts = rel + (name,)
-            path = "/".join(shown + parts)
             if kind == "dir":
                 if name in SKIPPED_DIRS:
-                    ledger.ignore(path + "/", SKIPPED_DIRS[name], FOLDER)
+                    yield Entry(parts, SKIPPED, note=SKIPPED_DIRS[name], folder=True)
                 elif len(parts) >= limits.folder_depth:
-                    ledger.ignore(path + "/", f"dossier à plus de {limits.folder_depth} niveaux : non exploré", REFUSED)
+                    yield Entry(parts, REFUSED_KIND, note=f"dossier à plus de {limits.folder_depth} niveaux : non "
+                                "exploré", label="/".join(parts) + "/")
                 elif name.casefold() == "exercises":  # where exercises live: walked first
                     pending.appendleft(parts)
                 else:
@@ -648,17 +653,11 @@ def walk(root: Path, limits: IntakeLimits, ledger: Ledger, sorter: Sorter,
                     target = os.readlink(root.joinpath(*parts))
                 except OSError:
                     target = "?"
-                ledger.ignore(path, f"lien symbolique vers {_short(target, 60)} : jamais suivi", REFUSED,
-                              sorter.exercise_of(name))
-            elif not sorter.keep(name):
-                said = sorter.reason(name) if kind == FILE else (NOT_REGULAR, OTHER)
-                if said is not None:
-                    ledger.ignore(path, *said)
-            elif kind == FILE:
-                kept.append(Entry(parts, FILE, st.st_size, _reader(root, parts), mtime=st.st_mtime, lasting=True))
-            else:
-                kept.append(Entry(parts, OTHER_KIND))  # named by pick(), which knows its exercise
-    return kept
+                yield Entry(parts, REFUSED_KIND, note=f"lien symbolique vers {_short(target, 60)} : jamais suivi")
+            elif kind == FILE and st is not None:
+                yield Entry(parts, FILE, st.st_size, _reader(root, parts), mtime=st.st_mtime, lasting=True)
+            else:  # a device, a fifo… (named by pick() when it has an exercise's name), or a file not kept
+                yield Entry(parts, kind)
 
 
 def _not_a_copy(folder: Path, st: os.stat_result, ours: tuple[int, int] | None) -> str | None:
@@ -702,7 +701,7 @@ def load_folder(root: Path, course: Course, limits: IntakeLimits, results: Path 
     root = root.resolve()  # the teacher's own path may go through links; below it, none is followed
     intake = Intake("dossier", root)
     try:
-        children = _scan(root, (), lambda name: True)
+        children = scan(root, (), lambda name: True)
     except OSError as exc:
         raise IntakeError(f"{root} : dossier illisible ({_reason(exc)})") from None
     ours = None
@@ -712,7 +711,7 @@ def load_folder(root: Path, course: Course, limits: IntakeLimits, results: Path 
             ours = (st.st_dev, st.st_ino)
         except OSError:
             pass  # not created yet: it cannot be among the copies
-    sorter = Sorter(Matcher(e.id for e in course.exercises), course_files(course))
+    sorter = Sorter(course)
     # Moodle's archive unpacked by hand: its folders are grouped by participant as in the archive.
     tops = {name: found for name, kind, _ in children if kind == "dir"
             and (found := moodlefolders.read(name, True)) is not None}
@@ -748,8 +747,7 @@ def load_folder(root: Path, course: Course, limits: IntakeLimits, results: Path 
                 _results_notes(root / name, ledger)
                 copy.entries = walk(root / name, limits, ledger, sorter)
             else:  # the student's archive is opened as if unpacked in their folder
-                archive = Entry((name,), FILE, st.st_size, _reader(root, (name,)), mtime=st.st_mtime)
-                copy.entries = _open_nested(archive, ledger)
+                copy.archive = Entry((name,), FILE, st.st_size, _reader(root, (name,)), mtime=st.st_mtime)
             if student != stem:
                 ledger.note(f"nom avec des caractères de contrôle : copie identifiée par « {student} »")
         else:
@@ -835,6 +833,7 @@ def members(archive: zipfile.ZipFile, limits: IntakeLimits, budget: Ledger | Non
     if len(infos) > limits.scan:
         raise IntakeError(f"archive refusée : {len(infos)} entrées, plus que les {limits.scan} permises")
     out: list[Entry] = []
+    skipped_folders: set[tuple[str, ...]] = set()  # each named once, not once per file in it
     for info in infos:
         name = _decode_name(info)
         parts = safe_parts(name)
@@ -848,7 +847,9 @@ def members(archive: zipfile.ZipFile, limits: IntakeLimits, budget: Ledger | Non
             continue
         skipped = next((i for i, p in enumerate(parts[:-1]) if p in SKIPPED_DIRS), None)
         if skipped is not None:
-            out.append(Entry(parts[: skipped + 1], SKIPPED, note=SKIPPED_DIRS[parts[skipped]], folder=True))
+            if parts[: skipped + 1] not in skipped_folders:
+                skipped_folders.add(parts[: skipped + 1])
+                out.append(Entry(parts[: skipped + 1], SKIPPED, note=SKIPPED_DIRS[parts[skipped]], folder=True))
         elif parts[-1].startswith("._"):
             out.append(Entry(parts, SKIPPED, note=RESOURCE_FORK))
         elif stat.S_ISLNK(info.external_attr >> 16):
@@ -918,13 +919,9 @@ def _zip_copies(path: Path, archive: zipfile.ZipFile, course: Course, limits: In
         shown = entry.label or "/".join(inner)
         if found is not None and found.plugin != "file":
             _moodle_plugin(copy.ledger, shown or top, found.plugin)
-        elif entry.kind == REFUSED_KIND:
-            copy.ledger.ignore(shown or "?", entry.note, REFUSED)
-        elif inner:
+        elif inner or entry.kind == REFUSED_KIND:  # refused ones are named by expand, as a folder's are
             copy.entries.append(dataclasses.replace(entry, parts=inner))
-    # A folder (__MACOSX/) is named once, not once per file in it.
-    intake.ignored = list(dict.fromkeys(intake.ignored))
-    sorter = Sorter(Matcher(e.id for e in course.exercises), course_files(course))
+    sorter = Sorter(course)
     return _submit(intake, course, copies, grouping if tops else None, sorter, limits)
 
 

@@ -14,12 +14,10 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import os
 from pathlib import Path
 
 from ..core.course import Course, CourseError, Exercise
 from . import intake as intake_mod, moodle as moodlefolders
-from .filenames import Matcher
 from ..core.safetext import printable
 from ..core.submission import Again, IgnoredFile, Stored, Submission
 from . import answers, locked, standalone
@@ -86,7 +84,7 @@ class _AssignmentSorter(intake_mod.Sorter):
     names every other one with why (a renamed notebook most of all)."""
 
     def __init__(self, course: Course, assignment: str):
-        super().__init__(Matcher(e.id for e in course.exercises), intake_mod.course_files(course))
+        super().__init__(course)
         self.course = course
         self.assignment = assignment
         self.expected = {f"{e.id}.ipynb" for e in course.exercises if e.assignment.id == assignment}
@@ -137,16 +135,15 @@ def student_submission(course: Course, folder: Path, root: Path | None = None,
     known = {a.id for a in course.spec.assignments}
     handed: list[str] = []  # the assignment folders read: what this student hands in
     try:
-        listing = sorted(os.scandir(folder), key=lambda d: d.name)
+        listing = intake_mod.scan(folder, (), lambda name: False)
     except OSError as exc:
         ledger.note(f"dossier illisible ({exc.strerror or exc})")
         listing = []
-    for entry in listing:
-        name = entry.name
-        if entry.is_symlink():
+    for name, kind, _ in listing:
+        if kind == intake_mod.LINK:
             ledger.ignore(name, intake_mod.LINK_NEVER_FOLLOWED, intake_mod.REFUSED)
             continue
-        if not entry.is_dir(follow_symlinks=False):
+        if kind != "dir":
             if name not in NBGRADER_FILES:
                 ledger.ignore(name, "hors des dossiers de devoirs : nbgrader ne le corrige pas")
             continue
@@ -157,11 +154,11 @@ def student_submission(course: Course, folder: Path, root: Path | None = None,
             continue
         handed.append(name)
         sorter = _AssignmentSorter(course, name)
-        found = {e.parts: e for e in intake_mod.walk(folder / name, limits, ledger, sorter, shown=(name,))}
-        for parts, candidate in sorted(found.items()):
-            shown = f"{name}/{'/'.join(parts)}"
+        for candidate in sorted(intake_mod.walk(folder / name, limits, ledger, sorter, under=(name,)),
+                                key=lambda e: e.parts):
+            shown, parts = candidate.path, candidate.parts
             exercise_id = parts[-1][: -len(".ipynb")]
-            if len(parts) > 1:
+            if len(parts) > 2:
                 ledger.ignore(shown, f"pas à la racine du devoir : nbgrader ne corrige que {name}/{parts[-1]}",
                               intake_mod.CANDIDATE, exercise_id)
                 continue
@@ -193,19 +190,20 @@ def load(path: Path, course: Course, limits=None, assignments: list[str] | None 
     root = course_root(path)
     result = intake_mod.Intake(NAME, root)
     names = student_names(root)
-    for folder in sorted((root / "submitted").iterdir()):
-        shown = printable(folder.name)
-        if folder.is_symlink():
+    for name, kind, _ in intake_mod.scan(root / "submitted", (), lambda name: False):
+        shown = printable(name)
+        if kind == intake_mod.LINK:
             result.ignored.append(IgnoredFile(shown, intake_mod.LINK_NEVER_FOLLOWED))
-        elif not folder.is_dir():
+        elif kind != "dir":
             result.ignored.append(IgnoredFile(shown, "pas un dossier d'élève de nbgrader : pas une copie"))
-        elif folder.name in intake_mod.SKIPPED_DIRS:
-            result.ignored.append(IgnoredFile(shown + "/", intake_mod.SKIPPED_DIRS[folder.name]))
-        elif folder.name.startswith("."):
+        elif name in intake_mod.SKIPPED_DIRS:
+            result.ignored.append(IgnoredFile(shown + "/", intake_mod.SKIPPED_DIRS[name]))
+        elif name.startswith("."):
             result.ignored.append(IgnoredFile(shown + "/", HIDDEN_STUDENT))
         else:  # nbgrader's student ids are the folder names (its gradebook is keyed by them): graded as
             # they are; only what is shown is cleaned.
-            result.submissions.append(student_submission(course, folder, root, limits, names.get(folder.name, "")))
+            folder = root / "submitted" / name
+            result.submissions.append(student_submission(course, folder, root, limits, names.get(name, "")))
     result.moodle, moodle_notes = moodle_copies(root, [s.student for s in result.submissions], assignments)
     result.warnings += moodle_notes
     return result
