@@ -290,7 +290,7 @@ class ChildRun:
         _close(self.ev_r)
         _close(self.out_r)
         self.violation = files_violation(self.workdir, self.limits)
-        wipe(self.workdir)
+        shutil.rmtree(self.workdir, onerror=force)
         if self.stopped is None:
             return None
         reason, detail = self.stopped
@@ -724,13 +724,12 @@ def _error_with_text(unit: Unit, error) -> dict | None:
 
 
 def _parse(line: bytes) -> dict | None:
+    """An event, read as strictly as the grader reads the supervisor's own lines (wire.parse_line)."""
     try:
-        event = json.loads(line)
-    except (ValueError, RecursionError):
+        event = wire.parse_line(line, len(line))
+    except wire.WireError:
         return None
-    if not isinstance(event, dict) or not isinstance(event.get("ev"), str):
-        return None
-    return event
+    return event if isinstance(event.get("ev"), str) else None
 
 
 def files_violation(workdir: str, limits: Limits) -> str | None:
@@ -763,7 +762,3 @@ def force(func, path, _exc) -> None:
             os.chmod(path, 0o700)
     with contextlib.suppress(OSError):
         func(path)
-
-
-def wipe(workdir: str) -> None:
-    shutil.rmtree(workdir, onerror=force)
