@@ -256,7 +256,6 @@ class Server:
                     os.dup2(fd, target)
                 os.closerange(4, _max_fd())
                 signal.set_wakeup_fd(-1)
-                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
                 os.chdir(request["workdir"])
                 child.main(Limits.from_dict(request.get("limits", {})), self.run_as)
             finally:
