@@ -240,16 +240,13 @@ class Session:
     def __init__(self, runner: Runner, unit: Unit, limits: Limits):
         self.runner, self.unit, self.limits = runner, unit, limits
         self.broken: str | None = None  # why no question can be answered any more
-        self.job_w = -1
         self.bounds = Bounds.of(limits)
-        # An answer carries one value (the program's error texts and the question's besides).
-        self.reader: _Results | None = None
         channel = runner.open_channel()
+        self.job_w, res_r = channel or (-1, -1)
+        # An answer carries one value (the program's error texts and the question's besides).
+        self.reader = _Results(res_r, self.bounds.line_bytes(1, 64 << 10))
         if channel is None:
             self._break("le correcteur n'a pas pu ouvrir la session")
-            return
-        self.job_w, res_r = channel
-        self.reader = _Results(res_r, self.bounds.line_bytes(1, 64 << 10))
         self._write(SESSION + frame({"unit": replace(unit, probes=(), overrides=(), state=None).to_json(),
                                      "limits": limits.__dict__}))
 
@@ -272,8 +269,7 @@ class Session:
         if self.job_w >= 0:
             os.close(self.job_w)
             self.job_w = -1
-        if self.reader is not None:
-            self.reader.close()
+        self.reader.close()
 
     def ask(self, expr: str, *, setup: str | None = None, overrides: tuple[tuple[str, str], ...] = (),
             secret: bool = False, fresh: bool = False, wall: float | None = None) -> UnitResult:
@@ -311,7 +307,7 @@ class Session:
         deadline = time.monotonic() + 10.0 + GRACE
         while self.reader.next(deadline) is not None:  # to the end of the stream: the supervisor is done
             pass
-        self._close()
+        self.reader.close()
         if not self.runner._await_end(deadline + self.SLACK):
             self.runner.restart()
 
