@@ -55,6 +55,11 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
+def send_line(fd: int, message: dict) -> None:
+    """One result line to the grader (a batch unit's, a session's answer)."""
+    _write_all(fd, (json.dumps(message, allow_nan=False) + "\n").encode())
+
+
 # -- compiling, here and not in the child ---------------------------------------------------------
 class OverrideError(LookupError):
     pass
@@ -529,8 +534,7 @@ class Supervisor:
         return bool(group) and group in self.poisoned
 
     def finish(self, index: int) -> None:
-        _write_all(self.out_fd, (json.dumps({"i": index, "result": self.states[index].result()},
-                                            allow_nan=False) + "\n").encode())
+        send_line(self.out_fd, {"i": index, "result": self.states[index].result()})
 
     def run(self) -> None:
         index = 0
