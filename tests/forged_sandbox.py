@@ -2,10 +2,12 @@
 bytes of the test's choosing, as a sandbox taken over by a copy could (the child's and the
 supervisor's own checks are bypassed: nothing of the sandbox is trusted).
 
-    python forged_sandbox.py SCRIPT    # SCRIPT: JSON {"lines": [base64 …], "endless": bool}
+    python forged_sandbox.py SCRIPT    # SCRIPT: JSON {"lines": [base64 …], "endless": bool, "hang_once": path}
 
 A batch job gets every line, then {"done": true} unless `endless` (then bytes without end of line
-until the grader stops reading). A session gets one line per question it asks.
+until the grader stops reading). A session gets one line per question it asks. With `hang_once`, the
+first sandbox started (the one that finds no file at that path, and makes it) answers nothing and
+never ends its job, as a runner frozen by a copy.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import os
 import socket
 import struct
 import sys
+import time
 
 
 def _read_exact(fd: int, n: int) -> bytes | None:
@@ -71,6 +74,10 @@ def main() -> None:
     lines = [base64.b64decode(x) for x in script["lines"]]
     control = socket.socket(fileno=0)
     control.sendall(b"R")
+    if script.get("hang_once") and not os.path.exists(script["hang_once"]):
+        open(script["hang_once"], "w").close()
+        while True:
+            time.sleep(60)
     while True:
         try:
             message, fds, _, _ = socket.recv_fds(control, 16, 4)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from trous.sandbox.pool import Runner
-from trous.core.protocol import CRASH, OK, Job, Limits, Probe, ProbeResult, Unit, UnitResult
+from trous.core.protocol import CRASH, OK, TIMEOUT, Job, Limits, Probe, ProbeResult, Unit, UnitResult
 from trous.sandbox.backend import SandboxSpec
 from trous.core.wire import Bounds, WireError, check
 from trous.core.judge import describe_error
@@ -38,9 +38,10 @@ def reset_peak() -> None:
         f.write("5")
 
 
-def forged_runner(tmp_path: Path, lines: list[bytes], endless: bool = False) -> Runner:
+def forged_runner(tmp_path: Path, lines: list[bytes], endless: bool = False, hang_once: bool = False) -> Runner:
     script = tmp_path / "script.json"
-    script.write_text(json.dumps({"lines": [base64.b64encode(x).decode() for x in lines], "endless": endless}))
+    script.write_text(json.dumps({"lines": [base64.b64encode(x).decode() for x in lines], "endless": endless,
+                                  "hang_once": str(tmp_path / "hung") if hang_once else None}))
     runner = Runner("fallback")
     runner.spec = SandboxSpec("faux", [sys.executable, str(HERE / "forged_sandbox.py"), str(script)],
                               dict(os.environ))
@@ -165,6 +166,20 @@ def test_a_runner_that_lied_is_replaced_for_the_next_job(tmp_path):
         assert runner.restarts >= 1  # the sandbox that lied was stopped, not asked again
     finally:
         runner.close()
+
+
+def test_a_stuck_runner_costs_the_unit_in_progress_only(tmp_path):
+    # The first runner freezes: the unit it was running is a timeout; the next unit never ran, so
+    # it is run again in a fresh runner (it was once blamed too, as « processus de supervision tué »).
+    job = Job((Unit("x = 1", "exercises/a.py", (Probe("x"),)), Unit("x = 1", "exercises/b.py", (Probe("x"),))),
+              Limits(wall=0.1))
+    runner = forged_runner(tmp_path, [unit_line(probe_of(1))], hang_once=True)
+    try:
+        stuck, second = runner.run(job)
+    finally:
+        runner.close()
+    assert stuck.status == TIMEOUT and "redémarré" in stuck.error.message, stuck
+    assert second.status == OK and second.probes[0].value == 1, second
 
 
 # -- sessions: the answers a graders' test function gets --------------------------------------------

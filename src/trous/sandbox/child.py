@@ -299,17 +299,12 @@ def drop_capabilities() -> bool:
 
 
 def _processes_of(uid: int) -> int:
-    try:
-        return sum(1 for entry in os.scandir("/proc") if entry.name.isdigit() and _owned(entry, uid))
-    except OSError:
-        return 0
-
-
-def _owned(entry: os.DirEntry, uid: int) -> bool:
-    try:
-        return entry.stat().st_uid == uid
-    except OSError:
-        return False
+    count = 0
+    with suppress(OSError):
+        for entry in os.scandir("/proc"):
+            with suppress(OSError):  # a process that ended meanwhile
+                count += entry.name.isdigit() and entry.stat().st_uid == uid
+    return count
 
 
 def _set(limit: int, soft: int, hard: int | None = None) -> None:

@@ -144,18 +144,16 @@ class Runner:
         remaining = list(range(len(job.units)))
         while remaining:
             sub = Job(tuple(job.units[i] for i in remaining), job.limits, job.capture_output)
-            got, broken = self._attempt(sub)
+            got, broken, stuck = self._attempt(sub)
             for local, result in got.items():
                 results[remaining[local]] = result
             if len(got) == len(remaining):  # every unit has its result (the last one, maybe, a timeout)
                 break
-            # The supervisor or the runner died, or sent what no supervisor writes: the first unit
-            # without a result is the culprit.
+            # The first unit without a result is the culprit; the rest is run again in a fresh runner.
             lost = next(i for i in remaining if i not in results)
             group = job.units[lost].group
-            said = f"le programme a perturbé le correcteur ({broken})" if broken else KILLED
-            results[lost] = UnitResult.failed(CRASH, "protocol" if broken else "crash", said,
-                                              len(job.units[lost].probes))
+            status, kind, said = _failure(broken, stuck)
+            results[lost] = UnitResult.failed(status, kind, said, len(job.units[lost].probes))
             for i in remaining:  # the same program would do it again for its other variants
                 if group and i not in results and job.units[i].group == group:
                     why = "non exécuté, car sur une autre entrée : " + said
@@ -179,13 +177,14 @@ class Runner:
         os.close(res_w)
         return job_w, res_r
 
-    def _attempt(self, job: Job) -> tuple[dict[int, UnitResult], str | None]:
-        """One run of the job in this runner: (results by unit, why the stream was refused)."""
+    def _attempt(self, job: Job) -> tuple[dict[int, UnitResult], str | None, bool]:
+        """One run of the job in this runner: (results by unit, why the stream was refused, whether
+        the runner was stuck)."""
         payload = job.to_bytes()
         channel = self.open_channel()
         if channel is None:
             self.restart()
-            return {}, None
+            return {}, None, False
         job_w, res_r = channel
         # A thread writes the job, which may not fit in the pipe: the deadline below still holds.
         writer = threading.Thread(target=_write_and_close, args=(job_w, payload), daemon=True)
@@ -210,15 +209,11 @@ class Runner:
             broken = broken or reader.overflowed()
         finally:
             os.close(res_r)
-        healthy = broken is None and self._await_end(deadline)
-        if not healthy:
+        stuck = broken is None and not self._await_end(deadline)
+        if broken or stuck:
             self.restart()
-            if broken is None and len(results) < len(job.units):
-                # The runner was stuck (frozen by the student, or out of time): that is a timeout.
-                lost = next(i for i in range(len(job.units)) if i not in results)
-                results[lost] = UnitResult.failed(TIMEOUT, "timeout", STUCK, len(job.units[lost].probes))
         writer.join(timeout=1)
-        return results, broken
+        return results, broken, stuck
 
     @contextmanager
     def session(self, unit: Unit, limits: Limits | None = None) -> Iterator["Session"]:
@@ -245,16 +240,13 @@ class Session:
     def __init__(self, runner: Runner, unit: Unit, limits: Limits):
         self.runner, self.unit, self.limits = runner, unit, limits
         self.broken: str | None = None  # why no question can be answered any more
-        self.job_w = -1
         self.bounds = Bounds.of(limits)
-        # An answer carries one value (the program's error texts and the question's besides).
-        self.reader: _Results | None = None
         channel = runner.open_channel()
+        self.job_w, res_r = channel or (-1, -1)
+        # An answer carries one value (the program's error texts and the question's besides).
+        self.reader = _Results(res_r, self.bounds.line_bytes(1, 64 << 10))
         if channel is None:
             self._break("le correcteur n'a pas pu ouvrir la session")
-            return
-        self.job_w, res_r = channel
-        self.reader = _Results(res_r, self.bounds.line_bytes(1, 64 << 10))
         self._write(SESSION + frame({"unit": replace(unit, probes=(), overrides=(), state=None).to_json(),
                                      "limits": limits.__dict__}))
 
@@ -277,8 +269,7 @@ class Session:
         if self.job_w >= 0:
             os.close(self.job_w)
             self.job_w = -1
-        if self.reader is not None:
-            self.reader.close()
+        self.reader.close()
 
     def ask(self, expr: str, *, setup: str | None = None, overrides: tuple[tuple[str, str], ...] = (),
             secret: bool = False, fresh: bool = False, wall: float | None = None) -> UnitResult:
@@ -293,22 +284,19 @@ class Session:
         deadline = time.monotonic() + allowed + START + probe_wall(self.limits) + 2 * GRACE + self.SLACK
         line = self.reader.next(deadline)
         if line is None:
-            if overflowed := self.reader.overflowed():
-                status, kind, message = CRASH, "protocol", f"le programme a perturbé le correcteur ({overflowed})"
-            elif self.reader.eof:  # the supervisor is gone (killed by the student's code?)
-                status, kind, message = CRASH, "crash", KILLED
-            else:  # it did not answer within every clock it has: the runner is stuck
-                status, kind, message = TIMEOUT, "timeout", STUCK
-            self._break(message)
-            return UnitResult.failed(status, kind, message, 1)
+            return self._fail(self.reader.overflowed(), stuck=not self.reader.eof)
         try:
             message = wire.parse_line(line, self.reader.lines.limit)
         except wire.WireError as exc:
-            message = {"refused": exc.reason}
+            return self._fail(exc.reason)
         if "status" not in message:
-            self._break(f"le programme a perturbé le correcteur ({message.get('refused') or 'réponse illisible'})")
-            return UnitResult.failed(CRASH, "protocol", self.broken or "", 1)
+            return self._fail("réponse illisible")
         return UnitResult.from_json(message, 1, size=len(line), bounds=self.bounds)
+
+    def _fail(self, broken: str | None, stuck: bool = False) -> UnitResult:
+        status, kind, message = _failure(broken, stuck)
+        self._break(message)
+        return UnitResult.failed(status, kind, message, 1)
 
     def close(self) -> None:
         """End the session: the supervisor stops the child and wipes its folder, the zygote sweeps."""
@@ -319,13 +307,24 @@ class Session:
         deadline = time.monotonic() + 10.0 + GRACE
         while self.reader.next(deadline) is not None:  # to the end of the stream: the supervisor is done
             pass
-        self._close()
+        self.reader.close()
         if not self.runner._await_end(deadline + self.SLACK):
             self.runner.restart()
 
 
 KILLED = "le programme a interrompu le correcteur (processus de supervision tué)"
 STUCK = "temps dépassé : le correcteur a dû être redémarré"
+
+
+def _failure(broken: str | None, stuck: bool) -> tuple[str, str, str]:
+    """(status, kind, message) of a unit or question left without an answer: the supervisor sent a
+    line none writes (`broken`), did not answer within every clock it has (`stuck`: the runner was
+    frozen by the student, or out of time), or is gone (killed by the student's code?)."""
+    if broken:
+        return CRASH, "protocol", f"le programme a perturbé le correcteur ({broken})"
+    if stuck:
+        return TIMEOUT, "timeout", STUCK
+    return CRASH, "crash", KILLED
 
 
 class _Results:

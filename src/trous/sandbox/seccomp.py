@@ -135,8 +135,7 @@ class Arch:
 
 
 ARCHES = {"x86_64": Arch("x86_64", AUDIT_ARCH_X86_64, X86_64, x32=True),
-          "aarch64": Arch("aarch64", AUDIT_ARCH_AARCH64, AARCH64)}
-_MACHINE_NAMES = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64"}
+          "aarch64": Arch("aarch64", AUDIT_ARCH_AARCH64, AARCH64)}  # as Linux names them (an arm64 kernel too)
 
 
 class SeccompError(RuntimeError):
@@ -148,7 +147,7 @@ def current_arch() -> Arch | None:
     kernel speaks another call table than the machine's name says."""
     if not sys.platform.startswith("linux") or struct.calcsize("P") != 8 or sys.byteorder != "little":
         return None
-    return ARCHES.get(_MACHINE_NAMES.get(os.uname().machine.lower(), ""))
+    return ARCHES.get(os.uname().machine)
 
 
 # -- the program -------------------------------------------------------------------------------------

@@ -24,8 +24,8 @@ from dataclasses import replace
 
 from ..core.protocol import CRASH, ERROR, MAX_FRAME, SKIPPED, TIMEOUT, Ask, Limits, Unit
 from .child import read_exact
-from .supervisor import (MAX_RESUMES, ChildRun, Forker, Step, _UnitState, _write_all, begin, compiled,
-                         files_violation, probe_step, stop_error)
+from .supervisor import (MAX_RESUMES, ChildRun, Forker, Step, _UnitState, begin, compiled, files_violation,
+                         probe_step, send_line, stop_error)
 
 
 class SessionSupervisor:
@@ -61,13 +61,10 @@ class SessionSupervisor:
             raise ValueError("question illisible")
         return data
 
-    def _send(self, message: dict) -> None:
-        _write_all(self.out_fd, (json.dumps(message, allow_nan=False) + "\n").encode())
-
     def run(self) -> None:
         try:
             while (request := self._read()) is not None:
-                self._send(self.answer(Ask.from_json(request), time.monotonic()))
+                send_line(self.out_fd, self.answer(Ask.from_json(request), time.monotonic()))
         finally:
             self._end_child()
             with suppress(OSError):

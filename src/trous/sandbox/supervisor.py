@@ -55,6 +55,11 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
+def send_line(fd: int, message: dict) -> None:
+    """One result line to the grader (a batch unit's, a session's answer)."""
+    _write_all(fd, (json.dumps(message, allow_nan=False) + "\n").encode())
+
+
 # -- compiling, here and not in the child ---------------------------------------------------------
 class OverrideError(LookupError):
     pass
@@ -241,7 +246,6 @@ class ChildRun:
         self.resumed = resumed  # its first unit's output was kept by the run it resumes
         self.interrupting = False  # time is up; the child was asked to stop the student's code
         self.where: dict | None = None  # where the child said the code was, when interrupted
-        self.first_unit = True
         self.child_started = False  # the child said its start is over (once, before any student code)
         self.violation: str | None = None  # what the child wrote past the bounds on files (close)
         self.workdir = tempfile.mkdtemp(prefix="run-", dir=owner.workroot)
@@ -291,7 +295,7 @@ class ChildRun:
         _close(self.ev_r)
         _close(self.out_r)
         self.violation = files_violation(self.workdir, self.limits)
-        wipe(self.workdir)
+        shutil.rmtree(self.workdir, onerror=force)
         if self.stopped is None:
             return None
         reason, detail = self.stopped
@@ -338,8 +342,8 @@ class ChildRun:
         self.current, self.phase = index, "module"
         state.started = state.started or now  # a unit run again from a later probe keeps its start
         wall = self.units[index].wall or self.limits.wall
-        self.unit_deadline = now + wall + (START if self.first_unit else 0.0)
-        self.first_unit = False
+        # Until the child says its start is over, the unit's time also holds the start's (`_news`).
+        self.unit_deadline = now + wall + (0.0 if self.child_started else START)
 
     def _arm(self, now: float) -> None:
         """The clock for the command at the head of the queue, which the child runs now."""
@@ -473,8 +477,8 @@ class ChildRun:
     def _state(self, state: _UnitState, result) -> None:
         result = result if isinstance(result, dict) else {}
         if self.interrupting:
-            state.state = {"$error": {"kind": "timeout", "message": stop_message(
-                "timeout", {"seconds": self.allowed, **(self.where or {})}, self.limits)}}
+            error = timed_out(state.unit, self.allowed, self.where, None, self.limits)
+            state.state = {"$error": {"kind": "timeout", "message": error["message"]}}
         elif isinstance(result.get("value"), dict):
             state.state = result["value"]
         else:
@@ -530,8 +534,7 @@ class Supervisor:
         return bool(group) and group in self.poisoned
 
     def finish(self, index: int) -> None:
-        _write_all(self.out_fd, (json.dumps({"i": index, "result": self.states[index].result()},
-                                            allow_nan=False) + "\n").encode())
+        send_line(self.out_fd, {"i": index, "result": self.states[index].result()})
 
     def run(self) -> None:
         index = 0
@@ -632,12 +635,10 @@ def where_of(event: dict) -> dict:
 
 def timed_out(unit: Unit, seconds: float, where: dict | None, reported, limits: Limits) -> dict:
     """The error of a run stopped at its wall time, said where it was and whether it computed."""
-    where = dict(where or {})
+    where = dict(where or {})  # where_of's: its line and statement are ints
     if where.get("line") is None and isinstance(reported, dict) and type(reported.get("line")) is int:
-        where = {**where, "line": reported["line"], "statement": reported.get("statement")}
-    line = where.get("line") if type(where.get("line")) is int else None
-    detail = {"seconds": seconds, "line": line, "cpu": where.get("cpu"), "statement": where.get("statement")}
-    return stop_error(unit, "timeout", detail, limits)
+        where.update(line=reported["line"], statement=reported.get("statement"))
+    return stop_error(unit, "timeout", {"seconds": seconds, **where}, limits)
 
 
 def _shown(seconds: float, digits: int = 1) -> str:
@@ -727,13 +728,12 @@ def _error_with_text(unit: Unit, error) -> dict | None:
 
 
 def _parse(line: bytes) -> dict | None:
+    """An event, read as strictly as the grader reads the supervisor's own lines (wire.parse_line)."""
     try:
-        event = json.loads(line)
-    except (ValueError, RecursionError):
+        event = wire.parse_line(line, len(line))
+    except wire.WireError:
         return None
-    if not isinstance(event, dict) or not isinstance(event.get("ev"), str):
-        return None
-    return event
+    return event if isinstance(event.get("ev"), str) else None
 
 
 def files_violation(workdir: str, limits: Limits) -> str | None:
@@ -766,7 +766,3 @@ def force(func, path, _exc) -> None:
             os.chmod(path, 0o700)
     with contextlib.suppress(OSError):
         func(path)
-
-
-def wipe(workdir: str) -> None:
-    shutil.rmtree(workdir, onerror=force)

@@ -72,11 +72,11 @@ def _parents() -> dict[int, int]:
     return parents
 
 
-def _descendants(root: int, keep: frozenset[int] = frozenset()) -> list[int]:
-    """Every process below `root` except `keep` and theirs. Orphans of the student's code are
+def _descendants(keep: frozenset[int]) -> list[int]:
+    """Every process below this one except `keep` and theirs. Orphans of the student's code are
     re-parented to us (we are their subreaper), so the kernel's children lists find them all."""
     table = _parents() if _children(os.getpid()) is None else None  # no children lists: the whole table
-    found, frontier = [], [root]
+    found, frontier = [], [os.getpid()]
     while frontier:
         parent = frontier.pop()
         below = _children(parent) or [] if table is None else [p for p, pp in table.items() if pp == parent]
@@ -90,7 +90,7 @@ def _descendants(root: int, keep: frozenset[int] = frozenset()) -> list[int]:
 def sweep(keep: frozenset[int] = frozenset()) -> None:
     """Kill everything below this process but `keep`."""
     for _ in range(2000):
-        pids = _descendants(os.getpid(), keep)
+        pids = _descendants(keep)
         if not pids:
             break
         for pid in pids:
@@ -111,8 +111,8 @@ def _mount_points() -> set[str]:
         return set()
 
 
-def remove_files(keep: str, dirs: tuple[str, ...] = ("/tmp", "/dev/shm")) -> None:
-    """Remove what a job left in `dirs` (tmpfs: host RAM, and the next student's code would see it),
+def remove_files(keep: str) -> None:
+    """Remove what a job left in /tmp and /dev/shm (tmpfs: host RAM, and the next student's code would see it),
     except `keep` (the run folders' root: the supervisor wipes each run's, with its bounds check) and
     whatever holds a mount point (Python itself may be bound under /tmp); never follows a link."""
     protected = {os.path.normpath(keep)}
@@ -120,7 +120,7 @@ def remove_files(keep: str, dirs: tuple[str, ...] = ("/tmp", "/dev/shm")) -> Non
         while point not in ("/", ""):
             protected.add(point)
             point = os.path.dirname(point)
-    for top in dirs:
+    for top in ("/tmp", "/dev/shm"):
         try:
             entries = list(os.scandir(top))
         except OSError:
@@ -256,7 +256,6 @@ class Server:
                     os.dup2(fd, target)
                 os.closerange(4, _max_fd())
                 signal.set_wakeup_fd(-1)
-                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
                 os.chdir(request["workdir"])
                 child.main(Limits.from_dict(request.get("limits", {})), self.run_as)
             finally:
