@@ -2,12 +2,13 @@
 bytes of the test's choosing, as a sandbox taken over by a copy could (the child's and the
 supervisor's own checks are bypassed: nothing of the sandbox is trusted).
 
-    python forged_sandbox.py SCRIPT    # SCRIPT: JSON {"lines": [base64 …], "endless": bool, "hang_once": path}
+    python forged_sandbox.py SCRIPT    # JSON {"lines": [base64 …], "endless": bool, "hang_once": path, "freeze": bool}
 
 A batch job gets every line, then {"done": true} unless `endless` (then bytes without end of line
 until the grader stops reading). A session gets one line per question it asks. With `hang_once`, the
 first sandbox started (the one that finds no file at that path, and makes it) answers nothing and
-never ends its job, as a runner frozen by a copy.
+never ends its job, as a runner frozen by a copy. With `freeze`, a session whose lines are all sent
+stops reading its questions but keeps its end open, as a supervisor a copy stopped (SIGSTOP).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def _write(fd: int, data: bytes) -> bool:
         return False
 
 
-def _answer(job_r: int, res_w: int, lines: list[bytes], endless: bool) -> None:
+def _answer(job_r: int, res_w: int, lines: list[bytes], endless: bool, freeze: bool = False) -> None:
     first = os.read(job_r, 1)
     if first == b"S":  # a session: a header frame, then one frame per question
         head = _read_exact(job_r, 4)
@@ -56,6 +57,8 @@ def _answer(job_r: int, res_w: int, lines: list[bytes], endless: bool) -> None:
                 return
             if not _write(res_w, line + b"\n"):
                 return
+        while freeze:
+            time.sleep(60)
         return
     while os.read(job_r, 1 << 16):  # the whole job, unread
         pass
@@ -86,7 +89,7 @@ def main() -> None:
         if not message:
             return
         job_r, res_w = fds
-        _answer(job_r, res_w, lines, bool(script.get("endless")))
+        _answer(job_r, res_w, lines, bool(script.get("endless")), bool(script.get("freeze")))
         os.close(job_r)
         os.close(res_w)
         control.sendall(b"E")

@@ -12,12 +12,13 @@ import base64
 import json
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from trous.sandbox.pool import Runner
+from trous.sandbox.pool import STUCK, Runner
 from trous.core.protocol import CRASH, OK, TIMEOUT, Job, Limits, Probe, ProbeResult, Unit, UnitResult
 from trous.sandbox.backend import SandboxSpec
 from trous.core.wire import Bounds, WireError, check
@@ -38,10 +39,11 @@ def reset_peak() -> None:
         f.write("5")
 
 
-def forged_runner(tmp_path: Path, lines: list[bytes], endless: bool = False, hang_once: bool = False) -> Runner:
+def forged_runner(tmp_path: Path, lines: list[bytes], endless: bool = False, hang_once: bool = False,
+                  freeze: bool = False) -> Runner:
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"lines": [base64.b64encode(x).decode() for x in lines], "endless": endless,
-                                  "hang_once": str(tmp_path / "hung") if hang_once else None}))
+                                  "hang_once": str(tmp_path / "hung") if hang_once else None, "freeze": freeze}))
     runner = Runner("fallback")
     runner.spec = SandboxSpec("faux", [sys.executable, str(HERE / "forged_sandbox.py"), str(script)],
                               dict(os.environ))
@@ -210,6 +212,30 @@ def test_an_endless_session_answer_is_cut_off(tmp_path):
         runner.close()
     assert answer.status == CRASH and "réponse de plus de" in answer.error.message, answer
     assert grown < 150, grown
+
+
+def test_a_question_to_a_frozen_supervisor_comes_back_as_a_timeout(tmp_path):
+    """A copy that stops its supervisor (SIGSTOP) between two questions: the next question, larger
+    than a pipe holds (a test's variables), is written within a deadline, never blocking the grading
+    thread for good."""
+    answer = json.dumps({"status": "ok", "error": None, "probes": [{"value": 1}]}).encode()
+    runner = forged_runner(tmp_path, [answer], freeze=True)
+    got: list = []
+
+    def ask() -> None:
+        with runner.session(Unit("x = 1", "copie.py"), Limits(wall=1)) as session:
+            got.append(session.ask("x"))
+            got.append(session.ask("len(x)", overrides=(("x", "[" + "1, " * 200_000 + "]"),)))
+
+    thread = threading.Thread(target=ask, daemon=True)
+    try:
+        thread.start()
+        thread.join(timeout=90)
+        assert not thread.is_alive(), "la question attend sans fin un superviseur arrêté"
+    finally:
+        runner.close()
+    assert got[0].probes[0].value == 1
+    assert got[1].status == TIMEOUT and got[1].error.message == STUCK, got[1]
 
 
 # -- the test worker: a teacher's process, outside the sandbox ----------------------------------------

@@ -251,12 +251,17 @@ class Session:
                                      "limits": limits.__dict__}))
 
     def _write(self, data: bytes) -> None:
+        """A frame, within a deadline: the supervisor takes it at once, unless the copy stopped it
+        (then a frame larger than the pipe holds would block this thread for good)."""
         if self.broken:
             return
         try:
-            _write_all(self.job_w, data)
+            written = _write_within(self.job_w, data, time.monotonic() + 10.0 + self.SLACK)
         except OSError:
             self._break(KILLED)
+            return
+        if not written:
+            self._break(STUCK)
 
     def _break(self, why: str) -> None:
         """The runner cannot go on: stop it (the next job starts a fresh one)."""
@@ -278,7 +283,8 @@ class Session:
         error, and the probe's value or error."""
         self._write(frame(Ask(expr, setup, tuple(overrides), secret, fresh, wall).to_json()))
         if self.broken:
-            return UnitResult.failed(CRASH, "crash", self.broken, 1)
+            stuck = self.broken == STUCK
+            return UnitResult.failed(TIMEOUT if stuck else CRASH, "timeout" if stuck else "crash", self.broken, 1)
         unit_wall = self.unit.wall or self.limits.wall
         allowed = min(unit_wall, wall) if wall is not None else unit_wall
         deadline = time.monotonic() + allowed + START + probe_wall(self.limits) + 2 * GRACE + self.SLACK
@@ -357,6 +363,19 @@ class _Results:
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
+
+
+def _write_within(fd: int, data: bytes, deadline: float) -> bool:
+    """Write all of `data` before `deadline`; False when the reader did not take it in time."""
+    os.set_blocking(fd, False)
+    view = memoryview(data)
+    while view:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not select.select([], [fd], [], remaining)[1]:
+            return False
+        with suppress(BlockingIOError):
+            view = view[os.write(fd, view):]
+    return True
 
 
 def _write_and_close(fd: int, data: bytes) -> None:
