@@ -244,7 +244,7 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
 def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_mod.Intake, requested: str,
             timings: dict[str, float], t: float) -> Outcome:
     from .gradebook import Gradebook, default_url  # noqa: PLC0415  (SQLAlchemy: the grading extra)
-    from .reports import ClassFiles, StudentFiles  # noqa: PLC0415
+    from .reports import ResultFiles  # noqa: PLC0415
 
     scope, trip, participants = _prepare(course, options, intake)
     options = dataclasses.replace(options, exercises=tuple(scope.exercises(course)))
@@ -282,7 +282,7 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
         not_handed_in = {s: tuple(a for a in scope.assignments if a not in scope.per_copy[s]) for s in by_student}
         # Each student's own files are written as soon as the grade is recorded, while the other copies
         # are graded; those whose grade changed since (formgrader's, through settle) are written again.
-        early = StudentFiles(results_dir, course, intake.submissions, not_handed_in)
+        files = ResultFiles(results_dir, course, intake.submissions, not_handed_in)
         files_time = 0.0
         if todo:
             t = time.perf_counter()
@@ -311,21 +311,19 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
                 incidents += [f"copie « {printable(grade.student)} », {incident}" for incident in grade.incidents]
                 hooks.graded(grade)
                 w = time.perf_counter()
-                early.consume(grade)
+                files.consume(grade)
                 files_time += time.perf_counter() - w
             timings["correction"] = time.perf_counter() - t - recording - files_time
             timings["carnet de notes"] += recording
         gradebook.finish_run(run_id, len(graded), len(done))
         t = time.perf_counter()
-        whole = ClassFiles(results_dir, course, early.stems, by_student, gradebook=gradebook,
-                           submissions=intake.submissions, ignored=intake.ignored, notes=intake.warnings,
-                           participants=participants, round_trip=trip, scope_notes=_scope_notes(course, scope),
-                           incidents=incidents)
-        reports = _settle(gradebook, by_student, early, whole, sink)
-        grades = [whole.summaries[s.student] for s in intake.submissions]
+        reports = _settle(gradebook, by_student, files, sink, submissions=intake.submissions, ignored=intake.ignored,
+                          notes=intake.warnings, participants=participants, round_trip=trip,
+                          scope_notes=_scope_notes(course, scope), incidents=incidents)
+        grades = [files.summaries[s.student] for s in intake.submissions]
         assignments_mod.record_results(results_dir, scope)
         timings["rapports"] = time.perf_counter() - t + files_time
-        saved = SavedGrades(results_dir / "results", grades, [early.stems[g.student] for g in grades])
+        saved = SavedGrades(results_dir / "results", grades, [files.stems[g.student] for g in grades])
         return Outcome(intake, saved, graded, sorted(done), reports, gradebook.path, sandbox, timings, scope, trip,
                        incidents)
     finally:
@@ -334,10 +332,11 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
         gradebook.close()
 
 
-def _settle(gradebook, by_student: dict[str, Submission], files, whole, nbgrader) -> dict[str, Path]:
+def _settle(gradebook, by_student: dict[str, Submission], files, nbgrader, **class_files) -> dict[str, Path]:
     """Each student's current grade, read back from the gradebook one at a time, consumed by the
-    student's files and the class's, which then settle. On an nbgrader course its sink takes them all
-    first and settles: its grades (formgrader's changes applied, read back again) are the files'."""
+    results files, which then settle (`class_files`: write_class's keywords but the gradebook). On an
+    nbgrader course its sink takes them all first and settles: its grades (formgrader's changes
+    applied, read back again) are the files'."""
     current = (grade for _, grade in gradebook.each_current(by_student))
     reports: dict[str, Path] = {}
     if nbgrader is not None:
@@ -345,13 +344,14 @@ def _settle(gradebook, by_student: dict[str, Submission], files, whole, nbgrader
             nbgrader.consume(grade)
         reports = nbgrader.settle()
         current = nbgrader.current()
+    consumed = set()
     for grade in current:
         files.consume(grade)
-        whole.consume(grade)
-    missing = [s for s in by_student if s not in whole.summaries]
+        consumed.add(grade.student)
+    missing = [s for s in by_student if s not in consumed]
     if missing:  # cannot happen unless the database was changed under us
         raise GraderError(f"pas de note enregistrée pour : {', '.join(missing[:5])}")
-    return {**files.settle(), **whole.settle(), **reports}
+    return {**files.settle(by_student, gradebook=gradebook, **class_files), **reports}
 
 
 class SavedGrades(Sequence):
