@@ -168,7 +168,7 @@ def moodle_csv(course: Course, grades: list[SubmissionGrade], names: dict[str, s
     missing: list[str] = []
     changed: list[str] = []
     for grade in sorted(grades, key=lambda g: g.student):
-        identity = participants.identity(grade.student)
+        identity = participants.identities.get(grade.student)
         if not identity:
             missing.append(grade.student)
             continue

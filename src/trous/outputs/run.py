@@ -287,16 +287,10 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
         if todo:
             t = time.perf_counter()
             recording = 0.0
-
-            def on_sandbox(kind: str, description: str) -> None:
-                nonlocal sandbox
-                sandbox = kind
-                hooks.sandbox(kind, description)
-
-            inner = Hooks(sandbox=on_sandbox)
-            for grade in SCHEDULERS[options.scheduler](course, todo, options, inner):
+            for grade in SCHEDULERS[options.scheduler](course, todo, options, hooks):
                 if grade.unisolated and requested != UNISOLATED:  # a worker must never decide this alone
                     raise GraderError(f"{grade.student} : corrigée sans isolation alors que ce n'était pas demandé")
+                sandbox = grade.isolation  # set by the scheduler: the kind its sandbox said it is
                 grade.grader_version = grading_version(grade.grader_version, grade.isolation)
                 # Only the assignments this copy hands in (a scheduler may grade the whole course).
                 grade = assignments_mod.restrict_grade(grade, graded_exercises.get(scope.per_copy.get(grade.student), []))
@@ -391,18 +385,17 @@ def _prepare(course: Course, options: GradeOptions, intake: intake_mod.Intake):
         if not scope.assignments:
             raise intake_mod.IntakeError(f"{intake.source} : aucun devoir du cours dans ces copies")
         titles = assignments_mod.titles(course)
+        asked = ", ".join(titles.get(a, a) for a in scope.assignments)
         kept = []
         for submission in intake.submissions:
             mine = scope.per_copy[submission.student]
             if not mine:
-                asked = ", ".join(titles.get(a, a) for a in scope.assignments)
                 intake.ignored.append(IgnoredFile(printable(submission.student) + "/",
                                                   f"ne rend pas {asked} : rien à corriger ici"))
                 continue
             kept.append(assignments_mod.restrict_files(course, submission, mine))
         if not kept:
-            raise intake_mod.IntakeError(f"{intake.source} : aucune copie pour "
-                                         f"{', '.join(titles.get(a, a) for a in scope.assignments)}")
+            raise intake_mod.IntakeError(f"{intake.source} : aucune copie pour {asked}")
         intake.submissions = kept
         intake.warnings += lookalikes((s.student, s.name or s.student) for s in kept)
         assignments_mod.check_results(options.results_dir, scope)
@@ -413,10 +406,10 @@ def _prepare(course: Course, options: GradeOptions, intake: intake_mod.Intake):
                     "--feuille : une feuille d'évaluation de Moodle est celle d'un seul devoir ; précise lequel "
                     f"avec --devoir (devoirs de ces copies : {', '.join(scope.assignments)})")
             sheet = moodle_mod.read_worksheet(options.worksheet)
-            trip = moodle_mod.RoundTrip(intake.kind, intake.source, scope.assignments, sheet,
-                                        moodle_mod.match(sheet, kept, intake.moodle), intake.moodle)
+            trip = moodle_mod.RoundTrip(scope.assignments, sheet, moodle_mod.match(sheet, kept, intake.moodle),
+                                        intake.moodle)
         elif intake.moodle is not None and (intake.moodle.participants or intake.moodle.conflicts or intake.moodle.team):
-            trip = moodle_mod.RoundTrip(intake.kind, intake.source, scope.assignments, copies=intake.moodle)
+            trip = moodle_mod.RoundTrip(scope.assignments, copies=intake.moodle)
         participants = None
         if options.participants is not None:
             participants = moodle_mod.read_participants(options.participants, [s.student for s in kept])
