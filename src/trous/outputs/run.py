@@ -24,7 +24,7 @@ from ..grade import assignments as assignments_mod
 from ..inputs import intake as intake_mod, kinds as kinds_mod
 from ..inputs import marker
 from . import moodle as moodle_mod
-from .exports import french_number
+from .exports import assignment_columns, exercise_columns, french_number
 from . import writing
 from ..inputs.lookalike import lookalikes
 from ..grade import testworker
@@ -428,26 +428,21 @@ class _Column:
 
 def _columns(course: Course, outcome: Outcome) -> list[list[_Column]]:
     """The table's columns, one block per assignment (its exercises, then its total when the run grades
-    several), the total at the end of the last one."""
+    several), the total at the end of the last one: grades.csv's columns."""
     grades = outcome.summaries
-    graded = {e.id for g in grades for e in g.exercises}
     assignments = (outcome.scope.assignments if outcome.scope is not None
                    else tuple(assignments_mod.graded_assignments(course, grades)))
     several = len(assignments) > 1
+    exercises = {e.id: e for e in course.exercises}
     blocks: list[list[_Column]] = []
-    for assignment in assignments:
-        exercises = [e for e in course.exercises if e.assignment.id == assignment and e.id in graded]
-        block = []
-        for exercise in exercises:
-            cells = [_cell(next((x for x in g.exercises if x.id == exercise.id), None)) for g in grades]
-            block.append(_Column(f"{exercise.number}\n/{french_number(exercise.points)}", cells))
-        if several and exercises:
-            ids = {e.id for e in exercises}
+    for assignment, ids in assignment_columns(course, exercise_columns(course, grades)):
+        block = [_Column(f"{exercises[i].number}\n/{french_number(exercises[i].points)}",
+                         [_cell(next((x for x in g.exercises if x.id == i), None)) for g in grades]) for i in ids]
+        if several:
             held = [[x.score for x in g.exercises if x.id in ids] for g in grades]
-            block.append(_Column(f"{_escape(assignment)}\n/{french_number(sum(e.points for e in exercises))}",
+            block.append(_Column(f"{_escape(assignment.key)}\n/{french_number(sum(exercises[i].points for i in ids))}",
                                  [french_number(sum(h)) if h else "[dim]non rendu[/]" for h in held], bold=True))
-        if block:
-            blocks.append(block)
+        blocks.append(block)
     if not several:
         maximum = max((g.max_score for g in grades), default=sum(e.points for e in course.exercises))
         total = _Column(f"total\n/{french_number(maximum)}", [french_number(g.score) for g in grades], bold=True)
