@@ -7,15 +7,15 @@ functions yielding the grades of the copies they are given.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import dataclasses
 import hashlib
 import json
 import os
-import queue
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -145,36 +145,17 @@ def read_ahead(submissions: Sequence[Submission], depth: int) -> Iterator[tuple[
     """(student, files) of each copy, its bytes read (`Stored`) by a thread of its own at most `depth`
     copies ahead of the graders: a class's bytes are never all held, and the grading threads, which
     take the copies one at a time, never wait on a disk while holding that turn."""
-    ready: queue.Queue = queue.Queue(maxsize=depth)
-    stopped = threading.Event()
-
-    def read() -> None:
-        try:
-            for submission in submissions:
-                item = (submission.student, dict(submission.files))
-                while not stopped.is_set():
-                    with contextlib.suppress(queue.Full):
-                        ready.put(item, timeout=0.1)
-                        break
-                if stopped.is_set():
-                    return
-        except BaseException as exc:  # noqa: BLE001 - raised where the copies are taken
-            ready.put(exc)
-        ready.put(None)
-
-    reader = threading.Thread(target=read, name="trous-lecture", daemon=True)
-    reader.start()
+    reader = ThreadPoolExecutor(1, thread_name_prefix="trous-lecture")
+    ahead: collections.deque[Future] = collections.deque()
     try:
-        while (item := ready.get()) is not None:
-            if isinstance(item, BaseException):
-                raise item
-            yield item
+        for submission in submissions:
+            ahead.append(reader.submit(lambda s=submission: (s.student, dict(s.files))))
+            if len(ahead) > depth:
+                yield ahead.popleft().result()  # a reading's error is raised where the copies are taken
+        while ahead:
+            yield ahead.popleft().result()
     finally:
-        stopped.set()
-        with contextlib.suppress(queue.Empty):
-            while True:
-                ready.get_nowait()  # unblocks a reader waiting to put
-        reader.join()
+        reader.shutdown(cancel_futures=True)
 
 
 def dask_scheduler(course: Course, submissions: list[Submission], options: GradeOptions,
