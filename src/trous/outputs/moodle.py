@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import phpdate
-from .exports import EMAIL, USERNAME, french_number, moodle_feedback, templates as texts
+from .exports import EMAIL, USERNAME, moodle_feedback, templates as texts
 from ..inputs.moodle import Copies, feedback_folder
 from ..core.safetext import csv_cell, printable
 from ..core.submission import Submission
