@@ -512,7 +512,6 @@ REPORT_LABELS = {
 
 def cmd_grade(args) -> int:
     from rich.console import Console  # noqa: PLC0415
-    from rich.markup import escape  # noqa: PLC0415
     from rich.panel import Panel  # noqa: PLC0415
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: PLC0415
     from rich.progress import TimeRemainingColumn  # noqa: PLC0415
@@ -521,12 +520,12 @@ def cmd_grade(args) -> int:
     try:  # an input that carries its course (an nbgrader course built by trous) is graded with it
         course = kinds_mod.carried_course(Path(args.copies), args.format, args.cours) or course_for(args.cours)
     except intake_mod.IntakeError as exc:
-        console.print(f"[red]erreur :[/] {escape(str(exc))}", soft_wrap=True)
+        console.print(f"[red]erreur :[/] {_escape(str(exc))}", soft_wrap=True)
         return EXIT_USAGE
     try:
         sandbox_mode = cli_options.sandbox_mode(args)
     except ValueError as exc:
-        console.print(f"[red]erreur :[/] {escape(str(exc))}")
+        console.print(f"[red]erreur :[/] {_escape(str(exc))}")
         return EXIT_USAGE
     scheduler = args.ordonnanceur or os.environ.get(ENV_SCHEDULER) or "local"
     where, address = (scheduler, None) if scheduler in SCHEDULERS else ("dask", scheduler)
@@ -541,10 +540,10 @@ def cmd_grade(args) -> int:
 
     def sandbox(kind: str, description: str) -> None:
         if kind == UNISOLATED:
-            console.print(Panel(f"[bold]{escape(description)}[/]", title="[bold red]ATTENTION : SANS ISOLATION[/]",
+            console.print(Panel(f"[bold]{_escape(description)}[/]", title="[bold red]ATTENTION : SANS ISOLATION[/]",
                                 border_style="red"))
         else:
-            console.print(f"[dim]bac à sable : {escape(description)}[/]")
+            console.print(f"[dim]bac à sable : {_escape(description)}[/]")
 
     def started(to_grade: int, skipped: int) -> None:
         nonlocal task
@@ -570,9 +569,9 @@ def cmd_grade(args) -> int:
         failure = (f"[red]erreur :[/] il manque le module {exc.name} pour corriger une classe : "
                    "installe « pip install 'trous[grading]' »", EXIT_USAGE, False)
     except intake_mod.IntakeError as exc:  # escape: « trous[distributed] », paths
-        failure = f"[red]erreur :[/] {escape(str(exc))}", EXIT_USAGE, False
+        failure = f"[red]erreur :[/] {_escape(str(exc))}", EXIT_USAGE, False
     except GraderError as exc:
-        failure = (f"[red]le correcteur ne peut pas tourner :[/] {escape(str(exc))}\n(lance « trous doctor » pour le "
+        failure = (f"[red]le correcteur ne peut pas tourner :[/] {_escape(str(exc))}\n(lance « trous doctor » pour le "
                    "détail)", EXIT_FAILED, False)
     except RuntimeError as exc:  # no isolation here, or the sandbox cannot start
         from ..sandbox.pool import RunnerError  # noqa: PLC0415
@@ -581,7 +580,7 @@ def cmd_grade(args) -> int:
 
         if type(exc) is not RuntimeError and not isinstance(exc, (RunnerError, SandboxRefused, LeaseError)):
             raise  # RecursionError and friends are bugs, not sandbox trouble
-        failure = f"[red]erreur du bac à sable :[/] {escape(str(exc))}", EXIT_FAILED, True
+        failure = f"[red]erreur du bac à sable :[/] {_escape(str(exc))}", EXIT_FAILED, True
     except KeyboardInterrupt:
         failure = ("[yellow]interrompu.[/] Les copies déjà corrigées sont enregistrées : relance la même "
                    "commande pour reprendre là où elle s'est arrêtée.", EXIT_INTERRUPTED, False)
