@@ -135,11 +135,11 @@ class ResultFiles:
         self.summaries, self.shared = {}, {}  # student → summary; what summaries share
 
     def consume(self, grade: SubmissionGrade) -> None:
-        self.summaries[grade.student] = summary(grade, self.shared)
         document = grade.to_json(intake=_intake(self.copies.get(grade.student)))
         key = _document_key(document)
         if self.written.get(grade.student) == key:
-            return
+            return  # the same document: the same files, the same summary
+        self.summaries[grade.student] = summary(grade, self.shared)
         stem = self.stems.setdefault(grade.student, file_stem(grade.student))
         data = json.dumps(document, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
         _write(self.results_dir / "results" / f"{stem}.json", data.encode("utf-8"))
