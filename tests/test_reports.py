@@ -233,7 +233,7 @@ def test_rewriting_is_deterministic_and_drops_students_no_longer_graded(tmp_path
 
 def test_the_class_files_are_written_from_summaries_and_stems_alone(tmp_path, course, grades):
     """The class's files need each student's grade summary and file stem, no per-student sink: the
-    class report links each page by the stem it is given, and results/ is left to StudentFiles."""
+    class report links each page by the stem it is given, and results/ is left to ResultFiles."""
     stems = {g.student: f"page-{i}" for i, g in enumerate(grades)}
     shared: dict = {}
     paths = reports.write_class(tmp_path, course, [reports.summary(g, shared) for g in grades], stems)
@@ -251,7 +251,7 @@ def test_files_written_early_are_the_files_a_full_write_gives(tmp_path, course, 
     expected = {p.relative_to(full): p.read_bytes() for p in full.rglob("*") if p.is_file()}
 
     out = tmp_path / "out"
-    early = reports.StudentFiles(out, course, subs)
+    early = reports.ResultFiles(out, course, subs)
     changed = submission(course, "alice", [FAILED, FAILED], [FAILED, FAILED, FAILED])
     for grade in [changed, *grades[1:3]]:  # alice's grade is not her final one; zoé is not written early
         early.consume(grade)

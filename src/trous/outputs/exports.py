@@ -26,7 +26,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.compare import format_number
 from ..core.course import Course
 from ..core.grades import PASSED, SubmissionGrade
 from ..core.safetext import csv_cell
@@ -126,11 +125,6 @@ def grades_csv(course: Course, grades: list[SubmissionGrade], names: dict[str, s
     return b"\xef\xbb\xbf" + _render(rows).encode("utf-8")
 
 
-def points(value: float) -> str:
-    """Points inside French text (a comment): a decimal comma, unlike the CSV's number cells."""
-    return format_number(round(value, 2), 2)
-
-
 def moodle_feedback(grade: SubmissionGrade, exercise_ids: Iterable[str] | None = None,
                     moodle_scale: tuple[float, float] | None = None) -> str:
     """The comment Moodle shows with a grade: the total, each exercise's points and the blanks to
@@ -140,7 +134,7 @@ def moodle_feedback(grade: SubmissionGrade, exercise_ids: Iterable[str] | None =
     exercises = [e for e in grade.exercises if wanted is None or e.id in wanted]
     parts = []
     for e in exercises:
-        text = f"{e.id} : {points(e.score)}/{points(e.max_score)}"
+        text = f"{e.id} : {french_number(e.score)}/{french_number(e.max_score)}"
         missed = [b.id for b in e.blanks if b.status != PASSED]
         if e.mode == "missing":
             text += " (fichier absent)"
@@ -148,9 +142,9 @@ def moodle_feedback(grade: SubmissionGrade, exercise_ids: Iterable[str] | None =
             text += " (à revoir : " + ", ".join(missed) + ")"
         parts.append(text)
     score, maximum = sum(e.score for e in exercises), sum(e.max_score for e in exercises)
-    total = f"Total {points(score)}/{points(maximum)}"
+    total = f"Total {french_number(score)}/{french_number(maximum)}"
     if moodle_scale is not None:
-        total += f" points, soit {points(moodle_scale[0])}/{points(moodle_scale[1])}"
+        total += f" points, soit {french_number(moodle_scale[0])}/{french_number(moodle_scale[1])}"
     return f"{total}. " + " ; ".join(parts) + ". Le détail de chaque trou est dans ta page de retour."
 
 
@@ -168,7 +162,7 @@ def moodle_csv(course: Course, grades: list[SubmissionGrade], names: dict[str, s
     missing: list[str] = []
     changed: list[str] = []
     for grade in sorted(grades, key=lambda g: g.student):
-        identity = participants.identity(grade.student)
+        identity = participants.identities.get(grade.student)
         if not identity:
             missing.append(grade.student)
             continue

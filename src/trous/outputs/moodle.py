@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import phpdate
-from .exports import EMAIL, USERNAME, french_number, moodle_feedback, templates as texts
+from .exports import EMAIL, USERNAME, moodle_feedback, templates as texts
 from ..inputs.moodle import Copies, feedback_folder
 from ..core.safetext import csv_cell, printable
 from ..core.submission import Submission
@@ -534,9 +534,6 @@ class Participants:
     identities: dict[str, str]  # value of the copy column (« 12 », « alice ») → username or email
     unmatched: list[str] = field(default_factory=list)  # rows naming no copy of this run
 
-    def identity(self, student: str) -> str | None:
-        return self.identities.get(student)
-
 
 def read_participants(path: str | Path, students: Iterable[str]) -> Participants:
     """`--participants`: a CSV with a header, one column naming the copy (« etudiant », « copie »,
@@ -589,11 +586,9 @@ SHOWN = 20  # names listed per kind of problem
 
 @dataclass
 class RoundTrip:
-    """What a run knows for Moodle: its input, which copy is which participant, the teacher's
+    """What a run knows for Moodle: which copy is which participant, the teacher's
     worksheet (read and matched before any copy was graded) and the run's assignments."""
 
-    kind: str  # the intake kind
-    source: Path
     assignments: tuple[str, ...]
     worksheet: Worksheet | None = None
     matching: Matching | None = None

@@ -9,6 +9,7 @@ of each notebook and the schema is checked once. What they compute and store is 
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import json
 import types
@@ -30,11 +31,16 @@ class Borrowed:
 
     def __init__(self, gradebook):
         self._gradebook = gradebook
-        self._fixed: dict[tuple, object] = {}
+        for name in self.FIXED:
+            setattr(self, name, functools.cache(getattr(gradebook, name)))
+        # The student's submitted notebook, looked up once per student (grades, comments, penalty and
+        # final scores all start from it).
+        self.find_submission_notebook = functools.cache(gradebook.find_submission_notebook)
         self._rows: dict[tuple, dict] = {}
 
     def forget_student(self) -> None:
         self._rows.clear()
+        self.find_submission_notebook.cache_clear()
 
     def _row(self, kind: str, cell: str, notebook: str, assignment: str, student: str):
         """A student's grade or comment of a cell, from their notebook's rows loaded at once (nbgrader
@@ -48,29 +54,11 @@ class Borrowed:
             return getattr(self._gradebook, f"find_{kind}")(cell, notebook, assignment, student)
         return row
 
-    def find_submission_notebook(self, notebook, assignment, student):
-        """The student's submitted notebook, looked up once per student (grades, comments, penalty and
-        final scores all start from it)."""
-        key = ("submission", notebook, assignment, student)
-        if key not in self._rows:
-            self._rows[key] = self._gradebook.find_submission_notebook(notebook, assignment, student)
-        return self._rows[key]
-
     def find_grade(self, cell, notebook, assignment, student):
         return self._row("grade", cell, notebook, assignment, student)
 
     def find_comment(self, cell, notebook, assignment, student):
         return self._row("comment", cell, notebook, assignment, student)
-
-    def _memo(self, name):
-        method = getattr(self._gradebook, name)
-
-        def lookup(*args):
-            key = (name, *args)
-            if key not in self._fixed:
-                self._fixed[key] = method(*args)
-            return self._fixed[key]
-        return lookup
 
     def __call__(self, *args, **kwargs):
         return self
@@ -85,8 +73,6 @@ class Borrowed:
         pass
 
     def __getattr__(self, name):
-        if name in self.FIXED:
-            return self._memo(name)
         return getattr(self._gradebook, name)
 
 

@@ -9,6 +9,7 @@ scripts and remote content through its Content-Security-Policy.
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 from dataclasses import dataclass, field
 
 from jinja2 import Environment
@@ -172,16 +173,11 @@ def class_stats(course: Course, grades: list[SubmissionGrade]) -> tuple[list[Exe
             sum(1 for e in graded if e.score == 0), len(graded),
             sum(1 for e in graded if e.mode == "whole_file"),
             sum(1 for e in graded if e.run is not None and not e.run.get("ok"))))
-        order: list[tuple[int, str]] = []
-        per_blank: dict[str, dict[str, int]] = {}
+        per_blank: dict[tuple[int, str], Counter] = {}  # (number, id) → how many of each status
         for e in graded:
             for b in e.blanks:
-                if b.id not in per_blank:
-                    per_blank[b.id] = {}
-                    order.append((b.number, b.id))
-                per_blank[b.id][b.status] = per_blank[b.id].get(b.status, 0) + 1
-        for number, blank_id in sorted(order):
-            counts = per_blank[blank_id]
+                per_blank.setdefault((b.number, b.id), Counter())[b.status] += 1
+        for (number, blank_id), counts in sorted(per_blank.items()):
             blank_stats.append(BlankStat(column.key, column.title, number, blank_id,
                                          blank_titles.get(column.key, {}).get(blank_id, ""),
                                          counts.get(PASSED, 0), sum(counts.values()), counts))

@@ -118,11 +118,12 @@ def summary(grade: SubmissionGrade, shared: dict) -> SubmissionGrade:
     return SubmissionGrade(grade.student, grade.course, version, exercises, grade.isolation)
 
 
-class StudentFiles:
+class ResultFiles:
     """Sink: a student's results JSON and feedback page, written as soon as the grade is consumed
-    (while the last copies are still graded); a grade consumed again is written only if it changed.
-    Only a digest of each is kept: a page is read back from its file when Moodle's feedback archive
-    needs it. `settle` removes the files of students no longer graded."""
+    (while the last copies are still graded); a grade consumed again is written only if it changed,
+    and its summary (`summary`, what the class's files read) replaces the one before. Only a digest of
+    each document is kept: a page is read back from its file when Moodle's feedback archive needs it.
+    `settle` writes the class's files and removes those of students no longer graded."""
 
     def __init__(self, results_dir: Path, course: Course, submissions: Iterable | None = None,
                  not_handed_in: dict[str, tuple[str, ...]] | None = None):
@@ -131,12 +132,14 @@ class StudentFiles:
         self.not_handed_in = not_handed_in or {}
         self.written: dict[str, bytes] = {}  # student → digest of the document its files hold
         self.stems = file_stems(self.copies)  # fixed for the whole class before the first file is written
+        self.summaries, self.shared = {}, {}  # student → summary; what summaries share
 
     def consume(self, grade: SubmissionGrade) -> None:
         document = grade.to_json(intake=_intake(self.copies.get(grade.student)))
         key = _document_key(document)
         if self.written.get(grade.student) == key:
-            return
+            return  # the same document: the same files, the same summary
+        self.summaries[grade.student] = summary(grade, self.shared)
         stem = self.stems.setdefault(grade.student, file_stem(grade.student))
         data = json.dumps(document, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
         _write(self.results_dir / "results" / f"{stem}.json", data.encode("utf-8"))
@@ -145,36 +148,21 @@ class StudentFiles:
         _write(self.results_dir / "retours" / f"{stem}.html", html.encode("utf-8"))
         self.written[grade.student] = key
 
-    def settle(self) -> dict[str, Path]:
+    def settle(self, students: Iterable[str], **class_files) -> dict[str, Path]:
+        """`students`: the class, in the order of its files; `class_files`: write_class's keywords."""
         paths = {}
         for key, folder, suffix in (("results", "results", ".json"), ("feedback", "retours", ".html")):
             paths[key] = self.results_dir / folder
             paths[key].mkdir(parents=True, exist_ok=True)
             _prune(paths[key], {self.stems[student] + suffix for student in self.written}, suffix)
-        return paths
-
-
-class ClassFiles:
-    """Sink: the class's own files (grades.csv, the class report, Moodle's), from a summary of each
-    grade consumed (`summary`), written by `settle` in the order of `students`; `files`: write_class's
-    keywords."""
-
-    def __init__(self, results_dir: Path, course: Course, stems: dict[str, str], students: Iterable[str], **files):
-        self.results_dir, self.course, self.stems, self.files = Path(results_dir), course, stems, files
-        self.students = list(students)
-        self.summaries, self.shared = {}, {}  # student → summary; what summaries share
-
-    def consume(self, grade: SubmissionGrade) -> None:
-        self.summaries[grade.student] = summary(grade, self.shared)
-
-    def settle(self) -> dict[str, Path]:
-        return write_class(self.results_dir, self.course, [self.summaries[s] for s in self.students],
-                           {s: self.stems[s] for s in self.students}, **self.files)
+        students = list(students)
+        return {**paths, **write_class(self.results_dir, self.course, [self.summaries[s] for s in students],
+                                       {s: self.stems[s] for s in students}, **class_files)}
 
 
 def write_all(results_dir: Path, course: Course, grades: list[SubmissionGrade], gradebook=None, *,
               submissions: Iterable | None = None, not_handed_in: dict[str, tuple[str, ...]] | None = None,
-              early: StudentFiles | None = None, **class_files) -> dict[str, Path]:
+              early: ResultFiles | None = None, **class_files) -> dict[str, Path]:
     """Write every report; return their paths by kind ("grades_csv", "results", "class_report"…).
 
     `submissions` (anything with `student`, `name`, `warnings`): names, intake notes, files not graded;
@@ -184,21 +172,18 @@ def write_all(results_dir: Path, course: Course, grades: list[SubmissionGrade], 
     if len(set(students)) != len(students):
         twice = next(s for s in students if students.count(s) > 1)
         raise ValueError(f"deux copies portent le même identifiant « {twice} »")
-    files = early or StudentFiles(results_dir, course, submissions, not_handed_in)
+    files = early or ResultFiles(results_dir, course, submissions, not_handed_in)
     files.stems = file_stems([*files.stems, *students])  # the same when `early` knows every student
-    whole = ClassFiles(results_dir, course, files.stems, students, gradebook=gradebook, submissions=submissions,
-                       **class_files)
     for grade in grades:
         files.consume(grade)
-        whole.consume(grade)
-    return {**files.settle(), **whole.settle()}
+    return files.settle(students, gradebook=gradebook, submissions=submissions, **class_files)
 
 
 def write_class(results_dir: Path, course: Course, grades: list[SubmissionGrade], stems: dict[str, str],
                 gradebook=None, *, submissions: Iterable | None = None,
                 ignored: Iterable = (), notes: Iterable[str] = (), participants=None, round_trip=None,
                 scope_notes: Iterable[str] = (), incidents: Iterable[str] = ()) -> dict[str, Path]:
-    """The class's own files, once every student's files are written (`stems`: theirs, StudentFiles):
+    """The class's own files, once every student's files are written (`stems`: theirs, ResultFiles):
     `grades` may be summaries (`summary`). `ignored`, `notes`: the input's entries that are no copy,
     notes on the input; `gradebook`: only named in the class report; `participants`
     (moodle.Participants): moodle.csv is written only with them; `round_trip` (moodle.RoundTrip): the

@@ -7,15 +7,15 @@ functions yielding the grades of the copies they are given.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import dataclasses
 import hashlib
 import json
 import os
-import queue
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,7 +24,7 @@ from ..grade import assignments as assignments_mod
 from ..inputs import intake as intake_mod, kinds as kinds_mod
 from ..inputs import marker
 from . import moodle as moodle_mod
-from .exports import french_number
+from .exports import assignment_columns, exercise_columns, french_number
 from . import writing
 from ..inputs.lookalike import lookalikes
 from ..grade import testworker
@@ -145,36 +145,17 @@ def read_ahead(submissions: Sequence[Submission], depth: int) -> Iterator[tuple[
     """(student, files) of each copy, its bytes read (`Stored`) by a thread of its own at most `depth`
     copies ahead of the graders: a class's bytes are never all held, and the grading threads, which
     take the copies one at a time, never wait on a disk while holding that turn."""
-    ready: queue.Queue = queue.Queue(maxsize=depth)
-    stopped = threading.Event()
-
-    def read() -> None:
-        try:
-            for submission in submissions:
-                item = (submission.student, dict(submission.files))
-                while not stopped.is_set():
-                    with contextlib.suppress(queue.Full):
-                        ready.put(item, timeout=0.1)
-                        break
-                if stopped.is_set():
-                    return
-        except BaseException as exc:  # noqa: BLE001 - raised where the copies are taken
-            ready.put(exc)
-        ready.put(None)
-
-    reader = threading.Thread(target=read, name="trous-lecture", daemon=True)
-    reader.start()
+    reader = ThreadPoolExecutor(1, thread_name_prefix="trous-lecture")
+    ahead: collections.deque[Future] = collections.deque()
     try:
-        while (item := ready.get()) is not None:
-            if isinstance(item, BaseException):
-                raise item
-            yield item
+        for submission in submissions:
+            ahead.append(reader.submit(lambda s=submission: (s.student, dict(s.files))))
+            if len(ahead) > depth:
+                yield ahead.popleft().result()  # a reading's error is raised where the copies are taken
+        while ahead:
+            yield ahead.popleft().result()
     finally:
-        stopped.set()
-        with contextlib.suppress(queue.Empty):
-            while True:
-                ready.get_nowait()  # unblocks a reader waiting to put
-        reader.join()
+        reader.shutdown(cancel_futures=True)
 
 
 def dask_scheduler(course: Course, submissions: list[Submission], options: GradeOptions,
@@ -244,7 +225,7 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
 def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_mod.Intake, requested: str,
             timings: dict[str, float], t: float) -> Outcome:
     from .gradebook import Gradebook, default_url  # noqa: PLC0415  (SQLAlchemy: the grading extra)
-    from .reports import ClassFiles, StudentFiles  # noqa: PLC0415
+    from .reports import ResultFiles  # noqa: PLC0415
 
     scope, trip, participants = _prepare(course, options, intake)
     options = dataclasses.replace(options, exercises=tuple(scope.exercises(course)))
@@ -282,21 +263,15 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
         not_handed_in = {s: tuple(a for a in scope.assignments if a not in scope.per_copy[s]) for s in by_student}
         # Each student's own files are written as soon as the grade is recorded, while the other copies
         # are graded; those whose grade changed since (formgrader's, through settle) are written again.
-        early = StudentFiles(results_dir, course, intake.submissions, not_handed_in)
+        files = ResultFiles(results_dir, course, intake.submissions, not_handed_in)
         files_time = 0.0
         if todo:
             t = time.perf_counter()
             recording = 0.0
-
-            def on_sandbox(kind: str, description: str) -> None:
-                nonlocal sandbox
-                sandbox = kind
-                hooks.sandbox(kind, description)
-
-            inner = Hooks(sandbox=on_sandbox)
-            for grade in SCHEDULERS[options.scheduler](course, todo, options, inner):
+            for grade in SCHEDULERS[options.scheduler](course, todo, options, hooks):
                 if grade.unisolated and requested != UNISOLATED:  # a worker must never decide this alone
                     raise GraderError(f"{grade.student} : corrigée sans isolation alors que ce n'était pas demandé")
+                sandbox = grade.isolation  # set by the scheduler: the kind its sandbox said it is
                 grade.grader_version = grading_version(grade.grader_version, grade.isolation)
                 # Only the assignments this copy hands in (a scheduler may grade the whole course).
                 grade = assignments_mod.restrict_grade(grade, graded_exercises.get(scope.per_copy.get(grade.student), []))
@@ -311,21 +286,19 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
                 incidents += [f"copie « {printable(grade.student)} », {incident}" for incident in grade.incidents]
                 hooks.graded(grade)
                 w = time.perf_counter()
-                early.consume(grade)
+                files.consume(grade)
                 files_time += time.perf_counter() - w
             timings["correction"] = time.perf_counter() - t - recording - files_time
             timings["carnet de notes"] += recording
         gradebook.finish_run(run_id, len(graded), len(done))
         t = time.perf_counter()
-        whole = ClassFiles(results_dir, course, early.stems, by_student, gradebook=gradebook,
-                           submissions=intake.submissions, ignored=intake.ignored, notes=intake.warnings,
-                           participants=participants, round_trip=trip, scope_notes=_scope_notes(course, scope),
-                           incidents=incidents)
-        reports = _settle(gradebook, by_student, early, whole, sink)
-        grades = [whole.summaries[s.student] for s in intake.submissions]
+        reports = _settle(gradebook, by_student, files, sink, submissions=intake.submissions, ignored=intake.ignored,
+                          notes=intake.warnings, participants=participants, round_trip=trip,
+                          scope_notes=_scope_notes(course, scope), incidents=incidents)
+        grades = [files.summaries[s.student] for s in intake.submissions]
         assignments_mod.record_results(results_dir, scope)
         timings["rapports"] = time.perf_counter() - t + files_time
-        saved = SavedGrades(results_dir / "results", grades, [early.stems[g.student] for g in grades])
+        saved = SavedGrades(results_dir / "results", grades, [files.stems[g.student] for g in grades])
         return Outcome(intake, saved, graded, sorted(done), reports, gradebook.path, sandbox, timings, scope, trip,
                        incidents)
     finally:
@@ -334,10 +307,11 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
         gradebook.close()
 
 
-def _settle(gradebook, by_student: dict[str, Submission], files, whole, nbgrader) -> dict[str, Path]:
+def _settle(gradebook, by_student: dict[str, Submission], files, nbgrader, **class_files) -> dict[str, Path]:
     """Each student's current grade, read back from the gradebook one at a time, consumed by the
-    student's files and the class's, which then settle. On an nbgrader course its sink takes them all
-    first and settles: its grades (formgrader's changes applied, read back again) are the files'."""
+    results files, which then settle (`class_files`: write_class's keywords but the gradebook). On an
+    nbgrader course its sink takes them all first and settles: its grades (formgrader's changes
+    applied, read back again) are the files'."""
     current = (grade for _, grade in gradebook.each_current(by_student))
     reports: dict[str, Path] = {}
     if nbgrader is not None:
@@ -345,13 +319,14 @@ def _settle(gradebook, by_student: dict[str, Submission], files, whole, nbgrader
             nbgrader.consume(grade)
         reports = nbgrader.settle()
         current = nbgrader.current()
+    consumed = set()
     for grade in current:
         files.consume(grade)
-        whole.consume(grade)
-    missing = [s for s in by_student if s not in whole.summaries]
+        consumed.add(grade.student)
+    missing = [s for s in by_student if s not in consumed]
     if missing:  # cannot happen unless the database was changed under us
         raise GraderError(f"pas de note enregistrée pour : {', '.join(missing[:5])}")
-    return {**files.settle(), **whole.settle(), **reports}
+    return {**files.settle(by_student, gradebook=gradebook, **class_files), **reports}
 
 
 class SavedGrades(Sequence):
@@ -391,18 +366,17 @@ def _prepare(course: Course, options: GradeOptions, intake: intake_mod.Intake):
         if not scope.assignments:
             raise intake_mod.IntakeError(f"{intake.source} : aucun devoir du cours dans ces copies")
         titles = assignments_mod.titles(course)
+        asked = ", ".join(titles.get(a, a) for a in scope.assignments)
         kept = []
         for submission in intake.submissions:
             mine = scope.per_copy[submission.student]
             if not mine:
-                asked = ", ".join(titles.get(a, a) for a in scope.assignments)
                 intake.ignored.append(IgnoredFile(printable(submission.student) + "/",
                                                   f"ne rend pas {asked} : rien à corriger ici"))
                 continue
             kept.append(assignments_mod.restrict_files(course, submission, mine))
         if not kept:
-            raise intake_mod.IntakeError(f"{intake.source} : aucune copie pour "
-                                         f"{', '.join(titles.get(a, a) for a in scope.assignments)}")
+            raise intake_mod.IntakeError(f"{intake.source} : aucune copie pour {asked}")
         intake.submissions = kept
         intake.warnings += lookalikes((s.student, s.name or s.student) for s in kept)
         assignments_mod.check_results(options.results_dir, scope)
@@ -413,10 +387,10 @@ def _prepare(course: Course, options: GradeOptions, intake: intake_mod.Intake):
                     "--feuille : une feuille d'évaluation de Moodle est celle d'un seul devoir ; précise lequel "
                     f"avec --devoir (devoirs de ces copies : {', '.join(scope.assignments)})")
             sheet = moodle_mod.read_worksheet(options.worksheet)
-            trip = moodle_mod.RoundTrip(intake.kind, intake.source, scope.assignments, sheet,
-                                        moodle_mod.match(sheet, kept, intake.moodle), intake.moodle)
+            trip = moodle_mod.RoundTrip(scope.assignments, sheet, moodle_mod.match(sheet, kept, intake.moodle),
+                                        intake.moodle)
         elif intake.moodle is not None and (intake.moodle.participants or intake.moodle.conflicts or intake.moodle.team):
-            trip = moodle_mod.RoundTrip(intake.kind, intake.source, scope.assignments, copies=intake.moodle)
+            trip = moodle_mod.RoundTrip(scope.assignments, copies=intake.moodle)
         participants = None
         if options.participants is not None:
             participants = moodle_mod.read_participants(options.participants, [s.student for s in kept])
@@ -435,26 +409,21 @@ class _Column:
 
 def _columns(course: Course, outcome: Outcome) -> list[list[_Column]]:
     """The table's columns, one block per assignment (its exercises, then its total when the run grades
-    several), the total at the end of the last one."""
+    several), the total at the end of the last one: grades.csv's columns."""
     grades = outcome.summaries
-    graded = {e.id for g in grades for e in g.exercises}
     assignments = (outcome.scope.assignments if outcome.scope is not None
                    else tuple(assignments_mod.graded_assignments(course, grades)))
     several = len(assignments) > 1
+    exercises = {e.id: e for e in course.exercises}
     blocks: list[list[_Column]] = []
-    for assignment in assignments:
-        exercises = [e for e in course.exercises if e.assignment.id == assignment and e.id in graded]
-        block = []
-        for exercise in exercises:
-            cells = [_cell(next((x for x in g.exercises if x.id == exercise.id), None)) for g in grades]
-            block.append(_Column(f"{exercise.number}\n/{french_number(exercise.points)}", cells))
-        if several and exercises:
-            ids = {e.id for e in exercises}
+    for assignment, ids in assignment_columns(course, exercise_columns(course, grades)):
+        block = [_Column(f"{exercises[i].number}\n/{french_number(exercises[i].points)}",
+                         [_cell(next((x for x in g.exercises if x.id == i), None)) for g in grades]) for i in ids]
+        if several:
             held = [[x.score for x in g.exercises if x.id in ids] for g in grades]
-            block.append(_Column(f"{_escape(assignment)}\n/{french_number(sum(e.points for e in exercises))}",
+            block.append(_Column(f"{_escape(assignment.key)}\n/{french_number(sum(exercises[i].points for i in ids))}",
                                  [french_number(sum(h)) if h else "[dim]non rendu[/]" for h in held], bold=True))
-        if block:
-            blocks.append(block)
+        blocks.append(block)
     if not several:
         maximum = max((g.max_score for g in grades), default=sum(e.points for e in course.exercises))
         total = _Column(f"total\n/{french_number(maximum)}", [french_number(g.score) for g in grades], bold=True)
@@ -543,7 +512,6 @@ REPORT_LABELS = {
 
 def cmd_grade(args) -> int:
     from rich.console import Console  # noqa: PLC0415
-    from rich.markup import escape  # noqa: PLC0415
     from rich.panel import Panel  # noqa: PLC0415
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: PLC0415
     from rich.progress import TimeRemainingColumn  # noqa: PLC0415
@@ -552,12 +520,12 @@ def cmd_grade(args) -> int:
     try:  # an input that carries its course (an nbgrader course built by trous) is graded with it
         course = kinds_mod.carried_course(Path(args.copies), args.format, args.cours) or course_for(args.cours)
     except intake_mod.IntakeError as exc:
-        console.print(f"[red]erreur :[/] {escape(str(exc))}", soft_wrap=True)
+        console.print(f"[red]erreur :[/] {_escape(str(exc))}", soft_wrap=True)
         return EXIT_USAGE
     try:
         sandbox_mode = cli_options.sandbox_mode(args)
     except ValueError as exc:
-        console.print(f"[red]erreur :[/] {escape(str(exc))}")
+        console.print(f"[red]erreur :[/] {_escape(str(exc))}")
         return EXIT_USAGE
     scheduler = args.ordonnanceur or os.environ.get(ENV_SCHEDULER) or "local"
     where, address = (scheduler, None) if scheduler in SCHEDULERS else ("dask", scheduler)
@@ -572,10 +540,10 @@ def cmd_grade(args) -> int:
 
     def sandbox(kind: str, description: str) -> None:
         if kind == UNISOLATED:
-            console.print(Panel(f"[bold]{escape(description)}[/]", title="[bold red]ATTENTION : SANS ISOLATION[/]",
+            console.print(Panel(f"[bold]{_escape(description)}[/]", title="[bold red]ATTENTION : SANS ISOLATION[/]",
                                 border_style="red"))
         else:
-            console.print(f"[dim]bac à sable : {escape(description)}[/]")
+            console.print(f"[dim]bac à sable : {_escape(description)}[/]")
 
     def started(to_grade: int, skipped: int) -> None:
         nonlocal task
@@ -601,9 +569,9 @@ def cmd_grade(args) -> int:
         failure = (f"[red]erreur :[/] il manque le module {exc.name} pour corriger une classe : "
                    "installe « pip install 'trous[grading]' »", EXIT_USAGE, False)
     except intake_mod.IntakeError as exc:  # escape: « trous[distributed] », paths
-        failure = f"[red]erreur :[/] {escape(str(exc))}", EXIT_USAGE, False
+        failure = f"[red]erreur :[/] {_escape(str(exc))}", EXIT_USAGE, False
     except GraderError as exc:
-        failure = (f"[red]le correcteur ne peut pas tourner :[/] {escape(str(exc))}\n(lance « trous doctor » pour le "
+        failure = (f"[red]le correcteur ne peut pas tourner :[/] {_escape(str(exc))}\n(lance « trous doctor » pour le "
                    "détail)", EXIT_FAILED, False)
     except RuntimeError as exc:  # no isolation here, or the sandbox cannot start
         from ..sandbox.pool import RunnerError  # noqa: PLC0415
@@ -612,7 +580,7 @@ def cmd_grade(args) -> int:
 
         if type(exc) is not RuntimeError and not isinstance(exc, (RunnerError, SandboxRefused, LeaseError)):
             raise  # RecursionError and friends are bugs, not sandbox trouble
-        failure = f"[red]erreur du bac à sable :[/] {escape(str(exc))}", EXIT_FAILED, True
+        failure = f"[red]erreur du bac à sable :[/] {_escape(str(exc))}", EXIT_FAILED, True
     except KeyboardInterrupt:
         failure = ("[yellow]interrompu.[/] Les copies déjà corrigées sont enregistrées : relance la même "
                    "commande pour reprendre là où elle s'est arrêtée.", EXIT_INTERRUPTED, False)
