@@ -165,3 +165,16 @@ def test_moodle_comments_write_points_with_a_decimal_comma_and_cells_keep_a_dot(
 
     rows = list(csv.reader(grades_csv(Course.load(ROOT), [grade], {}).decode("utf-8-sig").splitlines()))
     assert rows[1][-3:] == ["2.5", "2.5", "3.5"]  # numbers a spreadsheet reads: a dot
+
+
+def test_one_way_to_write_a_number_for_people():
+    """Points are written one way wherever a teacher or a student reads them (the grade cell, the
+    teacher's changes, counts, the CSV): two decimals at most, a decimal comma in French text."""
+    from trous.core.wording import count, french_number
+    from trous.outputs import exports, outcome, overrides
+
+    third = 1 / 3
+    assert french_number(third) == "0,33" and exports.number(third) == "0.33"
+    assert outcome._points(third) == overrides._points(third) == count(third, "point") == "0,33 point"
+    assert count(2.5, "point") == "2,5 points" and count(3, "copie") == "3 copies" and count(0, "trou") == "0 trou"
+    assert french_number(-0.001) == "0" and french_number(1_000_000) == "1000000"

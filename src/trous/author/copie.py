@@ -32,7 +32,7 @@ from ..sandbox.pool import RunnerPool
 from ..grade.eleve import Eleve
 from ..core.checks import Check, TestInfo
 from ..grade.pytest_graders import BACKEND, PATIENCE, CpuBudget, role
-from ..outputs.exports import french_number as _points
+from ..core.wording import french_number as _points
 
 
 @pytest.hookimpl(trylast=True)

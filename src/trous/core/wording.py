@@ -16,9 +16,15 @@ def plural(count: float, singular: str, plural_form: str | None = None) -> str:
 
 
 def count(n: float, singular: str, plural_form: str | None = None) -> str:
-    """« 1 trou », « 46 trous », « 2 copies corrigées » (every word of `singular` agrees)."""
-    shown = str(n) if not isinstance(n, float) or not n.is_integer() else str(int(n))
-    return f"{shown.replace('.', ',')} {plural(n, singular, plural_form)}"
+    """« 1 trou », « 46 trous », « 2 copies corrigées », « 0,5 point » (every word of `singular` agrees)."""
+    return f"{french_number(n)} {plural(n, singular, plural_form)}"
+
+
+def french_number(value: float) -> str:
+    """A number as trous writes one for people, points above all: at most two decimals, a decimal
+    comma, no useless zeros (« 0,33 », « 2 », « 1,5 »)."""
+    text = f"{round(value, 2):.2f}".rstrip("0").rstrip(".")
+    return ("0" if text in ("-0", "") else text).replace(".", ",")
 
 
 def seconds(value) -> str:

@@ -29,7 +29,7 @@ from pathlib import Path
 from ..core.course import Course
 from ..core.grades import PASSED, SubmissionGrade
 from ..core.safetext import csv_cell
-from ..core.wording import count, plural
+from ..core.wording import count, french_number, plural
 
 # Moodle's own column titles for the account a participants file names (moodle.Participants.field).
 USERNAME, EMAIL = "username", "useremail"
@@ -51,14 +51,8 @@ def templates():
 
 
 def number(value: float) -> str:
-    """Points as the CSV writes them: at most two decimals, a dot, no useless zeros."""
-    text = f"{round(value, 2):.2f}".rstrip("0").rstrip(".")
-    return "0" if text in ("-0", "") else text
-
-
-def french_number(value: float) -> str:
-    """The same number in French text: a decimal comma."""
-    return number(value).replace(".", ",")
+    """Points as the CSV writes them: French text's number (core/wording.py) with a dot."""
+    return french_number(value).replace(",", ".")
 
 
 @dataclass(frozen=True)

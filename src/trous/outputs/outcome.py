@@ -7,7 +7,7 @@ traceback is the French explanation alone (nbgrader: zero), never a traceback qu
 
 from __future__ import annotations
 
-from ..core.wording import plural
+from ..core.wording import count, french_number
 from ..core.grades import ERROR, FAILED, MISSING, PASSED, UNFILLED, BlankGrade, ExerciseGrade
 from ..inputs import answers
 from ..inputs.bundle import TROUS_KEY, grade_cells
@@ -22,7 +22,7 @@ STATUS = {PASSED: "juste", FAILED: "faux", UNFILLED: "pas rempli (___)", ERROR: 
 
 
 def _points(value: float) -> str:
-    return f"{value:g}".replace(".", ",") + " " + plural(value, "point")
+    return count(value, "point")
 
 
 def find_blank(grade: ExerciseGrade, blank_id: str) -> BlankGrade:
@@ -103,16 +103,15 @@ def _verdict_line(text: str, auto: float, final: float, max_score: float, extra:
     head, sep, _ = text.partition(" — ")
     if not sep:
         return text
-    number = lambda v: f"{v:g}".replace(".", ",")  # noqa: E731
     out_of = f"sur {_points(max_score)}"
     given = final - extra
-    line = f"{head} à la correction automatique ({number(auto)} {out_of}) — "
+    line = f"{head} à la correction automatique ({french_number(auto)} {out_of}) — "
     if given != auto:
-        line += f"note donnée par l'enseignant : {number(given)} {out_of}"
+        line += f"note donnée par l'enseignant : {french_number(given)} {out_of}"
         if extra:
-            line += f", plus un bonus de {_points(extra)} : {number(final)} {out_of}"
+            line += f", plus un bonus de {_points(extra)} : {french_number(final)} {out_of}"
     else:
-        line += f"plus un bonus de {_points(extra)} donné par l'enseignant : {number(final)} {out_of}"
+        line += f"plus un bonus de {_points(extra)} donné par l'enseignant : {french_number(final)} {out_of}"
     return line
 
 

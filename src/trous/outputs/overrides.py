@@ -44,7 +44,7 @@ def say(report: WriteReport) -> WriteReport:
 
 
 def _points(value: float) -> str:
-    return count(round(value, 6), "point")
+    return count(value, "point")
 
 
 def cell_id(exercise_id: str, blank_id: str) -> str:

@@ -16,7 +16,8 @@ from jinja2 import Environment
 
 from ..core.course import Course
 from ..grade import assignments as assignments_mod
-from .exports import Column, exercise_columns, french_number, templates
+from ..core.wording import french_number
+from .exports import Column, exercise_columns, templates
 from ..core.grades import ERROR, FAILED, MISSING, PASSED, UNFILLED, SubmissionGrade
 
 STATUS = {PASSED: "réussi", FAILED: "faux", UNFILLED: "pas rempli", ERROR: "erreur", MISSING: "absent"}

@@ -24,7 +24,7 @@ from ..grade import assignments as assignments_mod
 from ..inputs import intake as intake_mod, kinds as kinds_mod
 from ..inputs import marker
 from . import moodle as moodle_mod
-from .exports import assignment_columns, exercise_columns, french_number
+from .exports import assignment_columns, exercise_columns
 from . import writing
 from ..inputs.lookalike import lookalikes
 from ..grade import testworker
@@ -32,7 +32,7 @@ from ..grade.engine import Grader, GraderError, fingerprint, preloaded
 from ..core.grades import UNISOLATED, SubmissionGrade
 from ..core.safetext import printable
 from ..core.submission import IgnoredFile, Submission
-from ..core.wording import count, plural
+from ..core.wording import count, french_number, plural
 from ..core import options as cli_options
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130

@@ -33,6 +33,7 @@ from traitlets import Bool, Integer, Unicode
 
 from ...sandbox import backend as sandbox_mod
 from ...sandbox import uids
+from ...core.wording import french_number
 from .incell import IN_KERNEL_SANDBOX
 from .preprocessors import VerifyGrades, grade_cells
 
@@ -225,8 +226,6 @@ STUCK = ("cette cellule s'exécutait encore après {seconds} s, la limite de tem
          "est noté quand même, hors du noyau")
 
 
-def _seconds(value: float) -> str:
-    return f"{value:g}".replace(".", ",")
 
 
 class SandboxedExecute(Execute):
@@ -280,10 +279,10 @@ class SandboxedExecute(Execute):
         return "des cellules (Execute.timeout)"
 
     async def _async_handle_timeout(self, timeout, cell=None):
-        self.log.warning("cellule arrêtée au bout de %s s (temps écoulé) : interruption du noyau", _seconds(timeout))
+        self.log.warning("cellule arrêtée au bout de %s s (temps écoulé) : interruption du noyau", french_number(timeout))
         reply = await super()._async_handle_timeout(timeout, cell)
         if reply is not None:
-            text = TIMED_OUT.format(seconds=_seconds(timeout), whose=self._whose(cell, timeout))
+            text = TIMED_OUT.format(seconds=french_number(timeout), whose=self._whose(cell, timeout))
             reply["content"].update(ename=TIMEOUT_NAME, evalue=text, traceback=[f"{TIMEOUT_NAME}: {text}"])
         self._timed_out = True
         self._interrupted = cell
@@ -318,9 +317,9 @@ class SandboxedExecute(Execute):
                 self.km.kill_now()
             if self._interrupted is cell:
                 seconds = self._get_timeout(cell)
-                text = STUCK.format(seconds=_seconds(seconds or 0), whose=self._whose(cell, seconds))
+                text = STUCK.format(seconds=french_number(seconds or 0), whose=self._whose(cell, seconds))
             else:
-                text = LATE.format(seconds=_seconds(self.iopub_timeout))
+                text = LATE.format(seconds=french_number(self.iopub_timeout))
             self._error(cell, TIMEOUT_NAME, text)
             self.log.warning("cellule %s : le noyau ne répond plus ; arrêté, la suite n'est pas exécutée", index)
             return cell, resources
