@@ -19,12 +19,11 @@ from ...core.blanks import defines
 from ...core.course import Course, Exercise
 from ...inputs import bundle as bundle_mod
 from ...inputs import standalone
+from ...inputs.bundle import cell_source
 from ..edition import ShippedError, explorer_files
+from . import DEFAULT_EXCHANGE
 from .notebooks import BuildError, answer_cells, explorer_notebook, notebook_bytes, source_notebook
 
-# nbgrader's own default (nbgrader/exchange/default/exchange.py): what a student's `nbgrader
-# fetch_assignment` uses without any configuration of their own.
-DEFAULT_EXCHANGE = "/usr/local/share/nbgrader/exchange"
 STUDENTS_CONFIG = "/etc/jupyter/nbgrader_config.py"  # read by every account's nbgrader (jupyter's config path)
 
 CONFIG = '''\
@@ -123,7 +122,6 @@ release/
 trous-resultats/
 .ipynb_checkpoints/
 """
-RESULTS = standalone.RESULTS  # where `trous grade .` writes its results by default (ignored above)
 
 
 class BuildRefused(Exception):
@@ -196,11 +194,6 @@ def _cell_id(cell: dict) -> str | None:
     return _nbgrader(cell).get("grade_id")
 
 
-def _text(cell: dict) -> str:
-    source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else str(source)
-
-
 def differences(old: bytes, new: bytes) -> list[str]:
     """In French, what `old` (the file as edited) has that `new` (what the build writes) has not."""
     before, after = _cells(old), _cells(new)
@@ -220,7 +213,7 @@ def differences(old: bytes, new: bytes) -> list[str]:
                          "dans course.yaml")
         if {k: v for k, v in meta.items() if k != "points"} != {k: v for k, v in other_meta.items() if k != "points"}:
             found.append(f"cellule {gid} : réglages nbgrader modifiés")
-        if _text(cell) != _text(other):
+        if cell_source(cell) != cell_source(other):
             found.append(f"cellule {gid} : texte modifié")
         if cell.get("cell_type") != other.get("cell_type"):
             found.append(f"cellule {gid} : type changé ({cell.get('cell_type')})")
