@@ -106,7 +106,6 @@ def explorer_notebook(explorer: ExplorerSpec):
 
 @dataclass
 class Built:
-    folder: Path
     written: list[Path]
     kept: list[Path]
 
@@ -152,4 +151,4 @@ def build(course: Course, force: bool = False) -> Built:
         else:
             nbformat.write(explorer_notebook(course.explorer), explorer)
             written.append(explorer)
-    return Built(course.root, written, kept)
+    return Built(written, kept)
