@@ -172,16 +172,17 @@ def source_notebook(exercise: Exercise) -> nbformat.NotebookNode:
     cells.append(_cell(markdown, EXPLAIN, grade_id(exercise, "consigne", "verifier"), locked=True))
     cells.append(_cell(code, check_source(exercise), grade_id(exercise, "verification", "publique"),
                        {"verification": public.to_dict()}, locked=True))
-    return _notebook(cells)
+    return notebook(cells)
 
 
 def explorer_notebook(explorer: ExplorerSpec) -> nbformat.NotebookNode:
     """The course's own notebook (course.yaml's `explorer:`): its text, then its code."""
-    return _notebook([nbformat.v4.new_markdown_cell(for_notebook(explorer.text), id="carnet-du-cours-texte"),
-                      nbformat.v4.new_code_cell(explorer.code, id="carnet-du-cours-code")])
+    return notebook([nbformat.v4.new_markdown_cell(for_notebook(explorer.text), id="carnet-du-cours-texte"),
+                     nbformat.v4.new_code_cell(explorer.code, id="carnet-du-cours-code")])
 
 
-def _notebook(cells: list) -> nbformat.NotebookNode:
+def notebook(cells: list) -> nbformat.NotebookNode:
+    """A Python notebook of these cells (also the JupyterLab edition's course notebook)."""
     nb = nbformat.v4.new_notebook(cells=cells, metadata={"kernelspec": dict(KERNELSPEC),
                                                          "language_info": {"name": "python"}})
     nb.nbformat_minor = 5
