@@ -19,6 +19,7 @@ from ...core.blanks import defines
 from ...core.course import Course, Exercise
 from ...inputs import bundle as bundle_mod
 from ...inputs import standalone
+from ...inputs.answers import nbgrader_meta
 from ...inputs.bundle import cell_source
 from ..edition import ShippedError, explorer_files
 from . import DEFAULT_EXCHANGE
@@ -186,12 +187,8 @@ def _cells(data: bytes) -> list[dict] | None:
     return [c for c in cells if isinstance(c, dict)] if isinstance(cells, list) else None
 
 
-def _nbgrader(cell: dict) -> dict:
-    return (cell.get("metadata") or {}).get("nbgrader") or {}
-
-
 def _cell_id(cell: dict) -> str | None:
-    return _nbgrader(cell).get("grade_id")
+    return nbgrader_meta(cell).get("grade_id")
 
 
 def differences(old: bytes, new: bytes) -> list[str]:
@@ -207,7 +204,7 @@ def differences(old: bytes, new: bytes) -> list[str]:
             found.append(f"cellule {number} ({gid or 'sans identifiant nbgrader'}) : ajoutée")
             continue
         other = new_cells[gid]
-        meta, other_meta = _nbgrader(cell), _nbgrader(other)
+        meta, other_meta = nbgrader_meta(cell), nbgrader_meta(other)
         if meta.get("points") != other_meta.get("points"):
             found.append(f"cellule {gid} : {meta.get('points')} point(s) dans le carnet, {other_meta.get('points')} "
                          "dans course.yaml")
