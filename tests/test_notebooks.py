@@ -216,7 +216,7 @@ def test_check_cell_says_when_the_preparation_did_not_run(edition, monkeypatch):
     report = check("01_toux", str(edition / "exercises" / "01_toux.ipynb"), course=Course.load(edition))
     assert any("préparation" in n for n in report.notes())
     # what ran is remembered; `___` is guarded (said in French); a NameError is said in French
-    assert FakeShell.events.registered == ["pre_run_cell", "pre_run_cell", "pre_run_cell"]
+    assert FakeShell.events.registered == ["pre_run_cell", "pre_run_cell"]
     assert len(FakeShell.ast_transformers) == 1 and FakeShell.custom == (NameError,)
 
 
