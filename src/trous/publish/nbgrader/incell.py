@@ -27,7 +27,6 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
-from ...check.feedback import hint_text, wants_hint
 from ...check.selfcheck import UNFILLED, WAITING, ExerciseResult, interpret, prepare
 from ...core import blanks as blanks_mod
 from ...core.analysis import Analysis, analyse_bytes
@@ -255,10 +254,7 @@ def verifier_trou(exercise_id: str, blank_id: str) -> None:
     lines = [f"note : {n}" for n in report.notes()]
     if result.problem and blank.status not in (UNFILLED, *WAITING):
         lines.append(report.problem())
-    lines.append(f"✘ {report.title(blank)}")
-    lines += ["    " + line for line in report.blank_lines(blank)]
-    if wants_hint(blank):
-        lines.append(f"    indice : {hint_text(blank)}")
+    lines += report.blank_text(blank, "✘")
     lines.append("    (vérification publique, sur les exemples de l'énoncé : c'est ce que lance le bouton Validate)")
     raise TrouFaux("\n".join(lines))
 
