@@ -260,25 +260,22 @@ class SandboxedExecute(Execute):
         """A grade cell or the check cell: trous's engine runs there, under its own bounds."""
         return bool(nbgrader_meta(cell).get("grade")) or _is_check_cell(cell)
 
-    def _student_cell(self, cell) -> bool:
-        """A cell the exercise's time limit applies to: not the engine's, nor the locked preparation."""
-        if self._runs_engine(cell):
-            return False
-        locked = nbgrader_meta(cell).get("locked")
-        return not (locked and "%load_ext trous.publish.nbgrader" in cell.get("source", ""))
+    def _exercise_limit(self, cell) -> float | None:
+        """The exercise's time limit, for a student's cell: not the engine's, nor the locked preparation."""
+        if cell is None or self._runs_engine(cell):
+            return None
+        if nbgrader_meta(cell).get("locked") and "%load_ext trous.publish.nbgrader" in cell.get("source", ""):
+            return None
+        return self._exercise_timeout
 
     def _get_timeout(self, cell):
         timeout = super()._get_timeout(cell)
-        limit = self._exercise_timeout
-        if cell is None or limit is None or not self._student_cell(cell):
-            return timeout
-        return limit if timeout is None or limit < timeout else timeout
+        limit = self._exercise_limit(cell)
+        return limit if limit is not None and (timeout is None or limit < timeout) else timeout
 
     def _whose(self, cell, seconds) -> str:
-        if cell is not None and self._exercise_timeout is not None and self._student_cell(cell) \
-                and seconds == self._exercise_timeout:
-            return "de l'exercice"
-        return "des cellules (Execute.timeout)"
+        limit = self._exercise_limit(cell)
+        return "de l'exercice" if limit is not None and seconds == limit else "des cellules (Execute.timeout)"
 
     async def _async_handle_timeout(self, timeout, cell=None):
         self.log.warning("cellule arrêtée au bout de %s s (temps écoulé) : interruption du noyau", _seconds(timeout))
