@@ -9,7 +9,6 @@ blank does not stop « Run All » before the check cell.
 
 from __future__ import annotations
 
-import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,8 +22,6 @@ from .checkcell import PY_FORMAT, is_ours
 
 PAIRING = {"formats": "ipynb,py:percent", "notebook_metadata_filter": "-all"}
 GOES_ON = "raises-exception"  # JupyterLab (and nbclient) run the next cells when such a cell fails
-NEEDED = ("jupyterlab", "jupytext", "ipykernel", "ipywidgets", "anywidget")
-INSTALL = 'python -m pip install "jupyterlab>=4.2,<5" "jupytext>=1.16" "ipywidgets>=8.1" "anywidget>=0.9"'
 
 SETUP = ("# Préparation : exécute cette cellule en premier. La vérification, en bas du notebook,\n"
          "# verra alors ce que tu exécutes, même avant que tu enregistres.\n"
@@ -40,12 +37,6 @@ CHECK = ("# Vérification (la même que pytest exercises/)\n"
 
 class NotebookError(Exception):
     """French, for the CLI."""
-
-
-def require_modules() -> None:
-    missing = [m for m in NEEDED if importlib.util.find_spec(m) is None]
-    if missing:
-        raise NotebookError(f"il manque {', '.join(missing)} pour JupyterLab ; installe-les avec :\n    {INSTALL}")
 
 
 def _tagged(cell, tag: str):
@@ -117,7 +108,6 @@ def folder_for(course: Course, destination: str | Path | None) -> Course:
 
 def build(course: Course, force: bool = False) -> Built:
     """Notebooks of a student edition; one that exists is kept (the student's work is in it) unless `force`."""
-    require_modules()
     if not is_edition(course):
         raise NotebookError(f"{course.root} n'est pas une édition élève : les notebooks réécrivent les .py "
                             "des exercices, ils vont dans une édition (trous notebooks DOSSIER)")

@@ -3,6 +3,7 @@ starts JupyterLab on a student edition, from this Python environment (its kernel
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -12,6 +13,8 @@ from ...core import options
 from ...core.course import Course, course_for
 
 EXIT_OK, EXIT_FAILED = 0, 1
+NEEDED = ("jupyterlab", "jupytext", "ipykernel", "ipywidgets", "anywidget")
+INSTALL = 'python -m pip install "jupyterlab>=4.2,<5" "jupytext>=1.16" "ipywidgets>=8.1" "anywidget>=0.9"'
 
 
 def command(course: Course, *, port: int | None = None, open_browser: bool = True) -> list[str]:
@@ -36,13 +39,16 @@ def run(argv: list[str], cwd: Path) -> int:
 
 
 def _on_notebooks(then):
-    """`then(args, course, built)` on the edition's course once its notebooks are written; on a
-    NotebookError, says why instead."""
+    """`then(args, course, built)` on the edition's course once its notebooks are written; what is
+    missing for JupyterLab (a student's edition installs trous alone), or a NotebookError, said instead."""
     def run_command(args) -> int:
-        from .build import NotebookError, build, folder_for, require_modules  # noqa: PLC0415
+        missing = [m for m in NEEDED if importlib.util.find_spec(m) is None]
+        if missing:
+            print(f"erreur : il manque {', '.join(missing)} pour JupyterLab ; installe-les avec :\n    {INSTALL}")
+            return EXIT_FAILED
+        from .build import NotebookError, build, folder_for  # noqa: PLC0415 - it needs jupytext
 
         try:
-            require_modules()
             course = folder_for(course_for(args.cours), args.destination)
             built = build(course, force=args.force)
         except NotebookError as exc:
