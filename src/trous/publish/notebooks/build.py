@@ -16,9 +16,10 @@ import jupytext
 import nbformat
 
 from ...core.course import TEMPLATES_DIR, Course, Exercise, ExplorerSpec
+from ...inputs.notebookfile import FORMAT
 from ..edition import build as build_edition
 from ..nbgrader.notebooks import notebook as new_notebook
-from .checkcell import PY_FORMAT, is_ours
+from .checkcell import is_ours
 
 PAIRING = {"formats": "ipynb,py:percent", "notebook_metadata_filter": "-all"}
 GOES_ON = "raises-exception"  # JupyterLab (and nbclient) run the next cells when such a cell fails
@@ -46,7 +47,7 @@ def _tagged(cell, tag: str):
 
 def exercise_notebook(exercise: Exercise):
     """The notebook of an exercise, from its .py (the student's file: their fills come along)."""
-    cells = jupytext.read(exercise.path, fmt=PY_FORMAT).cells
+    cells = jupytext.read(exercise.path, fmt=FORMAT).cells
     cells = [c for c in cells if not is_ours(c)]  # a .py saved from a notebook has them
     for cell in cells:
         if cell.cell_type == "code" and GOES_ON not in cell.metadata.get("tags", []):
@@ -70,7 +71,7 @@ def write_exercise(exercise: Exercise) -> Path:
     nbformat.write(notebook, target)
     # The .py last: jupytext takes a paired notebook's inputs from the text file, and must not find
     # it older than the .ipynb.
-    text = jupytext.writes(notebook, fmt=PY_FORMAT)
+    text = jupytext.writes(notebook, fmt=FORMAT)
     exercise.path.write_text(text, encoding="utf-8")
     return target
 

@@ -20,13 +20,11 @@ from ...core.analysis import analyse_source
 from ...core.course import Course, Exercise
 from ...core.source import Source
 from ...inputs.cells import CellMap, Span
+from ...inputs.notebookfile import FORMAT, OUR_TAG  # what grading a .ipynb reads and leaves out
 from ..nbgrader.incell import self_checker
 from . import tracking
 from .report import NotebookReport
 from .tracking import Ran
-
-TAG_PREFIX = "trous-"  # our own cells (preparation, check) carry a tag starting with this
-PY_FORMAT = "py:percent"
 
 
 @dataclass
@@ -38,7 +36,7 @@ class Snapshot(CellMap):
 
 
 def is_ours(cell) -> bool:
-    return any(str(t).startswith(TAG_PREFIX) for t in cell.get("metadata", {}).get("tags", []))
+    return any(str(t).startswith(OUR_TAG) for t in cell.get("metadata", {}).get("tags", []))
 
 
 def read_notebook(path: Path):
@@ -48,7 +46,7 @@ def read_notebook(path: Path):
     notebook = nbformat.read(path, as_version=4)
     if paired.exists() and paired.stat().st_mtime > path.stat().st_mtime + 1.0:
         # Edited in another editor since the last save from JupyterLab: the .py wins, as in jupytext.
-        from_text = jupytext.read(paired, fmt=PY_FORMAT)
+        from_text = jupytext.read(paired, fmt=FORMAT)
         from_text.metadata = notebook.metadata
         return from_text
     return notebook
@@ -68,7 +66,7 @@ def take(path: Path, ran: dict[str, Ran]) -> Snapshot:
             unsaved = True
         elif record is None:
             stale.append(number)
-    text = jupytext.writes(notebook, fmt=PY_FORMAT)
+    text = jupytext.writes(notebook, fmt=FORMAT)
     return Snapshot(text, _spans(text, notebook), stale, unsaved)
 
 
