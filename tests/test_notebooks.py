@@ -114,6 +114,20 @@ def test_notebooks_again_keeps_the_students_notebooks_unless_forced(edition):
     assert sum(1 for c in rebuilt.cells if checkcell.is_ours(c) and c.cell_type == "code") == 2  # not doubled
 
 
+def test_notebooks_without_jupyter_say_what_to_install(edition, monkeypatch, capsys):
+    """A student's edition installs trous alone: `trous notebooks` names what is missing, in French,
+    instead of stopping on an ImportError."""
+    import sys
+
+    from trous.cli import main
+
+    monkeypatch.setitem(sys.modules, "jupytext", None)  # as if not installed
+    monkeypatch.delitem(sys.modules, "trous.publish.notebooks.build")
+    assert main(["-C", str(edition), "notebooks"]) == 1
+    said = capsys.readouterr().out
+    assert "il manque jupytext pour JupyterLab" in said and "python -m pip install" in said, said
+
+
 def test_notebooks_never_rewrite_the_authoring_course(tmp_path):
     course = Course.load(ROOT)
     with pytest.raises(nbbuild.NotebookError):
@@ -216,7 +230,7 @@ def test_check_cell_says_when_the_preparation_did_not_run(edition, monkeypatch):
     report = check("01_toux", str(edition / "exercises" / "01_toux.ipynb"), course=Course.load(edition))
     assert any("préparation" in n for n in report.notes())
     # what ran is remembered; `___` is guarded (said in French); a NameError is said in French
-    assert FakeShell.events.registered == ["pre_run_cell", "pre_run_cell", "pre_run_cell"]
+    assert FakeShell.events.registered == ["pre_run_cell", "pre_run_cell"]
     assert len(FakeShell.ast_transformers) == 1 and FakeShell.custom == (NameError,)
 
 

@@ -16,6 +16,10 @@ from __future__ import annotations
 import ast
 
 BLANK = "___"  # course.blanks.BLANK, without importing the course package (pydantic) into the kernel
+# nbgrader's own default (nbgrader/exchange/default/exchange.py): what a student's `nbgrader
+# fetch_assignment` uses without any configuration. Here, not in build.py: `trous --help` (cli.py)
+# must not load jupytext and nbformat.
+DEFAULT_EXCHANGE = "/usr/local/share/nbgrader/exchange"
 
 MODULE = __name__
 _installed: set[int] = set()

@@ -19,12 +19,12 @@ from ...core.blanks import defines
 from ...core.course import Course, Exercise
 from ...inputs import bundle as bundle_mod
 from ...inputs import standalone
+from ...inputs.answers import nbgrader_meta
+from ...inputs.bundle import cell_source
 from ..edition import ShippedError, explorer_files
+from . import DEFAULT_EXCHANGE
 from .notebooks import BuildError, answer_cells, explorer_notebook, notebook_bytes, source_notebook
 
-# nbgrader's own default (nbgrader/exchange/default/exchange.py): what a student's `nbgrader
-# fetch_assignment` uses without any configuration of their own.
-DEFAULT_EXCHANGE = "/usr/local/share/nbgrader/exchange"
 STUDENTS_CONFIG = "/etc/jupyter/nbgrader_config.py"  # read by every account's nbgrader (jupyter's config path)
 
 CONFIG = '''\
@@ -123,7 +123,6 @@ release/
 trous-resultats/
 .ipynb_checkpoints/
 """
-RESULTS = standalone.RESULTS  # where `trous grade .` writes its results by default (ignored above)
 
 
 class BuildRefused(Exception):
@@ -188,17 +187,8 @@ def _cells(data: bytes) -> list[dict] | None:
     return [c for c in cells if isinstance(c, dict)] if isinstance(cells, list) else None
 
 
-def _nbgrader(cell: dict) -> dict:
-    return (cell.get("metadata") or {}).get("nbgrader") or {}
-
-
 def _cell_id(cell: dict) -> str | None:
-    return _nbgrader(cell).get("grade_id")
-
-
-def _text(cell: dict) -> str:
-    source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else str(source)
+    return nbgrader_meta(cell).get("grade_id")
 
 
 def differences(old: bytes, new: bytes) -> list[str]:
@@ -214,13 +204,13 @@ def differences(old: bytes, new: bytes) -> list[str]:
             found.append(f"cellule {number} ({gid or 'sans identifiant nbgrader'}) : ajoutée")
             continue
         other = new_cells[gid]
-        meta, other_meta = _nbgrader(cell), _nbgrader(other)
+        meta, other_meta = nbgrader_meta(cell), nbgrader_meta(other)
         if meta.get("points") != other_meta.get("points"):
             found.append(f"cellule {gid} : {meta.get('points')} point(s) dans le carnet, {other_meta.get('points')} "
                          "dans course.yaml")
         if {k: v for k, v in meta.items() if k != "points"} != {k: v for k, v in other_meta.items() if k != "points"}:
             found.append(f"cellule {gid} : réglages nbgrader modifiés")
-        if _text(cell) != _text(other):
+        if cell_source(cell) != cell_source(other):
             found.append(f"cellule {gid} : texte modifié")
         if cell.get("cell_type") != other.get("cell_type"):
             found.append(f"cellule {gid} : type changé ({cell.get('cell_type')})")

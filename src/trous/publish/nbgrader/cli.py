@@ -9,9 +9,7 @@ from pathlib import Path
 
 from ...core import options
 from ...core.course import course_for
-
-# Kept here rather than imported from .build: `trous --help` must not load jupytext and nbformat.
-DEFAULT_EXCHANGE = "/usr/local/share/nbgrader/exchange"  # nbgrader's: students need no configuration
+from . import DEFAULT_EXCHANGE
 
 
 def cmd_build(args) -> int:

@@ -27,10 +27,9 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
-from ...check.feedback import hint_text, wants_hint
 from ...check.selfcheck import UNFILLED, WAITING, ExerciseResult, interpret, prepare
 from ...core import blanks as blanks_mod
-from ...core.analysis import analyse_bytes
+from ...core.analysis import Analysis, analyse_bytes
 from ...core.course import Exercise
 from ...core.grades import ExerciseGrade
 from ...grade.engine import Grader
@@ -56,9 +55,9 @@ NOT_IN_KERNEL = ("trou non noté : les cellules de notation ne sont pas corrigé
 
 
 @cache
-def _get_examiner() -> Examiner:
-    """The self-check's: resource limits suffice, the kernel runs the same code (inside trous's kernel
-    sandbox, that sandbox is the wall)."""
+def self_checker() -> Examiner:
+    """The self-check's, for the kernel's life (also the JupyterLab check cell's): resource limits
+    suffice, the kernel runs the same code (inside trous's kernel sandbox, that sandbox is the wall)."""
     return Examiner(os.environ.get("TROUS_SANDBOX") or LIMITS)
 
 
@@ -196,14 +195,15 @@ class Examiner:
         key = ("check", bundle.digest, hashlib.sha256(code).hexdigest())
         if key not in self.cache:
             exercise = self.exercise(bundle)
-            analysis = analyse_bytes(exercise, code, f"exercises/{exercise.id}.py")
-            job, context = prepare(exercise, analysis)
-            if context is None:
-                result = job
-            else:
-                result = interpret(exercise, analysis, context, self._pool().run(job) if job.units else [])
-            self.cache[key] = result
+            self.cache[key] = self.self_check(exercise, analyse_bytes(exercise, code, f"exercises/{exercise.id}.py"))
         return self.cache[key]
+
+    def self_check(self, exercise: Exercise, analysis: Analysis) -> ExerciseResult:
+        """The self-check's verdicts on `analysis`, an exercise of a bundle or of a course."""
+        job, context = prepare(exercise, analysis)
+        if context is None:  # nothing can run (unreadable, syntax error): the verdicts are known
+            return job
+        return interpret(exercise, analysis, context, self._pool().run(job) if job.units else [])
 
     def close(self) -> None:
         if self.pool is not None:
@@ -227,7 +227,7 @@ def _check(exercise_id: str):
         raise TrouFaux(NO_NOTEBOOK.format(name=f"{exercise_id}.ipynb"))
     cells, notes = student_cells(bundle)
     where: CellMap = cell_map(bundle, cells)
-    result = _get_examiner().check(bundle, where.text.encode("utf-8", "surrogatepass"))
+    result = self_checker().check(bundle, where.text.encode("utf-8", "surrogatepass"))
     return where, result, notes
 
 
@@ -254,10 +254,7 @@ def verifier_trou(exercise_id: str, blank_id: str) -> None:
     lines = [f"note : {n}" for n in report.notes()]
     if result.problem and blank.status not in (UNFILLED, *WAITING):
         lines.append(report.problem())
-    lines.append(f"✘ {report.title(blank)}")
-    lines += ["    " + line for line in report.blank_lines(blank)]
-    if wants_hint(blank):
-        lines.append(f"    indice : {hint_text(blank)}")
+    lines += report.blank_text(blank, "✘")
     lines.append("    (vérification publique, sur les exemples de l'énoncé : c'est ce que lance le bouton Validate)")
     raise TrouFaux("\n".join(lines))
 

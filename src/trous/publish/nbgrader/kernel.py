@@ -31,6 +31,8 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbgrader.preprocessors import Execute
 from traitlets import Bool, Integer, Unicode
 
+from ...inputs.answers import nbgrader_meta
+from ...inputs.bundle import TROUS_KEY
 from ...sandbox import backend as sandbox_mod
 from ...sandbox import uids
 from ...core.wording import french_number
@@ -46,13 +48,13 @@ _warned = False
 
 def _kept(cell: dict) -> bool:
     # The answer cells, and the check cell (its public bundle: the release's, which students have).
-    meta = cell.get("metadata") or {}
-    nbgrader = meta.get("nbgrader") or {}
-    return bool(nbgrader.get("solution")) or (_is_check_cell(meta) and not nbgrader.get("grade"))
+    nbgrader = nbgrader_meta(cell)
+    return bool(nbgrader.get("solution")) or (_is_check_cell(cell) and not nbgrader.get("grade"))
 
 
-def _is_check_cell(meta: dict) -> bool:
-    return isinstance(meta.get("trous"), dict) and "verification" in meta["trous"]
+def _is_check_cell(cell: dict) -> bool:
+    trous = (cell.get("metadata") or {}).get(TROUS_KEY)
+    return isinstance(trous, dict) and "verification" in trous
 
 
 def strip_notebook(data: bytes) -> bytes:
@@ -65,7 +67,7 @@ def strip_notebook(data: bytes) -> bytes:
         return b"{}"
     for cell in cells:
         cell["outputs"] = [] if cell.get("cell_type") == "code" else cell.get("outputs", [])
-        if not (cell.get("metadata") or {}).get("nbgrader", {}).get("solution"):
+        if not nbgrader_meta(cell).get("solution"):
             cell["source"] = ""  # the check cell: its metadata is what is read, never its code
     return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}).encode()
 
@@ -255,28 +257,24 @@ class SandboxedExecute(Execute):
     @staticmethod
     def _runs_engine(cell) -> bool:
         """A grade cell or the check cell: trous's engine runs there, under its own bounds."""
-        meta = cell.get("metadata") or {}
-        return bool((meta.get("nbgrader") or {}).get("grade")) or _is_check_cell(meta)
+        return bool(nbgrader_meta(cell).get("grade")) or _is_check_cell(cell)
 
-    def _student_cell(self, cell) -> bool:
-        """A cell the exercise's time limit applies to: not the engine's, nor the locked preparation."""
-        if self._runs_engine(cell):
-            return False
-        locked = ((cell.get("metadata") or {}).get("nbgrader") or {}).get("locked")
-        return not (locked and "%load_ext trous.publish.nbgrader" in cell.get("source", ""))
+    def _exercise_limit(self, cell) -> float | None:
+        """The exercise's time limit, for a student's cell: not the engine's, nor the locked preparation."""
+        if cell is None or self._runs_engine(cell):
+            return None
+        if nbgrader_meta(cell).get("locked") and "%load_ext trous.publish.nbgrader" in cell.get("source", ""):
+            return None
+        return self._exercise_timeout
 
     def _get_timeout(self, cell):
         timeout = super()._get_timeout(cell)
-        limit = self._exercise_timeout
-        if cell is None or limit is None or not self._student_cell(cell):
-            return timeout
-        return limit if timeout is None or limit < timeout else timeout
+        limit = self._exercise_limit(cell)
+        return limit if limit is not None and (timeout is None or limit < timeout) else timeout
 
     def _whose(self, cell, seconds) -> str:
-        if cell is not None and self._exercise_timeout is not None and self._student_cell(cell) \
-                and seconds == self._exercise_timeout:
-            return "de l'exercice"
-        return "des cellules (Execute.timeout)"
+        limit = self._exercise_limit(cell)
+        return "de l'exercice" if limit is not None and seconds == limit else "des cellules (Execute.timeout)"
 
     async def _async_handle_timeout(self, timeout, cell=None):
         self.log.warning("cellule arrêtée au bout de %s s (temps écoulé) : interruption du noyau", french_number(timeout))

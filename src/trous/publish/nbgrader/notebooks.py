@@ -34,14 +34,6 @@ class BuildError(Exception):
     pass
 
 
-def _meta(grade_id: str, *, solution=False, grade=False, locked=False, points=None) -> dict:
-    meta = {"grade": grade, "grade_id": grade_id, "locked": locked, "schema_version": 3,
-            "solution": solution, "task": False}
-    if grade:
-        meta["points"] = points
-    return {"nbgrader": meta}
-
-
 def _literal(data: dict) -> str:
     # One line: nbgrader's delimiters work on lines, and a one-line literal cannot contain one.
     return pprint.pformat(data, width=10**9, sort_dicts=True)
@@ -109,9 +101,14 @@ def _markdown(exercise: Exercise, source: str) -> str:
     return text
 
 
-def _cell(new, source: str, gid: str, trous: dict | None = None, **flags):
+def _cell(new, source: str, gid: str, trous: dict | None = None, *, solution=False, grade=False, locked=False,
+          points=None):
     """A cell of the notebook, nbgrader's metadata on it (and trous's, when given)."""
-    metadata = _meta(gid, **flags)
+    nbgrader = {"grade": grade, "grade_id": gid, "locked": locked, "schema_version": 3, "solution": solution,
+                "task": False}
+    if grade:
+        nbgrader["points"] = points
+    metadata = {"nbgrader": nbgrader}
     if trous is not None:
         metadata[TROUS_KEY] = trous
     return new(source, id=gid, metadata=metadata)
@@ -172,16 +169,17 @@ def source_notebook(exercise: Exercise) -> nbformat.NotebookNode:
     cells.append(_cell(markdown, EXPLAIN, grade_id(exercise, "consigne", "verifier"), locked=True))
     cells.append(_cell(code, check_source(exercise), grade_id(exercise, "verification", "publique"),
                        {"verification": public.to_dict()}, locked=True))
-    return _notebook(cells)
+    return notebook(cells)
 
 
 def explorer_notebook(explorer: ExplorerSpec) -> nbformat.NotebookNode:
     """The course's own notebook (course.yaml's `explorer:`): its text, then its code."""
-    return _notebook([nbformat.v4.new_markdown_cell(for_notebook(explorer.text), id="carnet-du-cours-texte"),
-                      nbformat.v4.new_code_cell(explorer.code, id="carnet-du-cours-code")])
+    return notebook([nbformat.v4.new_markdown_cell(for_notebook(explorer.text), id="carnet-du-cours-texte"),
+                     nbformat.v4.new_code_cell(explorer.code, id="carnet-du-cours-code")])
 
 
-def _notebook(cells: list) -> nbformat.NotebookNode:
+def notebook(cells: list) -> nbformat.NotebookNode:
+    """A Python notebook of these cells (also the JupyterLab edition's course notebook)."""
     nb = nbformat.v4.new_notebook(cells=cells, metadata={"kernelspec": dict(KERNELSPEC),
                                                          "language_info": {"name": "python"}})
     nb.nbformat_minor = 5

@@ -9,18 +9,20 @@ blank does not stop « Run All » before the check cell.
 
 from __future__ import annotations
 
-import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
+import jupytext
+import nbformat
+
 from ...core.course import TEMPLATES_DIR, Course, Exercise, ExplorerSpec
+from ...inputs.notebookfile import FORMAT
 from ..edition import build as build_edition
+from ..nbgrader.notebooks import notebook as new_notebook
+from .checkcell import is_ours
 
 PAIRING = {"formats": "ipynb,py:percent", "notebook_metadata_filter": "-all"}
-KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 GOES_ON = "raises-exception"  # JupyterLab (and nbclient) run the next cells when such a cell fails
-NEEDED = ("jupyterlab", "jupytext", "ipykernel", "ipywidgets", "anywidget")
-INSTALL = 'python -m pip install "jupyterlab>=4.2,<5" "jupytext>=1.16" "ipywidgets>=8.1" "anywidget>=0.9"'
 
 SETUP = ("# Préparation : exécute cette cellule en premier. La vérification, en bas du notebook,\n"
          "# verra alors ce que tu exécutes, même avant que tu enregistres.\n"
@@ -38,12 +40,6 @@ class NotebookError(Exception):
     """French, for the CLI."""
 
 
-def require_modules() -> None:
-    missing = [m for m in NEEDED if importlib.util.find_spec(m) is None]
-    if missing:
-        raise NotebookError(f"il manque {', '.join(missing)} pour JupyterLab ; installe-les avec :\n    {INSTALL}")
-
-
 def _tagged(cell, tag: str):
     cell.metadata.setdefault("tags", []).append(tag)
     return cell
@@ -51,62 +47,43 @@ def _tagged(cell, tag: str):
 
 def exercise_notebook(exercise: Exercise):
     """The notebook of an exercise, from its .py (the student's file: their fills come along)."""
-    import jupytext  # noqa: PLC0415
-    import nbformat  # noqa: PLC0415
-
-    from .checkcell import PY_FORMAT, is_ours  # noqa: PLC0415
-
-    notebook = jupytext.read(exercise.path, fmt=PY_FORMAT)
-    notebook.cells = [c for c in notebook.cells if not is_ours(c)]  # a .py saved from a notebook has them
-    for cell in notebook.cells:
+    cells = jupytext.read(exercise.path, fmt=FORMAT).cells
+    cells = [c for c in cells if not is_ours(c)]  # a .py saved from a notebook has them
+    for cell in cells:
         if cell.cell_type == "code" and GOES_ON not in cell.metadata.get("tags", []):
             _tagged(cell, GOES_ON)
     setup = _tagged(nbformat.v4.new_code_cell(SETUP, metadata={"active": "ipynb"}), "trous-preparation")
-    first_code = next((i for i, c in enumerate(notebook.cells) if c.cell_type == "code"), len(notebook.cells))
-    notebook.cells.insert(first_code, setup)
+    first_code = next((i for i, c in enumerate(cells) if c.cell_type == "code"), len(cells))
+    cells.insert(first_code, setup)
     py = exercise.path.relative_to(exercise.course.root).as_posix()
-    notebook.cells.append(_tagged(nbformat.v4.new_markdown_cell(CHECK_TEXT.format(py=py)), "trous-verification-texte"))
-    notebook.cells.append(_tagged(nbformat.v4.new_code_cell(CHECK.format(id=exercise.id), metadata={"active": "ipynb"}),
-                                  "trous-verification"))
+    cells.append(_tagged(nbformat.v4.new_markdown_cell(CHECK_TEXT.format(py=py)), "trous-verification-texte"))
+    cells.append(_tagged(nbformat.v4.new_code_cell(CHECK.format(id=exercise.id), metadata={"active": "ipynb"}),
+                         "trous-verification"))
+    notebook = new_notebook(cells)
     notebook.metadata["jupytext"] = dict(PAIRING)
-    notebook.metadata["kernelspec"] = dict(KERNELSPEC)
-    notebook.metadata["language_info"] = {"name": "python"}
-    notebook.nbformat, notebook.nbformat_minor = 4, 5
     return notebook
 
 
 def write_exercise(exercise: Exercise) -> Path:
     """Write the pair: the .ipynb, then the .py as jupytext writes it (same code, our cells as comments)."""
-    import jupytext  # noqa: PLC0415
-    import nbformat  # noqa: PLC0415
-
-    from .checkcell import PY_FORMAT  # noqa: PLC0415
-
     notebook = exercise_notebook(exercise)
     target = exercise.path.with_suffix(".ipynb")
-    nbformat.validate(notebook)
     nbformat.write(notebook, target)
     # The .py last: jupytext takes a paired notebook's inputs from the text file, and must not find
     # it older than the .ipynb.
-    text = jupytext.writes(notebook, fmt=PY_FORMAT)
+    text = jupytext.writes(notebook, fmt=FORMAT)
     exercise.path.write_text(text, encoding="utf-8")
     return target
 
 
 def explorer_notebook(explorer: ExplorerSpec):
-    """The notebook a course declares (course.yaml's `explorer:`): its text, then its code."""
-    import nbformat  # noqa: PLC0415
-
-    notebook = nbformat.v4.new_notebook()
-    notebook.cells = [nbformat.v4.new_markdown_cell(explorer.text), nbformat.v4.new_code_cell(explorer.code)]
-    notebook.metadata["kernelspec"] = dict(KERNELSPEC)
-    notebook.metadata["language_info"] = {"name": "python"}
-    return notebook
+    """The notebook a course declares (course.yaml's `explorer:`): its text, then its code (nbgrader's
+    says its text for a notebook user without a terminal; here the student has one)."""
+    return new_notebook([nbformat.v4.new_markdown_cell(explorer.text), nbformat.v4.new_code_cell(explorer.code)])
 
 
 @dataclass
 class Built:
-    folder: Path
     written: list[Path]
     kept: list[Path]
 
@@ -132,9 +109,6 @@ def folder_for(course: Course, destination: str | Path | None) -> Course:
 
 def build(course: Course, force: bool = False) -> Built:
     """Notebooks of a student edition; one that exists is kept (the student's work is in it) unless `force`."""
-    import nbformat  # noqa: PLC0415
-
-    require_modules()
     if not is_edition(course):
         raise NotebookError(f"{course.root} n'est pas une édition élève : les notebooks réécrivent les .py "
                             "des exercices, ils vont dans une édition (trous notebooks DOSSIER)")
@@ -152,4 +126,4 @@ def build(course: Course, force: bool = False) -> Built:
         else:
             nbformat.write(explorer_notebook(course.explorer), explorer)
             written.append(explorer)
-    return Built(course.root, written, kept)
+    return Built(written, kept)

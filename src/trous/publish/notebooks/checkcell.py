@@ -8,28 +8,23 @@ and where each cell landed is kept, to say « ligne 3 de la cellule 4 ».
 
 from __future__ import annotations
 
-import atexit
 import os
 import re
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
 import jupytext
 import nbformat
 
-from ...check.selfcheck import interpret, prepare
 from ...core.analysis import analyse_source
 from ...core.course import Course, Exercise
 from ...core.source import Source
 from ...inputs.cells import CellMap, Span
-from ...sandbox.pool import Runner
+from ...inputs.notebookfile import FORMAT, OUR_TAG  # what grading a .ipynb reads and leaves out
+from ..nbgrader.incell import self_checker
 from . import tracking
 from .report import NotebookReport
 from .tracking import Ran
-
-TAG_PREFIX = "trous-"  # our own cells (preparation, check) carry a tag starting with this
-PY_FORMAT = "py:percent"
 
 
 @dataclass
@@ -41,7 +36,7 @@ class Snapshot(CellMap):
 
 
 def is_ours(cell) -> bool:
-    return any(str(t).startswith(TAG_PREFIX) for t in cell.get("metadata", {}).get("tags", []))
+    return any(str(t).startswith(OUR_TAG) for t in cell.get("metadata", {}).get("tags", []))
 
 
 def read_notebook(path: Path):
@@ -51,7 +46,7 @@ def read_notebook(path: Path):
     notebook = nbformat.read(path, as_version=4)
     if paired.exists() and paired.stat().st_mtime > path.stat().st_mtime + 1.0:
         # Edited in another editor since the last save from JupyterLab: the .py wins, as in jupytext.
-        from_text = jupytext.read(paired, fmt=PY_FORMAT)
+        from_text = jupytext.read(paired, fmt=FORMAT)
         from_text.metadata = notebook.metadata
         return from_text
     return notebook
@@ -71,7 +66,7 @@ def take(path: Path, ran: dict[str, Ran]) -> Snapshot:
             unsaved = True
         elif record is None:
             stale.append(number)
-    text = jupytext.writes(notebook, fmt=PY_FORMAT)
+    text = jupytext.writes(notebook, fmt=FORMAT)
     return Snapshot(text, _spans(text, notebook), stale, unsaved)
 
 
@@ -97,14 +92,6 @@ def _spans(text: str, notebook) -> list[Span]:
 
 
 # -- the check ------------------------------------------------------------------------------------
-@cache
-def _runner() -> Runner:
-    """One runner for the kernel's life: the second check does not pay the sandbox's start again."""
-    runner = Runner(os.environ.get("TROUS_SANDBOX", "fallback"))
-    atexit.register(runner.close)
-    return runner
-
-
 def notebook_of(exercise: Exercise, given: str | None = None) -> Path:
     """The notebook being checked: the one given, the kernel's own (jupyter_server says which in
     JPY_SESSION_NAME), or the exercise's notebook next to its .py."""
@@ -147,12 +134,8 @@ def check(exercise_id: str, notebook: str | None = None, course: Course | None =
     elif not ran:
         snap.stale = []  # this front end does not say which cell runs (nbclient…): the file is the truth
     analysis = analyse_source(exercise, Source(path=_shown(path, course.root), text=snap.text))
-    job, context = prepare(exercise, analysis)
-    if context is None:
-        result = job
-    else:
-        results = _runner().run(job) if job.units else []
-        result = interpret(exercise, analysis, context, results)
+    # One runner for the kernel's life: the second check does not pay the sandbox's start again.
+    result = self_checker().self_check(exercise, analysis)
     if snap.unsaved:
         notes.append(f"vérifié : le code que tu as exécuté. Enregistre le notebook (Ctrl+S) pour que "
                      f"{_shown(exercise.path, course.root)} le contienne aussi")

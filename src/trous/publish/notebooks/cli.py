@@ -3,6 +3,7 @@ starts JupyterLab on a student edition, from this Python environment (its kernel
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -12,10 +13,11 @@ from ...core import options
 from ...core.course import Course, course_for
 
 EXIT_OK, EXIT_FAILED = 0, 1
+NEEDED = ("jupyterlab", "jupytext", "ipykernel", "ipywidgets", "anywidget")
+INSTALL = 'python -m pip install "jupyterlab>=4.2,<5" "jupytext>=1.16" "ipywidgets>=8.1" "anywidget>=0.9"'
 
 
-def command(course: Course, *, port: int | None = None, open_browser: bool = True, token: str | None = None,
-            extra: list[str] | tuple[str, ...] = ()) -> list[str]:
+def command(course: Course, *, port: int | None = None, open_browser: bool = True) -> list[str]:
     """`python -m jupyterlab …` rooted at the course, opening the first exercise's notebook."""
     first = course.exercises[0].path.with_suffix(".ipynb").relative_to(course.root).as_posix()
     argv = [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={course.root}",
@@ -24,11 +26,9 @@ def command(course: Course, *, port: int | None = None, open_browser: bool = Tru
         argv.append(f"--ServerApp.port={port}")
     if not open_browser:
         argv.append("--no-browser")
-    if token is not None:
-        argv.append(f"--IdentityProvider.token={token}")
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         argv.append("--allow-root")  # containers often run as root; Jupyter refuses without it
-    return argv + list(extra)
+    return argv
 
 
 def run(argv: list[str], cwd: Path) -> int:
@@ -38,24 +38,28 @@ def run(argv: list[str], cwd: Path) -> int:
     return subprocess.call(argv, cwd=cwd)
 
 
-def _prepare(args):
-    """The edition's course and its notebooks; None after saying why not."""
-    from .build import NotebookError, build, folder_for, require_modules  # noqa: PLC0415
+def _on_notebooks(then):
+    """`then(args, course, built)` on the edition's course once its notebooks are written; what is
+    missing for JupyterLab (a student's edition installs trous alone), or a NotebookError, said instead."""
+    def run_command(args) -> int:
+        missing = [m for m in NEEDED if importlib.util.find_spec(m) is None]
+        if missing:
+            print(f"erreur : il manque {', '.join(missing)} pour JupyterLab ; installe-les avec :\n    {INSTALL}")
+            return EXIT_FAILED
+        from .build import NotebookError, build, folder_for  # noqa: PLC0415 - it needs jupytext
 
-    try:
-        require_modules()
-        course = folder_for(course_for(args.cours), args.destination)
-        return course, build(course, force=args.force)
-    except NotebookError as exc:
-        print(f"erreur : {exc}")
-        return None
+        try:
+            course = folder_for(course_for(args.cours), args.destination)
+            built = build(course, force=args.force)
+        except NotebookError as exc:
+            print(f"erreur : {exc}")
+            return EXIT_FAILED
+        return then(args, course, built)
+    return run_command
 
 
-def cmd_notebooks(args) -> int:
-    prepared = _prepare(args)
-    if prepared is None:
-        return EXIT_FAILED
-    course, built = prepared
+@_on_notebooks
+def cmd_notebooks(args, course: Course, built) -> int:
     for path in built.written:
         print(f"écrit : {path.relative_to(course.root)}")
     for path in built.kept:
@@ -65,11 +69,8 @@ def cmd_notebooks(args) -> int:
     return EXIT_OK
 
 
-def cmd_lab(args) -> int:
-    prepared = _prepare(args)
-    if prepared is None:
-        return EXIT_FAILED
-    course, built = prepared
+@_on_notebooks
+def cmd_lab(args, course: Course, built) -> int:
     if built.written:
         print(f"notebooks écrits dans {course.root} : {len(built.written)}")
     argv = command(course, port=args.port, open_browser=not args.sans_navigateur)

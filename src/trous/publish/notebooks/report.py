@@ -54,6 +54,14 @@ class NotebookReport:
     def blank_lines(self, blank: BlankResult) -> list[str]:
         return [line for problem in blank.problems for line in self._relocate(problem).split("\n")]
 
+    def blank_text(self, blank: BlankResult, symbol: str | None = None) -> list[str]:
+        """The blank's title, then what is wrong and its hint, indented (also a grade cell's check)."""
+        lines = [f"{symbol or SYMBOL[blank.status]} {self.title(blank)}"]
+        lines += [f"    {line}" for line in self.blank_lines(blank)]
+        if wants_hint(blank):
+            lines.append(f"    indice : {hint_text(blank)}")
+        return lines
+
     def title(self, blank: BlankResult) -> str:
         total = len(self.result.blanks)
         where = self._place(blank.line)
@@ -85,11 +93,7 @@ class NotebookReport:
         out += [f"note : {n}" for n in self.notes()]
         if self.problem():
             out.append(self.problem())
-        for blank in r.blanks:
-            out.append(f"  {SYMBOL[blank.status]} {self.title(blank)}")
-            out += [f"      {line}" for line in self.blank_lines(blank)]
-            if wants_hint(blank):
-                out.append(f"      indice : {hint_text(blank)}")
+        out += [f"  {line}" for blank in r.blanks for line in self.blank_text(blank)]
         step = self.step()
         if step:
             out.append(self._relocate(step))

@@ -10,7 +10,6 @@ import time
 import traceback
 from dataclasses import dataclass
 
-from ...core.blanks import BLANK
 from ..nbgrader import load_ipython_extension as install_guard  # the same guard as nbgrader's notebooks
 
 STILL_CHECKED = "La vérification, en bas du notebook, dit où en sont tous tes trous."
@@ -35,14 +34,8 @@ def _record(info) -> None:
 def install(ipython) -> None:
     if ipython is None or id(ipython) in _INSTALLED:
         return
-
-    def forget_blank_marker(info) -> None:
-        ipython.user_ns.pop(BLANK, None)
-
-    forget_blank_marker(None)
     ipython.events.register("pre_run_cell", _record)
-    ipython.events.register("pre_run_cell", forget_blank_marker)
-    install_guard(ipython, note=STILL_CHECKED)
+    install_guard(ipython, note=STILL_CHECKED)  # no cell reads IPython's `___` output cache: it raises, in French
     ipython.set_custom_exc((NameError,), calm_name_error)
     _INSTALLED.add(id(ipython))
 
