@@ -149,6 +149,15 @@ def test_an_explicit_ordonnanceur_wins_over_the_site_default(tmp_path):
     assert (tmp_path / "copies-resultats" / "results" / "alice.json").is_file()
 
 
+def test_a_typo_in_the_site_default_ordonnanceur_is_refused_as_on_the_command_line(tmp_path):
+    # « dsak » is refused after --ordonnanceur; in $TROUS_SCHEDULER it was taken for a Dask address.
+    course_dir = mini_course(tmp_path / "cours")
+    (tmp_path / "copies" / "alice").mkdir(parents=True)
+    done = run("grade", str(tmp_path / "copies"), "-j", "1", cwd=course_dir, TROUS_SCHEDULER="dsak")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "$TROUS_SCHEDULER" in done.stdout and "« dsak »" in done.stdout and "attendu" in done.stdout
+
+
 @pytest.mark.parametrize("typed, meant", [
     (["d", "partie5", "-j", "3", "--sans-isolation"], {"devoir": ["partie5"], "parallele": 3, "sans_isolation": True}),
     (["--devoir", "p1", "d", "--etudiant", "x", "--jobs", "2"], {"devoir": ["p1"], "parallele": 2}),

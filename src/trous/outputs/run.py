@@ -7,6 +7,7 @@ functions yielding the grades of the copies they are given.
 
 from __future__ import annotations
 
+import argparse
 import collections
 import contextlib
 import dataclasses
@@ -527,7 +528,11 @@ def cmd_grade(args) -> int:
     except ValueError as exc:
         console.print(f"[red]erreur :[/] {_escape(str(exc))}")
         return EXIT_USAGE
-    scheduler = args.ordonnanceur or os.environ.get(ENV_SCHEDULER) or "local"
+    try:  # the site's default is held to --ordonnanceur's rule: a typo there is no Dask address either
+        scheduler = args.ordonnanceur or _scheduler(os.environ.get(ENV_SCHEDULER) or "local")
+    except argparse.ArgumentTypeError as exc:
+        console.print(f"[red]erreur :[/] ${ENV_SCHEDULER} : {_escape(str(exc))}")
+        return EXIT_USAGE
     where, address = (scheduler, None) if scheduler in SCHEDULERS else ("dask", scheduler)
     grading = GradeOptions(Path(args.copies), Path(args.resultats) if args.resultats else None, sandbox_mode,
                            args.parallele, args.carnet, args.force, args.format, where, address=address,
@@ -759,8 +764,6 @@ def register(sub) -> None:
 
 def _scheduler(text: str) -> str:
     """local, dask, or an address (host:port, tcp://host:port): anything else is a typo, said now."""
-    import argparse  # noqa: PLC0415
-
     if text in SCHEDULERS or ":" in text:
         return text
     raise argparse.ArgumentTypeError(f"« {text} » : local, dask ou l'adresse d'un ordonnanceur Dask "
