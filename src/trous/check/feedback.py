@@ -36,8 +36,8 @@ def blank_title(result: ExerciseResult, blank: BlankResult) -> str:
     return f"{where} — trou {blank.index + 1}/{total} « {blank.spec.id} » : {status_text(result, blank)}"
 
 
-def hint_text(blank: BlankResult, level: int = 0) -> str:
-    return blank.spec.hints[min(level, len(blank.spec.hints) - 1)]
+def hint_text(blank: BlankResult) -> str:
+    return blank.spec.hints[0]
 
 
 def wants_hint(blank: BlankResult) -> bool:

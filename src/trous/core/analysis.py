@@ -79,8 +79,8 @@ def analyse_bytes(exercise: Exercise, data: bytes | None, shown: str) -> Analysi
     return analyse_source(exercise, source)
 
 
-def analyse_path(exercise: Exercise, path: str | Path, shown: str | None = None) -> Analysis:
-    shown = shown or _display(path)
+def analyse_path(exercise: Exercise, path: str | Path) -> Analysis:
+    shown = _display(path)
     try:
         data = Path(path).read_bytes()
     except FileNotFoundError:

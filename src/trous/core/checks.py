@@ -119,10 +119,10 @@ def checks_in(namespace: dict) -> list[Check]:
     return [replace(v, name=name) for name, v in namespace.items() if isinstance(v, Check)]
 
 
-def load_module(path: str | Path, package: str = "trous_checks"):
+def load_module(path: str | Path):
     """Import a check module by path (graders are not importable packages)."""
     path = Path(path).resolve()
-    name = f"{package}.{path.stem}_{abs(hash(str(path))) % 10**8}"
+    name = f"trous_checks.{path.stem}_{abs(hash(str(path))) % 10**8}"
     if name in sys.modules:
         return sys.modules[name]
     spec = importlib.util.spec_from_file_location(name, path)

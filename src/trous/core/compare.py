@@ -365,11 +365,11 @@ def format_number(x: float, decimals: int | None = None, precise: int | None = N
     return text.replace(".", ",").replace("-", "−")
 
 
-def format_value(value: Any, decimals: int | None = None, _depth: int = 0, precise: int | None = None) -> str:
+def format_value(value: Any, decimals: int | None = None, precise: int | None = None) -> str:
     """The course's notation: [0,79 ; 0,79], numbers with a decimal comma. A table up to 5 × 5 is
     written whole; anything bigger is cut after MAX_SHOWN values with « … », and its size said.
     `precise`: digits enough to show the difference a mismatch reports (Mismatch.precise)."""
-    value = decode(value) if _depth == 0 else value
+    value = decode(value)
     shape = _shape(value) if isinstance(value, list) else None
     small_table = shape is not None and len(shape) <= 2 and _count(value) <= SMALL_TABLE
     left = [_count(value) if small_table else MAX_SHOWN]

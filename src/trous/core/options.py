@@ -36,9 +36,10 @@ def positive(text: str) -> int:
     return value
 
 
-def add_parallel(parser, what: str = "copies corrigées en parallèle") -> None:
+def add_parallel(parser) -> None:
     parser.add_argument("--parallele", "-j", "--jobs", "--workers", dest="parallele", type=positive, default=None,
-                        metavar="N", help=f"{what} (par défaut : cœurs + 1, ici {default_parallel()})")
+                        metavar="N",
+                        help=f"copies corrigées en parallèle (par défaut : cœurs + 1, ici {default_parallel()})")
 
 
 def add_sandbox(parser, where: str) -> None:

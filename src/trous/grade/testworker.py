@@ -442,8 +442,8 @@ def has_tests(path: Path) -> bool:
 class Clock:
     """What is left of a copy's time budget (seconds of the student's code)."""
 
-    def __init__(self, budget: float, spent: float = 0.0):
-        self.budget, self.spent = budget, spent
+    def __init__(self, budget: float):
+        self.budget, self.spent = budget, 0.0
 
     def left(self) -> float:
         return self.budget - self.spent
