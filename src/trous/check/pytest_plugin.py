@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from _pytest.terminal import TerminalReporter
 
-from ..core.course import Course, CourseError, Exercise
+from ..core.course import Exercise, course_at
 from ..core.checks import checks_in, load_module
 from ..core.wording import count
 
@@ -51,17 +51,9 @@ def pytest_addoption(parser):
 
 
 @cache
-def _course_in(folder: Path) -> Course | None:
-    try:
-        return Course.find(folder)
-    except CourseError:
-        return None
-
-
-@cache
 def _public_exercise(path: Path) -> Exercise | None:
     """The exercise whose public checks live at `path` (exercises/test_<id>.py), or whose file it is."""
-    course = _course_in(path.parent.resolve()) if path.parent.name == "exercises" else None
+    course = course_at(path.parent.resolve()) if path.parent.name == "exercises" else None
     exercise = course.exercise_for_path(path) if course is not None else None
     if exercise is None or path.resolve() not in (exercise.checks_path.resolve(), exercise.path.resolve()):
         return None
@@ -85,7 +77,7 @@ def _exercises_asked(config) -> list[Exercise]:
     for arg in config.args:
         path = (config.invocation_params.dir / arg.split("::")[0]).resolve()
         folder = path if path.is_dir() else path.parent
-        course = _course_in(folder)
+        course = course_at(folder)
         if course is None:
             continue
         exercises = course.root / "exercises"

@@ -379,6 +379,16 @@ def preload_for(exercises, checks: dict | None = None, *, as_needed: bool = Fals
     return tuple(m for m in dict.fromkeys(wanted) if available(m))
 
 
+@cache
+def course_at(folder: Path) -> Course | None:
+    """The course holding `folder`, None outside one (pytest's plugins ask it for every file they
+    collect: read once per folder)."""
+    try:
+        return Course.find(folder)
+    except CourseError:
+        return None
+
+
 def course_for(folder: str | Path | None) -> Course:
     """The course named on a command line (`-C DOSSIER`), else the one holding the current folder."""
     return Course.load(folder) if folder else Course.find(Path.cwd())

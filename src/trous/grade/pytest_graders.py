@@ -16,7 +16,6 @@ Outside a course, the plugin does nothing.
 from __future__ import annotations
 
 import contextlib
-import functools
 import inspect
 import resource
 import signal
@@ -25,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from ..core.checks import Check, GraderMistake, StudentError, StudentStopped, TestInfo, checks_in
-from ..core.course import Course, CourseError, Exercise, memory_bound
+from ..core.course import Course, Exercise, course_at, memory_bound
 from ..core.wording import count, plural
 from .eleve import Eleve
 
@@ -158,21 +157,13 @@ class CpuBudget:
 
 
 # -- where a test file belongs ---------------------------------------------------------------------
-@functools.cache
-def _course_at(folder: Path) -> Course | None:
-    try:
-        return Course.find(folder)
-    except CourseError:
-        return None
-
-
 def role(path: Path) -> tuple[Course, Exercise | None, str] | None:
     """(course, exercise, HIDDEN or PUBLIC) of a course's test file; exercise None for a file in
     graders/ that is no exercise's grader. None outside a course's graders/ and exercises/."""
     path = Path(path).resolve()
     if path.parent.name not in ("graders", "exercises"):
         return None
-    course = _course_at(path.parent)
+    course = course_at(path.parent)
     if course is None or path.parent != (course.root / path.parent.name).resolve():
         return None
     exercise = course.exercise_for_path(path)
