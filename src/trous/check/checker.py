@@ -107,7 +107,7 @@ class Checker:
     def _test_functions(self, exercise, analysis, result) -> None:
         from . import testchecks  # noqa: PLC0415
 
-        if not testchecks.has_public_tests(exercise):
+        if not testchecks.test_files([exercise], public_only=True):
             return
         self._lane.submit(self._run, lambda runner: testchecks.apply(runner, exercise, analysis, result), ()).result()
 

@@ -7,17 +7,13 @@ course's fault, said so.
 
 from __future__ import annotations
 
-from ..grade.testworker import TestFunctions, has_tests
+from ..grade.testworker import TestFunctions, test_files
 from ..core.protocol import Unit
 from ..core.course import limits_for
 from ..core.judge import judge_test
 from .selfcheck import FAILED, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED, WAITING, BlankResult
 
 COURSE_FAULT = "une vérification de l'exercice ne fonctionne pas (erreur du cours, pas la tienne) : {what}"
-
-
-def has_public_tests(exercise) -> bool:
-    return exercise.checks_path.exists() and has_tests(exercise.checks_path)
 
 
 def apply(runner, exercise, analysis, result) -> None:
