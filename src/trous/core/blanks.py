@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import difflib
 import io
+import itertools
 import tokenize
 from dataclasses import dataclass
 from functools import cache, lru_cache
@@ -64,9 +65,7 @@ def _literal(text: str):
 
 def tokens(text: str) -> list[Token]:
     """The significant tokens of `text` (universal newlines expected)."""
-    starts = [0]
-    for line in text.splitlines(keepends=True):
-        starts.append(starts[-1] + len(line))
+    starts = [0, *itertools.accumulate(map(len, text.splitlines(keepends=True)))]
     result: list[Token] = []
     try:
         for tok in tokenize.generate_tokens(io.StringIO(text).readline):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -260,9 +261,7 @@ class _Positions:
 
     def __init__(self, text: str):
         self.lines = text.split("\n")
-        self.starts = [0]
-        for line in self.lines:
-            self.starts.append(self.starts[-1] + len(line) + 1)
+        self.starts = [0, *itertools.accumulate(len(line) + 1 for line in self.lines)]
 
     def offset(self, line: int, byte_col: int) -> int:
         if line < 1:
