@@ -108,20 +108,12 @@ def _by_process(units: Iterable[Unit]) -> dict[str, list[int]]:
     return groups
 
 
-@dataclass(frozen=True)
-class _Statement:
-    """The top-level statement holding a blank: its last line in the solution, the names it assigns."""
-
-    last: int
-    names: tuple[str, ...]
-
-
 @dataclass
 class _Reference:
     solution: str
     fills: list[blanks_mod.Fill]
     blank_lines: list[int]  # template line of each blank
-    statements: list[_Statement | None]  # per blank
+    flows: list[flow_mod.BlankFlow | None]  # per blank: its statement in the solution, what that sets
 
 
 @dataclass
@@ -250,7 +242,7 @@ class Grader:
                 shown = exercise.template_path.relative_to(course.root)
                 raise GraderError("\n".join(f"{shown}:{c.line} : {c.message}" for c in misnamed))
             self.refs[exercise.id] = _Reference(solution, fills, [b.line for b in blanks_mod.find_blanks(template)],
-                                                _statements(solution, fills))
+                                                _flows(solution, fills))
             self.variants[(exercise.id, None)] = self._group_by_variant(exercise, None)
             for index in range(len(exercise.blanks)):
                 self.variants[(exercise.id, index)] = self._group_by_variant(exercise, {index})
@@ -586,7 +578,7 @@ class Grader:
         if reference is None:
             return None
         ref, index = self.refs[exercise.id], meta.blank
-        statement = ref.statements[index]
+        statement = ref.flows[index]
         context = ""
         if meta.variant:
             variant = next((e.variant for _, e in meta.expects if e.variant), None)
@@ -599,7 +591,7 @@ class Grader:
         if result.status != OK and error is not None and statement is not None:
             extra = blanks_mod.extra_lines(analysis.fill_text(index) or "") - blanks_mod.extra_lines(ref.fills[index].text)
             running = error.statement or error.line  # the line the top-level flow was on
-            after = running is not None and running > statement.last + extra
+            after = running is not None and running > statement.statement[1] + extra
             # The program must reach its end: a stop after the blank costs it, a stop before it too
             # once its expectations hold (in a loop, a later line may run before the blank's again).
             if after or own_ok:
@@ -618,7 +610,7 @@ class Grader:
             why = STATE_UNREAD.get(((result.state or {}).get("$error") or {}).get("kind"), "")
             return Verdict(False, f"{context}{but}les variables que laisse le programme n'ont pas pu être comparées "
                                   f"à celles de la solution{why}", kind="error")
-        own = set(statement.names) if statement is not None else set()
+        own = statement.assigns | statement.changes if statement is not None else frozenset()
         for name, expected in reference.items():
             obtained = result.state.get(name, {"$missing": True})
             if name in own:
@@ -639,11 +631,11 @@ class Grader:
         return None
 
     @staticmethod
-    def _kind_gloss(statement: _Statement | None, reference: dict, state: dict | None) -> str:
+    def _kind_gloss(statement: flow_mod.BlankFlow | None, reference: dict, state: dict | None) -> str:
         """When the blank's own variable is not of the kind the course builds, say so in French."""
         if statement is None or not isinstance(state, dict):
             return ""
-        for name in statement.names:
+        for name in sorted(statement.assigns | statement.changes):
             if name not in reference or name not in state:
                 continue
             expected, obtained = compare.decode(reference[name], arrays=True), compare.decode(state[name], arrays=True)
@@ -827,13 +819,12 @@ def _unrunnable_message(mode: str, analysis: Analysis) -> str:
     return f"erreur de syntaxe ligne {analysis.syntax.line} : {analysis.syntax.message}"
 
 
-def _statements(solution: str, fills: list[blanks_mod.Fill]) -> list[_Statement | None]:
-    """For each blank, the solution's statement that holds it and the top-level names it sets (read
-    from the file's data flow, as the self-check reads it)."""
+def _flows(solution: str, fills: list[blanks_mod.Fill]) -> list[flow_mod.BlankFlow | None]:
+    """For each blank, the solution's data flow there (read as the self-check reads it)."""
     flow = flow_mod.analyse(solution, [(f.begin, f.stop) for f in fills])
     if not flow.known or len(flow.blanks) != len(fills):
         return [None] * len(fills)
-    return [_Statement(b.statement[1], tuple(sorted(b.assigns | b.changes))) for b in flow.blanks]
+    return list(flow.blanks)
 
 
 def _tampered(result: UnitResult) -> str | None:
