@@ -7,7 +7,7 @@ course's fault, said so.
 
 from __future__ import annotations
 
-from ..grade.testworker import TestFunctions, test_files
+from ..grade.testworker import TestFunctions
 from ..core.protocol import Unit
 from ..core.course import limits_for
 from ..core.judge import judge_test
