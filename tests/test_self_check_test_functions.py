@@ -7,6 +7,7 @@ course's values passes every declaration, and must still be wrong in the self-ch
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 
@@ -145,3 +146,27 @@ def test_pytest_exercises_counts_the_test_function_in_its_blank(course):
     done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "exercises/"],
                           cwd=course.root, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and "Bravo : tout est juste." in done.stdout, done.stdout
+
+
+def test_the_notebook_check_cell_counts_the_test_function_too(course, tmp_path):
+    """The check cell gives the verdicts of `pytest exercises/` (its module's doc): « nouveau », which
+    only the public test function refuses, is wrong in the notebook too, not « juste »."""
+    import nbformat
+
+    from conftest import ROOT, run_trous
+    from trous.publish.notebooks import checkcell
+
+    shutil.copytree(ROOT / "explorateur", course.root / "explorateur")  # course.yaml's explorer.files
+    edition = tmp_path / "carnets"
+    done = run_trous(course.root, "notebooks", str(edition))
+    assert done.returncode == 0, done.stdout + done.stderr
+    notebook_path = edition / "exercises" / "01_toux.ipynb"
+    notebook = nbformat.read(notebook_path, as_version=4)
+    for old, new in (("total = ___", "total = sum(e)"),
+                     ("[___ for t in x]", "[sum(a * b for a, b in zip(t, toux)) for t in x]"),
+                     ("[___ for j in range(2)]", "[0.79 for j in range(2)]")):
+        cell = next(c for c in notebook.cells if c.cell_type == "code" and old in c.source)
+        cell.source = cell.source.replace(old, new, 1)
+    nbformat.write(notebook, notebook_path)
+    report = checkcell.check("01_toux", str(notebook_path), course=Course.load(edition))
+    assert statuses(report.result) == {"somme_exp": PASSED, "scores": PASSED, "nouveau": FAILED}

@@ -11,9 +11,22 @@ from ..grade.testworker import TestFunctions
 from ..core.protocol import Unit
 from ..core.course import limits_for
 from ..core.judge import judge_test
-from .selfcheck import FAILED, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED, WAITING, BlankResult
+from .selfcheck import (FAILED, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED, WAITING, BlankResult, ExerciseResult,
+                        interpret, prepare)
 
 COURSE_FAULT = "une vérification de l'exercice ne fonctionne pas (erreur du cours, pas la tienne) : {what}"
+
+
+def self_check(runner, exercise, analysis) -> ExerciseResult:
+    """The whole self-check of `analysis` on `runner` (a Runner or a RunnerPool): its declarations, then
+    its test functions. The notebooks' self-check (publish/nbgrader/incell.py) calls it; checker.py
+    takes the same two steps, with jobs sent ahead."""
+    job, context = prepare(exercise, analysis)
+    if context is None:  # nothing can run: the verdicts are known
+        return job
+    result = interpret(exercise, analysis, context, runner.run(job) if job.units else [])
+    apply(runner, exercise, analysis, result)
+    return result
 
 
 def apply(runner, exercise, analysis, result) -> None:

@@ -27,7 +27,8 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
-from ...check.selfcheck import UNFILLED, WAITING, ExerciseResult, interpret, prepare
+from ...check import testchecks
+from ...check.selfcheck import UNFILLED, WAITING, ExerciseResult
 from ...core import blanks as blanks_mod
 from ...core.analysis import Analysis, analyse_bytes
 from ...core.course import Exercise
@@ -200,10 +201,7 @@ class Examiner:
 
     def self_check(self, exercise: Exercise, analysis: Analysis) -> ExerciseResult:
         """The self-check's verdicts on `analysis`, an exercise of a bundle or of a course."""
-        job, context = prepare(exercise, analysis)
-        if context is None:  # nothing can run (unreadable, syntax error): the verdicts are known
-            return job
-        return interpret(exercise, analysis, context, self._pool().run(job) if job.units else [])
+        return testchecks.self_check(self._pool(), exercise, analysis)
 
     def close(self) -> None:
         if self.pool is not None:
