@@ -119,10 +119,6 @@ class Submission:
         self.__dict__["_digest"] = self.digest  # frozen: set beside the fields, as a cached property is
         self.files.clear()
 
-    @property
-    def ignored_total(self) -> int:
-        return len(self.ignored) + sum(n for _, n in self.unlisted)
-
     def report(self) -> dict:
         """The `intake` part of results.json (see results.schema.json)."""
         return {
