@@ -13,6 +13,7 @@ from __future__ import annotations
 import gc
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from _pytest.terminal import TerminalReporter
@@ -20,6 +21,9 @@ from _pytest.terminal import TerminalReporter
 from ..core.course import Exercise, course_at
 from ..core.checks import checks_in, load_module
 from ..core.wording import count
+
+if TYPE_CHECKING:  # imported when first needed (see the module's docstring)
+    from .checker import Checker
 
 _CHECKER = pytest.StashKey["Checker"]()
 _SEEN = pytest.StashKey[dict]()
