@@ -20,7 +20,8 @@ from ..core.wording import french_number
 from .exports import Column, exercise_columns, templates
 from ..core.grades import ERROR, FAILED, MISSING, PASSED, UNFILLED, SubmissionGrade
 
-STATUS = {PASSED: "réussi", FAILED: "faux", UNFILLED: "pas rempli", ERROR: "erreur", MISSING: "absent"}
+# A blank is « juste » on a page as in the self-check and the grade cell: one word for the point.
+STATUS = {PASSED: "juste", FAILED: "faux", UNFILLED: "pas rempli", ERROR: "erreur", MISSING: "absent"}
 MODE_NOTE = {
     "missing": "fichier absent de la copie",
     "unreadable": "fichier illisible",
