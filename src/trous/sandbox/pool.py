@@ -239,34 +239,34 @@ class Session:
 
     def __init__(self, runner: Runner, unit: Unit, limits: Limits):
         self.runner, self.unit, self.limits = runner, unit, limits
-        self.broken: str | None = None  # why no question can be answered any more
+        self.failure: tuple[str, str, str] | None = None  # (status, kind, message): why no question can be answered
         self.bounds = Bounds.of(limits)
         channel = runner.open_channel()
         self.job_w, res_r = channel or (-1, -1)
         # An answer carries one value (the program's error texts and the question's besides).
         self.reader = _Results(res_r, self.bounds.line_bytes(1, 64 << 10))
         if channel is None:
-            self._break("le correcteur n'a pas pu ouvrir la session")
+            self._break((CRASH, "crash", "le correcteur n'a pas pu ouvrir la session"))
         self._write(SESSION + frame({"unit": replace(unit, probes=(), overrides=(), state=None).to_json(),
                                      "limits": limits.__dict__}))
 
     def _write(self, data: bytes) -> None:
         """A frame, within a deadline: the supervisor takes it at once, unless the copy stopped it
         (then a frame larger than the pipe holds would block this thread for good)."""
-        if self.broken:
+        if self.failure:
             return
         try:
             written = _write_within(self.job_w, data, time.monotonic() + 10.0 + self.SLACK)
         except OSError:
-            self._break(KILLED)
+            self._break(_failure(None, stuck=False))
             return
         if not written:
-            self._break(STUCK)
+            self._break(_failure(None, stuck=True))
 
-    def _break(self, why: str) -> None:
+    def _break(self, failure: tuple[str, str, str]) -> None:
         """The runner cannot go on: stop it (the next job starts a fresh one)."""
-        if self.broken is None:
-            self.broken = why
+        if self.failure is None:
+            self.failure = failure
             self.runner.restart()
         self._close()
 
@@ -282,9 +282,8 @@ class Session:
         with `fresh`), as a `UnitResult` whose only probe is that value: the program's status and
         error, and the probe's value or error."""
         self._write(frame(Ask(expr, setup, tuple(overrides), secret, fresh, wall).to_json()))
-        if self.broken:
-            stuck = self.broken == STUCK
-            return UnitResult.failed(TIMEOUT if stuck else CRASH, "timeout" if stuck else "crash", self.broken, 1)
+        if self.failure:
+            return UnitResult.failed(*self.failure, 1)
         unit_wall = self.unit.wall or self.limits.wall
         allowed = min(unit_wall, wall) if wall is not None else unit_wall
         deadline = time.monotonic() + allowed + START + probe_wall(self.limits) + 2 * GRACE + self.SLACK
@@ -300,13 +299,12 @@ class Session:
         return UnitResult.from_json(message, 1, size=len(line), bounds=self.bounds)
 
     def _fail(self, broken: str | None, stuck: bool = False) -> UnitResult:
-        status, kind, message = _failure(broken, stuck)
-        self._break(message)
-        return UnitResult.failed(status, kind, message, 1)
+        self._break(_failure(broken, stuck))
+        return UnitResult.failed(*self.failure, 1)
 
     def close(self) -> None:
         """End the session: the supervisor stops the child and wipes its folder, the zygote sweeps."""
-        if self.broken:
+        if self.failure:
             return
         os.close(self.job_w)
         self.job_w = -1
