@@ -439,17 +439,16 @@ def has_tests(path: Path) -> bool:
                for node in tree.body)
 
 
+@dataclasses.dataclass
 class Clock:
-    """What is left of a copy's time budget (seconds of the student's code)."""
+    """What is left of a copy's time budget (seconds of the student's code), and what is said past it."""
 
-    def __init__(self, budget: float):
-        self.budget, self.spent = budget, 0.0
+    budget: float
+    message: str = ""
+    spent: float = 0.0
 
     def left(self) -> float:
         return self.budget - self.spent
-
-    def spend(self, seconds: float) -> None:
-        self.spent += seconds
 
 
 def test_files(exercises: list[Exercise], *, public_only: bool = False) -> list[Path]:
@@ -505,8 +504,8 @@ class TestFunctions:
     def of(self, exercise_id: str, blank_id: str) -> list[TestInfo]:
         return self.by_blank.get((exercise_id, blank_id), [])
 
-    def run(self, tests: list[TestInfo], session, clock: Clock | None = None, spent_message: str = "", *,
-            reference: bool = False, value_kb: int | None = None) -> list[TestResult]:
+    def run(self, tests: list[TestInfo], session, clock: Clock | None = None, *, reference: bool = False,
+            value_kb: int | None = None) -> list[TestResult]:
         """Run `tests` in a worker, their questions answered by `session`, each from a fresh run of
         the program, within what `clock` has left (None: no copy's budget). On the reference, a failure
         of any kind is the test's (outcome "bug"); on a copy, a test past its bounds or a worker that
@@ -521,7 +520,7 @@ class TestFunctions:
                     worker = self.workers.take()
                 cpu = PATIENCE if reference else self.cpu_budget(test)
                 try:
-                    outcome = TestResult.of(test, worker.run(test.nodeid, _asker(session, clock, spent_message, test.hidden),
+                    outcome = TestResult.of(test, worker.run(test.nodeid, _asker(session, clock, test.hidden),
                                                           PATIENCE, cpu=cpu, value_kb=value_kb))
                 except WorkerFailed as exc:
                     self.workers.give(worker)  # dead or killed: the pool replaces it
@@ -547,7 +546,7 @@ class TestFunctions:
             self.workers.close()
 
 
-def _asker(session, clock: Clock, spent_message: str, secret: bool) -> Callable[[str, tuple], UnitResult]:
+def _asker(session, clock: Clock, secret: bool) -> Callable[[str, tuple], UnitResult]:
     """A test's questions to `session`, the first from a fresh run of the program, timed by `clock`."""
     fresh = True
 
@@ -555,11 +554,11 @@ def _asker(session, clock: Clock, spent_message: str, secret: bool) -> Callable[
         nonlocal fresh
         left = clock.left()
         if left <= 0.05:
-            return UnitResult.failed(SKIPPED, "skipped", spent_message, 1)
+            return UnitResult.failed(SKIPPED, "skipped", clock.message, 1)
         started = time.monotonic()
         wall = left if left != float("inf") else None  # None: the unit's own limit
         result = session.ask(expr, overrides=overrides, secret=secret, fresh=fresh, wall=wall)
-        clock.spend(time.monotonic() - started)
+        clock.spent += time.monotonic() - started
         fresh = False
         return result
 
