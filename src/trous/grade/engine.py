@@ -39,7 +39,8 @@ from ..core.checks import Check, Expect, TestInfo, TestResult, load_checks
 from ..core.course import Course, Exercise, limits_for, preload_for
 from ..core.course import available as _available
 from ..core.grades import ERROR, FAILED, MISSING, PASSED, UNFILLED, BlankGrade, ExerciseGrade, SubmissionGrade
-from ..core.judge import Verdict, describe_error, disclosure, incident, is_blank_name_error, judge, judge_test
+from ..core.judge import (Verdict, describe_error, disclosure, incident, is_blank_name_error, judge, judge_test,
+                          variant_context)
 from ..core.protocol import CRASH, OK, SKIPPED, TIMEOUT, ErrorInfo, Job, Limits, Probe, ProbeResult, Unit, UnitResult
 from ..core.source import read
 from ..sandbox.pool import RunnerPool
@@ -568,8 +569,8 @@ class Grader:
         statement = ref.flows[index]
         context = ""
         if meta.variant:
-            variant = next((e.variant for _, e in meta.expects if e.variant), None)
-            context = f"sur d'autres entrées ({variant.description}) : " if variant else "sur d'autres entrées : "
+            on_variant = next((e for _, e in meta.expects if e.variant), None)
+            context = (variant_context(on_variant, hidden=True) if on_variant else "sur d'autres entrées") + " : "
         if result.status == OK and (exercise.id, meta.variant) in self.plain_states and result.state == reference:
             return None  # the usual case: the very variables of the reference
         kind = self._kind_gloss(statement, reference, result.state)
@@ -669,16 +670,13 @@ class Grader:
                 # wall time once more: their report says so), and those already run (another copy's same file).
                 looped = {planned[i].exercise.id for i, r in enumerate(results)
                           if r is not None and r.status == TIMEOUT and planned[i].blank is not None}
-                for i in list(positions):
-                    key = ("run", _group_key((job.units[i],), job.limits))
+                for i in positions:
                     if planned[i].exercise.id in looped:
                         results[i] = UnitResult.failed(SKIPPED, "skipped", "non lancé tel quel : un de tes trous "
                                                                            "tourne déjà sans fin (temps dépassé)", 0)
-                    elif (known := self.memo.get(key)) is not None:
+                    elif (known := self.memo.get(("run", _group_key((job.units[i],), job.limits)))) is not None:
                         results[i] = known[0]
-                    else:
-                        continue
-                    positions = [p for p in positions if p != i]
+                positions = [i for i in positions if results[i] is None]
             self._run_group(positions, job, results, clock)
             for test_plan in (t for plan in plans for t in plan.tests if t.group == process):
                 self._run_tests(test_plan, job.units[groups[process][0]], [results[i] for i in groups[process]],

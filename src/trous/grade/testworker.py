@@ -55,6 +55,7 @@ from ..core.course import Course, Exercise, memory_bound
 from ..core.checks import TestInfo, TestResult
 from ..core.protocol import SKIPPED, Limits, UnitResult
 from ..core.wire import Bounds
+from ..sandbox.pool import Session
 from .eleve import Eleve
 from .pytest_graders import BACKEND, CAUSE, INFO, PATIENCE, CpuBudget, limit_memory, skip_reason
 
@@ -520,7 +521,7 @@ class TestFunctions:
                     worker = self.workers.take()
                 cpu = PATIENCE if reference else self.cpu_budget(test)
                 try:
-                    outcome = TestResult.of(test, worker.run(test.nodeid, _asker(session, clock, test.hidden),
+                    outcome = TestResult.of(test, worker.run(test.nodeid, asker(lambda: session, clock, test.hidden),
                                                           PATIENCE, cpu=cpu, value_kb=value_kb))
                 except WorkerFailed as exc:
                     self.workers.give(worker)  # dead or killed: the pool replaces it
@@ -546,8 +547,10 @@ class TestFunctions:
             self.workers.close()
 
 
-def _asker(session, clock: Clock, secret: bool) -> Callable[[str, tuple], UnitResult]:
-    """A test's questions to `session`, the first from a fresh run of the program, timed by `clock`."""
+def asker(session: Callable[[], Session], clock: Clock, secret: bool) -> Callable[[str, tuple], UnitResult]:
+    """A test's questions to the session `session()` gives, the first from a fresh run of the program (no
+    test sees what another did), timed by `clock`: in the engine, and in `pytest graders/`'s own runner
+    (author/copie.py), where CpuBudget.held() keeps the sandbox's time out of the test's CPU seconds."""
     fresh = True
 
     def ask(expr: str, overrides) -> UnitResult:
@@ -557,7 +560,8 @@ def _asker(session, clock: Clock, secret: bool) -> Callable[[str, tuple], UnitRe
             return UnitResult.failed(SKIPPED, "skipped", clock.message, 1)
         started = time.monotonic()
         wall = left if left != float("inf") else None  # None: the unit's own limit
-        result = session.ask(expr, overrides=overrides, secret=secret, fresh=fresh, wall=wall)
+        with CpuBudget.held():
+            result = session().ask(expr, overrides=overrides, secret=secret, fresh=fresh, wall=wall)
         clock.spent += time.monotonic() - started
         fresh = False
         return result
