@@ -238,9 +238,7 @@ def _description(item) -> str:
     first = next((line.strip() for line in doc.splitlines() if line.strip()), "")
     if first:
         return first.rstrip(".")
-    name = item.originalname
-    name = name.removeprefix("test_") if name.startswith("test_") else name.removeprefix("test")
-    return name.replace("_", " ").strip() or item.originalname
+    return item.originalname.removeprefix("test").removeprefix("_").replace("_", " ").strip() or item.originalname
 
 
 def classify(excinfo, when: str) -> tuple[str, dict]:
@@ -387,9 +385,12 @@ def pytest_runtest_makereport(item, call):
 
 def _keep(item, report) -> None:
     """Each hidden grader item's outcome, by blank, for the summary."""
-    key = _blank_key(item)
     info = item.stash.get(INFO, None)
-    if key is None or _worker(item.config) or (info is not None and not info.hidden):
+    if isinstance(item, DeclarationItem):
+        key = item.exercise.id, item.check.blank
+    elif info is not None and info.hidden and info.exercise and info.blank and not _worker(item.config):
+        key = info.exercise, info.blank
+    else:
         return
     if report.when == "call" or (report.when == "setup" and not report.passed):
         said = "passe" if report.passed else "sautée" if report.skipped else "échoue"
@@ -408,15 +409,6 @@ def _french(info: TestInfo, cause: tuple[str, dict], excinfo, longrepr) -> str:
                 break
         return f"{head}\n  {excinfo.value}{where}"
     return f"{head}\n  {CAUSES[kind]} :\n{longrepr}"
-
-
-def _blank_key(item) -> tuple[str, str] | None:
-    info = item.stash.get(INFO, None)
-    if info is not None and info.exercise and info.blank:
-        return info.exercise, info.blank
-    if isinstance(item, DeclarationItem):
-        return item.exercise.id, item.check.blank
-    return None
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
