@@ -254,15 +254,13 @@ def classify(excinfo, when: str) -> tuple[str, dict]:
         return "overrun", {"kind": "time", "seconds": exc.seconds}
     if isinstance(exc, MemoryError):
         return "overrun", {"kind": "memory"}
-    if when != "call":  # a fixture, or a teardown, that fails by itself
-        return "bug", {"type": type(exc).__name__}
-    if isinstance(exc, GraderMistake):
+    # A fixture or a teardown that fails by itself; a misuse of eleve; a name, a module or a syntax no value
+    # of the student's could have caused.
+    if when != "call" or isinstance(exc, (GraderMistake, NameError, ImportError, SyntaxError, pytest.UsageError,
+                                          pytest.FixtureLookupError)):
         return "bug", {"type": type(exc).__name__}
     if isinstance(exc, (AssertionError, pytest.fail.Exception)):
         return "assert", {}
-    # A name, a module or a syntax no value of the student's could have caused.
-    if isinstance(exc, (NameError, ImportError, SyntaxError, pytest.UsageError, pytest.FixtureLookupError)):
-        return "bug", {"type": type(exc).__name__}
     return "reading", {"type": type(exc).__name__}
 
 

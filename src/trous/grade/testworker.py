@@ -36,7 +36,6 @@ import contextlib
 import dataclasses
 import json
 import os
-import select
 import subprocess
 import sys
 import threading
@@ -56,6 +55,7 @@ from ..core.checks import TestInfo, TestResult
 from ..core.protocol import SKIPPED, Limits, UnitResult
 from ..core.wire import Bounds
 from ..sandbox.pool import Session
+from ..sandbox.pool import _Results as LineReader  # the bounded line reader of the sandbox's answers
 from .eleve import Eleve
 from .pytest_graders import BACKEND, CAUSE, INFO, PATIENCE, CpuBudget, limit_memory, skip_reason
 
@@ -193,9 +193,8 @@ class Worker:
             [sys.executable, "-m", "trous.grade.testworker", json.dumps(start)], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=None if os.environ.get("TROUS_DEBUG") else subprocess.DEVNULL, env=env,
             cwd=str(root), start_new_session=True)
-        self.lines = wire.Lines(MAX_LINE)
+        self.reader = LineReader(self.process.stdout.fileno(), MAX_LINE)  # its output closed (eof): it is ending
         self.garbled = False  # it wrote a line that is not a message
-        self.eof = False  # its output closed: it is ending
         self._finalizer = weakref.finalize(self, _stop, self.process)
         message = self._receive(time.monotonic() + START_TIMEOUT)
         if message is None or "collected" not in message:
@@ -214,19 +213,9 @@ class Worker:
             raise WorkerFailed("le processus des tests des correcteurs s'est arrêté") from None
 
     def _receive(self, deadline: float) -> dict | None:
-        fd = self.process.stdout.fileno()
-        while (line := self.lines.pop()) is None:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or self.lines.overflow:
-                return None
-            ready, _, _ = select.select([fd], [], [], remaining)
-            if not ready:
-                continue
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                self.eof = True
-                return None
-            self.lines.feed(chunk)
+        line = self.reader.next(deadline)
+        if line is None:
+            return None
         try:
             return wire.parse_line(line, MAX_LINE)
         except wire.WireError:
@@ -242,11 +231,11 @@ class Worker:
         while True:
             message = self._receive(deadline)
             if message is None:
-                if self.eof:  # it is ending: let it be reaped, to say how
+                if self.reader.eof:  # it is ending: let it be reaped, to say how
                     with contextlib.suppress(subprocess.TimeoutExpired):
                         self.process.wait(timeout=2)
                 alive = self.process.poll() is None
-                if self.lines.overflow or self.garbled:
+                if self.reader.lines.overflow or self.garbled:
                     why = "le processus des tests des correcteurs a écrit une ligne illisible ou démesurée"
                 elif alive:
                     why = f"le test ne rend pas la main après {patience:.0f} s"
