@@ -1,23 +1,21 @@
 """The graders' test functions: found once, run blank by blank, each one more expectation of its blank.
 
 For each blank a copy filled, the engine opens a session (sandbox/session.py) on the program it
-grades that blank with, and runs the blank's tests one after the other, public ones first, each from
-a fresh run of the program. What a student reads of a test follows the disclosure rules: a hidden
-test is named by its description, never by its parameters or its asserts' values; an error of the
-student's code by its type only. Every test is first run on the reference solution
-(`reference=True`), with the bounds a copy's test gets; one that does not pass there stops grading.
-So a test that then fails on a copy, however it fails (its own exception on the copy's values, past
-its time or memory, its worker dead: cause "overrun"), fails on what that copy gave it: it costs the
-copy that test, and is an `incident` of the copy's grade for the teacher.
+grades that blank with, and runs the blank's tests there, public ones first, each from a fresh run of
+the program. A hidden test is shown by its description only; an error of the student's code by its
+type only. Every test first runs on the reference solution (`reference=True`) with a copy's bounds;
+one that does not pass there stops grading. So a test that then fails on a copy, however it fails
+(its own exception, past its time or memory, its worker dead: cause "overrun"), costs that copy the
+test, and is an `incident` of the copy's grade for the teacher.
 
 A pytest session is not made for threads, so each grading thread has a *worker*: a process of the
 teacher's own account (it runs the course's graders, never a student's code) where pytest collects
-the test functions once, then runs one at a time when asked. When a test calls `eleve(...)`, the
-worker asks the grading thread, which asks the sandbox; the answer comes back as JSON data. The
-student's code never reaches the worker, and the worker never reaches the sandbox. The worker handles
-a copy's values, so it has bounds of its own (pytest_graders.CpuBudget): past collection its address
-space may grow by the course's memory bound, each test may use `cpu` seconds of CPU, and a test that
-blocks is killed with its worker (then replaced). Answers are read under the copy's bounds (core/wire.py).
+the test functions once, then runs one when asked. A test's `eleve(...)` is asked of the grading
+thread, which asks the sandbox; the answer comes back as JSON data: the student's code never reaches
+the worker, nor the worker the sandbox. The worker handles a copy's values, so it has bounds of its
+own (pytest_graders.CpuBudget): past collection its address space may grow by the course's memory
+bound, each test may use `cpu` seconds of CPU, and a test that blocks is killed with its worker (then
+replaced). Answers are read under the copy's bounds (core/wire.py).
 
 The worker is started with {"root": course root, "files": [test files], "memory_mb": n} as its argument.
 Protocol (JSON lines; the worker's stdin and a copy of its stdout, pytest's own output going to stderr):
