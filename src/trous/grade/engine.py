@@ -331,10 +331,9 @@ class Grader:
 
     def _spread(self, job: Job) -> list[UnitResult]:
         """The job's processes spread over the pool's runners and run at once; results in job order."""
-        groups = _by_process(job.units)
-        shares: list[list[int]] = [[] for _ in range(min(self.pool.size, len(groups)))]
-        for k, positions in enumerate(groups.values()):
-            shares[k % len(shares)].extend(positions)
+        groups = list(_by_process(job.units).values())
+        runners = min(self.pool.size, len(groups))  # round robin: runner k has groups k, k + runners…
+        shares = [[i for positions in groups[k::runners] for i in positions] for k in range(runners)]
         results: list[UnitResult | None] = [None] * len(job.units)
         parts = [Job(tuple(job.units[i] for i in share), job.limits, job.capture_output) for share in shares]
         for n, got in self.pool.map(parts):
