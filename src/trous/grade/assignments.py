@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,17 +72,17 @@ def _normalised(text: str) -> str:
 def _worked(course: Course) -> Callable[[str, bytes | None], bool]:
     """Tells a worked file from the untouched template of its exercise, its blanks still empty (each
     template read once)."""
-    @functools.cache
-    def template_of(exercise_id: str) -> str | None:
-        try:
-            return course.exercise(exercise_id).template_path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError, KeyError):
-            return None
+    templates: dict[str, str | None] = {}
 
     def worked(exercise_id: str, data: bytes | None) -> bool:
         if data is None:
             return False
-        template, text = template_of(exercise_id), data.decode("utf-8", "replace")
+        if exercise_id not in templates:
+            try:
+                templates[exercise_id] = course.exercise(exercise_id).template_path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError, KeyError):
+                templates[exercise_id] = None
+        template, text = templates[exercise_id], data.decode("utf-8", "replace")
         if template is None:
             return True
         if _normalised(text) == _normalised(template):
