@@ -31,9 +31,8 @@ from contextlib import suppress
 
 from . import child
 from ..core.protocol import SESSION, Job, Limits
-from .session import SessionSupervisor
 from .seccomp import prctl
-from .supervisor import Forker, Supervisor, force, send_signal
+from .supervisor import Forker, SessionSupervisor, Supervisor, force, send_signal
 
 PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE = 36, 4
 
