@@ -5,9 +5,8 @@ supervisor killed by the student's code, a runner frozen, a sandbox that dies), 
 one result per unit: units already reported keep their result, the unit in progress is marked as a
 crash, and the rest is run again in a fresh runner.
 
-`Runner.session(unit)` opens an interactive unit instead (see protocol.py and supervisor.SessionSupervisor): the
-caller asks one question at a time and gets each answer (a `UnitResult` with one probe) before
-asking the next; whatever happens inside, `Session.ask` answers, never raises.
+`Runner.session(unit)` opens an interactive unit instead (protocol.py): one question at a time,
+each answer a `UnitResult` with one probe; whatever happens inside, `Session.ask` answers, never raises.
 """
 
 from __future__ import annotations
@@ -193,7 +192,10 @@ class Runner(AbstractContextManager):
             written = True
         os.close(job_w)
         bounds = Bounds.of(job.limits)
-        reader = _Results(res_r, result_line_bytes(job, bounds))
+        # The longest line for one unit: its probes' values and its state, its captured output and error texts.
+        values = max((len(u.probes) + (u.state is not None) for u in job.units), default=1)
+        output = job.limits.output_kb * 1024 if job.capture_output else 0
+        reader = _Results(res_r, bounds.line_bytes(values, output + (64 << 10)))
         try:
             while broken is None and (line := reader.next(deadline)) is not None:
                 try:
@@ -375,14 +377,6 @@ def _kill(process: subprocess.Popen | None) -> None:
             os.killpg(process.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             process.kill()
-
-
-def result_line_bytes(job: Job, bounds: Bounds) -> int:
-    """The longest line a supervisor may send for one of the job's units: its probes' values and its
-    state, its captured output and error texts."""
-    values = max((len(u.probes) + (u.state is not None) for u in job.units), default=1)
-    output = job.limits.output_kb * 1024 if job.capture_output else 0
-    return bounds.line_bytes(values, output + (64 << 10))
 
 
 class RunnerPool(AbstractContextManager):

@@ -257,8 +257,7 @@ class ChildRun:
         self.out_r, out_w = os.pipe()
         self.open_fds = {self.ev_r, self.out_r}
         self.pid = owner.forker.spawn(self.workdir, [cmd_r, ev_w, out_w], self.limits)
-        for fd in (cmd_r, ev_w, out_w):
-            os.close(fd)
+        close_fds(cmd_r, ev_w, out_w)
         os.set_blocking(self.out_r, False)
         if self.pid is None:
             self.stopped = ("start", {})
@@ -286,7 +285,7 @@ class ChildRun:
     def close(self) -> tuple[str, dict] | None:
         """Kill the child (a child whose channel closed gets a moment to end by itself, to say how),
         wipe its folder: why it was stopped, with how it ended; None when it was not."""
-        _close(self.cmd_w)
+        close_fds(self.cmd_w)
         ended, killed = None, False  # killed here: a status of SIGKILL then says nothing of the program
         if self.pid is not None:
             if self.stopped and self.stopped[0] == "channel":
@@ -294,8 +293,7 @@ class ChildRun:
             if ended is None or ended[0] is None:
                 send_signal(self.pid, signal.SIGKILL)
                 ended, killed = self.owner.forker.wait(self.pid), True
-        _close(self.ev_r)
-        _close(self.out_r)
+        close_fds(self.ev_r, self.out_r)
         self.violation = files_violation(self.workdir, self.limits)
         shutil.rmtree(self.workdir, onerror=force)
         if self.stopped is None:
@@ -503,9 +501,10 @@ class ChildRun:
         return True
 
 
-def _close(fd: int) -> None:
-    with contextlib.suppress(OSError):
-        os.close(fd)
+def close_fds(*fds: int) -> None:
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            os.close(fd)
 
 
 def send_signal(pid: int, sig: int) -> None:
@@ -667,8 +666,7 @@ class SessionSupervisor:
                 send_line(self.out_fd, self.answer(Ask.from_json(request), time.monotonic()))
         finally:
             self._end_child()
-            with contextlib.suppress(OSError):
-                os.close(self.job_in)
+            close_fds(self.job_in)
 
     # -- one question -------------------------------------------------------------------------
     def answer(self, ask: Ask, started: float) -> dict:
