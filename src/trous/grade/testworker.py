@@ -1,6 +1,6 @@
 """The graders' test functions: found once, run blank by blank, each one more expectation of its blank.
 
-For each blank a copy filled, the engine opens a session (sandbox/session.py) on the program it
+For each blank a copy filled, the engine opens a session (sandbox/supervisor.py) on the program it
 grades that blank with, and runs the blank's tests one after the other, public ones first, each from
 a fresh run of the program. What a student reads of a test follows the disclosure rules: a hidden
 test is named by its description, never by its parameters or its asserts' values; an error of the
