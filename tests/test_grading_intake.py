@@ -19,7 +19,7 @@ import pytest
 
 from trous.core import Course
 from trous.core.submission import Submission
-from trous.inputs import intake, kinds, marker, notebookfile
+from trous.inputs import intake, kinds, notebookfile
 from trous.inputs.intake import IntakeError, IntakeLimits
 
 from grading_support import mini_course, snapshot, zip_of
@@ -259,10 +259,10 @@ def test_trous_results_folder_is_recognised_by_its_mark_only(course, tmp_path):
     write(root / "alice" / f"{EX1}.py", A)
     results = root / "resultats"
     write(results / "grades.csv", b"etudiant\n")
-    marker.stamp(results)
+    intake.stamp(results)
     # A student who copies the mark into their folder (or ran trous at home): the mark names another folder.
     write(root / "mallory" / f"{EX1}.py", B)
-    shutil.copy(results / marker.MARK, root / "mallory" / marker.MARK)
+    shutil.copy(results / intake.MARK, root / "mallory" / intake.MARK)
     write(root / "mallory" / "grades.csv", b"")
     result = kinds.load(root, course)
     students = by_student(result)

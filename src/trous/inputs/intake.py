@@ -2,7 +2,7 @@
 student, or the `.zip` Moodle's « Télécharger tous les travaux remis » gives (every kind: kinds.py).
 
 Every copy is accounted for: each entry of the input is a copy or is listed with why not
-(`Intake.ignored`); trous's own results folder is recognised by its mark (marker.py), never by a
+(`Intake.ignored`); trous's own results folder is recognised by its mark (`stamp`), never by a
 file name a student could imitate. A copy is walked in full (21 000 files of a virtual environment,
 say), but only the files that can be an exercise (filenames.py) and the student's own archives are
 kept; every other file is named with why (`Submission.ignored`, `IntakeLimits.listed` per reason,
@@ -28,6 +28,7 @@ import functools
 import hashlib
 import itertools
 import io
+import json
 import os
 import re
 import stat
@@ -39,9 +40,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import trous
+
 from ..core.course import Course
 from ..core.analysis import MAX_BYTES
-from . import marker, moodle as moodlefolders, notebookfile
+from . import moodle as moodlefolders, notebookfile
 from .filenames import Match, Matcher, is_other_archive, is_zip
 from ..core.safetext import printable
 from ..core.submission import Again, IgnoredFile, Stored, Submission
@@ -660,18 +663,78 @@ def _listed(root: Path, limits: IntakeLimits, ledger: Ledger, keep: Callable[[st
                 yield Entry(parts, kind)
 
 
+# -- trous's own results folder, recognised by a mark only trous can make true --------------------
+# A student's folder must never be dropped for looking like results: a file name proves nothing. So
+# `trous grade` writes MARK in its results folder, holding that folder's device and inode numbers, which
+# a student cannot predict for their folder once unpacked on the teacher's disk; a copied mark names
+# another folder and does not count. A results folder copied elsewhere is graded like any folder.
+MARK = ".trous-resultats"
+MARK_KIND = "trous/resultats"
+OURS, FOREIGN, NONE = "ours", "foreign", "none"
+MARK_BYTES = 4096
+
+
+def stamp(folder: Path) -> Path:
+    """Mark `folder` as trous's results folder (idempotent: an unchanged mark is not rewritten)."""
+    folder = Path(folder)
+    path = folder / MARK
+    st = os.stat(folder)
+    content = json.dumps({"marque": MARK_KIND, "version": 1, "dossier": [st.st_dev, st.st_ino],
+                          "ecrit_par": f"trous {trous.__version__}",
+                          "explication": "dossier de résultats de trous : jamais corrigé comme une copie"},
+                         ensure_ascii=False) + "\n"
+    try:
+        if path.read_text(encoding="utf-8") == content:
+            return path
+    except (OSError, UnicodeDecodeError):
+        pass
+    temporary = folder / f".{MARK}.tmp{os.getpid()}"
+    temporary.write_text(content, encoding="utf-8")
+    os.replace(temporary, path)
+    return path
+
+
+def mark_of(folder: Path) -> str:
+    """OURS when `folder` holds a mark naming itself, FOREIGN when it holds a mark naming another
+    folder (copied), NONE otherwise. Never follows a symbolic link, reads at most MARK_BYTES."""
+    try:
+        fd = _open_at(None, str(folder), _O_DIRECTORY)
+    except OSError:
+        return NONE
+    try:
+        here = os.fstat(fd)
+        mark = _open_at(fd, MARK, _O_NONBLOCK)
+        try:
+            if not stat.S_ISREG(os.fstat(mark).st_mode):
+                return NONE
+            data = os.read(mark, MARK_BYTES)
+        finally:
+            os.close(mark)
+    except (OSError, NotImplementedError):
+        return NONE
+    finally:
+        os.close(fd)
+    try:
+        content = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return FOREIGN
+    if not isinstance(content, dict) or content.get("marque") != MARK_KIND:
+        return FOREIGN
+    return OURS if content.get("dossier") == [here.st_dev, here.st_ino] else FOREIGN
+
+
 def _not_a_copy(folder: Path, st: os.stat_result, ours: tuple[int, int] | None) -> str | None:
     """Why a folder among the copies is none: this run's results, a tool's folder, marked results."""
     if (st.st_dev, st.st_ino) == ours:
         return OUR_RESULTS
     if folder.name in SKIPPED_DIRS:
         return SKIPPED_DIRS[folder.name]
-    return MARKED_RESULTS if marker.check(folder) == marker.OURS else None
+    return MARKED_RESULTS if mark_of(folder) == OURS else None
 
 
 def _results_notes(folder: Path, ledger: Ledger) -> None:
     """A copy that looks like trous's results is graded all the same, and says so."""
-    if marker.check(folder) == marker.FOREIGN:
+    if mark_of(folder) == FOREIGN:
         ledger.note("ce dossier porte une marque de dossier de résultats de trous qui désigne un autre "
                     "dossier (copiée ?) : corrigé comme une copie")
     elif found := [n for n in RESULTS_FILES if (folder / n).is_file() and not (folder / n).is_symlink()]:

@@ -20,7 +20,7 @@ from ..core.course import Course, CourseError, Exercise
 from . import intake as intake_mod, moodle as moodlefolders
 from ..core.safetext import printable
 from ..core.submission import Again, IgnoredFile, Stored, Submission
-from . import answers, locked, standalone
+from . import answers, standalone
 from .bundle import Bundle, answer_cells, of
 from .nbgrader_dir import course_root, without_iri_grammars
 
@@ -74,7 +74,7 @@ def notebook_exercise(exercise: Exercise, data: bytes, shown: str, notes: list[s
     if missing:
         notes.append(f"{shown} : cellule(s) de réponse supprimée(s) : {', '.join(missing)}")
     if source is not None:
-        notes.extend(locked.changes(cells, source.locked, shown))
+        notes.extend(answers.changes(cells, source.locked, shown))
     return answers.exercise_text(bundle, found).encode("utf-8", "surrogatepass")
 
 

@@ -28,9 +28,8 @@ import trous
 
 from ..core.course import Course, CourseError, Exercise
 from ..core.wording import count
-from .answers import nbgrader_meta
+from .answers import LockedCell, nbgrader_meta, source_cell
 from .bundle import Bundle, cell_source, check_bundle_of, hidden_calls, materialize_course
-from .locked import LockedCell, source_cell
 
 MANIFEST = "trous-cours.json"
 FORMAT = 1
