@@ -712,7 +712,7 @@ def test_zip_dated_helper_keeps_the_dates():
 # -- nbgrader's submitted/ -------------------------------------------------------------------------
 def test_nbgrader_submitted_names_every_file_it_does_not_grade(course, tmp_path):
     pytest.importorskip("nbgrader")
-    from trous.inputs import nbgrader as nb_intake
+    from trous.inputs import standalone as nb_intake
     from trous.publish.nbgrader.notebooks import notebook_bytes, source_notebook
 
     exercise = course.exercise(EX1)
@@ -731,7 +731,7 @@ def test_nbgrader_submitted_names_every_file_it_does_not_grade(course, tmp_path)
     write(root / "submitted" / "alice" / "partie99" / "x.ipynb", b"")
     write(root / "submitted" / ".bob" / assignment / f"{EX1}.ipynb", data)
     write(root / "submitted" / "LISEZMOI.txt", b"")
-    result = nb_intake.load(root, course)
+    result = nb_intake.load_submitted(root, course)
     students = by_student(result)
     assert sorted(students) == ["alice"]
     assert listed(result) == {".bob/": nb_intake.HIDDEN_STUDENT,  # nbgrader's « * » never matches it

@@ -22,7 +22,7 @@ from trous.publish.nbgrader.build import build, buildable  # noqa: E402
 from trous.inputs.bundle import Bundle, check_bundle_of  # noqa: E402
 from trous.inputs.answers import released  # noqa: E402
 from trous.publish.nbgrader.preprocessors import ClearBlanks, HideHiddenTests, grade_cells  # noqa: E402
-from trous.inputs.nbgrader import notebook_exercise  # noqa: E402
+from trous.inputs.standalone import notebook_exercise  # noqa: E402
 
 
 @pytest.fixture(scope="module")

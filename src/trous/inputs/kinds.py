@@ -1,5 +1,5 @@
 """The kinds of input `trous grade` reads (`--format`), in one fixed table: a folder of copies,
-Moodle's archive (intake.py), an nbgrader course (nbgrader.py). `load` takes the first kind whose
+Moodle's archive (intake.py), an nbgrader course (standalone.py). `load` takes the first kind whose
 `detect` accepts the path: the most specific comes first (an nbgrader course is also a folder). An
 input without a single copy is refused here, for every kind; one that is not of the kind --format
 names, by its loader (intake.of_kind: the same words for every kind).
@@ -12,8 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.course import Course
-from . import intake, nbgrader
+from . import intake, standalone as nbgrader
+from .nbgrader_dir import without_iri_grammars
 from .intake import Intake, IntakeError
+
+without_iri_grammars()  # whatever imports nbformat later in this process (session.py says why)
 
 
 @dataclass(frozen=True)
@@ -28,7 +31,7 @@ class Kind:
 
 
 KINDS: dict[str, Kind] = {
-    nbgrader.NAME: Kind(nbgrader.DESCRIPTION, nbgrader.course_root, nbgrader.load,
+    nbgrader.NAME: Kind(nbgrader.DESCRIPTION, nbgrader.course_root, nbgrader.load_submitted,
                         course=nbgrader.carried_course, results=nbgrader.results_place),
     "moodle": Kind(intake.ZIP_KIND, intake.looks_like_zip, intake.load_zip),
     "dossier": Kind(intake.FOLDER_KIND, Path.is_dir, intake.load_folder),
