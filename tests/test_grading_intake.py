@@ -19,7 +19,7 @@ import pytest
 
 from trous.core import Course
 from trous.core.submission import Submission
-from trous.inputs import intake, kinds, notebookfile
+from trous.inputs import filenames, intake, kinds
 from trous.inputs.intake import IntakeError, IntakeLimits
 
 from grading_support import mini_course, snapshot, zip_of
@@ -467,8 +467,8 @@ def test_a_broken_notebook_is_named_and_the_older_py_is_graded(course, tmp_path)
 
 def test_without_jupytext_notebooks_are_named_and_the_teacher_told(course, tmp_path, monkeypatch, notebooks):
     ipynb, _ = notebooks
-    real = notebookfile.importlib.util.find_spec
-    monkeypatch.setattr(notebookfile.importlib.util, "find_spec",
+    real = filenames.importlib.util.find_spec
+    monkeypatch.setattr(filenames.importlib.util, "find_spec",
                         lambda name, *a: None if name == "jupytext" else real(name, *a))
     root = tmp_path / "copies"
     write(root / "alice" / f"{EX1}.ipynb", ipynb, NEW)

@@ -44,7 +44,7 @@ import trous
 
 from ..core.course import Course
 from ..core.analysis import MAX_BYTES
-from . import moodle as moodlefolders, notebookfile
+from . import filenames, moodle as moodlefolders
 from .filenames import Match, Matcher, is_other_archive, is_zip
 from ..core.safetext import printable
 from ..core.submission import Again, IgnoredFile, Stored, Submission
@@ -358,10 +358,6 @@ def _open_nested(entry: Entry, ledger: Ledger) -> list[Entry]:
 TIE_SECONDS = 2.0  # zip dates have a 2-second resolution: closer than this, two files are « as recent »
 
 
-def _in_exercises(entry: Entry) -> bool:
-    return len(entry.parts) >= 2 and entry.parts[-2] == "exercises"
-
-
 # Why a file as recent as the one graded was not chosen: the first rule of _tie_break it loses on.
 _TIE_REASONS = ("nom exact", "un .py plutôt qu'un carnet", "dans exercises/", "moins profond dans la copie",
                 "premier par ordre alphabétique")
@@ -370,7 +366,8 @@ _TIE_REASONS = ("nom exact", "un .py plutôt qu'un carnet", "dans exercises/", "
 def _tie_break(entry: Entry, match: Match) -> tuple:
     """Among files as recent: the exact name, then a .py over a notebook, then the exercises/ folder,
     then the shallowest, then the path."""
-    return not match.exact, match.notebook, not _in_exercises(entry), len(entry.parts), entry.path
+    in_exercises = len(entry.parts) >= 2 and entry.parts[-2] == "exercises"
+    return not match.exact, match.notebook, not in_exercises, len(entry.parts), entry.path
 
 
 def _ranked(candidates: list[tuple[Entry, Match]]) -> list[tuple[Entry, Match]]:
@@ -411,7 +408,7 @@ def _read_candidate(entry: Entry, notebook: bool, limits: IntakeLimits) -> tuple
     try:
         if not notebook:
             return entry.read(limits.file_bytes + 1), ""
-        problem = notebookfile.unavailable()
+        problem = filenames.unavailable()
         if problem:
             return None, problem
         too_big = (f"carnet trop gros ({size_text(entry.size)}, au plus {size_text(limits.notebook_bytes)}) : "
@@ -421,8 +418,8 @@ def _read_candidate(entry: Entry, notebook: bool, limits: IntakeLimits) -> tuple
         data = entry.read(limits.notebook_bytes + 1)
         if len(data) > limits.notebook_bytes:
             return None, too_big
-        return notebookfile.to_python(data)[: limits.file_bytes + 1], ""
-    except notebookfile.NotebookError as exc:
+        return filenames.to_python(data)[: limits.file_bytes + 1], ""
+    except filenames.NotebookError as exc:
         return None, f"carnet illisible : {exc}"
     except IntakeError as exc:  # the student's decompression budget is spent
         return None, str(exc)
@@ -512,14 +509,14 @@ def _submit(intake: Intake, course: Course, copies: dict[str, _Copy], grouping: 
         intake.submissions.append(copy.ledger.submission(student, files, source=copy.source, origins=origins,
                                                          name=grouping.names.get(copy.key, "")))
     # A teacher must hear once that notebooks went ungraded.
-    problem = notebookfile.unavailable()
+    problem = filenames.unavailable()
     if problem:
         missed = sum(1 for s in intake.submissions for i in s.ignored if i.reason == problem)
         missed += sum(n for s in intake.submissions for r, n in s.unlisted if r == problem)
         if missed:
             what = plural(missed, "carnet Jupyter (.ipynb) non corrigé", "carnets Jupyter (.ipynb) non corrigés")
             intake.warnings.append(f"{missed} {what} : jupytext n'est pas installé sur cette machine "
-                                   f"({notebookfile.INSTALL}, puis relance la correction)")
+                                   f"({filenames.INSTALL}, puis relance la correction)")
     intake.warnings = list(_bounded([printable(w) for w in intake.warnings], limits))
     return intake
 
@@ -937,17 +934,15 @@ def load_zip(path: Path, course: Course, limits: IntakeLimits, **_) -> Intake:
         archive = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError) as exc:
         raise IntakeError(f"{path} : archive .zip illisible ({_reason(exc)})") from None
-    try:
-        return _zip_copies(path, archive, course, limits)
+    try:  # it stays open until the intake is closed: the copies are read from it again when graded
+        return _zip_copies(members(archive, limits, None), path, archive, course, limits)
     except BaseException:
         archive.close()
         raise
 
 
-def _zip_copies(path: Path, archive: zipfile.ZipFile, course: Course, limits: IntakeLimits) -> Intake:
-    """The copies of an archive; it stays open until the intake is closed: the copies are read from it
-    again when graded."""
-    entries = members(archive, limits, None)
+def _zip_copies(entries: list[Entry], path: Path, archive: zipfile.ZipFile, course: Course, limits: IntakeLimits
+                ) -> Intake:
     # Each top-level entry named as Moodle names them: a folder (it holds files) or, with « download
     # as folders » off, a file.
     folders = {e.parts[0] for e in entries if len(e.parts) > 1}

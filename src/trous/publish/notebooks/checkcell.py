@@ -20,7 +20,7 @@ from ...core.analysis import analyse_source
 from ...core.course import Course, Exercise
 from ...core.source import Source
 from ...inputs.answers import CellMap, Span
-from ...inputs.notebookfile import FORMAT, OUR_TAG  # what grading a .ipynb reads and leaves out
+from ...inputs.filenames import FORMAT, OUR_TAG  # what grading a .ipynb reads and leaves out
 from ..nbgrader.incell import self_checker
 from . import tracking
 from .report import NotebookReport
