@@ -178,11 +178,11 @@ def released(text: str) -> str:
 def source_cell(cell: dict, meta: dict) -> LockedCell:
     """A cell of the source notebook with a grade_id (`meta`: its nbgrader metadata)."""
     text = cell_source(cell)
-    points = _points(meta.get("points")) if meta.get("grade") else None
+    points = points_of(meta.get("points")) if meta.get("grade") else None
     return LockedCell(cell.get("cell_type", ""), (text, released(text)), points, bool(meta.get("locked")))
 
 
-def _points(value) -> float | None:
+def points_of(value) -> float | None:
     try:
         return float(value)
     except (TypeError, ValueError):
@@ -209,7 +209,7 @@ def changes(cells: list[dict], locked: dict[str, LockedCell], shown: str) -> lis
             what.append("texte")
         if cell.get("cell_type") != expected.cell_type:
             what.append("type de cellule")
-        if expected.points is not None and _points(meta.get("points")) != expected.points:
+        if expected.points is not None and points_of(meta.get("points")) != expected.points:
             what.append(f"points ({meta.get('points')!s:.20} au lieu de {expected.points:g})")
         if bool(meta.get("grade")) != (expected.points is not None) or bool(meta.get("locked")) != expected.locked \
                 or (expected.locked and meta.get("solution")):

@@ -233,11 +233,6 @@ class Sorter:
     def keep(self, name: str) -> bool:
         return is_zip(name) or self.matcher.match(name) is not None
 
-    def exercise_of(self, name: str) -> str:
-        """The exercise a refused entry (a link, a fifo…) would have been, if its name says so."""
-        match = self.matcher.match(name)
-        return match.exercise if match else ""
-
     def reason(self, name: str) -> tuple[str, int] | None:
         """(why, rank) for a file not kept; None only for a file that is no one's work (a grading
         tool's own bookkeeping), which is not named at all."""
@@ -302,8 +297,9 @@ def _sorted(entries: Iterable[Entry], ledger: Ledger, sorter: Sorter) -> Iterato
     the ledger. The one classifier of a folder's and an archive's entries."""
     for entry in entries:
         if entry.kind == REFUSED_KIND:
-            exercise = sorter.exercise_of(entry.parts[-1]) if entry.parts and not entry.label else ""
-            ledger.ignore(entry.path or "?", entry.note, REFUSED, exercise)
+            # The exercise a refused entry (a link, a fifo…) would have been, if its name says so.
+            match = sorter.matcher.match(entry.parts[-1]) if entry.parts and not entry.label else None
+            ledger.ignore(entry.path or "?", entry.note, REFUSED, match.exercise if match else "")
         elif entry.kind == SKIPPED:
             ledger.ignore(entry.path + ("/" if entry.folder else ""), entry.note, FOLDER)
         elif sorter.keep(entry.parts[-1]):

@@ -40,7 +40,7 @@ from ..core.safetext import printable
 from ..core.submission import Again, IgnoredFile, Stored, Submission
 from ..core.wording import count
 from . import answers, intake as intake_mod, moodle as moodlefolders
-from .answers import LockedCell, nbgrader_meta, source_cell
+from .answers import LockedCell, nbgrader_meta, points_of, source_cell
 from .bundle import Bundle, answer_cells, cell_source, check_bundle_of, hidden_calls, materialize_course, of
 from .nbgrader_dir import course_root
 
@@ -193,11 +193,7 @@ def check_points(source: SourceExercise, shown: str) -> list[str]:
             problems.append(f"{shown} : pas de cellule de correction pour le trou « {blank_id} » de course.yaml")
             continue
         given, expected = source.points[blank_id], float(spec.get("points", 1.0))
-        try:
-            same = float(given) == expected
-        except (TypeError, ValueError):
-            same = False
-        if not same:
+        if points_of(given) != expected:
             problems.append(f"{shown}, cellule {source.cells[blank_id]} : {_points(given)} ; course.yaml, trou "
                             f"« {blank_id} » de {source.bundle.exercise_id} : {_points(expected)}")
     for blank_id in source.points:
@@ -314,7 +310,7 @@ def load(root: str | Path, given: str | Path | None = None) -> Course:
     sources: dict[str, tuple[str, SourceExercise]] = {}
     problems: list[str] = []
     changed: list[str] = []
-    recorded = {v.get("exercice"): (k, v) for k, v in (data.get("carnets") or {}).items() if isinstance(v, dict)}
+    recorded = {v.get("exercice"): v for v in (data.get("carnets") or {}).values() if isinstance(v, dict)}
     for assignment in data["devoirs"]:
         ids = [str(e) for e in assignment.get("exercices", [])]
         order.append((str(assignment.get("id")), ids))
@@ -330,8 +326,7 @@ def load(root: str | Path, given: str | Path | None = None) -> Course:
                 continue
             sources[exercise_id] = (str(assignment.get("id")), source)
             problems += check_points(source, rel)
-            entry = recorded.get(exercise_id)
-            if entry is not None and entry[1].get("correcteur") != source.bundle.digest:
+            if exercise_id in recorded and recorded[exercise_id].get("correcteur") != source.bundle.digest:
                 changed.append(rel)
     if problems:
         raise StandaloneError("ce cours nbgrader ne peut pas être corrigé tel quel :\n  " + "\n  ".join(problems))
@@ -408,17 +403,6 @@ def course_from_notebooks(folder: str | Path) -> tuple[Course, dict[str, str]]:
 _bundles: dict[tuple, Bundle] = {}
 
 
-def _source(root: Path | None, exercise: Exercise) -> SourceExercise | None:
-    """What the nbgrader course's source notebook of the exercise says (what was released), if trous built it."""
-    path = root / "source" / exercise.assignment.id / f"{exercise.id}.ipynb" if root else None
-    if path is not None and path.is_file():
-        try:
-            return read_source(path)
-        except StandaloneError:
-            pass  # not a notebook trous built: the course's own exercise
-    return None
-
-
 def _course_bundle(exercise: Exercise) -> Bundle:
     """The exercise's public bundle built from the course (jupytext, slower to import)."""
     path = exercise.template_path
@@ -443,7 +427,12 @@ def notebook_exercise(exercise: Exercise, data: bytes, shown: str, notes: list[s
         notes.append(f"{shown} : carnet illisible (ce n'est pas un .ipynb valide) : compté comme absent")
         return None
     cells = [c for c in cells if isinstance(c, dict)]
-    source = _source(root, exercise)
+    # What the source notebook of the exercise says (what was released), if trous built it.
+    path = root / "source" / exercise.assignment.id / f"{exercise.id}.ipynb" if root else None
+    try:
+        source = read_source(path) if path is not None and path.is_file() else None
+    except StandaloneError:
+        source = None  # not a notebook trous built: the course's own exercise
     bundle = source.bundle.public() if source else _course_bundle(exercise)
     found = answers.from_cells(cells)
     missing = [c.grade_id for c in bundle.cells if c.grade_id not in found]
@@ -502,9 +491,8 @@ def _again(read, exercise: Exercise, shown: str, root: Path | None) -> bytes | N
         return None
 
 
-def student_submission(course: Course, folder: Path, root: Path | None = None,
-                       limits: intake_mod.IntakeLimits | None = None, full_name: str = "") -> Submission:
-    limits = limits or intake_mod.IntakeLimits()
+def student_submission(course: Course, folder: Path, root: Path, limits: intake_mod.IntakeLimits,
+                       full_name: str) -> Submission:
     files: dict[str, tuple[bytes, Again] | None] = {e.id: None for e in course.exercises}
     origins: dict[str, str] = {}
     ledger = intake_mod.Ledger(limits)
@@ -566,7 +554,9 @@ def load_submitted(path: Path, course: Course, limits=None, assignments: list[st
     intake_mod.of_kind(path, course_root, DESCRIPTION)
     root = course_root(path)
     result = intake_mod.Intake(NAME, root)
-    names = student_names(root)
+    # « Prénom Nom » from nbgrader's gradebook (zip_collect records Moodle's names there, formgrader edits them)
+    rows = gradebook_rows(root, "SELECT id, first_name, last_name FROM student") or []
+    names = {sid: " ".join(n for n in (first, last) if n) for sid, first, last in rows if first or last}
     for name, kind, _ in intake_mod.scan(root / "submitted", (), lambda name: False):
         shown = printable(name)
         if kind == intake_mod.LINK:
@@ -580,7 +570,8 @@ def load_submitted(path: Path, course: Course, limits=None, assignments: list[st
         else:  # nbgrader's student ids are the folder names (its gradebook is keyed by them): graded as
             # they are; only what is shown is cleaned.
             folder = root / "submitted" / name
-            result.submissions.append(student_submission(course, folder, root, limits, names.get(name, "")))
+            result.submissions.append(student_submission(course, folder, root, limits or intake_mod.IntakeLimits(),
+                                                         names.get(name, "")))
     result.moodle, moodle_notes = moodle_copies(root, [s.student for s in result.submissions], assignments)
     result.warnings += moodle_notes
     return result
@@ -613,13 +604,6 @@ def moodle_copies(root: Path, students: list[str], assignments: list[str] | None
         elif number in grouping.copies.participants:
             copies.participants[student] = grouping.copies.participants[number]
     return copies, grouping.warnings
-
-
-def student_names(root: Path) -> dict[str, str]:
-    """Student id → « Prénom Nom » from nbgrader's gradebook (zip_collect records Moodle's names there,
-    formgrader edits them), read-only; {} when there is none."""
-    rows = gradebook_rows(root, "SELECT id, first_name, last_name FROM student") or []
-    return {sid: " ".join(n for n in (first, last) if n) for sid, first, last in rows if first or last}
 
 
 def carried_course(path: Path, given: str | None) -> Course:
