@@ -48,7 +48,7 @@ MANIFEST = "trous-cours.json"
 FORMAT = 1
 RESULTS = "trous-resultats"  # where `trous grade .` writes its results by default (build.py git-ignores it)
 REBUILD = "trous nbgrader build {root} --force (depuis le dossier du cours trous)"
-MAX_NOTEBOOK = 32 * 1024 * 1024
+MAX_NOTEBOOK = intake_mod.IntakeLimits.notebook_bytes  # the bound on a notebook read, as for any copy
 NAME = "nbgrader"
 DESCRIPTION = ("un cours nbgrader (nbgrader_config.py, submitted/<élève>/<devoir>/<exercice>.ipynb après nbgrader "
                "collect), notes écrites aussi dans son carnet de notes")
