@@ -40,7 +40,7 @@ from ..core.safetext import printable
 from ..core.submission import Again, IgnoredFile, Stored, Submission
 from ..core.wording import count
 from . import answers, intake as intake_mod, moodle as moodlefolders
-from .answers import LockedCell, nbgrader_meta, points_of, source_cell
+from .answers import LockedCell, last_cells, nbgrader_meta, points_of, source_cell
 from .bundle import Bundle, answer_cells, cell_source, check_bundle_of, hidden_calls, materialize_course, of
 from .nbgrader_dir import course_root
 
@@ -142,11 +142,9 @@ def read_source(path: Path, shown: str | None = None) -> SourceExercise:
         raise StandaloneError(f"{shown} : carnet source illisible ({exc})") from None
     rebuild = REBUILD.format(root=path.parent.parent.parent)
     found: SourceExercise | None = None
-    nbgrader_cells: dict[str, LockedCell] = {}
-    for cell in cells if isinstance(cells, list) else []:
-        meta = nbgrader_meta(cell) if isinstance(cell, dict) else {}
-        if isinstance(meta.get("grade_id"), str) and any(meta.get(f) for f in ("grade", "solution", "locked")):
-            nbgrader_cells[meta["grade_id"]] = source_cell(cell, meta)
+    cells = [c for c in cells if isinstance(c, dict)] if isinstance(cells, list) else []
+    for cell in cells:
+        meta = nbgrader_meta(cell)
         if not meta.get("grade") or cell.get("cell_type") != "code":
             continue
         source = cell_source(cell)
@@ -172,7 +170,8 @@ def read_source(path: Path, shown: str | None = None) -> SourceExercise:
     if found is None:
         raise StandaloneError(f"{shown} : aucune cellule de correction de trous (ce carnet n'a pas été écrit par "
                               "trous nbgrader build)")
-    found.locked = nbgrader_cells
+    kept = last_cells(cells)[0]  # every nbgrader cell, as released (answers.changes compares with them)
+    found.locked = {grade_id: source_cell(cell, nbgrader_meta(cell)) for grade_id, cell in kept.items()}
     _read[key] = found
     return found
 
