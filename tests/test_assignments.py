@@ -104,7 +104,7 @@ def test_a_results_folder_keeps_one_scope(course, tmp_path):
 
 def test_nbgrader_submitted_folders_say_the_assignments(course, tmp_path):
     pytest.importorskip("nbgrader")
-    from trous.inputs import nbgrader as nb_intake
+    from trous.inputs import standalone as nb_intake
 
     (tmp_path / "nbgrader_config.py").write_text("c = get_config()\n", encoding="utf-8")
     for student, folders in (("alice", ("partie5",)), ("bob", ("partie5", "lecon-attention")), ("chloe", ())):
@@ -112,7 +112,7 @@ def test_nbgrader_submitted_folders_say_the_assignments(course, tmp_path):
         for folder in folders:
             (tmp_path / "submitted" / student / folder).mkdir()
             (tmp_path / "submitted" / student / folder / "timestamp.txt").write_text("2026-01-01 00:00:00")
-    found = nb_intake.load(tmp_path, course)
+    found = nb_intake.load_submitted(tmp_path, course)
     by = {s.student: s.assignments for s in found.submissions}
     assert by == {"alice": ("partie5",), "bob": ("lecon-attention", "partie5"), "chloe": ()}
 

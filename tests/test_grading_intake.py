@@ -19,7 +19,7 @@ import pytest
 
 from trous.core import Course
 from trous.core.submission import Submission
-from trous.inputs import intake, kinds, marker, notebookfile
+from trous.inputs import filenames, intake, kinds
 from trous.inputs.intake import IntakeError, IntakeLimits
 
 from grading_support import mini_course, snapshot, zip_of
@@ -259,10 +259,10 @@ def test_trous_results_folder_is_recognised_by_its_mark_only(course, tmp_path):
     write(root / "alice" / f"{EX1}.py", A)
     results = root / "resultats"
     write(results / "grades.csv", b"etudiant\n")
-    marker.stamp(results)
+    intake.stamp(results)
     # A student who copies the mark into their folder (or ran trous at home): the mark names another folder.
     write(root / "mallory" / f"{EX1}.py", B)
-    shutil.copy(results / marker.MARK, root / "mallory" / marker.MARK)
+    shutil.copy(results / intake.MARK, root / "mallory" / intake.MARK)
     write(root / "mallory" / "grades.csv", b"")
     result = kinds.load(root, course)
     students = by_student(result)
@@ -467,8 +467,8 @@ def test_a_broken_notebook_is_named_and_the_older_py_is_graded(course, tmp_path)
 
 def test_without_jupytext_notebooks_are_named_and_the_teacher_told(course, tmp_path, monkeypatch, notebooks):
     ipynb, _ = notebooks
-    real = notebookfile.importlib.util.find_spec
-    monkeypatch.setattr(notebookfile.importlib.util, "find_spec",
+    real = filenames.importlib.util.find_spec
+    monkeypatch.setattr(filenames.importlib.util, "find_spec",
                         lambda name, *a: None if name == "jupytext" else real(name, *a))
     root = tmp_path / "copies"
     write(root / "alice" / f"{EX1}.ipynb", ipynb, NEW)
@@ -712,7 +712,7 @@ def test_zip_dated_helper_keeps_the_dates():
 # -- nbgrader's submitted/ -------------------------------------------------------------------------
 def test_nbgrader_submitted_names_every_file_it_does_not_grade(course, tmp_path):
     pytest.importorskip("nbgrader")
-    from trous.inputs import nbgrader as nb_intake
+    from trous.inputs import standalone as nb_intake
     from trous.publish.nbgrader.notebooks import notebook_bytes, source_notebook
 
     exercise = course.exercise(EX1)
@@ -731,7 +731,7 @@ def test_nbgrader_submitted_names_every_file_it_does_not_grade(course, tmp_path)
     write(root / "submitted" / "alice" / "partie99" / "x.ipynb", b"")
     write(root / "submitted" / ".bob" / assignment / f"{EX1}.ipynb", data)
     write(root / "submitted" / "LISEZMOI.txt", b"")
-    result = nb_intake.load(root, course)
+    result = nb_intake.load_submitted(root, course)
     students = by_student(result)
     assert sorted(students) == ["alice"]
     assert listed(result) == {".bob/": nb_intake.HIDDEN_STUDENT,  # nbgrader's « * » never matches it

@@ -20,9 +20,9 @@ from trous.core.blanks import align, find_blanks  # noqa: E402
 from trous.inputs import answers  # noqa: E402
 from trous.publish.nbgrader.build import build, buildable  # noqa: E402
 from trous.inputs.bundle import Bundle, check_bundle_of  # noqa: E402
-from trous.inputs.locked import released  # noqa: E402
+from trous.inputs.answers import released  # noqa: E402
 from trous.publish.nbgrader.preprocessors import ClearBlanks, HideHiddenTests, grade_cells  # noqa: E402
-from trous.inputs.nbgrader import notebook_exercise  # noqa: E402
+from trous.inputs.standalone import notebook_exercise  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -261,7 +261,7 @@ def test_the_check_cell_is_a_short_call_carrying_its_data_in_metadata(course, bu
 
 
 def test_lines_of_the_rebuilt_exercise_are_located_in_the_notebook_cells(course, built):
-    from trous.inputs.cells import cell_map
+    from trous.inputs.answers import cell_map
 
     for exercise in _ready(course):
         release = _release(_notebook(built, exercise))

@@ -1,6 +1,6 @@
 """The graders' test functions: found once, run blank by blank, each one more expectation of its blank.
 
-For each blank a copy filled, the engine opens a session (sandbox/session.py) on the program it
+For each blank a copy filled, the engine opens a session (sandbox/supervisor.py) on the program it
 grades that blank with, and runs the blank's tests there, public ones first, each from a fresh run of
 the program. A hidden test is shown by its description only; an error of the student's code by its
 type only. Every test first runs on the reference solution (`reference=True`) with a copy's bounds;

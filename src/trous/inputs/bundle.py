@@ -14,7 +14,7 @@ import ast
 import functools
 import hashlib
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import yaml
@@ -53,8 +53,7 @@ class Bundle:
         return self.solution is not None
 
     def public(self) -> "Bundle":
-        return Bundle(self.course, self.limits, self.assignment, self.exercise, self.template, self.checks,
-                      self.cells)
+        return replace(self, solution=None, grader=None)
 
     def to_dict(self) -> dict:
         data = {"format": FORMAT, **asdict(self)}

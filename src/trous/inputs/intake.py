@@ -2,7 +2,7 @@
 student, or the `.zip` Moodle's « Télécharger tous les travaux remis » gives (every kind: kinds.py).
 
 Every copy is accounted for: each entry of the input is a copy or is listed with why not
-(`Intake.ignored`); trous's own results folder is recognised by its mark (marker.py), never by a
+(`Intake.ignored`); trous's own results folder is recognised by its mark (`stamp`), never by a
 file name a student could imitate. A copy is walked in full (21 000 files of a virtual environment,
 say), but only the files that can be an exercise (filenames.py) and the student's own archives are
 kept; every other file is named with why (`Submission.ignored`, `IntakeLimits.listed` per reason,
@@ -28,6 +28,7 @@ import functools
 import hashlib
 import itertools
 import io
+import json
 import os
 import re
 import stat
@@ -39,9 +40,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import trous
+
 from ..core.course import Course
 from ..core.analysis import MAX_BYTES
-from . import marker, moodle as moodlefolders, notebookfile
+from . import filenames, moodle as moodlefolders
 from .filenames import Match, Matcher, is_other_archive, is_zip
 from ..core.safetext import printable
 from ..core.submission import Again, IgnoredFile, Stored, Submission
@@ -230,11 +233,6 @@ class Sorter:
     def keep(self, name: str) -> bool:
         return is_zip(name) or self.matcher.match(name) is not None
 
-    def exercise_of(self, name: str) -> str:
-        """The exercise a refused entry (a link, a fifo…) would have been, if its name says so."""
-        match = self.matcher.match(name)
-        return match.exercise if match else ""
-
     def reason(self, name: str) -> tuple[str, int] | None:
         """(why, rank) for a file not kept; None only for a file that is no one's work (a grading
         tool's own bookkeeping), which is not named at all."""
@@ -299,8 +297,9 @@ def _sorted(entries: Iterable[Entry], ledger: Ledger, sorter: Sorter) -> Iterato
     the ledger. The one classifier of a folder's and an archive's entries."""
     for entry in entries:
         if entry.kind == REFUSED_KIND:
-            exercise = sorter.exercise_of(entry.parts[-1]) if entry.parts and not entry.label else ""
-            ledger.ignore(entry.path or "?", entry.note, REFUSED, exercise)
+            # The exercise a refused entry (a link, a fifo…) would have been, if its name says so.
+            match = sorter.matcher.match(entry.parts[-1]) if entry.parts and not entry.label else None
+            ledger.ignore(entry.path or "?", entry.note, REFUSED, match.exercise if match else "")
         elif entry.kind == SKIPPED:
             ledger.ignore(entry.path + ("/" if entry.folder else ""), entry.note, FOLDER)
         elif sorter.keep(entry.parts[-1]):
@@ -355,10 +354,6 @@ def _open_nested(entry: Entry, ledger: Ledger) -> list[Entry]:
 TIE_SECONDS = 2.0  # zip dates have a 2-second resolution: closer than this, two files are « as recent »
 
 
-def _in_exercises(entry: Entry) -> bool:
-    return len(entry.parts) >= 2 and entry.parts[-2] == "exercises"
-
-
 # Why a file as recent as the one graded was not chosen: the first rule of _tie_break it loses on.
 _TIE_REASONS = ("nom exact", "un .py plutôt qu'un carnet", "dans exercises/", "moins profond dans la copie",
                 "premier par ordre alphabétique")
@@ -367,7 +362,8 @@ _TIE_REASONS = ("nom exact", "un .py plutôt qu'un carnet", "dans exercises/", "
 def _tie_break(entry: Entry, match: Match) -> tuple:
     """Among files as recent: the exact name, then a .py over a notebook, then the exercises/ folder,
     then the shallowest, then the path."""
-    return not match.exact, match.notebook, not _in_exercises(entry), len(entry.parts), entry.path
+    in_exercises = len(entry.parts) >= 2 and entry.parts[-2] == "exercises"
+    return not match.exact, match.notebook, not in_exercises, len(entry.parts), entry.path
 
 
 def _ranked(candidates: list[tuple[Entry, Match]]) -> list[tuple[Entry, Match]]:
@@ -408,7 +404,7 @@ def _read_candidate(entry: Entry, notebook: bool, limits: IntakeLimits) -> tuple
     try:
         if not notebook:
             return entry.read(limits.file_bytes + 1), ""
-        problem = notebookfile.unavailable()
+        problem = filenames.unavailable()
         if problem:
             return None, problem
         too_big = (f"carnet trop gros ({size_text(entry.size)}, au plus {size_text(limits.notebook_bytes)}) : "
@@ -418,8 +414,8 @@ def _read_candidate(entry: Entry, notebook: bool, limits: IntakeLimits) -> tuple
         data = entry.read(limits.notebook_bytes + 1)
         if len(data) > limits.notebook_bytes:
             return None, too_big
-        return notebookfile.to_python(data)[: limits.file_bytes + 1], ""
-    except notebookfile.NotebookError as exc:
+        return filenames.to_python(data)[: limits.file_bytes + 1], ""
+    except filenames.NotebookError as exc:
         return None, f"carnet illisible : {exc}"
     except IntakeError as exc:  # the student's decompression budget is spent
         return None, str(exc)
@@ -509,14 +505,14 @@ def _submit(intake: Intake, course: Course, copies: dict[str, _Copy], grouping: 
         intake.submissions.append(copy.ledger.submission(student, files, source=copy.source, origins=origins,
                                                          name=grouping.names.get(copy.key, "")))
     # A teacher must hear once that notebooks went ungraded.
-    problem = notebookfile.unavailable()
+    problem = filenames.unavailable()
     if problem:
         missed = sum(1 for s in intake.submissions for i in s.ignored if i.reason == problem)
         missed += sum(n for s in intake.submissions for r, n in s.unlisted if r == problem)
         if missed:
             what = plural(missed, "carnet Jupyter (.ipynb) non corrigé", "carnets Jupyter (.ipynb) non corrigés")
             intake.warnings.append(f"{missed} {what} : jupytext n'est pas installé sur cette machine "
-                                   f"({notebookfile.INSTALL}, puis relance la correction)")
+                                   f"({filenames.INSTALL}, puis relance la correction)")
     intake.warnings = list(_bounded([printable(w) for w in intake.warnings], limits))
     return intake
 
@@ -660,18 +656,78 @@ def _listed(root: Path, limits: IntakeLimits, ledger: Ledger, keep: Callable[[st
                 yield Entry(parts, kind)
 
 
+# -- trous's own results folder, recognised by a mark only trous can make true --------------------
+# A student's folder must never be dropped for looking like results: a file name proves nothing. So
+# `trous grade` writes MARK in its results folder, holding that folder's device and inode numbers, which
+# a student cannot predict for their folder once unpacked on the teacher's disk; a copied mark names
+# another folder and does not count. A results folder copied elsewhere is graded like any folder.
+MARK = ".trous-resultats"
+MARK_KIND = "trous/resultats"
+OURS, FOREIGN, NONE = "ours", "foreign", "none"
+MARK_BYTES = 4096
+
+
+def stamp(folder: Path) -> Path:
+    """Mark `folder` as trous's results folder (idempotent: an unchanged mark is not rewritten)."""
+    folder = Path(folder)
+    path = folder / MARK
+    st = os.stat(folder)
+    content = json.dumps({"marque": MARK_KIND, "version": 1, "dossier": [st.st_dev, st.st_ino],
+                          "ecrit_par": f"trous {trous.__version__}",
+                          "explication": "dossier de résultats de trous : jamais corrigé comme une copie"},
+                         ensure_ascii=False) + "\n"
+    try:
+        if path.read_text(encoding="utf-8") == content:
+            return path
+    except (OSError, UnicodeDecodeError):
+        pass
+    temporary = folder / f".{MARK}.tmp{os.getpid()}"
+    temporary.write_text(content, encoding="utf-8")
+    os.replace(temporary, path)
+    return path
+
+
+def mark_of(folder: Path) -> str:
+    """OURS when `folder` holds a mark naming itself, FOREIGN when it holds a mark naming another
+    folder (copied), NONE otherwise. Never follows a symbolic link, reads at most MARK_BYTES."""
+    try:
+        fd = _open_at(None, str(folder), _O_DIRECTORY)
+    except OSError:
+        return NONE
+    try:
+        here = os.fstat(fd)
+        mark = _open_at(fd, MARK, _O_NONBLOCK)
+        try:
+            if not stat.S_ISREG(os.fstat(mark).st_mode):
+                return NONE
+            data = os.read(mark, MARK_BYTES)
+        finally:
+            os.close(mark)
+    except (OSError, NotImplementedError):
+        return NONE
+    finally:
+        os.close(fd)
+    try:
+        content = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return FOREIGN
+    if not isinstance(content, dict) or content.get("marque") != MARK_KIND:
+        return FOREIGN
+    return OURS if content.get("dossier") == [here.st_dev, here.st_ino] else FOREIGN
+
+
 def _not_a_copy(folder: Path, st: os.stat_result, ours: tuple[int, int] | None) -> str | None:
     """Why a folder among the copies is none: this run's results, a tool's folder, marked results."""
     if (st.st_dev, st.st_ino) == ours:
         return OUR_RESULTS
     if folder.name in SKIPPED_DIRS:
         return SKIPPED_DIRS[folder.name]
-    return MARKED_RESULTS if marker.check(folder) == marker.OURS else None
+    return MARKED_RESULTS if mark_of(folder) == OURS else None
 
 
 def _results_notes(folder: Path, ledger: Ledger) -> None:
     """A copy that looks like trous's results is graded all the same, and says so."""
-    if marker.check(folder) == marker.FOREIGN:
+    if mark_of(folder) == FOREIGN:
         ledger.note("ce dossier porte une marque de dossier de résultats de trous qui désigne un autre "
                     "dossier (copiée ?) : corrigé comme une copie")
     elif found := [n for n in RESULTS_FILES if (folder / n).is_file() and not (folder / n).is_symlink()]:
@@ -874,17 +930,15 @@ def load_zip(path: Path, course: Course, limits: IntakeLimits, **_) -> Intake:
         archive = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError) as exc:
         raise IntakeError(f"{path} : archive .zip illisible ({_reason(exc)})") from None
-    try:
-        return _zip_copies(path, archive, course, limits)
+    try:  # it stays open until the intake is closed: the copies are read from it again when graded
+        return _zip_copies(members(archive, limits, None), path, archive, course, limits)
     except BaseException:
         archive.close()
         raise
 
 
-def _zip_copies(path: Path, archive: zipfile.ZipFile, course: Course, limits: IntakeLimits) -> Intake:
-    """The copies of an archive; it stays open until the intake is closed: the copies are read from it
-    again when graded."""
-    entries = members(archive, limits, None)
+def _zip_copies(entries: list[Entry], path: Path, archive: zipfile.ZipFile, course: Course, limits: IntakeLimits
+                ) -> Intake:
     # Each top-level entry named as Moodle names them: a folder (it holds files) or, with « download
     # as folders » off, a file.
     folders = {e.parts[0] for e in entries if len(e.parts) > 1}

@@ -1,5 +1,5 @@
 """The kinds of input `trous grade` reads (`--format`), in one fixed table: a folder of copies,
-Moodle's archive (intake.py), an nbgrader course (nbgrader.py). `load` takes the first kind whose
+Moodle's archive (intake.py), an nbgrader course (standalone.py). `load` takes the first kind whose
 `detect` accepts the path: the most specific comes first (an nbgrader course is also a folder). An
 input without a single copy is refused here, for every kind; one that is not of the kind --format
 names, by its loader (intake.of_kind: the same words for every kind).
@@ -12,8 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.course import Course
-from . import intake, nbgrader
+from . import intake, standalone as nbgrader
+from .nbgrader_dir import without_iri_grammars
 from .intake import Intake, IntakeError
+
+without_iri_grammars()  # whatever imports nbformat later in this process (session.py says why)
 
 
 @dataclass(frozen=True)
@@ -21,15 +24,10 @@ class Kind:
     description: str  # French, for `trous grade --help`
     detect: Callable[[Path], object]  # true (a path, True) when the input is of this kind
     load: Callable[..., Intake]  # (path, course, limits, results=, assignments=): each uses what it needs
-    # An input that carries its own course (an nbgrader course built by trous): the course to grade it
-    # with, given the course directory named with -C (or None); raises IntakeError when it cannot.
-    course: Callable[[Path, str | None], Course] | None = None
-    results: Callable[[Path], Path] | None = None  # where its results go by default, when not next to it
 
 
 KINDS: dict[str, Kind] = {
-    nbgrader.NAME: Kind(nbgrader.DESCRIPTION, nbgrader.course_root, nbgrader.load,
-                        course=nbgrader.carried_course, results=nbgrader.results_place),
+    nbgrader.NAME: Kind(nbgrader.DESCRIPTION, nbgrader.course_root, nbgrader.load_submitted),
     "moodle": Kind(intake.ZIP_KIND, intake.looks_like_zip, intake.load_zip),
     "dossier": Kind(intake.FOLDER_KIND, Path.is_dir, intake.load_folder),
 }
@@ -42,15 +40,19 @@ def detected(path: str | Path, kind: str = "auto") -> Kind | None:
     return next((k for k in KINDS.values() if k.detect(Path(path))), None)
 
 
+def _nbgrader(path: str | Path, kind: str) -> bool:
+    """Only an nbgrader course carries its own course, and has its own place for the results."""
+    return Path(path).exists() and detected(path, kind) is KINDS[nbgrader.NAME]
+
+
 def carried_course(path: str | Path, kind: str = "auto", given: str | None = None) -> Course | None:
-    """The course an input carries itself, or None (then the course is the one around, or -C)."""
-    found = detected(path, kind) if Path(path).exists() else None
-    return found.course(Path(path), given) if found is not None and found.course is not None else None
+    """The course an input carries itself, or None (then the course is the one around, or -C); raises
+    IntakeError when it cannot be graded with it."""
+    return nbgrader.carried_course(Path(path), given) if _nbgrader(path, kind) else None
 
 
 def carried_results(path: str | Path, kind: str = "auto") -> Path | None:
-    found = detected(path, kind) if Path(path).exists() else None
-    return found.results(Path(path)) if found is not None and found.results is not None else None
+    return nbgrader.results_place(Path(path)) if _nbgrader(path, kind) else None
 
 
 def load(path: str | Path, course: Course, kind: str = "auto", limits: intake.IntakeLimits | None = None, *,

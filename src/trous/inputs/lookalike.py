@@ -33,18 +33,19 @@ def _latin(ch: str) -> str:
     return ch
 
 
+def _visible(name: str) -> str:
+    return " ".join("".join(ch for ch in unicodedata.normalize("NFKC", name) if not _invisible(ch)).split())
+
+
 def skeleton(name: str) -> str:
-    text = unicodedata.normalize("NFKC", name)
-    text = "".join(ch for ch in text if not _invisible(ch)).casefold()
-    return " ".join("".join(_latin(ch) for ch in text).split())
+    return " ".join("".join(_latin(ch) for ch in _visible(name).casefold()).split())
 
 
 def _why(names: list[str]) -> str:
     reasons = []
     if any(_invisible(ch) for name in names for ch in name):
         reasons.append("caractère invisible")
-    visible = {" ".join("".join(ch for ch in unicodedata.normalize("NFKC", n) if not _invisible(ch)).split())
-               for n in names}
+    visible = {_visible(n) for n in names}
     if len({v.casefold() for v in visible}) > 1:
         from confusable_homoglyphs import categories  # noqa: PLC0415
 

@@ -169,11 +169,9 @@ def group(tops: dict[str, Name | Ambiguous], student_id) -> Grouping:
             continue
         by_number.setdefault(found.number, []).append((top, found))
     for n, entries in by_number.items():
-        names = {f.name for _, f in entries}
-        prefixes: dict[str, set[str]] = {}
-        for _, f in entries:
-            prefixes.setdefault(f.plugin, set()).add(f.prefix)
-        if len(names) == 1 and all(len(p) == 1 for p in prefixes.values()):
+        # One participant: one name, and one folder (prefix) per plugin.
+        plugins = {f.plugin for _, f in entries}
+        if len({f.name for _, f in entries}) == 1 and len({(f.plugin, f.prefix) for _, f in entries}) == len(plugins):
             first = entries[0][1]
             for top, _ in entries:
                 out.key[top] = n

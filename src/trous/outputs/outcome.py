@@ -11,7 +11,7 @@ from ..core.wording import count, french_number
 from ..core.grades import ERROR, FAILED, MISSING, PASSED, UNFILLED, BlankGrade, ExerciseGrade
 from ..inputs import answers
 from ..inputs.bundle import TROUS_KEY, grade_cells
-from ..inputs.cells import cell_map
+from ..inputs.answers import cell_map
 
 ERROR_NAME = "TrouFaux"
 UNKNOWN_BLANK = "✘ trou « {} » inconnu de la correction (cellule notée modifiée ?) : 0 point"
@@ -33,7 +33,7 @@ def find_blank(grade: ExerciseGrade, blank_id: str) -> BlankGrade:
 
 
 def blank_outcome(grade: ExerciseGrade, blank_id: str, where=None) -> tuple[bool, str]:
-    """(passed, text) for one blank of an engine grade. `where` (a cells.CellMap of the graded text)
+    """(passed, text) for one blank of an engine grade. `where` (an answers.CellMap of the graded text)
     names the notebook's cells instead of lines of the exercise file."""
     blank = find_blank(grade, blank_id)
     relocate = where.relocate if where is not None else (lambda text: text)

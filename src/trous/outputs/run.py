@@ -23,7 +23,6 @@ from pathlib import Path
 from ..core.course import Course, course_for, memory_bound
 from ..grade import assignments as assignments_mod
 from ..inputs import intake as intake_mod, kinds as kinds_mod
-from ..inputs import marker
 from . import moodle as moodle_mod
 from .exports import assignment_columns, exercise_columns
 from . import writing
@@ -236,7 +235,7 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
                                      f"(possibles : {', '.join(SCHEDULERS)})")
     results_dir = options.results_dir
     results_dir.mkdir(parents=True, exist_ok=True)
-    marker.stamp(results_dir)  # kept among the copies, it is then never taken for a student's folder
+    intake_mod.stamp(results_dir)  # kept among the copies, it is then never taken for a student's folder
     version = fingerprint(course)
     recorded = grading_version(version, requested)
     by_student = {s.student: s for s in intake.submissions}

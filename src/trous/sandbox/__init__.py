@@ -5,7 +5,7 @@
     zygote (zygote.py)                a fork server that never reads a job; reaps and sweeps every run
       │ b"J" + the job's pipe ends →   ← b"C" + a new child's pipe ends, b"D" the job is done
       │ b"P" the child's pid, b"X" how it ended →
-    supervisor (supervisor.py, session.py)   reads the job, compiles the programs, owns the clock
+    supervisor (supervisor.py)        reads the job, compiles the programs, owns the clock
       │ commands on the child's fd 0 (frames U M P S E) →   ← events on fd 3, output on fds 1, 2
     child (child.py)                  runs the student's code, confined (seccomp.py)
 

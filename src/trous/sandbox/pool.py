@@ -5,9 +5,8 @@ supervisor killed by the student's code, a runner frozen, a sandbox that dies), 
 one result per unit: units already reported keep their result, the unit in progress is marked as a
 crash, and the rest is run again in a fresh runner.
 
-`Runner.session(unit)` opens an interactive unit instead (see protocol.py and session.py): the
-caller asks one question at a time and gets each answer (a `UnitResult` with one probe) before
-asking the next; whatever happens inside, `Session.ask` answers, never raises.
+`Runner.session(unit)` opens an interactive unit instead (protocol.py): one question at a time,
+each answer a `UnitResult` with one probe; whatever happens inside, `Session.ask` answers, never raises.
 """
 
 from __future__ import annotations
@@ -18,16 +17,15 @@ import select
 import signal
 import socket
 import subprocess
-import threading
 import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import replace
 
 from . import backend as sandbox_mod
 from ..core import wire
-from .supervisor import GRACE, START, _write_all, probe_wall
+from .supervisor import GRACE, START, probe_wall
 from ..core.protocol import CRASH, SESSION, TIMEOUT, Ask, Job, Limits, Unit, UnitResult, frame
 from ..core.wire import Bounds
 
@@ -39,7 +37,7 @@ class RunnerError(RuntimeError):
     pass
 
 
-class Runner:
+class Runner(AbstractContextManager):
     def __init__(self, mode: str = "auto", slot: int = 0, preload: tuple[str, ...] = ("numpy",),
                  memory_mb: int | None = None):
         self.mode, self.slot, self.preload, self.memory_mb = mode, slot, preload, memory_mb
@@ -132,9 +130,6 @@ class Runner:
                 self.process.wait(timeout=10)
             self.process = None
 
-    def __enter__(self) -> "Runner":
-        return self
-
     def __exit__(self, *exc) -> None:
         self.close()
 
@@ -186,15 +181,21 @@ class Runner:
             self.restart()
             return {}, None, False
         job_w, res_r = channel
-        # A thread writes the job, which may not fit in the pipe: the deadline below still holds.
-        writer = threading.Thread(target=_write_and_close, args=(job_w, payload), daemon=True)
-        writer.start()
         results: dict[int, UnitResult] = {}
         broken: str | None = None  # a line no supervisor writes: the sandbox's word is refused from there on
         deadline = time.monotonic() + 10.0 + sum((u.wall or job.limits.wall) + 2.0 + len(u.probes)
                                                  * probe_wall(job.limits) for u in job.units)
+        # The supervisor reads the whole job before it runs any of it: written first, within the deadline.
+        try:
+            written = _write_within(job_w, payload, deadline)
+        except OSError:  # the supervisor is gone: its stream of results ends at once
+            written = True
+        os.close(job_w)
         bounds = Bounds.of(job.limits)
-        reader = _Results(res_r, result_line_bytes(job, bounds))
+        # The longest line for one unit: its probes' values and its state, its captured output and error texts.
+        values = max((len(u.probes) + (u.state is not None) for u in job.units), default=1)
+        output = job.limits.output_kb * 1024 if job.capture_output else 0
+        reader = _Results(res_r, bounds.line_bytes(values, output + (64 << 10)))
         try:
             while broken is None and (line := reader.next(deadline)) is not None:
                 try:
@@ -209,20 +210,14 @@ class Runner:
             broken = broken or reader.overflowed()
         finally:
             os.close(res_r)
-        stuck = broken is None and not self._await_end(deadline)
+        stuck = not written or (broken is None and not self._await_end(deadline))
         if broken or stuck:
             self.restart()
-        writer.join(timeout=1)
         return results, broken, stuck
 
-    @contextmanager
-    def session(self, unit: Unit, limits: Limits | None = None) -> Iterator["Session"]:
-        """An interactive unit on `unit`'s program (its probes are ignored): ask, then ask again."""
-        session = Session(self, unit, limits or Limits())
-        try:
-            yield session
-        finally:
-            session.close()
+    def session(self, unit: Unit, limits: Limits | None = None) -> "Session":
+        """An interactive unit on `unit`'s program (its probes are ignored), to use in a `with`: ask, then ask again."""
+        return Session(self, unit, limits or Limits())
 
     def _await_end(self, deadline: float) -> bool:
         self.control.settimeout(max(1.0, deadline - time.monotonic()))
@@ -232,7 +227,7 @@ class Runner:
             return False
 
 
-class Session:
+class Session(AbstractContextManager):
     """The grader's end of a session: one question at a time, each answered before the next."""
 
     SLACK = 5.0  # seconds past the supervisor's own clocks before the runner is deemed stuck
@@ -257,20 +252,16 @@ class Session:
             return
         try:
             written = _write_within(self.job_w, data, time.monotonic() + 10.0 + self.SLACK)
-        except OSError:
-            self._break(_failure(None, stuck=False))
-            return
+        except OSError:  # the supervisor is gone
+            written = None
         if not written:
-            self._break(_failure(None, stuck=True))
+            self._break(_failure(None, stuck=written is False))
 
     def _break(self, failure: tuple[str, str, str]) -> None:
         """The runner cannot go on: stop it (the next job starts a fresh one)."""
         if self.failure is None:
             self.failure = failure
             self.runner.restart()
-        self._close()
-
-    def _close(self) -> None:
         if self.job_w >= 0:
             os.close(self.job_w)
             self.job_w = -1
@@ -314,6 +305,9 @@ class Session:
         self.reader.close()
         if not self.runner._await_end(deadline + self.SLACK):
             self.runner.restart()
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 KILLED = "le programme a interrompu le correcteur (processus de supervision tué)"
@@ -376,12 +370,6 @@ def _write_within(fd: int, data: bytes, deadline: float) -> bool:
     return True
 
 
-def _write_and_close(fd: int, data: bytes) -> None:
-    with suppress(OSError):
-        _write_all(fd, data)
-    os.close(fd)
-
-
 def _kill(process: subprocess.Popen | None) -> None:
     """Kill a runner and whatever it started (its own session)."""
     if process is not None and process.poll() is None:
@@ -391,15 +379,7 @@ def _kill(process: subprocess.Popen | None) -> None:
             process.kill()
 
 
-def result_line_bytes(job: Job, bounds: Bounds) -> int:
-    """The longest line a supervisor may send for one of the job's units: its probes' values and its
-    state, its captured output and error texts."""
-    values = max((len(u.probes) + (u.state is not None) for u in job.units), default=1)
-    output = job.limits.output_kb * 1024 if job.capture_output else 0
-    return bounds.line_bytes(values, output + (64 << 10))
-
-
-class RunnerPool:
+class RunnerPool(AbstractContextManager):
     """`size` runners, each in its own sandbox slot, fed from one queue of jobs."""
 
     def __init__(self, size: int | None = None, mode: str = "auto", preload: tuple[str, ...] = ("numpy",),
@@ -447,9 +427,6 @@ class RunnerPool:
     def close(self) -> None:
         for runner in self.runners:
             runner.close()
-
-    def __enter__(self) -> "RunnerPool":
-        return self
 
     def __exit__(self, *exc) -> None:
         self.close()

@@ -6,7 +6,8 @@ compiled here (the child never sees source text), each probe once the previous o
 the state, the end. So the child's memory holds nothing it has not been asked to run yet.
 
 One keeper (`ChildRun`) runs every child, of a batch job (`Supervisor`) as of a session
-(session.py). In a batch job, a probe that hangs or crashes costs only that probe: the unit is run
+(`SessionSupervisor`: questions one at a time, what the grader asks next depends on the answers;
+a session keeps every guarantee of a batch job). In a batch job, a probe that hangs or crashes costs only that probe: the unit is run
 again in a new child from the next probe on. A program that hangs or crashes costs its unit and the
 later units of its group. A unit that kept memory past its end has the next one run in a new child,
 so that each unit has its whole memory bound. Results go to the parent as JSON lines, one per unit,
@@ -31,11 +32,12 @@ import stat
 import struct
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import NamedTuple
 
 from ..core import wire
-from ..core.protocol import CRASH, ERROR, EXIT, OK, SKIPPED, TIMEOUT, Job, Limits, Unit
+from ..core.protocol import CRASH, ERROR, EXIT, MAX_FRAME, OK, SKIPPED, TIMEOUT, Ask, Job, Limits, Unit
+from .child import read_exact
 
 
 MAX_RESUMES = 4
@@ -255,8 +257,7 @@ class ChildRun:
         self.out_r, out_w = os.pipe()
         self.open_fds = {self.ev_r, self.out_r}
         self.pid = owner.forker.spawn(self.workdir, [cmd_r, ev_w, out_w], self.limits)
-        for fd in (cmd_r, ev_w, out_w):
-            os.close(fd)
+        close_fds(cmd_r, ev_w, out_w)
         os.set_blocking(self.out_r, False)
         if self.pid is None:
             self.stopped = ("start", {})
@@ -284,7 +285,7 @@ class ChildRun:
     def close(self) -> tuple[str, dict] | None:
         """Kill the child (a child whose channel closed gets a moment to end by itself, to say how),
         wipe its folder: why it was stopped, with how it ended; None when it was not."""
-        _close(self.cmd_w)
+        close_fds(self.cmd_w)
         ended, killed = None, False  # killed here: a status of SIGKILL then says nothing of the program
         if self.pid is not None:
             if self.stopped and self.stopped[0] == "channel":
@@ -292,8 +293,7 @@ class ChildRun:
             if ended is None or ended[0] is None:
                 send_signal(self.pid, signal.SIGKILL)
                 ended, killed = self.owner.forker.wait(self.pid), True
-        _close(self.ev_r)
-        _close(self.out_r)
+        close_fds(self.ev_r, self.out_r)
         self.violation = files_violation(self.workdir, self.limits)
         shutil.rmtree(self.workdir, onerror=force)
         if self.stopped is None:
@@ -501,9 +501,10 @@ class ChildRun:
         return True
 
 
-def _close(fd: int) -> None:
-    with contextlib.suppress(OSError):
-        os.close(fd)
+def close_fds(*fds: int) -> None:
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            os.close(fd)
 
 
 def send_signal(pid: int, sig: int) -> None:
@@ -617,6 +618,135 @@ class Supervisor:
             state.probes = {j: {"error": error} for j in range(len(state.unit.probes))}
             if state.state is not None:
                 state.state = {"$error": error}
+
+
+# -- a session ------------------------------------------------------------------------------------
+class SessionSupervisor:
+    """One program asked one question at a time (a grader's test function decides what to ask next
+    from each answer): each question fed to the same keeper as a batch job's. The child keeps the
+    namespace between questions with the same overrides; other overrides run the program afresh.
+    A public question after a secret one goes to a new child; a program that hangs or crashes ends
+    the session's use of it (later questions are answered « non exécuté » at once)."""
+
+    def __init__(self, job_in: int, out_fd: int, workroot: str, forker: Forker):
+        self.job_in, self.out_fd, self.workroot, self.forker = job_in, out_fd, workroot, forker
+        header = self._read()
+        if header is None:
+            raise ValueError("session sans en-tête")
+        self.unit = Unit.from_json(header["unit"])
+        self.limits = Limits.from_dict(header.get("limits", {}))
+        # The run of the program the child holds (the keeper reads them by index), one at a time.
+        self.units: dict[int, Unit] = {}
+        self.states: dict[int, _UnitState] = {}
+        self.runs = 0  # program runs started, the last one's index
+        self.child: ChildRun | None = None
+        self.key: tuple | None = None  # the overrides the child's namespace was built with
+        self.heard_secret = False  # the child was asked a secret question
+        self.asked = 0  # probes asked of that namespace
+        self.poisoned: dict | None = None  # the error that ended this program's runs
+        self.kills = 0  # children killed for a probe that hung or crashed
+
+    # -- the grader's side --------------------------------------------------------------------
+    def _read(self) -> dict | None:
+        """The grader's next frame; None at the end of its stream."""
+        try:
+            (length,) = struct.unpack("!I", read_exact(self.job_in, 4))
+            if length > MAX_FRAME:
+                raise ValueError("question trop grande")
+            data = json.loads(read_exact(self.job_in, length))
+        except EOFError:
+            return None
+        if not isinstance(data, dict):
+            raise ValueError("question illisible")
+        return data
+
+    def run(self) -> None:
+        try:
+            while (request := self._read()) is not None:
+                send_line(self.out_fd, self.answer(Ask.from_json(request), time.monotonic()))
+        finally:
+            self._end_child()
+            close_fds(self.job_in)
+
+    # -- one question -------------------------------------------------------------------------
+    def answer(self, ask: Ask, started: float) -> dict:
+        if self.poisoned is not None:
+            return _answer(SKIPPED, dict(self.poisoned), None, started)
+        wall = self.unit.wall or self.limits.wall
+        budget = wall if ask.wall is None else max(0.05, min(wall, ask.wall))
+        if self.heard_secret and not ask.secret:
+            self._end_child()  # a public answer must not come from a process that heard a secret
+        child = self.child = self.child or ChildRun(self)
+        self.heard_secret = self.heard_secret or ask.secret
+        if ask.fresh or self.key != ask.overrides:
+            error = self._run_program(child, ask.overrides, budget)
+            if error is not None:  # it does not compile: nothing ran, nothing to ask
+                return _answer(ERROR, error, None, started)
+        else:  # the same namespace: this question's time runs from now
+            child.unit_deadline = started + budget
+        state = self.states[self.runs]
+        if child.stopped is None and state.status != TIMEOUT:
+            j, self.asked = self.asked, self.asked + 1
+            if step := probe_step(self.runs, j, ask.expr, ask.setup, ask.secret, state):
+                child.feed([step])
+        if child.stopped is not None:
+            return self._lost(state, started)
+        if state.status == TIMEOUT:  # it did not end by itself: it would not do better for the next one
+            self._end_child()
+            return _answer(TIMEOUT, state.error, None, started)
+        violation = files_violation(child.workdir, self.limits)
+        if violation:  # a broken bound voids what the run computed
+            self.poisoned = {"kind": "files", "message": violation}
+            self._end_child()
+            return _answer(ERROR, dict(self.poisoned), {"error": dict(self.poisoned)}, started)
+        return _answer(state.status, state.error, state.probes.pop(j), started)
+
+    def _run_program(self, child: ChildRun, overrides: tuple, budget: float) -> dict | None:
+        """Run the program in a fresh namespace of the child; its compile error, if it has one."""
+        self.runs += 1
+        unit = replace(self.unit, overrides=overrides, probes=(), wall=budget)
+        code = compiled(unit)
+        if isinstance(code, dict):
+            self.key = None
+            return code
+        self.key, self.asked = overrides, 0
+        self.units.clear()
+        self.states.clear()
+        self.units[self.runs], self.states[self.runs] = unit, _UnitState(unit)
+        child.feed([begin(self.runs, unit, self.limits), Step(self.runs, b"M", code)])
+        return None
+
+    def _poison(self, state: _UnitState) -> None:
+        """The program timed out (the keeper says so): later questions are not run."""
+        self.poisoned = {"kind": "skipped", "message": "non exécuté : " + (state.error or {}).get("message", "")}
+
+    def _lost(self, state: _UnitState, started: float) -> dict:
+        """The child died or was stopped while answering: say why; the next question starts afresh."""
+        reason, detail = self._end_child()
+        error = stop_error(self.unit, reason, detail, self.limits)
+        if state.status is None or reason in ("output", "protocol"):  # while (or before) the program ran
+            self.poisoned = {"kind": "skipped", "message": "non exécuté : " + error["message"]}
+            return _answer(TIMEOUT if reason == "timeout" else CRASH, error, None, started)
+        # A probe hung or crashed: it costs that probe; the next question runs the program again.
+        self.kills += 1
+        if self.kills > MAX_RESUMES:
+            self.poisoned = {"kind": "skipped", "message": "non exécuté : " + error["message"]}
+        return _answer(state.status, state.error, {"error": error}, started)
+
+    def _end_child(self) -> tuple[str, dict] | None:
+        """Stop the child (if any), wipe its folder: why it was stopped, if it was."""
+        child, self.child, self.key, self.heard_secret = self.child, None, None, False
+        if child is None:
+            return None
+        stopped = child.close()
+        if child.violation and self.poisoned is None:
+            self.poisoned = {"kind": "files", "message": child.violation}
+        return stopped
+
+
+def _answer(status: str, error: dict | None, probe: dict | None, started: float) -> dict:
+    """One question's answer: the program's status and error, and the probe (None: not evaluated)."""
+    return {"status": status, "error": error, "probes": [probe], "seconds": round(time.monotonic() - started, 4)}
 
 
 # -- what is said of a run ----------------------------------------------------------------------------

@@ -31,9 +31,8 @@ from contextlib import suppress
 
 from . import child
 from ..core.protocol import SESSION, Job, Limits
-from .session import SessionSupervisor
 from .seccomp import prctl
-from .supervisor import Forker, Supervisor, force, send_signal
+from .supervisor import Forker, SessionSupervisor, Supervisor, close_fds, force, send_signal
 
 PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE = 36, 4
 
@@ -134,11 +133,6 @@ def remove_files(keep: str) -> None:
                         os.unlink(entry.path)
 
 
-def _close_all(fds: list[int]) -> None:
-    for fd in fds:
-        os.close(fd)
-
-
 # -- the supervisor and the children it asks for ---------------------------------------------
 class Server:
     """Serves the grader's jobs through one long-lived supervisor, forks children on its request.
@@ -198,10 +192,7 @@ class Server:
         while True:
             self._reaped()
             watched = [self.control, self.wake_r] + ([self.line] if self.line is not None else [])
-            try:
-                ready, _, _ = select.select(watched, [], [], 1.0)
-            except InterruptedError:
-                continue
+            ready, _, _ = select.select(watched, [], [], 1.0)  # retried after SIGCHLD's handler (PEP 475)
             if self.wake_r in ready:
                 with suppress(BlockingIOError):
                     os.read(self.wake_r, 4096)
@@ -227,7 +218,7 @@ class Server:
         except OSError:
             self._end_job()
         finally:
-            _close_all(fds)
+            close_fds(*fds)
         return True
 
     def _from_supervisor(self) -> None:
@@ -238,7 +229,7 @@ class Server:
         if message[:1] == b"C" and len(fds) == 3:
             self._spawn(json.loads(message[1:]), fds)
             return
-        _close_all(fds)
+        close_fds(*fds)
         if message[:1] == b"C":
             self.line.send(b"F")
         elif message[:1] == b"D":
@@ -260,7 +251,7 @@ class Server:
                 child.main(Limits.from_dict(request.get("limits", {})), self.run_as)
             finally:
                 os._exit(70)
-        _close_all(fds)
+        close_fds(*fds)
         self.children.add(pid)
         self.line.send(b"P" + struct.pack("!i", pid))
 
@@ -313,7 +304,7 @@ def serve_jobs(sock: socket.socket, workroot: str) -> None:
             forker.exited(message)
             continue
         if message != b"J" or len(fds) != 2:
-            _close_all(fds)
+            close_fds(*fds)
             continue
         job_in, job_out = fds
         try:
@@ -327,8 +318,7 @@ def serve_jobs(sock: socket.socket, workroot: str) -> None:
         except (ValueError, KeyError, TypeError, OSError):
             pass  # an unreadable job: the grader sees no results
         finally:
-            with suppress(OSError):
-                os.close(job_out)
+            close_fds(job_out)
         forker.exits.clear()
         sock.send(b"D")
 

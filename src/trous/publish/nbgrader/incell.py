@@ -36,7 +36,7 @@ from ...core.grades import ExerciseGrade
 from ...grade.engine import Grader
 from ...inputs import answers
 from ...inputs.bundle import Bundle, check_bundle_of, materialize
-from ...inputs.cells import CellMap, cell_map
+from ...inputs.answers import CellMap, cell_map
 from ...outputs.outcome import TrouFaux, blank_outcome
 from ...sandbox.backend import LIMITS, choose
 from ...sandbox.pool import RunnerPool

@@ -26,7 +26,7 @@ from traitlets import Bool, Unicode
 
 from ...core.grades import UNISOLATED
 from ...inputs.bundle import TROUS_KEY, grade_cells
-from ...inputs.locked import HIDDEN_BEGIN, HIDDEN_END, released
+from ...inputs.answers import HIDDEN_BEGIN, HIDDEN_END, released
 from ...outputs.outcome import fill, teacher_outputs
 from .incell import for_grading
 

@@ -16,7 +16,7 @@ import jupytext
 import nbformat
 
 from ...core.course import TEMPLATES_DIR, Course, Exercise, ExplorerSpec
-from ...inputs.notebookfile import FORMAT
+from ...inputs.filenames import FORMAT
 from ..edition import build as build_edition
 from ..nbgrader.notebooks import notebook as new_notebook
 from .checkcell import is_ours

@@ -19,8 +19,8 @@ import nbformat
 from ...core.analysis import analyse_source
 from ...core.course import Course, Exercise
 from ...core.source import Source
-from ...inputs.cells import CellMap, Span
-from ...inputs.notebookfile import FORMAT, OUR_TAG  # what grading a .ipynb reads and leaves out
+from ...inputs.answers import CellMap, Span
+from ...inputs.filenames import FORMAT, OUR_TAG  # what grading a .ipynb reads and leaves out
 from ..nbgrader.incell import self_checker
 from . import tracking
 from .report import NotebookReport

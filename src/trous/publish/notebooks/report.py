@@ -21,7 +21,7 @@ _SHOWN = re.compile(r"^(\s*)(\d+) \| ", re.MULTILINE)
 
 class NotebookReport:
     def __init__(self, result: ExerciseResult, snapshot, notes: list[str] | None = None):
-        """`snapshot`: an inputs.cells.CellMap (checkcell.Snapshot in JupyterLab: it needs jupytext)."""
+        """`snapshot`: an inputs.answers.CellMap (checkcell.Snapshot in JupyterLab: it needs jupytext)."""
         self.result, self.snapshot, self.extra_notes = result, snapshot, list(notes or [])
 
     # -- words ---------------------------------------------------------------------------------
