@@ -31,7 +31,8 @@ from ..sandbox import backend as sandbox_mod
 from ..sandbox.pool import RunnerPool
 from ..grade.eleve import Eleve
 from ..core.checks import Check, TestInfo
-from ..grade.pytest_graders import BACKEND, PATIENCE, CpuBudget, role
+from ..grade.pytest_graders import BACKEND, PATIENCE, role
+from ..grade.testworker import Clock, asker
 from ..core.wording import french_number as _points
 
 
@@ -158,18 +159,11 @@ class Native:
             pytest.fail(f"{info.path} : introuvable dans le cours", pytrace=False)
         self.courses[course.root.resolve()] = course
         program, filename = self._program(course, exercise, info.blank, info.hidden)
-        limits = limits_for(exercise)
-        first = [True]
 
-        def ask(expr: str, overrides):
-            # Each test starts from a fresh run of the program: no test sees what another one did.
-            with CpuBudget.held():  # the sandbox's time, and this process's reading of its answer
-                session = self._session(course, program, filename, limits)
-                result = session.ask(expr, overrides=overrides, secret=info.hidden, fresh=first[0])
-            first[0] = False
-            return result
+        def session():  # opened at the first question: cpu_budget may need the runner before
+            return self._session(course, program, filename, limits_for(exercise))
 
-        return Eleve(ask, blank=info.blank or "")
+        return Eleve(asker(session, Clock(float("inf")), info.hidden), blank=info.blank or "")
 
     def cpu_budget(self, course: Course, info: TestInfo) -> float:
         """CPU seconds this test may use on the copy: what `trous grade` gives it (a few times what

@@ -17,6 +17,7 @@ is recorded once, by this process; a stopped run resumes like a local one.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import gzip
 import hashlib
 import io
@@ -200,7 +201,8 @@ def _dask_worker() -> tuple[str, int]:
     return worker.address, max(1, int(getattr(getattr(worker, "state", worker), "nthreads", 1)))
 
 
-def _take(data: bytes, version: str, sandbox: str) -> Prepared:
+@contextlib.contextmanager
+def _prepared(data: bytes, version: str, sandbox: str) -> Iterator[Prepared]:
     key = (hashlib.sha256(data).hexdigest(), version, sandbox)  # a claimed version is always checked
     with _LOCK:  # the worker's other threads wait for the one that unpacks and starts the runners
         ready = _PREPARED.get(key)
@@ -210,12 +212,11 @@ def _take(data: bytes, version: str, sandbox: str) -> Prepared:
             for old in [k for k, p in _PREPARED.items() if k != key and p.users == 0][:max(0, len(_PREPARED) - KEEP)]:
                 _PREPARED.pop(old).close()
         ready.users += 1
-        return ready
-
-
-def _give(ready: Prepared) -> None:
-    with _LOCK:
-        ready.users -= 1
+    try:
+        yield ready
+    finally:
+        with _LOCK:
+            ready.users -= 1
 
 
 @atexit.register
@@ -228,11 +229,8 @@ def _close_all() -> None:
 def grade_task(course_data: bytes, version: str, sandbox: str, student: str,
                files: dict[str, bytes | None]) -> dict:
     """The Dask task: grade one submission on this worker; the grade comes back as JSON."""
-    ready = _take(course_data, version, sandbox)
-    try:
+    with _prepared(course_data, version, sandbox) as ready:
         grade = ready.grader.grade(student, files)  # its memo bounded in bytes, across the worker's runs
-    finally:
-        _give(ready)
     # The incidents are the teacher's, not the copy's: beside the grade, never in it.
     return {"grade": grade.to_json(), "sandbox": ready.kind, "description": ready.description,
             "incidents": list(grade.incidents)}

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ..core import compare
@@ -25,19 +26,11 @@ MAX_TEXT = 8 * 1024 * 1024  # the variables of one question, written as Python
 RAISED = ("exception", "exit", "memory")  # errors raised by the student's own code
 
 
+@dataclass(eq=False, slots=True)  # equal to nothing but itself
 class Unknown:
     """A value the student's code returned that is not data: only its type's name came back."""
 
-    __slots__ = ("type_name",)
-
-    def __init__(self, type_name: str):
-        self.type_name = type_name
-
-    def __eq__(self, other):
-        return self is other
-
-    def __hash__(self) -> int:
-        return id(self)
+    type_name: str
 
     def __repr__(self) -> str:
         return f"<objet {self.type_name} : seul son type est revenu du bac à sable>"

@@ -39,7 +39,8 @@ from ..core.checks import Check, Expect, TestInfo, TestResult, load_checks
 from ..core.course import Course, Exercise, limits_for, preload_for
 from ..core.course import available as _available
 from ..core.grades import ERROR, FAILED, MISSING, PASSED, UNFILLED, BlankGrade, ExerciseGrade, SubmissionGrade
-from ..core.judge import Verdict, describe_error, disclosure, incident, is_blank_name_error, judge, judge_test
+from ..core.judge import (Verdict, describe_error, disclosure, incident, is_blank_name_error, judge, judge_test,
+                          variant_context)
 from ..core.protocol import CRASH, OK, SKIPPED, TIMEOUT, ErrorInfo, Job, Limits, Probe, ProbeResult, Unit, UnitResult
 from ..core.source import read
 from ..sandbox.pool import RunnerPool
@@ -92,13 +93,6 @@ def _probe_key(expect: Expect) -> tuple:
 
 def _probe(expect: Expect) -> Probe:
     return Probe(expect.expr, expect.setup, secret=expect.hidden or bool(expect.variant and expect.variant.hidden))
-
-
-def _variant_order(expect: Expect) -> int:
-    """Public inputs first: a program learns the hidden inputs only after its public results are in."""
-    if expect.variant is None:
-        return 0
-    return 1 if not expect.variant.hidden else 2
 
 
 def _by_process(units: Iterable[Unit]) -> dict[str, list[int]]:
@@ -215,14 +209,14 @@ class Grader:
         self.pool = pool
         self.version = fingerprint(course)
         self.copy_wall = course.spec.limits.copy_wall or COPY_WALL
+        # course.yaml's bounds (memory, processes, output…) hold for every job; the wall is per unit.
+        self.limits = limits_for(self.exercises[0]) if self.exercises else Limits()
         self.checks: dict[str, list[Check]] = {}
         self.refs: dict[str, _Reference] = {}
         self.references: dict[tuple, ProbeResult] = {}
         self.states: dict[tuple, dict] = {}  # (exercise id, variant) → the solution's top-level variables
         # Those whose equality means equal values (no True standing for a 1 among lists of numbers).
         self.plain_states: set[tuple] = set()
-        # (exercise id, blank index or None for all) → its expectations by variant (see _group_by_variant)
-        self.variants: dict[tuple, dict[tuple, list[tuple[int, Expect]]]] = {}
         self.memo = Memo(MEMO_BYTES, LARGEST)
         self._broken: str | None = None  # why the references cannot be computed
         # Told each test function's outcome on each copy: the doctor counts which mutants each test refuses.
@@ -243,9 +237,6 @@ class Grader:
                 raise GraderError("\n".join(f"{shown}:{c.line} : {c.message}" for c in misnamed))
             self.refs[exercise.id] = _Reference(solution, fills, [b.line for b in blanks_mod.find_blanks(template)],
                                                 _flows(solution, fills))
-            self.variants[(exercise.id, None)] = self._group_by_variant(exercise, None)
-            for index in range(len(exercise.blanks)):
-                self.variants[(exercise.id, index)] = self._group_by_variant(exercise, {index})
         # Test functions: collected once by a pytest session of their own; one worker per grading thread.
         self.tests = TestFunctions(course, self.exercises, pool.size)
         if self.tests.problems:
@@ -279,10 +270,6 @@ class Grader:
             checks += [c for c in loaded if all(_available(m) for m in c.requires)]
         return checks
 
-    def job_limits(self) -> Limits:
-        # course.yaml's bounds (memory, processes, output…) hold for every job; the wall is per unit.
-        return limits_for(self.exercises[0]) if self.exercises else Limits()
-
     # -- references ----------------------------------------------------------------------------
     def _group_by_variant(self, exercise: Exercise, wanted: set[int] | None) -> dict[tuple, list[tuple[int, Expect]]]:
         """Expectations of the blanks `wanted` (None: all) by variant, public inputs first; the
@@ -296,7 +283,8 @@ class Grader:
             for expect in check.expects:
                 key = expect.overrides
                 groups.setdefault(key, []).append((index, expect))
-                order[key] = min(order.get(key, 9), _variant_order(expect))
+                # Public inputs first: a program learns the hidden inputs only after its public results are in.
+                order[key] = min(order.get(key, 9), 0 if expect.variant is None else 1 + expect.variant.hidden)
         return {k: groups[k] for k in sorted(groups, key=lambda k: order[k])}
 
     def compute_references(self) -> None:
@@ -307,7 +295,7 @@ class Grader:
             return
         units, keys = [], []
         for exercise in self.exercises:
-            for variant, pairs in self.variants[(exercise.id, None)].items():
+            for variant, pairs in self._group_by_variant(exercise, None).items():
                 # Each probe once (a key is its inputs, expression and setup: the same probe).
                 expects: dict[tuple, Expect] = {_probe_key(e): e for _, e in pairs if e.uses_solution}
                 units.append(Unit(self.refs[exercise.id].solution, f"solutions/{exercise.id}.py",
@@ -316,7 +304,7 @@ class Grader:
                 keys.append((exercise.id, variant, list(expects)))
         if not units:
             return
-        job = Job(tuple(units), self.job_limits(), capture_output=False)
+        job = Job(tuple(units), self.limits, capture_output=False)
         problems = []
         for result, (exercise_id, variant, probe_keys) in zip(self._spread(job), keys):
             shown = f" (variante {dict(variant)})" if variant else ""
@@ -343,10 +331,9 @@ class Grader:
 
     def _spread(self, job: Job) -> list[UnitResult]:
         """The job's processes spread over the pool's runners and run at once; results in job order."""
-        groups = _by_process(job.units)
-        shares: list[list[int]] = [[] for _ in range(min(self.pool.size, len(groups)))]
-        for k, positions in enumerate(groups.values()):
-            shares[k % len(shares)].extend(positions)
+        groups = list(_by_process(job.units).values())
+        runners = min(self.pool.size, len(groups))  # round robin: runner k has groups k, k + runners…
+        shares = [[i for positions in groups[k::runners] for i in positions] for k in range(runners)]
         results: list[UnitResult | None] = [None] * len(job.units)
         parts = [Job(tuple(job.units[i] for i in share), job.limits, job.capture_output) for share in shares]
         for n, got in self.pool.map(parts):
@@ -363,8 +350,8 @@ class Grader:
             if not tests:
                 continue
             unit = Unit(self.refs[exercise.id].solution, f"solutions/{exercise.id}.py", wall=limits_for(exercise).wall)
-            with self.pool.session(unit, self.job_limits()) as session:
-                outcomes = self.tests.run(tests, session, reference=True, value_kb=self.job_limits().value_kb)
+            with self.pool.session(unit, self.limits) as session:
+                outcomes = self.tests.run(tests, session, reference=True, value_kb=self.limits.value_kb)
             for outcome in outcomes:
                 test = outcome.test
                 if outcome.outcome not in ("passed", "skipped"):
@@ -401,7 +388,7 @@ class Grader:
                     program = self._spliced(self.refs[exercise.id], analysis, index)
                     # One process per blank: it holds the solution's other fills, never this one's.
                     group = f"{exercise.id}/{index}"
-                    for variant, expects in self.variants[(exercise.id, index)].items():
+                    for variant, expects in self._group_by_variant(exercise, {index}).items():
                         names = tuple(self.states.get((exercise.id, variant), {}))
                         add(Unit(program, shown, tuple(_probe(e) for _, e in expects),
                                  overrides=variant, process=group, group=group, wall=wall, state=names),
@@ -422,7 +409,7 @@ class Grader:
                         plan.tests.append(_TestPlan(index, exercise.id, tests))
         for unit, meta, plan in as_is:
             add(unit, meta, plan)
-        return Job(tuple(units), self.job_limits(), capture_output=False), plans, planned
+        return Job(tuple(units), self.limits, capture_output=False), plans, planned
 
     @staticmethod
     def _spliced(ref: _Reference, analysis: Analysis, index: int) -> str:
@@ -581,8 +568,8 @@ class Grader:
         statement = ref.flows[index]
         context = ""
         if meta.variant:
-            variant = next((e.variant for _, e in meta.expects if e.variant), None)
-            context = f"sur d'autres entrées ({variant.description}) : " if variant else "sur d'autres entrées : "
+            on_variant = next((e for _, e in meta.expects if e.variant), None)
+            context = (variant_context(on_variant, hidden=True) if on_variant else "sur d'autres entrées") + " : "
         if result.status == OK and (exercise.id, meta.variant) in self.plain_states and result.state == reference:
             return None  # the usual case: the very variables of the reference
         kind = self._kind_gloss(statement, reference, result.state)
@@ -674,32 +661,26 @@ class Grader:
         remaining groups are not run: their blanks get 0 with a remark."""
         results: list[UnitResult | None] = [None] * len(job.units)
         groups = _by_process(job.units)
-        clock = Clock(self.copy_wall)
+        clock = Clock(self.copy_wall, f"non exécuté : le temps accordé à la copie ({seconds(self.copy_wall)}) est "
+                                      "épuisé (boucles trop longues ailleurs ?)")
         for process, positions in groups.items():
             if process == AS_IS:
                 # Not run as they are: the files whose exercise already looped in a per-blank run (the same
                 # wall time once more: their report says so), and those already run (another copy's same file).
                 looped = {planned[i].exercise.id for i, r in enumerate(results)
                           if r is not None and r.status == TIMEOUT and planned[i].blank is not None}
-                for i in list(positions):
-                    key = ("run", _group_key((job.units[i],), job.limits))
+                for i in positions:
                     if planned[i].exercise.id in looped:
                         results[i] = UnitResult.failed(SKIPPED, "skipped", "non lancé tel quel : un de tes trous "
                                                                            "tourne déjà sans fin (temps dépassé)", 0)
-                    elif (known := self.memo.get(key)) is not None:
+                    elif (known := self.memo.get(("run", _group_key((job.units[i],), job.limits)))) is not None:
                         results[i] = known[0]
-                    else:
-                        continue
-                    positions = [p for p in positions if p != i]
+                positions = [i for i in positions if results[i] is None]
             self._run_group(positions, job, results, clock)
             for test_plan in (t for plan in plans for t in plan.tests if t.group == process):
                 self._run_tests(test_plan, job.units[groups[process][0]], [results[i] for i in groups[process]],
                                 job.limits, clock)
         return results  # type: ignore[return-value]
-
-    def _spent_message(self) -> str:
-        return (f"non exécuté : le temps accordé à la copie ({seconds(self.copy_wall)}) est épuisé "
-                "(boucles trop longues ailleurs ?)")
 
     def _run_group(self, positions: list[int], job: Job, results: list, clock: Clock) -> None:
         """The units at `positions`, one process, run unless the memo has their results."""
@@ -708,14 +689,14 @@ class Grader:
         left = clock.left()
         if left <= 0.05:
             for i in positions:
-                results[i] = UnitResult.failed(SKIPPED, "skipped", self._spent_message(), len(job.units[i].probes))
+                results[i] = UnitResult.failed(SKIPPED, "skipped", clock.message, len(job.units[i].probes))
             return
         units = tuple(_within(job.units[i], left, job.limits) for i in positions)
 
         def run() -> tuple[list[UnitResult], int | None]:
             started = time.monotonic()
             got = self.pool.run(Job(units, job.limits, job.capture_output))
-            clock.spend(time.monotonic() - started)
+            clock.spent += time.monotonic() - started
             for unit, result in zip(units, got):
                 if unit.process == AS_IS and len(units) > 1 and result.status in ENDED:  # each file on its own too
                     self.memo.put(("run", _group_key((unit,), job.limits)), [result], result.size or 1024)
@@ -733,18 +714,16 @@ class Grader:
         if stopped is not None:
             plan.outcomes = [TestResult.stopped(t, stopped.error) for t in plan.tests]
             return
-        digest = hashlib.sha256(unit.source.encode())
-        digest.update("\0".join((unit.filename, repr(unit.wall), repr(sorted(limits.__dict__.items())),
-                                  *(t.nodeid for t in plan.tests))).encode())
-        key = ("tests", digest.hexdigest())
+        key = ("tests", _group_key((Unit(unit.source, unit.filename, wall=unit.wall),), limits),
+               tuple(t.nodeid for t in plan.tests))
         if self.memo.get(key) is None and clock.left() <= 0.05:
-            error = ErrorInfo("skipped", message=self._spent_message())
+            error = ErrorInfo("skipped", message=clock.message)
             plan.outcomes = [TestResult.stopped(t, error) for t in plan.tests]
             return
 
         def run() -> tuple[list[TestResult], int | None]:
             with self.pool.session(Unit(unit.source, unit.filename, wall=unit.wall), limits) as session:
-                outcomes = self.tests.run(plan.tests, session, clock, self._spent_message(), value_kb=limits.value_kb)
+                outcomes = self.tests.run(plan.tests, session, clock, value_kb=limits.value_kb)
             kept = all(o.definitive for o in outcomes)
             return outcomes, sum(512 + len(o.detail) for o in outcomes) if kept else None
 
@@ -810,13 +789,10 @@ def _mode(data: bytes | None, analysis: Analysis) -> str:
 
 
 def _unrunnable_message(mode: str, analysis: Analysis) -> str:
-    if mode == "missing":
-        return "fichier absent de la copie"
-    if mode == "empty":
-        return "fichier vide : rien à noter"
-    if mode == "unreadable":
-        return analysis.error or "fichier illisible"
-    return f"erreur de syntaxe ligne {analysis.syntax.line} : {analysis.syntax.message}"
+    if mode == "syntax":
+        return f"erreur de syntaxe ligne {analysis.syntax.line} : {analysis.syntax.message}"
+    return {"missing": "fichier absent de la copie", "empty": "fichier vide : rien à noter"}.get(
+        mode, analysis.error or "fichier illisible")
 
 
 def _flows(solution: str, fills: list[blanks_mod.Fill]) -> list[flow_mod.BlankFlow | None]:

@@ -238,9 +238,7 @@ def _description(item) -> str:
     first = next((line.strip() for line in doc.splitlines() if line.strip()), "")
     if first:
         return first.rstrip(".")
-    name = item.originalname
-    name = name.removeprefix("test_") if name.startswith("test_") else name.removeprefix("test")
-    return name.replace("_", " ").strip() or item.originalname
+    return item.originalname.removeprefix("test").removeprefix("_").replace("_", " ").strip() or item.originalname
 
 
 def classify(excinfo, when: str) -> tuple[str, dict]:
@@ -256,15 +254,13 @@ def classify(excinfo, when: str) -> tuple[str, dict]:
         return "overrun", {"kind": "time", "seconds": exc.seconds}
     if isinstance(exc, MemoryError):
         return "overrun", {"kind": "memory"}
-    if when != "call":  # a fixture, or a teardown, that fails by itself
-        return "bug", {"type": type(exc).__name__}
-    if isinstance(exc, GraderMistake):
+    # A fixture or a teardown that fails by itself; a misuse of eleve; a name, a module or a syntax no value
+    # of the student's could have caused.
+    if when != "call" or isinstance(exc, (GraderMistake, NameError, ImportError, SyntaxError, pytest.UsageError,
+                                          pytest.FixtureLookupError)):
         return "bug", {"type": type(exc).__name__}
     if isinstance(exc, (AssertionError, pytest.fail.Exception)):
         return "assert", {}
-    # A name, a module or a syntax no value of the student's could have caused.
-    if isinstance(exc, (NameError, ImportError, SyntaxError, pytest.UsageError, pytest.FixtureLookupError)):
-        return "bug", {"type": type(exc).__name__}
     return "reading", {"type": type(exc).__name__}
 
 
@@ -387,9 +383,12 @@ def pytest_runtest_makereport(item, call):
 
 def _keep(item, report) -> None:
     """Each hidden grader item's outcome, by blank, for the summary."""
-    key = _blank_key(item)
     info = item.stash.get(INFO, None)
-    if key is None or _worker(item.config) or (info is not None and not info.hidden):
+    if isinstance(item, DeclarationItem):
+        key = item.exercise.id, item.check.blank
+    elif info is not None and info.hidden and info.exercise and info.blank and not _worker(item.config):
+        key = info.exercise, info.blank
+    else:
         return
     if report.when == "call" or (report.when == "setup" and not report.passed):
         said = "passe" if report.passed else "sautée" if report.skipped else "échoue"
@@ -408,15 +407,6 @@ def _french(info: TestInfo, cause: tuple[str, dict], excinfo, longrepr) -> str:
                 break
         return f"{head}\n  {excinfo.value}{where}"
     return f"{head}\n  {CAUSES[kind]} :\n{longrepr}"
-
-
-def _blank_key(item) -> tuple[str, str] | None:
-    info = item.stash.get(INFO, None)
-    if info is not None and info.exercise and info.blank:
-        return info.exercise, info.blank
-    if isinstance(item, DeclarationItem):
-        return item.exercise.id, item.check.blank
-    return None
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):

@@ -1,23 +1,21 @@
 """The graders' test functions: found once, run blank by blank, each one more expectation of its blank.
 
 For each blank a copy filled, the engine opens a session (sandbox/supervisor.py) on the program it
-grades that blank with, and runs the blank's tests one after the other, public ones first, each from
-a fresh run of the program. What a student reads of a test follows the disclosure rules: a hidden
-test is named by its description, never by its parameters or its asserts' values; an error of the
-student's code by its type only. Every test is first run on the reference solution
-(`reference=True`), with the bounds a copy's test gets; one that does not pass there stops grading.
-So a test that then fails on a copy, however it fails (its own exception on the copy's values, past
-its time or memory, its worker dead: cause "overrun"), fails on what that copy gave it: it costs the
-copy that test, and is an `incident` of the copy's grade for the teacher.
+grades that blank with, and runs the blank's tests there, public ones first, each from a fresh run of
+the program. A hidden test is shown by its description only; an error of the student's code by its
+type only. Every test first runs on the reference solution (`reference=True`) with a copy's bounds;
+one that does not pass there stops grading. So a test that then fails on a copy, however it fails
+(its own exception, past its time or memory, its worker dead: cause "overrun"), costs that copy the
+test, and is an `incident` of the copy's grade for the teacher.
 
 A pytest session is not made for threads, so each grading thread has a *worker*: a process of the
 teacher's own account (it runs the course's graders, never a student's code) where pytest collects
-the test functions once, then runs one at a time when asked. When a test calls `eleve(...)`, the
-worker asks the grading thread, which asks the sandbox; the answer comes back as JSON data. The
-student's code never reaches the worker, and the worker never reaches the sandbox. The worker handles
-a copy's values, so it has bounds of its own (pytest_graders.CpuBudget): past collection its address
-space may grow by the course's memory bound, each test may use `cpu` seconds of CPU, and a test that
-blocks is killed with its worker (then replaced). Answers are read under the copy's bounds (core/wire.py).
+the test functions once, then runs one when asked. A test's `eleve(...)` is asked of the grading
+thread, which asks the sandbox; the answer comes back as JSON data: the student's code never reaches
+the worker, nor the worker the sandbox. The worker handles a copy's values, so it has bounds of its
+own (pytest_graders.CpuBudget): past collection its address space may grow by the course's memory
+bound, each test may use `cpu` seconds of CPU, and a test that blocks is killed with its worker (then
+replaced). Answers are read under the copy's bounds (core/wire.py).
 
 The worker is started with {"root": course root, "files": [test files], "memory_mb": n} as its argument.
 Protocol (JSON lines; the worker's stdin and a copy of its stdout, pytest's own output going to stderr):
@@ -36,7 +34,6 @@ import contextlib
 import dataclasses
 import json
 import os
-import select
 import subprocess
 import sys
 import threading
@@ -55,6 +52,8 @@ from ..core.course import Course, Exercise, memory_bound
 from ..core.checks import TestInfo, TestResult
 from ..core.protocol import SKIPPED, Limits, UnitResult
 from ..core.wire import Bounds
+from ..sandbox.pool import Session
+from ..sandbox.pool import _Results as LineReader  # the bounded line reader of the sandbox's answers
 from .eleve import Eleve
 from .pytest_graders import BACKEND, CAUSE, INFO, PATIENCE, CpuBudget, limit_memory, skip_reason
 
@@ -192,9 +191,8 @@ class Worker:
             [sys.executable, "-m", "trous.grade.testworker", json.dumps(start)], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=None if os.environ.get("TROUS_DEBUG") else subprocess.DEVNULL, env=env,
             cwd=str(root), start_new_session=True)
-        self.lines = wire.Lines(MAX_LINE)
+        self.reader = LineReader(self.process.stdout.fileno(), MAX_LINE)  # its output closed (eof): it is ending
         self.garbled = False  # it wrote a line that is not a message
-        self.eof = False  # its output closed: it is ending
         self._finalizer = weakref.finalize(self, _stop, self.process)
         message = self._receive(time.monotonic() + START_TIMEOUT)
         if message is None or "collected" not in message:
@@ -213,19 +211,9 @@ class Worker:
             raise WorkerFailed("le processus des tests des correcteurs s'est arrêté") from None
 
     def _receive(self, deadline: float) -> dict | None:
-        fd = self.process.stdout.fileno()
-        while (line := self.lines.pop()) is None:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or self.lines.overflow:
-                return None
-            ready, _, _ = select.select([fd], [], [], remaining)
-            if not ready:
-                continue
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                self.eof = True
-                return None
-            self.lines.feed(chunk)
+        line = self.reader.next(deadline)
+        if line is None:
+            return None
         try:
             return wire.parse_line(line, MAX_LINE)
         except wire.WireError:
@@ -241,11 +229,11 @@ class Worker:
         while True:
             message = self._receive(deadline)
             if message is None:
-                if self.eof:  # it is ending: let it be reaped, to say how
+                if self.reader.eof:  # it is ending: let it be reaped, to say how
                     with contextlib.suppress(subprocess.TimeoutExpired):
                         self.process.wait(timeout=2)
                 alive = self.process.poll() is None
-                if self.lines.overflow or self.garbled:
+                if self.reader.lines.overflow or self.garbled:
                     why = "le processus des tests des correcteurs a écrit une ligne illisible ou démesurée"
                 elif alive:
                     why = f"le test ne rend pas la main après {patience:.0f} s"
@@ -439,17 +427,16 @@ def has_tests(path: Path) -> bool:
                for node in tree.body)
 
 
+@dataclasses.dataclass
 class Clock:
-    """What is left of a copy's time budget (seconds of the student's code)."""
+    """What is left of a copy's time budget (seconds of the student's code), and what is said past it."""
 
-    def __init__(self, budget: float):
-        self.budget, self.spent = budget, 0.0
+    budget: float
+    message: str = ""
+    spent: float = 0.0
 
     def left(self) -> float:
         return self.budget - self.spent
-
-    def spend(self, seconds: float) -> None:
-        self.spent += seconds
 
 
 def test_files(exercises: list[Exercise], *, public_only: bool = False) -> list[Path]:
@@ -505,8 +492,8 @@ class TestFunctions:
     def of(self, exercise_id: str, blank_id: str) -> list[TestInfo]:
         return self.by_blank.get((exercise_id, blank_id), [])
 
-    def run(self, tests: list[TestInfo], session, clock: Clock | None = None, spent_message: str = "", *,
-            reference: bool = False, value_kb: int | None = None) -> list[TestResult]:
+    def run(self, tests: list[TestInfo], session, clock: Clock | None = None, *, reference: bool = False,
+            value_kb: int | None = None) -> list[TestResult]:
         """Run `tests` in a worker, their questions answered by `session`, each from a fresh run of
         the program, within what `clock` has left (None: no copy's budget). On the reference, a failure
         of any kind is the test's (outcome "bug"); on a copy, a test past its bounds or a worker that
@@ -521,7 +508,7 @@ class TestFunctions:
                     worker = self.workers.take()
                 cpu = PATIENCE if reference else self.cpu_budget(test)
                 try:
-                    outcome = TestResult.of(test, worker.run(test.nodeid, _asker(session, clock, spent_message, test.hidden),
+                    outcome = TestResult.of(test, worker.run(test.nodeid, asker(lambda: session, clock, test.hidden),
                                                           PATIENCE, cpu=cpu, value_kb=value_kb))
                 except WorkerFailed as exc:
                     self.workers.give(worker)  # dead or killed: the pool replaces it
@@ -547,19 +534,22 @@ class TestFunctions:
             self.workers.close()
 
 
-def _asker(session, clock: Clock, spent_message: str, secret: bool) -> Callable[[str, tuple], UnitResult]:
-    """A test's questions to `session`, the first from a fresh run of the program, timed by `clock`."""
+def asker(session: Callable[[], Session], clock: Clock, secret: bool) -> Callable[[str, tuple], UnitResult]:
+    """A test's questions to the session `session()` gives, the first from a fresh run of the program (no
+    test sees what another did), timed by `clock`: in the engine, and in `pytest graders/`'s own runner
+    (author/copie.py), where CpuBudget.held() keeps the sandbox's time out of the test's CPU seconds."""
     fresh = True
 
     def ask(expr: str, overrides) -> UnitResult:
         nonlocal fresh
         left = clock.left()
         if left <= 0.05:
-            return UnitResult.failed(SKIPPED, "skipped", spent_message, 1)
+            return UnitResult.failed(SKIPPED, "skipped", clock.message, 1)
         started = time.monotonic()
         wall = left if left != float("inf") else None  # None: the unit's own limit
-        result = session.ask(expr, overrides=overrides, secret=secret, fresh=fresh, wall=wall)
-        clock.spend(time.monotonic() - started)
+        with CpuBudget.held():
+            result = session().ask(expr, overrides=overrides, secret=secret, fresh=fresh, wall=wall)
+        clock.spent += time.monotonic() - started
         fresh = False
         return result
 
