@@ -53,7 +53,7 @@ from ..core.checks import TestInfo, TestResult
 from ..core.protocol import SKIPPED, Limits, UnitResult
 from ..core.wire import Bounds
 from ..sandbox.pool import Session
-from ..sandbox.pool import _Results as LineReader  # the bounded line reader of the sandbox's answers
+from ..sandbox.pool import LineReader  # the bounded line reader of the sandbox's answers
 from .eleve import Eleve
 from .pytest_graders import BACKEND, CAUSE, INFO, PATIENCE, CpuBudget, limit_memory, skip_reason
 

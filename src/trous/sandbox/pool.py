@@ -195,7 +195,7 @@ class Runner(AbstractContextManager):
         # The longest line for one unit: its probes' values and its state, its captured output and error texts.
         values = max((len(u.probes) + (u.state is not None) for u in job.units), default=1)
         output = job.limits.output_kb * 1024 if job.capture_output else 0
-        reader = _Results(res_r, bounds.line_bytes(values, output + (64 << 10)))
+        reader = LineReader(res_r, bounds.line_bytes(values, output + (64 << 10)))
         try:
             while broken is None and (line := reader.next(deadline)) is not None:
                 try:
@@ -239,7 +239,7 @@ class Session(AbstractContextManager):
         channel = runner.open_channel()
         self.job_w, res_r = channel or (-1, -1)
         # An answer carries one value (the program's error texts and the question's besides).
-        self.reader = _Results(res_r, self.bounds.line_bytes(1, 64 << 10))
+        self.reader = LineReader(res_r, self.bounds.line_bytes(1, 64 << 10))
         if channel is None:
             self._break((CRASH, "crash", "le correcteur n'a pas pu ouvrir la session"))
         self._write(SESSION + frame({"unit": replace(unit, probes=(), overrides=(), state=None).to_json(),
@@ -325,8 +325,9 @@ def _failure(broken: str | None, stuck: bool) -> tuple[str, str, str]:
     return CRASH, "crash", KILLED
 
 
-class _Results:
-    """The lines a supervisor sends back on a job's second pipe, each read under its bound."""
+class LineReader:
+    """The lines a process sends back on a pipe (a supervisor's results, the test worker's answers),
+    each read under its bound."""
 
     def __init__(self, fd: int, limit: int):
         self.fd, self.lines, self.eof = fd, wire.Lines(limit), False
