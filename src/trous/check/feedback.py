@@ -1,10 +1,10 @@
-"""Words for the student: one exercise's result as French text (terminal) — the notebook and HTML
-renderers build on the same pieces."""
+"""Words for the student: one exercise's result as French text (terminal); the notebook's text and
+HTML (publish/notebooks/report.py) are the same report, its places named as cells."""
 
 from __future__ import annotations
 
 from ..core.wording import plural
-from .selfcheck import DEPENDS, FAILED, NOT_REACHED, NOT_RUN, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED, WAITING, BlankResult, ExerciseResult
+from .selfcheck import DEPENDS, FAILED, NOT_REACHED, NOT_RUN, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED, BlankResult, ExerciseResult
 
 SYMBOL = {PASSED: "✔", FAILED: "✘", UNFILLED: "…", NOT_RUN: "?", SKIPPED_CHECK: "–", DEPENDS: "○", NOT_REACHED: "○",
           SUSPECT: "!"}
@@ -30,12 +30,6 @@ def status_text(result: ExerciseResult, blank: BlankResult) -> str:
     return STATUS[blank.status]
 
 
-def blank_title(result: ExerciseResult, blank: BlankResult) -> str:
-    total = len(result.blanks)
-    where = f"{result.path}:{blank.line}" if blank.line else result.path
-    return f"{where} — trou {blank.index + 1}/{total} « {blank.spec.id} » : {status_text(result, blank)}"
-
-
 def hint_text(blank: BlankResult) -> str:
     return blank.spec.hints[0]
 
@@ -45,32 +39,82 @@ def wants_hint(blank: BlankResult) -> bool:
     return blank.status in (FAILED, UNFILLED, SUSPECT)
 
 
-def blank_report(result: ExerciseResult, blank: BlankResult, *, with_problem: bool = True,
-                 details: bool = False) -> str:
-    """One blank not right yet. `details`: also what a waiting blank fails on meanwhile."""
-    lines = [blank_title(result, blank)]
-    lines += [f"    {line}" for problem in blank.problems + (blank.details if details else [])
-              for line in problem.split("\n")]
-    if with_problem and result.problem and blank.status not in (UNFILLED, *WAITING):
-        lines.append("")
-        lines += ["    " + ln for ln in problem_report(result).split("\n")]
-    if wants_hint(blank):
-        lines.append(f"    indice : {hint_text(blank)}")
-    return "\n".join(lines)
+class Report:
+    """One exercise's verdicts as text, for `trous check`, `watch` and `pytest exercises/`, places
+    named as lines of the file; the notebooks' report (publish/notebooks/report.py) names them as
+    cells and adds its HTML. `details`: what waiting blanks fail on meanwhile; `step`: which blank first."""
+
+    def __init__(self, result: ExerciseResult, *, details: bool = False, step: bool = True):
+        self.result, self.details, self.with_step = result, details, step
+
+    def place(self, line: int | None) -> str:
+        return f"{self.result.path}:{line}" if line else self.result.path
+
+    def line_number(self, line: int) -> int:
+        """The number a quoted line is shown with."""
+        return line
+
+    def relocate(self, text: str) -> str:
+        """A text's « ligne 12 », said where the student finds it."""
+        return text
+
+    def title(self, blank: BlankResult) -> str:
+        total = len(self.result.blanks)
+        return (f"{self.place(blank.line)} — trou {blank.index + 1}/{total} « {blank.spec.id} » : "
+                f"{status_text(self.result, blank)}")
+
+    def summary(self) -> str:
+        r = self.result
+        right = sum(1 for b in r.blanks if b.passed)
+        total = len(r.blanks)
+        if r.passed:
+            return f"Bravo : les {total} trous sont justes."
+        return f"{right}/{total} trous justes, {r.filled}/{total} remplis."
+
+    def notes(self) -> list[str]:
+        return [self.relocate(n) for n in self.result.notes]
+
+    def problem(self) -> str | None:
+        """What stops the whole program (syntax error, crash…), once, above the blanks."""
+        r = self.result
+        if not r.problem:
+            return None
+        where = self.place(r.problem_line)
+        lines = [f"{where} — {self.relocate(r.problem)}" if where else self.relocate(r.problem)]
+        if r.problem_text:
+            number = f"{self.line_number(r.problem_line)} | " if r.problem_line else ""
+            first, *rest = r.problem_text.split("\n")
+            lines += [f"  {number}{first}", *("  " + " " * len(number) + t for t in rest)]
+        return "\n".join(lines)
+
+    def blank_lines(self, blank: BlankResult) -> list[str]:
+        shown = blank.problems + (blank.details if self.details else [])
+        return [line for problem in shown for line in self.relocate(problem).split("\n")]
+
+    def blank_text(self, blank: BlankResult, symbol: str | None = None) -> list[str]:
+        """The blank's title, then what is wrong and its hint, indented (also a grade cell's check)."""
+        lines = [f"{symbol or SYMBOL[blank.status]} {self.title(blank)}"]
+        lines += [f"    {line}" for line in self.blank_lines(blank)]
+        if wants_hint(blank):
+            lines.append(f"    indice : {hint_text(blank)}")
+        return lines
+
+    def step(self) -> str | None:
+        step = next_step(self.result) if self.with_step else None
+        return self.relocate(step) if step else None
+
+    def __str__(self) -> str:
+        r = self.result
+        out = [f"{r.exercise.id} — {r.exercise.title} : {self.summary()}"]
+        problem = self.problem()
+        out += ([problem] if problem else []) + [f"note : {n}" for n in self.notes()]
+        out += [f"  {line}" for blank in r.blanks for line in self.blank_text(blank)]
+        step = self.step()
+        return "\n".join(out + ([step] if step else []) + printed(r))
 
 
 def problem_report(result: ExerciseResult) -> str:
-    if not result.problem:
-        return ""
-    where = f"{result.path}:{result.problem_line}" if result.problem_line else result.path
-    first, *rest = result.problem.split("\n")
-    lines = [f"{where} — {first}"] + rest
-    if result.problem_text:
-        number = f"{result.problem_line} | " if result.problem_line else ""
-        text_lines = result.problem_text.split("\n")
-        lines.append(f"  {number}{text_lines[0]}")
-        lines += ["  " + " " * len(number) + t for t in text_lines[1:]]
-    return "\n".join(lines)
+    return Report(result).problem() or ""
 
 
 def exercise_state(result: ExerciseResult) -> str:
@@ -99,24 +143,7 @@ def next_step(result: ExerciseResult) -> str | None:
 
 
 def exercise_report(result: ExerciseResult, *, details: bool = False, step: bool = True) -> str:
-    """The whole exercise, for `trous check`, `watch` and `pytest exercises/`. `details`: what waiting
-    blanks fail on meanwhile; `step`: which blank first."""
-    lines = [f"{result.exercise.id} — {result.exercise.title}"]
-    if result.problem:
-        lines.append(problem_report(result))
-    for note in result.notes:
-        lines.append(f"note : {note}")
-    for blank in result.blanks:
-        if blank.status == PASSED:
-            lines.append(f"  {SYMBOL[PASSED]} trou {blank.index + 1} « {blank.spec.id} » : juste")
-        else:
-            body = blank_report(result, blank, with_problem=False, details=details).split("\n")
-            lines.append(f"  {SYMBOL[blank.status]} " + body[0])
-            lines += ["  " + ln for ln in body[1:]]
-    first = next_step(result) if step else None
-    if first:
-        lines.append(first)
-    return "\n".join(lines + printed(result))
+    return str(Report(result, details=details, step=step))
 
 
 def printed(result: ExerciseResult) -> list[str]:

@@ -9,7 +9,7 @@ import html
 import re
 
 from ...check.selfcheck import DEPENDS, FAILED, NOT_REACHED, NOT_RUN, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED, BlankResult, ExerciseResult
-from ...check.feedback import SYMBOL, hint_text, next_step, printed, status_text, wants_hint
+from ...check.feedback import SYMBOL, Report, hint_text, status_text, wants_hint
 
 COLORS = {PASSED: "#15803d", FAILED: "#b91c1c", UNFILLED: "#a16207", NOT_RUN: "#6b7280", SKIPPED_CHECK: "#6b7280",
           DEPENDS: "#0e7490", NOT_REACHED: "#0e7490", SUSPECT: "#c2410c"}
@@ -19,86 +19,43 @@ WRAP = "white-space:pre-wrap;word-break:normal;overflow-wrap:break-word"
 _SHOWN = re.compile(r"^(\s*)(\d+) \| ", re.MULTILINE)
 
 
-class NotebookReport:
+class NotebookReport(Report):
+    """The notebook's: places named as cells (« ligne 3 de la cellule 4 »), and its HTML."""
+
     def __init__(self, result: ExerciseResult, snapshot, notes: list[str] | None = None):
         """`snapshot`: an inputs.cells.CellMap (checkcell.Snapshot in JupyterLab: it needs jupytext)."""
-        self.result, self.snapshot, self.extra_notes = result, snapshot, list(notes or [])
+        super().__init__(result)
+        self.snapshot, self.extra_notes = snapshot, list(notes or [])
 
-    # -- words ---------------------------------------------------------------------------------
-    def _relocate(self, text: str) -> str:
+    def relocate(self, text: str) -> str:
         """« ligne 12 » of the program → « ligne 3 de la cellule 4 » of the notebook."""
         def shown(match):
-            place = self.snapshot.where(int(match.group(2)))
-            return f"{match.group(1)}{place[1] if place else match.group(2)} | "
+            return f"{match.group(1)}{self.line_number(int(match.group(2)))} | "
         return _SHOWN.sub(shown, self.snapshot.relocate(text))
 
-    def _place(self, line: int | None) -> str:
+    def line_number(self, line: int) -> int:
+        place = self.snapshot.where(line)
+        return place[1] if place else line
+
+    def place(self, line: int | None) -> str:
         return self.snapshot.describe(line) or (f"ligne {line}" if line else "")
 
     def _code_line(self, blank: BlankResult) -> str:
         lines = self.snapshot.text.split("\n")
         return lines[blank.line - 1].strip() if blank.line and 0 < blank.line <= len(lines) else ""
 
-    def step(self) -> str | None:
-        """What to work on first (a subclass may say it in its own setting's words)."""
-        return next_step(self.result)
-
-    def summary(self) -> str:
-        r = self.result
-        right = sum(1 for b in r.blanks if b.passed)
-        total = len(r.blanks)
-        if r.passed:
-            return f"Bravo : les {total} trous sont justes."
-        return f"{right}/{total} trous justes, {r.filled}/{total} remplis."
-
-    def blank_lines(self, blank: BlankResult) -> list[str]:
-        return [line for problem in blank.problems for line in self._relocate(problem).split("\n")]
-
-    def blank_text(self, blank: BlankResult, symbol: str | None = None) -> list[str]:
-        """The blank's title, then what is wrong and its hint, indented (also a grade cell's check)."""
-        lines = [f"{symbol or SYMBOL[blank.status]} {self.title(blank)}"]
-        lines += [f"    {line}" for line in self.blank_lines(blank)]
-        if wants_hint(blank):
-            lines.append(f"    indice : {hint_text(blank)}")
-        return lines
-
     def title(self, blank: BlankResult) -> str:
         total = len(self.result.blanks)
-        where = self._place(blank.line)
+        where = self.place(blank.line)
         return (f"trou {blank.index + 1}/{total} « {blank.spec.id} »"
                 + (f" ({where})" if where else "") + f" : {status_text(self.result, blank)}")
 
-    def problem(self) -> str | None:
-        """What stops the whole program (syntax error, crash…), once, above the blanks."""
-        r = self.result
-        if not r.problem:
-            return None
-        where = self._place(r.problem_line)
-        lines = [f"{where} — {self._relocate(r.problem)}" if where else self._relocate(r.problem)]
-        if r.problem_text:
-            lines += ["    " + t for t in r.problem_text.split("\n")]
-        return "\n".join(lines)
-
     def notes(self) -> list[str]:
-        notes = [self._relocate(n) for n in self.result.notes]
+        notes = super().notes()
         if self.snapshot.stale:
             cells = ", ".join(str(c) for c in self.snapshot.stale)
             notes.append(f"cellule(s) {cells} : pas exécutée(s) dans ce noyau, je vérifie leur version enregistrée")
         return notes + self.extra_notes
-
-    # -- text (terminal, nbconvert) ---------------------------------------------------------------
-    def __str__(self) -> str:
-        r = self.result
-        out = [f"{r.exercise.id} — {r.exercise.title} : {self.summary()}"]
-        out += [f"note : {n}" for n in self.notes()]
-        if self.problem():
-            out.append(self.problem())
-        out += [f"  {line}" for blank in r.blanks for line in self.blank_text(blank)]
-        step = self.step()
-        if step:
-            out.append(self._relocate(step))
-        out += printed(r)
-        return "\n".join(out)
 
     def _repr_pretty_(self, printer, cycle) -> None:
         printer.text(str(self))
@@ -137,7 +94,7 @@ class NotebookReport:
         parts.append("</ul>")
         step = self.step()
         if step:
-            parts.append(f'<div class="trous-next" style="font-weight:600">{e(self._relocate(step))}</div>')
+            parts.append(f'<div class="trous-next" style="font-weight:600">{e(step)}</div>')
         if r.output.strip():
             shown = "\n".join(r.output.rstrip("\n").split("\n")[:40])
             parts.append('<details><summary>ce que ton programme a affiché</summary>'
