@@ -4,20 +4,23 @@ HTML (publish/notebooks/report.py) are the same report, its places named as cell
 from __future__ import annotations
 
 from ..core.wording import plural
-from .selfcheck import DEPENDS, FAILED, NOT_REACHED, NOT_RUN, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED, BlankResult, ExerciseResult
+from .selfcheck import (DEPENDS, FAILED, NOT_REACHED, NOT_RUN, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED, BlankResult,
+                        ExerciseResult)
 
-SYMBOL = {PASSED: "✔", FAILED: "✘", UNFILLED: "…", NOT_RUN: "?", SKIPPED_CHECK: "–", DEPENDS: "○", NOT_REACHED: "○",
-          SUSPECT: "!"}
-STATUS = {
-    PASSED: "juste",
-    FAILED: "faux",
-    UNFILLED: "pas encore rempli (___)",
-    NOT_RUN: "non vérifié",
-    SKIPPED_CHECK: "vérification sautée",
-    DEPENDS: "dépend d'un autre trou",
-    NOT_REACHED: "pas encore vérifié (le programme s'arrête avant)",
-    SUSPECT: "à revoir",
+# By status: its symbol, its word; pytest's category, its word with -v and colour; the notebook's colour.
+LOOK = {
+    PASSED: ("✔", "juste", "✔", "JUSTE", "green", "#15803d"),
+    FAILED: ("✘", "faux", "faux", "FAUX", "red", "#b91c1c"),
+    UNFILLED: ("…", "pas encore rempli (___)", "à remplir", "À REMPLIR", "yellow", "#a16207"),
+    NOT_RUN: ("?", "non vérifié", "en erreur", "EN ERREUR", "red", "#6b7280"),
+    SKIPPED_CHECK: ("–", "vérification sautée", "sans vérification", "SANS VÉRIFICATION", "green", "#6b7280"),
+    DEPENDS: ("○", "dépend d'un autre trou", "en attente", "EN ATTENTE", "cyan", "#0e7490"),
+    NOT_REACHED: ("○", "pas encore vérifié (le programme s'arrête avant)", "en attente", "PAS ENCORE VÉRIFIÉ", "cyan",
+                  "#0e7490"),
+    SUSPECT: ("!", "à revoir", "à revoir", "À REVOIR", "red", "#c2410c"),
 }
+SYMBOL = {status: look[0] for status, look in LOOK.items()}
+STATUS = {status: look[1] for status, look in LOOK.items()}
 
 
 def status_text(result: ExerciseResult, blank: BlankResult) -> str:

@@ -152,10 +152,6 @@ def _failure_line(unit: UnitResult, probe: ProbeResult, stop_line: int | None) -
     return None
 
 
-def _names(exercise: Exercise, indexes) -> str:
-    return ", ".join(f"« {exercise.blanks[i].id} »" for i in indexes)
-
-
 def interpret(exercise: Exercise, analysis: Analysis, context, results: list[UnitResult]) -> ExerciseResult:
     checks, runnable, plan = context
     flow = flow_of(analysis)
@@ -263,17 +259,15 @@ def _unexplained_stops(results: list[UnitResult], variants: dict, outcomes: list
 def _glossed_once(failures: list[str]) -> list[str]:
     """The same « piste : … » under several failures of a blank is given under the first one only."""
     seen: set[str] = set()
-    out = []
-    for failure in failures:
-        lines = []
-        for line in failure.split("\n"):
-            if line.startswith("piste : "):
-                if line in seen:
-                    continue
-                seen.add(line)
-            lines.append(line)
-        out.append("\n".join(lines))
-    return out
+
+    def first_time(line: str) -> bool:
+        if not line.startswith("piste : "):
+            return True
+        new = line not in seen
+        seen.add(line)
+        return new
+
+    return ["\n".join(line for line in failure.split("\n") if first_time(line)) for failure in failures]
 
 
 def _said_on_the_example(failed: list, reasons: dict[int, str]) -> None:
@@ -321,7 +315,7 @@ def _waiting(exercise: Exercise, decisions, causes: tuple[int, ...], reached: bo
 
 
 def _suspicion(exercise: Exercise, others: tuple[int, ...], evidence: list[str]) -> list[str]:
-    whose = _names(exercise, others) if others else "ce trou"
+    whose = ", ".join(f"« {exercise.blanks[i].id} »" for i in others) if others else "ce trou"
     lines = [f"ses vérifications passent, mais celles de {whose}, qui utilisent son résultat, échouent :"]
     lines += ["  " + line for reason in evidence for line in reason.split("\n")]
     if others:

@@ -80,15 +80,16 @@ def _candidates(exercise_id: str) -> list[Path]:
     return own + [Path(f"{exercise_id}.ipynb")]
 
 
-def _read_cells(exercise_id: str) -> list[dict] | None:
+def _read_cells(exercise_id: str, checked: bool = True) -> list[dict] | None:
+    """The cells of the first candidate notebook (`checked`: holding the exercise's check cell)."""
     for path in _candidates(exercise_id):
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            cells = json.loads(path.read_text(encoding="utf-8")).get("cells")
+        except (OSError, ValueError, AttributeError):
             continue
-        cells = data.get("cells") if isinstance(data, dict) else None
-        if isinstance(cells, list) and any(_check_bundle(c, exercise_id) for c in cells if isinstance(c, dict)):
-            return [c for c in cells if isinstance(c, dict)]
+        cells = [c for c in cells if isinstance(c, dict)] if isinstance(cells, list) else None
+        if cells is not None and (not checked or any(_check_bundle(c, exercise_id) for c in cells)):
+            return cells
     return None
 
 
@@ -112,14 +113,10 @@ def _public_bundle(exercise_id: str) -> Bundle | None:
 def _from_file(bundle: Bundle) -> dict[str, str] | None:
     if os.environ.get("NBGRADER_EXECUTION") not in ("autograde", "validate"):
         return None
+    # autograde's kernel sees the notebook reduced to its answer and check cells (a check cell may be gone)
     cells = _read_cells(bundle.exercise_id)
-    if cells is None:  # autograde's kernel sees the notebook reduced to its answer and check cells
-        try:
-            data = json.loads(Path(f"{bundle.exercise_id}.ipynb").read_text(encoding="utf-8"))
-            cells = data.get("cells", [])
-        except (OSError, ValueError, AttributeError):
-            return None
-    return answers.from_cells(cells)
+    cells = _read_cells(bundle.exercise_id, checked=False) if cells is None else cells
+    return None if cells is None else answers.from_cells(cells)
 
 
 def _aligned(template: str, text: str) -> bool:

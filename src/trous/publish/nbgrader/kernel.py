@@ -214,20 +214,17 @@ class SandboxedKernelManager(AsyncKernelManager):
 
 # The errors a cell the kernel did not finish ends with.
 KERNEL_DIED, NOT_RUN_NAME, TIMEOUT_NAME = "NoyauArrete", "NonExecutee", "TempsEcoule"
-DEAD = (KERNEL_DIED, "le noyau s'est arrêté pendant cette cellule (os._exit, plantage ou mémoire épuisée) : "
-        "les cellules suivantes n'ont pas été exécutées ; chaque trou est noté quand même, hors du noyau")
+_REST = "les cellules suivantes n'ont pas été exécutées ; chaque trou est noté quand même, hors du noyau"
+DEAD = (KERNEL_DIED, "le noyau s'est arrêté pendant cette cellule (os._exit, plantage ou mémoire épuisée) : " + _REST)
 NOT_RUN = (NOT_RUN_NAME, "cellule non exécutée : le noyau s'était arrêté plus haut")
 TIMED_OUT = ("cette cellule s'exécutait encore après {seconds} s, la limite de temps {whose} : elle a été "
              "interrompue, et la suite du carnet exécutée")
 NOT_RERUN = (NOT_RUN_NAME, "cellule non exécutée dans le noyau : une cellule plus haut a dépassé sa limite de temps, "
              "et cette cellule relancerait le même programme ; ce qu'elle vérifie est corrigé hors du noyau")
-LATE = ("les sorties de cette cellule n'avaient pas fini d'arriver {seconds} s après sa fin : le noyau a été "
-        "arrêté, les cellules suivantes n'ont pas été exécutées ; chaque trou est noté quand même, hors du noyau")
+LATE = ("les sorties de cette cellule n'avaient pas fini d'arriver {seconds} s après sa fin : le noyau a été arrêté, "
+        + _REST)
 STUCK = ("cette cellule s'exécutait encore après {seconds} s, la limite de temps {whose}, et le noyau n'a pas "
-         "répondu à l'interruption : il a été arrêté, les cellules suivantes n'ont pas été exécutées ; chaque trou "
-         "est noté quand même, hors du noyau")
-
-
+         "répondu à l'interruption : il a été arrêté, " + _REST)
 
 
 class SandboxedExecute(Execute):
@@ -243,11 +240,6 @@ class SandboxedExecute(Execute):
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
         super().__init__(*args, **kwargs)
-        self._dead = False
-        self._timed_out = False
-        self._interrupted = None  # the cell nbclient last interrupted
-        self._exercise_timeout: float | None = None
-        self._outside: set[int] = set()  # the grade cells VerifyGrades writes (their id())
 
     @staticmethod
     def _error(cell, name: str, message: str) -> None:
@@ -324,8 +316,9 @@ class SandboxedExecute(Execute):
 
     def preprocess(self, nb, resources=None, km=None):
         self._dead = self._timed_out = False
-        self._interrupted = None
+        self._interrupted = None  # the cell nbclient last interrupted
         cells = grade_cells(nb)
+        # the grade cells VerifyGrades writes (their id())
         self._outside = {id(c) for entries in cells.values() for c, _, _ in entries} if self._verified() else set()
         limits = [b.exercise.get("timeout") for entries in cells.values() for _, _, b in entries]
         limits = [float(t) for t in limits if isinstance(t, (int, float)) and t > 0]

@@ -172,9 +172,11 @@ def source_notebook(exercise: Exercise) -> nbformat.NotebookNode:
     return notebook(cells)
 
 
-def explorer_notebook(explorer: ExplorerSpec) -> nbformat.NotebookNode:
-    """The course's own notebook (course.yaml's `explorer:`): its text, then its code."""
-    return notebook([nbformat.v4.new_markdown_cell(for_notebook(explorer.text), id="carnet-du-cours-texte"),
+def explorer_notebook(explorer: ExplorerSpec, reword: bool = True) -> nbformat.NotebookNode:
+    """The course's own notebook (course.yaml's `explorer:`): its text (`reword`: said for a notebook user
+    without a terminal, as nbgrader's; JupyterLab's student has one), then its code."""
+    text = for_notebook(explorer.text) if reword else explorer.text
+    return notebook([nbformat.v4.new_markdown_cell(text, id="carnet-du-cours-texte"),
                      nbformat.v4.new_code_cell(explorer.code, id="carnet-du-cours-code")])
 
 

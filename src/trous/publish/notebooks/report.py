@@ -8,11 +8,10 @@ from __future__ import annotations
 import html
 import re
 
-from ...check.selfcheck import DEPENDS, FAILED, NOT_REACHED, NOT_RUN, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED, BlankResult, ExerciseResult
-from ...check.feedback import SYMBOL, Report, hint_text, status_text, wants_hint
+from ...check.selfcheck import FAILED, PASSED, BlankResult, ExerciseResult
+from ...check.feedback import LOOK, SYMBOL, Report, hint_text, status_text, wants_hint
 
-COLORS = {PASSED: "#15803d", FAILED: "#b91c1c", UNFILLED: "#a16207", NOT_RUN: "#6b7280", SKIPPED_CHECK: "#6b7280",
-          DEPENDS: "#0e7490", NOT_REACHED: "#0e7490", SUSPECT: "#c2410c"}
+COLORS = {status: look[5] for status, look in LOOK.items()}
 # JupyterLab breaks output lines anywhere (word-break: break-all), cutting « 0,21 » into « 0, » and
 # « 21 »: our blocks break between words only, and a word longer than the line may still wrap.
 WRAP = "white-space:pre-wrap;word-break:normal;overflow-wrap:break-word"
