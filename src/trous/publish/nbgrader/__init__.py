@@ -1,6 +1,6 @@
 """The course as an nbgrader course, graded in nbgrader (autograde) or by `trous grade`, same grades.
 
-`build` (`trous nbgrader build`), `notebooks`, `wording`: the course directory; `incell`:
+`build` (`trous nbgrader build`), `notebooks`: the course directory; `incell`:
 what the notebook's cells run in the kernel; `preprocessors`, `kernel`, `kernel_entry`, `exchange`,
 `zipcollect`: nbgrader's steps done trous's way.
 
