@@ -167,7 +167,7 @@ def pytest_pycollect_makemodule(module_path: Path, parent):
 
 class CheckModule(pytest.Module):
     """Collected in place of an exercise file: one item per blank of its exercise, if its public checks
-    hold any `Check`. Their test functions are part of their blank's verdict (testchecks.py), not items."""
+    hold any `Check`. Their test functions are part of their blank's verdict (selfcheck.py), not items."""
 
     def _getobj(self):
         return load_module(_public_exercise(Path(self.path)).checks_path)

@@ -27,8 +27,7 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
-from ...check import testchecks
-from ...check.selfcheck import UNFILLED, WAITING, ExerciseResult
+from ...check.selfcheck import UNFILLED, WAITING, ExerciseResult, self_check
 from ...core import blanks as blanks_mod
 from ...core.analysis import Analysis, analyse_bytes
 from ...core.course import Exercise
@@ -198,7 +197,7 @@ class Examiner:
 
     def self_check(self, exercise: Exercise, analysis: Analysis) -> ExerciseResult:
         """The self-check's verdicts on `analysis`, an exercise of a bundle or of a course."""
-        return testchecks.self_check(self._pool(), exercise, analysis)
+        return self_check(self._pool(), exercise, analysis)
 
     def close(self) -> None:
         if self.pool is not None:
