@@ -113,11 +113,6 @@ def held_document(course_id: str, exercises: list[Exercise], split: dict[tuple[s
     return {"version": HELD_VERSION, "cours": course_id, "trous": blanks}
 
 
-def _held(root: Path) -> dict | None:
-    data = _read(root / HELD_FILE)
-    return data if isinstance(data, dict) and data.get("version") == HELD_VERSION else None
-
-
 @dataclass(frozen=True)
 class Hint:
     text: str
@@ -133,7 +128,9 @@ def next_hint(exercise: Exercise, blank_index: int) -> Hint:
     ones; in the teacher's course, course.yaml's, judged with the solution."""
     blank, course = exercise.blanks[blank_index], exercise.course
     key = f"{exercise.id}/{blank.id}"
-    entry = (_held(course.root) or {}).get("trous", {}).get(key)
+    held = _read(course.root / HELD_FILE)
+    held = held if isinstance(held, dict) and held.get("version") == HELD_VERSION else {}
+    entry = held.get("trous", {}).get(key)
     if entry is not None:
         readable = int(entry.get("lisibles", 0))
         texts = list(blank.hints[:readable])

@@ -141,10 +141,6 @@ def never_computed(flow: flow_mod.Flow, expect: Expect, unit: UnitResult) -> boo
     return bool(unfinished and reads and unfinished & reads)
 
 
-def _not_computed(expect: Expect, unit: UnitResult) -> Verdict:
-    return Verdict(False, in_context(variant_context(expect), not_checked(unit.error)), unit.error.line)
-
-
 def _failure_line(unit: UnitResult, probe: ProbeResult, stop_line: int | None) -> int | None:
     """The line of the student's file where this expectation's run failed with an error, if it did.
     A unit skipped because an earlier one of its exercise timed out or crashed failed at that line."""
@@ -177,7 +173,8 @@ def interpret(exercise: Exercise, analysis: Analysis, context, results: list[Uni
         # Each run's own flow: a variant's values cut the blanks that computed them.
         run_flow = flow_of(analysis, [name for name, _ in expect.overrides]) if expect.variant and trouble else flow
         stale = probe.evaluated and never_computed(run_flow, expect, unit)
-        verdict = _not_computed(expect, unit) if stale else verdicts[k]
+        verdict = (Verdict(False, in_context(variant_context(expect), not_checked(unit.error)), unit.error.line)
+                   if stale else verdicts[k])
         depends = frozenset(i for i in run_flow.depends(expect.expr, expect.setup) if i < count) - {index}
         values = frozenset(i for i in run_flow.value_depends(expect.expr, expect.setup) if i < count)
         line = None if verdict.ok else (unit.error.line if stale else _failure_line(unit, probe, stop_line))
