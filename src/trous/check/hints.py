@@ -77,12 +77,8 @@ def solution_fills(exercise: Exercise) -> list[str] | None:
 
 # -- held-back hints, masked -----------------------------------------------------------------------
 def _key(course: str, exercise: str, blank: str, level: int, size: int) -> bytes:
-    out, counter = b"", 0
     seed = b"\0".join([_SALT, course.encode(), exercise.encode(), blank.encode(), str(level).encode()])
-    while len(out) < size:
-        out += hashlib.sha256(seed + counter.to_bytes(4, "big")).digest()
-        counter += 1
-    return out[:size]
+    return b"".join(hashlib.sha256(seed + i.to_bytes(4, "big")).digest() for i in range(size // 32 + 1))[:size]
 
 
 def mask(text: str, course: str, exercise: str, blank: str, level: int) -> str:

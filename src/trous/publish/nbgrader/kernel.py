@@ -167,11 +167,10 @@ class SandboxedKernelManager(AsyncKernelManager):
         work = os.path.join(self._private, "dossier")
         private_copy(cwd, work)
         sockets = os.path.dirname(self.connection_file)
-        root = os.geteuid() == 0
-        if root and self._lease is None:
-            self._lease = uids.Lease()
-        uid = self._lease.uids[0] if root else None
-        if root:
+        uid = None
+        if os.geteuid() == 0:
+            self._lease = self._lease or uids.Lease()
+            uid = self._lease.uids[0]
             # Writable by the kernel's group while it binds its sockets; kernel_entry then removes
             # that right as the directory's owner, before any student code runs.
             os.chown(sockets, 0, uid)
@@ -179,13 +178,12 @@ class SandboxedKernelManager(AsyncKernelManager):
             os.chown(self.connection_file, 0, uid)
             os.chmod(self.connection_file, 0o640)
         outer_env = kw.get("env") or {}
-        env = dict(KERNEL_ENV)
         passed = ("NBGRADER_EXECUTION", "NBGRADER_VALIDATING", "JPY_SESSION_NAME")
-        env.update({key: outer_env[key] for key in passed if key in outer_env})
+        env = {**KERNEL_ENV, **{key: outer_env[key] for key in passed if key in outer_env}}
         config = {"uid": uid, "memory_mb": self.memory_mb, "processes": self.processes, "file_mb": self.file_mb,
                   "sockets": sockets}
         inner = sandbox_mod.python_module("trous.publish.nbgrader.kernel_entry", json.dumps(config), "--", *kernel_cmd)
-        argv = bwrap_argv(inner, env, (work, cwd), sockets, root)
+        argv = bwrap_argv(inner, env, (work, cwd), sockets, uid is not None)
         kw["env"] = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
         kw.setdefault("stdout", subprocess.DEVNULL)  # ipykernel's banner about Ctrl-C, once per notebook
         return await super()._async_launch_kernel(argv, **kw)
