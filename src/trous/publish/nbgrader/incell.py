@@ -27,6 +27,7 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
+from ...check.feedback import NotebookReport
 from ...check.selfcheck import UNFILLED, WAITING, ExerciseResult, self_check
 from ...core import blanks as blanks_mod
 from ...core.analysis import Analysis, analyse_bytes
@@ -39,7 +40,6 @@ from ...inputs.cells import CellMap, cell_map
 from ...outputs.outcome import TrouFaux, blank_outcome
 from ...sandbox.backend import LIMITS, choose
 from ...sandbox.pool import RunnerPool
-from ..notebooks.report import NotebookReport
 
 _public: dict[str, Bundle] = {}
 _hidden_done: set[tuple[str, str]] = set()

@@ -21,6 +21,7 @@ from pathlib import Path
 import jupytext
 import nbformat
 
+from ...check.feedback import NotebookReport
 from ...core.analysis import analyse_source
 from ...core.course import Course, Exercise
 from ...core.source import Source
@@ -28,7 +29,6 @@ from ...inputs.cells import CellMap, Span
 from ...inputs.notebookfile import FORMAT, OUR_TAG  # what grading a .ipynb reads and leaves out
 from ..nbgrader import load_ipython_extension as install_guard  # the same guard as nbgrader's notebooks
 from ..nbgrader.incell import self_checker
-from .report import NotebookReport
 
 
 # -- what the student ran ---------------------------------------------------------------------------
