@@ -25,7 +25,6 @@ class Checker:
     def __init__(self):
         from ..sandbox.pool import Runner  # noqa: PLC0415
 
-        # A notebook's check cell runs its jobs on this runner itself, without the lane.
         self.runner = Runner(os.environ.get("TROUS_SANDBOX", "fallback"))
         self.cache: dict = {}  # exercise id → ExerciseResult
         self._pending: dict = {}  # exercise id → (analysis, context, Future of the unit results)

@@ -47,8 +47,9 @@ def wants_hint(blank: BlankResult) -> bool:
 
 
 class Report:
-    """One exercise's verdicts as text, for `trous check`, `watch` and `pytest exercises/`, places
-    named as lines of the file; NotebookReport names them as cells and adds its HTML. `details`: what waiting blanks fail on meanwhile; `step`: which blank first."""
+    """One exercise's verdicts as text, for `trous check`, `watch` and `pytest exercises/`, places named
+    as lines of the file (NotebookReport names them as cells, and adds its HTML). `details`: what
+    waiting blanks fail on meanwhile; `step`: which blank first."""
 
     def __init__(self, result: ExerciseResult, *, details: bool = False, step: bool = True):
         self.result, self.details, self.with_step = result, details, step

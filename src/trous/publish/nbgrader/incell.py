@@ -102,10 +102,9 @@ def _public_bundle(exercise_id: str) -> Bundle | None:
     if exercise_id not in _public:
         found = (_check_bundle(cell, exercise_id) for cell in _read_cells(exercise_id) or [])
         bundle = next((b for b in found if b is not None), None)
-        if bundle is None:
-            return None
-        _public[exercise_id] = bundle
-    return _public[exercise_id]
+        if bundle is not None:
+            _public[exercise_id] = bundle
+    return _public.get(exercise_id)
 
 
 # -- the student's code ----------------------------------------------------------------------------

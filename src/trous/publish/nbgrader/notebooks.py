@@ -188,8 +188,7 @@ def source_notebook(exercise: Exercise) -> nbformat.NotebookNode:
             if template_cell.source != solution_cell.source:
                 raise BuildError(f"{exercise.solution_path} : une cellule sans trou diffère de l'exercice")
             counters["code"] += 1
-            gid = grade_id(exercise, "code", counters["code"])
-            cells.append(_cell(code, template_cell.source, gid, locked=True))
+            cells.append(_cell(code, template_cell.source, grade_id(exercise, "code", counters["code"]), locked=True))
         else:
             raise BuildError(f"{exercise.template_path} : cellule de type {kind} non prise en charge")
     if next_blank != len(exercise.blanks):
