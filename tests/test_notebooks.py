@@ -22,7 +22,7 @@ from trous.check.checker import Checker
 from trous.check.selfcheck import DEPENDS, FAILED, PASSED, UNFILLED
 from trous.core import Course
 from trous.publish.notebooks import build as nbbuild
-from trous.publish.notebooks import checkcell, definitions, tracking
+from trous.publish.notebooks import checkcell, definitions
 from trous.publish.notebooks.checkcell import check
 from explorateur.calcul import Attention, Settings, rnn_comparison, sentence  # the course's own widget
 from explorateur.vue import build as build_view
@@ -195,20 +195,20 @@ def test_check_cell_sees_what_ran_when_newer_than_the_save(edition, monkeypatch)
     notebook = nbformat.read(path, as_version=4)
     cell = code_cells(notebook)[0]
     typed = cell.source.replace("total = ___", "total = sum(e)")
-    monkeypatch.setattr(tracking, "_RAN", {cell.id: tracking.Ran(typed, time.time() + 5)})
-    monkeypatch.setattr(tracking, "_INSTALLED", {0})
+    monkeypatch.setattr(checkcell, "_RAN", {cell.id: checkcell.Ran(typed, time.time() + 5)})
+    monkeypatch.setattr(checkcell, "_INSTALLED", {0})
     report = check("01_toux", str(path), course=Course.load(edition))
     assert statuses(report.result) == [PASSED, UNFILLED, UNFILLED]
     assert any("Enregistre le notebook (Ctrl+S)" in n for n in report.notes())
     # A save after that run wins: the file is newer than what ran
-    monkeypatch.setattr(tracking, "_RAN", {cell.id: tracking.Ran(typed, path.stat().st_mtime - 60)})
+    monkeypatch.setattr(checkcell, "_RAN", {cell.id: checkcell.Ran(typed, path.stat().st_mtime - 60)})
     report = check("01_toux", str(path), course=Course.load(edition))
     assert statuses(report.result) == [UNFILLED, UNFILLED, UNFILLED]
 
 
 def test_check_cell_says_when_the_preparation_did_not_run(edition, monkeypatch):
-    monkeypatch.setattr(tracking, "_RAN", {})
-    monkeypatch.setattr(tracking, "_INSTALLED", set())
+    monkeypatch.setattr(checkcell, "_RAN", {})
+    monkeypatch.setattr(checkcell, "_INSTALLED", set())
 
     class FakeShell:
         user_ns: dict = {}

@@ -1,2 +1,2 @@
 """The student side: checking one's own copy, in French (selfcheck, blame, feedback, hints, watch,
-checker, testchecks, pytest_plugin)."""
+checker, pytest_plugin)."""

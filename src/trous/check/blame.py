@@ -61,15 +61,12 @@ def suspects(outcome: Outcome, flow: Flow) -> frozenset[int]:
     return possible or everyone
 
 
-def vouched(outcome: Outcome, passing: list[Outcome]) -> frozenset[int]:
-    """The other blanks of a failing expectation that a passing one clears: their results reached it
-    as values the program computed, and it does not involve the failing expectation's blank."""
-    accused = outcome.blank
-    cleared = set()
-    for other in passing:
-        if other.numbers and other.blank != accused and accused not in other.depends:
-            cleared |= other.values
-    return frozenset(cleared & outcome.depends)
+def _cleared(outcome: Outcome, passing: list[Outcome], same_inputs: bool) -> set[int]:
+    """The blanks whose results reached a passing check on numbers that does not involve the failing
+    `outcome`'s blank (`same_inputs`: in the outcome's own run)."""
+    return {b for other in passing if other.numbers and other.blank != outcome.blank
+            and outcome.blank not in other.depends and (not same_inputs or other.unit == outcome.unit)
+            for b in other.values}
 
 
 class Doubts:
@@ -99,20 +96,11 @@ class Doubts:
         return (blank, unit) not in self.units and self.failed[blank] <= self.passed.get((blank, unit), set())
 
 
-def right_here(outcome: Outcome, passing: list[Outcome], doubts: Doubts) -> frozenset[int]:
-    """Blanks a failing outcome cannot blame: on the same inputs, their results reached a check that
-    passes, on numbers, without the outcome's own blank — and their value there is not in doubt."""
-    cleared: set[int] = set()
-    for other in passing:
-        if (other.unit == outcome.unit and other.numbers and other.blank != outcome.blank
-                and outcome.blank not in other.depends):
-            cleared |= other.values
-    return frozenset(b for b in cleared if doubts.right_on(b, outcome.unit))
-
-
 def _narrowed(outcome: Outcome, flow: Flow, passing: list[Outcome], doubts: Doubts) -> frozenset[int]:
+    """Its suspects but those right on the same inputs: a passing check cleared them, their value there
+    not in doubt."""
     found = suspects(outcome, flow)
-    return (found - right_here(outcome, passing, doubts)) or found
+    return (found - {b for b in _cleared(outcome, passing, True) if doubts.right_on(b, outcome.unit)}) or found
 
 
 def decide(count: int, unfilled: Iterable[int], outcomes: list[Outcome], flow: Flow) -> list[Decision]:
@@ -134,7 +122,8 @@ def decide(count: int, unfilled: Iterable[int], outcomes: list[Outcome], flow: F
             break
         picks: dict[int, list[Outcome]] = {}
         for outcome in open_:
-            candidates = (suspected[id(outcome)] - vouched(outcome, passing)) or suspected[id(outcome)]
+            vouched = _cleared(outcome, passing, False) & outcome.depends  # its other blanks a passing check clears
+            candidates = (suspected[id(outcome)] - vouched) or suspected[id(outcome)]
             last = flow.last_processors(candidates)
             # Among equally late suspects, one whose own checks fail is the likelier one.
             pick = next((b for b in last if b in has_failure), last[0])

@@ -13,6 +13,7 @@ import os
 import threading
 from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
 
 from ..core.course import preload_for
 
@@ -24,7 +25,6 @@ class Checker:
     def __init__(self):
         from ..sandbox.pool import Runner  # noqa: PLC0415
 
-        # A notebook's check cell runs its jobs on this runner itself, without the lane.
         self.runner = Runner(os.environ.get("TROUS_SANDBOX", "fallback"))
         self.cache: dict = {}  # exercise id → ExerciseResult
         self._pending: dict = {}  # exercise id → (analysis, context, Future of the unit results)
@@ -85,7 +85,8 @@ class Checker:
 
     def check(self, exercise, refresh: bool = False):
         """The verdicts for `exercise` (an ExerciseResult); `refresh`: read the file again."""
-        from .selfcheck import interpret  # noqa: PLC0415
+        from ..grade.testworker import test_files  # noqa: PLC0415
+        from .selfcheck import apply_test_functions, interpret  # noqa: PLC0415
 
         if self._closed:
             raise RuntimeError("autovérification déjà fermée")
@@ -100,18 +101,13 @@ class Checker:
             if pending is not None:
                 analysis, context, results = pending
                 result = interpret(exercise, analysis, context, results.result())
-                self._test_functions(exercise, analysis, result)  # the public checks' (testchecks.py)
+                # The public checks' test functions, in the lane's turn; whether there are any is checked
+                # here: the lane may hold other exercises' jobs sent ahead, not to be waited for.
+                if test_files([exercise], public_only=True):
+                    tests = partial(apply_test_functions, exercise=exercise, analysis=analysis, result=result)
+                    self._lane.submit(self._run, tests, ()).result()
                 self.cache[exercise.id] = result
         return self.cache[exercise.id]
-
-    def _test_functions(self, exercise, analysis, result) -> None:
-        from ..grade.testworker import test_files  # noqa: PLC0415
-        from . import testchecks  # noqa: PLC0415
-
-        # Checked here: the lane may hold other exercises' jobs sent ahead, not to be waited for.
-        if not test_files([exercise], public_only=True):
-            return
-        self._lane.submit(self._run, lambda runner: testchecks.apply(runner, exercise, analysis, result), ()).result()
 
     def close(self) -> None:
         """Stop at once: jobs not started are dropped, the one running ends with its runner."""

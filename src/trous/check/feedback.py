@@ -1,23 +1,30 @@
-"""Words for the student: one exercise's result as French text (terminal) — the notebook and HTML
-renderers build on the same pieces."""
+"""Words for the student: one exercise's result as French text, for the terminal (`Report`) and for a
+notebook's check cell (`NotebookReport`: the same report, places named as cells, and its HTML).
+"""
 
 from __future__ import annotations
 
-from ..core.wording import plural
-from .selfcheck import DEPENDS, FAILED, NOT_REACHED, NOT_RUN, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED, WAITING, BlankResult, ExerciseResult
+import html
+import re
 
-SYMBOL = {PASSED: "✔", FAILED: "✘", UNFILLED: "…", NOT_RUN: "?", SKIPPED_CHECK: "–", DEPENDS: "○", NOT_REACHED: "○",
-          SUSPECT: "!"}
-STATUS = {
-    PASSED: "juste",
-    FAILED: "faux",
-    UNFILLED: "pas encore rempli (___)",
-    NOT_RUN: "non vérifié",
-    SKIPPED_CHECK: "vérification sautée",
-    DEPENDS: "dépend d'un autre trou",
-    NOT_REACHED: "pas encore vérifié (le programme s'arrête avant)",
-    SUSPECT: "à revoir",
+from ..core.wording import plural
+from .selfcheck import (DEPENDS, FAILED, NOT_REACHED, NOT_RUN, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED, BlankResult,
+                        ExerciseResult)
+
+# By status: its symbol, its word; pytest's category, its word with -v and colour; the notebook's colour.
+LOOK = {
+    PASSED: ("✔", "juste", "✔", "JUSTE", "green", "#15803d"),
+    FAILED: ("✘", "faux", "faux", "FAUX", "red", "#b91c1c"),
+    UNFILLED: ("…", "pas encore rempli (___)", "à remplir", "À REMPLIR", "yellow", "#a16207"),
+    NOT_RUN: ("?", "non vérifié", "en erreur", "EN ERREUR", "red", "#6b7280"),
+    SKIPPED_CHECK: ("–", "vérification sautée", "sans vérification", "SANS VÉRIFICATION", "green", "#6b7280"),
+    DEPENDS: ("○", "dépend d'un autre trou", "en attente", "EN ATTENTE", "cyan", "#0e7490"),
+    NOT_REACHED: ("○", "pas encore vérifié (le programme s'arrête avant)", "en attente", "PAS ENCORE VÉRIFIÉ", "cyan",
+                  "#0e7490"),
+    SUSPECT: ("!", "à revoir", "à revoir", "À REVOIR", "red", "#c2410c"),
 }
+SYMBOL = {status: look[0] for status, look in LOOK.items()}
+STATUS = {status: look[1] for status, look in LOOK.items()}
 
 
 def status_text(result: ExerciseResult, blank: BlankResult) -> str:
@@ -30,12 +37,6 @@ def status_text(result: ExerciseResult, blank: BlankResult) -> str:
     return STATUS[blank.status]
 
 
-def blank_title(result: ExerciseResult, blank: BlankResult) -> str:
-    total = len(result.blanks)
-    where = f"{result.path}:{blank.line}" if blank.line else result.path
-    return f"{where} — trou {blank.index + 1}/{total} « {blank.spec.id} » : {status_text(result, blank)}"
-
-
 def hint_text(blank: BlankResult) -> str:
     return blank.spec.hints[0]
 
@@ -45,32 +46,82 @@ def wants_hint(blank: BlankResult) -> bool:
     return blank.status in (FAILED, UNFILLED, SUSPECT)
 
 
-def blank_report(result: ExerciseResult, blank: BlankResult, *, with_problem: bool = True,
-                 details: bool = False) -> str:
-    """One blank not right yet. `details`: also what a waiting blank fails on meanwhile."""
-    lines = [blank_title(result, blank)]
-    lines += [f"    {line}" for problem in blank.problems + (blank.details if details else [])
-              for line in problem.split("\n")]
-    if with_problem and result.problem and blank.status not in (UNFILLED, *WAITING):
-        lines.append("")
-        lines += ["    " + ln for ln in problem_report(result).split("\n")]
-    if wants_hint(blank):
-        lines.append(f"    indice : {hint_text(blank)}")
-    return "\n".join(lines)
+class Report:
+    """One exercise's verdicts as text, for `trous check`, `watch` and `pytest exercises/`, places named
+    as lines of the file (NotebookReport names them as cells, and adds its HTML). `details`: what
+    waiting blanks fail on meanwhile; `step`: which blank first."""
+
+    def __init__(self, result: ExerciseResult, *, details: bool = False, step: bool = True):
+        self.result, self.details, self.with_step = result, details, step
+
+    def place(self, line: int | None) -> str:
+        return f"{self.result.path}:{line}" if line else self.result.path
+
+    def line_number(self, line: int) -> int:
+        """The number a quoted line is shown with."""
+        return line
+
+    def relocate(self, text: str) -> str:
+        """A text's « ligne 12 », said where the student finds it."""
+        return text
+
+    def title(self, blank: BlankResult) -> str:
+        total = len(self.result.blanks)
+        return (f"{self.place(blank.line)} — trou {blank.index + 1}/{total} « {blank.spec.id} » : "
+                f"{status_text(self.result, blank)}")
+
+    def summary(self) -> str:
+        r = self.result
+        right = sum(1 for b in r.blanks if b.passed)
+        total = len(r.blanks)
+        if r.passed:
+            return f"Bravo : les {total} trous sont justes."
+        return f"{right}/{total} trous justes, {r.filled}/{total} remplis."
+
+    def notes(self) -> list[str]:
+        return [self.relocate(n) for n in self.result.notes]
+
+    def problem(self) -> str | None:
+        """What stops the whole program (syntax error, crash…), once, above the blanks."""
+        r = self.result
+        if not r.problem:
+            return None
+        where = self.place(r.problem_line)
+        lines = [f"{where} — {self.relocate(r.problem)}" if where else self.relocate(r.problem)]
+        if r.problem_text:
+            number = f"{self.line_number(r.problem_line)} | " if r.problem_line else ""
+            first, *rest = r.problem_text.split("\n")
+            lines += [f"  {number}{first}", *("  " + " " * len(number) + t for t in rest)]
+        return "\n".join(lines)
+
+    def blank_lines(self, blank: BlankResult) -> list[str]:
+        shown = blank.problems + (blank.details if self.details else [])
+        return [line for problem in shown for line in self.relocate(problem).split("\n")]
+
+    def blank_text(self, blank: BlankResult, symbol: str | None = None) -> list[str]:
+        """The blank's title, then what is wrong and its hint, indented (also a grade cell's check)."""
+        lines = [f"{symbol or SYMBOL[blank.status]} {self.title(blank)}"]
+        lines += [f"    {line}" for line in self.blank_lines(blank)]
+        if wants_hint(blank):
+            lines.append(f"    indice : {hint_text(blank)}")
+        return lines
+
+    def step(self) -> str | None:
+        step = next_step(self.result) if self.with_step else None
+        return self.relocate(step) if step else None
+
+    def __str__(self) -> str:
+        r = self.result
+        out = [f"{r.exercise.id} — {r.exercise.title} : {self.summary()}"]
+        problem = self.problem()
+        out += ([problem] if problem else []) + [f"note : {n}" for n in self.notes()]
+        out += [f"  {line}" for blank in r.blanks for line in self.blank_text(blank)]
+        step = self.step()
+        return "\n".join(out + ([step] if step else []) + printed(r))
 
 
 def problem_report(result: ExerciseResult) -> str:
-    if not result.problem:
-        return ""
-    where = f"{result.path}:{result.problem_line}" if result.problem_line else result.path
-    first, *rest = result.problem.split("\n")
-    lines = [f"{where} — {first}"] + rest
-    if result.problem_text:
-        number = f"{result.problem_line} | " if result.problem_line else ""
-        text_lines = result.problem_text.split("\n")
-        lines.append(f"  {number}{text_lines[0]}")
-        lines += ["  " + " " * len(number) + t for t in text_lines[1:]]
-    return "\n".join(lines)
+    return Report(result).problem() or ""
 
 
 def exercise_state(result: ExerciseResult) -> str:
@@ -99,24 +150,7 @@ def next_step(result: ExerciseResult) -> str | None:
 
 
 def exercise_report(result: ExerciseResult, *, details: bool = False, step: bool = True) -> str:
-    """The whole exercise, for `trous check`, `watch` and `pytest exercises/`. `details`: what waiting
-    blanks fail on meanwhile; `step`: which blank first."""
-    lines = [f"{result.exercise.id} — {result.exercise.title}"]
-    if result.problem:
-        lines.append(problem_report(result))
-    for note in result.notes:
-        lines.append(f"note : {note}")
-    for blank in result.blanks:
-        if blank.status == PASSED:
-            lines.append(f"  {SYMBOL[PASSED]} trou {blank.index + 1} « {blank.spec.id} » : juste")
-        else:
-            body = blank_report(result, blank, with_problem=False, details=details).split("\n")
-            lines.append(f"  {SYMBOL[blank.status]} " + body[0])
-            lines += ["  " + ln for ln in body[1:]]
-    first = next_step(result) if step else None
-    if first:
-        lines.append(first)
-    return "\n".join(lines + printed(result))
+    return str(Report(result, details=details, step=step))
 
 
 def printed(result: ExerciseResult) -> list[str]:
@@ -135,3 +169,104 @@ def progress_line(results: list[ExerciseResult]) -> str:
     return (f"Progression : {passed}/{len(results)} {plural(len(results), 'exercice réussi')} · "
             f"{filled}/{total} {plural(total, 'trou rempli')} · {right}/{total} {plural(total, 'trou juste')}")
 
+
+# -- in a notebook --------------------------------------------------------------------------------
+COLORS = {status: look[5] for status, look in LOOK.items()}
+# JupyterLab breaks output lines anywhere (word-break: break-all), cutting « 0,21 » into « 0, » and
+# « 21 »: our blocks break between words only, and a word longer than the line may still wrap.
+WRAP = "white-space:pre-wrap;word-break:normal;overflow-wrap:break-word"
+_SHOWN = re.compile(r"^(\s*)(\d+) \| ", re.MULTILINE)
+
+
+class NotebookReport(Report):
+    """The notebook's: places named as cells (« ligne 3 de la cellule 4 »), and its HTML."""
+
+    def __init__(self, result: ExerciseResult, snapshot, notes: list[str] | None = None):
+        """`snapshot`: an inputs.answers.CellMap (checkcell.Snapshot in JupyterLab: it needs jupytext)."""
+        super().__init__(result)
+        self.snapshot, self.extra_notes = snapshot, list(notes or [])
+
+    def relocate(self, text: str) -> str:
+        """« ligne 12 » of the program → « ligne 3 de la cellule 4 » of the notebook."""
+        def shown(match):
+            return f"{match.group(1)}{self.line_number(int(match.group(2)))} | "
+        return _SHOWN.sub(shown, self.snapshot.relocate(text))
+
+    def line_number(self, line: int) -> int:
+        place = self.snapshot.where(line)
+        return place[1] if place else line
+
+    def place(self, line: int | None) -> str:
+        return self.snapshot.describe(line) or (f"ligne {line}" if line else "")
+
+    def _code_line(self, blank: BlankResult) -> str:
+        lines = self.snapshot.text.split("\n")
+        return lines[blank.line - 1].strip() if blank.line and 0 < blank.line <= len(lines) else ""
+
+    def title(self, blank: BlankResult) -> str:
+        total = len(self.result.blanks)
+        where = self.place(blank.line)
+        return (f"trou {blank.index + 1}/{total} « {blank.spec.id} »"
+                + (f" ({where})" if where else "") + f" : {status_text(self.result, blank)}")
+
+    def notes(self) -> list[str]:
+        notes = super().notes()
+        if self.snapshot.stale:
+            cells = ", ".join(str(c) for c in self.snapshot.stale)
+            notes.append(f"cellule(s) {cells} : pas exécutée(s) dans ce noyau, je vérifie leur version enregistrée")
+        return notes + self.extra_notes
+
+    def _repr_pretty_(self, printer, cycle) -> None:
+        printer.text(str(self))
+
+    # -- HTML (JupyterLab) ------------------------------------------------------------------------
+    def _repr_html_(self) -> str:
+        r = self.result
+        e = html.escape
+        color = COLORS[PASSED] if r.passed else "#1f2937"
+        parts = [f'<div class="trous-check" data-exercise="{e(r.exercise.id)}" data-passed="{str(r.passed).lower()}" '
+                 f'style="font-family:var(--jp-ui-font-family,sans-serif);font-size:14px;line-height:1.45;{WRAP}">',
+                 f'<div style="font-weight:700;color:{color};margin-bottom:6px">{e(r.exercise.id)} — '
+                 f'{e(r.exercise.title)} : {e(self.summary())}</div>']
+        for note in self.notes():
+            parts.append(f'<div style="color:#6b7280;font-style:italic">note : {e(note)}</div>')
+        if self.problem():
+            parts.append(f'<pre class="trous-problem" style="color:{COLORS[FAILED]};{WRAP}">'
+                         f'{e(self.problem())}</pre>')
+        parts.append('<ul style="list-style:none;padding-left:0;margin:4px 0">')
+        for blank in r.blanks:
+            c = COLORS[blank.status]
+            parts.append(f'<li class="trous-blank" data-blank="{e(blank.spec.id)}" data-status="{blank.status}" '
+                         f'style="margin:6px 0;padding:4px 8px;border-left:4px solid {c}">')
+            parts.append(f'<span style="color:{c};font-weight:700">{SYMBOL[blank.status]}</span> '
+                         f'<span style="font-weight:600">{e(self.title(blank))}</span>')
+            code = self._code_line(blank)
+            if code and blank.status != PASSED:
+                parts.append(f'<div><code style="white-space:pre">{e(code)}</code></div>')
+            lines = self.blank_lines(blank)
+            if lines:
+                parts.append(f'<pre style="margin:4px 0;{WRAP};background:none;padding:0">'
+                             f'{e(chr(10).join(lines))}</pre>')
+            if wants_hint(blank):
+                parts.append(self._hints_html(blank))
+            parts.append("</li>")
+        parts.append("</ul>")
+        step = self.step()
+        if step:
+            parts.append(f'<div class="trous-next" style="font-weight:600">{e(step)}</div>')
+        if r.output.strip():
+            shown = "\n".join(r.output.rstrip("\n").split("\n")[:40])
+            parts.append('<details><summary>ce que ton programme a affiché</summary>'
+                         f'<pre style="{WRAP}">{e(shown)}</pre></details>')
+        parts.append("</div>")
+        return "".join(parts)
+
+    def _hints_html(self, blank: BlankResult) -> str:
+        hints = blank.spec.hints
+        out = f'<div class="trous-hint">indice : {html.escape(hint_text(blank))}</div>'
+        # The next hints, one click each: the last one is close to the answer.
+        for level, text in enumerate(hints[1:], start=2):
+            out += (f'<details style="margin-left:12px"><summary>indice {level}/{len(hints)}</summary>'
+                    f'{html.escape(text)}')
+        out += "</details>" * (len(hints) - 1)
+        return out

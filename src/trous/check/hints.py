@@ -77,12 +77,8 @@ def solution_fills(exercise: Exercise) -> list[str] | None:
 
 # -- held-back hints, masked -----------------------------------------------------------------------
 def _key(course: str, exercise: str, blank: str, level: int, size: int) -> bytes:
-    out, counter = b"", 0
     seed = b"\0".join([_SALT, course.encode(), exercise.encode(), blank.encode(), str(level).encode()])
-    while len(out) < size:
-        out += hashlib.sha256(seed + counter.to_bytes(4, "big")).digest()
-        counter += 1
-    return out[:size]
+    return b"".join(hashlib.sha256(seed + i.to_bytes(4, "big")).digest() for i in range(size // 32 + 1))[:size]
 
 
 def mask(text: str, course: str, exercise: str, blank: str, level: int) -> str:
@@ -113,11 +109,6 @@ def held_document(course_id: str, exercises: list[Exercise], split: dict[tuple[s
     return {"version": HELD_VERSION, "cours": course_id, "trous": blanks}
 
 
-def _held(root: Path) -> dict | None:
-    data = _read(root / HELD_FILE)
-    return data if isinstance(data, dict) and data.get("version") == HELD_VERSION else None
-
-
 @dataclass(frozen=True)
 class Hint:
     text: str
@@ -133,7 +124,9 @@ def next_hint(exercise: Exercise, blank_index: int) -> Hint:
     ones; in the teacher's course, course.yaml's, judged with the solution."""
     blank, course = exercise.blanks[blank_index], exercise.course
     key = f"{exercise.id}/{blank.id}"
-    entry = (_held(course.root) or {}).get("trous", {}).get(key)
+    held = _read(course.root / HELD_FILE)
+    held = held if isinstance(held, dict) and held.get("version") == HELD_VERSION else {}
+    entry = held.get("trous", {}).get(key)
     if entry is not None:
         readable = int(entry.get("lisibles", 0))
         texts = list(blank.hints[:readable])

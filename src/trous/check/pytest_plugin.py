@@ -33,19 +33,9 @@ UNKNOWN_BLANK = "trou inconnu"
 @cache
 def categories() -> dict[str, tuple[str, str, str, str]]:
     """(category, mark, word for -v, colour) by blank status: pytest counts each category in its last line."""
-    from .selfcheck import DEPENDS, FAILED, NOT_REACHED, NOT_RUN, PASSED, SKIPPED_CHECK, SUSPECT, UNFILLED  # noqa: PLC0415
-    from .feedback import SYMBOL  # noqa: PLC0415
+    from .feedback import LOOK  # noqa: PLC0415
 
-    return {
-        PASSED: ("✔", SYMBOL[PASSED], "JUSTE", "green"),
-        SKIPPED_CHECK: ("sans vérification", SYMBOL[SKIPPED_CHECK], "SANS VÉRIFICATION", "green"),
-        FAILED: ("faux", SYMBOL[FAILED], "FAUX", "red"),
-        UNFILLED: ("à remplir", SYMBOL[UNFILLED], "À REMPLIR", "yellow"),
-        DEPENDS: ("en attente", SYMBOL[DEPENDS], "EN ATTENTE", "cyan"),
-        NOT_REACHED: ("en attente", SYMBOL[NOT_REACHED], "PAS ENCORE VÉRIFIÉ", "cyan"),
-        SUSPECT: ("à revoir", SYMBOL[SUSPECT], "À REVOIR", "red"),
-        NOT_RUN: ("en erreur", SYMBOL[NOT_RUN], "EN ERREUR", "red"),
-    }
+    return {status: (category, mark, word, colour) for status, (mark, _, category, word, colour, _) in LOOK.items()}
 
 
 def pytest_addoption(parser):
@@ -177,7 +167,7 @@ def pytest_pycollect_makemodule(module_path: Path, parent):
 
 class CheckModule(pytest.Module):
     """Collected in place of an exercise file: one item per blank of its exercise, if its public checks
-    hold any `Check`. Their test functions are part of their blank's verdict (testchecks.py), not items."""
+    hold any `Check`. Their test functions are part of their blank's verdict (selfcheck.py), not items."""
 
     def _getobj(self):
         return load_module(_public_exercise(Path(self.path)).checks_path)

@@ -1,6 +1,11 @@
 """The student's self-check: run their file once per variant, evaluate the public checks, and say
 for each blank whether it is unfilled, right, wrong (expected versus obtained), waiting for another
 blank that is not right yet, or not reached.
+
+Then the public checks' test functions (`@pytest.mark.trou` in exercises/test_*.py), as grading counts
+them: without them, the self-check would call « juste » a blank only a test refuses. They run as
+`pytest exercises/` would, on the student's file, under the self-check's limits: a failure makes its
+blank wrong (a waiting blank keeps it in its details); a broken test is the course's fault, said so.
 """
 
 from __future__ import annotations
@@ -15,8 +20,9 @@ from ..core.course import BlankSpec, Exercise, available, limits_for
 from ..core.protocol import CRASH, EXIT, SKIPPED, TIMEOUT, Job, Probe, ProbeResult, Unit, UnitResult
 from . import blame
 from .blame import DEPENDS, FAILED, NOT_REACHED, PASSED, SUSPECT, UNFILLED
-from ..core.judge import (Verdict, describe_error, disclosure, in_context, is_blank_name_error, judge, not_checked,
-                          variant_context)
+from ..core.judge import (Verdict, describe_error, disclosure, in_context, is_blank_name_error, judge, judge_test,
+                          not_checked, variant_context)
+from ..grade.testworker import TestFunctions
 
 # Besides blame's (DEPENDS: neither right nor wrong yet; SUSPECT: right so far but suspected;
 # NOT_REACHED: neither, the program stops before its checks, on another blank):
@@ -135,10 +141,6 @@ def never_computed(flow: flow_mod.Flow, expect: Expect, unit: UnitResult) -> boo
     return bool(unfinished and reads and unfinished & reads)
 
 
-def _not_computed(expect: Expect, unit: UnitResult) -> Verdict:
-    return Verdict(False, in_context(variant_context(expect), not_checked(unit.error)), unit.error.line)
-
-
 def _failure_line(unit: UnitResult, probe: ProbeResult, stop_line: int | None) -> int | None:
     """The line of the student's file where this expectation's run failed with an error, if it did.
     A unit skipped because an earlier one of its exercise timed out or crashed failed at that line."""
@@ -150,10 +152,6 @@ def _failure_line(unit: UnitResult, probe: ProbeResult, stop_line: int | None) -
     if unit.status != "ok" and unit.error is not None:
         return unit.error.line
     return None
-
-
-def _names(exercise: Exercise, indexes) -> str:
-    return ", ".join(f"« {exercise.blanks[i].id} »" for i in indexes)
 
 
 def interpret(exercise: Exercise, analysis: Analysis, context, results: list[UnitResult]) -> ExerciseResult:
@@ -175,7 +173,8 @@ def interpret(exercise: Exercise, analysis: Analysis, context, results: list[Uni
         # Each run's own flow: a variant's values cut the blanks that computed them.
         run_flow = flow_of(analysis, [name for name, _ in expect.overrides]) if expect.variant and trouble else flow
         stale = probe.evaluated and never_computed(run_flow, expect, unit)
-        verdict = _not_computed(expect, unit) if stale else verdicts[k]
+        verdict = (Verdict(False, in_context(variant_context(expect), not_checked(unit.error)), unit.error.line)
+                   if stale else verdicts[k])
         depends = frozenset(i for i in run_flow.depends(expect.expr, expect.setup) if i < count) - {index}
         values = frozenset(i for i in run_flow.value_depends(expect.expr, expect.setup) if i < count)
         line = None if verdict.ok else (unit.error.line if stale else _failure_line(unit, probe, stop_line))
@@ -263,17 +262,15 @@ def _unexplained_stops(results: list[UnitResult], variants: dict, outcomes: list
 def _glossed_once(failures: list[str]) -> list[str]:
     """The same « piste : … » under several failures of a blank is given under the first one only."""
     seen: set[str] = set()
-    out = []
-    for failure in failures:
-        lines = []
-        for line in failure.split("\n"):
-            if line.startswith("piste : "):
-                if line in seen:
-                    continue
-                seen.add(line)
-            lines.append(line)
-        out.append("\n".join(lines))
-    return out
+
+    def first_time(line: str) -> bool:
+        if not line.startswith("piste : "):
+            return True
+        new = line not in seen
+        seen.add(line)
+        return new
+
+    return ["\n".join(line for line in failure.split("\n") if first_time(line)) for failure in failures]
 
 
 def _said_on_the_example(failed: list, reasons: dict[int, str]) -> None:
@@ -321,9 +318,62 @@ def _waiting(exercise: Exercise, decisions, causes: tuple[int, ...], reached: bo
 
 
 def _suspicion(exercise: Exercise, others: tuple[int, ...], evidence: list[str]) -> list[str]:
-    whose = _names(exercise, others) if others else "ce trou"
+    whose = ", ".join(f"« {exercise.blanks[i].id} »" for i in others) if others else "ce trou"
     lines = [f"ses vérifications passent, mais celles de {whose}, qui utilisent son résultat, échouent :"]
     lines += ["  " + line for reason in evidence for line in reason.split("\n")]
     if others:
         lines.append(f"vérifie-le d'abord ; s'il est juste, c'est {whose} qu'il faut revoir")
     return lines
+
+
+# -- the public checks' test functions -------------------------------------------------------------
+COURSE_FAULT = "une vérification de l'exercice ne fonctionne pas (erreur du cours, pas la tienne) : {what}"
+
+
+def self_check(runner, exercise, analysis) -> ExerciseResult:
+    """The whole self-check of `analysis` on `runner` (a Runner or a RunnerPool): its declarations, then
+    its test functions. The notebooks' self-check (publish/nbgrader/incell.py) calls it; checker.py
+    takes the same two steps, with jobs sent ahead."""
+    job, context = prepare(exercise, analysis)
+    if context is None:  # nothing can run: the verdicts are known
+        return job
+    result = interpret(exercise, analysis, context, runner.run(job) if job.units else [])
+    apply_test_functions(runner, exercise, analysis, result)
+    return result
+
+
+def apply_test_functions(runner, exercise, analysis, result) -> None:
+    """Run the exercise's public test functions on the student's file; fold their verdicts into `result`."""
+    if result.problem is not None:  # the file does not run at all: already said, once
+        return
+    tests = TestFunctions(exercise.course, [exercise], public_only=True)
+    try:
+        if tests.problems:
+            result.notes.append(COURSE_FAULT.format(what=tests.problems[0].splitlines()[0]))
+            return
+        wanted = [(blank, tests.of(exercise.id, blank.spec.id)) for blank in result.blanks]
+        wanted = [(blank, found) for blank, found in wanted if found and blank.status != UNFILLED]
+        if not wanted:
+            return
+        limits = limits_for(exercise)
+        with runner.session(Unit(analysis.source.text, analysis.path, wall=limits.wall), limits) as session:
+            for blank, found in wanted:
+                for outcome in tests.run(found, session):
+                    if outcome.outcome == "bug":
+                        result.notes.append(COURSE_FAULT.format(what=outcome.test.label))
+                        continue
+                    verdict = judge_test(outcome)
+                    if verdict is not None and not verdict.ok:
+                        _fail(blank, verdict)
+    finally:
+        tests.close()
+
+
+def _fail(blank: BlankResult, verdict) -> None:
+    if blank.status in (PASSED, SKIPPED_CHECK, SUSPECT):
+        blank.status, blank.problems, blank.causes = FAILED, [verdict.reason], ()
+        blank.line = verdict.line or blank.line
+    elif blank.status == FAILED:
+        blank.problems.append(verdict.reason)
+    elif blank.status in WAITING:
+        blank.details.append(verdict.reason)

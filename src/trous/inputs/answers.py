@@ -7,7 +7,7 @@ work, and locked cells are restored by nbgrader anyway. Whatever reads the noteb
 the hidden cells in the kernel, the out-of-kernel check) builds the same text, so they all grade the
 same program, with the line numbers of `exercises/<id>.py`. Messages must speak of the notebook
 (« ligne 3 de la cellule de réponse 1 », a locked code cell named by its first line): `CellMap` has
-what `notebooks.report.NotebookReport` asks of a snapshot, so the check cell renders with the same
+what `check.feedback.NotebookReport` asks of a snapshot, so the check cell renders with the same
 report as `trous lab`. A locked cell a student changed is restored by nbgrader's autograde (saying
 so only in the teacher's log); the grade never depends on it, but the student and teacher are told.
 """

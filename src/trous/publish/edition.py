@@ -132,21 +132,16 @@ def build(course: Course, dest: str | Path, make_zip: bool = True) -> Path:
     (dest / "requirements-lab.txt").write_text(f"-r requirements.txt\n{LAB_REQUIREMENTS}", encoding="utf-8")
     (dest / "pytest.ini").write_text("[pytest]\ntestpaths = exercises\n", encoding="utf-8")
     (dest / ".gitignore").write_text(".venv/\n__pycache__/\n.trous/etat.json\n.trous/cours-valide.json\n", encoding="utf-8")
-    (dest / "LISEZMOI.md").write_text(student_readme(course, lines), encoding="utf-8")
+    # LISEZMOI.md, in the course's own words: its title, its exercises, its own notebook if any
+    first, explorer = course.exercises[0].id, course.explorer
+    other = course.exercises[1].id if len(course.exercises) > 1 else first  # « pour un autre » exercise
+    mention = f" `{explorer.file}` contient {explorer.title}." if explorer is not None else ""
+    (dest / "LISEZMOI.md").write_text(STUDENT_README.format(title=course.title, exercises="\n".join(lines), first=first,
+                                                            other=other, explorer=mention), encoding="utf-8")
     if make_zip:
         _write_zip(dest.with_suffix(".zip"), {f"{dest.name}/{p.relative_to(dest).as_posix()}": p.read_bytes()
                                               for p in sorted(dest.rglob("*")) if p.is_file()})
     return dest
-
-
-def student_readme(course: Course, lines: list[str]) -> str:
-    """LISEZMOI.md, in the course's own words: its title, its exercises, its own notebook if any."""
-    first = course.exercises[0].id
-    other = course.exercises[1].id if len(course.exercises) > 1 else first  # « pour un autre » exercise
-    explorer = course.explorer
-    mention = f" `{explorer.file}` contient {explorer.title}." if explorer is not None else ""
-    return STUDENT_README.format(title=course.title, exercises="\n".join(lines), first=first, other=other,
-                                 explorer=mention)
 
 
 HEADER = """\

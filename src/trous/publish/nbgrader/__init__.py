@@ -1,6 +1,6 @@
 """The course as an nbgrader course, graded in nbgrader (autograde) or by `trous grade`, same grades.
 
-`build` (`trous nbgrader build`), `notebooks`, `wording`: the course directory; `incell`:
+`build` (`trous nbgrader build`), `notebooks`: the course directory; `incell`:
 what the notebook's cells run in the kernel; `preprocessors`, `kernel`, `kernel_entry`, `exchange`,
 `zipcollect`: nbgrader's steps done trous's way.
 
@@ -61,7 +61,7 @@ class BlankGuard(ast.NodeTransformer):
 
 
 def load_ipython_extension(ipython, note: str | None = None) -> None:
-    """`%load_ext trous.publish.nbgrader` (also notebooks/tracking.py, with its note)."""
+    """`%load_ext trous.publish.nbgrader` (also `%load_ext trous.publish.notebooks`, with its note)."""
     if note and note not in _note:
         _note.append(note)
     if ipython is None or id(ipython) in _installed:

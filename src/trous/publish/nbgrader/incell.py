@@ -27,8 +27,8 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
-from ...check import testchecks
-from ...check.selfcheck import UNFILLED, WAITING, ExerciseResult
+from ...check.feedback import NotebookReport
+from ...check.selfcheck import UNFILLED, WAITING, ExerciseResult, self_check
 from ...core import blanks as blanks_mod
 from ...core.analysis import Analysis, analyse_bytes
 from ...core.course import Exercise
@@ -40,7 +40,6 @@ from ...inputs.answers import CellMap, cell_map
 from ...outputs.outcome import TrouFaux, blank_outcome
 from ...sandbox.backend import LIMITS, choose
 from ...sandbox.pool import RunnerPool
-from ..notebooks.report import NotebookReport
 
 _public: dict[str, Bundle] = {}
 _hidden_done: set[tuple[str, str]] = set()
@@ -80,15 +79,16 @@ def _candidates(exercise_id: str) -> list[Path]:
     return own + [Path(f"{exercise_id}.ipynb")]
 
 
-def _read_cells(exercise_id: str) -> list[dict] | None:
+def _read_cells(exercise_id: str, checked: bool = True) -> list[dict] | None:
+    """The cells of the first candidate notebook (`checked`: holding the exercise's check cell)."""
     for path in _candidates(exercise_id):
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            cells = json.loads(path.read_text(encoding="utf-8")).get("cells")
+        except (OSError, ValueError, AttributeError):
             continue
-        cells = data.get("cells") if isinstance(data, dict) else None
-        if isinstance(cells, list) and any(_check_bundle(c, exercise_id) for c in cells if isinstance(c, dict)):
-            return [c for c in cells if isinstance(c, dict)]
+        cells = [c for c in cells if isinstance(c, dict)] if isinstance(cells, list) else None
+        if cells is not None and (not checked or any(_check_bundle(c, exercise_id) for c in cells)):
+            return cells
     return None
 
 
@@ -102,24 +102,19 @@ def _public_bundle(exercise_id: str) -> Bundle | None:
     if exercise_id not in _public:
         found = (_check_bundle(cell, exercise_id) for cell in _read_cells(exercise_id) or [])
         bundle = next((b for b in found if b is not None), None)
-        if bundle is None:
-            return None
-        _public[exercise_id] = bundle
-    return _public[exercise_id]
+        if bundle is not None:
+            _public[exercise_id] = bundle
+    return _public.get(exercise_id)
 
 
 # -- the student's code ----------------------------------------------------------------------------
 def _from_file(bundle: Bundle) -> dict[str, str] | None:
     if os.environ.get("NBGRADER_EXECUTION") not in ("autograde", "validate"):
         return None
+    # autograde's kernel sees the notebook reduced to its answer and check cells (a check cell may be gone)
     cells = _read_cells(bundle.exercise_id)
-    if cells is None:  # autograde's kernel sees the notebook reduced to its answer and check cells
-        try:
-            data = json.loads(Path(f"{bundle.exercise_id}.ipynb").read_text(encoding="utf-8"))
-            cells = data.get("cells", [])
-        except (OSError, ValueError, AttributeError):
-            return None
-    return answers.from_cells(cells)
+    cells = _read_cells(bundle.exercise_id, checked=False) if cells is None else cells
+    return None if cells is None else answers.from_cells(cells)
 
 
 def _aligned(template: str, text: str) -> bool:
@@ -201,7 +196,7 @@ class Examiner:
 
     def self_check(self, exercise: Exercise, analysis: Analysis) -> ExerciseResult:
         """The self-check's verdicts on `analysis`, an exercise of a bundle or of a course."""
-        return testchecks.self_check(self._pool(), exercise, analysis)
+        return self_check(self._pool(), exercise, analysis)
 
     def close(self) -> None:
         if self.pool is not None:

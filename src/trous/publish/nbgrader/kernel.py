@@ -167,11 +167,10 @@ class SandboxedKernelManager(AsyncKernelManager):
         work = os.path.join(self._private, "dossier")
         private_copy(cwd, work)
         sockets = os.path.dirname(self.connection_file)
-        root = os.geteuid() == 0
-        if root and self._lease is None:
-            self._lease = uids.Lease()
-        uid = self._lease.uids[0] if root else None
-        if root:
+        uid = None
+        if os.geteuid() == 0:
+            self._lease = self._lease or uids.Lease()
+            uid = self._lease.uids[0]
             # Writable by the kernel's group while it binds its sockets; kernel_entry then removes
             # that right as the directory's owner, before any student code runs.
             os.chown(sockets, 0, uid)
@@ -179,13 +178,12 @@ class SandboxedKernelManager(AsyncKernelManager):
             os.chown(self.connection_file, 0, uid)
             os.chmod(self.connection_file, 0o640)
         outer_env = kw.get("env") or {}
-        env = dict(KERNEL_ENV)
         passed = ("NBGRADER_EXECUTION", "NBGRADER_VALIDATING", "JPY_SESSION_NAME")
-        env.update({key: outer_env[key] for key in passed if key in outer_env})
+        env = {**KERNEL_ENV, **{key: outer_env[key] for key in passed if key in outer_env}}
         config = {"uid": uid, "memory_mb": self.memory_mb, "processes": self.processes, "file_mb": self.file_mb,
                   "sockets": sockets}
         inner = sandbox_mod.python_module("trous.publish.nbgrader.kernel_entry", json.dumps(config), "--", *kernel_cmd)
-        argv = bwrap_argv(inner, env, (work, cwd), sockets, root)
+        argv = bwrap_argv(inner, env, (work, cwd), sockets, uid is not None)
         kw["env"] = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
         kw.setdefault("stdout", subprocess.DEVNULL)  # ipykernel's banner about Ctrl-C, once per notebook
         return await super()._async_launch_kernel(argv, **kw)
@@ -214,20 +212,17 @@ class SandboxedKernelManager(AsyncKernelManager):
 
 # The errors a cell the kernel did not finish ends with.
 KERNEL_DIED, NOT_RUN_NAME, TIMEOUT_NAME = "NoyauArrete", "NonExecutee", "TempsEcoule"
-DEAD = (KERNEL_DIED, "le noyau s'est arrêté pendant cette cellule (os._exit, plantage ou mémoire épuisée) : "
-        "les cellules suivantes n'ont pas été exécutées ; chaque trou est noté quand même, hors du noyau")
+_REST = "les cellules suivantes n'ont pas été exécutées ; chaque trou est noté quand même, hors du noyau"
+DEAD = (KERNEL_DIED, "le noyau s'est arrêté pendant cette cellule (os._exit, plantage ou mémoire épuisée) : " + _REST)
 NOT_RUN = (NOT_RUN_NAME, "cellule non exécutée : le noyau s'était arrêté plus haut")
 TIMED_OUT = ("cette cellule s'exécutait encore après {seconds} s, la limite de temps {whose} : elle a été "
              "interrompue, et la suite du carnet exécutée")
 NOT_RERUN = (NOT_RUN_NAME, "cellule non exécutée dans le noyau : une cellule plus haut a dépassé sa limite de temps, "
              "et cette cellule relancerait le même programme ; ce qu'elle vérifie est corrigé hors du noyau")
-LATE = ("les sorties de cette cellule n'avaient pas fini d'arriver {seconds} s après sa fin : le noyau a été "
-        "arrêté, les cellules suivantes n'ont pas été exécutées ; chaque trou est noté quand même, hors du noyau")
+LATE = ("les sorties de cette cellule n'avaient pas fini d'arriver {seconds} s après sa fin : le noyau a été arrêté, "
+        + _REST)
 STUCK = ("cette cellule s'exécutait encore après {seconds} s, la limite de temps {whose}, et le noyau n'a pas "
-         "répondu à l'interruption : il a été arrêté, les cellules suivantes n'ont pas été exécutées ; chaque trou "
-         "est noté quand même, hors du noyau")
-
-
+         "répondu à l'interruption : il a été arrêté, " + _REST)
 
 
 class SandboxedExecute(Execute):
@@ -243,11 +238,6 @@ class SandboxedExecute(Execute):
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
         super().__init__(*args, **kwargs)
-        self._dead = False
-        self._timed_out = False
-        self._interrupted = None  # the cell nbclient last interrupted
-        self._exercise_timeout: float | None = None
-        self._outside: set[int] = set()  # the grade cells VerifyGrades writes (their id())
 
     @staticmethod
     def _error(cell, name: str, message: str) -> None:
@@ -324,8 +314,9 @@ class SandboxedExecute(Execute):
 
     def preprocess(self, nb, resources=None, km=None):
         self._dead = self._timed_out = False
-        self._interrupted = None
+        self._interrupted = None  # the cell nbclient last interrupted
         cells = grade_cells(nb)
+        # the grade cells VerifyGrades writes (their id())
         self._outside = {id(c) for entries in cells.values() for c, _, _ in entries} if self._verified() else set()
         limits = [b.exercise.get("timeout") for entries in cells.values() for _, _, b in entries]
         limits = [float(t) for t in limits if isinstance(t, (int, float)) and t > 0]

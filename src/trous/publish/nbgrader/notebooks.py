@@ -1,7 +1,7 @@
 """One exercise as an nbgrader source notebook (the teacher's: solutions and hidden tests in).
 
 Cells, in order: the cells of `exercises/<id>.py` (jupytext): markdown locked, reworded for a notebook
-(wording.py); code with blanks as autograded answer cells (the solution here, the template's `___` in
+(RULES); code with blanks as autograded answer cells (the solution here, the template's `___` in
 the release: `preprocessors.ClearBlanks`), each announced by a locked line (« Cellule de réponse 1 »);
 code without blanks locked. Before the first code cell, a locked preparation cell (`%load_ext
 trous.publish.nbgrader`: an unfilled blank is said in French, at its line). After each answer cell,
@@ -14,6 +14,7 @@ exercise and blank ids, no timestamp or tool version is written.
 from __future__ import annotations
 
 import pprint
+import re
 
 import jupytext
 import nbformat
@@ -23,11 +24,31 @@ from ...core.course import Exercise, ExplorerSpec
 from ...core.wording import count
 from ...inputs import bundle as bundle_mod
 from ...inputs.bundle import TROUS_KEY, answer_cells, grade_id
-from .wording import for_notebook, left_over
 
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 INCELL = "trous.publish.nbgrader.incell"
+
+# The exercise's instructions, said for a notebook user: no course folder nor terminal there (« lance
+# `pytest exercises/` » becomes the check cell). The exercise file itself, hence the grade, is unchanged.
+CHECK_CELL = "la cellule de vérification, en bas du carnet"
+RUN_CELLS = "exécute les cellules du carnet"
+
+# Each rule: (pattern, replacement). Backticked commands first, then the phrases that name running
+# the file. Patterns match across line breaks (a command may start at the end of a line).
+RULES: list[tuple[re.Pattern, str]] = [
+    (re.compile(r"`trous hint[^`]*`\s+donne\s+des\s+indices(?:,\s+de\s+plus\s+en\s+plus\s+précis)?"),
+     "la cellule de vérification donne un indice pour chaque trou"),
+    (re.compile(r"`trous (?:hint|check|watch|list)[^`]*`"), CHECK_CELL),
+    (re.compile(r"`(?:python -m )?pytest[^`]*`"), CHECK_CELL),
+    (re.compile(r"\s*\(\s*`python3? [^`]*exercises/[^`]*`\s*\)"), ""),
+    (re.compile(r"\blance\s+`python3? [^`]*`"), RUN_CELLS),
+    (re.compile(r"`python3? [^`]*exercises/[^`]*`"), "les cellules du carnet"),
+    (re.compile(r"\btu\s+lances\s+le\s+fichier\b"), "tu exécutes les cellules du carnet"),
+    (re.compile(r"\blance\s+le\s+fichier\b"), RUN_CELLS),
+    (re.compile(r"`exercises/([0-9]{2}_[a-z0-9_]+)\.py`"), r"le carnet `\1.ipynb`"),
+]
+LEFT_OVER = re.compile(r"pytest|exercises/|trous (?:hint|check|watch|list)\b|python3? \S+\.py")
 
 
 class BuildError(Exception):
@@ -92,12 +113,19 @@ EXPLAIN = ("**Vérifier ton travail.** La cellule suivante relance ton code depu
            "faux ne coûte pas les autres.")
 
 
+def for_notebook(markdown: str) -> str:
+    """The markdown of an instruction cell, as a notebook user must read it."""
+    for pattern, replacement in RULES:
+        markdown = pattern.sub(replacement, markdown)
+    return markdown
+
+
 def _markdown(exercise: Exercise, source: str) -> str:
     text = for_notebook(source)
-    found = left_over(text)
+    found = LEFT_OVER.findall(text)  # what still speaks of the terminal or the course folder
     if found:
         raise BuildError(f"{exercise.template_path} : la consigne parle encore du terminal ({', '.join(found)}) ; "
-                         "le carnet ne peut pas le dire ainsi (voir publish/nbgrader/wording.py)")
+                         "le carnet ne peut pas le dire ainsi (voir RULES dans publish/nbgrader/notebooks.py)")
     return text
 
 
@@ -160,8 +188,7 @@ def source_notebook(exercise: Exercise) -> nbformat.NotebookNode:
             if template_cell.source != solution_cell.source:
                 raise BuildError(f"{exercise.solution_path} : une cellule sans trou diffère de l'exercice")
             counters["code"] += 1
-            gid = grade_id(exercise, "code", counters["code"])
-            cells.append(_cell(code, template_cell.source, gid, locked=True))
+            cells.append(_cell(code, template_cell.source, grade_id(exercise, "code", counters["code"]), locked=True))
         else:
             raise BuildError(f"{exercise.template_path} : cellule de type {kind} non prise en charge")
     if next_blank != len(exercise.blanks):
@@ -172,9 +199,11 @@ def source_notebook(exercise: Exercise) -> nbformat.NotebookNode:
     return notebook(cells)
 
 
-def explorer_notebook(explorer: ExplorerSpec) -> nbformat.NotebookNode:
-    """The course's own notebook (course.yaml's `explorer:`): its text, then its code."""
-    return notebook([nbformat.v4.new_markdown_cell(for_notebook(explorer.text), id="carnet-du-cours-texte"),
+def explorer_notebook(explorer: ExplorerSpec, reword: bool = True) -> nbformat.NotebookNode:
+    """The course's own notebook (course.yaml's `explorer:`): its text (`reword`: said for a notebook user
+    without a terminal, as nbgrader's; JupyterLab's student has one), then its code."""
+    text = for_notebook(explorer.text) if reword else explorer.text
+    return notebook([nbformat.v4.new_markdown_cell(text, id="carnet-du-cours-texte"),
                      nbformat.v4.new_code_cell(explorer.code, id="carnet-du-cours-code")])
 
 

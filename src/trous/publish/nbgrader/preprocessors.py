@@ -170,20 +170,15 @@ class TeacherGrades(Preprocessor):
         return cell, resources
 
 
-def hidden_lines(source: str) -> list[str]:
-    """The lines of the source's hidden-test blocks, long enough to mean something."""
-    shown = set(released(source).split("\n"))
-    return [line.strip() for line in source.split("\n") if line not in shown and len(line.strip()) >= 12
-            and HIDDEN_BEGIN not in line and HIDDEN_END not in line]  # the delimiters are no secret
-
-
 def secrets_of(nb) -> list[str]:
     """Text that must not reach a student: hidden-test lines, and the hidden bundles' solution and
     grader lines (long enough to mean something, and absent from the public material)."""
     secrets = {"corriger_trou(", HIDDEN_BEGIN}
     for cell in nb.cells:
-        if cell.cell_type == "code" and utils.is_grade(cell):
-            secrets.update(hidden_lines(cell.source))
+        if cell.cell_type == "code" and utils.is_grade(cell):  # its hidden-test blocks' lines (not the delimiters)
+            shown = set(released(cell.source).split("\n"))
+            secrets.update(line.strip() for line in cell.source.split("\n") if line not in shown
+                           and len(line.strip()) >= 12 and HIDDEN_BEGIN not in line and HIDDEN_END not in line)
     for entries in grade_cells(nb).values():
         for _, _, bundle in entries:
             public = bundle.template + "\n" + bundle.checks

@@ -25,13 +25,10 @@ from ...inputs.intake import student_id as _student_id
 def split_name(full_name: str, last_name_first: bool = False) -> tuple[str | None, str | None]:
     """(first name, last name) of Moodle's full name."""
     words = full_name.split()
-    if not words:
-        return None, None
-    if len(words) == 1:
-        return None, words[0]
-    if last_name_first:
-        return " ".join(words[1:]), words[0]
-    return words[0], " ".join(words[1:])
+    if len(words) < 2:
+        return None, (words[0] if words else None)
+    first, last = (words[1:], words[:1]) if last_name_first else (words[:1], words[1:])
+    return " ".join(first), " ".join(last)
 
 
 class MoodleCollector(FileNameCollectorPlugin):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 
 def load_ipython_extension(ipython) -> None:
-    from .tracking import install  # noqa: PLC0415 - the CLI imports this package: kept light
+    from .checkcell import install  # noqa: PLC0415 - the CLI imports this package: kept light
 
     install(ipython)
 

@@ -15,10 +15,10 @@ from pathlib import Path
 import jupytext
 import nbformat
 
-from ...core.course import TEMPLATES_DIR, Course, Exercise, ExplorerSpec
+from ...core.course import TEMPLATES_DIR, Course, Exercise
 from ...inputs.filenames import FORMAT
 from ..edition import build as build_edition
-from ..nbgrader.notebooks import notebook as new_notebook
+from ..nbgrader.notebooks import explorer_notebook, notebook as new_notebook
 from .checkcell import is_ours
 
 PAIRING = {"formats": "ipynb,py:percent", "notebook_metadata_filter": "-all"}
@@ -76,12 +76,6 @@ def write_exercise(exercise: Exercise) -> Path:
     return target
 
 
-def explorer_notebook(explorer: ExplorerSpec):
-    """The notebook a course declares (course.yaml's `explorer:`): its text, then its code (nbgrader's
-    says its text for a notebook user without a terminal; here the student has one)."""
-    return new_notebook([nbformat.v4.new_markdown_cell(explorer.text), nbformat.v4.new_code_cell(explorer.code)])
-
-
 @dataclass
 class Built:
     written: list[Path]
@@ -124,6 +118,6 @@ def build(course: Course, force: bool = False) -> Built:
         if explorer.exists() and not force:
             kept.append(explorer)
         else:
-            nbformat.write(explorer_notebook(course.explorer), explorer)
+            nbformat.write(explorer_notebook(course.explorer, reword=False), explorer)
             written.append(explorer)
     return Built(written, kept)

@@ -3,28 +3,76 @@ same run, checks and verdicts as `pytest exercises/`).
 
 What is judged is exactly the `.py` that saving the paired notebook would write (jupytext), each code
 cell replaced by the code last run in it when newer than the save, so the check cell and pytest agree;
-and where each cell landed is kept, to say « ligne 3 de la cellule 4 ».
+and where each cell landed is kept, to say « ligne 3 de la cellule 4 ». What ran is what the extension
+(`%load_ext trous.publish.notebooks`: `install`) records, JupyterLab sending each cell's id to IPython's
+`pre_run_cell`; it also installs the blank guard (publish/nbgrader/__init__.py: IPython's `___` output
+cache would make an unfilled blank silently '') and says a NameError in French, with its line.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import time
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
 import jupytext
 import nbformat
 
+from ...check.feedback import NotebookReport
 from ...core.analysis import analyse_source
 from ...core.course import Course, Exercise
 from ...core.source import Source
 from ...inputs.answers import CellMap, Span
 from ...inputs.filenames import FORMAT, OUR_TAG  # what grading a .ipynb reads and leaves out
+from ..nbgrader import load_ipython_extension as install_guard  # the same guard as nbgrader's notebooks
 from ..nbgrader.incell import self_checker
-from . import tracking
-from .report import NotebookReport
-from .tracking import Ran
+
+
+# -- what the student ran ---------------------------------------------------------------------------
+STILL_CHECKED = "La vérification, en bas du notebook, dit où en sont tous tes trous."
+
+
+@dataclass(frozen=True)
+class Ran:
+    source: str
+    at: float  # time.time() when the cell started
+
+
+_RAN: dict[str, Ran] = {}
+_INSTALLED: set[int] = set()
+
+
+def _record(info) -> None:
+    cell_id = getattr(info, "cell_id", None)
+    if cell_id:
+        _RAN[cell_id] = Ran(info.raw_cell, time.time())
+
+
+def install(ipython) -> None:
+    if ipython is None or id(ipython) in _INSTALLED:
+        return
+    ipython.events.register("pre_run_cell", _record)
+    install_guard(ipython, note=STILL_CHECKED)  # no cell reads IPython's `___` output cache: it raises, in French
+    ipython.set_custom_exc((NameError,), calm_name_error)
+    _INSTALLED.add(id(ipython))
+
+
+def calm_name_error(shell, etype, value, tb, tb_offset=None) -> list[str]:
+    """A NameError in an exercise notebook, in French: the name, the line, what usually causes it."""
+    frames = traceback.extract_tb(tb)
+    last = frames[-1] if frames else None
+    where = f", ligne {last.lineno} de sa cellule :\n    {last.line.strip()}" if last and last.line else ""
+    name = getattr(value, "name", None)
+    lines = [f"✘ NameError: {value}{where}"]
+    if name:
+        lines.append(f"  piste : « {name} » n'existe pas encore ici : une cellule du dessus s'est-elle arrêtée avant "
+                     "de le définir, ou n'a-t-elle pas été exécutée ? Sinon, une faute de frappe (majuscules comprises) ?")
+    lines.append(f"  {STILL_CHECKED}")
+    shell._showtraceback(etype, value, lines)  # IPython leaves it to the handler to show (ipykernel: an error output)
+    return lines
 
 
 @dataclass
@@ -113,25 +161,25 @@ def _shown(path: Path, root: Path) -> str:
 
 
 def check(exercise_id: str, notebook: str | None = None, course: Course | None = None) -> NotebookReport:
-    prepared = tracking.installed()
+    prepared = bool(_INSTALLED)
     try:  # from now on, cells run in this kernel are seen as run (the preparation cell does this first)
         from IPython import get_ipython  # noqa: PLC0415
 
-        tracking.install(get_ipython())
+        install(get_ipython())
     except ImportError:
         pass
     course = course or Course.find(Path.cwd())
     exercise = course.exercise(exercise_id)
     path = notebook_of(exercise, notebook)
-    ran = tracking.ran()
-    snap = take(path, ran)
+    seen = dict(_RAN)
+    snap = take(path, seen)
     notes = []
     if not prepared:
         snap.stale = []
-        if tracking.installed():
+        if _INSTALLED:
             notes.append("la cellule de préparation (en haut) n'a pas été exécutée : je vérifie la version "
                          "enregistrée du notebook. Exécute-la, puis tes cellules, ou enregistre (Ctrl+S)")
-    elif not ran:
+    elif not seen:
         snap.stale = []  # this front end does not say which cell runs (nbclient…): the file is the truth
     analysis = analyse_source(exercise, Source(path=_shown(path, course.root), text=snap.text))
     # One runner for the kernel's life: the second check does not pay the sandbox's start again.
