@@ -74,15 +74,12 @@ def _offsets(text: str) -> list[int]:
 
 def markers(text: str) -> list[_Marker]:
     """The marker comments of a solution, in order (none: today's format)."""
-    starts = _offsets(text)
-    found = []
+    starts, found = _offsets(text), []
     try:
-        toks = list(tokenize.generate_tokens(io.StringIO(text).readline))
+        comments = [t for t in tokenize.generate_tokens(io.StringIO(text).readline) if t.type == tokenize.COMMENT]
     except (tokenize.TokenError, SyntaxError):
         return []
-    for tok in toks:
-        if tok.type != tokenize.COMMENT:
-            continue
+    for tok in comments:
         match = _MARKER.search(tok.string)
         if not match or not tok.line[:tok.start[1]].strip():
             continue  # a comment alone on its line (a Markdown cell's text) is never a marker
@@ -120,14 +117,9 @@ def _valued(solution: str, tree: ast.AST) -> list[tuple[ast.AST, int, int]]:
 
 def _names(node: ast.AST) -> list[str]:
     targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
-    names = []
-    for target in targets:
-        for sub in ast.walk(target) if target is not None else []:
-            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
-                names.append(sub.id)
-            elif isinstance(sub, ast.Attribute) and isinstance(sub.ctx, ast.Store):
-                names.append(sub.attr)
-    return names
+    stored = [sub for target in targets if target is not None for sub in ast.walk(target)
+              if isinstance(sub, (ast.Name, ast.Attribute)) and isinstance(sub.ctx, ast.Store)]
+    return [sub.id if isinstance(sub, ast.Name) else sub.attr for sub in stored]
 
 
 def derive(solution: str) -> Derived:
@@ -206,11 +198,9 @@ def _check_ids(pending: list[tuple[_Marker, list[str | None]]]) -> None:
 def _apply(text: str, edits: list[tuple[int, int, str]]) -> str:
     out, last = [], 0
     for begin, end, replacement in sorted(edits):
-        out.append(text[last:begin])
-        out.append(replacement)
+        out += [text[last:begin], replacement]
         last = end
-    out.append(text[last:])
-    return "".join(out)
+    return "".join(out) + text[last:]
 
 
 def _short(text: str) -> str:

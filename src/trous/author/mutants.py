@@ -238,7 +238,7 @@ def _function_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterat
         for a, b in (("sum", "max"), ("max", "min"), ("min", "max"), ("max", "sum")):
             if name == a:
                 yield f"{a} → {b}", OTHER, ast.Call(ast.Name(b, ast.Load()), node.args, node.keywords)
-        if name in ("sqrt",) and len(args) == 1:
+        if name == "sqrt" and len(args) == 1:
             yield "racine oubliée", OTHER, copy.deepcopy(args[0])
 
 
@@ -464,7 +464,7 @@ def printed_values(output: str) -> list[list | str]:
     return found
 
 
-def _as_number(token: str) -> float | bool | None:
+def as_number(token: str) -> float | bool | None:
     if token in ("True", "False"):
         return token == "True"
     try:
@@ -489,7 +489,7 @@ def _matches(printed, value, tolerance: float) -> bool:
         if not (isinstance(printed, list) and isinstance(value, list)) or len(printed) != len(value):
             return False
         return all(_matches(p, v, tolerance) for p, v in zip(printed, value))
-    number = _as_number(printed)
+    number = as_number(printed)
     if isinstance(value, bool) or isinstance(number, bool):
         return number is value
     if not isinstance(value, (int, float)) or number is None:

@@ -90,12 +90,10 @@ def __trous_runtime__():
             return scalar(v.item())  # what cannot be read is nothing, in obs
         if s is not None:
             return s
-        if t is str:
+        if t in (str, dict):
             r = repr(v)
-            out = [("valeur", r if len(r) <= 120 else "#" + digest(v.encode("utf-8", "replace"))), ("longueur", len(v))]
-            if len(r) <= 120:
-                out.append(("littéral", r))
-            return tuple(out)
+            out = (("valeur", r if len(r) <= 120 else "#" + digest(r.encode("utf-8", "replace"))), ("longueur", len(v)))
+            return out + (("littéral", r),) if t is str and len(r) <= 120 else out
         if t is range:
             r = repr(v).replace("range(0, ", "range(")
             return (("valeur", r), ("littéral", r))
@@ -134,9 +132,6 @@ def __trous_runtime__():
                         and all(len(scalar(x) or ()) == 2 for x in v):  # each written as Python
                     out.append(("littéral", r))
             return tuple(out)
-        if t is dict:
-            r = repr(v)
-            return (("valeur", r if len(r) <= 120 else "#" + digest(r.encode("utf-8", "replace"))), ("longueur", len(v)))
         return None  # functions, modules, generators, objects: no data to compare
 
     def obs(key, value):
@@ -246,35 +241,35 @@ def nodes_of(fill: str, blank: int) -> list[Node]:
             for k, n in enumerate(_eligible(tree))]
 
 
+def _rebuilt(tree: ast.AST, changes: dict) -> ast.AST:
+    """`tree` with each node whose id is in `changes` replaced by `changes[id](node)`, inner nodes first."""
+
+    class Rebuild(ast.NodeTransformer):
+        def visit(self, node):
+            change = changes.get(id(node))
+            node = self.generic_visit(node)
+            return node if change is None else change(node)
+
+    return ast.fix_missing_locations(Rebuild().visit(tree))
+
+
 def instrument(fill: str, blank: int) -> str | None:
     """The fill with each eligible sub-expression wrapped in `__trous_obs__("blank:k", …)`."""
     tree = parse(fill)
     if tree is None:
         return None
-    wrap = {id(n): k for k, n in enumerate(_eligible(tree))}
 
-    class Wrap(ast.NodeTransformer):
-        def visit(self, node):
-            k = wrap.get(id(node))
-            node = self.generic_visit(node)
-            if k is None:
-                return node
-            return ast.Call(ast.Name("__trous_obs__", ast.Load()), [ast.Constant(f"{blank}:{k}"), node], [])
+    def wrap(k):
+        return lambda node: ast.Call(ast.Name("__trous_obs__", ast.Load()), [ast.Constant(f"{blank}:{k}"), node], [])
 
-    return unparsed(Wrap().visit(tree))
+    return unparsed(_rebuilt(tree, {id(n): wrap(k) for k, n in enumerate(_eligible(tree))}))
 
 
 def swapped(tree: ast.AST, target: ast.AST, replacement: ast.AST) -> ast.AST:
     """A copy of `tree` with its node `target` replaced by `replacement` (`tree` itself unchanged)."""
     memo: dict = {}
     copied = copy.deepcopy(tree, memo)
-    old = memo[id(target)]
-
-    class Swap(ast.NodeTransformer):
-        def visit(self, node):
-            return replacement if node is old else self.generic_visit(node)
-
-    return ast.fix_missing_locations(Swap().visit(copied))
+    return _rebuilt(copied, {id(memo[id(target)]): lambda _: replacement})
 
 
 def replace_node(fill: str, k: int, text: str) -> str | None:
@@ -397,21 +392,16 @@ def plan(exercise: Exercise, solution: str, fills, checks: list[Check], limits: 
     """One unit per variant (the course's own inputs first), each expectation's expression tagged.
     A public check that needs an optional module (torch…) is left out: a student without it does
     not get it."""
-    wrapped = {f.index: instrument(f.text, f.index) for f in fills}
-    texts = {index: f"({text})" for index, text in wrapped.items() if text is not None}
+    texts = {f.index: f"({wrapped})" for f in fills if (wrapped := instrument(f.text, f.index)) is not None}
     text = with_prelude(blanks_mod.splice(solution, fills, texts), RUNTIME)
     by_blank_index = {b.id: i for i, b in enumerate(exercise.blanks)}
     plans: dict[tuple, list[tuple[int, bool, object]]] = {(): []}  # variant key → (blank, hidden, expect)
     for check in checks:
         hidden = any(e.hidden for e in check.expects)
-        if not hidden and check.requires:
-            continue
-        index = by_blank_index.get(check.blank)
-        if index is None:
+        if check.blank not in by_blank_index or (check.requires and not hidden):
             continue
         for expect in check.expects:
-            key = expect.overrides
-            plans.setdefault(key, []).append((index, hidden, expect))
+            plans.setdefault(expect.overrides, []).append((by_blank_index[check.blank], hidden, expect))
     units, tags = [], []
     for key, expects in plans.items():
         probes: list[Probe] = []
@@ -451,12 +441,10 @@ def read(plan: Plan, results) -> Observations:
             else:
                 side = "cachée" if hidden else "publique"
                 what = f"la vérification {side} « {expect.label or expect.expr} »"
-            ident = (index, hidden, what)
-            world = worlds.get(ident)
-            if world is None:
-                world = worlds[ident] = World(hidden, what, tuple(n for n, _ in unit.overrides))
-                observations.worlds[index].append(world)
-            _add(world, dumped, tag, index)
+            if (index, hidden, what) not in worlds:
+                worlds[index, hidden, what] = World(hidden, what, tuple(n for n, _ in unit.overrides))
+                observations.worlds[index].append(worlds[index, hidden, what])
+            _add(worlds[index, hidden, what], dumped, tag, index)
     return observations
 
 
@@ -550,18 +538,12 @@ def gaps(observations: Observations, blank: int) -> list[Gap]:
     """What the hidden checks of `blank` vary and its public checks do not (see the module's docstring)."""
     worlds = observations.worlds.get(blank, [])
     public: dict[str, dict[str, set]] = {}
-    for world in worlds:
-        if not world.hidden:
-            for key, features in world.seen.items():
-                _union(public.setdefault(key, {}), features)
+    for key, features in [item for world in worlds if not world.hidden for item in world.seen.items()]:
+        _union(public.setdefault(key, {}), features)
     found: dict[tuple[str, str], Gap] = {}
     nodes = {n.key: n for n in observations.nodes.get(blank, [])}
-    for world in worlds:
-        if not world.hidden:
-            continue
-        for key, features in world.seen.items():
-            if key not in nodes or key not in public:
-                continue
+    for world in [w for w in worlds if w.hidden]:
+        for key, features in [(k, f) for k, f in world.seen.items() if k in nodes and k in public]:
             for name, values in features.items():
                 shown = public[key].get(name)
                 where = (nodes[key].text, name)  # the same name read twice is said once

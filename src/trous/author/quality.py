@@ -26,20 +26,19 @@ import numpy
 
 from ..check.selfcheck import ExerciseResult, interpret, prepare
 from ..core.analysis import Analysis, analyse_source
-from ..core.blanks import BLANK, splice
-from ..core.checks import Check, load_checks, load_module
+from ..core.blanks import BLANK, defined_name, splice
+from ..core.checks import Check, TestResult, load_checks, load_module
 from ..core.compare import compare
 from ..core.course import Course, Exercise, limits_for
 from ..core.encode import encode
 from ..core.protocol import OK, Job, Probe, Unit, UnitResult
 from ..core.source import Source, read
 from ..grade.engine import Grader, GraderError
-from ..core.checks import TestResult
 from ..grade.testworker import has_tests
 from ..sandbox.pool import RunnerPool
 from . import observe
 from .mutants import (AS_INT, AS_LIST, EXAMPLE, FAMILIES, HARD_CODED, HARD_CODED_LABELS, KIND, PASTED,
-                      Candidate, is_array, kind_mutants, literal, mutants, pasted, rounded, rounded_fills)
+                      Candidate, as_number, is_array, kind_mutants, literal, mutants, pasted, rounded, rounded_fills)
 
 KEEP = "__trous_keep__"
 PRELUDE = (f"__trous_seen__ = {{}}\n__trous_kind__ = {{}}\n"
@@ -63,6 +62,8 @@ class Mutant:
     public_text: str  # the file the public checks run: the solution with only this blank changed
     family: str  # mutants.FAMILIES
     whole_file: bool = False
+    refused: bool = False  # loses its blank's points in grading
+    refused_by_public_test: bool = False  # a public test function (exercises/test_*.py) fails on it
 
 
 @dataclass
@@ -117,8 +118,7 @@ def _statements(solution: str, fills) -> dict[int, tuple[int, int, str]]:
         body = ast.parse(solution).body
     except SyntaxError:
         return {}
-    spans = [(n.lineno, n.end_lineno, n.targets[0].id) for n in body if isinstance(n, ast.Assign)
-             and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)]
+    spans = [(n.lineno, n.end_lineno, defined_name(n)) for n in body if isinstance(n, ast.Assign) and defined_name(n)]
     return {f.index: span for span in spans for f in fills if span[0] <= f.line <= span[1]}
 
 
@@ -135,15 +135,13 @@ def _printing_job(exercise: Exercise, solution: str, fills) -> Job:
     Run as `__main__` only when a blank's statement may be pasted and there is such a block (an
     exercise may time things there)."""
     kept = {f.index: f"{KEEP}({f.index}, ({f.text}))" for f in fills}
-    statements = _statements(solution, fills)
-    probes = [Probe(f"__trous_seen__[{f.index}]") for f in fills]
-    probes += [Probe(f"__trous_kind__[{f.index}]") for f in fills]
-    probes += [Probe(name) for _, _, name in statements.values()]
-    probes += [Probe(KIND_OF.format(name)) for _, _, name in statements.values()]
+    names = [name for _, _, name in _statements(solution, fills).values()]
+    expressions = [f"__trous_{what}__[{f.index}]" for what in ("seen", "kind") for f in fills]
+    probes = tuple(Probe(e) for e in expressions + names + [KIND_OF.format(name) for name in names])
     # After a docstring and `from __future__` imports, which must stay first.
     plain = observe.with_prelude(splice(solution, fills, kept), PRELUDE)
-    units = [Unit(plain, f"solutions/{exercise.id}.py", tuple(probes), group="plain")]
-    if statements and "__main__" in solution:
+    units = [Unit(plain, f"solutions/{exercise.id}.py", probes, group="plain")]
+    if names and "__main__" in solution:
         units.append(Unit(solution, f"solutions/{exercise.id}.py", module_name="__main__",
                           wall=min(MAIN_WALL, limits_for(exercise).wall), group="main"))
     return Job(tuple(units), limits_for(exercise), capture_output=True)
@@ -246,11 +244,7 @@ def example_values(fill, observations) -> list[Candidate]:
             continue
         if len(facts.get(node.k, {}).get("valeur", ())) <= 1:
             continue  # the same on every check: written out, it is the fill itself on every input the course has
-        texts = [value]
-        try:
-            number = float(value)
-        except ValueError:
-            number = None
+        texts, number = [value], as_number(value)
         if number is not None and math.isfinite(number) and round(number, 2) != number:
             texts.append(repr(round(number, 2)))
         shown = node.text if len(node.text) <= 40 else node.text[:37] + "…"
@@ -412,12 +406,7 @@ class _Examination:
         self.course, self.exercises, self.grader, self.pool, self.report = course, exercises, grader, pool, report
         self.by_id = {e.id: e for e in exercises}
         self.equivalents = {e.id: _equivalents(e) for e in exercises}
-        self.batch: list[tuple[str, dict]] = []
-        self.plan: dict[str, tuple[str, Mutant | None]] = {}  # copy's name → what it is
-        self.refused: set[int] = set()  # id() of the mutants that lose their blank's points
-        # Grading runs the public test functions (exercises/test_*.py), not public_verdicts: id() of
-        # the mutants one of them refuses count on the public side from here.
-        self.refused_by_public_test: set[int] = set()
+        self.copies: dict[str, tuple[str, Mutant | None, bytes]] = {}  # copy's name → (what it is, mutant, text)
         self.tests: dict[str, TestTally] = {}
         self.lock = threading.Lock()
 
@@ -427,11 +416,11 @@ class _Examination:
             observations, printed = seen[exercise.id]
             self._coverage(exercise, observations)
             solution = read(exercise.solution_path).text
-            self._add(f"solution:{exercise.id}", exercise, solution.encode(), "solution")
-            self._add(f"modele:{exercise.id}", exercise, exercise.template_path.read_bytes(), "template")
-            fills = self.grader.refs[exercise.id].fills
-            for n, mutant in enumerate(generate(exercise, solution, fills, observations, printed)):
-                self._add(f"mutant:{exercise.id}:{n}", exercise, mutant.text.encode(), "mutant", mutant)
+            found = generate(exercise, solution, self.grader.refs[exercise.id].fills, observations, printed)
+            self.copies[f"solution:{exercise.id}"] = ("solution", None, solution.encode())
+            self.copies[f"modele:{exercise.id}"] = ("template", None, exercise.template_path.read_bytes())
+            for n, mutant in enumerate(found):
+                self.copies[f"mutant:{exercise.id}:{n}"] = ("mutant", mutant, mutant.text.encode())
         self.grader.observe = self._on_test
         self._grade()
         self._public_side()
@@ -450,10 +439,6 @@ class _Examination:
                 self.report.add(exercise.id, observe.coverage_message(blank.id, found),
                                 f"exercises/test_{exercise.id}.py")
 
-    def _add(self, key: str, exercise: Exercise, data: bytes, kind: str, mutant: Mutant | None = None) -> None:
-        self.batch.append((key, {exercise.id: data}))
-        self.plan[key] = (kind, mutant)
-
     def _blank_id(self, mutant: Mutant) -> str:
         return self.by_id[mutant.exercise].blanks[mutant.blank].id
 
@@ -463,7 +448,7 @@ class _Examination:
 
     def _on_test(self, student: str, outcome: TestResult) -> None:
         """Told by the engine of each test function's outcome on each generated copy."""
-        kind, mutant = self.plan[student]
+        kind, mutant, _ = self.copies[student]
         if kind != "mutant" or not outcome.ran or outcome.outcome not in ("passed", "failed"):
             return
         test = outcome.test
@@ -471,8 +456,7 @@ class _Examination:
             return  # a whole-file mutant also runs the other blanks' tests
         with self.lock:
             if not test.hidden:
-                if outcome.outcome == "failed":
-                    self.refused_by_public_test.add(id(mutant))
+                mutant.refused_by_public_test |= outcome.outcome == "failed"
                 return
             tally = self.tests.setdefault(test.nodeid, TestTally(test.exercise, test.blank, test.name))
             tally.mutants += 1
@@ -480,8 +464,9 @@ class _Examination:
 
     def _grade(self) -> None:
         told: set[str] = set()  # tests that misbehaved on a generated copy, said once each
-        for grade in self.grader.grade_many(self.batch):
-            kind, mutant = self.plan[grade.student]
+        batch = [(key, {key.split(":")[1]: data}) for key, (_, _, data) in self.copies.items()]
+        for grade in self.grader.grade_many(batch):
+            kind, mutant, _ = self.copies[grade.student]
             exercise_id = grade.student.split(":")[1]
             result = grade.exercise(exercise_id)
             path = f"graders/test_{exercise_id}.py"
@@ -498,14 +483,11 @@ class _Examination:
             elif kind == "template" and result.score > 0:
                 self.report.add(exercise_id, f"l'exercice non rempli obtient {result.score} point(s)", path)
             elif kind == "mutant":
-                self._survivor(mutant, result.blanks[mutant.blank].score, path)
+                mutant.refused = result.blanks[mutant.blank].score == 0
+                if not mutant.refused and not self._equivalent(mutant):
+                    self._survivor(mutant, path)
 
-    def _survivor(self, mutant: Mutant, score: float, path: str) -> None:
-        if score == 0:
-            self.refused.add(id(mutant))
-            return
-        if self._equivalent(mutant):
-            return
+    def _survivor(self, mutant: Mutant, path: str) -> None:
         said = f"mutant survivant au trou « {self._blank_id(mutant)} » ({mutant.label}) : {mutant.fill[:160]}"
         if mutant.family == KIND and kind_blind(mutant.label):
             # Not the grader's fault: the comparison itself cannot tell these kinds apart yet.
@@ -516,20 +498,19 @@ class _Examination:
 
     def _public_side(self) -> None:
         """Each mutant that is not the right answer through the public checks: the tallies and the escapes."""
-        judged = [m for kind, m in self.plan.values() if kind == "mutant" and not self._equivalent(m)]
+        judged = [m for kind, m, _ in self.copies.values() if kind == "mutant" and not self._equivalent(m)]
         tallies = {(e.id, b.id): Tally(e.id, b.id) for e in self.exercises for b in e.blanks}
         families = {f: Tally(family=f) for f in FAMILIES}
         for mutant, verdict in zip(judged, public_verdicts(self.course, judged, self.pool)):
             blank_id = self._blank_id(mutant)
-            refused = id(mutant) in self.refused
-            passed = verdict.passed and id(mutant) not in self.refused_by_public_test
+            passed = verdict.passed and not mutant.refused_by_public_test
             for tally in (tallies[(mutant.exercise, blank_id)],
                           families.setdefault(mutant.family, Tally(family=mutant.family))):
                 tally.mutants += 1
-                tally.hidden += refused
+                tally.hidden += mutant.refused
                 tally.public += not passed
-                tally.escapes += passed and refused
-            if passed and refused:
+                tally.escapes += passed and mutant.refused
+            if passed and mutant.refused:
                 self.report.escapes.append(Escape(mutant, blank_id, verdict.broken))
                 said = (f"un mutant « {mutant.family} » passe les vérifications publiques du trou « {blank_id} » "
                         f"({mutant.label}) : {mutant.fill[:160]} — le correcteur caché le refuse : l'élève "
@@ -570,6 +551,13 @@ def kind_blind(label: str) -> bool:
     return False
 
 
+def _counts(tally: Tally) -> str:
+    return f"{tally.mutants:>7} {tally.hidden:>6} {tally.public:>6} {tally.escapes:>18}"
+
+
+_COUNTS = f"{'mutants':>7} {'caché':>6} {'public':>6} {'passent en public':>18}"
+
+
 def mutant_table(tallies: list[Tally], escapes: list[Escape]) -> list[str]:
     """Per blank: the generated mutants, how many the hidden grader refuses and how many the public
     checks refuse, then the escapes (refused in secret, « juste » in public), one per line."""
@@ -577,15 +565,14 @@ def mutant_table(tallies: list[Tally], escapes: list[Escape]) -> list[str]:
         return []
     lines = ["Mutants générés, trou par trou : refusés par le correcteur caché, par les vérifications publiques,",
              "et refusés en secret mais « justes » en public (✘ : le cours échoue) :",
-             f"  {'exercice':<18} {'trou':<16} {'mutants':>7} {'caché':>6} {'public':>6} {'passent en public':>18}"]
+             f"  {'exercice':<18} {'trou':<16} {_COUNTS}"]
     for tally in tallies:
-        found = [e for e in escapes if (e.mutant.exercise, e.blank_id) == (tally.exercise, tally.blank)]
-        lines.append(f"  {tally.exercise:<18} {tally.blank:<16} {tally.mutants:>7} {tally.hidden:>6} {tally.public:>6} "
-                     f"{len(found):>18}")
-        for escape in found:
-            broken = f" (casse la suite : {escape.broken})" if escape.broken else ""
-            mutant = escape.mutant
-            lines.append(f"      ✘ {mutant.family}, {mutant.label}{broken} : {mutant.fill[:120]}")
+        lines.append(f"  {tally.exercise:<18} {tally.blank:<16} {_counts(tally)}")
+        for escape in escapes:
+            if (escape.mutant.exercise, escape.blank_id) == (tally.exercise, tally.blank):
+                broken = f" (casse la suite : {escape.broken})" if escape.broken else ""
+                mutant = escape.mutant
+                lines.append(f"      ✘ {mutant.family}, {mutant.label}{broken} : {mutant.fill[:120]}")
     lines.append(f"  {sum(t.mutants for t in tallies)} mutants, {len(escapes)} refusé(s) en secret mais "
                  "accepté(s) en public")
     return lines
@@ -595,10 +582,8 @@ def family_table(families: list[Tally]) -> list[str]:
     """Per family of mistakes: the generated mutants, how many each side refuses, how many escape."""
     if not families:
         return []
-    return ["Mutants par famille d'erreurs :",
-            f"  {'famille':<24} {'mutants':>7} {'caché':>6} {'public':>6} {'passent en public':>18}",
-            *(f"  {f.family:<24} {f.mutants:>7} {f.hidden:>6} {f.public:>6} {f.escapes:>18}"
-              for f in families)]
+    return ["Mutants par famille d'erreurs :", f"  {'famille':<24} {_COUNTS}",
+            *(f"  {f.family:<24} {_counts(f)}" for f in families)]
 
 
 def test_table(tests: list[TestTally]) -> list[str]:
