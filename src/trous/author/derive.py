@@ -221,20 +221,18 @@ def id_problems(derived: Derived, declared: list[str], solution_path: str) -> li
     ids = derived.ids
     if ids == declared:
         return []
-    if len(ids) != len(declared) or set(ids) != set(declared):
-        missing = [i for i in ids if i not in declared]
-        extra = [i for i in declared if i not in ids]
-        if len(ids) != len(declared) or not (len(missing) == len(extra) == 1):
-            text = (f"la solution marque {len(ids)} trou(s) ({', '.join(ids)}), course.yaml en déclare "
-                    f"{len(declared)} ({', '.join(declared)})")
-            if missing:
-                text += " ; à ajouter dans course.yaml, dans cet ordre : " + " ; ".join(
-                    f"« - id: {i} » avec son hint" for i in missing)
-            if extra:
-                text += f" ; inconnus de la solution : {', '.join(extra)}"
-            return [Problem(solution_path, derived.blanks[0].line if derived.blanks else None, text)]
-    problems = []
-    order = ", ".join(ids)
+    missing = [i for i in ids if i not in declared]
+    extra = [i for i in declared if i not in ids]
+    if len(ids) != len(declared) or (set(ids) != set(declared) and not len(missing) == len(extra) == 1):
+        text = (f"la solution marque {len(ids)} trou(s) ({', '.join(ids)}), course.yaml en déclare "
+                f"{len(declared)} ({', '.join(declared)})")
+        if missing:
+            text += " ; à ajouter dans course.yaml, dans cet ordre : " + " ; ".join(
+                f"« - id: {i} » avec son hint" for i in missing)
+        if extra:
+            text += f" ; inconnus de la solution : {', '.join(extra)}"
+        return [Problem(solution_path, derived.blanks[0].line if derived.blanks else None, text)]
+    problems, order = [], ", ".join(ids)
     for i, (blank, name) in enumerate(zip(derived.blanks, declared)):
         if blank.id == name:
             continue
@@ -295,16 +293,13 @@ def write_exercises(course, only: list[str] | None = None, dry: bool = False) ->
         derived, problems = check(exercise, solution)
         if derived is None and not problems:
             continue  # today's format: the exercise file is the author's own
-        marked += 1
-        stale = [p for p in problems if p.path == str(exercise.path.relative_to(course.root))]
-        for problem in problems:
-            if problem in stale and not dry:
-                continue
+        marked, rel = marked + 1, exercise.path.relative_to(course.root)
+        stale = [p for p in problems if p.path == str(rel)]
+        for problem in [p for p in problems if dry or p not in stale]:
             ok = False
             out.append(f"erreur : {problem.path}{f':{problem.line}' if problem.line else ''} : {problem.message}")
         if derived is None:
             continue
-        rel = exercise.path.relative_to(course.root)
         if stale and not dry:
             exercise.path.parent.mkdir(parents=True, exist_ok=True)
             exercise.path.write_text(derived.student, encoding="utf-8")
@@ -366,13 +361,11 @@ def mark(template: str, solution: str, ids: list[str]) -> str:
         if node.end_lineno in additions:
             raise DeriveError(node.end_lineno, "deux marqueurs sur une même ligne : garde l'exercice tel quel")
         additions[node.end_lineno] = text
-    out = []
-    for number, line in enumerate(solution.splitlines(keepends=True), 1):
-        if number in additions:
-            body, newline = (line[:-1], "\n") if line.endswith("\n") else (line, "")
-            line = f"{body.rstrip()}  {additions[number]}{newline}"
-        out.append(line)
-    marked = "".join(out)
+    lines = solution.splitlines(keepends=True)
+    for number, text in additions.items():
+        newline = "\n" if lines[number - 1].endswith("\n") else ""
+        lines[number - 1] = f"{lines[number - 1].rstrip()}  {text}{newline}"
+    marked = "".join(lines)
     derived = derive(marked)
     if not _same_but_spacing(derived.student, template) or derived.ids != ids:
         where = first_line_differing(derived.student, template)

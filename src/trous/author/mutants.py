@@ -131,20 +131,13 @@ def _axis_rewrites(node: ast.Call, facts: _Facts) -> Iterator[tuple[str, str, as
     if has and axis == "?":
         return
     if has:
-        others = [a for a in (0, 1, -1, None) if a != axis]
-        for other in others:
-            if facts.same_axes(operand, axis, other):
-                continue
-            label = "axe oublié" if other is None else f"axis={other}"
-            yield label, AXIS, _with_axis(node, other)
-        for kw in node.keywords:
-            if kw.arg == "keepdims":
-                yield "keepdims oublié", AXIS, ast.Call(node.func, node.args, [k for k in node.keywords
-                                                                                if k.arg != "keepdims"])
+        for other in [a for a in (0, 1, -1, None) if a != axis and not facts.same_axes(operand, axis, a)]:
+            yield "axe oublié" if other is None else f"axis={other}", AXIS, _with_axis(node, other)
+        if any(kw.arg == "keepdims" for kw in node.keywords):
+            yield "keepdims oublié", AXIS, ast.Call(node.func, node.args, [k for k in node.keywords
+                                                                            if k.arg != "keepdims"])
     elif name not in ("any", "all") and not (len(node.args) > (1 if operand is not node.func.value else 0)):
-        for other in (0, -1):
-            if facts.same_axes(operand, None, other):
-                continue
+        for other in [a for a in (0, -1) if not facts.same_axes(operand, None, a)]:
             yield f"axis={other} ajouté", AXIS, _with_axis(node, other)
 
 
@@ -186,9 +179,8 @@ def _subscript_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Itera
         if isinstance(inner, ast.Attribute) and inner.attr == "shape" and _int_constant(index) is not None:
             axis = _int_constant(index)
             for other in (0, 1, -1):
-                if other != axis and not facts.always(inner.value, "carrée"):
-                    if facts.same_axes(inner.value, axis, other):
-                        continue
+                if other != axis and not facts.always(inner.value, "carrée") \
+                        and not facts.same_axes(inner.value, axis, other):
                     at = ast.Constant(other) if other >= 0 else ast.UnaryOp(ast.USub(), ast.Constant(1))
                     shape = ast.Subscript(inner, at, node.ctx)
                     yield f"shape[{other}] au lieu de shape[{axis}]", COINCIDENT, shape
@@ -268,11 +260,10 @@ def _method_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator
             yield "moyenne non retirée", COINCIDENT, rms
         if attr == "transpose" and node.args:
             yield ".T au lieu de transpose(...)", AXIS, ast.Attribute(node.func.value, "T", ast.Load())
-        for kw in node.keywords:
-            if kw.arg == "k" and attr in ("tril", "triu"):
-                yield "diagonale décalée", OFF_BY_ONE, ast.Call(node.func, node.args,
-                                                                [k for k in node.keywords if k.arg != "k"])
-        if attr in ("tril", "triu") and not any(kw.arg == "k" for kw in node.keywords):
+        if attr in ("tril", "triu") and any(kw.arg == "k" for kw in node.keywords):
+            yield "diagonale décalée", OFF_BY_ONE, ast.Call(node.func, node.args,
+                                                            [k for k in node.keywords if k.arg != "k"])
+        elif attr in ("tril", "triu"):
             for k in (1, -1):
                 yield f"diagonale k={k}", OFF_BY_ONE, ast.Call(node.func, node.args,
                                                                node.keywords + [ast.keyword("k", ast.Constant(k))])
@@ -381,9 +372,7 @@ def literal(value, array: bool = False) -> str | None:
     value = decode(value)
     if isinstance(value, Opaque):
         return None
-    text = repr(value)
-    if "nan" in text or "inf" in text:
-        text = text.replace("nan", 'float("nan")').replace("-inf", 'float("-inf")').replace("inf", 'float("inf")')
+    text = repr(value).replace("nan", 'float("nan")').replace("-inf", 'float("-inf")').replace("inf", 'float("inf")')
     if array:
         text = f"__import__('numpy').array({text})"
     return text if len(text) < 5000 else None

@@ -1,18 +1,14 @@
 """Is each hidden grader good enough, and do the public checks agree with it? (part of `trous doctor`)
 
-0. each fill's sub-expressions are observed on every check (observe.py): a blank fails the course
-when a hidden check varies what it reads and none of its public checks does; 1. the reference
-solutions get full marks; 2. the shipped exercises get zero; 3. each blank's generated wrong fills
-(mutants.py, by family) lose that blank's points. A mutant that keeps them *survives*: either the
-grader misses a mistake, or the mutant is the right answer written another way, and the grader
-module lists it in `EQUIVALENT_MUTANTS = {"blank_id": ["fill", …]}` with a comment saying why.
-
-4. Each mutant also goes through its blank's public checks as `pytest exercises/` runs them (the
-solution with only that blank changed; a public test function failing on it counts too). Refused in
-secret but accepted in public, it is an *escape*: the student reads « juste », then loses the point;
-any escape fails the course. Tables count, per blank, per family and per hidden test function
-(`@pytest.mark.trou`), what each side refuses; a test function in graders/ that belongs to no
-exercise is an error (trous grade would never run it).
+0. what each fill's sub-expressions read is observed on every check (observe.py): a blank fails when
+a hidden check varies it and no public check does; 1. the solutions get full marks; 2. the shipped
+exercises zero; 3. each blank's generated wrong fills (mutants.py) lose its points. A mutant that keeps
+them *survives*: the grader misses a mistake, or the mutant is the right answer written another way,
+listed in the grader's `EQUIVALENT_MUTANTS = {"blank_id": ["fill", …]}` with a comment saying why.
+4. Each mutant also goes through its blank's public checks as `pytest exercises/` runs them: refused
+in secret but accepted in public, it is an *escape* (« juste », then the point lost), which fails the
+course. Tables count what each side refuses, per blank, per family and per hidden test function; a
+test function in graders/ that belongs to no exercise is an error (trous grade would never run it).
 """
 
 from __future__ import annotations
@@ -266,10 +262,10 @@ def _normal(text: str) -> str:
 
 
 # -- the public checks, as `pytest exercises/` runs them ------------------------------------------
-def _broken(mutant: Mutant, analysis, result: UnitResult) -> str | None:
+def _broken(mutant: Mutant, analysis, run: PublicRun) -> str | None:
     """Where the program stops when the mutant's own line ran: a later line broke."""
-    error = result.error
-    if result.status == OK or error is None or error.line is None or mutant.whole_file:
+    error = run.units[run.plain].error if run.units and run.units[run.plain].status != OK else None
+    if error is None or error.line is None or mutant.whole_file:
         return None
     if error.line == analysis.line_of(mutant.blank) or error.kind in ("syntax", "override"):
         return None
@@ -303,15 +299,9 @@ def _verdicts(course: Course, mutants: list[Mutant], checks: dict[str, list[Chec
             analysis = analyse_source(exercise, Source(f"exercises/{exercise.id}.py", mutant.public_text))
             copies.append((exercise, analysis, mine))
     runs = run_public(copies, pool)
-    verdicts: list[PublicVerdict | None] = []
-    for mutant, n in zip(mutants, at):
-        if n is None:
-            verdicts.append(None)
-            continue
-        run = runs[n]
-        broken = _broken(mutant, copies[n][1], run.units[run.plain]) if run.units else None
-        verdicts.append(PublicVerdict(run.result.blanks[mutant.blank].passed, broken))
-    return verdicts
+    return [None if n is None else PublicVerdict(runs[n].result.blanks[mutant.blank].passed,
+                                                  _broken(mutant, copies[n][1], runs[n]))
+            for mutant, n in zip(mutants, at)]
 
 
 @dataclass
@@ -345,20 +335,17 @@ def run_public(copies: list[tuple[Exercise, Analysis, list[Check]]], pool: Runne
         if not batches or batches[-1][1] != limits or len(batches[-1][0]) + len(units) > BATCH_UNITS:
             batches.append(([], limits))
         start = len(batches[-1][0])
-        planned.append((exercise, analysis, context, plain, len(batches) - 1, start, len(units)))
+        planned.append((exercise, analysis, context, plain, len(batches) - 1, slice(start, start + len(units))))
         batches[-1][0].extend(units)
     results: list[list[UnitResult]] = [[] for _ in batches]
-    jobs = [Job(tuple(units), limits, capture_output=True) for units, limits in batches]
-    for position, unit_results in pool.map(jobs):
+    for position, unit_results in pool.map(Job(tuple(units), limits, capture_output=True) for units, limits in batches):
         results[position] = unit_results
     runs = []
     for plan in planned:
-        if isinstance(plan, PublicRun):
-            runs.append(plan)
-            continue
-        exercise, analysis, context, plain, job, start, count = plan
-        unit_results = results[job][start:start + count]
-        runs.append(PublicRun(interpret(exercise, analysis, context, unit_results), unit_results, plain))
+        if not isinstance(plan, PublicRun):
+            exercise, analysis, context, plain, job, at = plan
+            plan = PublicRun(interpret(exercise, analysis, context, results[job][at]), results[job][at], plain)
+        runs.append(plan)
     return runs
 
 
