@@ -467,10 +467,8 @@ def _decimals(printed) -> int:
         return max((_decimals(p) for p in printed), default=0)
     if printed in ("True", "False") or "inf" in printed or "nan" in printed:
         return 0
-    if "e" in printed.lower():
-        mantissa, _, exponent = printed.lower().partition("e")
-        return max(0, len(mantissa.partition(".")[2]) - int(exponent))
-    return len(printed.partition(".")[2])
+    mantissa, _, exponent = printed.lower().partition("e")
+    return max(0, len(mantissa.partition(".")[2]) - int(exponent or 0))
 
 
 def _matches(printed, value, tolerance: float) -> bool:
@@ -491,8 +489,6 @@ def _matches(printed, value, tolerance: float) -> bool:
 def _source(printed) -> str:
     if isinstance(printed, list):
         return "[" + ", ".join(_source(p) for p in printed) + "]"
-    if printed in ("True", "False"):
-        return printed
     if "inf" in printed or "nan" in printed:
         return f'float("{printed}")'
     return printed + "0" if printed.endswith(".") else printed

@@ -1,17 +1,13 @@
 """What each blank reads, in each check: the values of its fill's sub-expressions (part of `trous doctor`).
 
-A check only refuses a wrong fill on inputs where it gives another value. A student who writes
-`range(2)` for `range(len(v))`, `8` for `d_head`, or a formula right only for a symmetric matrix, is
-« juste » in public as long as every public check gives `len(v)` the value 2, `d_head` 8, a
-symmetric matrix; the hidden grader, trying other sizes, then takes the point away.
-
-So the solution runs with each sub-expression of its fills (a name, a `len(...)`, a shape, a range…)
-reporting the *features* of its value: the value, its length, its dimensions and sizes, and whether
-its numbers are all equal, of mean zero, a square or symmetric matrix. Each check is a *world* (the
-program with the check's variant, then the check's own expression), and so is each test function.
-The doctor fails the course when a hidden check sees a value of a feature that every public check of
-the blank sees alike (`gaps`). The run on the course's own inputs gives each sub-expression's value
-on the example, from which quality.py writes the "value of the example" mutants.
+A check only refuses a wrong fill on inputs where it gives another value: `range(2)` for
+`range(len(v))`, `8` for `d_head`, or a formula right only for a symmetric matrix, is « juste » in
+public while every public check gives `len(v)` 2, `d_head` 8, a symmetric matrix, then loses the point
+in the hidden grader. So the solution runs with each sub-expression of its fills reporting the
+*features* of its value (value, length, dimensions and sizes; all equal, mean zero, square, symmetric)
+in each *world*: a check (the program with its variant, then its expression) or a test function. A
+hidden world seeing a feature every public world of the blank sees alike is a gap (`gaps`); the run
+on the course's own inputs gives the example's values for quality.py's "value of the example" mutants.
 """
 
 from __future__ import annotations

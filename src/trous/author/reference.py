@@ -80,21 +80,18 @@ Les tableaux suivent l'emboîtement du fichier : `assignments[].exercises[]` est
 """
 
 
+_BOUNDS = ((annotated_types.Gt, "plus grand que {0.gt}"), (annotated_types.Ge, "au moins {0.ge}"),
+           (annotated_types.Le, "au plus {0.le}"), (annotated_types.MaxLen, "{0.max_length} caractères au plus"))
+
+
 def _bounds(info: FieldInfo) -> list[str]:
     words = []
     for item in info.metadata:
-        if isinstance(item, annotated_types.Gt):
-            words.append(f"plus grand que {item.gt}")
-        elif isinstance(item, annotated_types.Ge):
-            words.append(f"au moins {item.ge}")
-        elif isinstance(item, annotated_types.Le):
-            words.append(f"au plus {item.le}")
-        elif isinstance(item, annotated_types.MinLen):
+        if isinstance(item, annotated_types.MinLen):
             words.append("non vide" if item.min_length == 1 else f"au moins {item.min_length} éléments")
-        elif isinstance(item, annotated_types.MaxLen):
-            words.append(f"{item.max_length} caractères au plus")
         elif getattr(item, "pattern", None):
             words.append(f"forme `{item.pattern}`")
+        words += [text.format(item) for kind, text in _BOUNDS if isinstance(item, kind)]
     return words
 
 
@@ -149,19 +146,15 @@ def _section(model: type[BaseModel], path: str, out: list[str], pending: list) -
     out += [f"### `{path}`" if path else "### Le fichier", "", _cell(model.__doc__ or ""), "",
             "| champ | type | obligatoire | défaut | sens |", "|---|---|---|---|---|"]
     for name, info in model.model_fields.items():
-        nested = _nested(info)
-        kind = _type(info.annotation)
-        meaning = info.description or ""
-        bounds = _bounds(info)
+        nested, bounds, meaning = _nested(info), _bounds(info), info.description or ""
         if bounds:
             meaning += f" ({', '.join(bounds)})"
         if nested:
-            child = f"{path}.{name}" if path else name
-            child += "[]" if nested[1] else ""
+            child = (f"{path}.{name}" if path else name) + ("[]" if nested[1] else "")
             meaning += f" Voir `{child}`."
             pending.append((nested[0], child))
-        out.append(f"| `{name}` | {kind} | {'oui' if info.is_required() else 'non'} | {_default(model, name, info)} | "
-                   f"{_cell(meaning)} |")
+        out.append(f"| `{name}` | {_type(info.annotation)} | {'oui' if info.is_required() else 'non'} | "
+                   f"{_default(model, name, info)} | {_cell(meaning)} |")
     out.append("")
 
 
