@@ -378,8 +378,7 @@ _BEFORE_COMMENT = re.compile(r"[ \t]+#")
 
 
 def _same_but_spacing(a: str, b: str) -> bool:
-    """Equal but for the spaces before a trailing comment (an exercise's comments aligned by hand:
-    the student's file derived from the solution keeps the solution's spacing)."""
+    """Equal but for the spaces before a trailing comment (comments aligned by hand in the exercise)."""
     def plain(text):
         return [_BEFORE_COMMENT.sub(" #", line.rstrip()) for line in text.splitlines()]
     return plain(a) == plain(b)

@@ -88,9 +88,7 @@ class _Facts:
     def same_axes(self, node: ast.AST, a, b) -> bool:
         """Reducing `node` along `a` or `b` is the same on every array the checks gave it."""
         ndims = self.values(node, "dimensions")
-        if not ndims:
-            return False
-        return all(_reduced(a, n) == _reduced(b, n) and _reduced(a, n) is not None for n in ndims)
+        return bool(ndims) and all(_reduced(a, n) == _reduced(b, n) and _reduced(a, n) is not None for n in ndims)
 
 
 def _axis_of(node: ast.Call) -> tuple[bool, object]:
@@ -188,11 +186,9 @@ def _subscript_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Itera
 
 def _comparison_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
     """`<` for `<=` and the reverse."""
-    if len(node.ops) == 1:
-        swap = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}.get(type(node.ops[0]))
-        if swap is not None:
-            compared = ast.Compare(node.left, [swap()], node.comparators)
-            yield "comparaison stricte ou large", OFF_BY_ONE, compared
+    swap = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}.get(type(node.ops[0]))
+    if swap is not None and len(node.ops) == 1:
+        yield "comparaison stricte ou large", OFF_BY_ONE, ast.Compare(node.left, [swap()], node.comparators)
 
 
 def _function_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
@@ -431,9 +427,8 @@ _PRINTED = re.compile(r"\[|\]|(?<![\w.])-?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)
 
 
 def printed_values(output: str) -> list[list | str]:
-    """Every number and every bracketed list of numbers the program printed, as printed: Python's
-    lists ([1.0, 0.5]) and NumPy's arrays ([[1.   0.5 ]]) alike. Numbers stay text (their digits
-    tell how the program rounded them)."""
+    """Every number and bracketed list of numbers printed, Python's ([1.0, 0.5]) and NumPy's
+    ([[1.   0.5 ]]) alike; numbers stay text (their digits tell how the program rounded them)."""
     found: list = []
     stack: list[list] = []
     for token in _PRINTED.findall(output[:200_000]):

@@ -163,8 +163,7 @@ del __trous_runtime__
 
 
 def with_prelude(source: str, prelude: str) -> str:
-    """`source` with `prelude` run first: after its docstring and `from __future__` imports, which
-    must stay first."""
+    """`source` with `prelude` run first, after its docstring and `from __future__` imports."""
     try:
         body = ast.parse(source).body
     except SyntaxError:
@@ -445,8 +444,7 @@ def read(plan: Plan, results) -> Observations:
 
 
 class _Recorder:
-    """A session for test functions that answers each question with the instrumented solution, and
-    keeps, per question, what the blank's sub-expressions were."""
+    """A session answering a test function's questions with the instrumented solution, keeping each dump."""
 
     def __init__(self, session):
         self.session = session

@@ -70,8 +70,7 @@ class PublicVerdict:
 
 @dataclass
 class Tally:
-    """One blank's mutants (or one family's, over the course): how many, how many each side refuses,
-    how many escape."""
+    """One blank's mutants (or one family's): how many, how many each side refuses, how many escape."""
 
     exercise: str = ""
     blank: str = ""
@@ -125,11 +124,9 @@ def _kind(probe) -> tuple[str, str] | None:
 
 
 def _printing_job(exercise: Exercise, solution: str, fills) -> Job:
-    """The solution run as a student runs the file (`__main__` blocks included, within a few seconds)
-    and as the checks run it: what a student may copy from. The plain run also keeps the first value
-    of each blank and of each top-level statement holding one, with their kinds (module, type name).
-    Run as `__main__` only when a blank's statement may be pasted and there is such a block (an
-    exercise may time things there)."""
+    """The solution run as the checks run it, keeping the first value and kind (module, type name) of
+    each blank and of each top-level statement holding one; and, when such a statement may be pasted,
+    as a student runs it (`__main__` blocks included, within MAIN_WALL): what a student may copy."""
     kept = {f.index: f"{KEEP}({f.index}, ({f.text}))" for f in fills}
     names = [name for _, _, name in _statements(solution, fills).values()]
     expressions = [f"__trous_{what}__[{f.index}]" for what in ("seen", "kind") for f in fills]
@@ -231,15 +228,13 @@ def _truncated(fill, node, observations) -> list[Candidate]:
 def example_values(fill, observations) -> list[Candidate]:
     """The fill with one of its sub-expressions replaced by the value it has on the course's inputs
     (`len(v)` by 2, `math.sqrt(d)` by 2.0 and by 2.83…): what a student reads off the example."""
-    out = []
-    facts = observations.facts(fill.index)
+    out, facts = [], observations.facts(fill.index)
     for node in observations.nodes.get(fill.index, []):
         out += _truncated(fill, node, observations)
         value = observations.example_literal(node.key, fill.index)
-        if value is None or _normal(value) == _normal(node.text):
+        # The same on every check: written out, it is the fill itself on every input the course has.
+        if value is None or _normal(value) == _normal(node.text) or len(facts.get(node.k, {}).get("valeur", ())) <= 1:
             continue
-        if len(facts.get(node.k, {}).get("valeur", ())) <= 1:
-            continue  # the same on every check: written out, it is the fill itself on every input the course has
         texts, number = [value], as_number(value)
         if number is not None and math.isfinite(number) and round(number, 2) != number:
             texts.append(repr(round(number, 2)))
@@ -314,9 +309,8 @@ class PublicRun:
 
 
 def run_public(copies: list[tuple[Exercise, Analysis, list[Check]]], pool: RunnerPool) -> list[PublicRun]:
-    """Each (exercise, copy, checks) through its checks as `pytest exercises/` runs them: the one way
-    the doctor runs a solution, a solution with a blank put back, or a mutant, on public checks.
-    Batched into jobs run in parallel on the pool."""
+    """Each (exercise, copy, checks) through its checks as `pytest exercises/` runs them, in batched jobs:
+    the one way the doctor runs a solution, a blank put back, or a mutant, on public checks."""
     planned: list = []  # per copy: its result already, or where its units are
     batches: list[tuple[list[Unit], object]] = []  # (units, limits) of each job
     for n, (exercise, analysis, checks) in enumerate(copies):
@@ -546,8 +540,7 @@ _COUNTS = f"{'mutants':>7} {'caché':>6} {'public':>6} {'passent en public':>18}
 
 
 def mutant_table(tallies: list[Tally], escapes: list[Escape]) -> list[str]:
-    """Per blank: the generated mutants, how many the hidden grader refuses and how many the public
-    checks refuse, then the escapes (refused in secret, « juste » in public), one per line."""
+    """Per blank: the mutants, how many each side refuses, then its escapes one per line."""
     if not tallies:
         return []
     lines = ["Mutants générés, trou par trou : refusés par le correcteur caché, par les vérifications publiques,",
