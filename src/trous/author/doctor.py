@@ -295,8 +295,7 @@ def run(course: Course, only: list[str] | None = None, graders: bool = True) -> 
             if graders and exercise.grader_path.exists():
                 check_hidden_texts(course, exercise, report)
         # An exercise whose ids contradict its file is not graded: its error is already said.
-        wanted = [e.id for e in course.exercises
-                  if (not only or e.id in only) and e.id not in report.misnamed]
+        wanted = [e for e in report.checked if e not in report.misnamed]
         if graders and wanted:
             quality.check(course, report, pool, only=wanted)
     return report

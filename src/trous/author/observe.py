@@ -79,13 +79,11 @@ def __trous_runtime__():
         return None
 
     def features(v):
-        t = type(v)
-        s = scalar(v)
-        np = sys.modules.get("numpy")
-        if s is None and np is not None and isinstance(v, np.generic) and not isinstance(v, np.ndarray):
-            return scalar(v.item())  # what cannot be read is nothing, in obs
+        t, s, np = type(v), scalar(v), sys.modules.get("numpy")
         if s is not None:
             return s
+        if np is not None and isinstance(v, np.generic):  # a NumPy scalar (never an array)
+            return scalar(v.item())  # what cannot be read is nothing, in obs
         if t in (str, dict):
             r = repr(v)
             out = (("valeur", r if len(r) <= 120 else "#" + digest(r.encode("utf-8", "replace"))), ("longueur", len(v)))
@@ -104,8 +102,9 @@ def __trous_runtime__():
                 out.append(("toutes égales", bool((flat == flat[0]).all())))
                 if v.dtype.kind != "b":
                     a = flat.astype(float)
-                    scale = float(np.abs(a).max()) if np.isfinite(a).all() else 0.0
-                    out.append(("moyenne nulle", bool(abs(a.mean()) <= 1e-12 * scale) if scale else bool(scale == 0.0 and np.isfinite(a).all())))
+                    finite = bool(np.isfinite(a).all())
+                    scale = float(np.abs(a).max()) if finite else 0.0
+                    out.append(("moyenne nulle", bool(abs(a.mean()) <= 1e-12 * scale) if scale else finite))
             if v.ndim == 2 and min(v.shape) >= 2:
                 square = v.shape[0] == v.shape[1]
                 out.append(("carrée", square))
