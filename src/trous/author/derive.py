@@ -157,11 +157,10 @@ def derive(solution: str) -> Derived:
             ids = [names[0].lower()] if count == 1 and len(names) == 1 and _ID.match(names[0].lower()) else [None] * count
         pending.append((marker, ids))
         edits.append((begin, end, replacement))
-        if marker.kept:
-            edits.append((marker.comment_begin, marker.comment_end, marker.kept))
-        else:  # the comment and the spaces before it go
-            before = solution[starts[marker.line - 1]:marker.comment_begin]
-            edits.append((marker.comment_begin - len(before) + len(before.rstrip()), marker.comment_end, ""))
+        # A comment kept replaces the marker's; else the comment and the spaces before it go.
+        before = solution[starts[marker.line - 1]:marker.comment_begin].rstrip()
+        cut = marker.comment_begin if marker.kept else starts[marker.line - 1] + len(before)
+        edits.append((cut, marker.comment_end, marker.kept))
     student = _apply(solution, edits)
     _check_ids(pending)
     marked = [Marked(blank_id, marker.line) for marker, ids in pending for blank_id in ids]

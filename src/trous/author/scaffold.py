@@ -311,8 +311,7 @@ def new_exercise(course: Course, key: str, title: str | None = None,
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"
     entry = _entry(exercise_id, title, "À préciser : d'où vient l'exercice", NEW_HINTS, column)
-    updated = "".join(lines[:end]) + entry + "".join(lines[end:])
-    path.write_text(updated, encoding="utf-8")
+    path.write_text("".join(lines[:end]) + entry + "".join(lines[end:]), encoding="utf-8")
     try:
         Course.load(course.root)
     except CourseError as exc:
