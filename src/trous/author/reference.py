@@ -98,8 +98,7 @@ def _bounds(info: FieldInfo) -> list[str]:
 def _type(annotation) -> str:
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
     if origin in (typing.Union, types.UnionType):
-        kinds = [_type(a) for a in args if a is not type(None)]
-        return " ou ".join(kinds)
+        return " ou ".join(_type(a) for a in args if a is not type(None))
     if origin is list:
         return f"liste de {_type(args[0]).replace('texte', 'textes').replace('bloc', 'blocs')}"
     if origin is typing.Literal:
@@ -118,8 +117,7 @@ def _default(model: type[BaseModel], name: str, info: FieldInfo) -> str:
     if info.is_required():
         return "—"
     if info.default_factory is not None:
-        value = info.default_factory()
-        return "`[]`" if value == [] else "aucune"
+        return "`[]`" if info.default_factory() == [] else "aucune"
     if info.default is None:
         return "aucun"
     return f"`{info.default:g}`" if isinstance(info.default, float) else f"`{info.default}`"
@@ -127,8 +125,7 @@ def _default(model: type[BaseModel], name: str, info: FieldInfo) -> str:
 
 def _nested(info: FieldInfo) -> tuple[type[BaseModel], bool] | None:
     """The model a field holds, and whether as a list of them."""
-    annotation = info.annotation
-    for candidate in (annotation, *typing.get_args(annotation)):
+    for candidate in (info.annotation, *typing.get_args(info.annotation)):
         if isinstance(candidate, type) and issubclass(candidate, BaseModel):
             return candidate, False
         if typing.get_origin(candidate) is list:
