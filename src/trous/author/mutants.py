@@ -166,8 +166,7 @@ def _subscript_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Itera
             yield "indices échangés", COINCIDENT, ast.Subscript(node.value, crossed, node.ctx)
     else:
         for op, label in ((ast.Add(), "indice +1"), (ast.Sub(), "indice −1")):
-            moved = ast.BinOp(index, op, ast.Constant(1))
-            yield label, OFF_BY_ONE, ast.Subscript(node.value, moved, node.ctx)
+            yield label, OFF_BY_ONE, ast.Subscript(node.value, ast.BinOp(index, op, ast.Constant(1)), node.ctx)
         inner = node.value
         if isinstance(inner, ast.Subscript) and not isinstance(inner.slice, (ast.Slice, ast.Tuple)) \
                 and not facts.always(inner.value, "symétrique"):
@@ -294,8 +293,7 @@ def _operator_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterat
             and not facts.always(node.left, "moyenne nulle"):
         yield "moyenne non retirée", COINCIDENT, copy.deepcopy(node.left)
     if op is ast.MatMult and not facts.always(node, "symétrique") and facts.values(node, "dimensions") != {1}:
-        product = ast.BinOp(left, ast.MatMult(), right)
-        yield "résultat transposé", COINCIDENT, ast.Attribute(product, "T", ast.Load())
+        yield "résultat transposé", COINCIDENT, ast.Attribute(ast.BinOp(left, ast.MatMult(), right), "T", ast.Load())
     if op is ast.Pow and isinstance(node.right, ast.Constant) and isinstance(node.right.value, (int, float)):
         yield "exposant −1", OFF_BY_ONE, ast.BinOp(left, ast.Pow(), ast.Constant(node.right.value - 1))
 
