@@ -229,9 +229,8 @@ def check_public(course: Course, exercise: Exercise, template: str, solution: st
 
 _NUMBER = re.compile(r"(?<![\w.,])-?\d+(?:[.,]\d+)?(?![\w])")
 # Numbers written out count too (« sept caractères ») ; « un »/« une » are articles, « un seul » is not.
-_WORDS = {w: float(n) for n, w in enumerate(
-    "zéro _ deux trois quatre cinq six sept huit neuf dix onze douze treize quatorze quinze seize".split())}
-_WORDS.update({"dix-sept": 17.0, "dix-huit": 18.0, "dix-neuf": 19.0, "vingt": 20.0})
+_WORDS = {w: float(n) for n, w in enumerate("zéro _ deux trois quatre cinq six sept huit neuf dix onze douze treize "
+                                            "quatorze quinze seize dix-sept dix-huit dix-neuf vingt".split())}
 _ONE = re.compile(r"\bune? seule?\b")
 
 
