@@ -310,9 +310,8 @@ class Observations:
         if seen:
             return dict(seen[0]).get("littéral") if len(seen) == 1 else None
         values: dict[str, set] = {}
-        for world in self.worlds.get(blank, []):
-            if not world.hidden:
-                _union(values, world.seen.get(key, {}))
+        for world in [w for w in self.worlds.get(blank, []) if not w.hidden]:
+            _union(values, world.seen.get(key, {}))
         if len(values.get("valeur", ())) == 1 and len(values.get("littéral", ())) == 1:
             return next(iter(values["littéral"]))
         return None

@@ -331,9 +331,7 @@ def run_public(copies: list[tuple[Exercise, Analysis, list[Check]]], pool: Runne
         start = len(batches[-1][0])
         planned.append((exercise, analysis, context, plain, len(batches) - 1, slice(start, start + len(units))))
         batches[-1][0].extend(units)
-    results: list[list[UnitResult]] = [[] for _ in batches]
-    for position, unit_results in pool.map(Job(tuple(units), limits, capture_output=True) for units, limits in batches):
-        results[position] = unit_results
+    results = dict(pool.map(Job(tuple(units), limits, capture_output=True) for units, limits in batches))
     runs = []
     for plan in planned:
         if not isinstance(plan, PublicRun):
@@ -509,9 +507,7 @@ def observe_all(exercises: list[Exercise], grader: Grader, pool: RunnerPool) -> 
                           limits_for(e)) for e in exercises]
     jobs = [p.job for p in plans] + [_printing_job(e, grader.refs[e.id].solution, grader.refs[e.id].fills)
                                      for e in exercises]
-    results: list = [None] * len(jobs)
-    for position, unit_results in pool.map(jobs):
-        results[position] = unit_results
+    results = dict(pool.map(jobs))  # position → its units' results
     out = {}
     for n, (exercise, found) in enumerate(zip(exercises, plans)):
         observations = observe.read(found, results[n])
