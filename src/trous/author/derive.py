@@ -282,9 +282,7 @@ def write_exercises(course, only: list[str] | None = None, dry: bool = False) ->
     """`trous exercices`: exercises/NN.py written from each marked solution (or, `dry`, only
     checked). The lines to print, and whether everything agrees."""
     out, ok, marked = [], True, 0
-    for exercise in course.exercises:
-        if only and exercise.id not in only:
-            continue
+    for exercise in [e for e in course.exercises if not only or e.id in only]:
         try:
             solution = exercise.solution_path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
@@ -387,9 +385,7 @@ def mark_course(course, only: list[str] | None = None) -> tuple[list[str], bool]
     """`trous exercices --marquer`: each exercise of today's format converted, when that gives back
     its very file; the others are named and left as they are."""
     out, ok = [], True
-    for exercise in course.exercises:
-        if only and exercise.id not in only:
-            continue
+    for exercise in [e for e in course.exercises if not only or e.id in only]:
         rel = exercise.solution_path.relative_to(course.root)
         try:
             solution = exercise.solution_path.read_text(encoding="utf-8")

@@ -284,9 +284,7 @@ def run(course: Course, only: list[str] | None = None, graders: bool = True) -> 
     with RunnerPool(mode=LIMITS, preload=preloaded(course, only)) as pool:
         if not only:
             check_explorer(course, report)
-        for exercise in course.exercises:
-            if only and exercise.id not in only:
-                continue
+        for exercise in [e for e in course.exercises if not only or e.id in only]:
             report.checked.append(exercise.id)
             template, solution = check_files(course, exercise, report)
             if template is not None and solution is not None:
