@@ -127,9 +127,8 @@ def check_files(course: Course, exercise: Exercise, report: Report) -> tuple[str
         report.add(exercise.id, "la solution ne correspond pas à l'exercice : en dehors des trous, le code "
                                 "doit être identique (seuls les ___ changent)" + shown, path, line)
         return template, None
-    for fill in fills:
-        if not fill.filled:
-            report.add(exercise.id, f"trou {fill.index + 1} pas rempli dans la solution", path, fill.line)
+    for fill in [f for f in fills if not f.filled]:
+        report.add(exercise.id, f"trou {fill.index + 1} pas rempli dans la solution", path, fill.line)
     for fill in fills:
         try:
             compile(fill.text.strip(), "<trou>", "eval")
@@ -216,10 +215,9 @@ def check_public(course: Course, exercise: Exercise, template: str, solution: st
         put_back = blanks_mod.splice(solution, fills, {index: blanks_mod.BLANK})
         copies.append(replace(analyse_source(exercise, Source(shown, put_back)), unfilled={}))
     solved, *reverted = quality.run_public([(exercise, copy, checks) for copy in copies], pool)
-    for blank in solved.result.blanks:
-        if not blank.passed:
-            report.add(exercise.id, f"la solution échoue à la vérification du trou « {blank.spec.id} » : "
-                                    + " / ".join(blank.problems), _rel(course, exercise.solution_path), blank.line)
+    for blank in [b for b in solved.result.blanks if not b.passed]:
+        report.add(exercise.id, f"la solution échoue à la vérification du trou « {blank.spec.id} » : "
+                                + " / ".join(blank.problems), _rel(course, exercise.solution_path), blank.line)
     for index, (blank, run) in enumerate(zip(exercise.blanks, reverted)):
         # SUSPECT: its own checks pass, other blanks' checks point at it: they did not notice either.
         if run.result.blanks[index].status in (PASSED, SUSPECT):

@@ -455,10 +455,9 @@ class _Examination:
                     told.add(said)
                     self.report.add(exercise_id, f"sur une copie générée ({kind}) : {said}", path)
             if kind == "solution":
-                for b in result.blanks:
-                    if b.score < b.max_score:
-                        self.report.add(exercise_id, f"la solution n'a pas tous les points au trou « {b.id} » : "
-                                                     f"{b.message.splitlines()[0] if b.message else b.status}", path)
+                for b in [b for b in result.blanks if b.score < b.max_score]:
+                    self.report.add(exercise_id, f"la solution n'a pas tous les points au trou « {b.id} » : "
+                                                 f"{b.message.splitlines()[0] if b.message else b.status}", path)
             elif kind == "template" and result.score > 0:
                 self.report.add(exercise_id, f"l'exercice non rempli obtient {result.score} point(s)", path)
             elif kind == "mutant":
