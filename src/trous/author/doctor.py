@@ -89,9 +89,8 @@ def check_files(course: Course, exercise: Exercise, report: Report) -> tuple[str
     if problems:
         report.misnamed.add(exercise.id)
         return None, None  # the rest would be checked on a student file that is not the solution's
-    for path in (exercise.path, exercise.checks_path, exercise.solution_path):
-        if not path.exists():
-            report.add(exercise.id, "fichier manquant", _rel(course, path))
+    for path in [p for p in (exercise.path, exercise.checks_path, exercise.solution_path) if not p.exists()]:
+        report.add(exercise.id, "fichier manquant", _rel(course, path))
     try:
         template = read(exercise.template_path, _rel(course, exercise.template_path)).text
         found = blanks_mod.find_blanks(template)
@@ -200,9 +199,8 @@ def check_public(course: Course, exercise: Exercise, template: str, solution: st
                 report.add(exercise.id, f"« {check.name} » attend SOLUTION : une vérification publique doit donner "
                                         "sa valeur attendue (les élèves n'ont pas la solution)", path)
     checked = {c.blank for c in checks}
-    for blank in exercise.blanks:
-        if blank.id not in checked:
-            report.add(exercise.id, f"le trou « {blank.id} » n'a aucune vérification publique", path)
+    for blank in [b for b in exercise.blanks if b.id not in checked]:
+        report.add(exercise.id, f"le trou « {blank.id} » n'a aucune vérification publique", path)
     checks = [c for c in checks if c.blank in ids and not any(e.uses_solution for e in c.expects)]
     if not checks:
         return

@@ -307,9 +307,8 @@ def _sign_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[t
 def _name_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
     """One variable of the exercise for another."""
     if isinstance(node.ctx, ast.Load) and node.id in names:
-        for other in names:
-            if other != node.id:
-                yield f"{node.id} → {other}", OTHER, ast.Name(other, ast.Load())
+        for other in [n for n in names if n != node.id]:
+            yield f"{node.id} → {other}", OTHER, ast.Name(other, ast.Load())
 
 
 # The rewrites of each kind of node (a call's: as a function or as a method).

@@ -366,9 +366,8 @@ def check(course: Course, report, pool: RunnerPool, only: list[str] | None = Non
 def _checkable(course: Course, report, only: list[str] | None) -> list[Exercise]:
     """The exercises whose files are all there; a missing or stray hidden grader is a finding."""
     asked = [e for e in course.exercises if not only or e.id in only]
-    for exercise in asked:
-        if not exercise.grader_path.exists():
-            report.add(exercise.id, "pas de correcteur caché (graders/test_<id>.py)", f"graders/test_{exercise.id}.py")
+    for exercise in [e for e in asked if not e.grader_path.exists()]:
+        report.add(exercise.id, "pas de correcteur caché (graders/test_<id>.py)", f"graders/test_{exercise.id}.py")
     for path in sorted((course.root / "graders").glob("test*.py")):
         if course.exercise_for_path(path) is None and has_tests(path):
             report.add("correcteurs", f"{path.name} a des fonctions de test mais n'est le correcteur d'aucun exercice "
@@ -543,11 +542,10 @@ def mutant_table(tallies: list[Tally], escapes: list[Escape]) -> list[str]:
              f"  {'exercice':<18} {'trou':<16} {_COUNTS}"]
     for tally in tallies:
         lines.append(f"  {tally.exercise:<18} {tally.blank:<16} {_counts(tally)}")
-        for escape in escapes:
-            if (escape.mutant.exercise, escape.blank_id) == (tally.exercise, tally.blank):
-                broken = f" (casse la suite : {escape.broken})" if escape.broken else ""
-                mutant = escape.mutant
-                lines.append(f"      ✘ {mutant.family}, {mutant.label}{broken} : {mutant.fill[:120]}")
+        for escape in [e for e in escapes if (e.mutant.exercise, e.blank_id) == (tally.exercise, tally.blank)]:
+            broken = f" (casse la suite : {escape.broken})" if escape.broken else ""
+            mutant = escape.mutant
+            lines.append(f"      ✘ {mutant.family}, {mutant.label}{broken} : {mutant.fill[:120]}")
     lines.append(f"  {sum(t.mutants for t in tallies)} mutants, {len(escapes)} refusé(s) en secret mais "
                  "accepté(s) en public")
     return lines
