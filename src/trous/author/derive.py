@@ -74,15 +74,12 @@ def _offsets(text: str) -> list[int]:
 
 def markers(text: str) -> list[_Marker]:
     """The marker comments of a solution, in order (none: today's format)."""
-    starts = _offsets(text)
-    found = []
+    starts, found = _offsets(text), []
     try:
-        toks = list(tokenize.generate_tokens(io.StringIO(text).readline))
+        comments = [t for t in tokenize.generate_tokens(io.StringIO(text).readline) if t.type == tokenize.COMMENT]
     except (tokenize.TokenError, SyntaxError):
         return []
-    for tok in toks:
-        if tok.type != tokenize.COMMENT:
-            continue
+    for tok in comments:
         match = _MARKER.search(tok.string)
         if not match or not tok.line[:tok.start[1]].strip():
             continue  # a comment alone on its line (a Markdown cell's text) is never a marker
@@ -120,14 +117,9 @@ def _valued(solution: str, tree: ast.AST) -> list[tuple[ast.AST, int, int]]:
 
 def _names(node: ast.AST) -> list[str]:
     targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
-    names = []
-    for target in targets:
-        for sub in ast.walk(target) if target is not None else []:
-            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
-                names.append(sub.id)
-            elif isinstance(sub, ast.Attribute) and isinstance(sub.ctx, ast.Store):
-                names.append(sub.attr)
-    return names
+    stored = [sub for target in targets if target is not None for sub in ast.walk(target)
+              if isinstance(sub, (ast.Name, ast.Attribute)) and isinstance(sub.ctx, ast.Store)]
+    return [sub.id if isinstance(sub, ast.Name) else sub.attr for sub in stored]
 
 
 def derive(solution: str) -> Derived:
@@ -165,11 +157,10 @@ def derive(solution: str) -> Derived:
             ids = [names[0].lower()] if count == 1 and len(names) == 1 and _ID.match(names[0].lower()) else [None] * count
         pending.append((marker, ids))
         edits.append((begin, end, replacement))
-        if marker.kept:
-            edits.append((marker.comment_begin, marker.comment_end, marker.kept))
-        else:  # the comment and the spaces before it go
-            before = solution[starts[marker.line - 1]:marker.comment_begin]
-            edits.append((marker.comment_begin - len(before) + len(before.rstrip()), marker.comment_end, ""))
+        # A comment kept replaces the marker's; else the comment and the spaces before it go.
+        before = solution[starts[marker.line - 1]:marker.comment_begin].rstrip()
+        cut = marker.comment_begin if marker.kept else starts[marker.line - 1] + len(before)
+        edits.append((cut, marker.comment_end, marker.kept))
     student = _apply(solution, edits)
     _check_ids(pending)
     marked = [Marked(blank_id, marker.line) for marker, ids in pending for blank_id in ids]
@@ -206,11 +197,9 @@ def _check_ids(pending: list[tuple[_Marker, list[str | None]]]) -> None:
 def _apply(text: str, edits: list[tuple[int, int, str]]) -> str:
     out, last = [], 0
     for begin, end, replacement in sorted(edits):
-        out.append(text[last:begin])
-        out.append(replacement)
+        out += [text[last:begin], replacement]
         last = end
-    out.append(text[last:])
-    return "".join(out)
+    return "".join(out) + text[last:]
 
 
 def _short(text: str) -> str:
@@ -231,20 +220,18 @@ def id_problems(derived: Derived, declared: list[str], solution_path: str) -> li
     ids = derived.ids
     if ids == declared:
         return []
-    if len(ids) != len(declared) or set(ids) != set(declared):
-        missing = [i for i in ids if i not in declared]
-        extra = [i for i in declared if i not in ids]
-        if len(ids) != len(declared) or not (len(missing) == len(extra) == 1):
-            text = (f"la solution marque {len(ids)} trou(s) ({', '.join(ids)}), course.yaml en déclare "
-                    f"{len(declared)} ({', '.join(declared)})")
-            if missing:
-                text += " ; à ajouter dans course.yaml, dans cet ordre : " + " ; ".join(
-                    f"« - id: {i} » avec son hint" for i in missing)
-            if extra:
-                text += f" ; inconnus de la solution : {', '.join(extra)}"
-            return [Problem(solution_path, derived.blanks[0].line if derived.blanks else None, text)]
-    problems = []
-    order = ", ".join(ids)
+    missing = [i for i in ids if i not in declared]
+    extra = [i for i in declared if i not in ids]
+    if len(ids) != len(declared) or (set(ids) != set(declared) and not len(missing) == len(extra) == 1):
+        text = (f"la solution marque {len(ids)} trou(s) ({', '.join(ids)}), course.yaml en déclare "
+                f"{len(declared)} ({', '.join(declared)})")
+        if missing:
+            text += " ; à ajouter dans course.yaml, dans cet ordre : " + " ; ".join(
+                f"« - id: {i} » avec son hint" for i in missing)
+        if extra:
+            text += f" ; inconnus de la solution : {', '.join(extra)}"
+        return [Problem(solution_path, derived.blanks[0].line if derived.blanks else None, text)]
+    problems, order = [], ", ".join(ids)
     for i, (blank, name) in enumerate(zip(derived.blanks, declared)):
         if blank.id == name:
             continue
@@ -295,9 +282,7 @@ def write_exercises(course, only: list[str] | None = None, dry: bool = False) ->
     """`trous exercices`: exercises/NN.py written from each marked solution (or, `dry`, only
     checked). The lines to print, and whether everything agrees."""
     out, ok, marked = [], True, 0
-    for exercise in course.exercises:
-        if only and exercise.id not in only:
-            continue
+    for exercise in [e for e in course.exercises if not only or e.id in only]:
         try:
             solution = exercise.solution_path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
@@ -305,16 +290,13 @@ def write_exercises(course, only: list[str] | None = None, dry: bool = False) ->
         derived, problems = check(exercise, solution)
         if derived is None and not problems:
             continue  # today's format: the exercise file is the author's own
-        marked += 1
-        stale = [p for p in problems if p.path == str(exercise.path.relative_to(course.root))]
-        for problem in problems:
-            if problem in stale and not dry:
-                continue
+        marked, rel = marked + 1, exercise.path.relative_to(course.root)
+        stale = [p for p in problems if p.path == str(rel)]
+        for problem in [p for p in problems if dry or p not in stale]:
             ok = False
             out.append(f"erreur : {problem.path}{f':{problem.line}' if problem.line else ''} : {problem.message}")
         if derived is None:
             continue
-        rel = exercise.path.relative_to(course.root)
         if stale and not dry:
             exercise.path.parent.mkdir(parents=True, exist_ok=True)
             exercise.path.write_text(derived.student, encoding="utf-8")
@@ -376,13 +358,11 @@ def mark(template: str, solution: str, ids: list[str]) -> str:
         if node.end_lineno in additions:
             raise DeriveError(node.end_lineno, "deux marqueurs sur une même ligne : garde l'exercice tel quel")
         additions[node.end_lineno] = text
-    out = []
-    for number, line in enumerate(solution.splitlines(keepends=True), 1):
-        if number in additions:
-            body, newline = (line[:-1], "\n") if line.endswith("\n") else (line, "")
-            line = f"{body.rstrip()}  {additions[number]}{newline}"
-        out.append(line)
-    marked = "".join(out)
+    lines = solution.splitlines(keepends=True)
+    for number, text in additions.items():
+        newline = "\n" if lines[number - 1].endswith("\n") else ""
+        lines[number - 1] = f"{lines[number - 1].rstrip()}  {text}{newline}"
+    marked = "".join(lines)
     derived = derive(marked)
     if not _same_but_spacing(derived.student, template) or derived.ids != ids:
         where = first_line_differing(derived.student, template)
@@ -395,8 +375,7 @@ _BEFORE_COMMENT = re.compile(r"[ \t]+#")
 
 
 def _same_but_spacing(a: str, b: str) -> bool:
-    """Equal but for the spaces before a trailing comment (an exercise's comments aligned by hand:
-    the student's file derived from the solution keeps the solution's spacing)."""
+    """Equal but for the spaces before a trailing comment (comments aligned by hand in the exercise)."""
     def plain(text):
         return [_BEFORE_COMMENT.sub(" #", line.rstrip()) for line in text.splitlines()]
     return plain(a) == plain(b)
@@ -406,9 +385,7 @@ def mark_course(course, only: list[str] | None = None) -> tuple[list[str], bool]
     """`trous exercices --marquer`: each exercise of today's format converted, when that gives back
     its very file; the others are named and left as they are."""
     out, ok = [], True
-    for exercise in course.exercises:
-        if only and exercise.id not in only:
-            continue
+    for exercise in [e for e in course.exercises if not only or e.id in only]:
         rel = exercise.solution_path.relative_to(course.root)
         try:
             solution = exercise.solution_path.read_text(encoding="utf-8")

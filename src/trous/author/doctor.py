@@ -89,9 +89,8 @@ def check_files(course: Course, exercise: Exercise, report: Report) -> tuple[str
     if problems:
         report.misnamed.add(exercise.id)
         return None, None  # the rest would be checked on a student file that is not the solution's
-    for path in (exercise.path, exercise.checks_path, exercise.solution_path):
-        if not path.exists():
-            report.add(exercise.id, "fichier manquant", _rel(course, path))
+    for path in [p for p in (exercise.path, exercise.checks_path, exercise.solution_path) if not p.exists()]:
+        report.add(exercise.id, "fichier manquant", _rel(course, path))
     try:
         template = read(exercise.template_path, _rel(course, exercise.template_path)).text
         found = blanks_mod.find_blanks(template)
@@ -127,9 +126,8 @@ def check_files(course: Course, exercise: Exercise, report: Report) -> tuple[str
         report.add(exercise.id, "la solution ne correspond pas à l'exercice : en dehors des trous, le code "
                                 "doit être identique (seuls les ___ changent)" + shown, path, line)
         return template, None
-    for fill in fills:
-        if not fill.filled:
-            report.add(exercise.id, f"trou {fill.index + 1} pas rempli dans la solution", path, fill.line)
+    for fill in [f for f in fills if not f.filled]:
+        report.add(exercise.id, f"trou {fill.index + 1} pas rempli dans la solution", path, fill.line)
     for fill in fills:
         try:
             compile(fill.text.strip(), "<trou>", "eval")
@@ -201,9 +199,8 @@ def check_public(course: Course, exercise: Exercise, template: str, solution: st
                 report.add(exercise.id, f"« {check.name} » attend SOLUTION : une vérification publique doit donner "
                                         "sa valeur attendue (les élèves n'ont pas la solution)", path)
     checked = {c.blank for c in checks}
-    for blank in exercise.blanks:
-        if blank.id not in checked:
-            report.add(exercise.id, f"le trou « {blank.id} » n'a aucune vérification publique", path)
+    for blank in [b for b in exercise.blanks if b.id not in checked]:
+        report.add(exercise.id, f"le trou « {blank.id} » n'a aucune vérification publique", path)
     checks = [c for c in checks if c.blank in ids and not any(e.uses_solution for e in c.expects)]
     if not checks:
         return
@@ -216,10 +213,9 @@ def check_public(course: Course, exercise: Exercise, template: str, solution: st
         put_back = blanks_mod.splice(solution, fills, {index: blanks_mod.BLANK})
         copies.append(replace(analyse_source(exercise, Source(shown, put_back)), unfilled={}))
     solved, *reverted = quality.run_public([(exercise, copy, checks) for copy in copies], pool)
-    for blank in solved.result.blanks:
-        if not blank.passed:
-            report.add(exercise.id, f"la solution échoue à la vérification du trou « {blank.spec.id} » : "
-                                    + " / ".join(blank.problems), _rel(course, exercise.solution_path), blank.line)
+    for blank in [b for b in solved.result.blanks if not b.passed]:
+        report.add(exercise.id, f"la solution échoue à la vérification du trou « {blank.spec.id} » : "
+                                + " / ".join(blank.problems), _rel(course, exercise.solution_path), blank.line)
     for index, (blank, run) in enumerate(zip(exercise.blanks, reverted)):
         # SUSPECT: its own checks pass, other blanks' checks point at it: they did not notice either.
         if run.result.blanks[index].status in (PASSED, SUSPECT):
@@ -229,9 +225,8 @@ def check_public(course: Course, exercise: Exercise, template: str, solution: st
 
 _NUMBER = re.compile(r"(?<![\w.,])-?\d+(?:[.,]\d+)?(?![\w])")
 # Numbers written out count too (« sept caractères ») ; « un »/« une » are articles, « un seul » is not.
-_WORDS = {w: float(n) for n, w in enumerate(
-    "zéro _ deux trois quatre cinq six sept huit neuf dix onze douze treize quatorze quinze seize".split())}
-_WORDS.update({"dix-sept": 17.0, "dix-huit": 18.0, "dix-neuf": 19.0, "vingt": 20.0})
+_WORDS = {w: float(n) for n, w in enumerate("zéro _ deux trois quatre cinq six sept huit neuf dix onze douze treize "
+                                            "quatorze quinze seize dix-sept dix-huit dix-neuf vingt".split())}
 _ONE = re.compile(r"\bune? seule?\b")
 
 
@@ -285,9 +280,7 @@ def run(course: Course, only: list[str] | None = None, graders: bool = True) -> 
     with RunnerPool(mode=LIMITS, preload=preloaded(course, only)) as pool:
         if not only:
             check_explorer(course, report)
-        for exercise in course.exercises:
-            if only and exercise.id not in only:
-                continue
+        for exercise in [e for e in course.exercises if not only or e.id in only]:
             report.checked.append(exercise.id)
             template, solution = check_files(course, exercise, report)
             if template is not None and solution is not None:
@@ -295,8 +288,7 @@ def run(course: Course, only: list[str] | None = None, graders: bool = True) -> 
             if graders and exercise.grader_path.exists():
                 check_hidden_texts(course, exercise, report)
         # An exercise whose ids contradict its file is not graded: its error is already said.
-        wanted = [e.id for e in course.exercises
-                  if (not only or e.id in only) and e.id not in report.misnamed]
+        wanted = [e for e in report.checked if e not in report.misnamed]
         if graders and wanted:
             quality.check(course, report, pool, only=wanted)
     return report

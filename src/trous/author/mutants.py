@@ -88,9 +88,7 @@ class _Facts:
     def same_axes(self, node: ast.AST, a, b) -> bool:
         """Reducing `node` along `a` or `b` is the same on every array the checks gave it."""
         ndims = self.values(node, "dimensions")
-        if not ndims:
-            return False
-        return all(_reduced(a, n) == _reduced(b, n) and _reduced(a, n) is not None for n in ndims)
+        return bool(ndims) and all(_reduced(a, n) == _reduced(b, n) and _reduced(a, n) is not None for n in ndims)
 
 
 def _axis_of(node: ast.Call) -> tuple[bool, object]:
@@ -131,20 +129,13 @@ def _axis_rewrites(node: ast.Call, facts: _Facts) -> Iterator[tuple[str, str, as
     if has and axis == "?":
         return
     if has:
-        others = [a for a in (0, 1, -1, None) if a != axis]
-        for other in others:
-            if facts.same_axes(operand, axis, other):
-                continue
-            label = "axe oublié" if other is None else f"axis={other}"
-            yield label, AXIS, _with_axis(node, other)
-        for kw in node.keywords:
-            if kw.arg == "keepdims":
-                yield "keepdims oublié", AXIS, ast.Call(node.func, node.args, [k for k in node.keywords
-                                                                                if k.arg != "keepdims"])
+        for other in [a for a in (0, 1, -1, None) if a != axis and not facts.same_axes(operand, axis, a)]:
+            yield "axe oublié" if other is None else f"axis={other}", AXIS, _with_axis(node, other)
+        if any(kw.arg == "keepdims" for kw in node.keywords):
+            yield "keepdims oublié", AXIS, ast.Call(node.func, node.args, [k for k in node.keywords
+                                                                            if k.arg != "keepdims"])
     elif name not in ("any", "all") and not (len(node.args) > (1 if operand is not node.func.value else 0)):
-        for other in (0, -1):
-            if facts.same_axes(operand, None, other):
-                continue
+        for other in [a for a in (0, -1) if not facts.same_axes(operand, None, a)]:
             yield f"axis={other} ajouté", AXIS, _with_axis(node, other)
 
 
@@ -175,8 +166,7 @@ def _subscript_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Itera
             yield "indices échangés", COINCIDENT, ast.Subscript(node.value, crossed, node.ctx)
     else:
         for op, label in ((ast.Add(), "indice +1"), (ast.Sub(), "indice −1")):
-            moved = ast.BinOp(index, op, ast.Constant(1))
-            yield label, OFF_BY_ONE, ast.Subscript(node.value, moved, node.ctx)
+            yield label, OFF_BY_ONE, ast.Subscript(node.value, ast.BinOp(index, op, ast.Constant(1)), node.ctx)
         inner = node.value
         if isinstance(inner, ast.Subscript) and not isinstance(inner.slice, (ast.Slice, ast.Tuple)) \
                 and not facts.always(inner.value, "symétrique"):
@@ -186,9 +176,8 @@ def _subscript_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Itera
         if isinstance(inner, ast.Attribute) and inner.attr == "shape" and _int_constant(index) is not None:
             axis = _int_constant(index)
             for other in (0, 1, -1):
-                if other != axis and not facts.always(inner.value, "carrée"):
-                    if facts.same_axes(inner.value, axis, other):
-                        continue
+                if other != axis and not facts.always(inner.value, "carrée") \
+                        and not facts.same_axes(inner.value, axis, other):
                     at = ast.Constant(other) if other >= 0 else ast.UnaryOp(ast.USub(), ast.Constant(1))
                     shape = ast.Subscript(inner, at, node.ctx)
                     yield f"shape[{other}] au lieu de shape[{axis}]", COINCIDENT, shape
@@ -196,11 +185,9 @@ def _subscript_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Itera
 
 def _comparison_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
     """`<` for `<=` and the reverse."""
-    if len(node.ops) == 1:
-        swap = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}.get(type(node.ops[0]))
-        if swap is not None:
-            compared = ast.Compare(node.left, [swap()], node.comparators)
-            yield "comparaison stricte ou large", OFF_BY_ONE, compared
+    swap = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}.get(type(node.ops[0]))
+    if swap is not None and len(node.ops) == 1:
+        yield "comparaison stricte ou large", OFF_BY_ONE, ast.Compare(node.left, [swap()], node.comparators)
 
 
 def _function_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
@@ -238,7 +225,7 @@ def _function_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterat
         for a, b in (("sum", "max"), ("max", "min"), ("min", "max"), ("max", "sum")):
             if name == a:
                 yield f"{a} → {b}", OTHER, ast.Call(ast.Name(b, ast.Load()), node.args, node.keywords)
-        if name in ("sqrt",) and len(args) == 1:
+        if name == "sqrt" and len(args) == 1:
             yield "racine oubliée", OTHER, copy.deepcopy(args[0])
 
 
@@ -268,11 +255,10 @@ def _method_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator
             yield "moyenne non retirée", COINCIDENT, rms
         if attr == "transpose" and node.args:
             yield ".T au lieu de transpose(...)", AXIS, ast.Attribute(node.func.value, "T", ast.Load())
-        for kw in node.keywords:
-            if kw.arg == "k" and attr in ("tril", "triu"):
-                yield "diagonale décalée", OFF_BY_ONE, ast.Call(node.func, node.args,
-                                                                [k for k in node.keywords if k.arg != "k"])
-        if attr in ("tril", "triu") and not any(kw.arg == "k" for kw in node.keywords):
+        if attr in ("tril", "triu") and any(kw.arg == "k" for kw in node.keywords):
+            yield "diagonale décalée", OFF_BY_ONE, ast.Call(node.func, node.args,
+                                                            [k for k in node.keywords if k.arg != "k"])
+        elif attr in ("tril", "triu"):
             for k in (1, -1):
                 yield f"diagonale k={k}", OFF_BY_ONE, ast.Call(node.func, node.args,
                                                                node.keywords + [ast.keyword("k", ast.Constant(k))])
@@ -307,8 +293,7 @@ def _operator_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterat
             and not facts.always(node.left, "moyenne nulle"):
         yield "moyenne non retirée", COINCIDENT, copy.deepcopy(node.left)
     if op is ast.MatMult and not facts.always(node, "symétrique") and facts.values(node, "dimensions") != {1}:
-        product = ast.BinOp(left, ast.MatMult(), right)
-        yield "résultat transposé", COINCIDENT, ast.Attribute(product, "T", ast.Load())
+        yield "résultat transposé", COINCIDENT, ast.Attribute(ast.BinOp(left, ast.MatMult(), right), "T", ast.Load())
     if op is ast.Pow and isinstance(node.right, ast.Constant) and isinstance(node.right.value, (int, float)):
         yield "exposant −1", OFF_BY_ONE, ast.BinOp(left, ast.Pow(), ast.Constant(node.right.value - 1))
 
@@ -322,9 +307,8 @@ def _sign_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[t
 def _name_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
     """One variable of the exercise for another."""
     if isinstance(node.ctx, ast.Load) and node.id in names:
-        for other in names:
-            if other != node.id:
-                yield f"{node.id} → {other}", OTHER, ast.Name(other, ast.Load())
+        for other in [n for n in names if n != node.id]:
+            yield f"{node.id} → {other}", OTHER, ast.Name(other, ast.Load())
 
 
 # The rewrites of each kind of node (a call's: as a function or as a method).
@@ -381,9 +365,7 @@ def literal(value, array: bool = False) -> str | None:
     value = decode(value)
     if isinstance(value, Opaque):
         return None
-    text = repr(value)
-    if "nan" in text or "inf" in text:
-        text = text.replace("nan", 'float("nan")').replace("-inf", 'float("-inf")').replace("inf", 'float("inf")')
+    text = repr(value).replace("nan", 'float("nan")').replace("-inf", 'float("-inf")').replace("inf", 'float("inf")')
     if array:
         text = f"__import__('numpy').array({text})"
     return text if len(text) < 5000 else None
@@ -442,9 +424,8 @@ _PRINTED = re.compile(r"\[|\]|(?<![\w.])-?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)
 
 
 def printed_values(output: str) -> list[list | str]:
-    """Every number and every bracketed list of numbers the program printed, as printed: Python's
-    lists ([1.0, 0.5]) and NumPy's arrays ([[1.   0.5 ]]) alike. Numbers stay text (their digits
-    tell how the program rounded them)."""
+    """Every number and bracketed list of numbers printed, Python's ([1.0, 0.5]) and NumPy's
+    ([[1.   0.5 ]]) alike; numbers stay text (their digits tell how the program rounded them)."""
     found: list = []
     stack: list[list] = []
     for token in _PRINTED.findall(output[:200_000]):
@@ -464,7 +445,7 @@ def printed_values(output: str) -> list[list | str]:
     return found
 
 
-def _as_number(token: str) -> float | bool | None:
+def as_number(token: str) -> float | bool | None:
     if token in ("True", "False"):
         return token == "True"
     try:
@@ -478,10 +459,8 @@ def _decimals(printed) -> int:
         return max((_decimals(p) for p in printed), default=0)
     if printed in ("True", "False") or "inf" in printed or "nan" in printed:
         return 0
-    if "e" in printed.lower():
-        mantissa, _, exponent = printed.lower().partition("e")
-        return max(0, len(mantissa.partition(".")[2]) - int(exponent))
-    return len(printed.partition(".")[2])
+    mantissa, _, exponent = printed.lower().partition("e")
+    return max(0, len(mantissa.partition(".")[2]) - int(exponent or 0))
 
 
 def _matches(printed, value, tolerance: float) -> bool:
@@ -489,7 +468,7 @@ def _matches(printed, value, tolerance: float) -> bool:
         if not (isinstance(printed, list) and isinstance(value, list)) or len(printed) != len(value):
             return False
         return all(_matches(p, v, tolerance) for p, v in zip(printed, value))
-    number = _as_number(printed)
+    number = as_number(printed)
     if isinstance(value, bool) or isinstance(number, bool):
         return number is value
     if not isinstance(value, (int, float)) or number is None:
@@ -502,8 +481,6 @@ def _matches(printed, value, tolerance: float) -> bool:
 def _source(printed) -> str:
     if isinstance(printed, list):
         return "[" + ", ".join(_source(p) for p in printed) + "]"
-    if printed in ("True", "False"):
-        return printed
     if "inf" in printed or "nan" in printed:
         return f'float("{printed}")'
     return printed + "0" if printed.endswith(".") else printed

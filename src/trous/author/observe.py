@@ -1,17 +1,13 @@
 """What each blank reads, in each check: the values of its fill's sub-expressions (part of `trous doctor`).
 
-A check only refuses a wrong fill on inputs where it gives another value. A student who writes
-`range(2)` for `range(len(v))`, `8` for `d_head`, or a formula right only for a symmetric matrix, is
-« juste » in public as long as every public check gives `len(v)` the value 2, `d_head` 8, a
-symmetric matrix; the hidden grader, trying other sizes, then takes the point away.
-
-So the solution runs with each sub-expression of its fills (a name, a `len(...)`, a shape, a range…)
-reporting the *features* of its value: the value, its length, its dimensions and sizes, and whether
-its numbers are all equal, of mean zero, a square or symmetric matrix. Each check is a *world* (the
-program with the check's variant, then the check's own expression), and so is each test function.
-The doctor fails the course when a hidden check sees a value of a feature that every public check of
-the blank sees alike (`gaps`). The run on the course's own inputs gives each sub-expression's value
-on the example, from which quality.py writes the "value of the example" mutants.
+A check only refuses a wrong fill on inputs where it gives another value: `range(2)` for
+`range(len(v))`, `8` for `d_head`, or a formula right only for a symmetric matrix, is « juste » in
+public while every public check gives `len(v)` 2, `d_head` 8, a symmetric matrix, then loses the point
+in the hidden grader. So the solution runs with each sub-expression of its fills reporting the
+*features* of its value (value, length, dimensions and sizes; all equal, mean zero, square, symmetric)
+in each *world*: a check (the program with its variant, then its expression) or a test function. A
+hidden world seeing a feature every public world of the blank sees alike is a gap (`gaps`); the run
+on the course's own inputs gives the example's values for quality.py's "value of the example" mutants.
 """
 
 from __future__ import annotations
@@ -83,19 +79,15 @@ def __trous_runtime__():
         return None
 
     def features(v):
-        t = type(v)
-        s = scalar(v)
-        np = sys.modules.get("numpy")
-        if s is None and np is not None and isinstance(v, np.generic) and not isinstance(v, np.ndarray):
-            return scalar(v.item())  # what cannot be read is nothing, in obs
+        t, s, np = type(v), scalar(v), sys.modules.get("numpy")
         if s is not None:
             return s
-        if t is str:
+        if np is not None and isinstance(v, np.generic):  # a NumPy scalar (never an array)
+            return scalar(v.item())  # what cannot be read is nothing, in obs
+        if t in (str, dict):
             r = repr(v)
-            out = [("valeur", r if len(r) <= 120 else "#" + digest(v.encode("utf-8", "replace"))), ("longueur", len(v))]
-            if len(r) <= 120:
-                out.append(("littéral", r))
-            return tuple(out)
+            out = (("valeur", r if len(r) <= 120 else "#" + digest(r.encode("utf-8", "replace"))), ("longueur", len(v)))
+            return out + (("littéral", r),) if t is str and len(r) <= 120 else out
         if t is range:
             r = repr(v).replace("range(0, ", "range(")
             return (("valeur", r), ("littéral", r))
@@ -110,8 +102,9 @@ def __trous_runtime__():
                 out.append(("toutes égales", bool((flat == flat[0]).all())))
                 if v.dtype.kind != "b":
                     a = flat.astype(float)
-                    scale = float(np.abs(a).max()) if np.isfinite(a).all() else 0.0
-                    out.append(("moyenne nulle", bool(abs(a.mean()) <= 1e-12 * scale) if scale else bool(scale == 0.0 and np.isfinite(a).all())))
+                    finite = bool(np.isfinite(a).all())
+                    scale = float(np.abs(a).max()) if finite else 0.0
+                    out.append(("moyenne nulle", bool(abs(a.mean()) <= 1e-12 * scale) if scale else finite))
             if v.ndim == 2 and min(v.shape) >= 2:
                 square = v.shape[0] == v.shape[1]
                 out.append(("carrée", square))
@@ -134,9 +127,6 @@ def __trous_runtime__():
                         and all(len(scalar(x) or ()) == 2 for x in v):  # each written as Python
                     out.append(("littéral", r))
             return tuple(out)
-        if t is dict:
-            r = repr(v)
-            return (("valeur", r if len(r) <= 120 else "#" + digest(r.encode("utf-8", "replace"))), ("longueur", len(v)))
         return None  # functions, modules, generators, objects: no data to compare
 
     def obs(key, value):
@@ -172,8 +162,7 @@ del __trous_runtime__
 
 
 def with_prelude(source: str, prelude: str) -> str:
-    """`source` with `prelude` run first: after its docstring and `from __future__` imports, which
-    must stay first."""
+    """`source` with `prelude` run first, after its docstring and `from __future__` imports."""
     try:
         body = ast.parse(source).body
     except SyntaxError:
@@ -246,35 +235,35 @@ def nodes_of(fill: str, blank: int) -> list[Node]:
             for k, n in enumerate(_eligible(tree))]
 
 
+def _rebuilt(tree: ast.AST, changes: dict) -> ast.AST:
+    """`tree` with each node whose id is in `changes` replaced by `changes[id](node)`, inner nodes first."""
+
+    class Rebuild(ast.NodeTransformer):
+        def visit(self, node):
+            change = changes.get(id(node))
+            node = self.generic_visit(node)
+            return node if change is None else change(node)
+
+    return ast.fix_missing_locations(Rebuild().visit(tree))
+
+
 def instrument(fill: str, blank: int) -> str | None:
     """The fill with each eligible sub-expression wrapped in `__trous_obs__("blank:k", …)`."""
     tree = parse(fill)
     if tree is None:
         return None
-    wrap = {id(n): k for k, n in enumerate(_eligible(tree))}
 
-    class Wrap(ast.NodeTransformer):
-        def visit(self, node):
-            k = wrap.get(id(node))
-            node = self.generic_visit(node)
-            if k is None:
-                return node
-            return ast.Call(ast.Name("__trous_obs__", ast.Load()), [ast.Constant(f"{blank}:{k}"), node], [])
+    def wrap(k):
+        return lambda node: ast.Call(ast.Name("__trous_obs__", ast.Load()), [ast.Constant(f"{blank}:{k}"), node], [])
 
-    return unparsed(Wrap().visit(tree))
+    return unparsed(_rebuilt(tree, {id(n): wrap(k) for k, n in enumerate(_eligible(tree))}))
 
 
 def swapped(tree: ast.AST, target: ast.AST, replacement: ast.AST) -> ast.AST:
     """A copy of `tree` with its node `target` replaced by `replacement` (`tree` itself unchanged)."""
     memo: dict = {}
     copied = copy.deepcopy(tree, memo)
-    old = memo[id(target)]
-
-    class Swap(ast.NodeTransformer):
-        def visit(self, node):
-            return replacement if node is old else self.generic_visit(node)
-
-    return ast.fix_missing_locations(Swap().visit(copied))
+    return _rebuilt(copied, {id(memo[id(target)]): lambda _: replacement})
 
 
 def replace_node(fill: str, k: int, text: str) -> str | None:
@@ -321,9 +310,8 @@ class Observations:
         if seen:
             return dict(seen[0]).get("littéral") if len(seen) == 1 else None
         values: dict[str, set] = {}
-        for world in self.worlds.get(blank, []):
-            if not world.hidden:
-                _union(values, world.seen.get(key, {}))
+        for world in [w for w in self.worlds.get(blank, []) if not w.hidden]:
+            _union(values, world.seen.get(key, {}))
         if len(values.get("valeur", ())) == 1 and len(values.get("littéral", ())) == 1:
             return next(iter(values["littéral"]))
         return None
@@ -397,21 +385,16 @@ def plan(exercise: Exercise, solution: str, fills, checks: list[Check], limits: 
     """One unit per variant (the course's own inputs first), each expectation's expression tagged.
     A public check that needs an optional module (torch…) is left out: a student without it does
     not get it."""
-    wrapped = {f.index: instrument(f.text, f.index) for f in fills}
-    texts = {index: f"({text})" for index, text in wrapped.items() if text is not None}
+    texts = {f.index: f"({wrapped})" for f in fills if (wrapped := instrument(f.text, f.index)) is not None}
     text = with_prelude(blanks_mod.splice(solution, fills, texts), RUNTIME)
     by_blank_index = {b.id: i for i, b in enumerate(exercise.blanks)}
     plans: dict[tuple, list[tuple[int, bool, object]]] = {(): []}  # variant key → (blank, hidden, expect)
     for check in checks:
         hidden = any(e.hidden for e in check.expects)
-        if not hidden and check.requires:
-            continue
-        index = by_blank_index.get(check.blank)
-        if index is None:
+        if check.blank not in by_blank_index or (check.requires and not hidden):
             continue
         for expect in check.expects:
-            key = expect.overrides
-            plans.setdefault(key, []).append((index, hidden, expect))
+            plans.setdefault(expect.overrides, []).append((by_blank_index[check.blank], hidden, expect))
     units, tags = [], []
     for key, expects in plans.items():
         probes: list[Probe] = []
@@ -451,18 +434,15 @@ def read(plan: Plan, results) -> Observations:
             else:
                 side = "cachée" if hidden else "publique"
                 what = f"la vérification {side} « {expect.label or expect.expr} »"
-            ident = (index, hidden, what)
-            world = worlds.get(ident)
-            if world is None:
-                world = worlds[ident] = World(hidden, what, tuple(n for n, _ in unit.overrides))
-                observations.worlds[index].append(world)
-            _add(world, dumped, tag, index)
+            if (index, hidden, what) not in worlds:
+                worlds[index, hidden, what] = World(hidden, what, tuple(n for n, _ in unit.overrides))
+                observations.worlds[index].append(worlds[index, hidden, what])
+            _add(worlds[index, hidden, what], dumped, tag, index)
     return observations
 
 
 class _Recorder:
-    """A session for test functions that answers each question with the instrumented solution, and
-    keeps, per question, what the blank's sub-expressions were."""
+    """A session answering a test function's questions with the instrumented solution, keeping each dump."""
 
     def __init__(self, session):
         self.session = session
@@ -550,18 +530,12 @@ def gaps(observations: Observations, blank: int) -> list[Gap]:
     """What the hidden checks of `blank` vary and its public checks do not (see the module's docstring)."""
     worlds = observations.worlds.get(blank, [])
     public: dict[str, dict[str, set]] = {}
-    for world in worlds:
-        if not world.hidden:
-            for key, features in world.seen.items():
-                _union(public.setdefault(key, {}), features)
+    for key, features in [item for world in worlds if not world.hidden for item in world.seen.items()]:
+        _union(public.setdefault(key, {}), features)
     found: dict[tuple[str, str], Gap] = {}
     nodes = {n.key: n for n in observations.nodes.get(blank, [])}
-    for world in worlds:
-        if not world.hidden:
-            continue
-        for key, features in world.seen.items():
-            if key not in nodes or key not in public:
-                continue
+    for world in [w for w in worlds if w.hidden]:
+        for key, features in [(k, f) for k, f in world.seen.items() if k in nodes and k in public]:
             for name, values in features.items():
                 shown = public[key].get(name)
                 where = (nodes[key].text, name)  # the same name read twice is said once

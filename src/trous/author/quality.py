@@ -1,18 +1,14 @@
 """Is each hidden grader good enough, and do the public checks agree with it? (part of `trous doctor`)
 
-0. each fill's sub-expressions are observed on every check (observe.py): a blank fails the course
-when a hidden check varies what it reads and none of its public checks does; 1. the reference
-solutions get full marks; 2. the shipped exercises get zero; 3. each blank's generated wrong fills
-(mutants.py, by family) lose that blank's points. A mutant that keeps them *survives*: either the
-grader misses a mistake, or the mutant is the right answer written another way, and the grader
-module lists it in `EQUIVALENT_MUTANTS = {"blank_id": ["fill", …]}` with a comment saying why.
-
-4. Each mutant also goes through its blank's public checks as `pytest exercises/` runs them (the
-solution with only that blank changed; a public test function failing on it counts too). Refused in
-secret but accepted in public, it is an *escape*: the student reads « juste », then loses the point;
-any escape fails the course. Tables count, per blank, per family and per hidden test function
-(`@pytest.mark.trou`), what each side refuses; a test function in graders/ that belongs to no
-exercise is an error (trous grade would never run it).
+0. what each fill's sub-expressions read is observed on every check (observe.py): a blank fails when
+a hidden check varies it and no public check does; 1. the solutions get full marks; 2. the shipped
+exercises zero; 3. each blank's generated wrong fills (mutants.py) lose its points. A mutant that keeps
+them *survives*: the grader misses a mistake, or the mutant is the right answer written another way,
+listed in the grader's `EQUIVALENT_MUTANTS = {"blank_id": ["fill", …]}` with a comment saying why.
+4. Each mutant also goes through its blank's public checks as `pytest exercises/` runs them: refused
+in secret but accepted in public, it is an *escape* (« juste », then the point lost), which fails the
+course. Tables count what each side refuses, per blank, per family and per hidden test function; a
+test function in graders/ that belongs to no exercise is an error (trous grade would never run it).
 """
 
 from __future__ import annotations
@@ -26,20 +22,19 @@ import numpy
 
 from ..check.selfcheck import ExerciseResult, interpret, prepare
 from ..core.analysis import Analysis, analyse_source
-from ..core.blanks import BLANK, splice
-from ..core.checks import Check, load_checks, load_module
+from ..core.blanks import BLANK, defined_name, splice
+from ..core.checks import Check, TestResult, load_checks, load_module
 from ..core.compare import compare
 from ..core.course import Course, Exercise, limits_for
 from ..core.encode import encode
 from ..core.protocol import OK, Job, Probe, Unit, UnitResult
 from ..core.source import Source, read
 from ..grade.engine import Grader, GraderError
-from ..core.checks import TestResult
 from ..grade.testworker import has_tests
 from ..sandbox.pool import RunnerPool
 from . import observe
 from .mutants import (AS_INT, AS_LIST, EXAMPLE, FAMILIES, HARD_CODED, HARD_CODED_LABELS, KIND, PASTED,
-                      Candidate, is_array, kind_mutants, literal, mutants, pasted, rounded, rounded_fills)
+                      Candidate, as_number, is_array, kind_mutants, literal, mutants, pasted, rounded, rounded_fills)
 
 KEEP = "__trous_keep__"
 PRELUDE = (f"__trous_seen__ = {{}}\n__trous_kind__ = {{}}\n"
@@ -63,6 +58,8 @@ class Mutant:
     public_text: str  # the file the public checks run: the solution with only this blank changed
     family: str  # mutants.FAMILIES
     whole_file: bool = False
+    refused: bool = False  # loses its blank's points in grading
+    refused_by_public_test: bool = False  # a public test function (exercises/test_*.py) fails on it
 
 
 @dataclass
@@ -73,8 +70,7 @@ class PublicVerdict:
 
 @dataclass
 class Tally:
-    """One blank's mutants (or one family's, over the course): how many, how many each side refuses,
-    how many escape."""
+    """One blank's mutants (or one family's): how many, how many each side refuses, how many escape."""
 
     exercise: str = ""
     blank: str = ""
@@ -117,8 +113,7 @@ def _statements(solution: str, fills) -> dict[int, tuple[int, int, str]]:
         body = ast.parse(solution).body
     except SyntaxError:
         return {}
-    spans = [(n.lineno, n.end_lineno, n.targets[0].id) for n in body if isinstance(n, ast.Assign)
-             and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)]
+    spans = [(n.lineno, n.end_lineno, defined_name(n)) for n in body if isinstance(n, ast.Assign) and defined_name(n)]
     return {f.index: span for span in spans for f in fills if span[0] <= f.line <= span[1]}
 
 
@@ -129,21 +124,17 @@ def _kind(probe) -> tuple[str, str] | None:
 
 
 def _printing_job(exercise: Exercise, solution: str, fills) -> Job:
-    """The solution run as a student runs the file (`__main__` blocks included, within a few seconds)
-    and as the checks run it: what a student may copy from. The plain run also keeps the first value
-    of each blank and of each top-level statement holding one, with their kinds (module, type name).
-    Run as `__main__` only when a blank's statement may be pasted and there is such a block (an
-    exercise may time things there)."""
+    """The solution run as the checks run it, keeping the first value and kind (module, type name) of
+    each blank and of each top-level statement holding one; and, when such a statement may be pasted,
+    as a student runs it (`__main__` blocks included, within MAIN_WALL): what a student may copy."""
     kept = {f.index: f"{KEEP}({f.index}, ({f.text}))" for f in fills}
-    statements = _statements(solution, fills)
-    probes = [Probe(f"__trous_seen__[{f.index}]") for f in fills]
-    probes += [Probe(f"__trous_kind__[{f.index}]") for f in fills]
-    probes += [Probe(name) for _, _, name in statements.values()]
-    probes += [Probe(KIND_OF.format(name)) for _, _, name in statements.values()]
+    names = [name for _, _, name in _statements(solution, fills).values()]
+    expressions = [f"__trous_{what}__[{f.index}]" for what in ("seen", "kind") for f in fills]
+    probes = tuple(Probe(e) for e in expressions + names + [KIND_OF.format(name) for name in names])
     # After a docstring and `from __future__` imports, which must stay first.
     plain = observe.with_prelude(splice(solution, fills, kept), PRELUDE)
-    units = [Unit(plain, f"solutions/{exercise.id}.py", tuple(probes), group="plain")]
-    if statements and "__main__" in solution:
+    units = [Unit(plain, f"solutions/{exercise.id}.py", probes, group="plain")]
+    if names and "__main__" in solution:
         units.append(Unit(solution, f"solutions/{exercise.id}.py", module_name="__main__",
                           wall=min(MAIN_WALL, limits_for(exercise).wall), group="main"))
     return Job(tuple(units), limits_for(exercise), capture_output=True)
@@ -237,20 +228,14 @@ def _truncated(fill, node, observations) -> list[Candidate]:
 def example_values(fill, observations) -> list[Candidate]:
     """The fill with one of its sub-expressions replaced by the value it has on the course's inputs
     (`len(v)` by 2, `math.sqrt(d)` by 2.0 and by 2.83…): what a student reads off the example."""
-    out = []
-    facts = observations.facts(fill.index)
+    out, facts = [], observations.facts(fill.index)
     for node in observations.nodes.get(fill.index, []):
         out += _truncated(fill, node, observations)
         value = observations.example_literal(node.key, fill.index)
-        if value is None or _normal(value) == _normal(node.text):
+        # The same on every check: written out, it is the fill itself on every input the course has.
+        if value is None or _normal(value) == _normal(node.text) or len(facts.get(node.k, {}).get("valeur", ())) <= 1:
             continue
-        if len(facts.get(node.k, {}).get("valeur", ())) <= 1:
-            continue  # the same on every check: written out, it is the fill itself on every input the course has
-        texts = [value]
-        try:
-            number = float(value)
-        except ValueError:
-            number = None
+        texts, number = [value], as_number(value)
         if number is not None and math.isfinite(number) and round(number, 2) != number:
             texts.append(repr(round(number, 2)))
         shown = node.text if len(node.text) <= 40 else node.text[:37] + "…"
@@ -272,10 +257,10 @@ def _normal(text: str) -> str:
 
 
 # -- the public checks, as `pytest exercises/` runs them ------------------------------------------
-def _broken(mutant: Mutant, analysis, result: UnitResult) -> str | None:
+def _broken(mutant: Mutant, analysis, run: PublicRun) -> str | None:
     """Where the program stops when the mutant's own line ran: a later line broke."""
-    error = result.error
-    if result.status == OK or error is None or error.line is None or mutant.whole_file:
+    error = run.units[run.plain].error if run.units and run.units[run.plain].status != OK else None
+    if error is None or error.line is None or mutant.whole_file:
         return None
     if error.line == analysis.line_of(mutant.blank) or error.kind in ("syntax", "override"):
         return None
@@ -309,15 +294,9 @@ def _verdicts(course: Course, mutants: list[Mutant], checks: dict[str, list[Chec
             analysis = analyse_source(exercise, Source(f"exercises/{exercise.id}.py", mutant.public_text))
             copies.append((exercise, analysis, mine))
     runs = run_public(copies, pool)
-    verdicts: list[PublicVerdict | None] = []
-    for mutant, n in zip(mutants, at):
-        if n is None:
-            verdicts.append(None)
-            continue
-        run = runs[n]
-        broken = _broken(mutant, copies[n][1], run.units[run.plain]) if run.units else None
-        verdicts.append(PublicVerdict(run.result.blanks[mutant.blank].passed, broken))
-    return verdicts
+    return [None if n is None else PublicVerdict(runs[n].result.blanks[mutant.blank].passed,
+                                                  _broken(mutant, copies[n][1], runs[n]))
+            for mutant, n in zip(mutants, at)]
 
 
 @dataclass
@@ -330,9 +309,8 @@ class PublicRun:
 
 
 def run_public(copies: list[tuple[Exercise, Analysis, list[Check]]], pool: RunnerPool) -> list[PublicRun]:
-    """Each (exercise, copy, checks) through its checks as `pytest exercises/` runs them: the one way
-    the doctor runs a solution, a solution with a blank put back, or a mutant, on public checks.
-    Batched into jobs run in parallel on the pool."""
+    """Each (exercise, copy, checks) through its checks as `pytest exercises/` runs them, in batched jobs:
+    the one way the doctor runs a solution, a blank put back, or a mutant, on public checks."""
     planned: list = []  # per copy: its result already, or where its units are
     batches: list[tuple[list[Unit], object]] = []  # (units, limits) of each job
     for n, (exercise, analysis, checks) in enumerate(copies):
@@ -351,20 +329,15 @@ def run_public(copies: list[tuple[Exercise, Analysis, list[Check]]], pool: Runne
         if not batches or batches[-1][1] != limits or len(batches[-1][0]) + len(units) > BATCH_UNITS:
             batches.append(([], limits))
         start = len(batches[-1][0])
-        planned.append((exercise, analysis, context, plain, len(batches) - 1, start, len(units)))
+        planned.append((exercise, analysis, context, plain, len(batches) - 1, slice(start, start + len(units))))
         batches[-1][0].extend(units)
-    results: list[list[UnitResult]] = [[] for _ in batches]
-    jobs = [Job(tuple(units), limits, capture_output=True) for units, limits in batches]
-    for position, unit_results in pool.map(jobs):
-        results[position] = unit_results
+    results = dict(pool.map(Job(tuple(units), limits, capture_output=True) for units, limits in batches))
     runs = []
     for plan in planned:
-        if isinstance(plan, PublicRun):
-            runs.append(plan)
-            continue
-        exercise, analysis, context, plain, job, start, count = plan
-        unit_results = results[job][start:start + count]
-        runs.append(PublicRun(interpret(exercise, analysis, context, unit_results), unit_results, plain))
+        if not isinstance(plan, PublicRun):
+            exercise, analysis, context, plain, job, at = plan
+            plan = PublicRun(interpret(exercise, analysis, context, results[job][at]), results[job][at], plain)
+        runs.append(plan)
     return runs
 
 
@@ -393,9 +366,8 @@ def check(course: Course, report, pool: RunnerPool, only: list[str] | None = Non
 def _checkable(course: Course, report, only: list[str] | None) -> list[Exercise]:
     """The exercises whose files are all there; a missing or stray hidden grader is a finding."""
     asked = [e for e in course.exercises if not only or e.id in only]
-    for exercise in asked:
-        if not exercise.grader_path.exists():
-            report.add(exercise.id, "pas de correcteur caché (graders/test_<id>.py)", f"graders/test_{exercise.id}.py")
+    for exercise in [e for e in asked if not e.grader_path.exists()]:
+        report.add(exercise.id, "pas de correcteur caché (graders/test_<id>.py)", f"graders/test_{exercise.id}.py")
     for path in sorted((course.root / "graders").glob("test*.py")):
         if course.exercise_for_path(path) is None and has_tests(path):
             report.add("correcteurs", f"{path.name} a des fonctions de test mais n'est le correcteur d'aucun exercice "
@@ -412,12 +384,7 @@ class _Examination:
         self.course, self.exercises, self.grader, self.pool, self.report = course, exercises, grader, pool, report
         self.by_id = {e.id: e for e in exercises}
         self.equivalents = {e.id: _equivalents(e) for e in exercises}
-        self.batch: list[tuple[str, dict]] = []
-        self.plan: dict[str, tuple[str, Mutant | None]] = {}  # copy's name → what it is
-        self.refused: set[int] = set()  # id() of the mutants that lose their blank's points
-        # Grading runs the public test functions (exercises/test_*.py), not public_verdicts: id() of
-        # the mutants one of them refuses count on the public side from here.
-        self.refused_by_public_test: set[int] = set()
+        self.copies: dict[str, tuple[str, Mutant | None, bytes]] = {}  # copy's name → (what it is, mutant, text)
         self.tests: dict[str, TestTally] = {}
         self.lock = threading.Lock()
 
@@ -427,11 +394,11 @@ class _Examination:
             observations, printed = seen[exercise.id]
             self._coverage(exercise, observations)
             solution = read(exercise.solution_path).text
-            self._add(f"solution:{exercise.id}", exercise, solution.encode(), "solution")
-            self._add(f"modele:{exercise.id}", exercise, exercise.template_path.read_bytes(), "template")
-            fills = self.grader.refs[exercise.id].fills
-            for n, mutant in enumerate(generate(exercise, solution, fills, observations, printed)):
-                self._add(f"mutant:{exercise.id}:{n}", exercise, mutant.text.encode(), "mutant", mutant)
+            found = generate(exercise, solution, self.grader.refs[exercise.id].fills, observations, printed)
+            self.copies[f"solution:{exercise.id}"] = ("solution", None, solution.encode())
+            self.copies[f"modele:{exercise.id}"] = ("template", None, exercise.template_path.read_bytes())
+            for n, mutant in enumerate(found):
+                self.copies[f"mutant:{exercise.id}:{n}"] = ("mutant", mutant, mutant.text.encode())
         self.grader.observe = self._on_test
         self._grade()
         self._public_side()
@@ -450,10 +417,6 @@ class _Examination:
                 self.report.add(exercise.id, observe.coverage_message(blank.id, found),
                                 f"exercises/test_{exercise.id}.py")
 
-    def _add(self, key: str, exercise: Exercise, data: bytes, kind: str, mutant: Mutant | None = None) -> None:
-        self.batch.append((key, {exercise.id: data}))
-        self.plan[key] = (kind, mutant)
-
     def _blank_id(self, mutant: Mutant) -> str:
         return self.by_id[mutant.exercise].blanks[mutant.blank].id
 
@@ -463,7 +426,7 @@ class _Examination:
 
     def _on_test(self, student: str, outcome: TestResult) -> None:
         """Told by the engine of each test function's outcome on each generated copy."""
-        kind, mutant = self.plan[student]
+        kind, mutant, _ = self.copies[student]
         if kind != "mutant" or not outcome.ran or outcome.outcome not in ("passed", "failed"):
             return
         test = outcome.test
@@ -471,8 +434,7 @@ class _Examination:
             return  # a whole-file mutant also runs the other blanks' tests
         with self.lock:
             if not test.hidden:
-                if outcome.outcome == "failed":
-                    self.refused_by_public_test.add(id(mutant))
+                mutant.refused_by_public_test |= outcome.outcome == "failed"
                 return
             tally = self.tests.setdefault(test.nodeid, TestTally(test.exercise, test.blank, test.name))
             tally.mutants += 1
@@ -480,8 +442,9 @@ class _Examination:
 
     def _grade(self) -> None:
         told: set[str] = set()  # tests that misbehaved on a generated copy, said once each
-        for grade in self.grader.grade_many(self.batch):
-            kind, mutant = self.plan[grade.student]
+        batch = [(key, {key.split(":")[1]: data}) for key, (_, _, data) in self.copies.items()]
+        for grade in self.grader.grade_many(batch):
+            kind, mutant, _ = self.copies[grade.student]
             exercise_id = grade.student.split(":")[1]
             result = grade.exercise(exercise_id)
             path = f"graders/test_{exercise_id}.py"
@@ -491,21 +454,17 @@ class _Examination:
                     told.add(said)
                     self.report.add(exercise_id, f"sur une copie générée ({kind}) : {said}", path)
             if kind == "solution":
-                for b in result.blanks:
-                    if b.score < b.max_score:
-                        self.report.add(exercise_id, f"la solution n'a pas tous les points au trou « {b.id} » : "
-                                                     f"{b.message.splitlines()[0] if b.message else b.status}", path)
+                for b in [b for b in result.blanks if b.score < b.max_score]:
+                    self.report.add(exercise_id, f"la solution n'a pas tous les points au trou « {b.id} » : "
+                                                 f"{b.message.splitlines()[0] if b.message else b.status}", path)
             elif kind == "template" and result.score > 0:
                 self.report.add(exercise_id, f"l'exercice non rempli obtient {result.score} point(s)", path)
             elif kind == "mutant":
-                self._survivor(mutant, result.blanks[mutant.blank].score, path)
+                mutant.refused = result.blanks[mutant.blank].score == 0
+                if not mutant.refused and not self._equivalent(mutant):
+                    self._survivor(mutant, path)
 
-    def _survivor(self, mutant: Mutant, score: float, path: str) -> None:
-        if score == 0:
-            self.refused.add(id(mutant))
-            return
-        if self._equivalent(mutant):
-            return
+    def _survivor(self, mutant: Mutant, path: str) -> None:
         said = f"mutant survivant au trou « {self._blank_id(mutant)} » ({mutant.label}) : {mutant.fill[:160]}"
         if mutant.family == KIND and kind_blind(mutant.label):
             # Not the grader's fault: the comparison itself cannot tell these kinds apart yet.
@@ -516,20 +475,19 @@ class _Examination:
 
     def _public_side(self) -> None:
         """Each mutant that is not the right answer through the public checks: the tallies and the escapes."""
-        judged = [m for kind, m in self.plan.values() if kind == "mutant" and not self._equivalent(m)]
+        judged = [m for kind, m, _ in self.copies.values() if kind == "mutant" and not self._equivalent(m)]
         tallies = {(e.id, b.id): Tally(e.id, b.id) for e in self.exercises for b in e.blanks}
         families = {f: Tally(family=f) for f in FAMILIES}
         for mutant, verdict in zip(judged, public_verdicts(self.course, judged, self.pool)):
             blank_id = self._blank_id(mutant)
-            refused = id(mutant) in self.refused
-            passed = verdict.passed and id(mutant) not in self.refused_by_public_test
+            passed = verdict.passed and not mutant.refused_by_public_test
             for tally in (tallies[(mutant.exercise, blank_id)],
                           families.setdefault(mutant.family, Tally(family=mutant.family))):
                 tally.mutants += 1
-                tally.hidden += refused
+                tally.hidden += mutant.refused
                 tally.public += not passed
-                tally.escapes += passed and refused
-            if passed and refused:
+                tally.escapes += passed and mutant.refused
+            if passed and mutant.refused:
                 self.report.escapes.append(Escape(mutant, blank_id, verdict.broken))
                 said = (f"un mutant « {mutant.family} » passe les vérifications publiques du trou « {blank_id} » "
                         f"({mutant.label}) : {mutant.fill[:160]} — le correcteur caché le refuse : l'élève "
@@ -547,9 +505,7 @@ def observe_all(exercises: list[Exercise], grader: Grader, pool: RunnerPool) -> 
                           limits_for(e)) for e in exercises]
     jobs = [p.job for p in plans] + [_printing_job(e, grader.refs[e.id].solution, grader.refs[e.id].fills)
                                      for e in exercises]
-    results: list = [None] * len(jobs)
-    for position, unit_results in pool.map(jobs):
-        results[position] = unit_results
+    results = dict(pool.map(jobs))  # position → its units' results
     out = {}
     for n, (exercise, found) in enumerate(zip(exercises, plans)):
         observations = observe.read(found, results[n])
@@ -570,19 +526,23 @@ def kind_blind(label: str) -> bool:
     return False
 
 
+def _counts(tally: Tally) -> str:
+    return f"{tally.mutants:>7} {tally.hidden:>6} {tally.public:>6} {tally.escapes:>18}"
+
+
+_COUNTS = f"{'mutants':>7} {'caché':>6} {'public':>6} {'passent en public':>18}"
+
+
 def mutant_table(tallies: list[Tally], escapes: list[Escape]) -> list[str]:
-    """Per blank: the generated mutants, how many the hidden grader refuses and how many the public
-    checks refuse, then the escapes (refused in secret, « juste » in public), one per line."""
+    """Per blank: the mutants, how many each side refuses, then its escapes one per line."""
     if not tallies:
         return []
     lines = ["Mutants générés, trou par trou : refusés par le correcteur caché, par les vérifications publiques,",
              "et refusés en secret mais « justes » en public (✘ : le cours échoue) :",
-             f"  {'exercice':<18} {'trou':<16} {'mutants':>7} {'caché':>6} {'public':>6} {'passent en public':>18}"]
+             f"  {'exercice':<18} {'trou':<16} {_COUNTS}"]
     for tally in tallies:
-        found = [e for e in escapes if (e.mutant.exercise, e.blank_id) == (tally.exercise, tally.blank)]
-        lines.append(f"  {tally.exercise:<18} {tally.blank:<16} {tally.mutants:>7} {tally.hidden:>6} {tally.public:>6} "
-                     f"{len(found):>18}")
-        for escape in found:
+        lines.append(f"  {tally.exercise:<18} {tally.blank:<16} {_counts(tally)}")
+        for escape in [e for e in escapes if (e.mutant.exercise, e.blank_id) == (tally.exercise, tally.blank)]:
             broken = f" (casse la suite : {escape.broken})" if escape.broken else ""
             mutant = escape.mutant
             lines.append(f"      ✘ {mutant.family}, {mutant.label}{broken} : {mutant.fill[:120]}")
@@ -595,10 +555,8 @@ def family_table(families: list[Tally]) -> list[str]:
     """Per family of mistakes: the generated mutants, how many each side refuses, how many escape."""
     if not families:
         return []
-    return ["Mutants par famille d'erreurs :",
-            f"  {'famille':<24} {'mutants':>7} {'caché':>6} {'public':>6} {'passent en public':>18}",
-            *(f"  {f.family:<24} {f.mutants:>7} {f.hidden:>6} {f.public:>6} {f.escapes:>18}"
-              for f in families)]
+    return ["Mutants par famille d'erreurs :", f"  {'famille':<24} {_COUNTS}",
+            *(f"  {f.family:<24} {_counts(f)}" for f in families)]
 
 
 def test_table(tests: list[TestTally]) -> list[str]:

@@ -80,29 +80,25 @@ Les tableaux suivent l'emboîtement du fichier : `assignments[].exercises[]` est
 """
 
 
+_BOUNDS = ((annotated_types.Gt, "plus grand que {0.gt}"), (annotated_types.Ge, "au moins {0.ge}"),
+           (annotated_types.Le, "au plus {0.le}"), (annotated_types.MaxLen, "{0.max_length} caractères au plus"))
+
+
 def _bounds(info: FieldInfo) -> list[str]:
     words = []
     for item in info.metadata:
-        if isinstance(item, annotated_types.Gt):
-            words.append(f"plus grand que {item.gt}")
-        elif isinstance(item, annotated_types.Ge):
-            words.append(f"au moins {item.ge}")
-        elif isinstance(item, annotated_types.Le):
-            words.append(f"au plus {item.le}")
-        elif isinstance(item, annotated_types.MinLen):
+        if isinstance(item, annotated_types.MinLen):
             words.append("non vide" if item.min_length == 1 else f"au moins {item.min_length} éléments")
-        elif isinstance(item, annotated_types.MaxLen):
-            words.append(f"{item.max_length} caractères au plus")
         elif getattr(item, "pattern", None):
             words.append(f"forme `{item.pattern}`")
+        words += [text.format(item) for kind, text in _BOUNDS if isinstance(item, kind)]
     return words
 
 
 def _type(annotation) -> str:
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
     if origin in (typing.Union, types.UnionType):
-        kinds = [_type(a) for a in args if a is not type(None)]
-        return " ou ".join(kinds)
+        return " ou ".join(_type(a) for a in args if a is not type(None))
     if origin is list:
         return f"liste de {_type(args[0]).replace('texte', 'textes').replace('bloc', 'blocs')}"
     if origin is typing.Literal:
@@ -121,8 +117,7 @@ def _default(model: type[BaseModel], name: str, info: FieldInfo) -> str:
     if info.is_required():
         return "—"
     if info.default_factory is not None:
-        value = info.default_factory()
-        return "`[]`" if value == [] else "aucune"
+        return "`[]`" if info.default_factory() == [] else "aucune"
     if info.default is None:
         return "aucun"
     return f"`{info.default:g}`" if isinstance(info.default, float) else f"`{info.default}`"
@@ -130,8 +125,7 @@ def _default(model: type[BaseModel], name: str, info: FieldInfo) -> str:
 
 def _nested(info: FieldInfo) -> tuple[type[BaseModel], bool] | None:
     """The model a field holds, and whether as a list of them."""
-    annotation = info.annotation
-    for candidate in (annotation, *typing.get_args(annotation)):
+    for candidate in (info.annotation, *typing.get_args(info.annotation)):
         if isinstance(candidate, type) and issubclass(candidate, BaseModel):
             return candidate, False
         if typing.get_origin(candidate) is list:
@@ -149,19 +143,15 @@ def _section(model: type[BaseModel], path: str, out: list[str], pending: list) -
     out += [f"### `{path}`" if path else "### Le fichier", "", _cell(model.__doc__ or ""), "",
             "| champ | type | obligatoire | défaut | sens |", "|---|---|---|---|---|"]
     for name, info in model.model_fields.items():
-        nested = _nested(info)
-        kind = _type(info.annotation)
-        meaning = info.description or ""
-        bounds = _bounds(info)
+        nested, bounds, meaning = _nested(info), _bounds(info), info.description or ""
         if bounds:
             meaning += f" ({', '.join(bounds)})"
         if nested:
-            child = f"{path}.{name}" if path else name
-            child += "[]" if nested[1] else ""
+            child = (f"{path}.{name}" if path else name) + ("[]" if nested[1] else "")
             meaning += f" Voir `{child}`."
             pending.append((nested[0], child))
-        out.append(f"| `{name}` | {kind} | {'oui' if info.is_required() else 'non'} | {_default(model, name, info)} | "
-                   f"{_cell(meaning)} |")
+        out.append(f"| `{name}` | {_type(info.annotation)} | {'oui' if info.is_required() else 'non'} | "
+                   f"{_default(model, name, info)} | {_cell(meaning)} |")
     out.append("")
 
 

@@ -233,8 +233,10 @@ def _entry(exercise_id: str, title: str, source: str, hints: dict[str, list[str]
                                 source=_quoted(source), blanks=blanks)
 
 
-def _write_exercise(root: Path, exercise_id: str, solution: str, checks: str, grader: str) -> list[Path]:
-    files = {root / "solutions" / f"{exercise_id}.py": solution,
+def _write_exercise(root: Path, exercise_id: str, solution: str, checks: str, grader: str,
+                    others: dict[Path, str] | None = None) -> list[Path]:
+    """The exercise's four files (and `others` first), written."""
+    files = {**(others or {}), root / "solutions" / f"{exercise_id}.py": solution,
              root / "exercises" / f"test_{exercise_id}.py": checks,
              root / "graders" / f"test_{exercise_id}.py": grader,
              root / "exercises" / f"{exercise_id}.py": derive.derive(solution).student}
@@ -251,13 +253,10 @@ def new_course(folder: Path, title: str | None = None) -> list[Path]:
         raise ScaffoldError(f"{folder} existe déjà et n'est pas vide : choisis un dossier nouveau")
     course_id = (slug(folder.resolve().name) or "cours").replace("_", "-")
     title = title or f"Cours {folder.resolve().name}"
-    folder.mkdir(parents=True, exist_ok=True)
     text = COURSE_YAML.format(course_id=course_id, title=_quoted(title))
     text += _entry(EXAMPLE_ID, EXAMPLE_TITLE, "Chapitre 1 — Moyenne et dispersion", EXAMPLE_HINTS, 6)
-    (folder / COURSE_FILE).write_text(text, encoding="utf-8")
-    (folder / "README.md").write_text(README.format(title=title), encoding="utf-8")
-    written = [folder / COURSE_FILE, folder / "README.md"]
-    written += _write_exercise(folder, EXAMPLE_ID, EXAMPLE_SOLUTION, EXAMPLE_CHECKS, EXAMPLE_GRADER)
+    written = _write_exercise(folder, EXAMPLE_ID, EXAMPLE_SOLUTION, EXAMPLE_CHECKS, EXAMPLE_GRADER,
+                              {folder / COURSE_FILE: text, folder / "README.md": README.format(title=title)})
     Course.load(folder)  # what was written is a valid course
     return written
 
@@ -312,8 +311,7 @@ def new_exercise(course: Course, key: str, title: str | None = None,
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"
     entry = _entry(exercise_id, title, "À préciser : d'où vient l'exercice", NEW_HINTS, column)
-    updated = "".join(lines[:end]) + entry + "".join(lines[end:])
-    path.write_text(updated, encoding="utf-8")
+    path.write_text("".join(lines[:end]) + entry + "".join(lines[end:]), encoding="utf-8")
     try:
         Course.load(course.root)
     except CourseError as exc:
