@@ -244,3 +244,15 @@ def test_a_solution_opening_with_a_future_import_keeps_its_hard_coded_mutants(tm
     report = doctor.run(Course.load(course), only=["01_moyenne"])
     assert report.ok, [str(f) for f in report.findings]
     assert [f.mutants > 0 for f in report.families if f.family == HARD_CODED] == [True]
+
+
+@pytest.mark.parametrize("value", [float("-inf"), [float("-inf"), 1.0, float("inf")], "banana", "infini",
+                                   {"inf": float("inf"), "nan": 2.5}, [0.5, float("nan")]])
+def test_a_hard_coded_value_is_written_as_source_that_gives_it_back(value):
+    """The "hard-coded" mutant writes the value seen at run time as Python: infinities and NaN spelt
+    out, a string that holds « nan » or « inf » left as it is."""
+    from trous.author import mutants
+    from trous.core.encode import encode
+
+    back = eval(mutants.literal(encode(value)), {})  # noqa: S307 - our own literal, the oracle is repr
+    assert repr(back) == repr(value)

@@ -359,13 +359,18 @@ def _take(items: list[Candidate], limit: int) -> list[Candidate]:
     return [c for c in items if id(c) in keep]
 
 
+_NON_LITERAL = re.compile(r"""('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")|(-?)\b(nan|inf)\b""")
+
+
 def literal(value, array: bool = False) -> str | None:
     """Python source for a JSON value seen at run time (the "hard-coded" answer); `array`: the value
     was a NumPy array, written back as one (a list would be another mistake: see `kind_mutants`)."""
     value = decode(value)
     if isinstance(value, Opaque):
         return None
-    text = repr(value).replace("nan", 'float("nan")').replace("-inf", 'float("-inf")').replace("inf", 'float("inf")')
+    # repr's only names that are no literal, spelt out as courses write them (float("-inf")); a string's
+    # text (« banana ») is left as it is
+    text = _NON_LITERAL.sub(lambda m: m.group(1) or f'float("{m.group(2)}{m.group(3)}")', repr(value))
     if array:
         text = f"__import__('numpy').array({text})"
     return text if len(text) < 5000 else None

@@ -185,10 +185,12 @@ def _statement_mutants(exercise: Exercise, index: int, solution: str, statement,
     shown = [(HARD_CODED_LABELS[1], HARD_CODED, literal(value, array=array))]
     shown += [("sortie du programme collée", PASTED, t) for t in pasted(output, value, array=array)]
     shown.append((HARD_CODED_LABELS[2], HARD_CODED, literal(rounded(value), array=array)))
-    written = set()  # integers rounded are the same statement, and so is a value printed whole
+    # integers rounded are the same statement, and so is a value printed whole; the statement as the
+    # solution writes it (`score_futur = float("-inf")`) is the right answer, no mutant
+    written = {_normal("\n".join(lines[first - 1:last]))}
     for label, family, text in shown:
-        if text and _normal(text) not in written:
-            written.add(_normal(text))
+        if text and _normal(f"{name} = {text}") not in written:
+            written.add(_normal(f"{name} = {text}"))
             program = "\n".join(lines[:first - 1] + [f"{name} = {text}"] + lines[last:])
             found.append(Mutant(exercise.id, index, label, f"{name} = {text}", program, program, family,
                                 whole_file=True))
