@@ -624,13 +624,20 @@ def _print_incidents(console, outcome: Outcome) -> None:
     """What the teacher should look at (Outcome.incidents); the class report lists them all."""
     if not outcome.incidents:
         return
-    n = len(outcome.incidents)
-    console.print(f"[yellow]à vérifier[/] : {count(n, 'remarque')} pour l'enseignant (chacune ne compte que contre sa "
-                  "copie ; la correction a continué) :", soft_wrap=True)
-    for incident in outcome.incidents[:SHOWN_COPIES]:
-        console.print("  " + _escape(printable(incident)), soft_wrap=True)
-    if n > SHOWN_COPIES:
-        console.print(f"  … et {n - SHOWN_COPIES} autres (rapport de classe)")
+    console.print(f"[yellow]à vérifier[/] : {count(len(outcome.incidents), 'remarque')} pour l'enseignant (chacune "
+                  "ne compte que contre sa copie ; la correction a continué) :", soft_wrap=True)
+    _print_some(console, [f"  {printable(i)}" for i in outcome.incidents], SHOWN_COPIES,
+                "  … et {} autres (rapport de classe)")
+
+
+def _print_some(console, lines: list[str], shown: int, more: str, counted: str = "") -> None:
+    """`lines` (plain text) up to `shown`, then `more` with the number of the others (`counted`: that
+    number as `count(n, counted)`)."""
+    for line in lines[:shown]:
+        console.print(_escape(line), soft_wrap=True)
+    if len(lines) > shown:
+        hidden = len(lines) - shown
+        console.print(more.format(count(hidden, counted) if counted else hidden))
 
 
 def _print_scope(console, course: Course, outcome: Outcome) -> None:
@@ -667,10 +674,8 @@ def _print_intake(console, outcome: Outcome) -> None:
         n = len(intake.ignored)
         verb = plural(n, "n'est pas une copie", "ne sont pas des copies")
         console.print(f"[yellow]{count(n, 'entrée')} de {_escape(source)} {verb}[/] :")
-        for item in intake.ignored[:SHOWN_ENTRIES]:
-            console.print(_escape(f"  {printable(item.path)} : {printable(item.reason)}"), soft_wrap=True)
-        if n > SHOWN_ENTRIES:
-            console.print(f"  … et {count(n - SHOWN_ENTRIES, 'autre')} (liste complète dans le rapport de classe)")
+        _print_some(console, [f"  {printable(item.path)} : {printable(item.reason)}" for item in intake.ignored],
+                    SHOWN_ENTRIES, "  … et {} (liste complète dans le rapport de classe)", "autre")
 
 
 def _print_copies(console, outcome: Outcome) -> None:
@@ -683,22 +688,18 @@ def _print_copies(console, outcome: Outcome) -> None:
     for s in noted[:SHOWN_COPIES]:
         label = printable(s.student) + (f" ({printable(s.name)})" if s.name else "")
         console.print(_escape(f"  {label} :"), soft_wrap=True)
-        for note in s.warnings[:3]:
-            console.print(_escape(f"    {printable(note)}"), soft_wrap=True)
-        if len(s.warnings) > 3:
-            console.print(f"    … et {count(len(s.warnings) - 3, 'autre remarque')}")
+        _print_some(console, [f"    {printable(note)}" for note in s.warnings], 3, "    … et {}", "autre remarque")
         groups: dict[str, list[str]] = {}
         for item in s.ignored:
             if item.notable:
                 groups.setdefault(item.reason, []).append(item.path)
         more = dict(s.unlisted)
-        for reason, paths in list(groups.items())[:SHOWN_GROUPS]:
+        lines = []
+        for reason, paths in groups.items():
             hidden = max(0, len(paths) - SHOWN_NAMES) + more.get(reason, 0)
             names = ", ".join(printable(p) for p in paths[:SHOWN_NAMES])
-            console.print(_escape(f"    non corrigé : {names}" + (f" … (+{hidden})" if hidden > 0 else "")
-                                  + f" — {printable(reason)}"), soft_wrap=True)
-        if len(groups) > SHOWN_GROUPS:
-            console.print(f"    … et {count(len(groups) - SHOWN_GROUPS, 'autre raison')}")
+            lines.append(f"    non corrigé : {names}{f' … (+{hidden})' if hidden > 0 else ''} — {printable(reason)}")
+        _print_some(console, lines, SHOWN_GROUPS, "    … et {}", "autre raison")
     if len(noted) > SHOWN_COPIES:
         console.print(f"  … et {count(len(noted) - SHOWN_COPIES, 'autre copie')} (détail dans le rapport de classe)")
     routine = [(s, sum(1 for i in s.ignored if not i.notable)
