@@ -143,7 +143,7 @@ class ResultFiles:
         stem = self.stems.setdefault(grade.student, file_stem(grade.student))
         data = json.dumps(document, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
         _write(self.results_dir / "results" / f"{stem}.json", data.encode("utf-8"))
-        html = pages.feedback_page(pages.environment(), self.course, grade, self.copies.get(grade.student),
+        html = pages.feedback_page(self.course, grade, self.copies.get(grade.student),
                                    self.not_handed_in.get(grade.student, ()))
         _write(self.results_dir / "retours" / f"{stem}.html", html.encode("utf-8"))
         self.written[grade.student] = key
@@ -186,16 +186,14 @@ def write_class(results_dir: Path, course: Course, grades: list[SubmissionGrade]
     keep("moodle_csv", "moodle.csv", data)
     keep("moodle_help", "moodle-import.txt", help_text and help_text.encode("utf-8"))
     keep("schema", "results.schema.json", SCHEMA_FILE.read_bytes())
-    env = pages.environment()
-
     label = str(getattr(gradebook, "path", "") or getattr(gradebook, "url", "") or "") if gradebook else ""
     links = {student: f"retours/{stem}.html" for student, stem in stems.items()}
-    report = pages.class_report(env, course, grades, names, links, label, copies=copies, ignored=list(ignored),
+    report = pages.class_report(course, grades, names, links, label, copies=copies, ignored=list(ignored),
                                 notes=list(notes), scope_notes=list(scope_notes), incidents=list(incidents))
     keep("class_report", "rapport.html", report.encode("utf-8"))
     page_files = {student: results_dir / "retours" / f"{stem}.html" for student, stem in stems.items()}
     paths.update(moodle.write_outputs(results_dir, course, grades, names, page_files, round_trip, _write))
     unisolated = sorted(g.student for g in grades if g.unisolated)  # then a text next to grades.csv says so
-    notice = env.get_template(ISOLATION_NOTICE).render(students=unisolated, total=len(grades)) if unisolated else ""
+    notice = exports.templates().get_template(ISOLATION_NOTICE).render(students=unisolated, total=len(grades)) if unisolated else ""
     keep("isolation_notice", ISOLATION_NOTICE, notice.encode("utf-8") if notice else None)
     return paths
