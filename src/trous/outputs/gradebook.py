@@ -15,6 +15,7 @@ engine's fingerprint) matches no grading: every student is graded again, the old
 from __future__ import annotations
 
 import itertools
+from contextlib import AbstractContextManager
 from collections.abc import Iterable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
@@ -139,7 +140,7 @@ def _sqlite_engine(url: str) -> Engine:
     return engine
 
 
-class Gradebook:
+class Gradebook(AbstractContextManager):
     def __init__(self, url: str):
         self.url = url
         if url.startswith("sqlite"):
@@ -156,9 +157,6 @@ class Gradebook:
 
     def close(self) -> None:
         self.engine.dispose()
-
-    def __enter__(self) -> "Gradebook":
-        return self
 
     def __exit__(self, *exc) -> None:
         self.close()

@@ -194,6 +194,6 @@ def write_class(results_dir: Path, course: Course, grades: list[SubmissionGrade]
     page_files = {student: results_dir / "retours" / f"{stem}.html" for student, stem in stems.items()}
     paths.update(moodle.write_outputs(results_dir, course, grades, names, page_files, round_trip, _write))
     unisolated = sorted(g.student for g in grades if g.unisolated)  # then a text next to grades.csv says so
-    notice = exports.templates().get_template(ISOLATION_NOTICE).render(students=unisolated, total=len(grades)) if unisolated else ""
-    keep("isolation_notice", ISOLATION_NOTICE, notice.encode("utf-8") if notice else None)
+    notice = exports.templates().get_template(ISOLATION_NOTICE).render(students=unisolated, total=len(grades))
+    keep("isolation_notice", ISOLATION_NOTICE, notice.encode("utf-8") if unisolated else None)
     return paths
