@@ -119,11 +119,9 @@ def summary(grade: SubmissionGrade, shared: dict) -> SubmissionGrade:
 
 
 class ResultFiles:
-    """Sink: a student's results JSON and feedback page, written as soon as the grade is consumed
-    (while the last copies are still graded); a grade consumed again is written only if it changed,
-    and its summary (`summary`, what the class's files read) replaces the one before. Only a digest of
-    each document is kept: a page is read back from its file when Moodle's feedback archive needs it.
-    `settle` writes the class's files and removes those of students no longer graded."""
+    """Sink: a student's results JSON and feedback page, written as soon as the grade is consumed, again
+    only if it changed (a digest of each document is kept, and its `summary`). `settle` writes the
+    class's files and removes those of students no longer graded."""
 
     def __init__(self, results_dir: Path, course: Course, submissions: Iterable | None = None,
                  not_handed_in: dict[str, tuple[str, ...]] | None = None):

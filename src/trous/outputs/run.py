@@ -236,8 +236,7 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
     results_dir = options.results_dir
     results_dir.mkdir(parents=True, exist_ok=True)
     intake_mod.stamp(results_dir)  # kept among the copies, it is then never taken for a student's folder
-    version = fingerprint(course)
-    recorded = grading_version(version, requested)
+    recorded = grading_version(fingerprint(course), requested)
     by_student = {s.student: s for s in intake.submissions}
     # The exercises graded for each set of assignments handed in (a few sets, however large the class).
     graded_exercises = {mine: scope.exercises(course, mine) for mine in set(scope.per_copy.values())}
@@ -256,9 +255,7 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
         run_id = gradebook.start_run(course.id, recorded, sandbox=requested, source=str(options.source),
                                      submissions=len(intake.submissions))
         hooks.started(len(todo), len(done))
-        graded: list[str] = []
-        incidents: list[str] = []
-        sandbox = ""
+        graded, incidents, sandbox = [], [], ""  # students graded by this run, Outcome.incidents, the sandbox's kind
         timings["carnet de notes"] = time.perf_counter() - t
         not_handed_in = {s: tuple(a for a in scope.assignments if a not in scope.per_copy[s]) for s in by_student}
         # Each student's own files are written as soon as the grade is recorded, while the other copies
@@ -308,10 +305,8 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
 
 
 def _settle(gradebook, by_student: dict[str, Submission], files, nbgrader, **class_files) -> dict[str, Path]:
-    """Each student's current grade, read back from the gradebook one at a time, consumed by the
-    results files, which then settle (`class_files`: write_class's keywords but the gradebook). On an
-    nbgrader course its sink takes them all first and settles: its grades (formgrader's changes
-    applied, read back again) are the files'."""
+    """Every current grade, read back from the gradebook, consumed by the results files, which then
+    settle (`class_files`: write_class's keywords); on an nbgrader course, through its sink first."""
     current = (grade for _, grade in gradebook.each_current(by_student))
     reports: dict[str, Path] = {}
     if nbgrader is not None:
