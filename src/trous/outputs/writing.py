@@ -58,9 +58,8 @@ class BackgroundWriter:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "trous.outputs.writing", str(self.root), str(report_w)],
                 stdin=subprocess.PIPE, pass_fds=(report_w,), env=env, cwd=str(self.root), start_new_session=True)
-        except OSError:
+        except OSError:  # then no process: finish() says so, and the caller writes
             os.close(report_r)
-            self.process = None
             return self
         finally:
             os.close(report_w)
