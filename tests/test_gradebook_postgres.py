@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from trous.core import Course
-from trous.outputs.gradebook import Gradebook
+from gradebook_support import Gradebook
 from trous.core.grades import PASSED, BlankGrade, ExerciseGrade, SubmissionGrade
 from trous.core.submission import Submission
 

@@ -22,7 +22,8 @@ distributed = pytest.importorskip("distributed", reason="Dask n'est pas install√
 from trous.core import Course  # noqa: E402
 from trous.grade import dask as dist  # noqa: E402
 from trous.outputs.run import GradeOptions, Hooks, grade_class  # noqa: E402
-from trous.outputs.gradebook import Gradebook, default_url  # noqa: E402
+from gradebook_support import Gradebook  # noqa: E402
+from trous.outputs.gradebook import default_url  # noqa: E402
 from trous.inputs.intake import IntakeError  # noqa: E402
 from trous.inputs.kinds import load  # noqa: E402
 

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from trous.core import Course
-from trous.outputs.gradebook import Gradebook, default_url
+from gradebook_support import Gradebook
+from trous.outputs.gradebook import default_url
 from trous.core.grades import FAILED, PASSED, BlankGrade, ExerciseGrade, SubmissionGrade
 from trous.core.submission import Submission
 

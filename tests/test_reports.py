@@ -15,6 +15,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from reports_support import write_all
 
 from trous.core import Course
 from trous.outputs import reports
@@ -106,7 +107,7 @@ def written(tmp_path, course, grades):
     subs = [Named("alice", "Alice Martin, dite « Al »"),
             Named("bob", "=HYPERLINK(\"http://x\")", (f"archive : {SCRIPT}",)),
             Named("../../etc/passwd", f"Mallory {SCRIPT}")]
-    paths = reports.write_all(tmp_path / "out", course, grades, submissions=subs)
+    paths = write_all(tmp_path / "out", course, grades, submissions=subs)
     return paths
 
 
@@ -143,7 +144,7 @@ def test_moodle_csv_needs_the_students_accounts(written, grades, tmp_path, cours
     # Without accounts no gradebook import: its rows could not be mapped to anyone.
     assert "moodle_csv" not in written and not (written["grades_csv"].parent / "moodle.csv").exists()
     out = tmp_path / "avec-comptes"
-    paths = reports.write_all(out, course, grades, participants=accounts(tmp_path, [g.student for g in grades[:3]]))
+    paths = write_all(out, course, grades, participants=accounts(tmp_path, [g.student for g in grades[:3]]))
     raw = paths["moodle_csv"].read_bytes()
     assert not raw.startswith(b"\xef\xbb\xbf")
     rows = list(csv.reader(io.StringIO(raw.decode("utf-8"), newline="")))
@@ -165,7 +166,7 @@ def test_moodle_csv_needs_the_students_accounts(written, grades, tmp_path, cours
     assert "note maximale : 3 points" in help_text and "note maximale : 2.5 points" in help_text
     assert "1 copie sans compte Moodle" in help_text and grades[3].student.split(",")[0] in help_text
     # A later run without accounts removes the import file it can no longer vouch for.
-    reports.write_all(out, course, grades)
+    write_all(out, course, grades)
     assert not (out / "moodle.csv").exists() and not (out / "moodle-import.txt").exists()
 
 
@@ -202,7 +203,7 @@ def test_hostile_ids_get_safe_distinct_file_names(tmp_path, course):
     ids = ["../../etc/passwd", "a/b", "a_b", "con", ".", "..", "é", "e", "x" * 300, "/abs"]
     grades = [submission(course, s, [PASSED, PASSED], [PASSED, PASSED, PASSED]) for s in ids]
     out = tmp_path / "out"
-    paths = reports.write_all(out, course, grades)
+    paths = write_all(out, course, grades)
     names = {p.name for p in paths["results"].iterdir()}
     assert len(names) == len(ids)
     for path in out.rglob("*"):
@@ -215,17 +216,17 @@ def test_hostile_ids_get_safe_distinct_file_names(tmp_path, course):
 def test_same_student_twice_is_refused(tmp_path, course):
     g = submission(course, "alice", [PASSED, PASSED], [PASSED, PASSED, PASSED])
     with pytest.raises(ValueError, match="alice"):
-        reports.write_all(tmp_path / "out", course, [g, g])
+        write_all(tmp_path / "out", course, [g, g])
 
 
 def test_rewriting_is_deterministic_and_drops_students_no_longer_graded(tmp_path, course, grades):
     out = tmp_path / "out"
-    reports.write_all(out, course, grades)
+    write_all(out, course, grades)
     first = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
-    reports.write_all(out, course, grades)
+    write_all(out, course, grades)
     second = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert first == second
-    paths = reports.write_all(out, course, grades[:2])
+    paths = write_all(out, course, grades[:2])
     assert sorted(p.stem for p in paths["results"].glob("*.json")) == ["alice", "bob"]
     assert sorted(p.stem for p in paths["feedback"].glob("*.html")) == ["alice", "bob"]
     assert not list(out.rglob(".*tmp*"))
@@ -247,7 +248,7 @@ def test_files_written_early_are_the_files_a_full_write_gives(tmp_path, course, 
     whose grade changed afterwards (recorded again, nbgrader's gradebook) is written again."""
     subs = [Named("alice", "Alice Martin"), Named("bob", "Bob", ("archive : note",))]
     full = tmp_path / "full"
-    reports.write_all(full, course, grades, submissions=subs)
+    write_all(full, course, grades, submissions=subs)
     expected = {p.relative_to(full): p.read_bytes() for p in full.rglob("*") if p.is_file()}
 
     out = tmp_path / "out"
@@ -260,7 +261,7 @@ def test_files_written_early_are_the_files_a_full_write_gives(tmp_path, course, 
     real_write = reports._write
     reports._write = lambda path, data: writes.append(path.relative_to(out)) or real_write(path, data)
     try:
-        reports.write_all(out, course, grades, submissions=subs, early=early)
+        write_all(out, course, grades, submissions=subs, early=early)
     finally:
         reports._write = real_write
     got = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
@@ -353,7 +354,7 @@ def test_histogram_uses_one_bar_per_point_on_small_whole_scales():
 
 
 def test_empty_class_still_writes_reports(tmp_path, course):
-    paths = reports.write_all(tmp_path / "out", course, [])
+    paths = write_all(tmp_path / "out", course, [])
     text = paths["class_report"].read_text(encoding="utf-8")
     assert text.count("0 copie corrigée") == 1 and "0 copies" not in text  # French: 0 takes the singular
     assert list(csv.reader(io.StringIO(paths["grades_csv"].read_text(encoding="utf-8-sig")))) == [
@@ -391,7 +392,7 @@ def test_no_cell_of_any_csv_is_a_formula_or_a_control(tmp_path, course):
 
     # The accounts file could hold hostile text too: each copy's account is its hostile id.
     own = Participants(tmp_path / "classe.csv", "username", {s: s for s in HOSTILE_IDS})
-    paths = reports.write_all(tmp_path / "out", course, grades, submissions=names, participants=own)
+    paths = write_all(tmp_path / "out", course, grades, submissions=names, participants=own)
     for key in ("grades_csv", "moodle_csv"):
         raw = paths[key].read_bytes().decode("utf-8-sig")
         assert "\x1b" not in raw and "\x9b" not in raw, key
@@ -463,7 +464,7 @@ def test_files_not_graded_reach_the_page_the_results_and_the_class_report(tmp_pa
     copies = [real_submission(g.student) for g in grades]
     entries = [IgnoredFile("resultats/", "dossier de résultats de trous : pas une copie"),
                IgnoredFile(".DS_Store", "ni un dossier ni un .zip : pas une copie")]
-    paths = reports.write_all(tmp_path / "out", course, grades, submissions=copies, ignored=entries,
+    paths = write_all(tmp_path / "out", course, grades, submissions=copies, ignored=entries,
                               notes=["1 carnet Jupyter (.ipynb) non corrigé : jupytext n'est pas installé"])
     schema = json.loads(paths["schema"].read_text(encoding="utf-8"))
     for grade in grades:

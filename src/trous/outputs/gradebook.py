@@ -15,8 +15,8 @@ engine's fingerprint) matches no grading: every student is graded again, the old
 from __future__ import annotations
 
 import itertools
+from contextlib import AbstractContextManager
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -115,17 +115,6 @@ class MetaRow(Base):
     value: Mapped[str] = mapped_column(Text)
 
 
-@dataclass(frozen=True)
-class HistoryItem:
-    run: int
-    grader_version: str
-    graded_at: datetime
-    digest: str
-    score: float
-    max_score: float
-    current: bool
-
-
 def default_url(results_dir: str | Path) -> str:
     return f"sqlite:///{Path(results_dir).resolve() / 'gradebook.db'}"
 
@@ -151,7 +140,7 @@ def _sqlite_engine(url: str) -> Engine:
     return engine
 
 
-class Gradebook:
+class Gradebook(AbstractContextManager):
     def __init__(self, url: str):
         self.url = url
         if url.startswith("sqlite"):
@@ -168,9 +157,6 @@ class Gradebook:
 
     def close(self) -> None:
         self.engine.dispose()
-
-    def __enter__(self) -> "Gradebook":
-        return self
 
     def __exit__(self, *exc) -> None:
         self.close()
@@ -318,9 +304,6 @@ class Gradebook:
                     current.grading_id, current.updated_at = grading_id, _now()
 
     # -- reading ---------------------------------------------------------------------------------
-    def current(self, students: Iterable[str] | None = None) -> dict[str, SubmissionGrade]:
-        return dict(self.each_current(students))
-
     def each_current(self, students: Iterable[str] | None = None) -> Iterator[tuple[str, SubmissionGrade]]:
         """(student, current grade), fetched in batches: a class is never all in memory at once. Those
         of `students` (everyone's by default) in their order, those without a grade left out."""
@@ -332,31 +315,3 @@ class Gradebook:
             while batch := list(itertools.islice(wanted, CURRENT_BATCH)):
                 found = dict(session.execute(query.where(StudentRow.key.in_(batch))).all())
                 yield from ((key, SubmissionGrade.from_json(found[key])) for key in batch if key in found)
-
-    def names(self) -> dict[str, str]:
-        with Session(self.engine) as session:
-            return {key: name for key, name in session.execute(select(StudentRow.key, StudentRow.name)) if name}
-
-    def warnings(self) -> dict[str, tuple[str, ...]]:
-        """Intake notes of each student's current submission."""
-        query = (select(StudentRow.key, SubmissionRow.warnings)
-                 .join(CurrentGradeRow, CurrentGradeRow.student_id == StudentRow.id)
-                 .join(GradingRow, GradingRow.id == CurrentGradeRow.grading_id)
-                 .join(SubmissionRow, SubmissionRow.id == GradingRow.submission_id))
-        with Session(self.engine) as session:
-            return {key: tuple(notes or ()) for key, notes in session.execute(query)}
-
-    def history(self, student: str) -> list[HistoryItem]:
-        query = (select(GradingRow, SubmissionRow.digest, CurrentGradeRow.grading_id)
-                 .join(SubmissionRow, SubmissionRow.id == GradingRow.submission_id)
-                 .join(StudentRow, StudentRow.id == SubmissionRow.student_id)
-                 .outerjoin(CurrentGradeRow, CurrentGradeRow.student_id == StudentRow.id)
-                 .where(StudentRow.key == student)
-                 .order_by(GradingRow.id))
-        with Session(self.engine) as session:
-            return [HistoryItem(g.run_id, g.grader_version, g.graded_at, digest, g.score, g.max_score,
-                                current == g.id) for g, digest, current in session.execute(query)]
-
-    def runs(self) -> list[RunRow]:
-        with Session(self.engine, expire_on_commit=False) as session:
-            return list(session.scalars(select(RunRow).order_by(RunRow.id)))

@@ -29,7 +29,7 @@ import re
 import unicodedata
 import zipfile
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from . import phpdate
@@ -185,15 +185,17 @@ def _decode(data: bytes) -> tuple[str, str, bytes]:
 
 @dataclass
 class Columns:
+    """Each column's index (None: absent), named as its header in `Language`."""
+
     identifier: int
     grade: int
-    modified: int
+    modified_grade: int | None
     full_name: int | None
     max_grade: int | None
     scale: int | None
     comments: int | None
     can_change: int | None
-    team: int | None = None  # the « Group » column: an assignment handed in by groups
+    team: int | None  # the « Group » column: an assignment handed in by groups
 
 
 @dataclass
@@ -235,23 +237,17 @@ class Worksheet:
                 f"décimales avec « {self.decimal} »")
 
 
-def _find(header: list[str], *names: str) -> int | None:
+def _find(header: list[str], names: str | tuple[str, ...]) -> int | None:
+    names = (names,) if isinstance(names, str) else names
     return next((header.index(name) for name in names if name in header), None)
 
 
 def _locate(records: list[Record]) -> tuple[Language, Columns] | None:
-    if not records:
-        return None
-    header = [c.value.strip() for c in records[0].cells]
+    header = [c.value.strip() for c in records[0].cells] if records else []
     for language in LANGUAGES:
-        identifier, grade = _find(header, language.identifier), _find(header, language.grade)
-        if identifier is None or grade is None:
-            continue
-        modified = _find(header, language.modified_grade)
-        return language, Columns(identifier, grade, -1 if modified is None else modified,
-                                 _find(header, language.full_name), _find(header, language.max_grade),
-                                 _find(header, language.scale), _find(header, *language.comments),
-                                 _find(header, language.can_change), _find(header, language.team))
+        columns = Columns(**{f.name: _find(header, getattr(language, f.name)) for f in fields(Columns)})
+        if columns.identifier is not None and columns.grade is not None:
+            return language, columns
     return None
 
 
@@ -291,7 +287,7 @@ def read_worksheet(path: str | Path, max_bytes: int = 32 << 20) -> Worksheet:
                           f"telle que Moodle la donne, avec ses en-têtes ({known}). Si ton Moodle parle une autre "
                           "langue, passe-le en français ou en anglais le temps de télécharger et de redéposer la feuille")
     delimiter, records, language, columns = found
-    if columns.modified < 0:
+    if columns.modified_grade is None:
         raise MoodleError(f"{path} : la colonne « {language.modified_grade} » manque : Moodle refuserait la feuille "
                           "(il en a besoin pour ne pas écraser une note plus récente). Utilise la feuille telle que "
                           "Moodle la donne")
@@ -301,7 +297,7 @@ def read_worksheet(path: str | Path, max_bytes: int = 32 << 20) -> Worksheet:
     rows: list[Row] = []
     decimals: list[int] = []
     separators: set[str] = set()
-    needed = max(columns.identifier, columns.grade, columns.modified, columns.comments or 0)
+    needed = max(columns.identifier, columns.grade, columns.modified_grade, columns.comments or 0)
     for record in records[1:]:
         values = [c.value for c in record.cells]
         if len(values) == 1 and not values[0].strip():
@@ -317,7 +313,8 @@ def read_worksheet(path: str | Path, max_bytes: int = 32 << 20) -> Worksheet:
                 decimals.append(_decimals(cell))
                 separators.update(c for c in cell if c in ".,")
         rows.append(Row(record, participant_number(values[columns.identifier], language), name,
-                        unformat_float(maximum, language), can_change == language.no, values[columns.modified]))
+                        unformat_float(maximum, language), can_change == language.no,
+                        values[columns.modified_grade]))
     # The separator Moodle writes is the one it reads: the file tells it (« 20,00 »); else the language's.
     decimal = separators.pop() if len(separators) == 1 else language.decimal
     quote_all = all(c.quoted for r in records for c in r.cells if c.value)

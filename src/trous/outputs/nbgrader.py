@@ -171,48 +171,43 @@ def write(root: Path, grades: Iterable[SubmissionGrade],
     """Record `grades` (students of nbgrader's submitted/) in the nbgrader course at `root`: of each
     student's assignment folders, those in `assignments_of(grade)`, all when None. `grades` may be a
     stream (writing.py): each is written as it comes."""
+    from nbgrader.api import Gradebook, MissingEntry  # noqa: PLC0415
+
     # Thousands of short-lived ORM and notebook objects, freed when the session closes: the cycle
     # collector walking them again and again took a sixth of the time.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _write(root, grades, assignments_of)
+        writer = Writer(root)
+        report = WriteReport(writer.root)
+        submitted = Path(writer.coursedir.submitted_directory)
+        submitted = submitted if submitted.is_absolute() else writer.root / submitted
+        with Gradebook(writer.coursedir.db_url, writer.coursedir.course_id) as gradebook, \
+                shared_gradebook(gradebook) as writer.borrowed, warnings.catch_warnings():
+            # nbgrader's own submission code trips SQLAlchemy's autoflush warnings; `nbgrader autograde`
+            # prints them too. They say nothing to a teacher.
+            warnings.simplefilter("ignore", category=SAWarning)
+            gradebook.db = Deferred(gradebook.db)
+            # This process is the only writer while it runs: what it read stays true after a commit.
+            gradebook.db.session().expire_on_commit = False
+            for grade in grades:
+                folder = submitted / grade.student
+                if not folder.is_dir():
+                    continue
+                assignments = assignments_of(grade)
+                for entry in sorted(folder.iterdir()):
+                    if not entry.is_dir() or entry.is_symlink() or (assignments and entry.name not in assignments):
+                        continue
+                    try:
+                        assignment = gradebook.find_assignment(entry.name)
+                    except MissingEntry:
+                        report.problems.append(f"devoir {entry.name} absent du carnet de notes nbgrader "
+                                               "(lancez nbgrader generate_assignment)")
+                        continue
+                    writer.student(gradebook, assignment, grade.student, grade, report)
     finally:
         if collecting:
             gc.enable()
-
-
-def _write(root: Path, grades: Iterable[SubmissionGrade],
-           assignments_of: Callable[[SubmissionGrade], list[str] | None]) -> WriteReport:
-    from nbgrader.api import Gradebook, MissingEntry  # noqa: PLC0415
-
-    writer = Writer(root)
-    report = WriteReport(writer.root)
-    submitted = Path(writer.coursedir.submitted_directory)
-    submitted = submitted if submitted.is_absolute() else writer.root / submitted
-    with Gradebook(writer.coursedir.db_url, writer.coursedir.course_id) as gradebook, \
-            shared_gradebook(gradebook) as writer.borrowed, warnings.catch_warnings():
-        # nbgrader's own submission code trips SQLAlchemy's autoflush warnings; `nbgrader autograde`
-        # prints them too. They say nothing to a teacher.
-        warnings.simplefilter("ignore", category=SAWarning)
-        gradebook.db = Deferred(gradebook.db)
-        # This process is the only writer while it runs: what it read stays true after a commit.
-        gradebook.db.session().expire_on_commit = False
-        for grade in grades:
-            folder = submitted / grade.student
-            if not folder.is_dir():
-                continue
-            assignments = assignments_of(grade)
-            for entry in sorted(folder.iterdir()):
-                if not entry.is_dir() or entry.is_symlink() or (assignments and entry.name not in assignments):
-                    continue
-                try:
-                    assignment = gradebook.find_assignment(entry.name)
-                except MissingEntry:
-                    report.problems.append(f"devoir {entry.name} absent du carnet de notes nbgrader "
-                                           "(lancez nbgrader generate_assignment)")
-                    continue
-                writer.student(gradebook, assignment, grade.student, grade, report)
     report.problems = list(dict.fromkeys(report.problems))
     report.written = list(dict.fromkeys(report.written))  # a stream may bring a student again
     return report

@@ -12,8 +12,6 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 
-from jinja2 import Environment
-
 from ..core.course import Course
 from ..grade import assignments as assignments_mod
 from ..core.wording import french_number
@@ -27,12 +25,6 @@ MODE_NOTE = {
     "unreadable": "fichier illisible",
     "syntax": "le fichier ne se compile pas : aucun trou n'a pu être vérifié",
 }
-
-
-def environment() -> Environment:
-    env = templates()
-    env.globals.update(STATUS=STATUS)
-    return env
 
 
 @dataclass
@@ -62,7 +54,7 @@ def ignored_groups(copy: object | None, exercise: str | None = None) -> list[Ign
     return list(groups.values())
 
 
-def feedback_page(env: Environment, course: Course, grade: SubmissionGrade, copy: object | None = None,
+def feedback_page(course: Course, grade: SubmissionGrade, copy: object | None = None,
                   not_handed_in: tuple[str, ...] = ()) -> str:
     """`copy`: the `Submission` graded (the student's name, intake notes, which file was graded for each
     exercise, those that were not and why); `not_handed_in`: the run's assignments this copy did not hand
@@ -73,8 +65,8 @@ def feedback_page(env: Environment, course: Course, grade: SubmissionGrade, copy
     expected = {e.id: e.path.relative_to(course.root).as_posix() if e.path.is_relative_to(course.root)
                 else f"exercises/{e.id}.py" for e in course.exercises}
     not_taken = {e.id: ignored_groups(copy, e.id) for e in grade.exercises}
-    return env.get_template("feedback.html").render(
-        course=course, grade=grade, name=getattr(copy, "name", "") or "",
+    return templates().get_template("feedback.html").render(
+        STATUS=STATUS, course=course, grade=grade, name=getattr(copy, "name", "") or "",
         warnings=list(getattr(copy, "warnings", ()) or ()), numbers=numbers, blank_titles=titles,
         mode_note=MODE_NOTE, ratio=grade.score / grade.max_score if grade.max_score else 0.0,
         origins=origins, expected=expected, ignored=ignored_groups(copy), not_taken=not_taken,
@@ -226,7 +218,7 @@ def sections(course: Course, grades: list[SubmissionGrade]) -> list[Section]:
     return out
 
 
-def class_report(env: Environment, course: Course, grades: list[SubmissionGrade], names: dict[str, str],
+def class_report(course: Course, grades: list[SubmissionGrade], names: dict[str, str],
                  links: dict[str, str], gradebook_label: str = "", *, copies: dict[str, object] | None = None,
                  ignored: list | None = None, notes: list[str] | None = None,
                  scope_notes: list[str] | None = None, incidents: list[str] | None = None) -> str:
@@ -243,8 +235,8 @@ def class_report(env: Environment, course: Course, grades: list[SubmissionGrade]
     unisolated = [g.student for g in grades if g.unisolated]
     copies = copies or {}
     per_copy = {g.student: ignored_groups(copies.get(g.student)) for g in grades}
-    return env.get_template("class_report.html").render(
-        course=course, grades=grades, names=names, links=links, summary=summary,
+    return templates().get_template("class_report.html").render(
+        STATUS=STATUS, course=course, grades=grades, names=names, links=links, summary=summary,
         chart=histogram(scores, max_score), exercises=exercise_stats, blanks=blank_stats,
         statuses=[PASSED, FAILED, UNFILLED, ERROR, MISSING], versions=versions, gradebook=gradebook_label,
         unisolated=unisolated, input_ignored=list(ignored or ()), input_notes=list(notes or ()), per_copy=per_copy,

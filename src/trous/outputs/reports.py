@@ -119,11 +119,9 @@ def summary(grade: SubmissionGrade, shared: dict) -> SubmissionGrade:
 
 
 class ResultFiles:
-    """Sink: a student's results JSON and feedback page, written as soon as the grade is consumed
-    (while the last copies are still graded); a grade consumed again is written only if it changed,
-    and its summary (`summary`, what the class's files read) replaces the one before. Only a digest of
-    each document is kept: a page is read back from its file when Moodle's feedback archive needs it.
-    `settle` writes the class's files and removes those of students no longer graded."""
+    """Sink: a student's results JSON and feedback page, written as soon as the grade is consumed, again
+    only if it changed (a digest of each document is kept, and its `summary`). `settle` writes the
+    class's files and removes those of students no longer graded."""
 
     def __init__(self, results_dir: Path, course: Course, submissions: Iterable | None = None,
                  not_handed_in: dict[str, tuple[str, ...]] | None = None):
@@ -143,7 +141,7 @@ class ResultFiles:
         stem = self.stems.setdefault(grade.student, file_stem(grade.student))
         data = json.dumps(document, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
         _write(self.results_dir / "results" / f"{stem}.json", data.encode("utf-8"))
-        html = pages.feedback_page(pages.environment(), self.course, grade, self.copies.get(grade.student),
+        html = pages.feedback_page(self.course, grade, self.copies.get(grade.student),
                                    self.not_handed_in.get(grade.student, ()))
         _write(self.results_dir / "retours" / f"{stem}.html", html.encode("utf-8"))
         self.written[grade.student] = key
@@ -158,25 +156,6 @@ class ResultFiles:
         students = list(students)
         return {**paths, **write_class(self.results_dir, self.course, [self.summaries[s] for s in students],
                                        {s: self.stems[s] for s in students}, **class_files)}
-
-
-def write_all(results_dir: Path, course: Course, grades: list[SubmissionGrade], gradebook=None, *,
-              submissions: Iterable | None = None, not_handed_in: dict[str, tuple[str, ...]] | None = None,
-              early: ResultFiles | None = None, **class_files) -> dict[str, Path]:
-    """Write every report; return their paths by kind ("grades_csv", "results", "class_report"…).
-
-    `submissions` (anything with `student`, `name`, `warnings`): names, intake notes, files not graded;
-    `not_handed_in`: student → the run's assignments not handed in; `early`: the per-student files
-    already written during the run; `class_files`: write_class's keywords."""
-    students = [grade.student for grade in grades]
-    if len(set(students)) != len(students):
-        twice = next(s for s in students if students.count(s) > 1)
-        raise ValueError(f"deux copies portent le même identifiant « {twice} »")
-    files = early or ResultFiles(results_dir, course, submissions, not_handed_in)
-    files.stems = file_stems([*files.stems, *students])  # the same when `early` knows every student
-    for grade in grades:
-        files.consume(grade)
-    return files.settle(students, gradebook=gradebook, submissions=submissions, **class_files)
 
 
 def write_class(results_dir: Path, course: Course, grades: list[SubmissionGrade], stems: dict[str, str],
@@ -205,16 +184,14 @@ def write_class(results_dir: Path, course: Course, grades: list[SubmissionGrade]
     keep("moodle_csv", "moodle.csv", data)
     keep("moodle_help", "moodle-import.txt", help_text and help_text.encode("utf-8"))
     keep("schema", "results.schema.json", SCHEMA_FILE.read_bytes())
-    env = pages.environment()
-
     label = str(getattr(gradebook, "path", "") or getattr(gradebook, "url", "") or "") if gradebook else ""
     links = {student: f"retours/{stem}.html" for student, stem in stems.items()}
-    report = pages.class_report(env, course, grades, names, links, label, copies=copies, ignored=list(ignored),
+    report = pages.class_report(course, grades, names, links, label, copies=copies, ignored=list(ignored),
                                 notes=list(notes), scope_notes=list(scope_notes), incidents=list(incidents))
     keep("class_report", "rapport.html", report.encode("utf-8"))
     page_files = {student: results_dir / "retours" / f"{stem}.html" for student, stem in stems.items()}
     paths.update(moodle.write_outputs(results_dir, course, grades, names, page_files, round_trip, _write))
     unisolated = sorted(g.student for g in grades if g.unisolated)  # then a text next to grades.csv says so
-    notice = env.get_template(ISOLATION_NOTICE).render(students=unisolated, total=len(grades)) if unisolated else ""
-    keep("isolation_notice", ISOLATION_NOTICE, notice.encode("utf-8") if notice else None)
+    notice = exports.templates().get_template(ISOLATION_NOTICE).render(students=unisolated, total=len(grades))
+    keep("isolation_notice", ISOLATION_NOTICE, notice.encode("utf-8") if unisolated else None)
     return paths

@@ -236,8 +236,7 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
     results_dir = options.results_dir
     results_dir.mkdir(parents=True, exist_ok=True)
     intake_mod.stamp(results_dir)  # kept among the copies, it is then never taken for a student's folder
-    version = fingerprint(course)
-    recorded = grading_version(version, requested)
+    recorded = grading_version(fingerprint(course), requested)
     by_student = {s.student: s for s in intake.submissions}
     # The exercises graded for each set of assignments handed in (a few sets, however large the class).
     graded_exercises = {mine: scope.exercises(course, mine) for mine in set(scope.per_copy.values())}
@@ -256,9 +255,7 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
         run_id = gradebook.start_run(course.id, recorded, sandbox=requested, source=str(options.source),
                                      submissions=len(intake.submissions))
         hooks.started(len(todo), len(done))
-        graded: list[str] = []
-        incidents: list[str] = []
-        sandbox = ""
+        graded, incidents, sandbox = [], [], ""  # students graded by this run, Outcome.incidents, the sandbox's kind
         timings["carnet de notes"] = time.perf_counter() - t
         not_handed_in = {s: tuple(a for a in scope.assignments if a not in scope.per_copy[s]) for s in by_student}
         # Each student's own files are written as soon as the grade is recorded, while the other copies
@@ -308,10 +305,8 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
 
 
 def _settle(gradebook, by_student: dict[str, Submission], files, nbgrader, **class_files) -> dict[str, Path]:
-    """Each student's current grade, read back from the gradebook one at a time, consumed by the
-    results files, which then settle (`class_files`: write_class's keywords but the gradebook). On an
-    nbgrader course its sink takes them all first and settles: its grades (formgrader's changes
-    applied, read back again) are the files'."""
+    """Every current grade, read back from the gradebook, consumed by the results files, which then
+    settle (`class_files`: write_class's keywords); on an nbgrader course, through its sink first."""
     current = (grade for _, grade in gradebook.each_current(by_student))
     reports: dict[str, Path] = {}
     if nbgrader is not None:
@@ -624,13 +619,20 @@ def _print_incidents(console, outcome: Outcome) -> None:
     """What the teacher should look at (Outcome.incidents); the class report lists them all."""
     if not outcome.incidents:
         return
-    n = len(outcome.incidents)
-    console.print(f"[yellow]à vérifier[/] : {count(n, 'remarque')} pour l'enseignant (chacune ne compte que contre sa "
-                  "copie ; la correction a continué) :", soft_wrap=True)
-    for incident in outcome.incidents[:SHOWN_COPIES]:
-        console.print("  " + _escape(printable(incident)), soft_wrap=True)
-    if n > SHOWN_COPIES:
-        console.print(f"  … et {n - SHOWN_COPIES} autres (rapport de classe)")
+    console.print(f"[yellow]à vérifier[/] : {count(len(outcome.incidents), 'remarque')} pour l'enseignant (chacune "
+                  "ne compte que contre sa copie ; la correction a continué) :", soft_wrap=True)
+    _print_some(console, [f"  {printable(i)}" for i in outcome.incidents], SHOWN_COPIES,
+                "  … et {} autres (rapport de classe)")
+
+
+def _print_some(console, lines: list[str], shown: int, more: str, counted: str = "") -> None:
+    """`lines` (plain text) up to `shown`, then `more` with the number of the others (`counted`: that
+    number as `count(n, counted)`)."""
+    for line in lines[:shown]:
+        console.print(_escape(line), soft_wrap=True)
+    if len(lines) > shown:
+        hidden = len(lines) - shown
+        console.print(more.format(count(hidden, counted) if counted else hidden))
 
 
 def _print_scope(console, course: Course, outcome: Outcome) -> None:
@@ -667,10 +669,8 @@ def _print_intake(console, outcome: Outcome) -> None:
         n = len(intake.ignored)
         verb = plural(n, "n'est pas une copie", "ne sont pas des copies")
         console.print(f"[yellow]{count(n, 'entrée')} de {_escape(source)} {verb}[/] :")
-        for item in intake.ignored[:SHOWN_ENTRIES]:
-            console.print(_escape(f"  {printable(item.path)} : {printable(item.reason)}"), soft_wrap=True)
-        if n > SHOWN_ENTRIES:
-            console.print(f"  … et {count(n - SHOWN_ENTRIES, 'autre')} (liste complète dans le rapport de classe)")
+        _print_some(console, [f"  {printable(item.path)} : {printable(item.reason)}" for item in intake.ignored],
+                    SHOWN_ENTRIES, "  … et {} (liste complète dans le rapport de classe)", "autre")
 
 
 def _print_copies(console, outcome: Outcome) -> None:
@@ -683,22 +683,18 @@ def _print_copies(console, outcome: Outcome) -> None:
     for s in noted[:SHOWN_COPIES]:
         label = printable(s.student) + (f" ({printable(s.name)})" if s.name else "")
         console.print(_escape(f"  {label} :"), soft_wrap=True)
-        for note in s.warnings[:3]:
-            console.print(_escape(f"    {printable(note)}"), soft_wrap=True)
-        if len(s.warnings) > 3:
-            console.print(f"    … et {count(len(s.warnings) - 3, 'autre remarque')}")
+        _print_some(console, [f"    {printable(note)}" for note in s.warnings], 3, "    … et {}", "autre remarque")
         groups: dict[str, list[str]] = {}
         for item in s.ignored:
             if item.notable:
                 groups.setdefault(item.reason, []).append(item.path)
         more = dict(s.unlisted)
-        for reason, paths in list(groups.items())[:SHOWN_GROUPS]:
+        lines = []
+        for reason, paths in groups.items():
             hidden = max(0, len(paths) - SHOWN_NAMES) + more.get(reason, 0)
             names = ", ".join(printable(p) for p in paths[:SHOWN_NAMES])
-            console.print(_escape(f"    non corrigé : {names}" + (f" … (+{hidden})" if hidden > 0 else "")
-                                  + f" — {printable(reason)}"), soft_wrap=True)
-        if len(groups) > SHOWN_GROUPS:
-            console.print(f"    … et {count(len(groups) - SHOWN_GROUPS, 'autre raison')}")
+            lines.append(f"    non corrigé : {names}{f' … (+{hidden})' if hidden > 0 else ''} — {printable(reason)}")
+        _print_some(console, lines, SHOWN_GROUPS, "    … et {}", "autre raison")
     if len(noted) > SHOWN_COPIES:
         console.print(f"  … et {count(len(noted) - SHOWN_COPIES, 'autre copie')} (détail dans le rapport de classe)")
     routine = [(s, sum(1 for i in s.ignored if not i.notable)
