@@ -8,19 +8,19 @@ the first grade it gets, so a run stopped before grading leaves it untouched; if
 `finish()` returns None and the caller writes in its own process: no grade depends on it.
 
 Protocol (JSON lines on the child's stdin): {"grade": SubmissionGrade.to_json(), "assignments": [...]}
-per student (again when its grade changed), then {"end": true}; the child writes its report (the
-WriteReport, pickled: both ends are this module) on the file descriptor named on its command line.
-A stdin closed without "end" (the grader was stopped) ends it without a report.
+per student (again when its grade changed), then {"end": true}; the child writes its report (one
+JSON document) on the file descriptor named on its command line. A stdin closed without "end" (the
+grader was stopped) ends it without a report.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import itertools
 import json
 import os
-import pickle
 import queue
 import site
 import subprocess
@@ -31,7 +31,7 @@ from pathlib import Path
 
 from ..core.grades import SubmissionGrade
 from ..grade.assignments import graded_assignments
-from .overrides import apply, describe, say
+from .overrides import Final, WriteReport, apply, describe, say
 
 
 class BackgroundWriter:
@@ -104,8 +104,8 @@ class BackgroundWriter:
             self.failure = f"code de sortie {code}"
             return None
         try:
-            return pickle.loads(data)
-        except (pickle.UnpicklingError, EOFError, AttributeError):
+            return _report_from_json(json.loads(data))
+        except (ValueError, KeyError, TypeError):
             self.failure = "compte rendu illisible"
             return None
 
@@ -205,6 +205,14 @@ class GradebookSink:
             self.writer.abandon()
 
 
+def _report_from_json(data: dict) -> WriteReport:
+    report = WriteReport(Path(data["root"]))
+    report.written = [tuple(pair) for pair in data["written"]]
+    report.problems = list(data["problems"])
+    report.final = {(student, notebook): Final(**final) for student, notebook, final in data["final"]}
+    return report
+
+
 # -- the writing process ----------------------------------------------------------------------------
 def _grades(stream, chosen: dict[str, list[str]], ended: list[bool]):
     for raw in stream:
@@ -232,9 +240,11 @@ def main(argv: list[str] | None = None) -> int:
     report = gradebook.write(Path(root), grades, assignments_of=lambda grade: chosen[grade.student])
     if not ended:
         return 0
+    data = {"root": str(report.root), "written": report.written, "problems": report.problems,
+            "final": [[student, notebook, dataclasses.asdict(final)] for (student, notebook), final in report.final.items()]}
     # OSError: the grader is gone (interrupted while it waited): everything is committed anyway
-    with contextlib.suppress(OSError), os.fdopen(int(report_fd), "wb") as out:
-        pickle.dump(report, out)
+    with contextlib.suppress(OSError), os.fdopen(int(report_fd), "w", encoding="utf-8") as out:
+        json.dump(data, out, allow_nan=False)
     return 0
 
 
