@@ -186,7 +186,7 @@ def _statement_mutants(exercise: Exercise, index: int, solution: str, statement,
     shown += [("sortie du programme collée", PASTED, t) for t in pasted(output, value, array=array)]
     shown.append((HARD_CODED_LABELS[2], HARD_CODED, literal(rounded(value), array=array)))
     # integers rounded are the same statement, and so is a value printed whole; the statement as the
-    # solution writes it (`score_futur = float("-inf")`) is the right answer, no mutant
+    # solution writes it (a constant, say) is the right answer, no mutant
     written = {_normal("\n".join(lines[first - 1:last]))}
     for label, family, text in shown:
         if text and _normal(f"{name} = {text}") not in written:
