@@ -1,14 +1,10 @@
-"""The data flow between the blanks of an exercise, read from the exercise file itself: what each
-blank's statement reads, and which blanks define it, through ordinary lines and through the file's
-functions (calling `normalise` depends on the blank inside it). The self-check uses this to tell a
-wrong blank from a right one that merely uses a wrong one; nothing is hand-written.
+"""The data flow between the blanks of an exercise, read from the exercise file itself (calling
+`normalise` depends on the blank inside it): the self-check uses it to tell a wrong blank from a right
+one that merely uses a wrong one, with nothing hand-written.
 
-The analysis is static and coarse: a name depends on everything ever assigned to it (both branches,
-every turn of a loop), a method call may change its object (`x.append(…)`), a function's result
-depends on every blank in its body. The `if __name__ == "__main__":` block never runs in a check, so
-it is left out. Blanks are character spans: a template's `___`, or a student's fills. A variant's
-replaced top-level assignments (`overridden`) read nothing of the file; `unfinished` names what a
-run that stopped at some statement had not yet computed.
+Static and coarse: a name depends on everything ever assigned to it (both branches, every turn of a
+loop), a method call may change its object (`x.append(…)`), a function's result depends on every blank
+in its body. The `if __name__ == "__main__":` block never runs in a check: it is left out.
 """
 
 from __future__ import annotations
@@ -38,15 +34,14 @@ class BlankFlow:
     changes: frozenset[str]  # top-level names whose value it changes in place (append, x[i] = …)
 
 
-# A def (or class) of the file: its blanks, and the names its body reads from outside.
 @dataclass(eq=False)
 class _Function:
     name: str
     blanks: frozenset[int]
-    free: frozenset[str]
+    free: frozenset[str]  # the names its body reads from outside
     outer: "_Scope"
     node: ast.AST
-    scope: str = ""  # the name of the scope its body is (« normalise », « Tete.calcul »)
+    scope: str = ""  # the scope its body is (« Tete.calcul »)
 
 
 class _Scope:
@@ -291,11 +286,10 @@ class _Analysis:
         self.module = _Scope("")
         self.statements: list[_Statement] = []
         self.found: dict[int, dict] = {}  # blank → what its statement says
-        self.calls: list[tuple[frozenset, frozenset[int], _Scope]] = []  # (callee atoms, argument blanks)
+        self.calls: list[tuple[frozenset, frozenset[int], _Scope]] = []  # (callees, argument blanks, caller)
         self.pending: list[tuple[_Function, _Scope]] = []
         self.tree = tree
 
-    # blanks inside a node
     def blanks_in(self, node: ast.AST) -> frozenset[int]:
         begin, end = self.positions.span(node)
         return frozenset(i for i, (a, b) in enumerate(self.spans) if begin <= a and b <= end and a < b)
@@ -330,7 +324,6 @@ class _Analysis:
                                              for a in arguments))
                 self.calls.append((callees, blanks, scope))
 
-    # statements
     def run(self) -> None:
         self.block(self.tree.body, self.module, EMPTY, top=True)
         while self.pending:  # function bodies, once the whole file has defined what they read
@@ -525,11 +518,8 @@ class Flow:
 
     def _expression(self, expression: str, setup: str | None) -> tuple[frozenset[int], frozenset[int]]:
         key = (expression, setup)
-        if key not in self._depends:
-            self._depends[key] = self._compute_depends(expression, setup)
-        return self._depends[key]
-
-    def _compute_depends(self, expression: str, setup: str | None) -> tuple[frozenset[int], frozenset[int]]:
+        if key in self._depends:
+            return self._depends[key]
         analysis, parsed = self._analysis, _parse(expression, setup)
         if analysis is None or parsed is None:
             return EMPTY, EMPTY
@@ -545,9 +535,9 @@ class Flow:
                      and not any(isinstance(p, ast.Call) and p.func is n for p in ast.walk(node))}
         probed = {name for name in called - as_values
                   if any(isinstance(a, _Function) and a.blanks for a in (scope.lookup(name) or ()))}
-        everything = analysis.resolve(analysis.atoms_of(reads, scope))
-        values = analysis.resolve(analysis.atoms_of(reads - probed, scope))
-        return everything, values
+        self._depends[key] = (analysis.resolve(analysis.atoms_of(reads, scope)),
+                              analysis.resolve(analysis.atoms_of(reads - probed, scope)))
+        return self._depends[key]
 
     def reads(self, expression: str, setup: str | None = None) -> frozenset[str] | None:
         """The top-level names `expression` reads (after `setup`), through the file's functions it
