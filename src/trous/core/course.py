@@ -1,21 +1,10 @@
-"""The course: `course.yaml`, validated, and where each exercise's files are.
+"""The course: `course.yaml`, validated, and where each exercise's files are (`exercises/NN_slug.py`
+and its public checks `exercises/test_NN_slug.py`, `solutions/NN_slug.py`, `graders/test_NN_slug.py`;
+in a student edition, a pristine copy of each template in `.trous/modeles/`).
 
-Layout of a course directory (the repository root, or a student edition):
-
-    course.yaml                      this description
-    exercises/NN_slug.py             what students fill in (the template)
-    exercises/test_NN_slug.py        the public checks, shipped to students
-    solutions/NN_slug.py             the reference solution (teachers only)
-    graders/test_NN_slug.py          the hidden grader (teachers only)
-    .trous/modeles/NN_slug.py        a pristine copy of each template, in a student edition
-
-Every error names the file, the line, and what to write instead.
-
-A student edition keeps its `course.yaml` once validated (`.trous/cours-valide.json`, only where a
-`.trous/` folder exists), so that each `pytest exercises/` does not import YAML and pydantic again
-to check a file that has not changed: the exact text of `course.yaml`, what validating it gave, and
-a fingerprint of the code that validated it, used only when both are the same. Unreadable, damaged
-or not writable, it is ignored.
+A student edition caches its validated `course.yaml` (`.trous/cours-valide.json`, only where `.trous/`
+exists) so that each `pytest exercises/` does not import YAML and pydantic again: it is used only for
+the same text validated by the same code (a fingerprint), and ignored when damaged or not writable.
 """
 
 from __future__ import annotations
@@ -39,8 +28,8 @@ CACHE_FORMAT = 1
 _CODE = ("course.py", "errors.py", "schema.py")  # what decides whether a course.yaml is valid
 
 
-# Plain frozen records built from data schema.py validated: without pydantic or YAML, a course
-# already validated (the cache) is read in a few milliseconds.
+# Plain records of what schema.py validated: a cached course is read without pydantic or YAML, in
+# a few milliseconds.
 class _Record:
     _nested = {}  # field name → the record class of its value (or of each item of its list)
 
@@ -49,7 +38,7 @@ class _Record:
         return cls(**{f.name: _build(cls._nested.get(f.name), data[f.name]) for f in fields(cls) if f.name in data})
 
     def model_dump(self, *, mode: str = "python", exclude_none: bool = False) -> dict:
-        """As pydantic's: the record as plain data (every value here is already JSON's)."""
+        """As pydantic's (every value here is already JSON's, whatever `mode`)."""
         return asdict(self, dict_factory=_without_none if exclude_none else dict)
 
 
@@ -68,7 +57,7 @@ class BlankSpec(_Record):
     id: str
     points: float = 1.0
     hint: str | list[str]
-    title: str | None = None  # a few words naming what the blank computes (reports)
+    title: str | None = None
 
     @property
     def hints(self) -> list[str]:
@@ -84,8 +73,8 @@ class LimitsSpec(_Record):
     output_kb: int | None = None
     file_mb: int | None = None
     files: int | None = None
-    value_kb: int | None = None  # largest value a check reads back
-    copy_wall: float | None = None  # seconds of wall time for a whole copy: past it, the rest is not run
+    value_kb: int | None = None
+    copy_wall: float | None = None  # seconds for a whole copy
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -94,9 +83,9 @@ class ExerciseSpec(_Record):
     title: str
     file: str
     source: str
-    timeout: float = 8.0  # seconds for the program; its checks may use 2 s more
+    timeout: float = 8.0  # seconds
     blanks: list[BlankSpec]
-    requires: list[str] = field(default_factory=list)  # modules needed by the exercise (numpy…)
+    requires: list[str] = field(default_factory=list)
     _nested = {"blanks": BlankSpec}
 
 
@@ -119,13 +108,12 @@ class CourseInfo(_Record):
 
 @dataclass(frozen=True, kw_only=True)
 class ExplorerSpec(_Record):
-    """A notebook of the course's own, handed out with its exercises (`explorer:` in course.yaml)."""
     file: str
     title: str
     text: str
     code: str
-    needs: list[str] = field(default_factory=list)  # blank-free names the code reads from an exercise
-    files: list[str] = field(default_factory=list)  # the course's files and folders the code imports, shipped along
+    needs: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -138,7 +126,6 @@ class CourseSpec(_Record):
 
 
 def parse(text: str, path: str = COURSE_FILE) -> CourseSpec:
-    """The course `text` describes, validated (schema.py); a CourseError names the line otherwise."""
     from .schema import validate  # noqa: PLC0415 - pydantic and YAML only when something is to validate
 
     return CourseSpec.from_data(validate(text, path))
@@ -164,7 +151,6 @@ def _cache_usable(root: Path) -> bool:
 
 
 def _cached(root: Path, text: str) -> CourseSpec | None:
-    """The course validated from this very `text` by this very code, if the cache has it."""
     if not _cache_usable(root):
         return None
     try:
@@ -217,7 +203,6 @@ class Exercise:
 
     @property
     def path(self) -> Path:
-        """The student's working copy."""
         return self.course.root / self.spec.file
 
     @property
@@ -291,17 +276,12 @@ class Course:
 
     @property
     def explorer(self) -> ExplorerSpec | None:
-        """The course's own notebook, if it declares one (none otherwise: the platform adds none)."""
         return self.spec.explorer
 
     @cached_property
     def exercises(self) -> list[Exercise]:
-        result, n = [], 0
-        for assignment in self.spec.assignments:
-            for spec in assignment.exercises:
-                n += 1
-                result.append(Exercise(self, spec, assignment, n))
-        return result
+        pairs = [(a, spec) for a in self.spec.assignments for spec in a.exercises]
+        return [Exercise(self, spec, assignment, n) for n, (assignment, spec) in enumerate(pairs, 1)]
 
     def exercise(self, key: str) -> Exercise:
         """By id ('03_masque'), number ('3'), file name or a unique part of the id ('masque')."""
@@ -337,7 +317,6 @@ class Course:
         return found
 
 
-# -- what running a course needs --------------------------------------------------------------
 def limits_for(exercise: Exercise) -> Limits:
     spec = exercise.course.spec.limits
     values = {k: v for k, v in spec.model_dump().items() if v is not None}
@@ -352,12 +331,12 @@ def available(module: str) -> bool:
         return False
 
 
-COMMON = ("numpy",)  # what most courses' programs import: preloaded unless a run shows no use for it
+COMMON = ("numpy",)  # what most courses' programs import
 
 
-def mentions(exercise, module: str) -> bool:
-    """Whether the exercise's file (the student's copy) or its public checks name `module`: a program
-    that never names it does not import it (a comment naming it costs only a preload)."""
+def _mentions(exercise, module: str) -> bool:
+    """Whether the student's copy or its public checks name `module` (a comment naming it costs only
+    a preload)."""
     for path in (exercise.path, exercise.checks_path):
         try:
             if module in path.read_text(encoding="utf-8", errors="replace"):
@@ -368,10 +347,10 @@ def mentions(exercise, module: str) -> bool:
 
 
 def preload_for(exercises, checks: dict | None = None, *, as_needed: bool = False) -> tuple[str, ...]:
-    """Modules worth importing once in the runner: numpy, and what an exercise or a check `requires`
-    (torch, when installed). `as_needed` (the self-check): numpy only if these exercises name it, so
-    that they do not wait for its import; a program that imports it anyway still can."""
-    wanted = [m for m in COMMON if not as_needed or any(mentions(e, m) for e in exercises)]
+    """Modules worth importing once in the runner: numpy, and what an exercise or a check `requires`.
+    `as_needed` (the self-check): numpy only if these exercises name it, so that they do not wait for
+    its import."""
+    wanted = [m for m in COMMON if not as_needed or any(_mentions(e, m) for e in exercises)]
     for exercise in exercises:
         wanted += exercise.spec.requires
         for check in (checks or {}).get(exercise.id, []):
@@ -381,8 +360,7 @@ def preload_for(exercises, checks: dict | None = None, *, as_needed: bool = Fals
 
 @cache
 def course_at(folder: Path) -> Course | None:
-    """The course holding `folder`, None outside one (pytest's plugins ask it for every file they
-    collect: read once per folder)."""
+    """The course holding `folder`, or None (cached: pytest's plugins ask for every file they collect)."""
     try:
         return Course.find(folder)
     except CourseError:
@@ -395,5 +373,5 @@ def course_for(folder: str | Path | None) -> Course:
 
 
 def memory_bound(exercises) -> int | None:
-    """The largest memory bound (MiB) of these exercises (sandboxes' tmpfs and test workers follow it)."""
+    """The largest memory bound of these exercises, in MiB."""
     return max((limits_for(e).memory_mb for e in exercises), default=0) or None
