@@ -1,10 +1,8 @@
 """Comparing a value that came back from a student's program with the expected one, and saying how
-they differ in the course's own notation ([0,79 ; 0,79]). Floats are compared with tolerances,
-never with ==; `decimals=2` means "as the course rounds": within half a unit of the 2nd decimal.
-
-The kind of a value counts where the expected value says it: an expected NumPy array (written as
-an array in a check, or built as one by the reference solution) wants an array of that shape, so
-a list where the course builds an array is reported as such; an expected list accepts an array.
+they differ in the course's notation ([0,79 ; 0,79]). Floats are compared with tolerances; `decimals=2`
+means "as the course rounds": within half a unit of the 2nd decimal. The kind counts where the expected
+value says it: an expected NumPy array (in a check, or built by the solution) wants an array of that
+shape, while an expected list accepts an array.
 """
 
 from __future__ import annotations
@@ -31,9 +29,7 @@ class Opaque:
 
 @dataclass(frozen=True)
 class Array:
-    """A NumPy array that came back as data: its kind (b, i, u, f, O), shape, and values or summary."""
-
-    kind: str
+    kind: str  # b, i, u, f or O
     shape: tuple[int, ...]
     values: Any = None  # nested lists, as decode gives them (None when summarised)
     summary: dict | None = None  # see trous.core.encode.summary
@@ -219,26 +215,25 @@ def _close(e: float, o: float, rtol: float, atol: float) -> bool:
     return abs(o - e) <= atol + rtol * abs(e)
 
 
-def _leaves(value: Any):
+def leaves(value: Any):
     """The values inside nested lists and dicts (a dict's values, not its keys)."""
     if isinstance(value, (list, dict)):
         for item in value.values() if isinstance(value, dict) else value:
-            yield from _leaves(item)
+            yield from leaves(item)
     else:
         yield value
 
 
 def has_text(value: Any) -> bool:
-    return any(isinstance(v, str) for v in _leaves(value))
+    return any(isinstance(v, str) for v in leaves(value))
 
 
 def has_number(value: Any) -> bool:
-    """Does a value hold a number (not only booleans, texts or None)?"""
-    return any(is_number(v) for v in _leaves(value))
+    return any(is_number(v) for v in leaves(value))
 
 
 def _count(value: Any) -> int:
-    return sum(1 for _ in _leaves(value))
+    return sum(1 for _ in leaves(value))
 
 
 def _instead_of(description: str) -> str:

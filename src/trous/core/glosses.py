@@ -1,9 +1,6 @@
-"""French glosses for the usual beginner's mistakes, added under the error or the wrong value.
-
-Python's own message stays (it is what a search engine knows); the gloss says, in the course's
-words, what usually causes it and what to write instead. Each gloss is recognised from the error's
-type and message, or from the value obtained against the one expected; nothing here sees the
-expected value of a hidden check.
+"""French glosses for the usual beginner's mistakes, added under the error or the wrong value: Python's
+own message stays (it is what a search engine knows), the gloss says what usually causes it and what
+to write instead. Nothing here sees the expected value of a hidden check.
 """
 
 from __future__ import annotations
@@ -12,7 +9,7 @@ import math
 import re
 from typing import Any
 
-from .compare import Array, is_number
+from .compare import Array, is_number, leaves
 from .wording import translated
 
 NONE = ("None : une fonction sans « return » renvoie None. « print » affiche une valeur, il ne la renvoie "
@@ -42,7 +39,6 @@ def _shape(text: str) -> str:
 
 
 def error_gloss(type_name: str, message: str) -> str | None:
-    """What usually causes this error, in French; None when it is not one of the usual ones."""
     message = message or ""
     if "NoneType" in message:
         return NONE
@@ -120,15 +116,6 @@ def _matmul(message: str) -> str:
             f"lignes à droite{detail}. Une transposée (.T) de trop ou en moins ?")
 
 
-def _leaves(value: Any) -> list:
-    if isinstance(value, list):
-        out = []
-        for item in value:
-            out += _leaves(item)
-        return out
-    return [value]
-
-
 def kind_gloss(expected: Any, obtained: Any) -> str | None:
     """The right numbers, but not the kind of value the course builds (both decoded with arrays)."""
     if isinstance(expected, Array) and isinstance(obtained, list):
@@ -139,10 +126,10 @@ def kind_gloss(expected: Any, obtained: Any) -> str | None:
 
 def value_gloss(expected: Any, obtained: Any) -> str | None:
     """What usually gives this wrong value (both decoded: plain numbers and lists)."""
-    got = _leaves(obtained)
+    got = list(leaves(obtained))
     if obtained is None or (isinstance(obtained, list) and got and all(v is None for v in got)):
         return NONE
-    want = _leaves(expected)
+    want = list(leaves(expected))
     if len(want) != len(got) or not want or not all(is_number(v) and math.isfinite(v) for v in want + got):
         return None
     # a // b is floor(a / b): whole numbers that are exactly the expected ones rounded down.
@@ -185,5 +172,4 @@ _SYNTAX = [
 
 
 def syntax_message(message: str) -> str | None:
-    """Python's syntax error message in French (the usual ones), else None."""
     return translated(_SYNTAX, message or "")
