@@ -8,8 +8,6 @@ import argparse
 import os
 
 SANDBOXES = ("auto", "bwrap")
-# Words that are the same in French and English: no alias to add.
-SAME_IN_BOTH = {"--force", "--format", "--participants", "--port"}
 
 
 def cores() -> int:
