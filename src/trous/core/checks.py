@@ -1,9 +1,7 @@
 """The check model: what is checked of a blank, in public checks (exercises/) and hidden graders
-(graders/). Two kinds of item, judged by one judge (judge.py), in the self-check as in the grade: a
-declared expectation (`Expect`) and a test function (`TestInfo`, with what one run of it did: `TestResult`).
-
-A check module is ordinary Python that pytest collects (the trous plugin turns each `Check` into a
-test item). It declares, per blank, expressions to evaluate in the student's program and what to expect:
+(graders/). Two kinds of item, judged by one judge (judge.py) in the self-check as in the grade: a
+declared expectation (`Expect`) and a test function (`TestInfo`; one run of it: `TestResult`). A check
+module is ordinary Python that pytest collects (the trous plugin makes each `Check` a test item):
 
     scores = blank("scores",
         expect("scores", [1, 1, 2]),                                            # the course's value
@@ -12,8 +10,7 @@ test item). It declares, per blank, expressions to evaluate in the student's pro
 
 Values come back as JSON and are compared outside the student's process; a variant replaces
 top-level assignments (`x = ...`) before the program runs. A plain pytest test tied to a blank by
-`@pytest.mark.trou("somme_exp", points=1)` asks values with the `eleve` fixture, which raises
-`StudentError` when the student's code raises, `StudentStopped` when it cannot answer at all.
+`@pytest.mark.trou("somme_exp", points=1)` asks values with the `eleve` fixture.
 """
 
 from __future__ import annotations
@@ -75,12 +72,10 @@ class Expect:
 
     @property
     def overrides(self) -> tuple:
-        """Its variant's replaced assignments, () on the course's own inputs."""
         return self.variant.overrides if self.variant else ()
 
     @property
     def description(self) -> str:
-        """How feedback names a hidden expectation: its label, never its expression."""
         return self.label or "une vérification cachée"
 
 
@@ -115,7 +110,6 @@ def blank(blank_id: str, *expects: Expect | list[Expect], requires: Iterable[str
 
 
 def checks_in(namespace: dict) -> list[Check]:
-    """The checks a module defines, in definition order, each named after its attribute."""
     return [replace(v, name=name) for name, v in namespace.items() if isinstance(v, Check)]
 
 
@@ -145,8 +139,7 @@ def load_checks(path: str | Path) -> list[Check]:
 # -- test functions: the other kind of item ----------------------------------------------------------
 @dataclass(frozen=True)
 class TestInfo:
-    """A test function of a course's test file, as grading sees it (collected by the graders' pytest
-    plugin; the engine's worker sends it as JSON)."""
+    """A test function of a course's test file, as the graders' pytest plugin collected it."""
 
     __test__ = False  # not a test class, whatever pytest thinks of its name
 
@@ -177,7 +170,7 @@ TRANSIENT = ("timeout", "crash", "skipped", "start", "channel", "output", "proto
 
 @dataclass
 class TestResult:
-    """What one run of a test function did, on the reference or on a copy (judge.judge_test reads it)."""
+    """What one run of a test function did, on the reference or on a copy."""
 
     __test__ = False
 
@@ -200,7 +193,6 @@ class TestResult:
 
     @classmethod
     def stopped(cls, test: TestInfo, error: ErrorInfo | None) -> "TestResult":
-        """Not run: the program already stopped on `error`."""
         error = error or ErrorInfo("skipped", message="non exécuté")
         return cls(test, "failed", "stopped", {"kind": error.kind, "message": error.message, "line": error.line,
                                                "type": error.type}, ran=False)

@@ -1,12 +1,7 @@
 """Student-controlled text (folder names, Moodle names, file names inside a copy) made safe to print
-in a terminal and to put in a CSV cell.
-
-- `printable(text)`: one line, without terminal escape sequences (« \\x1b[2J » would clear the
-  teacher's screen), other control characters or bidirectional overrides (« Trojan Source »).
-- `csv_cell(text)`: printable, and never a formula to a spreadsheet (OWASP: a cell starting with
-  = + - @, a tab or a carriage return, or their full-width forms, gets a leading apostrophe; a real
-  number is left as it is). French Excel may split a comma-separated file on « ; »: what follows
-  every « ; » or « , » inside a cell is guarded the same way.
+in a terminal (`printable`: no escape sequence, « \\x1b[2J » would clear the teacher's screen, nor
+bidirectional override, « Trojan Source ») and to put in a CSV cell (`csv_cell`: never a formula, as
+OWASP says, whatever separator a spreadsheet splits on: French Excel may split on « ; »).
 """
 
 from __future__ import annotations
@@ -47,7 +42,8 @@ def printable(text: object) -> str:
 
 
 def is_formula(text: str) -> bool:
-    """Would a spreadsheet read this cell as a formula (or a DDE command)?"""
+    """Would a spreadsheet read this cell as a formula (or a DDE command)? A real number is not one;
+    full-width forms of the signs are."""
     if _NUMBER.fullmatch(text):
         return False
     first = text.lstrip(" ")[:1]
@@ -58,8 +54,6 @@ _SEPARATORS = re.compile(r"([;,])")
 
 
 def csv_cell(value: object) -> str:
-    """A CSV cell that is one printable line and never a formula, whatever separator a spreadsheet
-    splits it on."""
     text = printable(value)
     if is_formula(text):
         text = "'" + text

@@ -1,10 +1,6 @@
-"""What a valid `course.yaml` is, checked by pydantic, with errors in French that name the line.
-
-`validate(text, path)` returns the validated course as plain data (lists, dicts, numbers, texts),
-which course.py turns into the course's records. Only this module imports pydantic and YAML (read
-with the line of every value, so that errors can name it): a course already validated by this very
-code is read from its cache (course.py) without either.
-"""
+"""What a valid `course.yaml` is, checked by pydantic, with errors in French that name the line. Only
+this module imports pydantic and YAML: a course already validated is read from its cache (course.py)
+without either."""
 
 from __future__ import annotations
 
@@ -18,8 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from .errors import COURSE_FILE, CourseError
 from .wording import translated
 
-# What to write instead, by field name: shown with every error about that field. Neutral words:
-# these examples are for the author of any course.
+# What to write instead, shown with every error about that field: neutral words, for any course.
 EXAMPLES = {
     "id": "id: 01_moyenne   (exercice : deux chiffres, « _ », minuscules ; trou : minuscules et « _ »)",
     "title": 'title: "La moyenne d\'une liste"',
@@ -92,7 +87,6 @@ class LimitsSchema(_Strict):
         "Fichiers que le programme peut laisser dans son dossier de travail."))
     value_kb: int | None = Field(default=None, ge=1, le=65536, description=(
         "Taille de la plus grande valeur qu'une vérification relit du programme, en Kio."))
-    # Seconds of wall time for a whole copy (every exercise): past it, the rest is not run.
     copy_wall: float | None = Field(default=None, gt=0, le=3600, description=(
         "Secondes de temps réel pour toute une copie (tous ses exercices) : au-delà, le reste n'est pas "
         "exécuté."))
@@ -222,7 +216,7 @@ class CourseSchema(_Strict):
         return self
 
 
-# -- YAML, with the line of every value ----------------------------------------------------------
+# -- YAML, with the line of every value (so that errors can name it) --------------------------------
 class _Loader(yaml.SafeLoader):
     pass
 
@@ -328,7 +322,7 @@ _FRENCH = [
 
 
 def _inner_model(annotation) -> type[BaseModel] | None:
-    """The model a field holds (itself, in a list, or in `X | None`), if any."""
+    """The model a field holds (itself, in a list, or in `X | None`)."""
     for candidate in (annotation, *getattr(annotation, "__args__", ())):
         for inner in (candidate, *getattr(candidate, "__args__", ())):
             if isinstance(inner, type) and issubclass(inner, BaseModel):
@@ -447,8 +441,8 @@ def _independent(errors: list[dict]) -> list[dict]:
 
 
 def validate(text: str, path: str = COURSE_FILE) -> dict:
-    """The course described by `text`, validated, as plain data; else a CourseError naming every
-    independent mistake (`errors`), each with its line and what to write."""
+    """The course as plain data (course.py makes its records); else a CourseError naming every
+    independent mistake, each with its line and what to write."""
     data, lines = load(text, path)
     if not isinstance(data, dict):
         raise CourseError(path, 1, "le fichier doit être un bloc « clé: valeur » (course:, assignments:)",

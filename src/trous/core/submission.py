@@ -1,11 +1,8 @@
-"""What a grading run receives: one `Submission` per student, whatever its origin (a folder per
-student, a Moodle archive, nbgrader's submitted notebooks). Besides the exercises' bytes, it says
-what else its copy held (`ignored`, bounded per reason, the rest counted in `unlisted`) and which
-file was graded for each exercise (`origins`), for the feedback page, results JSON and summary.
-
-A class's bytes are never all held: the intake reads each copy once to choose its files and know
-their digests, then leaves them where they are (`Stored`); they are read again when the copy is
-graded, and dropped once it is.
+"""What a grading run receives: one `Submission` per student, whatever its origin (folder, Moodle
+archive, nbgrader's submitted notebooks), with what else its copy held (`ignored`, bounded per reason,
+the rest counted in `unlisted`) and which file was graded for each exercise (`origins`). A class's
+bytes are never all held: the intake leaves each copy's files where they are (`Stored`), read again
+when the copy is graded and dropped once it is.
 """
 
 from __future__ import annotations
@@ -31,10 +28,9 @@ Again = Callable[[], "bytes | None"] | bytes
 
 
 class Stored(Mapping):
-    """A copy's files, left where the intake found them: exercise id → bytes (None when absent), read
-    again at each access and never kept. What the gradebook compares (each file's SHA-256) is known
-    from the intake's reading; a file changed or gone since has its digest follow what is read now,
-    so that the grade recorded is always that of the bytes graded."""
+    """A copy's files, read again at each access and never kept. Each file's SHA-256 (what the
+    gradebook compares) is the intake's; a file changed or gone since has its digest follow what is
+    read now, so that the grade recorded is always that of the bytes graded."""
 
     __slots__ = ("_found",)
 
@@ -67,7 +63,6 @@ class Stored(Mapping):
         return Stored({i: self._found.get(i) for i in exercise_ids})
 
     def clear(self) -> None:
-        """Graded: nothing of the files is needed any more (the copy keeps its digest)."""
         self._found.clear()
 
     def __reduce__(self):
@@ -90,8 +85,7 @@ class Submission:
 
     @property
     def digest(self) -> str:
-        """Identifies the content: unchanged files, same digest (re-runs skip them). Kept when the
-        bytes go (`release`)."""
+        """Unchanged files, same digest (re-runs skip them); kept when the bytes go (`release`)."""
         if "_digest" in self.__dict__:
             return self.__dict__["_digest"]
         stored = isinstance(self.files, Stored)
@@ -107,20 +101,18 @@ class Submission:
         return h.hexdigest()
 
     def only(self, exercise_ids: Iterable[str]) -> Mapping[str, bytes | None]:
-        """Its files restricted to these exercises (absent ones as None), nothing read."""
+        """Its files restricted to these exercises, nothing read."""
         if isinstance(self.files, Stored):
             return self.files.only(exercise_ids)
         return {i: self.files.get(i) for i in exercise_ids}
 
     def release(self) -> None:
-        """Forget the files (their bytes, how to read them) once the copy is graded (or skipped): a
-        class's copies are never all held at once. What the reports need (digest, origins, notes,
-        files not graded) stays."""
+        """Forget the files once the copy is graded (or skipped); what the reports need stays."""
         self.__dict__["_digest"] = self.digest  # frozen: set beside the fields, as a cached property is
         self.files.clear()
 
     def report(self) -> dict:
-        """The `intake` part of results.json (see results.schema.json)."""
+        """The `intake` part of results.json."""
         return {
             "files": dict(self.origins),
             "notes": list(self.warnings),

@@ -49,7 +49,6 @@ class Bounds:
 
     @classmethod
     def of(cls, limits) -> "Bounds":
-        """The bounds of a copy whose `Limits` are these."""
         return cls(value_bytes=max(1024, int(limits.value_kb) * 1024), memory_mb=int(limits.memory_mb))
 
     def line_bytes(self, values: int, extra: int = 0) -> int:
@@ -67,7 +66,7 @@ class Lines:
         self.limit = limit
         self.parts: list[bytes] = []
         self.size = 0
-        self.overflow = False  # a line went past the limit (it is never handed out)
+        self.overflow = False
         self.ready: list[bytes] = []
 
     def feed(self, chunk: bytes) -> None:
@@ -98,7 +97,6 @@ class Lines:
 
 
 def parse_line(line: bytes, limit: int) -> dict:
-    """One JSON object from a line of at most `limit` bytes, strictly (WireError otherwise)."""
     if len(line) > limit:
         raise WireError(f"réponse trop longue (plus de {limit // 1024} Kio)")
     try:
