@@ -1,10 +1,8 @@
-"""Turn a probe's value into plain JSON data without trusting the value.
-
-Only the exact built-in types are read, through the base classes' own slots: a float subclass that
-lies in `__eq__`, `__repr__` or `__float__` is read as the number it holds, and any other object
-arrives as {"$type": "ClassName"}, which equals nothing. A NumPy array keeps its kind ({"$nd": {"k":
-kind, "s": shape, "v": values}}). In a program's *state*, a large array is sent as a summary (shape,
-sums, extremes, a fixed sample), which bounds what the grader keeps per copy.
+"""Turn a probe's value into plain JSON data without trusting the value: only the exact built-in types
+are read, through the base classes' own slots (a float subclass that lies in `__eq__`, `__repr__` or
+`__float__` is read as the number it holds); any other object arrives as {"$type": "ClassName"}, which
+equals nothing. A NumPy array keeps its kind ({"$nd": {"k": kind, "s": shape, "v": values}}); in a
+program's *state*, a large one is sent as a summary, which bounds what the grader keeps per copy.
 """
 
 from __future__ import annotations
@@ -19,7 +17,7 @@ _np = sys.modules.get("numpy")
 
 
 def _numpy():
-    """NumPy once anything imported it (then also bound as _np), else None."""
+    """NumPy once anything imported it (then also bound as _np)."""
     global _np
     if _np is None:
         _np = sys.modules.get("numpy")
@@ -108,7 +106,7 @@ def encode(value, _depth: int = 0, _budget: _Budget | None = None):
 
 
 def _number(x: float):
-    # JSON has no NaN or infinity; tag them so they survive the trip.
+    # JSON has no NaN or infinity: tagged.
     if math.isnan(x):
         return {"$float": "nan"}
     if math.isinf(x):
@@ -147,7 +145,6 @@ def summary(value):
 
 
 def _state_value(value) -> tuple:
-    """(encoded variable, its size once written)."""
     if (_numpy() is not None and isinstance(value, _np.ndarray) and value.dtype.kind in "biuf"
             and value.size > SUMMARY_AT):
         encoded = summary(value)

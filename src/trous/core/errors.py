@@ -1,5 +1,5 @@
-"""What a course's description can get wrong: one error class, read everywhere, defined where
-nothing else is needed (the schema and the course records both raise or pass it)."""
+"""The error of a course's description, apart: schema.py and course.py both raise it, and course.py
+imports schema.py (pydantic) only when something is to validate."""
 
 from __future__ import annotations
 
@@ -7,9 +7,8 @@ COURSE_FILE = "course.yaml"
 
 
 class CourseError(Exception):
-    """A `course.yaml` problem: file, line, message, what to write instead. When the file has several
-    independent mistakes, the first is this error's own fields and `errors` lists them all, each
-    said in its text (an author fixes them in one go, not one run each)."""
+    """A `course.yaml` problem: file, line, message, what to write instead. `errors` lists every
+    independent mistake, this one first (an author fixes them in one go, not one run each)."""
 
     def __init__(self, path: str, line: int | None, message: str, example: str | None = None,
                  others: "list[CourseError] | None" = None):

@@ -1,9 +1,8 @@
 """A graded submission, as data: per exercise, per blank, points and a French message.
 
 `SubmissionGrade.to_json()` is the stable `results.json` schema (version 2, outputs/results.schema.json).
-Its `intake` (new in version 2: what the copy held besides its graded files) belongs to the copy as
-read by this run, not to the grade: the results files carry it, the gradebook's stored grade does not.
-Version 1 documents (no `intake`) still load.
+Its `intake` (what the copy held besides its graded files) belongs to the copy as read by this run, not
+to the grade: the gradebook's stored grade does not carry it. Version 1 documents (no `intake`) still load.
 """
 
 from __future__ import annotations

@@ -51,7 +51,7 @@ def add_sandbox(parser, where: str) -> None:
 
 
 def sandbox_mode(args) -> str:
-    """The sandbox asked for; ValueError (its message for the user) when both options are given."""
+    """The sandbox asked for; ValueError when both options are given."""
     if args.sans_isolation and args.bac_a_sable not in (None, "auto"):
         raise ValueError(f"--sans-isolation et --bac-a-sable {args.bac_a_sable} s'excluent : choisissez l'un ou l'autre")
     return "sans-isolation" if args.sans_isolation else (args.bac_a_sable or "auto")
@@ -72,6 +72,5 @@ def add_force(parser, help: str) -> None:
 
 
 def add_without(parser, french: str, english: str, help: str) -> None:
-    """`--sans-<french>`, alias `--no-<english>`: dest `sans_<french>`."""
     parser.add_argument(f"--sans-{french}", f"--no-{english}", dest=f"sans_{french.replace('-', '_')}",
                         action="store_true", help=help)

@@ -34,8 +34,7 @@ class Limits:
 
     @classmethod
     def from_dict(cls, data: dict) -> "Limits":
-        known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
-        return cls(**known)
+        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
 
 
 @dataclass(frozen=True)

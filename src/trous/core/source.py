@@ -10,8 +10,6 @@ from pathlib import Path
 
 
 class SourceError(Exception):
-    """A file that cannot be read as Python source (encoding, binary data)."""
-
     def __init__(self, path: str, message: str, line: int | None = None):
         self.path = path
         self.message = message
@@ -35,7 +33,7 @@ class Source:
 
 
 def decode(data: bytes, path: str = "<texte>") -> Source:
-    """Decode bytes as Python does: BOM, PEP 263 coding cookie, else UTF-8."""
+    """As Python decodes a file: BOM, PEP 263 coding cookie, else UTF-8."""
     if b"\x00" in data:
         raise SourceError(path, "ce fichier contient des octets nuls : ce n'est pas du texte Python "
                                 "(fichier binaire ?). Remplace-le par ton fichier .py.")

@@ -16,19 +16,18 @@ def plural(count: float, singular: str, plural_form: str | None = None) -> str:
 
 
 def count(n: float, singular: str, plural_form: str | None = None) -> str:
-    """« 1 trou », « 46 trous », « 2 copies corrigées », « 0,5 point » (every word of `singular` agrees)."""
+    """« 1 trou », « 46 trous », « 2 copies corrigées », « 0,5 point »."""
     return f"{french_number(n)} {plural(n, singular, plural_form)}"
 
 
 def french_number(value: float) -> str:
-    """A number as trous writes one for people, points above all: at most two decimals, a decimal
-    comma, no useless zeros (« 0,33 », « 2 », « 1,5 »)."""
+    """Points and other numbers for people: « 0,33 », « 2 », « 1,5 »."""
     text = f"{round(value, 2):.2f}".rstrip("0").rstrip(".")
     return ("0" if text in ("-0", "") else text).replace(".", ",")
 
 
 def seconds(value) -> str:
-    """A number of seconds in French (« 2 s », « 0,5 s »)."""
+    """« 2 s », « 0,5 s »."""
     if type(value) not in (int, float):
         return "?"
     return f"{value:.0f} s" if value == int(value) else f"{value:.1f} s".replace(".", ",")
@@ -48,7 +47,7 @@ def _plural_word(word: str) -> str:
 
 
 def translated(table: list[tuple[str, str]], text: str) -> str | None:
-    """`text` rewritten by the first (pattern, replacement) of `table` whose pattern matches it."""
+    """`text` rewritten by the first (pattern, replacement) of `table` that matches it."""
     for pattern, replacement in table:
         if re.match(pattern, text):
             return re.sub(pattern, replacement, text)
