@@ -102,12 +102,11 @@ def analyse_source(exercise: Exercise, source: Source) -> Analysis:
     path = exercise.template_path
     template, template_tokens, offsets = _template(str(path), path.stat().st_mtime)
     n_blanks = len(offsets)
-    if n_blanks:
-        # Most copies only changed the blanks: matching the text avoids tokenizing the whole file.
-        quick = blanks_mod.align_text(template, offsets, source.text)
-        if quick is not None:
-            unfilled = {f.index: (f.line, f.column) for f in quick if not f.filled}
-            return Analysis(exercise, source.path, source=source, fills=quick, unfilled=unfilled)
+    # Most copies only changed the blanks: matching the text avoids tokenizing the whole file.
+    quick = blanks_mod.align_text(template, offsets, source.text) if n_blanks else None
+    if quick is not None:
+        unfilled = {f.index: (f.line, f.column) for f in quick if not f.filled}
+        return Analysis(exercise, source.path, source=source, fills=quick, unfilled=unfilled)
     syntax = None
     try:
         copy_tokens = blanks_mod.tokens(source.text)

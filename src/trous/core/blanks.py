@@ -241,8 +241,8 @@ def _is_word(ch: str) -> bool:
 
 
 @lru_cache(maxsize=65536)
-def _single_fill(text: str) -> tuple[bool, bool] | None:
-    """(is one balanced run of tokens, contains a `___`) for a one-line fill, or None if it is not."""
+def _single_fill(text: str) -> bool | None:
+    """Whether a one-line fill contains a `___`; None when it is not one balanced run of tokens."""
     if not text.strip() or "\n" in text or "#" in text or "\\" in text:
         return None
     try:
@@ -261,7 +261,7 @@ def _single_fill(text: str) -> tuple[bool, bool] | None:
                 return None
     if depth != 0 or not any(t.type != tokenize.NEWLINE for t in toks):
         return None
-    return True, any(t.is_blank for t in toks)
+    return any(t.is_blank for t in toks)
 
 
 def align_text(template: str, blank_offsets: list[tuple[int, int]], copy: str) -> list[Fill] | None:
@@ -289,9 +289,9 @@ def align_text(template: str, blank_offsets: list[tuple[int, int]], copy: str) -
                 return None
             fill = copy[pos:end]
             checked = _single_fill(fill)
-            if checked and not (pos > 0 and _is_word(copy[pos - 1]) and _is_word(fill[0])) and not (
+            if checked is not None and not (pos > 0 and _is_word(copy[pos - 1]) and _is_word(fill[0])) and not (
                     following and _is_word(fill[-1]) and _is_word(following[0])):
-                found = (end, checked[1])
+                found = (end, checked)
                 break
             if not following:
                 return None

@@ -101,9 +101,7 @@ class Check:
 
 
 def blank(blank_id: str, *expects: Expect | list[Expect], requires: Iterable[str] = ()) -> Check:
-    flat: list[Expect] = []
-    for item in expects:
-        flat.extend(item if isinstance(item, list) else [item])
+    flat = [e for item in expects for e in (item if isinstance(item, list) else [item])]
     if not flat:
         raise ValueError(f"le trou « {blank_id} » n'a aucune attente")
     return Check(blank_id, tuple(flat), tuple(requires))

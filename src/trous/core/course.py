@@ -299,10 +299,9 @@ class Course:
         matches = [e for e in self.exercises if name and name in e.id]
         if len(matches) == 1:
             return matches[0]
-        ids = ", ".join(e.id for e in self.exercises)
         if len(matches) > 1:
             raise KeyError(f"« {key} » désigne plusieurs exercices : {', '.join(e.id for e in matches)}")
-        raise KeyError(f"exercice « {key} » inconnu ; exercices : {ids}")
+        raise KeyError(f"exercice « {key} » inconnu ; exercices : {', '.join(e.id for e in self.exercises)}")
 
     def exercise_for_path(self, path: str | Path) -> Exercise | None:
         return self._by_path.get(Path(path).resolve())
