@@ -1,10 +1,9 @@
 """Blanks: the `___` placeholders of an exercise, and what a copy of it wrote in their place.
 
-An exercise (the *template*) and a copy of it (a student's file, or the reference solution) are
-compared token by token, not line by line: the copy must equal the template except that each `___`
-became some balanced run of tokens (the *fill*). Comments, blank lines, spacing, the kind of quotes
-and line continuations inside brackets do not matter. A `___` inside a string or a comment is not a
-blank, because the tokenizer says it is not a name.
+A copy (a student's file, or the reference solution) is compared with the *template* token by token,
+not line by line: it must equal the template except that each `___` became some balanced run of tokens
+(the *fill*), so comments, blank lines, spacing, the kind of quotes and line continuations inside
+brackets do not matter, and a `___` inside a string or a comment is not a blank.
 """
 
 from __future__ import annotations
@@ -121,12 +120,10 @@ class Fill:
 
 
 def align(template: str, copy: str) -> list[Fill] | None:
-    """The fill of every blank of `template` in `copy`, or None when the copy changed other code.
-
-    Each fill is a non-empty, bracket-balanced run of tokens on one logical line. When several
-    splits fit, the earliest end for each blank wins, with backtracking, so `[___ for t in x]`
-    filled with `sum(a * b for a, b in zip(t, u))` splits at the outer `for`.
-    """
+    """The fill of every blank of `template` in `copy`, or None when the copy changed other code. Each
+    fill is a non-empty, bracket-balanced run of tokens on one logical line; when several splits fit, the
+    earliest end for each blank wins, with backtracking, so `[___ for t in x]` filled with
+    `sum(a * b for a, b in zip(t, u))` splits at the outer `for`."""
     return align_tokens(tokens(template), tokens(copy), copy)
 
 

@@ -215,10 +215,9 @@ class StudentError(Exception):
 
 
 class StudentStopped(BaseException):
-    """The student's code gave no answer: stopped for its time, its memory or Python's stack (`type`
-    « RecursionError »), a crash, its output or files, the copy's time spent, or a program that does not
-    run. A BaseException: a test that expects a refusal (`pytest.raises(StudentError)`, or `Exception`)
-    never passes on it."""
+    """The student's code gave no answer (its time, memory or Python's stack: `type` « RecursionError »,
+    a crash, its output or files, the copy's time spent, a program that does not run). A BaseException:
+    a test that expects a refusal (`pytest.raises(StudentError)`, or `Exception`) never passes on it."""
 
     def __init__(self, text: str, *, kind: str = "crash", message: str = "", line: int | None = None, type: str = ""):
         super().__init__(text)

@@ -313,9 +313,8 @@ def _scientific(x: float, digits: int = 3) -> str:
 
 
 def distinct_precision(expected: float, obtained: float, decimals: int | None = None) -> int | None:
-    """None when the course's usual writing already tells the two numbers apart; else the fewest
-    digits (decimals, or significant digits in powers of ten) that do: « 1,00002 au lieu de 1 »,
-    never « 1 au lieu de 1 »."""
+    """None when the course's usual writing already tells the two numbers apart; else the fewest digits
+    (decimals, or significant digits in powers of ten) that do: never « 1 au lieu de 1 »."""
     if format_number(obtained, decimals) != format_number(expected, decimals):
         return None
     for digits in range((4 if decimals is None else decimals) + 1, 18):
@@ -361,9 +360,8 @@ def format_number(x: float, decimals: int | None = None, precise: int | None = N
 
 
 def format_value(value: Any, decimals: int | None = None, precise: int | None = None) -> str:
-    """The course's notation: [0,79 ; 0,79], numbers with a decimal comma. A table up to 5 × 5 is
-    written whole; anything bigger is cut after MAX_SHOWN values with « … », and its size said.
-    `precise`: digits enough to show the difference a mismatch reports (Mismatch.precise)."""
+    """The course's notation ([0,79 ; 0,79]): a table up to 5 × 5 is written whole, anything bigger is cut
+    after MAX_SHOWN values with « … » and its size said. `precise`: see Mismatch.precise."""
     value = decode(value)
     shape = _shape(value) if isinstance(value, list) else None
     small_table = shape is not None and len(shape) <= 2 and _count(value) <= SMALL_TABLE

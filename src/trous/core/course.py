@@ -346,9 +346,8 @@ def _mentions(exercise, module: str) -> bool:
 
 
 def preload_for(exercises, checks: dict | None = None, *, as_needed: bool = False) -> tuple[str, ...]:
-    """Modules worth importing once in the runner: numpy, and what an exercise or a check `requires`.
-    `as_needed` (the self-check): numpy only if these exercises name it, so that they do not wait for
-    its import."""
+    """Modules worth importing once in the runner: numpy, and what an exercise or a check `requires`;
+    `as_needed` (the self-check): numpy only if these exercises name it, not to wait for its import."""
     wanted = [m for m in COMMON if not as_needed or any(_mentions(e, m) for e in exercises)]
     for exercise in exercises:
         wanted += exercise.spec.requires

@@ -120,9 +120,8 @@ def _constant(name: str):
 
 # -- values ------------------------------------------------------------------------------------
 def check(value, bounds: Bounds, *, state: bool = False) -> None:
-    """Raise WireError when `value` (JSON data, as parsed) is not a value the encoder could have
-    written within `bounds`. `state`: a program's variable, which may also be a summary of a large
-    array or {"$missing": true}."""
+    """Raise WireError when `value` (JSON, as parsed) is not what the encoder could have written within
+    `bounds`. `state`: a program's variable, which may also be an array's summary or {"$missing": true}."""
     _Walk(bounds, state).run(value)
 
 
