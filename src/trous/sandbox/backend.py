@@ -161,8 +161,8 @@ def _python_dirs() -> list[str]:
     wanted = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
               os.path.dirname(os.path.realpath(sys.executable)),
               os.path.dirname(os.path.dirname(os.path.abspath(trous.__file__)))}  # where trous is
-    # Site directories outside the prefixes (a venv layered on another one, --system-site-packages):
-    # numpy may be there. Only those, never sys.path's other entries (the current folder may hold a course).
+    # Site directories outside the prefixes (--system-site-packages) may hold numpy; never sys.path's
+    # other entries (the current folder may hold a course).
     wanted.update(p for p in sys.path if os.path.basename(p) in ("site-packages", "dist-packages"))
     dirs = []
     for path in sorted({os.path.realpath(p) for p in wanted}):
@@ -187,8 +187,7 @@ def python_module(module: str, *args: str) -> list[str]:
 
 
 def _looks_like_course(path: str) -> bool:
-    # Never expose a directory holding a course: graders and solutions would be readable.
-    p = Path(path)
+    p = Path(path)  # never exposed: graders and solutions would be readable
     try:
         return any((p / name).exists() for name in ("course.yaml", "graders", "solutions"))
     except OSError:  # cannot tell: do not expose it
@@ -244,15 +243,13 @@ def bwrap_argv(inner: list[str], env: dict[str, str], *, tmpfs: tuple[int, int],
     argv = [shutil.which(BWRAP) or BWRAP, "--die-with-parent", *(["--new-session"] if new_session else []),
             "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
             "--hostname", hostname, *system_mounts(extra_etc), "--proc", "/proc", *dev_mounts(),
-            # The private /tmp first: Python may live under /tmp (a venv in a fresh clone), and a later
-            # tmpfs would hide it.
+            # The private /tmp first: Python may live under /tmp, and a later tmpfs would hide it.
             *_tmpfs("/tmp", tmp, tmp_perms), *_tmpfs("/dev/shm", shm, tmp_perms)]
     made = {"/tmp"}
     python = [("--ro-bind", path, path) for path in _python_dirs()
               if not any(path == t or path.startswith(t + "/") for t in ("/usr", "/bin", "/lib", "/lib64"))]
     for option in [*python, *mounts]:
-        # Missing parents must be 0755: bwrap would make them 0700, and the unprivileged uid running
-        # student code could then reach nothing inside.
+        # Missing parents must be 0755: bwrap makes them 0700, out of the student uid's reach.
         for parent in reversed([str(p) for p in Path(option[-1]).parents if str(p) != "/"]):
             if parent not in made:
                 made.add(parent)
@@ -274,12 +271,9 @@ def _cgroup_for(slot: int) -> str | None:
     v1, v2, name = "/sys/fs/cgroup/pids", "/sys/fs/cgroup", f"{os.getpid()}-{slot}"
     if os.path.isfile(os.path.join(v1, "cgroup.procs")) and os.access(v1, os.W_OK):
         return os.path.join(v1, "trous", name)
-    try:
-        with open(os.path.join(v2, "cgroup.subtree_control")) as f:
-            if "pids" in f.read().split() and os.access(v2, os.W_OK):
-                return os.path.join(v2, "trous", name)
-    except OSError:
-        pass
+    with suppress(OSError), open(os.path.join(v2, "cgroup.subtree_control")) as f:
+        if "pids" in f.read().split() and os.access(v2, os.W_OK):
+            return os.path.join(v2, "trous", name)
     return None
 
 
@@ -291,14 +285,12 @@ def build(mode: str = "auto", slot: int = 0, preload: tuple[str, ...] = ("numpy"
     zygote = python_module("trous.sandbox.zygote")
     if kind == BWRAP:
         env = dict(BWRAP_ENV)
-        # As root, student code runs under a uid of its own (uids.py): the kernel counts processes per uid.
-        lease = uids.Lease() if root else None
+        lease = uids.Lease() if root else None  # the kernel counts processes per uid (uids.py)
         # `private`: alone in its pid, IPC and file namespaces, so the zygote may empty /tmp and /dev/shm.
         config = {"preload": list(preload), "run_as": lease.uids[0] if lease else None, "private": True,
                   "workroot": "/tmp/runs"}
         # As root the runner keeps what it needs to switch to the student's uid, signal and sweep its
-        # processes, remove the files it left (System V IPC it cannot make: seccomp.py). Student code
-        # keeps nothing (child.py).
+        # processes, remove the files it left (no System V IPC: seccomp.py); student code keeps nothing.
         caps = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_CHOWN") if root else ()
         argv = bwrap_argv(zygote + [json.dumps(config)], env, tmpfs=tmpfs_bytes(memory_mb), caps=caps)
         return SandboxSpec(kind, argv, env, lease=lease)

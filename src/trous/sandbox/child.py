@@ -218,10 +218,8 @@ def serve() -> None:
 def _forget(namespace: dict) -> dict:
     """Empty the namespace and collect its cycles, so that the memory bound is each run's (the zygote
     froze its own objects: only what this process made since its fork is visited)."""
-    try:
-        namespace.clear()  # a __del__ of the student's may run here, and raise
-    except BaseException:  # noqa: BLE001
-        pass
+    with suppress(BaseException):  # a __del__ of the student's may run here, and raise
+        namespace.clear()
     gc.collect()
     return {}
 
@@ -247,10 +245,8 @@ def _mapped() -> int:
 
 def _flush() -> None:
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with suppress(BaseException):  # the student may have replaced or closed them
             stream.flush()
-        except BaseException:  # noqa: BLE001 - the student may have replaced or closed them
-            pass
 
 
 # -- confinement, before any student code ------------------------------------------------------

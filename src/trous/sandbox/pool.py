@@ -21,7 +21,7 @@ from dataclasses import replace
 
 from . import backend as sandbox_mod
 from ..core import wire
-from .supervisor import GRACE, START, probe_wall
+from .supervisor import GRACE, START, close_fds, probe_wall
 from ..core.protocol import CRASH, SESSION, TIMEOUT, Ask, Job, Limits, Unit, UnitResult, frame
 from ..core.wire import Bounds
 
@@ -158,11 +158,9 @@ class Runner(AbstractContextManager):
         try:
             socket.send_fds(self.control, [b"J"], [job_r, res_w])
         except OSError:
-            for fd in (job_r, job_w, res_r, res_w):
-                os.close(fd)
+            close_fds(job_r, job_w, res_r, res_w)
             return None
-        os.close(job_r)
-        os.close(res_w)
+        close_fds(job_r, res_w)
         return job_w, res_r
 
     def _attempt(self, job: Job) -> tuple[dict[int, UnitResult], str | None, bool]:

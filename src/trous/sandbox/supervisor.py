@@ -228,8 +228,7 @@ class ChildRun:
         self.probe_index = -1
         self.deadline = self.unit_deadline = time.monotonic() + self.limits.wall + START
         self.allowed: float = self.limits.wall
-        # The longest event line: one value or state (value_kb characters, up to 4 bytes each in UTF-8),
-        # and the texts of an error.
+        # The longest event line: one value or state (value_kb characters, 4 bytes each at most), error texts.
         self.events = wire.Lines(4 * self.limits.value_kb * 1024 + (256 << 10))
         # What the program prints is kept only when asked (the self-check shows it), always counted.
         self.output_cap = self.limits.output_kb * 1024 if capture else 0
@@ -374,8 +373,11 @@ class ChildRun:
             self.stopped = ("protocol", {})
             return False
         while self.stopped is None and (line := self.events.pop()) is not None:
-            event = _parse(line)
-            if event is None:
+            try:  # as strictly as the grader reads the supervisor's own lines
+                event = wire.parse_line(line, len(line))
+            except wire.WireError:
+                event = {}
+            if not isinstance(event.get("ev"), str):
                 self.stopped = ("protocol", {})
             elif not self._event(event):
                 break
@@ -836,15 +838,6 @@ def _error_with_text(unit: Unit, error) -> dict | None:
     elif kind == "too_big" and not (isinstance(error.get("message"), str) and TOO_BIG_SAID.fullmatch(error["message"])):
         error["message"] = ""
     return {**error, **location(unit, error.get("line"))}
-
-
-def _parse(line: bytes) -> dict | None:
-    """An event, read as strictly as the grader reads the supervisor's own lines."""
-    try:
-        event = wire.parse_line(line, len(line))
-    except wire.WireError:
-        return None
-    return event if isinstance(event.get("ev"), str) else None
 
 
 def files_violation(workdir: str, limits: Limits) -> str | None:

@@ -332,10 +332,8 @@ def main(argv: list[str] | None = None) -> None:
     for name in config.get("preload", []):
         wanted += [name, *WITH.get(name, ())]
     for name in wanted:
-        try:
+        with suppress(Exception):  # a missing optional module is the student's concern
             __import__(name)
-        except Exception:  # noqa: BLE001 - a missing optional module is the student's concern
-            pass
     prctl(PR_SET_DUMPABLE, 0)  # processes of the same user can neither trace this one nor read its memory
     prctl(PR_SET_CHILD_SUBREAPER, 1)
     workroot = config.get("workroot") or "/tmp/trous-runs"
