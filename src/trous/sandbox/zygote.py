@@ -55,13 +55,10 @@ def _children(pid: int) -> list[int] | None:
 def _parents() -> dict[int, int]:
     parents: dict[int, int] = {}
     for entry in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                data = f.read()
+        with suppress(OSError, ValueError, IndexError), open(f"/proc/{entry}/stat", "rb") as f:
+            data = f.read()
             # The command name may hold spaces and parentheses: the fields start after the last ')'.
             parents[int(entry)] = int(data[data.rindex(b")") + 2:].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
     return parents
 
 
