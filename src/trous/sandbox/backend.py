@@ -267,7 +267,6 @@ def bwrap_argv(inner: list[str], env: dict[str, str], *, tmpfs: tuple[int, int],
 
 
 def _cgroup_for(slot: int) -> str | None:
-    """A pids cgroup directory we may create, or None."""
     v1, v2, name = "/sys/fs/cgroup/pids", "/sys/fs/cgroup", f"{os.getpid()}-{slot}"
     if os.path.isfile(os.path.join(v1, "cgroup.procs")) and os.access(v1, os.W_OK):
         return os.path.join(v1, "trous", name)

@@ -143,7 +143,6 @@ def _guarded(compute) -> dict:
 
 
 def _run(code, namespace: dict) -> tuple[str, dict | None]:
-    """Run student code; (status, error)."""
     error = _guarded(lambda: exec(code, namespace)).get("error")  # noqa: S102 - this is the sandboxed runner
     _flush()
     if error is None:

@@ -530,7 +530,8 @@ class Supervisor:
         while index < len(self.units):
             if self.skipped(index):
                 why = "non exécuté, car sur une autre entrée : " + self.poisoned[self.units[index].group]
-                self.states[index].status, self.states[index].error = SKIPPED, {"kind": "skipped", "message": why}
+                self.states[index].status = SKIPPED
+                self.states[index].error = {"kind": "skipped", "message": why}
                 self.finish(index)
                 index += 1
                 continue

@@ -1,12 +1,9 @@
-"""The long-lived process of a sandbox: a fork server that never holds a job.
+"""The long-lived process of a sandbox: a fork server that never holds a job (its messages: __init__.py).
 
-It imports the heavy modules (numpy) once, then hands each job's pipe ends (b"J" on its control
-socket, fd 0) to its supervisor, forked at the first job; when the supervisor asks for a process to
-run student code (b"C" with the child's pipe ends), it forks one from itself. So every process that
-runs student code is a copy of one that never read a job, a submission, a test or a result. It reaps
-every child, tells the supervisor how each ended (b"X": status and CPU seconds), and kills what a
-child left behind (it is their subreaper); after each job it also empties /tmp and /dev/shm, then
-answers b"E". The protocol as a whole: __init__.py.
+It imports the heavy modules (numpy) once, hands each job to its supervisor, and forks from itself
+every process that runs student code: each is a copy of one that never read a job, a submission, a
+test or a result. It reaps them, kills what they leave behind (it is their subreaper), and after each
+job empties /tmp and /dev/shm.
 """
 
 from __future__ import annotations
