@@ -122,9 +122,9 @@ def remove_files(keep: str) -> None:
 
 # -- the supervisor and the children it asks for ---------------------------------------------
 class Server:
-    """One long-lived supervisor: it never runs student code (children fork from here), so living
-    long costs no secrecy and saves a fork per job. If it dies (killed by a student's process under
-    the same uid), the job in progress ends without results and the next job starts a new one."""
+    """Jobs go through one long-lived supervisor: it never runs student code (children fork from here),
+    so living long costs no secrecy and saves a fork per job. If it dies (killed by a student's process
+    under the same uid), the job in progress ends without results and the next job starts a new one."""
 
     def __init__(self, control: socket.socket, workroot: str, private: bool, run_as: int | None):
         self.control, self.workroot, self.private, self.run_as = control, workroot, private, run_as
