@@ -1,20 +1,13 @@
-"""How the runner process is started, and which isolation grading may use.
+"""How the runner process is started, and which isolation grading may use (`choose`, the rule of
+every grading path: `trous grade`, nbgrader, Dask workers).
 
-Kinds of sandbox:
-- ``bwrap``: bubblewrap, the one isolation. The runner sees a read-only system and Python, its own
-  bounded /tmp and /dev/shm, no network, no other process, and nothing of the course (graders/,
-  solutions/, the gradebook, the submissions: code reaches it through a pipe).
-- ``sans-isolation``: a plain process of the grader's own user in a private temporary directory,
-  with the kernel's resource limits only: student code can read and change whatever that user can.
-  Only on explicit request, never as root, and every page of results says so.
-- ``limites`` (internal; ``fallback`` still works): the same limits-only runner, for the student's
-  self-check and `trous doctor`, which run the student's or author's own code on their own machine.
-  Grading never accepts it.
-
-`choose()` is the rule every grading path follows (`trous grade`, nbgrader, Dask workers).
-
-The sandbox's files live in RAM (tmpfs) and count against the memory bound: /tmp, which holds the
-run folders, may hold a quarter of it, /dev/shm a sixteenth; the zygote empties them after each job.
+- ``bwrap``, the one isolation: a read-only system and Python, bounded tmpfs /tmp and /dev/shm
+  (they count against the memory bound; the zygote empties them after each job), no network, no
+  other process, nothing of the course (graders/, solutions/, the gradebook, the submissions).
+- ``sans-isolation``: a plain process of the grader's user with resource limits only, on explicit
+  request, never as root, and every page of results says so.
+- ``limites`` (``fallback``, its old name): the same, for the self-check and `trous doctor`, which
+  run one's own code on one's own machine. Grading never accepts it.
 """
 
 from __future__ import annotations
@@ -87,7 +80,6 @@ class SandboxSpec:
         return DESCRIPTIONS.get(self.kind, self.kind)
 
     def release(self) -> None:
-        """What the runner held on the host: its private directory, its cgroup, its uid."""
         if self.workroot:
             shutil.rmtree(self.workroot, ignore_errors=True)
             self.workroot = None
@@ -131,10 +123,8 @@ def _bwrap_problem() -> str | None:
 
 
 def choose(requested: str = "auto") -> str:
-    """The sandbox kind grading uses for `requested`, or SandboxRefused saying why and what to do.
-
-    Called before any copy is read. `requested`: "auto", "bwrap" or "sans-isolation". bubblewrap also
-    needs the seccomp filter (sandbox/seccomp.py): without it, refused too."""
+    """The sandbox kind grading uses for `requested`, or SandboxRefused saying why and what to do
+    (before any copy is read). bubblewrap without the seccomp filter is refused too."""
     if requested in (LIMITS, FALLBACK):
         raise SandboxRefused(
             f"le bac à sable « {requested} » (limites seules) sert à l'autovérification des élèves et à trous "
@@ -171,8 +161,8 @@ def _python_dirs() -> list[str]:
     wanted = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
               os.path.dirname(os.path.realpath(sys.executable)),
               os.path.dirname(os.path.dirname(os.path.abspath(trous.__file__)))}  # where trous is
-    # Site directories outside the prefixes (a venv layered on another one, --system-site-packages):
-    # numpy may be there. Only those, never sys.path's other entries (the current folder may hold a course).
+    # Site directories outside the prefixes (--system-site-packages) may hold numpy; never sys.path's
+    # other entries (the current folder may hold a course).
     wanted.update(p for p in sys.path if os.path.basename(p) in ("site-packages", "dist-packages"))
     dirs = []
     for path in sorted({os.path.realpath(p) for p in wanted}):
@@ -185,8 +175,7 @@ def _python_dirs() -> list[str]:
 
 def python_module(module: str, *args: str) -> list[str]:
     """`python -I -m module args…` that imports what the teacher's Python imports: -I ignores PYTHONPATH,
-    so the mounted folders found only through it (a source tree run without installing) are put back
-    first, as PYTHONPATH puts them."""
+    so the mounted folders found only through it (a source tree not installed) are put back first."""
     mounted = set(_python_dirs())
     through = [os.path.realpath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     extra = list(dict.fromkeys(p for p in through if any(p == d or p.startswith(d + os.sep) for d in mounted)))
@@ -198,8 +187,7 @@ def python_module(module: str, *args: str) -> list[str]:
 
 
 def _looks_like_course(path: str) -> bool:
-    # Never expose a directory holding a course: graders and solutions would be readable.
-    p = Path(path)
+    p = Path(path)  # never exposed: graders and solutions would be readable
     try:
         return any((p / name).exists() for name in ("course.yaml", "graders", "solutions"))
     except OSError:  # cannot tell: do not expose it
@@ -207,8 +195,8 @@ def _looks_like_course(path: str) -> bool:
 
 
 def system_mounts(extra_etc: tuple[str, ...] = ()) -> list[str]:
-    """A read-only system: /usr and its kin, and the few /etc files that the dynamic linker and Python
-    read (nothing else of /etc: no passwords, no host configuration). The nbgrader kernel's too."""
+    """/usr and its kin, and the few /etc files that the dynamic linker and Python read (no passwords,
+    no host configuration)."""
     argv: list[str] = []
     for top in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
         if os.path.islink(top):
@@ -223,7 +211,7 @@ def system_mounts(extra_etc: tuple[str, ...] = ()) -> list[str]:
 
 
 def tmpfs_bytes(memory_mb: int | None) -> tuple[int, int]:
-    """Sizes of the sandbox's /tmp and /dev/shm: a quarter and a sixteenth of the memory bound."""
+    """Bytes of the sandbox's /tmp (the run folders) and /dev/shm."""
     memory = (memory_mb or Limits.memory_mb) * 1024 * 1024
     return max(memory // 4, 16 << 20), max(memory // 16, 4 << 20)
 
@@ -233,8 +221,8 @@ def _tmpfs(dest: str, size: int, perms: str = "0755") -> list[str]:
 
 
 def dev_mounts() -> list[str]:
-    """A minimal /dev: a tiny tmpfs with the harmless devices bound in (bubblewrap's --dev would make
-    an unbounded tmpfs that a student running as the grader's own uid could fill)."""
+    """A tiny tmpfs with the harmless devices bound in (bubblewrap's --dev would make an unbounded
+    tmpfs that a student running as the grader's own uid could fill)."""
     argv = _tmpfs("/dev", 64 * 1024)
     for name in DEVICES:
         if os.path.exists(f"/dev/{name}"):
@@ -248,25 +236,20 @@ def dev_mounts() -> list[str]:
 def bwrap_argv(inner: list[str], env: dict[str, str], *, tmpfs: tuple[int, int], tmp_perms: str = "0755",
                hostname: str = "sandbox", extra_etc: tuple[str, ...] = (), mounts: list[tuple[str, ...]] = (),
                chdir: str = "/tmp", caps: tuple[str, ...] = (), new_session: bool = True) -> list[str]:
-    """bubblewrap's command line for `inner`: the runner's (`build`) and the nbgrader kernel's.
-
-    A read-only system and Python, /proc, a bounded /dev, a private /tmp and /dev/shm of `tmpfs`
-    bytes; then `mounts` (options, each ending with its destination). Every tmpfs is bounded, and
-    what is not meant to be written (the new root, /dev) is read-only once assembled. `caps`, as root:
-    the only capabilities kept (not root, bubblewrap leaves none: nothing to drop)."""
+    """bubblewrap's command line for `inner`, the runner's and the nbgrader kernel's: `mounts` are
+    options each ending with its destination; every tmpfs is bounded, the new root and /dev read-only
+    once assembled. `caps`, as root: the only capabilities kept (not root, bubblewrap leaves none)."""
     tmp, shm = tmpfs
     argv = [shutil.which(BWRAP) or BWRAP, "--die-with-parent", *(["--new-session"] if new_session else []),
             "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
             "--hostname", hostname, *system_mounts(extra_etc), "--proc", "/proc", *dev_mounts(),
-            # The private /tmp first: Python may live under /tmp (a venv in a fresh clone), and a later
-            # tmpfs would hide it.
+            # The private /tmp first: Python may live under /tmp, and a later tmpfs would hide it.
             *_tmpfs("/tmp", tmp, tmp_perms), *_tmpfs("/dev/shm", shm, tmp_perms)]
     made = {"/tmp"}
     python = [("--ro-bind", path, path) for path in _python_dirs()
               if not any(path == t or path.startswith(t + "/") for t in ("/usr", "/bin", "/lib", "/lib64"))]
     for option in [*python, *mounts]:
-        # Missing parents must be 0755: bwrap would make them 0700, and the unprivileged uid running
-        # student code could then reach nothing inside.
+        # Missing parents must be 0755: bwrap makes them 0700, out of the student uid's reach.
         for parent in reversed([str(p) for p in Path(option[-1]).parents if str(p) != "/"]):
             if parent not in made:
                 made.add(parent)
@@ -284,36 +267,29 @@ def bwrap_argv(inner: list[str], env: dict[str, str], *, tmpfs: tuple[int, int],
 
 
 def _cgroup_for(slot: int) -> str | None:
-    """A pids cgroup directory we may create (root without bubblewrap), or None."""
     v1, v2, name = "/sys/fs/cgroup/pids", "/sys/fs/cgroup", f"{os.getpid()}-{slot}"
     if os.path.isfile(os.path.join(v1, "cgroup.procs")) and os.access(v1, os.W_OK):
         return os.path.join(v1, "trous", name)
-    try:
-        with open(os.path.join(v2, "cgroup.subtree_control")) as f:
-            if "pids" in f.read().split() and os.access(v2, os.W_OK):
-                return os.path.join(v2, "trous", name)
-    except OSError:
-        pass
+    with suppress(OSError), open(os.path.join(v2, "cgroup.subtree_control")) as f:
+        if "pids" in f.read().split() and os.access(v2, os.W_OK):
+            return os.path.join(v2, "trous", name)
     return None
 
 
 def build(mode: str = "auto", slot: int = 0, preload: tuple[str, ...] = ("numpy",),
           memory_mb: int | None = None) -> SandboxSpec:
-    """The command line of a runner for sandbox `mode`: "auto", "bwrap", "sans-isolation" (as `choose()`
-    decides, refusing what it refuses), or "limites" (self-check and doctor only)."""
+    """A runner for sandbox `mode`: as `choose()` decides, or "limites" (self-check and doctor only)."""
     kind = LIMITS if mode in (LIMITS, FALLBACK) else choose(mode)
     root = _root()
     zygote = python_module("trous.sandbox.zygote")
     if kind == BWRAP:
         env = dict(BWRAP_ENV)
-        # As root, student code runs under a uid of its own (uids.py): the kernel counts processes per uid.
-        lease = uids.Lease() if root else None
+        lease = uids.Lease() if root else None  # the kernel counts processes per uid (uids.py)
         # `private`: alone in its pid, IPC and file namespaces, so the zygote may empty /tmp and /dev/shm.
         config = {"preload": list(preload), "run_as": lease.uids[0] if lease else None, "private": True,
                   "workroot": "/tmp/runs"}
         # As root the runner keeps what it needs to switch to the student's uid, signal and sweep its
-        # processes, remove the files it left (System V IPC it cannot make: seccomp.py). Student code
-        # keeps nothing (child.py).
+        # processes, remove the files it left (no System V IPC: seccomp.py); student code keeps nothing.
         caps = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_CHOWN") if root else ()
         argv = bwrap_argv(zygote + [json.dumps(config)], env, tmpfs=tmpfs_bytes(memory_mb), caps=caps)
         return SandboxSpec(kind, argv, env, lease=lease)

@@ -1,29 +1,16 @@
-"""Inside the process that runs a student's code: execute what the supervisor sends, report events.
+"""Inside the process that runs a student's code: the only place where student code executes.
 
-This module is the only place where student code executes. The process is a fresh fork of the
-zygote, which never held a job: it receives each unit's program compiled (never as text) and each
-probe only when its turn comes, so nothing it has not been asked to run is in its memory, and no
-frame above the student's names a test, an expected value or another variant's inputs. It reports
-on fd 3, one JSON line per event; the supervisor owns the clock and kills this process when a unit
-runs too long, so nothing here has to be trusted to stop.
-
-Commands arrive on fd 0 as frames: one type byte, a 4-byte big-endian length, the payload.
+A fresh fork of the zygote, which never held a job: it receives each unit's program compiled (never
+as text) and each probe only when its turn comes, so nothing it has not been asked to run is in its
+memory, and no frame above the student's names a test, an expected value or another variant's
+inputs. The supervisor owns the clock and kills this process when a unit runs too long: nothing here
+has to be trusted to stop. Events go to fd 3, one JSON line each; commands arrive on fd 0 as frames
+(a type byte, a 4-byte big-endian length, the payload):
     U  {"i", "filename", "module_name", "value_limit"}   a new unit: a fresh namespace (no event)
     M  marshalled code object                            the unit's program, from the top
     P  marshalled (j, setup code or None, expression code)  one probe
     S  {"names": [...]}                                  the program's top-level variables
-    E  (empty)                                           end of the unit
-
-At a unit's end its namespace is emptied and its cycles collected, so that the memory bound is each
-run's. The end event says how much more the process maps than its floor ("kept", MiB; modules a
-unit imports raise the floor instead): past a few percent of the bound (something held outside the
-namespace), the supervisor runs the next unit in a fresh child.
-
-Before any of it the child confines itself (`confine`). Wall time is the supervisor's; here are the
-bounds the kernel enforces by itself: address space, CPU seconds, file size, open files, processes.
-Linux never applies RLIMIT_NPROC to root, so a root runner hands student code to an unprivileged uid
-of its own (leased per sandbox, uids.py: two sandboxes never share a count), which also keeps that
-code from signalling or tracing the supervisor. Then no capability is left, and the seccomp filter.
+    E  (empty)                                           end of the unit ("kept": MiB past the floor)
 """
 
 from __future__ import annotations
@@ -75,8 +62,7 @@ def emit(event: dict) -> None:
 
 # -- where the student's code is --------------------------------------------------------------
 def _frames_of(filename: str, frames) -> tuple[int | None, int | None]:
-    """(innermost line, top-level statement line) among (frame, line) pairs, innermost first, of
-    the student's program."""
+    """(innermost line, top-level statement line) of the student's program among (frame, line) pairs."""
     line = statement = None
     for frame, lineno in frames:
         if frame.f_code.co_filename == filename:
@@ -88,7 +74,6 @@ def _frames_of(filename: str, frames) -> tuple[int | None, int | None]:
 
 
 def describe(exc: BaseException, filename: str) -> dict:
-    """The error as plain data: kind, type, message, and where in the student's program."""
     if isinstance(exc, SyntaxError) and exc.filename == filename:
         line, statement = exc.lineno, exc.lineno
     else:
@@ -158,7 +143,6 @@ def _guarded(compute) -> dict:
 
 
 def _run(code, namespace: dict) -> tuple[str, dict | None]:
-    """Run student code; (status, error)."""
     error = _guarded(lambda: exec(code, namespace)).get("error")  # noqa: S102 - this is the sandboxed runner
     _flush()
     if error is None:
@@ -192,7 +176,6 @@ def _too_big(said: str) -> dict:
 
 
 def serve() -> None:
-    """Execute commands until the supervisor closes the pipe (or kills this process)."""
     signal.signal(signal.SIGUSR1, _on_time_up)
     _owner["pid"] = os.getpid()
     namespace: dict = {}
@@ -232,19 +215,17 @@ def serve() -> None:
 
 
 def _forget(namespace: dict) -> dict:
-    """The unit's namespace emptied, and the cycles it leaves collected (the zygote froze its own
-    objects: only what this process made since it was forked is visited)."""
-    try:
-        namespace.clear()  # a __del__ of the student's may run here, and raise
-    except BaseException:  # noqa: BLE001
-        pass
+    """Empty the namespace and collect its cycles, so that the memory bound is each run's (the zygote
+    froze its own objects: only what this process made since its fork is visited)."""
+    with suppress(BaseException):  # a __del__ of the student's may run here, and raise
+        namespace.clear()
     gc.collect()
     return {}
 
 
 def _kept() -> int:
-    """MiB the process maps past its floor once the unit's namespace is gone: what the unit kept
-    elsewhere (in builtins, a module). A unit that imported modules raises the floor instead."""
+    """MiB mapped past the floor once the namespace is gone: what the unit kept elsewhere (builtins, a
+    module), past which the supervisor runs the next unit in a fresh child. Imports raise the floor."""
     now = _mapped() >> 20
     if len(sys.modules) > _memory["modules"]:
         _memory["floor"] = max(_memory["floor"], now)
@@ -252,8 +233,7 @@ def _kept() -> int:
 
 
 def _mapped() -> int:
-    """Bytes this process maps now, 0 when unknown: /proc/self/statm opened once and read again from
-    its start (a unit's end costs one system call)."""
+    """Bytes mapped now, 0 when unknown: /proc/self/statm opened once (a unit's end costs one call)."""
     try:
         if _memory.get("fd") is None:
             _memory["fd"] = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)
@@ -264,10 +244,8 @@ def _mapped() -> int:
 
 def _flush() -> None:
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with suppress(BaseException):  # the student may have replaced or closed them
             stream.flush()
-        except BaseException:  # noqa: BLE001 - the student may have replaced or closed them
-            pass
 
 
 # -- confinement, before any student code ------------------------------------------------------
@@ -285,9 +263,8 @@ except (OSError, ValueError):
 
 
 def drop_capabilities() -> bool:
-    """Drop every capability from every set, and the bounding set where allowed (it needs
-    CAP_SETPCAP, gone once the uid is unprivileged: then no_new_privs keeps execve from granting
-    any). Whether the sets are now empty. The runner as root keeps some (backend.py); student code none."""
+    """Drop every capability, and the bounding set where allowed (it needs CAP_SETPCAP, gone once the
+    uid is unprivileged: then no_new_privs keeps execve from granting any). Whether the sets are empty."""
     prctl(PR_SET_SECUREBITS, SECUREBITS_LOCKED)  # while CAP_SETPCAP is there
     for cap in range(_LAST_CAPABILITY + 1):
         if not prctl(PR_CAPBSET_DROP, cap) and ctypes.get_errno() == errno.EPERM:
@@ -318,8 +295,10 @@ def _set(limit: int, soft: int, hard: int | None = None) -> None:
 
 
 def confine(limits, run_as: int | None) -> None:
-    """Confine the current process (a fresh child that is about to run student code); `run_as`: the
-    unprivileged uid (and gid) it takes when the runner is root (backend.py decides)."""
+    """Bound what the kernel bounds by itself (address space, CPU seconds, file size, open files,
+    processes), then no capability and the seccomp filter. Linux never applies RLIMIT_NPROC to root,
+    so a root runner hands student code to `run_as`, an unprivileged uid leased per sandbox (uids.py:
+    two sandboxes never share a count), which also keeps it from signalling or tracing the supervisor."""
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGCHLD):
         signal.signal(sig, signal.SIG_DFL)
     # A write past the file-size bound then fails with an error the student sees, not a silent kill.
@@ -347,7 +326,7 @@ def _text_stream(fd: int) -> io.TextIOWrapper:
 
 
 def main(limits, run_as: int | None) -> None:
-    """In a fresh fork of the zygote whose fds 0-3 are set: confine, then serve. Never returns."""
+    """In a fresh fork of the zygote whose fds 0-3 are set. Never returns."""
     status = 0
     try:
         confine(limits, run_as)

@@ -1,12 +1,8 @@
-"""The grader's side of the runner: start sandboxed runners, hand them jobs, collect results.
+"""The grader's side of the sandbox: a `Runner` is one sandboxed zygote, used by one thread at a time.
 
-A `Runner` is one sandboxed zygote, used by one thread at a time. Whatever happens inside (a
-supervisor killed by the student's code, a runner frozen, a sandbox that dies), `Runner.run` returns
-one result per unit: units already reported keep their result, the unit in progress is marked as a
-crash, and the rest is run again in a fresh runner.
-
-`Runner.session(unit)` opens an interactive unit instead (protocol.py): one question at a time,
-each answer a `UnitResult` with one probe; whatever happens inside, `Session.ask` answers, never raises.
+Whatever happens inside (a supervisor killed by the student's code, a runner frozen, a sandbox that
+dies), `Runner.run` returns one result per unit (the unit in progress a crash, the rest run again in
+a fresh runner), and `Session.ask` answers, never raises.
 """
 
 from __future__ import annotations
@@ -25,7 +21,7 @@ from dataclasses import replace
 
 from . import backend as sandbox_mod
 from ..core import wire
-from .supervisor import GRACE, START, probe_wall
+from .supervisor import GRACE, START, close_fds, probe_wall
 from ..core.protocol import CRASH, SESSION, TIMEOUT, Ask, Job, Limits, Unit, UnitResult, frame
 from ..core.wire import Bounds
 
@@ -62,8 +58,7 @@ class Runner(AbstractContextManager):
         return sandbox_mod.build(self.mode, self.slot, self.preload, memory_mb=self.memory_mb)
 
     def launch(self) -> None:
-        """Start the sandbox without waiting for it to be ready: it imports numpy while the caller
-        goes on (the self-check collects meanwhile); the first job waits for it (`start`)."""
+        """Start the sandbox without waiting: it imports numpy while the self-check collects."""
         if self.process is not None and self.process.poll() is None:
             return
         self._stop_process()
@@ -100,9 +95,8 @@ class Runner(AbstractContextManager):
         self.ready = True
 
     def interrupt(self) -> None:
-        """From another thread: end the job in progress now (its sandbox is killed: its units not yet
-        reported end as crashes) and start no other sandbox (run() then fails with RunnerError).
-        close() still releases the rest."""
+        """From another thread: kill the sandbox (the job's units not yet reported end as crashes) and
+        start no other (run() then fails with RunnerError)."""
         self.interrupted = True
         self.ready = False
         _kill(self.process)
@@ -114,7 +108,7 @@ class Runner(AbstractContextManager):
             self.spec = None
 
     def restart(self) -> None:
-        """This runner cannot be trusted with another job: stop it (the next job starts a fresh one)."""
+        """This runner cannot be trusted with another job: the next one starts a fresh one."""
         self._stop_process()
         self.restarts += 1
 
@@ -157,24 +151,20 @@ class Runner(AbstractContextManager):
         return [results[i] for i in range(len(job.units))]
 
     def open_channel(self) -> tuple[int, int] | None:
-        """A new job's pipes, their other ends handed to the zygote: (job writer, result reader), or
-        None when the zygote cannot take them."""
+        """A new job's (job writer, result reader), their other ends handed to the zygote; or None."""
         self.start()
         job_r, job_w = os.pipe()
         res_r, res_w = os.pipe()
         try:
             socket.send_fds(self.control, [b"J"], [job_r, res_w])
         except OSError:
-            for fd in (job_r, job_w, res_r, res_w):
-                os.close(fd)
+            close_fds(job_r, job_w, res_r, res_w)
             return None
-        os.close(job_r)
-        os.close(res_w)
+        close_fds(job_r, res_w)
         return job_w, res_r
 
     def _attempt(self, job: Job) -> tuple[dict[int, UnitResult], str | None, bool]:
-        """One run of the job in this runner: (results by unit, why the stream was refused, whether
-        the runner was stuck)."""
+        """(results by unit, why the stream was refused, whether the runner was stuck)."""
         payload = job.to_bytes()
         channel = self.open_channel()
         if channel is None:
@@ -216,7 +206,7 @@ class Runner(AbstractContextManager):
         return results, broken, stuck
 
     def session(self, unit: Unit, limits: Limits | None = None) -> "Session":
-        """An interactive unit on `unit`'s program (its probes are ignored), to use in a `with`: ask, then ask again."""
+        """An interactive unit on `unit`'s program (its probes are ignored): ask, then ask again."""
         return Session(self, unit, limits or Limits())
 
     def _await_end(self, deadline: float) -> bool:
@@ -246,8 +236,8 @@ class Session(AbstractContextManager):
                                      "limits": limits.__dict__}))
 
     def _write(self, data: bytes) -> None:
-        """A frame, within a deadline: the supervisor takes it at once, unless the copy stopped it
-        (then a frame larger than the pipe holds would block this thread for good)."""
+        """Within a deadline: a frame larger than the pipe holds would block for good a thread whose
+        supervisor the copy stopped."""
         if self.failure:
             return
         try:
@@ -258,7 +248,6 @@ class Session(AbstractContextManager):
             self._break(_failure(None, stuck=written is False))
 
     def _break(self, failure: tuple[str, str, str]) -> None:
-        """The runner cannot go on: stop it (the next job starts a fresh one)."""
         if self.failure is None:
             self.failure = failure
             self.runner.restart()
@@ -269,9 +258,8 @@ class Session(AbstractContextManager):
 
     def ask(self, expr: str, *, setup: str | None = None, overrides: tuple[tuple[str, str], ...] = (),
             secret: bool = False, fresh: bool = False, wall: float | None = None) -> UnitResult:
-        """The value of `expr` in the program run with `overrides` (a new run when they change, or
-        with `fresh`), as a `UnitResult` whose only probe is that value: the program's status and
-        error, and the probe's value or error."""
+        """`expr` in the program run with `overrides` (run anew when they change, or `fresh`): a
+        `UnitResult` whose only probe is that value."""
         self._write(frame(Ask(expr, setup, tuple(overrides), secret, fresh, wall).to_json()))
         if self.failure:
             return UnitResult.failed(*self.failure, 1)
@@ -310,31 +298,27 @@ class Session(AbstractContextManager):
         self.close()
 
 
-KILLED = "le programme a interrompu le correcteur (processus de supervision tué)"
 STUCK = "temps dépassé : le correcteur a dû être redémarré"
 
 
 def _failure(broken: str | None, stuck: bool) -> tuple[str, str, str]:
     """(status, kind, message) of a unit or question left without an answer: the supervisor sent a
-    line none writes (`broken`), did not answer within every clock it has (`stuck`: the runner was
-    frozen by the student, or out of time), or is gone (killed by the student's code?)."""
+    line none writes (`broken`), did not answer within all its clocks (`stuck`), or is gone."""
     if broken:
         return CRASH, "protocol", f"le programme a perturbé le correcteur ({broken})"
     if stuck:
         return TIMEOUT, "timeout", STUCK
-    return CRASH, "crash", KILLED
+    return CRASH, "crash", "le programme a interrompu le correcteur (processus de supervision tué)"
 
 
 class LineReader:
-    """The lines a process sends back on a pipe (a supervisor's results, the test worker's answers),
-    each read under its bound."""
+    """The lines a process sends back on a pipe (a supervisor's, the test worker's), each bounded."""
 
     def __init__(self, fd: int, limit: int):
         self.fd, self.lines, self.eof = fd, wire.Lines(limit), False
 
     def next(self, deadline: float) -> bytes | None:
-        """The next line; None past the deadline, at the end of the stream, or once a line went past
-        its bound (`overflowed`)."""
+        """The next line; None past the deadline, at the end, or once a line went past its bound."""
         while (line := self.lines.pop()) is None:
             remaining = deadline - time.monotonic()
             if remaining <= 0 or self.eof or self.lines.overflow:
@@ -359,7 +343,6 @@ class LineReader:
 
 
 def _write_within(fd: int, data: bytes, deadline: float) -> bool:
-    """Write all of `data` before `deadline`; False when the reader did not take it in time."""
     os.set_blocking(fd, False)
     view = memoryview(data)
     while view:
@@ -372,7 +355,6 @@ def _write_within(fd: int, data: bytes, deadline: float) -> bool:
 
 
 def _kill(process: subprocess.Popen | None) -> None:
-    """Kill a runner and whatever it started (its own session)."""
     if process is not None and process.poll() is None:
         try:
             os.killpg(process.pid, signal.SIGKILL)
@@ -385,8 +367,7 @@ class RunnerPool(AbstractContextManager):
 
     def __init__(self, size: int | None = None, mode: str = "auto", preload: tuple[str, ...] = ("numpy",),
                  memory_mb: int | None = None):
-        # Each runner leases its own uid (uids.py): pools sharing a machine never share a process count.
-        # `memory_mb`: the memory bound the sandboxes' tmpfs sizes follow (sandbox.tmpfs_bytes).
+        # `memory_mb`: the memory bound the sandboxes' tmpfs sizes follow (backend.tmpfs_bytes).
         self.size = max(1, size or os.cpu_count() or 1)
         self.runners = [Runner(mode, slot, preload, memory_mb) for slot in range(self.size)]
         self._free: queue.LifoQueue[Runner] = queue.LifoQueue()  # waits while every runner is taken
@@ -419,7 +400,7 @@ class RunnerPool(AbstractContextManager):
             self._free.put(runner)
 
     def map(self, jobs: Iterable[Job]) -> Iterator[tuple[int, list[UnitResult]]]:
-        """Run jobs in parallel; yield (position, results) as each finishes."""
+        """(position, results) of each job, as each finishes."""
         with ThreadPoolExecutor(max_workers=self.size) as executor:
             futures = {executor.submit(self.run, job): i for i, job in enumerate(jobs)}
             for future in as_completed(futures):

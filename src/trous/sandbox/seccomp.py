@@ -1,22 +1,14 @@
 """A seccomp filter around student code: the kernel refuses the calls no exercise needs.
 
-bubblewrap and the resource limits decide what student code can see and use; this filter decides
-which kernel calls it may make. It is a classic-BPF program built here for x86_64 and aarch64
-(libseccomp is not always installed, and its clone rule needs ALU masking), loaded by `install()`
-just before student code runs (child.confine) and inherited by everything it starts. In order:
-
+A classic-BPF program built here for x86_64 and aarch64 (libseccomp is not always installed, and its
+clone rule needs ALU masking), loaded just before student code runs and inherited by all it starts:
 - a foreign architecture (i386, arm, int 0x80 from 64-bit code) or the x32 ABI kills the process:
   their call numbers differ, so letting them through would let any refused call through;
 - `clone3` answers ENOSYS (its flags sit in memory, out of a filter's reach): the C library falls
   back to `clone`, which answers EPERM when its flags ask for a new namespace;
 - the calls of DENIED answer EPERM, as if the process lacked the privilege; everything else passes.
-
 Most of these already fail without privilege; the filter makes the answer the same whoever runs the
 code (root in the fallback, full capabilities in bubblewrap's user namespace).
-
-    python -m trous.sandbox.seccomp -- CMD ARGS...   # run a command under the filter
-    python -m trous.sandbox.seccomp --verifier       # does the kernel apply it here? (exit 0 if so)
-    python -m trous.sandbox.seccomp --liste          # the refused calls and their numbers here
 """
 
 from __future__ import annotations
@@ -129,8 +121,7 @@ class Arch:
     numbers: dict[str, int]
     x32: bool = False  # the kernel also accepts x32 calls (number | X32_SYSCALL_BIT) from this arch
 
-    def denied(self) -> dict[str, int]:
-        """The refused calls that exist on this architecture (iopl and its kin are x86 only)."""
+    def denied(self) -> dict[str, int]:  # iopl and its kin are x86 only
         return {name: self.numbers[name] for name in DENIED if name in self.numbers}
 
 
@@ -139,12 +130,12 @@ ARCHES = {"x86_64": Arch("x86_64", AUDIT_ARCH_X86_64, X86_64, x32=True),
 
 
 class SeccompError(RuntimeError):
-    """The filter cannot be loaded here (the message, in French, says why)."""
+    pass
 
 
 def current_arch() -> Arch | None:
-    """This process's architecture, if the filter knows it: a 32-bit or x32 Python on an x86_64
-    kernel speaks another call table than the machine's name says."""
+    """This process's architecture, if the filter knows it (a 32-bit or x32 Python on an x86_64
+    kernel speaks another call table than the machine's name says)."""
     if not sys.platform.startswith("linux") or struct.calcsize("P") != 8 or sys.byteorder != "little":
         return None
     return ARCHES.get(os.uname().machine)
@@ -156,7 +147,6 @@ def _ret(value: int) -> tuple:
 
 
 def instructions(arch: Arch) -> list[tuple[int, int, int, int]]:
-    """The filter for `arch`, as (code, jt, jf, k) instructions of classic BPF."""
     code: list[tuple] = [(BPF_LD_W_ABS, 0, 0, OFFSET_ARCH), (BPF_JEQ_K, 0, "kill", arch.audit),
                          (BPF_LD_W_ABS, 0, 0, OFFSET_NR)]
     if arch.x32:
@@ -183,9 +173,9 @@ def instructions(arch: Arch) -> list[tuple[int, int, int, int]]:
 
 
 def _search(entries: list[tuple[int, str]]) -> list[tuple]:
-    """A binary search over the sorted call numbers, each leaf a few comparisons then "allow": the
-    kernel runs the filter for every call number when it loads it (for every student process), and
-    a tree of depth 5 instead of a chain of 70 comparisons loads 3.5 times faster (50 µs)."""
+    """A binary search over the sorted call numbers: the kernel runs the filter for every call number
+    when it loads it (for every student process), and a tree of depth 5 instead of a chain of 70
+    comparisons loads 3.5 times faster (50 µs)."""
     if len(entries) <= 3:
         return [(BPF_JEQ_K, label, 0, number) for number, label in entries] + [_ret(SECCOMP_RET_ALLOW)]
     middle = len(entries) // 2
@@ -194,7 +184,7 @@ def _search(entries: list[tuple[int, str]]) -> list[tuple]:
 
 
 def program_bytes(arch: Arch) -> bytes:
-    """The program as the kernel reads it: an array of struct sock_filter {u16 code; u8 jt, jf; u32 k}."""
+    """An array of struct sock_filter {u16 code; u8 jt, jf; u32 k}."""
     return b"".join(struct.pack("=HBBI", *instruction) for instruction in instructions(arch))
 
 
@@ -210,7 +200,6 @@ def _compiled(name: str) -> tuple[ctypes.Array, _SockFprog]:
 
 @functools.lru_cache(maxsize=None)
 def libc():
-    """The C library, loaded once (in the zygote: its forks call it without loading it again)."""
     return ctypes.CDLL(None, use_errno=True)
 
 
@@ -221,12 +210,8 @@ def prctl(option: int, value: int, arg3: int = 0) -> bool:
 
 # -- loading it ------------------------------------------------------------------------------------
 def install() -> bool:
-    """Load the filter into the calling process, for all its threads and everything it starts.
-
-    False when this system has no seccomp the filter can use (not Linux, another architecture, a
-    kernel without it): self-checks on a laptop go on, and grading asks `require()` first. Raises
-    SeccompError when the kernel has seccomp but refuses this filter. It cannot be removed: call it
-    in the fresh child about to run student code."""
+    """Load the filter (for good) into the calling process, its threads and all it starts. False when
+    this system has no seccomp it can use: self-checks on a laptop go on, grading asks first."""
     arch = current_arch()
     if arch is None:
         return False
@@ -258,7 +243,7 @@ def _failure(call: str, code: int) -> str:
 
 # -- does it work on this machine? ---------------------------------------------------------------------
 def _self_test() -> str | None:
-    """In a process that has just installed the filter: None if the kernel applies it, else why not."""
+    """In a process that has just installed the filter: None if the kernel applies it."""
     numbers = current_arch().numbers
     try:
         with open("/proc/self/status", encoding="utf-8", errors="replace") as status:
@@ -279,8 +264,8 @@ def _self_test() -> str | None:
 
 @functools.lru_cache(maxsize=1)
 def problem() -> str | None:
-    """None when this machine's kernel applies the filter, else why not, in French: checked once per
-    process, in a fresh interpreter (a filter cannot be removed)."""
+    """Why this machine's kernel does not apply the filter, if it does not: checked once per process,
+    in a fresh interpreter (a filter cannot be removed)."""
     if current_arch() is None:
         machine = os.uname().machine if hasattr(os, "uname") else sys.platform
         return (f"pas de filtre seccomp sur cette machine ({sys.platform}, {machine}, Python "
@@ -304,7 +289,6 @@ def available() -> bool:
 
 
 def require() -> None:
-    """Refuse, with the reason, when student code here would run without the filter."""
     if (reason := problem()) is not None:
         raise SeccompError(reason)
 

@@ -1,17 +1,12 @@
 """The supervisor: holds a job, feeds the processes that run student code, owns the clock.
 
-It never runs student code, and never forks the processes that do: it asks the zygote, which never
-held a job, for a fresh child, then feeds it one command at a time (child.py): the unit's program
-compiled here (the child never sees source text), each probe once the previous one has answered,
-the state, the end. So the child's memory holds nothing it has not been asked to run yet.
-
-One keeper (`ChildRun`) runs every child, of a batch job (`Supervisor`) as of a session
-(`SessionSupervisor`: questions one at a time, what the grader asks next depends on the answers;
-a session keeps every guarantee of a batch job). In a batch job, a probe that hangs or crashes costs only that probe: the unit is run
-again in a new child from the next probe on. A program that hangs or crashes costs its unit and the
-later units of its group. A unit that kept memory past its end has the next one run in a new child,
-so that each unit has its whole memory bound. Results go to the parent as JSON lines, one per unit,
-until the stream ends; the parent reads them under bounds of its own (wire.py).
+It never runs student code nor forks the processes that do: the zygote, which never held a job,
+forks each child, and the supervisor feeds it one command at a time (child.py), the programs compiled
+here (the child never sees source text), each probe once the previous one has answered: a child's
+memory holds nothing it has not been asked to run yet. In a batch job a probe that hangs or crashes
+costs only that probe (the unit runs again in a new child from the next probe on); a program that
+does costs its unit and the later units of its group; a unit that kept memory past its end has the
+next one run in a new child, so that each unit has its whole memory bound.
 """
 
 from __future__ import annotations
@@ -58,7 +53,6 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def send_line(fd: int, message: dict) -> None:
-    """One result line to the grader (a batch unit's, a session's answer)."""
     _write_all(fd, (json.dumps(message, allow_nan=False) + "\n").encode())
 
 
@@ -68,9 +62,8 @@ class OverrideError(LookupError):
 
 
 def compile_unit(unit: Unit):
-    """The unit's program as a code object, its variant's values written in place of the values of
-    the top-level assignments they override (so the child holds no table of hidden inputs).
-    Raises SyntaxError, or OverrideError naming a variable the program does not assign."""
+    """The program, its variant's values in place of those of the top-level assignments they override
+    (so the child holds no table of hidden inputs); SyntaxError, or OverrideError naming a missing one."""
     if not unit.overrides:  # straight from the text: a syntax tree would cost 2.5 times as much
         return compile(unit.source, unit.filename, "exec", dont_inherit=True)
     tree = _parsed(unit.source, unit.filename)
@@ -140,7 +133,7 @@ class Step(NamedTuple):
 
 
 def begin(index: int, unit: Unit, limits: Limits) -> Step:
-    """The command that gives a unit a fresh namespace."""
+    """A unit's first command: a fresh namespace."""
     header = {"i": index, "filename": unit.filename, "module_name": unit.module_name,
               "value_limit": limits.value_kb * 1024}
     return Step(index, b"U", json.dumps(header).encode())
@@ -215,16 +208,12 @@ _EXPECTED = {b"M": "module", b"P": "probe", b"S": "state", b"E": "end"}
 class ChildRun:
     """One child and the commands it runs: one explicit state, one loop, one clock.
 
-    A batch job feeds it a batch of units' commands at once, a session one question's at a time
-    (`feed`); the loop keeps the child until they are answered. The state: the commands still to
-    send (`steps[step:]`), those sent and unanswered (`pending`, oldest first), the unit being run
-    (`current`), what the child runs now (`phase`: start, module, probe, state, end), and one
-    deadline, for the head of `pending` within the unit's `unit_deadline`. Past it the child is asked
-    to stop the student's code (SIGUSR1, `interrupting`), and killed GRACE seconds later. `stopped`,
-    (reason, detail), ends the child's use; `close()` kills it, wipes its folder, says how it ended.
-
-    `owner` (the batch Supervisor or the session) holds the units and their states by index, the
-    limits, the run folder's root, the line to the zygote, and says what a timeout poisons."""
+    A batch job feeds it a batch of units' commands at once, a session one question's at a time. The
+    state: commands still to send (`steps[step:]`), those sent and unanswered (`pending`, oldest
+    first), the unit being run (`current`), what the child runs now (`phase`), and one deadline, for
+    the head of `pending` within the unit's `unit_deadline`: past it the child is asked to stop the
+    student's code (SIGUSR1), and killed GRACE seconds later. `owner` (the batch Supervisor or the
+    session) holds the units and their states by index, and says what a timeout poisons."""
 
     def __init__(self, owner, capture: bool = False, resumed: bool = False):
         self.owner, self.units, self.states, self.limits = owner, owner.units, owner.states, owner.limits
@@ -233,14 +222,13 @@ class ChildRun:
         # Commands sent and not yet answered, in order: (unit, event expected, probe j, public).
         self.pending: collections.deque[tuple[int, str, int | None, bool]] = collections.deque()
         self.done: list[int] = []  # units whose end the child reported
-        self.stopped: tuple[str, dict] | None = None
+        self.stopped: tuple[str, dict] | None = None  # (reason, detail): the child's use is over
         self.current: int | None = None
         self.phase = "start"
         self.probe_index = -1
         self.deadline = self.unit_deadline = time.monotonic() + self.limits.wall + START
         self.allowed: float = self.limits.wall
-        # The longest event line: one value or state (value_kb characters, up to 4 bytes each in UTF-8),
-        # and the texts of an error.
+        # The longest event line: one value or state (value_kb characters, 4 bytes each at most), error texts.
         self.events = wire.Lines(4 * self.limits.value_kb * 1024 + (256 << 10))
         # What the program prints is kept only when asked (the self-check shows it), always counted.
         self.output_cap = self.limits.output_kb * 1024 if capture else 0
@@ -307,8 +295,6 @@ class ChildRun:
 
     # -- the clock ---------------------------------------------------------------------------------
     def _time_up(self) -> None:
-        """The deadline passed: ask the child to stop the student's code, or, if it was asked
-        already (or runs none now), stop the run."""
         if self.interrupting or self.phase not in ("module", "probe", "state"):
             self.stopped = ("timeout", {"seconds": self.allowed, **(self.where or {})})
             return
@@ -317,10 +303,9 @@ class ChildRun:
         self.deadline = time.monotonic() + GRACE
 
     def _send_next(self) -> None:
-        """Send what may be sent now. Commands go several at a time, but never a new unit while the
-        previous one is not over, and never a hidden check while a public command (the program, a
-        public check) is unanswered: what the student's code returns to a public check can then
-        carry nothing it has not been asked yet."""
+        """Send what may be sent now: never a new unit while the previous one is not over, never a
+        hidden check while a public command (the program, a public check) is unanswered, so that what
+        the student's code returns to a public check carries nothing it has not been asked yet."""
         while self.step < len(self.steps) and self.stopped is None:
             index, kind, payload, secret, j = self.steps[self.step]
             if kind == b"U" and self.pending:
@@ -388,8 +373,11 @@ class ChildRun:
             self.stopped = ("protocol", {})
             return False
         while self.stopped is None and (line := self.events.pop()) is not None:
-            event = _parse(line)
-            if event is None:
+            try:  # as strictly as the grader reads the supervisor's own lines
+                event = wire.parse_line(line, len(line))
+            except wire.WireError:
+                event = {}
+            if not isinstance(event.get("ev"), str):
                 self.stopped = ("protocol", {})
             elif not self._event(event):
                 break
@@ -623,10 +611,9 @@ class Supervisor:
 # -- a session ------------------------------------------------------------------------------------
 class SessionSupervisor:
     """One program asked one question at a time (a grader's test function decides what to ask next
-    from each answer): each question fed to the same keeper as a batch job's. The child keeps the
-    namespace between questions with the same overrides; other overrides run the program afresh.
-    A public question after a secret one goes to a new child; a program that hangs or crashes ends
-    the session's use of it (later questions are answered « non exécuté » at once)."""
+    from each answer), each fed to the same keeper as a batch job's. The child keeps the namespace
+    between questions with the same overrides; a public question after a secret one goes to a new
+    child; a program that hangs or crashes ends the session's use of it (« non exécuté » after)."""
 
     def __init__(self, job_in: int, out_fd: int, workroot: str, forker: Forker):
         self.job_in, self.out_fd, self.workroot, self.forker = job_in, out_fd, workroot, forker
@@ -754,8 +741,7 @@ WAITED = 0.25  # share of its wall time a program computed below which it waited
 
 
 def where_of(event: dict) -> dict:
-    """What a child says when its time is up: the line of the student's program that ran, the
-    top-level statement, and the CPU seconds it used since the command began."""
+    """What a child says when its time is up (line, top-level statement, CPU seconds), checked."""
     where = {k: event.get(k) for k in ("line", "statement") if type(event.get(k)) is int}
     cpu = event.get("cpu")
     if type(cpu) in (int, float) and 0 <= cpu < 1e6:
@@ -764,7 +750,6 @@ def where_of(event: dict) -> dict:
 
 
 def timed_out(unit: Unit, seconds: float, where: dict | None, reported, limits: Limits) -> dict:
-    """The error of a run stopped at its wall time, said where it was and whether it computed."""
     where = dict(where or {})  # where_of's: its line and statement are ints
     if where.get("line") is None and isinstance(reported, dict) and type(reported.get("line")) is int:
         where.update(line=reported["line"], statement=reported.get("statement"))
@@ -781,7 +766,6 @@ SAID = {"protocol": "le programme a perturbé le correcteur (message inattendu s
 
 
 def stop_message(reason: str, detail: dict, limits: Limits) -> str:
-    """Why a run was stopped, in French."""
     if reason == "timeout":
         seconds = detail.get("seconds", limits.wall)
         where = f" à la ligne {detail['line']}" if detail.get("line") else ""
@@ -844,8 +828,7 @@ TOO_BIG_SAID = re.compile(r"plus de 200 000 éléments|\d{1,9} Kio, limite \d{1,
 
 
 def _error_with_text(unit: Unit, error) -> dict | None:
-    """The child reports lines only; the text of a line comes from the source, which it never had.
-    A kind the child does not report is a message no child writes; a too_big, its own words only."""
+    """The child reports lines only: their text comes from the source, which it never had."""
     if not isinstance(error, dict):
         return None
     error = {k: v for k, v in error.items() if k != "text"}
@@ -855,15 +838,6 @@ def _error_with_text(unit: Unit, error) -> dict | None:
     elif kind == "too_big" and not (isinstance(error.get("message"), str) and TOO_BIG_SAID.fullmatch(error["message"])):
         error["message"] = ""
     return {**error, **location(unit, error.get("line"))}
-
-
-def _parse(line: bytes) -> dict | None:
-    """An event, read as strictly as the grader reads the supervisor's own lines (wire.parse_line)."""
-    try:
-        event = wire.parse_line(line, len(line))
-    except wire.WireError:
-        return None
-    return event if isinstance(event.get("ev"), str) else None
 
 
 def files_violation(workdir: str, limits: Limits) -> str | None:
@@ -888,8 +862,8 @@ def files_violation(workdir: str, limits: Limits) -> str | None:
 
 
 def force(func, path, _exc) -> None:
-    """shutil.rmtree's error handler: a run may leave folders it made unreadable or unwritable, so
-    open them up and retry (never through a link)."""
+    """shutil.rmtree's error handler: a run may leave folders it made unreadable; open them, never
+    through a link."""
     with contextlib.suppress(OSError):
         os.chmod(os.path.dirname(path), 0o700)
         if not os.path.islink(path):

@@ -1,13 +1,10 @@
 """Unprivileged user ids for student code, leased machine-wide while a sandbox lives (root only).
 
-When the grader is root, student code runs under a host uid of its own, and the kernel counts
-processes (RLIMIT_NPROC) per uid: two sandboxes sharing a uid would let one student's fork bomb
-starve another's, across concurrent `trous grade` runs or Dask workers too. So each bubblewrap runner
-(and nbgrader kernel) leases its uid: one lock file per uid in a root-only directory, held with
-flock(2); the kernel drops the lock of a process that dies, however it dies.
-
-The range is far from the ids distributions hand out (systemd's dynamic users are 61184–65519,
-subordinate ids start at 100000), and a uid that /etc/passwd names is skipped.
+The kernel counts processes (RLIMIT_NPROC) per uid: two sandboxes sharing one would let one student's
+fork bomb starve another's, across concurrent `trous grade` runs or Dask workers too. So each runner
+(and nbgrader kernel) leases its uid: a lock file per uid in a root-only directory, held with flock(2),
+which the kernel drops when the process dies, however it dies. The range is far from the ids
+distributions hand out (systemd's dynamic users are 61184–65519, subordinate ids from 100000).
 """
 
 from __future__ import annotations
@@ -63,7 +60,7 @@ def _known(uid: int) -> bool:
 
 
 class Lease:
-    """A uid held until `release()` (or until this process ends): `uids`, one of them."""
+    """`uids`, one uid held until `release()` (or until this process ends)."""
 
     def __init__(self):
         self.uids: tuple[int, ...] = ()

@@ -1,17 +1,9 @@
-"""The long-lived process of a sandbox: a fork server that never holds a job.
+"""The long-lived process of a sandbox: a fork server that never holds a job (its messages: __init__.py).
 
-Started once per sandbox (`python -I -m trous.sandbox.zygote CONFIG`), it imports the heavy modules
-(numpy) once, then waits on its control socket (fd 0). For each job the parent sends two pipe ends
-with b"J": the zygote hands them to its supervisor (supervisor.py, forked at the first job), which
-reads the job from the first and writes results to the second. When the supervisor needs a process
-to run student code, it asks the zygote (b"C" on their private socket, with the child's pipe ends),
-which forks one from itself (child.py). So every process that runs student code is a copy of a
-process that never read a job, a submission, a test or a result.
-
-The zygote reaps every child, tells the supervisor how each one ended (b"X": status and CPU
-seconds), and kills what a child left behind (it is their subreaper) before the next one starts.
-After each job it sweeps again, empties the sandbox's /tmp and /dev/shm (remove_files), then
-answers b"E".
+It imports the heavy modules (numpy) once, hands each job to its supervisor, and forks from itself
+every process that runs student code: each is a copy of one that never read a job, a submission, a
+test or a result. It reaps them, kills what they leave behind (it is their subreaper), and after each
+job empties /tmp and /dev/shm.
 """
 
 from __future__ import annotations
@@ -58,16 +50,12 @@ def _children(pid: int) -> list[int] | None:
 
 
 def _parents() -> dict[int, int]:
-    """pid → parent pid, from the whole process table."""
     parents: dict[int, int] = {}
     for entry in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                data = f.read()
+        with suppress(OSError, ValueError, IndexError), open(f"/proc/{entry}/stat", "rb") as f:
+            data = f.read()
             # The command name may hold spaces and parentheses: the fields start after the last ')'.
             parents[int(entry)] = int(data[data.rindex(b")") + 2:].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
     return parents
 
 
@@ -87,7 +75,6 @@ def _descendants(keep: frozenset[int]) -> list[int]:
 
 
 def sweep(keep: frozenset[int] = frozenset()) -> None:
-    """Kill everything below this process but `keep`."""
     for _ in range(2000):
         pids = _descendants(keep)
         if not pids:
@@ -111,9 +98,9 @@ def _mount_points() -> set[str]:
 
 
 def remove_files(keep: str) -> None:
-    """Remove what a job left in /tmp and /dev/shm (tmpfs: host RAM, and the next student's code would see it),
-    except `keep` (the run folders' root: the supervisor wipes each run's, with its bounds check) and
-    whatever holds a mount point (Python itself may be bound under /tmp); never follows a link."""
+    """Remove what a job left in /tmp and /dev/shm (host RAM, and the next student's code would see it),
+    but `keep` (the supervisor wipes each run's folder, with its bounds check) and whatever holds a
+    mount point (Python itself may be bound under /tmp); never follows a link."""
     protected = {os.path.normpath(keep)}
     for point in _mount_points():  # every mount point, and every folder above one
         while point not in ("/", ""):
@@ -135,12 +122,9 @@ def remove_files(keep: str) -> None:
 
 # -- the supervisor and the children it asks for ---------------------------------------------
 class Server:
-    """Serves the grader's jobs through one long-lived supervisor, forks children on its request.
-
-    The supervisor never runs student code, and children are forked from here, not from it: a
-    supervisor that lives long costs no secrecy and saves a fork per job. If it dies (killed by a
-    student's process under the same uid), the job in progress ends without results and a new one
-    is started for the next job."""
+    """Jobs go through one long-lived supervisor: it never runs student code (children fork from here),
+    so living long costs no secrecy and saves a fork per job. If it dies (killed by a student's process
+    under the same uid), the job in progress ends without results and the next job starts a new one."""
 
     def __init__(self, control: socket.socket, workroot: str, private: bool, run_as: int | None):
         self.control, self.workroot, self.private, self.run_as = control, workroot, private, run_as
@@ -202,7 +186,7 @@ class Server:
                 return
 
     def _take_job(self) -> bool:
-        """Hand the grader's next job to the supervisor; False when the grader is gone."""
+        """False when the grader is gone."""
         try:
             message, fds, _, _ = socket.recv_fds(self.control, 16, 4)
         except OSError:
@@ -256,8 +240,6 @@ class Server:
         self.line.send(b"P" + struct.pack("!i", pid))
 
     def _reaped(self) -> None:
-        """Reap whatever ended: a child is reported to the supervisor (with what it left behind,
-        now killed); the supervisor's death ends the job in progress; strays are just reaped."""
         while True:
             try:
                 pid, status, usage = os.wait4(-1, os.WNOHANG)
@@ -288,9 +270,7 @@ def _max_fd() -> int:
 
 
 def serve_jobs(sock: socket.socket, workroot: str) -> None:
-    """The supervisor, a fork of the zygote: run each job it hands over (b"J" with the job's two pipe
-    ends), a batch of units or a session (protocol.SESSION), then say b"D". Returns when the zygote
-    closes the line."""
+    """The supervisor: run each job handed over (a batch, or a session), then say b"D"."""
     forker = Forker(sock)
     while True:
         sock.settimeout(None)
@@ -324,7 +304,7 @@ def serve_jobs(sock: socket.socket, workroot: str) -> None:
 
 
 def join_cgroup(path: str, pids_max: int) -> None:
-    """Put the current process (and so its future children) under a pids bound, where it can. Root only."""
+    """Put this process and its future children under a pids bound, where it can (root only)."""
     with suppress(OSError):
         os.makedirs(path, exist_ok=True)
     # cgroup v2: a cgroup has pids.max only if its parent enables the controller for its children (v1
@@ -346,10 +326,8 @@ def main(argv: list[str] | None = None) -> None:
     for name in config.get("preload", []):
         wanted += [name, *WITH.get(name, ())]
     for name in wanted:
-        try:
+        with suppress(Exception):  # a missing optional module is the student's concern
             __import__(name)
-        except Exception:  # noqa: BLE001 - a missing optional module is the student's concern
-            pass
     prctl(PR_SET_DUMPABLE, 0)  # processes of the same user can neither trace this one nor read its memory
     prctl(PR_SET_CHILD_SUBREAPER, 1)
     workroot = config.get("workroot") or "/tmp/trous-runs"
