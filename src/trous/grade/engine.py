@@ -329,8 +329,8 @@ class Grader:
         return results  # type: ignore[return-value]
 
     def _reference_tests(self) -> list[str]:
-        """Every test function on the reference solution: each must pass there (a grader gives the
-        solution all its points) and ask the program something (else it checks nothing)."""
+        """Each test function must pass on the reference solution (a grader gives it all its points) and
+        ask the program something (else it checks nothing)."""
         problems = []
         for exercise in self.exercises:
             tests = [t for b in exercise.blanks for t in self.tests.of(exercise.id, b.id)]
@@ -544,9 +544,8 @@ class Grader:
 
     def _downstream(self, exercise: Exercise, analysis: Analysis, meta: _Planned, result: UnitResult,
                     own_ok: bool) -> Verdict | None:
-        """Does the rest of the program still run, and leave the reference's variables? A verdict when
-        not (never showing values: they could be the reference's). `own_ok`: the blank's own
-        expectations hold on this unit."""
+        """A verdict when the rest of the program stops or leaves other variables than the reference's
+        (never showing values: they could be the reference's). `own_ok`: the blank's expectations hold."""
         reference = self.states.get((exercise.id, meta.variant))
         if reference is None:
             return None

@@ -49,8 +49,7 @@ PATIENCE = 60.0  # seconds a test's own code (not the student's) may run before 
 
 
 class TestOverrun(BaseException):
-    """A test used up its time on a copy. A BaseException: the test's own `except Exception` must
-    not swallow it."""
+    """A test used up its time on a copy (a BaseException: the test's `except Exception` must not catch it)."""
 
     __test__ = False
 
@@ -265,8 +264,7 @@ def _worker(config) -> bool:
 
 @pytest.fixture
 def eleve(request) -> Eleve:
-    """The student's program (the reference solution, a copy's, or the student's own file): call it
-    with an expression, and variables replacing the program's top-level values, to get a value."""
+    """The student's program (the reference solution, a copy's, or the student's own file)."""
     info = request.node.stash.get(INFO, None)
     if info is None:
         pytest.fail("la fixture eleve ne sert que dans les tests d'un cours : graders/test_<exercice>.py ou "
