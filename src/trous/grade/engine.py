@@ -630,7 +630,6 @@ class Grader:
             return None
         return blanks_mod.LineMap.of(ref.blank_lines, own).to_copy(template_line)
 
-    # -- running -------------------------------------------------------------------------------
     def grade(self, student: str, files: dict[str, bytes | None]) -> SubmissionGrade:
         self.compute_references()
         job, plans, planned = self.plan(files)
