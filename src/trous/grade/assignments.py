@@ -104,17 +104,12 @@ def resolve(course: Course, submissions: list[Submission], requested: list[str] 
         left = tuple((a, "non demandé (--devoir)") for a in known if a not in chosen)
         scope = Scope(chosen, True, left)
     else:
-        handed: set[str] = set()
         explicit = any(s.assignments is not None for s in submissions)
         if explicit:
-            for s in submissions:
-                handed.update(a for a in s.assignments or () if a in known)
-        else:
-            handed = set().union(*(on for on, _ in facts.values()))
-            if not handed:  # nobody wrote anything: grade what the copies hold, else everything
-                handed = set().union(*(held for _, held in facts.values()))
-            if not handed:
-                handed = set(known)
+            handed = {a for s in submissions for a in s.assignments or () if a in known}
+        else:  # nobody wrote anything: what the copies hold, else everything
+            handed = (set().union(*(on for on, _ in facts.values()))
+                      or set().union(*(held for _, held in facts.values())) or set(known))
         chosen = tuple(a for a in known if a in handed)
         why = ("aucune copie ne le contient" if explicit else
                "aucune copie n'y a rien écrit (seulement des modèles non remplis, ou rien)")

@@ -363,7 +363,7 @@ class Grader:
 
         for exercise in self.exercises:
             shown = f"exercises/{exercise.id}.py"
-            analysis = self._analyse(exercise, files.get(exercise.id), shown)
+            analysis = self._analyse(exercise, files.get(exercise.id))
             wall = limits_for(exercise).wall
             plan = _ExercisePlan(exercise, analysis, _mode(files.get(exercise.id), analysis))
             plans.append(plan)
@@ -403,7 +403,7 @@ class Grader:
 
     def blank_program(self, exercise: Exercise, data: bytes | None, index: int) -> tuple[str | None, str]:
         """The program grading runs blank `index` of this file on; (None, why) when it is not run."""
-        analysis = self._analyse(exercise, data, f"exercises/{exercise.id}.py")
+        analysis = self._analyse(exercise, data)
         mode = _mode(data, analysis)
         if mode in ("missing", "unreadable", "empty"):
             return None, _unrunnable_message(mode, analysis)
@@ -415,9 +415,10 @@ class Grader:
             return self._spliced(self.refs[exercise.id], analysis, index), ""
         return analysis.source.text, ""
 
-    def _analyse(self, exercise: Exercise, data: bytes | None, shown: str) -> Analysis:
+    def _analyse(self, exercise: Exercise, data: bytes | None) -> Analysis:
         # Tokenizing is the costliest step here, and many copies hold the very same file.
-        key = ("analysis", exercise.id, shown, None if data is None else hashlib.sha256(data).digest())
+        key = ("analysis", exercise.id, None if data is None else hashlib.sha256(data).digest())
+        shown = f"exercises/{exercise.id}.py"
         return self.memo.get(key, lambda: (analyse_bytes(exercise, data, shown), 4 * len(data or b"") + 1024))
 
     def interpret(self, student: str, plans: list[_ExercisePlan], planned: list[_Planned],

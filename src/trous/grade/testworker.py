@@ -61,8 +61,7 @@ MAX_LINE = 64 << 20
 
 
 class WorkerFailed(RuntimeError):
-    """The worker died, or a test kept it busy too long: on the reference, the grader's problem; on a
-    copy, that copy's failure of the test."""
+    """The worker died, or a test kept it busy too long (whose fault: see TestFunctions.run)."""
 
     def __init__(self, message: str, why: str = ""):
         super().__init__(message)
