@@ -29,8 +29,7 @@ from ..core import compare
 from ..core import flow as flow_mod
 from ..core.analysis import Analysis, analyse_bytes
 from ..core.checks import Check, Expect, TestInfo, TestResult, load_checks
-from ..core.course import Course, Exercise, limits_for, preload_for
-from ..core.course import available as _available
+from ..core.course import Course, Exercise, available, limits_for, preload_for
 from ..core.grades import ERROR, FAILED, MISSING, PASSED, UNFILLED, BlankGrade, ExerciseGrade, SubmissionGrade
 from ..core.judge import (Verdict, describe_error, disclosure, incident, is_blank_name_error, judge, judge_test,
                           variant_context)
@@ -257,7 +256,7 @@ class Grader:
             if not public:  # a hidden grader's expectations are described, never shown
                 loaded = [replace(c, expects=tuple(replace(e, hidden=True) for e in c.expects)) for c in loaded]
             # A check that needs an absent module (torch…) is skipped, as in the student's self-check.
-            checks += [c for c in loaded if all(_available(m) for m in c.requires)]
+            checks += [c for c in loaded if all(available(m) for m in c.requires)]
         return checks
 
     def _group_by_variant(self, exercise: Exercise, wanted: set[int] | None) -> dict[tuple, list[tuple[int, Expect]]]:

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import dataclasses
 import json
 import os
 import subprocess
@@ -39,19 +38,17 @@ import time
 import weakref
 from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import pytest
 from _pytest.runner import runtestprotocol  # to run one item on demand
 
-from ..core import wire
 from ..core.course import Course, Exercise, memory_bound
 from ..core.checks import TestInfo, TestResult
 from ..core.protocol import SKIPPED, Limits, UnitResult
-from ..core.wire import Bounds
-from ..sandbox.pool import Session
-from ..sandbox.pool import LineReader  # the bounded line reader of the sandbox's answers
+from ..core.wire import Bounds, WireError, parse_line
+from ..sandbox.pool import LineReader, Session
 from .eleve import Eleve
 from .pytest_graders import BACKEND, CAUSE, INFO, PATIENCE, CpuBudget, limit_memory, skip_reason
 
@@ -211,8 +208,8 @@ class Worker:
         if line is None:
             return None
         try:
-            return wire.parse_line(line, MAX_LINE)
-        except wire.WireError:
+            return parse_line(line, MAX_LINE)
+        except WireError:
             self.garbled = True
             return None
 
@@ -422,7 +419,7 @@ def has_tests(path: Path) -> bool:
                for node in tree.body)
 
 
-@dataclasses.dataclass
+@dataclass
 class Clock:
     """A copy's time budget (seconds of the student's code), and what is said past it."""
 
@@ -477,7 +474,7 @@ class TestFunctions:
         for positions in (p for p in cases.values() if len(p) > 1):
             for k, n in enumerate(positions, start=1):
                 description = f"{found[n].description} (cas {k} sur {len(positions)})"
-                found[n] = dataclasses.replace(found[n], description=description)
+                found[n] = replace(found[n], description=description)
         for test in sorted(found, key=lambda t: t.hidden):  # public tests first (a stable sort)
             self.by_blank.setdefault((test.exercise, test.blank), []).append(test)
 
