@@ -23,9 +23,8 @@ from dataclasses import dataclass, field, replace
 
 import trous
 
-from ..core import blanknames
+from ..core import blanknames, compare
 from ..core import blanks as blanks_mod
-from ..core import compare
 from ..core import flow as flow_mod
 from ..core.analysis import Analysis, analyse_bytes
 from ..core.checks import Check, Expect, TestInfo, TestResult, load_checks
