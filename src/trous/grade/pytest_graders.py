@@ -1,10 +1,8 @@
 """The graders' pytest plugin (entry point `pytest11`): hidden graders are pytest files.
 
-- `pytest graders/` runs every hidden grader against the reference solutions: each declaration
-  (`blank(...)` of trous.spec) and each test function is an item, failures are said in French with
-  their blank, and a summary gives each blank's checks.
-- `pytest graders/ --copie CLASSE/alice` runs them against one student's copy, as grading does, in
-  the sandbox `trous grade` uses, then prints the points `trous grade` gives that copy.
+`pytest graders/` runs every hidden grader (each declaration and test function an item) against the
+reference solutions, failures said in French with their blank, then a summary per blank;
+`--copie CLASSE/alice` runs them on one student's copy as `trous grade` does, and prints its points.
 
 A test function names its blank with the `trou` marker and asks the student's program through the
 `eleve` fixture (grade/eleve.py); its asserts run here. Who answers `eleve` is the stash's `BACKEND`
