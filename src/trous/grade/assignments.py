@@ -1,13 +1,11 @@
 """Which assignments (devoirs) a grading run grades, and which of them each copy hands in.
 
-A course's assignments are released one at a time; a Moodle archive or an nbgrader folder is the
-work of one of them. A run grades the assignments asked for (`--devoir`), else those the class
-handed in: named by the input (nbgrader), or with at least one copy holding a file that is not the
-untouched template (a student edition ships every exercise, and templates of assignments never
-handed out must not count as « fichier absent »). Each copy is graded on the assignments it hands
-in the same way; one it does not hand in is « non rendu », an empty cell, never a zero. A copy is
-graded with only its assignments' files (`restrict_files`), so its digest changes with them and a
-grading of one assignment is never reused for another.
+A Moodle archive or an nbgrader folder is the work of one assignment. A run grades those asked for
+(`--devoir`), else those the class handed in: named by the input (nbgrader), or with a copy holding
+a file that is not the untouched template (a student edition ships every exercise: templates of
+assignments never handed out must not count as « fichier absent »). Each copy is graded on those it
+hands in; one it does not is « non rendu », an empty cell, never a zero. A copy holds only its
+assignments' files (`restrict_files`), so a grading of one assignment is never reused for another.
 """
 
 from __future__ import annotations
@@ -48,7 +46,6 @@ def titles(course: Course) -> dict[str, str]:
 
 
 def of_exercise(course: Course) -> dict[str, str]:
-    """Exercise id → assignment id."""
     return {e.id: e.assignment.id for e in course.exercises}
 
 
@@ -70,8 +67,7 @@ def _normalised(text: str) -> str:
 
 
 def _worked(course: Course) -> Callable[[str, bytes | None], bool]:
-    """Tells a worked file from the untouched template of its exercise, its blanks still empty (each
-    template read once)."""
+    """Tells a worked file from its exercise's untouched template (each template read once)."""
     templates: dict[str, str | None] = {}
 
     def worked(exercise_id: str, data: bytes | None) -> bool:
@@ -97,7 +93,7 @@ def _worked(course: Course) -> Callable[[str, bytes | None], bool]:
 
 
 def resolve(course: Course, submissions: list[Submission], requested: list[str] | None) -> Scope:
-    """The run's assignments, and each copy's (see the module's doc)."""
+    """The run's assignments, and each copy's."""
     known = [a.id for a in course.spec.assignments]
     owner = of_exercise(course)
     worked = _worked(course)
@@ -108,17 +104,12 @@ def resolve(course: Course, submissions: list[Submission], requested: list[str] 
         left = tuple((a, "non demandé (--devoir)") for a in known if a not in chosen)
         scope = Scope(chosen, True, left)
     else:
-        handed: set[str] = set()
         explicit = any(s.assignments is not None for s in submissions)
         if explicit:
-            for s in submissions:
-                handed.update(a for a in s.assignments or () if a in known)
-        else:
-            handed = set().union(*(on for on, _ in facts.values()))
-            if not handed:  # nobody wrote anything: grade what the copies hold, else everything
-                handed = set().union(*(held for _, held in facts.values()))
-            if not handed:
-                handed = set(known)
+            handed = {a for s in submissions for a in s.assignments or () if a in known}
+        else:  # nobody wrote anything: what the copies hold, else everything
+            handed = (set().union(*(on for on, _ in facts.values()))
+                      or set().union(*(held for _, held in facts.values())) or set(known))
         chosen = tuple(a for a in known if a in handed)
         why = ("aucune copie ne le contient" if explicit else
                "aucune copie n'y a rien écrit (seulement des modèles non remplis, ou rien)")
@@ -129,7 +120,7 @@ def resolve(course: Course, submissions: list[Submission], requested: list[str] 
 
 def _facts(submission: Submission, owner: dict[str, str],
            worked: Callable[[str, bytes | None], bool]) -> tuple[set[str], set[str]]:
-    """(the assignments this copy works on, those it holds a file of), its files read once."""
+    """(the assignments this copy works on, those it holds a file of)."""
     worked_on: set[str] = set()
     held: set[str] = set()
     for exercise_id, data in submission.files.items():
@@ -143,8 +134,7 @@ def _facts(submission: Submission, owner: dict[str, str],
 
 def _copy_assignments(submission: Submission, assignments: tuple[str, ...],
                       facts: tuple[set[str], set[str]] | None) -> tuple[str, ...]:
-    """The run's assignments this copy hands in (see the module's doc); () when the input says it
-    hands in none of them."""
+    """The run's assignments this copy hands in; () when the input says it hands in none."""
     if submission.assignments is not None:
         return tuple(a for a in assignments if a in submission.assignments)
     worked_on, held = facts
@@ -153,8 +143,8 @@ def _copy_assignments(submission: Submission, assignments: tuple[str, ...],
 
 
 def restrict_files(course: Course, submission: Submission, assignments: tuple[str, ...]) -> Submission:
-    """The copy with only these assignments' exercises (absent ones stay, as None). The files it held
-    for other assignments are named among the files not graded, with why."""
+    """The copy with only these assignments' exercises (absent ones stay, as None); its other files
+    are named among the files not graded, with why."""
     ids = [e.id for e in course.exercises if e.assignment.id in assignments]
     owner = of_exercise(course)
     names = titles(course)
@@ -184,7 +174,7 @@ class Total:
 
 
 def totals(course: Course, grade: SubmissionGrade) -> list[Total]:
-    """One total per assignment the grade holds, in course order."""
+    """Per assignment the grade holds, in course order."""
     owner = of_exercise(course)
     sums: dict[str, list[float]] = {}
     for e in grade.exercises:
@@ -197,7 +187,7 @@ def totals(course: Course, grade: SubmissionGrade) -> list[Total]:
 
 
 def graded_assignments(course: Course, grades: list[SubmissionGrade]) -> list[str]:
-    """The assignments some grade holds, in course order."""
+    """In course order."""
     owner = of_exercise(course)
     held = {owner.get(e.id) for g in grades for e in g.exercises}
     return [a.id for a in course.spec.assignments if a.id in held]

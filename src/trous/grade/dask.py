@@ -1,17 +1,11 @@
 """Grading on a Dask cluster: `trous grade COPIES --ordonnanceur tcp://host:8786`.
 
-One Dask task per submission, doing on a worker exactly what a local grading does (the same `Grader`
-over its own `RunnerPool`, same sandbox and bounds) and sending back the grade as JSON; only this
-process writes the gradebook. Dask is an optional extra (`trous[distributed]`), imported only when a
-cluster is asked for.
-
-The course travels in the task graph as one deterministic `.tar.gz` (`pack`), held by a task every
-grading task depends on. Each worker process unpacks it once into a private temporary directory and
-checks it has the fingerprint the teacher's machine computed; a grade from any other grader version
-is refused, so one gradebook never mixes two versions of the graders. A copy's data is read on the
-worker as on a local run (core/wire.py, bounded test workers). A task has no side effect outside
-its worker's memory: the scheduler gives a dead worker's tasks to another one, and each submission
-is recorded once, by this process; a stopped run resumes like a local one.
+One Dask task per submission does on a worker what a local grading does (the same `Grader`, sandbox
+and bounds) and sends back the grade as JSON; only this process writes the gradebook. The course
+travels as one deterministic `.tar.gz`; each worker process unpacks it once and checks the teacher's
+fingerprint, and a grade of another grader version is refused: one gradebook never mixes two. A task
+has no side effect outside its worker's memory, so the scheduler may give a dead worker's tasks to
+another one. Dask (`trous[distributed]`) is imported only when a cluster is asked for.
 """
 
 from __future__ import annotations
@@ -45,18 +39,16 @@ SKIPPED = {"__pycache__", ".ipynb_checkpoints", ".pytest_cache"}
 MAX_ARCHIVE = 64 << 20
 # Seconds to reach the scheduler, then to see a first worker, before giving up.
 TIMEOUT = float(os.environ.get("TROUS_DASK_TIMEOUT", "60"))
-INSTALL_HINT = "installe l'extra distribué : pip install 'trous[distributed]'"
 
 
 class DistributedError(GraderError):
-    """The cluster cannot grade this course (a worker refuses it, grades come back from another version)."""
+    """The cluster cannot grade this course (a worker refuses it, a grade of another version)."""
 
 
 class ClusterUnavailable(Exception):
     """No cluster to grade on: Dask not installed, no address, scheduler unreachable, no worker."""
 
 
-# -- the course as an archive ---------------------------------------------------------------------
 @dataclass(frozen=True)
 class CourseArchive:
     version: str  # the engine's fingerprint of the course (the grader version)
@@ -72,7 +64,7 @@ class CourseArchive:
 
 
 def course_files(course: Course) -> dict[str, Path]:
-    """Archive name → file: course.yaml, every file of the course's folders, each exercise's files."""
+    """Archive name → file."""
     root = course.root
     files: dict[str, Path] = {COURSE_FILE: root / COURSE_FILE}
     for path in (p for folder in COURSE_DIRS for p in (root / folder).rglob("*")):
@@ -111,7 +103,7 @@ def pack(course: Course) -> CourseArchive:
 
 
 def unpack(data: bytes, dest: Path) -> None:
-    """Regular files only, each inside `dest` (the archive comes over the network)."""
+    """Regular files only, each inside `dest`: the archive comes over the network."""
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
         for member in tar:
             parts = PurePosixPath(member.name).parts
@@ -125,7 +117,6 @@ def unpack(data: bytes, dest: Path) -> None:
                 shutil.copyfileobj(source, out)
 
 
-# -- on a worker ----------------------------------------------------------------------------------
 class Prepared:
     """One course on one worker process: unpacked, loaded, and graded by its own runners."""
 
@@ -145,13 +136,12 @@ class Prepared:
                     f"le travailleur {where} ne corrige pas avec la même version des correcteurs "
                     f"({found[:12]} au lieu de {version[:12]}) : même trous ({trous.__version__} ici) et même cours "
                     "partout, sinon les notes mélangeraient deux correcteurs")
-            # Each runner leases its own uid (sandbox/uids.py): workers of one machine never share them.
             self.pool = RunnerPool(threads, mode=kind, memory_mb=memory_bound(course.exercises))
             self.grader = Grader(course, self.pool)
             self.grader.compute_references()  # once, before the worker's threads grade in parallel
-            runner = self.pool.runners[0]
+            spec = self.pool.runners[0].spec
             self.kind = self.pool.kind
-            self.description = runner.spec.description if runner.spec else self.kind
+            self.description = spec.description if spec else self.kind
         except BaseException as exc:
             self.close()
             if isinstance(exc, Exception) and not isinstance(exc, GraderError):
@@ -172,7 +162,7 @@ UNPACKED = "trous-cours-"  # + the worker's pid: a killed worker's course is fou
 
 
 def _sweep_orphans() -> None:
-    """Remove the courses unpacked by worker processes of this machine that were killed (no atexit)."""
+    """Remove the courses unpacked by killed worker processes of this machine (no atexit)."""
     for path in Path(tempfile.gettempdir()).glob(f"{UNPACKED}*-*"):
         pid = path.name[len(UNPACKED):].split("-", 1)[0]
         if not pid.isdigit():
@@ -191,7 +181,7 @@ KEEP = 2  # course versions a worker keeps ready (a re-grade after a grader chan
 
 
 def _dask_worker() -> tuple[str, int]:
-    """This Dask worker's address and threads (this process's pid and 1 outside a worker)."""
+    """This Dask worker's address and threads (outside a worker: this process's pid, 1)."""
     try:
         from distributed import get_worker  # noqa: PLC0415 - Dask only on a cluster
 
@@ -228,7 +218,6 @@ def _close_all() -> None:
 
 def grade_task(course_data: bytes, version: str, sandbox: str, student: str,
                files: dict[str, bytes | None]) -> dict:
-    """The Dask task: grade one submission on this worker; the grade comes back as JSON."""
     with _prepared(course_data, version, sandbox) as ready:
         grade = ready.grader.grade(student, files)  # its memo bounded in bytes, across the worker's runs
     # The incidents are the teacher's, not the copy's: beside the grade, never in it.
@@ -237,18 +226,9 @@ def grade_task(course_data: bytes, version: str, sandbox: str, student: str,
 
 
 def course_task(data: bytes) -> bytes:
-    """The course's own task, which every grading task depends on: a task (not scattered data), so
-    it is computed again if the worker holding it dies."""
+    """The course, as a task every grading task depends on (not scattered data): computed again if
+    the worker holding it dies."""
     return data
-
-
-# -- on the teacher's machine ---------------------------------------------------------------------
-def _distributed():
-    try:
-        import distributed  # noqa: PLC0415
-    except ImportError:
-        raise ClusterUnavailable(f"Dask n'est pas installé : {INSTALL_HINT}") from None
-    return distributed
 
 
 def task_key(submission: Submission, archive: CourseArchive, sandbox: str) -> str:
@@ -270,10 +250,18 @@ def check(payload: dict, submission: Submission, archive: CourseArchive) -> Subm
     return grade
 
 
-def grade_on_cluster(address: str, course: Course, submissions: list[Submission], sandbox: str = "auto",
-                     on_sandbox=lambda kind, description: None) -> Iterator[SubmissionGrade]:
-    """Grades as they come back from the cluster at `address`."""
-    distributed = _distributed()
+def dask_scheduler(course: Course, submissions: list[Submission], options, hooks) -> Iterator[SubmissionGrade]:
+    """`trous grade`'s scheduler "dask" (see outputs/run.py's SCHEDULERS): grades as they come back."""
+    address = getattr(options, "address", None) or os.environ.get(ENV_ADDRESS)
+    if not address:
+        raise ClusterUnavailable(f"adresse de l'ordonnanceur Dask manquante : --ordonnanceur tcp://hôte:8786 "
+                               f"(ou la variable {ENV_ADDRESS})")
+    sandbox = options.sandbox
+    try:
+        import distributed  # noqa: PLC0415
+    except ImportError:
+        raise ClusterUnavailable("Dask n'est pas installé : installe l'extra distribué : "
+                                 "pip install 'trous[distributed]'") from None
     archive = pack(course)
     try:
         client = distributed.Client(address, timeout=TIMEOUT, set_as_default=False)
@@ -328,7 +316,7 @@ def grade_on_cluster(address: str, course: Course, submissions: list[Submission]
             grade.incidents = [str(i)[:2000] for i in incidents[:50]] if isinstance(incidents, list) else []
             if payload["sandbox"] not in seen_kinds:  # each kind once: every worker's isolation is shown
                 seen_kinds.add(payload["sandbox"])
-                on_sandbox(payload["sandbox"], payload["description"])
+                hooks.sandbox(payload["sandbox"], payload["description"])
             yield grade
         if failures:
             raise DistributedError(f"{len(failures)} copie(s) non corrigée(s) par la grappe (les autres sont "
@@ -337,13 +325,4 @@ def grade_on_cluster(address: str, course: Course, submissions: list[Submission]
         if futures:
             client.cancel([f for f, _ in futures.values()])
         client.close()
-
-
-def dask_scheduler(course: Course, submissions: list[Submission], options, hooks) -> Iterator[SubmissionGrade]:
-    """`trous grade`'s scheduler "dask" (see outputs/run.py's SCHEDULERS)."""
-    address = getattr(options, "address", None) or os.environ.get(ENV_ADDRESS)
-    if not address:
-        raise ClusterUnavailable(f"adresse de l'ordonnanceur Dask manquante : --ordonnanceur tcp://hôte:8786 "
-                               f"(ou la variable {ENV_ADDRESS})")
-    yield from grade_on_cluster(address, course, submissions, options.sandbox, hooks.sandbox)
 

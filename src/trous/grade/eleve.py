@@ -1,11 +1,9 @@
 """`eleve(expr, **variables)`: what a test function asks of the student's program, and what it gets.
 
-The expression runs in the student's program (in the sandbox), the variables replacing its top-level
-assignments as a variant's do (written as Python text, `as_expression`: the grader's own data, else
-a `GraderMistake`). The value comes back as JSON data and is rebuilt here as plain values (numbers,
-texts, lists, dictionaries, NumPy arrays of numbers); nothing of the student's objects crosses (an
-object that is not data arrives as an `Unknown`, equal to nothing but itself), so the test's
-asserts, run in the grader's process, cannot be fooled by a value.
+The expression runs in the sandbox, the variables (the grader's data, written as Python text)
+replacing top-level assignments as a variant's do. The value comes back as JSON data, rebuilt here
+as plain values; nothing of the student's objects crosses (an object that is not data is an
+`Unknown`), so the test's asserts, run in the grader's process, cannot be fooled by a value.
 """
 
 from __future__ import annotations
@@ -82,9 +80,7 @@ def _expression(value: Any, name: str, depth: int) -> str:
 
 # -- the student's values, as plain data for the test -----------------------------------------------
 def as_value(data: Any) -> Any:
-    """JSON data from the sandbox (checked by core/wire.py on its way in, read by the judge's own
-    decoder) as Python values: NumPy arrays of numbers as arrays again, NaN and infinities as floats,
-    an object that is not data as an `Unknown`."""
+    """JSON data from the sandbox (checked by core/wire.py, read by the judge's decoder) as Python values."""
     return _rebuilt(compare.decode(data, arrays=True))
 
 
@@ -125,7 +121,7 @@ def _array(array: compare.Array):
 
 
 def _flatten(values, ndim: int) -> list | None:
-    """The items `ndim` levels down nested lists, or None when a level is not a list."""
+    """The items `ndim` levels down nested lists; None when a level is not a list."""
     level = [values]
     for _ in range(ndim):
         if not all(isinstance(row, list) for row in level):
@@ -139,9 +135,8 @@ Asker = Callable[[str, tuple[tuple[str, str], ...]], UnitResult]
 
 
 class Eleve:
-    """The `eleve` fixture's value: `eleve("normalise([1, 2])", x=[[1, 0]])` asks the student's program
-    (through `ask`) and returns the value as plain data; variables replace top-level assignments the
-    program makes. `eleve.call("normalise", scores)` hands the test's own data to a function."""
+    """The `eleve` fixture's value: `eleve("normalise([1, 2])", x=[[1, 0]])`, or
+    `eleve.call("normalise", scores)` to hand the test's own data to a function."""
 
     def __init__(self, ask: Asker, *, blank: str = ""):
         self._ask, self.blank = ask, blank
@@ -164,7 +159,6 @@ class Eleve:
         raise failure(expr, variables, result, probe)
 
     def call(self, function: str, /, *args: Any, **kwargs: Any) -> Any:
-        """`function(*args, **kwargs)` in the student's program, the arguments written as Python."""
         if not isinstance(function, str):
             raise GraderMistake(f"eleve.call(...) attend le nom de la fonction en texte, pas {type(function).__name__}")
         written = [as_expression(a, f"argument {n + 1}") for n, a in enumerate(args)]

@@ -1,18 +1,11 @@
 """Grading a submission blank by blank, against the reference solution and hidden variants.
 
-Each filled blank is graded on the reference solution with only that blank replaced by the fill, so
-a wrong sum cannot cost the blanks that use it. The fill earns its points when its expectations
-(public and hidden, on the course's inputs and the variants') hold, and the rest of the program
-still runs to its end leaving every top-level variable as the reference leaves it (same values, same
-kind). When code outside the blanks changed, the whole file is run instead, and the feedback says
-so; the student's own file is also run once as it is. What feedback may show follows
-`judge.disclosure`.
-
-A grader's test functions (testworker.py) are more expectations of their blank. One that fails
-on the reference stops grading (`GraderError`: the course is at fault); on a copy, whatever a test
-does is that copy's failure of it, and the teacher reads it among the grade's `incidents`.
-What one copy ran is kept in the grader's `Memo` for the next copies; verdicts are judged again
-(cheap next to running).
+Each fill is graded in the reference solution with only its blank replaced, so a wrong sum cannot
+cost the blanks that use it; it earns its points when its expectations hold (public and hidden, on
+the course's inputs and the variants') and the rest of the program still ends with the reference's
+top-level variables (same values, same kind). A test function (testworker.py) that fails on the
+reference is the course's fault (`GraderError`); on a copy, the copy's, and an `incident` for the
+teacher. What copies ran is kept in a `Memo`; verdicts are judged again (cheap next to running).
 """
 
 from __future__ import annotations
@@ -30,14 +23,12 @@ from dataclasses import dataclass, field, replace
 
 import trous
 
-from ..core import blanknames
+from ..core import blanknames, compare
 from ..core import blanks as blanks_mod
-from ..core import compare
 from ..core import flow as flow_mod
 from ..core.analysis import Analysis, analyse_bytes
 from ..core.checks import Check, Expect, TestInfo, TestResult, load_checks
-from ..core.course import Course, Exercise, limits_for, preload_for
-from ..core.course import available as _available
+from ..core.course import Course, Exercise, available, limits_for, preload_for
 from ..core.grades import ERROR, FAILED, MISSING, PASSED, UNFILLED, BlankGrade, ExerciseGrade, SubmissionGrade
 from ..core.judge import (Verdict, describe_error, disclosure, incident, is_blank_name_error, judge, judge_test,
                           variant_context)
@@ -141,9 +132,8 @@ class _ExercisePlan:
 
 
 class Memo:
-    """What the grader keeps for other copies (results, files read, tests' outcomes), by what decides
-    it, least recently used first out past `budget` bytes. Single flight: a thread asking for what
-    another computes waits for it (a class's first copies all miss at once)."""
+    """What the grader keeps for other copies, by what decides it, least recently used out past
+    `budget` bytes. Single flight: a class's first copies all miss at once, so one computes, the others wait."""
 
     def __init__(self, budget: int, largest: int | None = None):
         self.budget, self.used, self.largest = budget, 0, budget // 8 if largest is None else largest
@@ -166,7 +156,7 @@ class Memo:
                 if computing is None:
                     computing = self.computing[key] = threading.Event()
                     break
-            computing.wait()  # then found above, or not kept: computed here
+            computing.wait()  # then found above, or not kept (computed here)
         try:
             value, size = compute()
             self.put(key, value, size)
@@ -237,7 +227,6 @@ class Grader:
                 raise GraderError("\n".join(f"{shown}:{c.line} : {c.message}" for c in misnamed))
             self.refs[exercise.id] = _Reference(solution, fills, [b.line for b in blanks_mod.find_blanks(template)],
                                                 _flows(solution, fills))
-        # Test functions: collected once by a pytest session of their own; one worker per grading thread.
         self.tests = TestFunctions(course, self.exercises, pool.size)
         if self.tests.problems:
             self.tests.close()
@@ -245,10 +234,9 @@ class Grader:
         pool.want(preload_for(self.exercises, self.checks))
 
     def close(self) -> None:
-        """Stop what the grader started besides its runners (the test functions' workers)."""
+        """Stop the test functions' workers (the runners are the pool's owner's)."""
         self.tests.close()
 
-    # -- loading -------------------------------------------------------------------------------
     def _load_checks(self, exercise: Exercise) -> list[Check]:
         checks = []
         for path, public in ((exercise.checks_path, True), (exercise.grader_path, False)):
@@ -267,13 +255,11 @@ class Grader:
             if not public:  # a hidden grader's expectations are described, never shown
                 loaded = [replace(c, expects=tuple(replace(e, hidden=True) for e in c.expects)) for c in loaded]
             # A check that needs an absent module (torch…) is skipped, as in the student's self-check.
-            checks += [c for c in loaded if all(_available(m) for m in c.requires)]
+            checks += [c for c in loaded if all(available(m) for m in c.requires)]
         return checks
 
-    # -- references ----------------------------------------------------------------------------
     def _group_by_variant(self, exercise: Exercise, wanted: set[int] | None) -> dict[tuple, list[tuple[int, Expect]]]:
-        """Expectations of the blanks `wanted` (None: all) by variant, public inputs first; the
-        course's own inputs always included."""
+        """Expectations of the blanks `wanted` (None: all) by variant, the course's own inputs always."""
         groups: dict[tuple, list[tuple[int, Expect]]] = {(): []}
         order: dict[tuple, int] = {(): 0}
         for check in self.checks[exercise.id]:
@@ -288,7 +274,7 @@ class Grader:
         return {k: groups[k] for k in sorted(groups, key=lambda k: order[k])}
 
     def compute_references(self) -> None:
-        """The solution's values (each probe once) and variables on every input, once."""
+        """The solution's values and variables on every input, once."""
         if self._broken is not None:
             raise GraderError(self._broken)
         if self.states:
@@ -296,7 +282,6 @@ class Grader:
         units, keys = [], []
         for exercise in self.exercises:
             for variant, pairs in self._group_by_variant(exercise, None).items():
-                # Each probe once (a key is its inputs, expression and setup: the same probe).
                 expects: dict[tuple, Expect] = {_probe_key(e): e for _, e in pairs if e.uses_solution}
                 units.append(Unit(self.refs[exercise.id].solution, f"solutions/{exercise.id}.py",
                                   tuple(Probe(e.expr, e.setup) for e in expects.values()), overrides=variant,
@@ -330,9 +315,9 @@ class Grader:
             raise GraderError(self._broken)
 
     def _spread(self, job: Job) -> list[UnitResult]:
-        """The job's processes spread over the pool's runners and run at once; results in job order."""
+        """The job's processes spread over the pool's runners (round robin) and run at once."""
         groups = list(_by_process(job.units).values())
-        runners = min(self.pool.size, len(groups))  # round robin: runner k has groups k, k + runners…
+        runners = min(self.pool.size, len(groups))
         shares = [[i for positions in groups[k::runners] for i in positions] for k in range(runners)]
         results: list[UnitResult | None] = [None] * len(job.units)
         parts = [Job(tuple(job.units[i] for i in share), job.limits, job.capture_output) for share in shares]
@@ -342,8 +327,8 @@ class Grader:
         return results  # type: ignore[return-value]
 
     def _reference_tests(self) -> list[str]:
-        """Every test function on the reference solution: each must pass there (a grader gives the
-        solution all its points) and ask the program something (else it checks nothing)."""
+        """Each test function must pass on the reference solution (a grader gives it all its points) and
+        ask the program something (else it checks nothing)."""
         problems = []
         for exercise in self.exercises:
             tests = [t for b in exercise.blanks for t in self.tests.of(exercise.id, b.id)]
@@ -363,7 +348,6 @@ class Grader:
                                     "(eleve n'y est jamais appelé) : il ne vérifie rien")
         return problems
 
-    # -- one submission ------------------------------------------------------------------------
     def plan(self, files: dict[str, bytes | None]) -> tuple[Job, list[_ExercisePlan], list[_Planned]]:
         units: list[Unit] = []
         planned: list[_Planned] = []
@@ -377,7 +361,7 @@ class Grader:
 
         for exercise in self.exercises:
             shown = f"exercises/{exercise.id}.py"
-            analysis = self._analyse(exercise, files.get(exercise.id), shown)
+            analysis = self._analyse(exercise, files.get(exercise.id))
             wall = limits_for(exercise).wall
             plan = _ExercisePlan(exercise, analysis, _mode(files.get(exercise.id), analysis))
             plans.append(plan)
@@ -417,7 +401,7 @@ class Grader:
 
     def blank_program(self, exercise: Exercise, data: bytes | None, index: int) -> tuple[str | None, str]:
         """The program grading runs blank `index` of this file on; (None, why) when it is not run."""
-        analysis = self._analyse(exercise, data, f"exercises/{exercise.id}.py")
+        analysis = self._analyse(exercise, data)
         mode = _mode(data, analysis)
         if mode in ("missing", "unreadable", "empty"):
             return None, _unrunnable_message(mode, analysis)
@@ -429,9 +413,10 @@ class Grader:
             return self._spliced(self.refs[exercise.id], analysis, index), ""
         return analysis.source.text, ""
 
-    def _analyse(self, exercise: Exercise, data: bytes | None, shown: str) -> Analysis:
+    def _analyse(self, exercise: Exercise, data: bytes | None) -> Analysis:
         # Tokenizing is the costliest step here, and many copies hold the very same file.
-        key = ("analysis", exercise.id, shown, None if data is None else hashlib.sha256(data).digest())
+        key = ("analysis", exercise.id, None if data is None else hashlib.sha256(data).digest())
+        shown = f"exercises/{exercise.id}.py"
         return self.memo.get(key, lambda: (analyse_bytes(exercise, data, shown), 4 * len(data or b"") + 1024))
 
     def interpret(self, student: str, plans: list[_ExercisePlan], planned: list[_Planned],
@@ -558,9 +543,8 @@ class Grader:
 
     def _downstream(self, exercise: Exercise, analysis: Analysis, meta: _Planned, result: UnitResult,
                     own_ok: bool) -> Verdict | None:
-        """Does the rest of the program still run, and leave the reference's variables? A verdict when
-        not (never showing values: they could be the reference's). `own_ok`: the blank's own
-        expectations hold on this unit."""
+        """A verdict when the rest of the program stops or leaves other variables than the reference's
+        (never showing values: they could be the reference's). `own_ok`: the blank's expectations hold."""
         reference = self.states.get((exercise.id, meta.variant))
         if reference is None:
             return None
@@ -645,20 +629,15 @@ class Grader:
             return None
         return blanks_mod.LineMap.of(ref.blank_lines, own).to_copy(template_line)
 
-    # -- running -------------------------------------------------------------------------------
     def grade(self, student: str, files: dict[str, bytes | None]) -> SubmissionGrade:
         self.compute_references()
         job, plans, planned = self.plan(files)
         return self.interpret(student, plans, planned, self.run(job, planned, plans))
 
     def run(self, job: Job, planned: list[_Planned], plans: list[_ExercisePlan]) -> list[UnitResult]:
-        """A submission's units, one job per process key (a blank, or a whole file), within the copy's
-        time budget; after each blank's units, its test functions, in a session.
-
-        A job per blank: the process running a fill never holds the programs of the exercise's other
-        blanks, which contain this one's solution. Programs are deterministic, so a group already run
-        by this grader is not run again, unless it timed out or crashed. Past the copy's budget, the
-        remaining groups are not run: their blanks get 0 with a remark."""
+        """A submission's units, one job per process key (see plan()), each blank's test functions
+        right after its units. Programs are deterministic: a group this grader ran to its end is not
+        run again. Past the copy's budget, the groups left are not run (their blanks get 0)."""
         results: list[UnitResult | None] = [None] * len(job.units)
         groups = _by_process(job.units)
         clock = Clock(self.copy_wall, f"non exécuté : le temps accordé à la copie ({seconds(self.copy_wall)}) est "
@@ -683,7 +662,6 @@ class Grader:
         return results  # type: ignore[return-value]
 
     def _run_group(self, positions: list[int], job: Job, results: list, clock: Clock) -> None:
-        """The units at `positions`, one process, run unless the memo has their results."""
         if not positions:
             return
         left = clock.left()
@@ -708,8 +686,8 @@ class Grader:
 
     def _run_tests(self, plan: _TestPlan, unit: Unit, unit_results: list[UnitResult], limits: Limits,
                    clock: Clock) -> None:
-        """A blank's test functions, in a session on the program `unit` and the others of its group ran;
-        not when those found it hanging or crashing (the tests would cost that time again for nothing)."""
+        """A blank's test functions, on the program its group ran; not when that hung or crashed (the
+        tests would cost that time again for nothing)."""
         stopped = next((r for r in unit_results if r is not None and r.status in (TIMEOUT, CRASH, SKIPPED)), None)
         if stopped is not None:
             plan.outcomes = [TestResult.stopped(t, stopped.error) for t in plan.tests]
@@ -730,8 +708,7 @@ class Grader:
         plan.outcomes = self.memo.get(key, run)
 
     def grade_many(self, submissions: Iterable[tuple[str, dict[str, bytes | None]]]) -> Iterator[SubmissionGrade]:
-        """Grade in parallel across the pool's runners, taking the copies as they come; yields grades
-        as they finish (none is kept here: the caller consumes each as it comes)."""
+        """Grades as they finish, one thread per runner taking the copies as they come (none kept here)."""
         self.compute_references()
         copies, taking = iter(submissions), threading.Lock()
         stopped = threading.Event()
@@ -776,7 +753,6 @@ class Grader:
 
 
 def _mode(data: bytes | None, analysis: Analysis) -> str:
-    """How a file is graded: blank by blank, whole (code outside the blanks changed), or not at all."""
     if data is None:
         return "missing"
     if not analysis.readable:
@@ -796,7 +772,6 @@ def _unrunnable_message(mode: str, analysis: Analysis) -> str:
 
 
 def _flows(solution: str, fills: list[blanks_mod.Fill]) -> list[flow_mod.BlankFlow | None]:
-    """For each blank, the solution's data flow there (read as the self-check reads it)."""
     flow = flow_mod.analyse(solution, [(f.begin, f.stop) for f in fills])
     if not flow.known or len(flow.blanks) != len(fills):
         return [None] * len(fills)
@@ -804,8 +779,7 @@ def _flows(solution: str, fills: list[blanks_mod.Fill]) -> list[flow_mod.BlankFl
 
 
 def _tampered(result: UnitResult) -> str | None:
-    """Why a unit's result shows the sandbox's answer was forged (refused by core/wire.py, or what no
-    child writes), else None."""
+    """Why the sandbox's answer was forged (refused by core/wire.py, or what no child writes), else None."""
     errors = [result.error, *(p.error for p in result.probes)]
     if isinstance(result.state, dict) and isinstance(result.state.get("$error"), dict):
         errors.append(ErrorInfo(str(result.state["$error"].get("kind")), message=str(result.state["$error"].get("message"))))
@@ -813,7 +787,6 @@ def _tampered(result: UnitResult) -> str | None:
 
 
 def _within(unit: Unit, left: float, limits: Limits) -> Unit:
-    """The unit with its wall time cut to what the copy has left."""
     wall = unit.wall or limits.wall
     return unit if wall <= left else replace(unit, wall=max(0.1, left))
 
@@ -829,16 +802,14 @@ def _group_key(units: tuple[Unit, ...], limits: Limits) -> str:
 
 
 def _unmoved(seen: dict, blank: int, expect: Expect) -> bool | None:
-    """Did the check give on the variant's inputs the very value it gave on the course's? None when
-    either is unknown."""
+    """Did the check give on the variant's inputs the value it gave on the course's? None: unknown."""
     key = (blank, expect.setup, expect.expr)
     here, there = seen.get((*key, expect.overrides), seen), seen.get((*key, ()), seen)
     return None if here is seen or there is seen else here == there
 
 
 def _reads_data(analysis: Analysis, index: int) -> bool:
-    """Does the fill read a variable of the program (not only literals, builtins, modules and the
-    file's functions)?"""
+    """Does the fill read a variable of the program (not only literals, builtins, modules, functions)?"""
     try:
         fill = ast.parse((analysis.fill_text(index) or "").strip(), mode="eval")
         tree = ast.parse(analysis.source.text) if analysis.source else None

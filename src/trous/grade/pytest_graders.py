@@ -1,16 +1,12 @@
 """The graders' pytest plugin (entry point `pytest11`): hidden graders are pytest files.
 
-- `pytest graders/` runs every hidden grader against the reference solutions: each declaration
-  (`blank(...)` of trous.spec) and each test function is an item, failures are said in French with
-  their blank, and a summary gives each blank's checks.
-- `pytest graders/ --copie CLASSE/alice` runs them against one student's copy, as grading does, in
-  the sandbox `trous grade` uses, then prints the points `trous grade` gives that copy.
+`pytest graders/` runs every hidden grader (each declaration and test function an item) against the
+reference solutions, failures said in French with their blank, then a summary per blank;
+`--copie CLASSE/alice` runs them on one student's copy as `trous grade` does, and prints its points.
 
 A test function names its blank with the `trou` marker and asks the student's program through the
-`eleve` fixture (grade/eleve.py); its asserts run here. A test without a `trou` marker, naming a
-blank course.yaml does not list, or in graders/ but no exercise's grader, is refused. Inside the
-engine's test worker (testworker.py), `eleve` asks the grading thread instead (stash `BACKEND`).
-Outside a course, the plugin does nothing.
+`eleve` fixture (grade/eleve.py); its asserts run here. Who answers `eleve` is the stash's `BACKEND`
+(the engine's test worker, or author/copie.py). Outside a course, the plugin does nothing.
 """
 
 from __future__ import annotations
@@ -35,30 +31,23 @@ HIDDEN, PUBLIC = "cache", "public"
 _RESULTS = pytest.StashKey[dict]()
 INFO = pytest.StashKey["TestInfo"]()
 CAUSE = pytest.StashKey[tuple]()
-# Who answers `eleve`: an object with `eleve(info, path) -> Eleve`, set by the engine's worker or by
-# author/copie.py's plugin (which this one never imports).
-BACKEND = pytest.StashKey[object]()
+BACKEND = pytest.StashKey[object]()  # has `eleve(info, path) -> Eleve`; author/copie.py's is never imported here
 
 
 def skip_reason(report) -> str:
-    """Why pytest skipped a test, from its report."""
     return str(report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr)
 
 
 # -- bounds of this process while a test handles a copy's data -----------------------------------
-# A test runs as the teacher, outside the sandbox (in a test worker, or with --copie), on a copy's
-# values: a loop over a number the copy chose, a matrix built from its shape. Passing a bound costs
-# the copy that test, never the class's run. Memory: `limit_memory` lowers the soft address-space
-# limit to what the process maps now plus the course's memory bound (MemoryError in the test). Time:
-# `CpuBudget` raises `TestOverrun` into the test past its CPU seconds (`held` keeps it out of the
-# grader's own code); a test that blocks is the caller's wall clock's.
+# A test runs as the teacher, outside the sandbox, on a copy's values (a loop over a number the copy
+# chose, a matrix built from its shape): passing a bound costs the copy that test, never the class's
+# run. A test that blocks is the caller's wall clock's.
 MIB = 1 << 20
 PATIENCE = 60.0  # seconds a test's own code (not the student's) may run before it is called stuck
 
 
 class TestOverrun(BaseException):
-    """A test used up its time on a copy. A BaseException: the test's own `except Exception` must
-    not swallow it."""
+    """A test used up its time on a copy (a BaseException: the test's `except Exception` must not catch it)."""
 
     __test__ = False
 
@@ -77,8 +66,8 @@ def mapped() -> int:
 
 
 def limit_memory(megabytes: int | None) -> tuple[int, int] | None:
-    """Allow this process `megabytes` more than it maps now (soft limit only: a process it starts
-    may raise its own again). The previous limits, to restore; None when nothing was changed."""
+    """Allow this process `megabytes` more than it maps now (MemoryError in the test past it; soft limit
+    only: a process it starts may raise its own again). The previous limits; None: nothing changed."""
     if not megabytes or megabytes <= 0:
         return None
     try:
@@ -95,21 +84,9 @@ def limit_memory(megabytes: int | None) -> tuple[int, int] | None:
         return None
 
 
-@contextlib.contextmanager
-def _memory(megabytes: int | None):
-    """`limit_memory` for the duration of a block."""
-    before = limit_memory(megabytes)
-    try:
-        yield
-    finally:
-        if before is not None:
-            with contextlib.suppress(ValueError, OSError):
-                resource.setrlimit(resource.RLIMIT_AS, before)
-
-
 class CpuBudget:
     """Within the block, `seconds` of this process's CPU; past them, TestOverrun is raised where
-    the main thread is, unless inside `held()` (then as soon as it leaves it)."""
+    the main thread is, unless inside `held()` (the grader's own code: then as soon as it leaves it)."""
 
     current: "CpuBudget | None" = None
 
@@ -141,7 +118,6 @@ class CpuBudget:
     @classmethod
     @contextlib.contextmanager
     def held(cls):
-        """No TestOverrun in this block (the grader's own code: asking the sandbox, reading its answer)."""
         budget = cls.current
         if budget is None:
             yield
@@ -158,8 +134,8 @@ class CpuBudget:
 
 # -- where a test file belongs ---------------------------------------------------------------------
 def role(path: Path) -> tuple[Course, Exercise | None, str] | None:
-    """(course, exercise, HIDDEN or PUBLIC) of a course's test file; exercise None for a file in
-    graders/ that is no exercise's grader. None outside a course's graders/ and exercises/."""
+    """(course, exercise, HIDDEN or PUBLIC) of a course's test file (exercise None: in graders/ but no
+    exercise's grader), else None."""
     path = Path(path).resolve()
     if path.parent.name not in ("graders", "exercises"):
         return None
@@ -242,10 +218,9 @@ def _description(item) -> str:
 
 
 def classify(excinfo, when: str) -> tuple[str, dict]:
-    """Why a test function failed: a cause of CAUSES, "student" (the student's code raised) or
-    "stopped" (it gave no answer)."""
+    """Why a test function failed: a cause of CAUSES, "student" (the student's code raised, asked by
+    the test or a fixture) or "stopped" (it gave no answer)."""
     exc = excinfo.value
-    # The student's code, whether a test or a fixture of the test's asked it.
     if isinstance(exc, StudentError):
         return "student", {"kind": exc.kind, "type": exc.type, "line": exc.line}
     if isinstance(exc, StudentStopped):
@@ -274,7 +249,6 @@ CAUSES = {
 
 # -- the backend that answers eleve(...) -----------------------------------------------------------
 def _backend(config):
-    """Who answers `eleve`: the engine's worker, or the `trous_copie` plugin's runner (author/copie.py)."""
     backend = config.stash.get(BACKEND, None)
     if backend is None:
         raise pytest.UsageError("trous : aucun greffon ne fait tourner le programme de l'élève (le "
@@ -288,8 +262,7 @@ def _worker(config) -> bool:
 
 @pytest.fixture
 def eleve(request) -> Eleve:
-    """The student's program (the reference solution, a copy's, or the student's own file): call it
-    with an expression, and variables replacing the program's top-level values, to get a value."""
+    """The student's program (the reference solution, a copy's, or the student's own file)."""
     info = request.node.stash.get(INFO, None)
     if info is None:
         pytest.fail("la fixture eleve ne sert que dans les tests d'un cours : graders/test_<exercice>.py ou "
@@ -356,16 +329,21 @@ def pytest_runtest_setup(item):
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
     """With --copie, a test runs in the teacher's own process on a copy's values: within the bounds a
-    test worker of `trous grade` gives it (see CpuBudget), past which it fails with cause "overrun"."""
+    test worker of `trous grade` gives it."""
     info = item.stash.get(INFO, None)
     if info is None or _worker(item.config) or item.config.getoption("copie", None) is None:
         return (yield)
     found = role(Path(item.path))
-    memory = memory_bound([found[1]]) if found is not None and found[1] is not None else None
     backend = _backend(item.config)
     cpu = backend.cpu_budget(found[0], info) if found is not None and hasattr(backend, "cpu_budget") else PATIENCE
-    with _memory(memory), CpuBudget(cpu):
-        return (yield)
+    before = limit_memory(memory_bound([found[1]]) if found is not None and found[1] is not None else None)
+    try:
+        with CpuBudget(cpu):
+            return (yield)
+    finally:
+        if before is not None:
+            with contextlib.suppress(ValueError, OSError):
+                resource.setrlimit(resource.RLIMIT_AS, before)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -449,7 +427,7 @@ def pytest_unconfigure(config):
 
 # -- declarations as items -------------------------------------------------------------------------
 class DeclarationItem(pytest.Item):
-    """One `blank(...)` declaration of a hidden grader: its expectations on the program."""
+    """One `blank(...)` declaration of a hidden grader."""
 
     def __init__(self, *, check: Check, exercise: Exercise, **kwargs):
         super().__init__(**kwargs)

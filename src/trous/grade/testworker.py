@@ -1,21 +1,19 @@
 """The graders' test functions: found once, run blank by blank, each one more expectation of its blank.
 
-For each blank a copy filled, the engine opens a session (sandbox/supervisor.py) on the program it
-grades that blank with, and runs the blank's tests there, public ones first, each from a fresh run of
-the program. A hidden test is shown by its description only; an error of the student's code by its
-type only. Every test first runs on the reference solution (`reference=True`) with a copy's bounds;
-one that does not pass there stops grading. So a test that then fails on a copy, however it fails
-(its own exception, past its time or memory, its worker dead: cause "overrun"), costs that copy the
-test, and is an `incident` of the copy's grade for the teacher.
+Each test runs, from a fresh run of the program, in a session (sandbox/supervisor.py) on the program
+the engine grades its blank with, public tests first; a hidden test is shown by its description, an
+error of the student's code by its type only. Every test first runs on the reference solution with a
+copy's bounds and must pass there: so a test that then fails on a copy, however (its exception, its
+time or memory, its worker dead: cause "overrun"), costs that copy the test and is an `incident`.
 
 A pytest session is not made for threads, so each grading thread has a *worker*: a process of the
-teacher's own account (it runs the course's graders, never a student's code) where pytest collects
-the test functions once, then runs one when asked. A test's `eleve(...)` is asked of the grading
-thread, which asks the sandbox; the answer comes back as JSON data: the student's code never reaches
-the worker, nor the worker the sandbox. The worker handles a copy's values, so it has bounds of its
-own (pytest_graders.CpuBudget): past collection its address space may grow by the course's memory
-bound, each test may use `cpu` seconds of CPU, and a test that blocks is killed with its worker (then
-replaced). Answers are read under the copy's bounds (core/wire.py).
+teacher's account (it runs the graders, never a student's code) where pytest collects the tests once,
+then runs one when asked. A test's `eleve(...)` is asked of the grading thread, which asks the
+sandbox; the answer comes back as JSON data: the student's code never reaches the worker, nor the
+worker the sandbox. The worker handles a copy's values, so it is bounded (pytest_graders.CpuBudget):
+after collection its address space grows by at most the course's memory bound, each test has `cpu`
+seconds of CPU, and a test that blocks is killed with its worker. Answers are read under the copy's
+bounds (core/wire.py).
 
 The worker is started with {"root": course root, "files": [test files], "memory_mb": n} as its argument.
 Protocol (JSON lines; the worker's stdin and a copy of its stdout, pytest's own output going to stderr):
@@ -31,7 +29,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import dataclasses
 import json
 import os
 import subprocess
@@ -41,19 +38,17 @@ import time
 import weakref
 from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import pytest
 from _pytest.runner import runtestprotocol  # to run one item on demand
 
-from ..core import wire
 from ..core.course import Course, Exercise, memory_bound
 from ..core.checks import TestInfo, TestResult
 from ..core.protocol import SKIPPED, Limits, UnitResult
-from ..core.wire import Bounds
-from ..sandbox.pool import Session
-from ..sandbox.pool import LineReader  # the bounded line reader of the sandbox's answers
+from ..core.wire import Bounds, WireError, parse_line
+from ..sandbox.pool import LineReader, Session
 from .eleve import Eleve
 from .pytest_graders import BACKEND, CAUSE, INFO, PATIENCE, CpuBudget, limit_memory, skip_reason
 
@@ -63,8 +58,7 @@ MAX_LINE = 64 << 20
 
 
 class WorkerFailed(RuntimeError):
-    """The worker died, or a test kept it busy too long: on the reference, the grader's problem; on a
-    copy, that copy's failure of the test."""
+    """The worker died, or a test kept it busy too long (whose fault: see TestFunctions.run)."""
 
     def __init__(self, message: str, why: str = ""):
         super().__init__(message)
@@ -79,8 +73,7 @@ def result_json(result: UnitResult) -> dict:
 
 
 class Serve:
-    """The pytest plugin of the worker's session: collect, then run what the engine asks; and the
-    worker's answer to `eleve`: ask the engine, which asks the sandbox."""
+    """The worker session's plugin: collect, then run what the engine asks; `eleve` asks the engine."""
 
     worker = True
 
@@ -215,8 +208,8 @@ class Worker:
         if line is None:
             return None
         try:
-            return wire.parse_line(line, MAX_LINE)
-        except wire.WireError:
+            return parse_line(line, MAX_LINE)
+        except WireError:
             self.garbled = True
             return None
 
@@ -278,11 +271,9 @@ def _stop(process: subprocess.Popen) -> None:
 
 
 class WorkerPool:
-    """One worker per grading thread at most, replaced when one dies.
-
-    A start costs about a second of CPU, a test tens of milliseconds. So a thread that finds no free
-    worker first waits for a busy one as long as the last start took (rent or buy), then has one
-    started (one start at a time) and takes whichever is free first."""
+    """One worker per grading thread at most, replaced when one dies. A start costs about a second of
+    CPU, a test tens of milliseconds: a thread finding no free worker waits for a busy one as long as
+    the last start took (rent or buy), then has one started (one at a time) and takes the first free."""
 
     def __init__(self, root: Path, files: list[Path], size: int, memory_mb: int | None = None):
         self.root, self.files, self.size = root, files, max(1, size)
@@ -389,8 +380,7 @@ def start_ahead(root: Path, files: list[Path], memory_mb: int | None = None) -> 
 
 
 def _claim(root: Path, files: list[Path], memory_mb: int | None) -> Worker | None:
-    """The worker started ahead on these graders; None when there is none or its start failed (a new
-    start then fails the same way and says why)."""
+    """The worker started ahead on these graders; None if none or it failed (a new start says why)."""
     with _ahead_lock:
         future = _ahead.pop(_key(root, files, memory_mb), None)
     if future is None:
@@ -402,7 +392,7 @@ def _claim(root: Path, files: list[Path], memory_mb: int | None) -> Worker | Non
 
 
 def drop_ahead() -> None:
-    """Stop the workers started ahead that no pool took (a run refused, or on fewer exercises)."""
+    """Stop the workers started ahead that no pool took (a refused run, or fewer exercises)."""
     with _ahead_lock:
         futures = list(_ahead.values())
         _ahead.clear()
@@ -413,9 +403,11 @@ def drop_ahead() -> None:
 # -- the engine's view: outcomes, and the tests of each blank --------------------------------------
 # CPU seconds a test may use on a copy: this many times what it used on the reference, within these.
 CPU_FACTOR, CPU_FLOOR = 20.0, 5.0
+
+
 def has_tests(path: Path) -> bool:
-    """Does this check module hold test functions or classes, as pytest collects them (top-level
-    `def test…`, `class Test…`, or such names imported)? Read, not imported."""
+    """Does this module hold what pytest collects (`def test…`, `class Test…`, imported or not)? Read,
+    not imported."""
     try:
         tree = ast.parse(path.read_text(encoding="utf-8"))
     except (OSError, SyntaxError, ValueError):
@@ -427,9 +419,9 @@ def has_tests(path: Path) -> bool:
                for node in tree.body)
 
 
-@dataclasses.dataclass
+@dataclass
 class Clock:
-    """What is left of a copy's time budget (seconds of the student's code), and what is said past it."""
+    """A copy's time budget (seconds of the student's code), and what is said past it."""
 
     budget: float
     message: str = ""
@@ -440,14 +432,14 @@ class Clock:
 
 
 def test_files(exercises: list[Exercise], *, public_only: bool = False) -> list[Path]:
-    """The check modules of these exercises that hold test functions: what a worker collects."""
+    """What a worker collects."""
     paths = [p for e in exercises for p in ((e.checks_path,) if public_only else (e.checks_path, e.grader_path))]
     return [p for p in paths if p.exists() and has_tests(p)]
 
 
 class TestFunctions:
-    """A grader's test functions, found by a worker's pytest session; problems refuse the grader.
-    `public_only`: the public checks' tests alone (the self-check: a student has no graders)."""
+    """A grader's test functions; `problems` refuse the grader. `public_only`: the self-check's (a
+    student has no graders)."""
 
     __test__ = False
 
@@ -482,7 +474,7 @@ class TestFunctions:
         for positions in (p for p in cases.values() if len(p) > 1):
             for k, n in enumerate(positions, start=1):
                 description = f"{found[n].description} (cas {k} sur {len(positions)})"
-                found[n] = dataclasses.replace(found[n], description=description)
+                found[n] = replace(found[n], description=description)
         for test in sorted(found, key=lambda t: t.hidden):  # public tests first (a stable sort)
             self.by_blank.setdefault((test.exercise, test.blank), []).append(test)
 
@@ -494,10 +486,8 @@ class TestFunctions:
 
     def run(self, tests: list[TestInfo], session, clock: Clock | None = None, *, reference: bool = False,
             value_kb: int | None = None) -> list[TestResult]:
-        """Run `tests` in a worker, their questions answered by `session`, each from a fresh run of
-        the program, within what `clock` has left (None: no copy's budget). On the reference, a failure
-        of any kind is the test's (outcome "bug"); on a copy, a test past its bounds or a worker that
-        dies under it is the copy's failure (cause "overrun")."""
+        """`tests` in a worker, asking `session`, within what `clock` has left (None: no budget). A worker
+        dying under a test: on the reference, the test's bug; on a copy, the copy's "overrun"."""
         assert self.workers is not None
         outcomes = []
         worker = None
@@ -526,7 +516,6 @@ class TestFunctions:
         return outcomes
 
     def cpu_budget(self, test: TestInfo) -> float:
-        """CPU seconds the test may use on a copy: a few times what it used on the reference."""
         return min(PATIENCE, max(CPU_FLOOR, CPU_FACTOR * self.reference_cpu.get(test.nodeid, PATIENCE)))
 
     def close(self) -> None:
@@ -535,9 +524,9 @@ class TestFunctions:
 
 
 def asker(session: Callable[[], Session], clock: Clock, secret: bool) -> Callable[[str, tuple], UnitResult]:
-    """A test's questions to the session `session()` gives, the first from a fresh run of the program (no
-    test sees what another did), timed by `clock`: in the engine, and in `pytest graders/`'s own runner
-    (author/copie.py), where CpuBudget.held() keeps the sandbox's time out of the test's CPU seconds."""
+    """A test's questions to `session()`, the first from a fresh run (no test sees what another did),
+    timed by `clock`; CpuBudget.held() keeps the sandbox's time out of the test's CPU seconds. Also
+    `pytest graders --copie`'s (author/copie.py)."""
     fresh = True
 
     def ask(expr: str, overrides) -> UnitResult:
