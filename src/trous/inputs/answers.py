@@ -1,15 +1,12 @@
 """A student's code for one exercise, read from a notebook: the template with each answer cell
-replaced by what the student's answer cell holds; where its lines are in the notebook; what the
-student changed in the locked cells.
+replaced by the student's, where its lines are in the notebook, what the student changed elsewhere.
 
-Only the answer cells count (found by their nbgrader grade_id): cells a student adds are scratch
-work, and locked cells are restored by nbgrader anyway. Whatever reads the notebook (`trous grade`,
-the hidden cells in the kernel, the out-of-kernel check) builds the same text, so they all grade the
-same program, with the line numbers of `exercises/<id>.py`. Messages must speak of the notebook
-(« ligne 3 de la cellule de réponse 1 », a locked code cell named by its first line): `CellMap` has
-what `check.feedback.NotebookReport` asks of a snapshot, so the check cell renders with the same
-report as `trous lab`. A locked cell a student changed is restored by nbgrader's autograde (saying
-so only in the teacher's log); the grade never depends on it, but the student and teacher are told.
+Only the answer cells count (by grade_id): added cells are scratch work, and nbgrader's autograde
+restores locked cells (saying so only in the teacher's log), so the grade never depends on them,
+but `changes` tells student and teacher. Whatever reads the notebook (`trous grade`, the hidden
+cells in the kernel, the out-of-kernel check) builds the same text, so all grade the same program.
+Messages speak of the notebook (« ligne 3 de la cellule de réponse 1 »): `CellMap` has what
+`check.feedback.NotebookReport` asks of a snapshot, so the check cell renders as `trous lab` does.
 """
 
 from __future__ import annotations
@@ -176,7 +173,6 @@ def released(text: str) -> str:
 
 
 def source_cell(cell: dict, meta: dict) -> LockedCell:
-    """A cell of the source notebook with a grade_id (`meta`: its nbgrader metadata)."""
     text = cell_source(cell)
     points = points_of(meta.get("points")) if meta.get("grade") else None
     return LockedCell(cell.get("cell_type", ""), (text, released(text)), points, bool(meta.get("locked")))

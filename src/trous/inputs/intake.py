@@ -1,24 +1,14 @@
 """Turning what the teacher has into `Submission`s: a folder with one sub-folder (or .zip) per
-student, or the `.zip` Moodle's « Télécharger tous les travaux remis » gives (every kind: kinds.py).
+student, or the `.zip` Moodle's « Télécharger tous les travaux remis » gives (kinds.py).
 
-Every copy is accounted for: each entry of the input is a copy or is listed with why not
-(`Intake.ignored`); trous's own results folder is recognised by its mark (`stamp`), never by a
-file name a student could imitate. A copy is walked in full (21 000 files of a virtual environment,
-say), but only the files that can be an exercise (filenames.py) and the student's own archives are
-kept; every other file is named with why (`Submission.ignored`, `IntakeLimits.listed` per reason,
-the others counted). When two files can be one exercise, the newest wins.
-
-Nothing is extracted to disk, and every untrusted name and size is checked before it is used:
-- an archive entry whose path escapes (`..`, absolute, a drive letter) or that is a symbolic link is
-  refused and reported, never read;
-- sizes are bounded (per file, decompressed bytes per archive, archives inside archives, an
-  archive's central directory before zipfile reads it); an entry expanding far beyond its
-  compressed size is refused as a zip bomb;
-- in a folder, symbolic links are never followed (each component is opened with O_NOFOLLOW relative
-  to its parent's descriptor); only regular files are read, read-only, without touching their
-  access time when the system allows it.
-Names shown go through `safetext.printable`; a folder whose name is not printable gets an
-identifier that is (its cleaned name and a short hash).
+Every entry of the input is a copy or is listed with why not (`Intake.ignored`). A copy is walked in
+full, but only what can be an exercise (filenames.py) and the student's own archives are kept; every
+other file is named with why (`Submission.ignored`, bounded). Of two files for one exercise, the
+newest wins. Inputs are hostile, so nothing is extracted to disk and every name and size is checked
+before use: escaping archive paths (`..`, absolute, a drive) and links are refused, never read;
+sizes, nesting and compression ratios are bounded (`IntakeLimits`); in a folder no symbolic link is
+followed (each component opened with O_NOFOLLOW relative to its parent's descriptor) and only regular
+files are read. Names shown go through `safetext.printable`.
 """
 
 from __future__ import annotations
@@ -85,8 +75,7 @@ class IntakeLimits:
 
 @dataclass
 class Intake:
-    """What an input gave: submissions (sorted by student), the input's entries that are not a copy
-    (with why), and notes about the input as a whole."""
+    """What an input gave: its submissions, its entries that are not copies (with why), notes about it."""
 
     kind: str
     source: Path
@@ -173,9 +162,8 @@ def size_text(n: int) -> str:
 
 
 class Ledger:
-    """What one copy gave besides its exercises: notes, and every file not graded with why. Bounded:
-    `limits.listed` files named per reason (the others counted), MAX_REASONS reasons told apart. Also
-    the bytes its archives may still decompress (archives inside archives add up)."""
+    """One copy's notes and files not graded (with why, bounded per reason), and the bytes its archives
+    may still decompress (archives inside archives add up)."""
 
     def __init__(self, limits: IntakeLimits):
         self.limits = limits
@@ -205,7 +193,6 @@ class Ledger:
                               "(bombe de décompression ?)")
 
     def submission(self, student: str, files: Mapping[str, bytes | None], **fields) -> Submission:
-        """The copy's Submission, with the notes and files not graded kept here."""
         order = sorted(self._named, key=lambda r: self._ranks[r])  # stable: first seen first within a rank
         ignored = tuple(i for r in order for i in self._named[r])
         unlisted = tuple((r, self._counts[r] - len(self._named[r])) for r in order
@@ -223,8 +210,7 @@ def _bounded(notes: list[str], limits: IntakeLimits) -> tuple[str, ...]:
 
 
 class Sorter:
-    """Decides, from a name alone, whether an entry of a copy is kept (it can be an exercise, or is an
-    archive to open) or recorded as not graded, with which reason."""
+    """From a name alone: is an entry of a copy kept (an exercise, an archive to open), or why not."""
 
     def __init__(self, course: Course):
         self.matcher = Matcher(e.id for e in course.exercises)
@@ -293,8 +279,7 @@ class Entry:
 
 
 def _sorted(entries: Iterable[Entry], ledger: Ledger, sorter: Sorter) -> Iterator[Entry]:
-    """The entries that can be an exercise or are archives to open; every other one is recorded in
-    the ledger. The one classifier of a folder's and an archive's entries."""
+    """The kept entries; every other one is recorded in the ledger (a folder's and an archive's alike)."""
     for entry in entries:
         if entry.kind == REFUSED_KIND:
             # The exercise a refused entry (a link, a fifo…) would have been, if its name says so.
@@ -311,8 +296,7 @@ def _sorted(entries: Iterable[Entry], ledger: Ledger, sorter: Sorter) -> Iterato
 
 
 def expand(entries: Iterable[Entry], ledger: Ledger, depth: int, sorter: Sorter) -> list[Entry]:
-    """The entries that can be an exercise, the student's own archives opened (down to
-    `limits.depth`); every other entry is recorded in the ledger."""
+    """The kept entries, the student's own archives opened (down to `limits.depth`)."""
     out: list[Entry] = []
     for entry in _sorted(entries, ledger, sorter):
         if entry.kind != FILE or not is_zip(entry.parts[-1]):
@@ -360,8 +344,6 @@ _TIE_REASONS = ("nom exact", "un .py plutôt qu'un carnet", "dans exercises/", "
 
 
 def _tie_break(entry: Entry, match: Match) -> tuple:
-    """Among files as recent: the exact name, then a .py over a notebook, then the exercises/ folder,
-    then the shallowest, then the path."""
     in_exercises = len(entry.parts) >= 2 and entry.parts[-2] == "exercises"
     return not match.exact, match.notebook, not in_exercises, len(entry.parts), entry.path
 
@@ -485,8 +467,6 @@ class _Copy:
 
 def _submit(intake: Intake, course: Course, copies: dict[str, _Copy], grouping: moodlefolders.Grouping | None,
             sorter: Sorter, limits: IntakeLimits) -> Intake:
-    """Each copy as a Submission, with its Moodle notes (`grouping`, when the input is Moodle's), and the
-    notes about the whole input."""
     if grouping is not None:
         intake.moodle = grouping.copies
         intake.warnings = grouping.warnings + intake.warnings
@@ -608,9 +588,7 @@ def scan(root: Path, rel: tuple[str, ...], keep: Callable[[str], bool]) -> list[
 
 def walk(root: Path, limits: IntakeLimits, ledger: Ledger, sorter: Sorter, under: tuple[str, ...] = ()
          ) -> list[Entry]:
-    """The entries under `root` (their paths under `under/`) that can be an exercise (or are archives
-    to open), never following a symbolic link, nothing opened but directories; every other entry is
-    recorded in the ledger. The whole tree is walked (exercises/ first), up to `limits.scan` entries."""
+    """The kept entries under `root` (their paths under `under/`); nothing is opened but directories."""
     entries = _listed(root, limits, ledger, sorter.keep)
     return list(_sorted((e.under(under) for e in entries) if under else entries, ledger, sorter))
 
@@ -717,7 +695,6 @@ def mark_of(folder: Path) -> str:
 
 
 def _not_a_copy(folder: Path, st: os.stat_result, ours: tuple[int, int] | None) -> str | None:
-    """Why a folder among the copies is none: this run's results, a tool's folder, marked results."""
     if (st.st_dev, st.st_ino) == ours:
         return OUR_RESULTS
     if folder.name in SKIPPED_DIRS:
@@ -880,10 +857,8 @@ def _check_directory(handle, limits: IntakeLimits) -> None:
 
 
 def members(archive: zipfile.ZipFile, limits: IntakeLimits, budget: Ledger | None) -> list[Entry]:
-    """An archive's entries, checked: unsafe names, links, bombs and encrypted files come back
-    REFUSED_KIND (with the best guess of where they were, so the note reaches the right student),
-    tool folders (.git/, __MACOSX/…) SKIPPED. Readers never go past an entry's declared size (checked
-    against the compressed one) and charge `budget` (the student's; None for Moodle's archive, whose
+    """An archive's entries, checked; a refused one keeps the best guess of its place, so that its note
+    reaches the right student. Readers charge `budget` (the student's; None for Moodle's archive, whose
     every read is already bounded per file)."""
     infos = archive.infolist()
     if len(infos) > limits.scan:

@@ -1,18 +1,12 @@
-"""Who each folder of Moodle's « Download all submissions » archive belongs to, read where Moodle
-writes it, and the folders that cannot be told apart.
+"""Who each folder of Moodle's « Download all submissions » archive belongs to.
 
 Moodle (mod/assign/classes/downloader.php) names a folder `clean_filename(<full name, « _ » turned
 into spaces>_<participant number>)` (« Participant » under blind marking; in a team assignment the
 group's name and id, or « Default group » without a number), then `_assignsubmission_<plugin>`
 (Moodle < 4.1: one more `_`); with « download as folders » off, each file is
-`<prefix>_assignsubmission_<plugin>_<file name>`. An edited archive can break that; the rules here
-do not depend on it:
-- a folder's number is the last `_<digits>_assignsubmission_<plugin>` at its end; a name that also
-  carries another is read the same way and flagged;
-- a flat file whose name holds that pattern twice could be either participant's: it is nobody's;
-- two folders that give one number are never merged: each is graded under its folder's name, and
-  none goes back to Moodle under that number.
-Numbers are read as Moodle's importer reads them (`$participantid += 0`: « 0012 » is 12).
+`<prefix>_assignsubmission_<plugin>_<file name>`. An edited archive can break that, so a flat file
+readable as two participants' is nobody's, and two folders giving one number are never merged nor
+sent back to Moodle. Numbers are read as Moodle's importer does (`$participantid += 0`: « 0012 » is 12).
 """
 
 from __future__ import annotations
