@@ -119,8 +119,7 @@ def cell_map(bundle: Bundle, answers: dict[str, str]) -> CellMap:
 
 
 def _given_cells(chunk: str, first_line: int) -> list[Span]:
-    """The locked code cells in a stretch of template text (jupytext percent format): the lines after
-    a `# %%` marker that is not markdown, up to the next marker, trailing blank lines left out."""
+    """The locked code cells in a stretch of template text (jupytext's percent format)."""
     lines = chunk.split("\n")
     spans, start = [], None
 

@@ -194,8 +194,7 @@ def grade_id(exercise: Exercise, kind: str, key: str | int) -> str:
 
 
 def answer_cells(exercise: Exercise) -> list[AnswerCell]:
-    """The answer cells of the exercise's notebook, as the nbgrader build names them: each code cell of
-    the template (jupytext's percent format) that holds a blank, in order."""
+    """The answer cells of the exercise's notebook, as the nbgrader build names them."""
     import jupytext  # noqa: PLC0415 - slow to import: only for a course whose source notebooks are not there
 
     template = jupytext.reads(exercise.template_path.read_text(encoding="utf-8"), fmt="py:percent")

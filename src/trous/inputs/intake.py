@@ -418,8 +418,7 @@ def _stored(data: bytes, entry: Entry, notebook: bool, limits: IntakeLimits) -> 
 
 
 def pick(course: Course, entries: list[Entry], ledger: Ledger, matcher: Matcher) -> tuple[Stored, dict[str, str]]:
-    """Each exercise's file: the newest readable candidate, every other one recorded with why.
-    Returns (files, origins: exercise → path graded); the files are read again when graded (`Stored`)."""
+    """(files, origins: exercise → path) of each exercise's newest readable candidate, the others recorded."""
     groups: dict[str, list[tuple[Entry, Match]]] = {}
     for entry in entries:
         match = matcher.match(entry.parts[-1])
@@ -666,8 +665,7 @@ def stamp(folder: Path) -> Path:
 
 
 def mark_of(folder: Path) -> str:
-    """OURS when `folder` holds a mark naming itself, FOREIGN when it holds a mark naming another
-    folder (copied), NONE otherwise. Never follows a symbolic link, reads at most MARK_BYTES."""
+    """OURS when `folder` holds a mark naming itself, FOREIGN when one naming another folder (copied)."""
     try:
         fd = _open_at(None, str(folder), _O_DIRECTORY)
     except OSError:

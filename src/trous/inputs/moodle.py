@@ -129,13 +129,12 @@ class Copies:
 
 @dataclass
 class Grouping:
-    """`key[top]`: the copy each top-level entry belongs to (its student id); `names[key]`: the copy's
-    full name; `notes[key]`: what the teacher must know about it; `ambiguous`: entries nobody's."""
+    """The archive's top-level entries grouped into copies, keyed by student id."""
 
-    key: dict[str, str] = field(default_factory=dict)
-    names: dict[str, str] = field(default_factory=dict)
-    notes: dict[str, list[str]] = field(default_factory=dict)
-    ambiguous: list[Ambiguous] = field(default_factory=list)
+    key: dict[str, str] = field(default_factory=dict)  # top-level entry → the copy it belongs to
+    names: dict[str, str] = field(default_factory=dict)  # the copy's full name
+    notes: dict[str, list[str]] = field(default_factory=dict)  # what the teacher must know about the copy
+    ambiguous: list[Ambiguous] = field(default_factory=list)  # entries nobody's
     copies: Copies = field(default_factory=Copies)
     warnings: list[str] = field(default_factory=list)  # about the whole archive
 
@@ -203,21 +202,14 @@ def group(tops: dict[str, Name | Ambiguous], student_id) -> Grouping:
     return out
 
 
-def importer_reads(part: str) -> tuple[str, str] | None:
-    """(participant number, plugin) Moodle's feedback-zip importer reads in one path part, or None
-    (importziplib.php, is_valid_filename_for_import: explode('_', $part, 5))."""
-    info = part.split("_", 4)
-    if len(info) < 4 or not re.fullmatch(r"\d+", info[1]):
-        return None
-    return number(info[1]), f"{info[2]}_{info[3]}"
-
-
 def feedback_folder(participant: Participant) -> str:
     """The folder of a participant's page in trous's feedback zip: the archive's own folder when
-    Moodle's importer reads this participant's number in it, else the form Moodle ≥ 4.1 writes
-    (a name with « _ » or another number in front would send the page to someone else)."""
-    read_back = importer_reads(participant.folder)
-    if read_back is not None and read_back[0] == participant.number and read_back[1].startswith("assignsubmission_"):
+    Moodle's importer reads this participant's number and a submission plugin in it (importziplib.php,
+    is_valid_filename_for_import: explode('_', $part, 5)), else the form Moodle ≥ 4.1 writes (a name
+    with « _ » or another number in front would send the page to someone else)."""
+    info = participant.folder.split("_", 4)
+    if len(info) >= 4 and re.fullmatch(r"\d+", info[1]) and number(info[1]) == participant.number \
+            and info[2] == "assignsubmission":
         return participant.folder
     name = re.sub(r"[_/\\:*?\"<>|]+", " ", participant.name).strip() or "Participant"
     return f"{name}_{participant.number}_assignsubmission_file"

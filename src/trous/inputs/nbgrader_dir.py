@@ -10,8 +10,7 @@ from pathlib import Path
 
 
 def course_root(path: Path | str) -> Path | None:
-    """The nbgrader course at `path`, or whose submitted/ `path` is: a folder with submitted/ (not a
-    link) and nbgrader_config.py or gradebook.db; None otherwise."""
+    """The nbgrader course at `path`, or whose submitted/ `path` is; None otherwise."""
     path = Path(path)
     root = path.parent if path.name == "submitted" else path
     submitted = root / "submitted"
