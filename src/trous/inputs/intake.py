@@ -362,20 +362,15 @@ def _ranked(candidates: list[tuple[Entry, Match]]) -> list[tuple[Entry, Match]]:
     return sorted(candidates, key=key)
 
 
-def date_text(mtime: float | None) -> str:
-    if not mtime:
-        return "date inconnue"
-    try:
-        return time.strftime("%d/%m/%Y %H:%M", time.localtime(mtime))
-    except (OverflowError, OSError, ValueError):
-        return "date inconnue"
-
-
 def _not_chosen(entry: Entry, match: Match, chosen: tuple[Entry, Match]) -> str:
     kept = chosen[0]
     shown = _short(kept.path, 80)
-    if (entry.mtime or 0.0) < (kept.mtime or 0.0) - TIE_SECONDS:
-        return f"version plus ancienne : {shown} (modifié le {date_text(kept.mtime)}) est corrigé à sa place"
+    if (entry.mtime or 0.0) < (kept.mtime or 0.0) - TIE_SECONDS:  # so kept.mtime is known
+        try:
+            when = time.strftime("%d/%m/%Y %H:%M", time.localtime(kept.mtime))
+        except (OverflowError, OSError, ValueError):
+            when = "date inconnue"
+        return f"version plus ancienne : {shown} (modifié le {when}) est corrigé à sa place"
     why = next((why for why, mine, theirs in zip(_TIE_REASONS, _tie_break(*chosen), _tie_break(entry, match))
                 if mine < theirs), _TIE_REASONS[-1])
     return f"même date que {shown}, corrigé à sa place ({why})"
@@ -634,10 +629,9 @@ def _listed(root: Path, limits: IntakeLimits, ledger: Ledger, keep: Callable[[st
 
 
 # -- trous's own results folder, recognised by a mark only trous can make true --------------------
-# A student's folder must never be dropped for looking like results: a file name proves nothing. So
-# `trous grade` writes MARK in its results folder, holding that folder's device and inode numbers, which
-# a student cannot predict for their folder once unpacked on the teacher's disk; a copied mark names
-# another folder and does not count. A results folder copied elsewhere is graded like any folder.
+# A student's folder must never be dropped for looking like results, and a file name proves nothing:
+# MARK holds the results folder's device and inode numbers, which a student cannot predict for their
+# folder once unpacked on the teacher's disk; a copied mark names another folder and does not count.
 MARK = ".trous-resultats"
 MARK_KIND = "trous/resultats"
 OURS, FOREIGN, NONE = "ours", "foreign", "none"
@@ -948,8 +942,7 @@ def _zip_copies(entries: list[Entry], path: Path, archive: zipfile.ZipFile, cour
             _moodle_plugin(copy.ledger, shown or top, found.plugin)
         elif inner or entry.kind == REFUSED_KIND:  # refused ones are named by expand, as a folder's are
             copy.entries.append(dataclasses.replace(entry, parts=inner))
-    sorter = Sorter(course)
-    return _submit(intake, course, copies, grouping if tops else None, sorter, limits)
+    return _submit(intake, course, copies, grouping if tops else None, Sorter(course), limits)
 
 
 def looks_like_zip(path: Path) -> bool:
