@@ -40,7 +40,6 @@ def last_cells(cells: list[dict]) -> tuple[dict[str, dict], dict[str, int]]:
 
 
 def from_cells(cells: list[dict]) -> dict[str, str]:
-    """grade_id → source of every answer cell (nbgrader `solution: true`)."""
     return {g: cell_source(c) for g, c in last_cells(cells)[0].items() if nbgrader_meta(c).get("solution")}
 
 
@@ -82,7 +81,6 @@ class CellMap:
     stale: list[int] = field(default_factory=list)  # NotebookReport's: cells never run (said otherwise here)
 
     def where(self, line: int | None) -> tuple[str, int] | None:
-        """(cell, line in that cell) for a line of the text."""
         if not line:
             return None
         for span in self.spans:

@@ -32,7 +32,6 @@ KINDS: dict[str, Kind] = {
 
 
 def detected(path: str | Path, kind: str = "auto") -> Kind | None:
-    """The kind of input `path` is (None when no kind takes it, or when `kind` is unknown)."""
     if kind != "auto":
         return KINDS.get(kind)
     return next((k for k in KINDS.values() if k.detect(Path(path))), None)

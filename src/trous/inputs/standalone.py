@@ -105,8 +105,6 @@ def read_manifest(root: Path) -> dict | None:
 
 @dataclass
 class SourceExercise:
-    """What a source notebook says about its exercise."""
-
     path: Path
     bundle: Bundle  # hidden bundle, from the first grade cell
     points: dict[str, float] = field(default_factory=dict)  # blank id → points of its grade cell
