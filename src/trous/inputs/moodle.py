@@ -55,7 +55,8 @@ class Ambiguous:
 
 def read(top: str, folder: bool) -> Name | Ambiguous | None:
     """The owner of the archive's top-level entry `top` (a folder when `folder`), or None when it is
-    not named as Moodle names them."""
+    not named as Moodle names them. A folder's number is its last `_<digits>_assignsubmission_<plugin>`
+    (the other numbers it carries are flagged)."""
     if folder:
         match = FOLDER.fullmatch(top)
         if match:

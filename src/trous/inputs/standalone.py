@@ -589,4 +589,3 @@ def moodle_copies(root: Path, students: list[str], assignments: list[str] | None
         elif number in grouping.copies.participants:
             copies.participants[student] = grouping.copies.participants[number]
     return copies, grouping.warnings
-
