@@ -25,9 +25,8 @@ def nbgrader_meta(cell: dict) -> dict:
 
 
 def last_cells(cells: list[dict]) -> tuple[dict[str, dict], dict[str, int]]:
-    """(grade_id → the cell that counts, grade_id → how many cells carry it) of the nbgrader cells
-    (grade, answer or locked): of those sharing a grade_id, nbgrader's DeduplicateIds keeps the last,
-    the one the kernel runs last. The first dict is in the order of the notebook."""
+    """(grade_id → the cell that counts, in notebook order; grade_id → how many carry it) of the nbgrader
+    cells: of those sharing a grade_id, nbgrader's DeduplicateIds keeps the last, which the kernel runs last."""
     kept: dict[str, dict] = {}
     copies: dict[str, int] = {}
     for cell in reversed(cells):

@@ -134,8 +134,7 @@ COURSE_FILES = {"course.yaml", "lisezmoi.md", "requirements.txt", "requirements-
 
 
 def course_files(course: Course) -> set[str]:
-    """Names (case-folded) of the files a student got with the course rather than wrote: the
-    edition's, and the course's own notebook with the files it imports (`explorer.files`)."""
+    """Names (case-folded) of the files a student got with the course (the edition's, the explorer's)."""
     names = set(COURSE_FILES)
     if course.explorer is not None:
         names.add(course.explorer.file.casefold())

@@ -83,9 +83,8 @@ MAX_EXTRACTED = 50_000  # entries walked under zip_collect's extracted/ folders 
 
 
 def extracted(roots) -> list[tuple[os.DirEntry, Name]]:
-    """The folders of zip_collect's `extracted/` trees named as Moodle names them, with their owners.
-    What is below such a folder is never read as another owner's (a student may upload one named
-    like Bob's)."""
+    """The folders of zip_collect's `extracted/` trees named as Moodle names them, with their owners;
+    nothing below one is read as another owner's (a student may upload a folder named like Bob's)."""
     found: list[tuple[os.DirEntry, Name]] = []
     pending, seen = list(reversed(roots)), 0
     while pending and seen < MAX_EXTRACTED:
