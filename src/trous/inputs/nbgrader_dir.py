@@ -1,6 +1,5 @@
-"""An nbgrader course directory seen from outside, before nbgrader or nbformat is imported: where it
-is (`course_root`, which `trous grade` runs before importing anything), and what this process must
-do before nbformat is imported (`without_iri_grammars`).
+"""An nbgrader course directory seen before nbgrader or nbformat is imported: where it is (`course_root`,
+which `trous grade` runs before importing anything), and what to do before nbformat is imported.
 """
 
 from __future__ import annotations
