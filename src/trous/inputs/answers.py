@@ -1,15 +1,12 @@
 """A student's code for one exercise, read from a notebook: the template with each answer cell
-replaced by what the student's answer cell holds; where its lines are in the notebook; what the
-student changed in the locked cells.
+replaced by the student's, where its lines are in the notebook, what the student changed elsewhere.
 
-Only the answer cells count (found by their nbgrader grade_id): cells a student adds are scratch
-work, and locked cells are restored by nbgrader anyway. Whatever reads the notebook (`trous grade`,
-the hidden cells in the kernel, the out-of-kernel check) builds the same text, so they all grade the
-same program, with the line numbers of `exercises/<id>.py`. Messages must speak of the notebook
-(« ligne 3 de la cellule de réponse 1 », a locked code cell named by its first line): `CellMap` has
-what `check.feedback.NotebookReport` asks of a snapshot, so the check cell renders with the same
-report as `trous lab`. A locked cell a student changed is restored by nbgrader's autograde (saying
-so only in the teacher's log); the grade never depends on it, but the student and teacher are told.
+Only the answer cells count (by grade_id): added cells are scratch work, and nbgrader's autograde
+restores locked cells (saying so only in the teacher's log), so the grade never depends on them,
+but `changes` tells student and teacher. Whatever reads the notebook (`trous grade`, the hidden
+cells in the kernel, the out-of-kernel check) builds the same text, so all grade the same program.
+Messages speak of the notebook (« ligne 3 de la cellule de réponse 1 »): `CellMap` has what
+`check.feedback.NotebookReport` asks of a snapshot, so the check cell renders as `trous lab` does.
 """
 
 from __future__ import annotations
@@ -28,9 +25,8 @@ def nbgrader_meta(cell: dict) -> dict:
 
 
 def last_cells(cells: list[dict]) -> tuple[dict[str, dict], dict[str, int]]:
-    """(grade_id → the cell that counts, grade_id → how many cells carry it) of the nbgrader cells
-    (grade, answer or locked): of those sharing a grade_id, nbgrader's DeduplicateIds keeps the last,
-    the one the kernel runs last. The first dict is in the order of the notebook."""
+    """(grade_id → the cell that counts, in notebook order; grade_id → how many carry it) of the nbgrader
+    cells: of those sharing a grade_id, nbgrader's DeduplicateIds keeps the last, which the kernel runs last."""
     kept: dict[str, dict] = {}
     copies: dict[str, int] = {}
     for cell in reversed(cells):
@@ -43,7 +39,6 @@ def last_cells(cells: list[dict]) -> tuple[dict[str, dict], dict[str, int]]:
 
 
 def from_cells(cells: list[dict]) -> dict[str, str]:
-    """grade_id → source of every answer cell (nbgrader `solution: true`)."""
     return {g: cell_source(c) for g, c in last_cells(cells)[0].items() if nbgrader_meta(c).get("solution")}
 
 
@@ -85,7 +80,6 @@ class CellMap:
     stale: list[int] = field(default_factory=list)  # NotebookReport's: cells never run (said otherwise here)
 
     def where(self, line: int | None) -> tuple[str, int] | None:
-        """(cell, line in that cell) for a line of the text."""
         if not line:
             return None
         for span in self.spans:
@@ -122,8 +116,7 @@ def cell_map(bundle: Bundle, answers: dict[str, str]) -> CellMap:
 
 
 def _given_cells(chunk: str, first_line: int) -> list[Span]:
-    """The locked code cells in a stretch of template text (jupytext percent format): the lines after
-    a `# %%` marker that is not markdown, up to the next marker, trailing blank lines left out."""
+    """The locked code cells in a stretch of template text (jupytext's percent format)."""
     lines = chunk.split("\n")
     spans, start = [], None
 
@@ -176,7 +169,6 @@ def released(text: str) -> str:
 
 
 def source_cell(cell: dict, meta: dict) -> LockedCell:
-    """A cell of the source notebook with a grade_id (`meta`: its nbgrader metadata)."""
     text = cell_source(cell)
     points = points_of(meta.get("points")) if meta.get("grade") else None
     return LockedCell(cell.get("cell_type", ""), (text, released(text)), points, bool(meta.get("locked")))

@@ -1,11 +1,9 @@
 """What a notebook carries about its exercise, so that it can be checked and graded without the course.
 
-The *public* bundle (in the check cell, shipped to students): the exercise's course.yaml entry (first
-hint only), the course's limits, the template, the public checks, and where each answer cell sits
-in the template. The *hidden* bundle (in hidden-test blocks only, stripped from the release) adds
-the reference solution and the hidden grader. `materialize` writes a bundle back as a course
-directory, so that the very same engine and self-check run on it: the notebook's grades are the
-engine's grades.
+The *public* bundle (in the check cell, shipped to students) holds what the self-check needs; the
+*hidden* one (in hidden-test blocks only, stripped from the release) adds the reference solution and
+the hidden grader. `materialize` writes a bundle back as a course directory, so that the very same
+engine and self-check run on it: the notebook's grades are the engine's grades.
 """
 
 from __future__ import annotations
@@ -90,12 +88,27 @@ def of(exercise: Exercise, cells: list[AnswerCell], hidden: bool) -> Bundle:
                   read(exercise.grader_path) if hidden else None)
 
 
-def _write(root: Path, first: Bundle, assignments: list[dict], bundles: list[Bundle], hidden: bool) -> None:
-    """The bundles as a course directory: course.yaml, templates and public checks, and when `hidden`
-    the solutions and hidden graders."""
-    spec = {"course": first.course, "assignments": assignments}
-    if first.limits:
-        spec["limits"] = first.limits
+def materialize(bundle: Bundle, root: str | Path) -> Exercise:
+    """Write the bundle as a course directory with this one exercise; the student's file is
+    `exercises/<id>.py` (the caller writes it), the template a pristine copy beside it."""
+    order = [(bundle.assignment.get("id"), [bundle.exercise_id])]
+    return materialize_course([bundle], order, root, bundle.hidden).exercise(bundle.exercise_id)
+
+
+def materialize_course(bundles: list[Bundle], order: list[tuple[str, list[str]]], root: str | Path,
+                       hidden: bool = True) -> Course:
+    """Write bundles back as a course directory, its assignments and exercises in `order` ((assignment
+    id, exercise ids)), without student files; with the solutions and hidden graders when `hidden`."""
+    by_id = {b.exercise_id: b for b in bundles}
+    assignments = []
+    for assignment_id, exercise_ids in order:
+        exercises = [by_id[e] for e in exercise_ids]
+        if any(b.assignment.get("id") != assignment_id for b in exercises):
+            raise ValueError(f"devoir {assignment_id} : un exercice y est rangé sous un autre devoir")
+        assignments.append({**exercises[0].assignment, "exercises": [b.exercise for b in exercises]})
+    spec = {"course": bundles[0].course, "assignments": assignments}
+    if bundles[0].limits:
+        spec["limits"] = bundles[0].limits
     files = {"course.yaml": yaml.safe_dump(spec, allow_unicode=True, sort_keys=False)}
     for bundle in bundles:
         ex = bundle.exercise_id
@@ -104,29 +117,8 @@ def _write(root: Path, first: Bundle, assignments: list[dict], bundles: list[Bun
             files[f"solutions/{ex}.py"] = bundle.solution or ""
             files[f"graders/test_{ex}.py"] = bundle.grader or ""
     for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
-
-
-def materialize(bundle: Bundle, root: str | Path) -> Exercise:
-    """Write the bundle as a course directory with this one exercise; the student's file is
-    `exercises/<id>.py` (the caller writes it), the template a pristine copy beside it."""
-    assignments = [{**bundle.assignment, "exercises": [bundle.exercise]}]
-    _write(Path(root), bundle, assignments, [bundle], bundle.hidden)
-    return Course.load(root).exercise(bundle.exercise_id)
-
-
-def materialize_course(bundles: list[Bundle], order: list[tuple[str, list[str]]], root: str | Path) -> Course:
-    """Write hidden bundles back as the nbgrader course's whole course: its assignments and exercises
-    in `order` ((assignment id, exercise ids)), without student files."""
-    by_id = {b.exercise_id: b for b in bundles}
-    assignments = []
-    for assignment_id, exercise_ids in order:
-        exercises = [by_id[e] for e in exercise_ids]
-        if any(b.assignment.get("id") != assignment_id for b in exercises):
-            raise ValueError(f"devoir {assignment_id} : un exercice y est rangé sous un autre devoir")
-        assignments.append({**exercises[0].assignment, "exercises": [b.exercise for b in exercises]})
-    _write(Path(root), bundles[0], assignments, bundles, hidden=True)
+        (Path(root) / rel).parent.mkdir(parents=True, exist_ok=True)
+        (Path(root) / rel).write_text(text, encoding="utf-8")
     return Course.load(root)
 
 
@@ -202,8 +194,7 @@ def grade_id(exercise: Exercise, kind: str, key: str | int) -> str:
 
 
 def answer_cells(exercise: Exercise) -> list[AnswerCell]:
-    """The answer cells of the exercise's notebook, as the nbgrader build names them: each code cell of
-    the template (jupytext's percent format) that holds a blank, in order."""
+    """The answer cells of the exercise's notebook, as the nbgrader build names them."""
     import jupytext  # noqa: PLC0415 - slow to import: only for a course whose source notebooks are not there
 
     template = jupytext.reads(exercise.template_path.read_text(encoding="utf-8"), fmt="py:percent")

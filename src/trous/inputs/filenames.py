@@ -1,16 +1,14 @@
 """Which exercise a file is, from its name as students really upload it.
 
-Browsers, Moodle, file managers and JupyterLab rename files (`01_moyenne (1).py`, `01_moyenne-1.py`,
-`01_moyenne copie.py`, `01_moyenne - Copie (2).py`, `Copie de 01_moyenne.py`, `01_moyenne-Copy1.ipynb`,
-`01_moyenne.py.txt`, `01_Moyenne.PY`…). A name is an exercise's when, those decorations taken off,
-what remains is the exercise id, whatever the case. Ids (`NN_lowercase_and_digits`) never hold a
-space, a parenthesis or a hyphen, so this never turns one exercise's name into another's. Other
-words after an id (`01_moyenne_final.py`) are not guessed: « nom proche », left ungraded.
+Browsers, Moodle, file managers and JupyterLab rename files (`_SUFFIXES`, `Copie de 01_moyenne.py`,
+`01_moyenne.py.txt`, `01_Moyenne.PY`): a name is an exercise's when, those decorations taken off,
+what remains is its id, whatever the case. Ids (`NN_lowercase_and_digits`) never hold a space, a
+parenthesis or a hyphen, so this never turns one exercise's name into another's; other words after
+an id (`01_moyenne_final.py`) are not guessed (« nom proche », left ungraded).
 
-A `.ipynb` (JupyterLab, `trous lab`) is graded as the `.py` saving it paired with its percent-format
-`.py` would write (`to_python`). Without jupytext (the notebooks extra) every notebook left ungraded
-says so (`unavailable()`), never in silence. The notebook is untrusted JSON: nothing in it runs, its
-size is bounded by the caller, and any failure of the parser is a French reason, never a crash.
+A `.ipynb` is graded as its paired percent-format `.py` (`to_python`); without jupytext, every
+notebook left ungraded says so (`unavailable()`). Its JSON is untrusted: nothing in it runs, the
+caller bounds its size, and any failure of the parser is a French reason, never a crash.
 """
 
 from __future__ import annotations

@@ -1,24 +1,14 @@
 """Turning what the teacher has into `Submission`s: a folder with one sub-folder (or .zip) per
-student, or the `.zip` Moodle's « Télécharger tous les travaux remis » gives (every kind: kinds.py).
+student, or the `.zip` Moodle's « Télécharger tous les travaux remis » gives (kinds.py).
 
-Every copy is accounted for: each entry of the input is a copy or is listed with why not
-(`Intake.ignored`); trous's own results folder is recognised by its mark (`stamp`), never by a
-file name a student could imitate. A copy is walked in full (21 000 files of a virtual environment,
-say), but only the files that can be an exercise (filenames.py) and the student's own archives are
-kept; every other file is named with why (`Submission.ignored`, `IntakeLimits.listed` per reason,
-the others counted). When two files can be one exercise, the newest wins.
-
-Nothing is extracted to disk, and every untrusted name and size is checked before it is used:
-- an archive entry whose path escapes (`..`, absolute, a drive letter) or that is a symbolic link is
-  refused and reported, never read;
-- sizes are bounded (per file, decompressed bytes per archive, archives inside archives, an
-  archive's central directory before zipfile reads it); an entry expanding far beyond its
-  compressed size is refused as a zip bomb;
-- in a folder, symbolic links are never followed (each component is opened with O_NOFOLLOW relative
-  to its parent's descriptor); only regular files are read, read-only, without touching their
-  access time when the system allows it.
-Names shown go through `safetext.printable`; a folder whose name is not printable gets an
-identifier that is (its cleaned name and a short hash).
+Every entry of the input is a copy or is listed with why not (`Intake.ignored`). A copy is walked in
+full, but only what can be an exercise (filenames.py) and the student's own archives are kept; every
+other file is named with why (`Submission.ignored`, bounded). Of two files for one exercise, the
+newest wins. Inputs are hostile, so nothing is extracted to disk and every name and size is checked
+before use: escaping archive paths (`..`, absolute, a drive) and links are refused, never read;
+sizes, nesting and compression ratios are bounded (`IntakeLimits`); in a folder no symbolic link is
+followed (each component opened with O_NOFOLLOW relative to its parent's descriptor) and only regular
+files are read. Names shown go through `safetext.printable`.
 """
 
 from __future__ import annotations
@@ -85,8 +75,7 @@ class IntakeLimits:
 
 @dataclass
 class Intake:
-    """What an input gave: submissions (sorted by student), the input's entries that are not a copy
-    (with why), and notes about the input as a whole."""
+    """What an input gave: its submissions, its entries that are not copies (with why), notes about it."""
 
     kind: str
     source: Path
@@ -145,8 +134,7 @@ COURSE_FILES = {"course.yaml", "lisezmoi.md", "requirements.txt", "requirements-
 
 
 def course_files(course: Course) -> set[str]:
-    """Names (case-folded) of the files a student got with the course rather than wrote: the
-    edition's, and the course's own notebook with the files it imports (`explorer.files`)."""
+    """Names (case-folded) of the files a student got with the course (the edition's, the explorer's)."""
     names = set(COURSE_FILES)
     if course.explorer is not None:
         names.add(course.explorer.file.casefold())
@@ -173,9 +161,8 @@ def size_text(n: int) -> str:
 
 
 class Ledger:
-    """What one copy gave besides its exercises: notes, and every file not graded with why. Bounded:
-    `limits.listed` files named per reason (the others counted), MAX_REASONS reasons told apart. Also
-    the bytes its archives may still decompress (archives inside archives add up)."""
+    """One copy's notes and files not graded (with why, bounded per reason), and the bytes its archives
+    may still decompress (archives inside archives add up)."""
 
     def __init__(self, limits: IntakeLimits):
         self.limits = limits
@@ -205,7 +192,6 @@ class Ledger:
                               "(bombe de décompression ?)")
 
     def submission(self, student: str, files: Mapping[str, bytes | None], **fields) -> Submission:
-        """The copy's Submission, with the notes and files not graded kept here."""
         order = sorted(self._named, key=lambda r: self._ranks[r])  # stable: first seen first within a rank
         ignored = tuple(i for r in order for i in self._named[r])
         unlisted = tuple((r, self._counts[r] - len(self._named[r])) for r in order
@@ -223,8 +209,7 @@ def _bounded(notes: list[str], limits: IntakeLimits) -> tuple[str, ...]:
 
 
 class Sorter:
-    """Decides, from a name alone, whether an entry of a copy is kept (it can be an exercise, or is an
-    archive to open) or recorded as not graded, with which reason."""
+    """From a name alone: is an entry of a copy kept (an exercise, an archive to open), or why not."""
 
     def __init__(self, course: Course):
         self.matcher = Matcher(e.id for e in course.exercises)
@@ -293,8 +278,7 @@ class Entry:
 
 
 def _sorted(entries: Iterable[Entry], ledger: Ledger, sorter: Sorter) -> Iterator[Entry]:
-    """The entries that can be an exercise or are archives to open; every other one is recorded in
-    the ledger. The one classifier of a folder's and an archive's entries."""
+    """The kept entries; every other one is recorded in the ledger (a folder's and an archive's alike)."""
     for entry in entries:
         if entry.kind == REFUSED_KIND:
             # The exercise a refused entry (a link, a fifo…) would have been, if its name says so.
@@ -311,8 +295,7 @@ def _sorted(entries: Iterable[Entry], ledger: Ledger, sorter: Sorter) -> Iterato
 
 
 def expand(entries: Iterable[Entry], ledger: Ledger, depth: int, sorter: Sorter) -> list[Entry]:
-    """The entries that can be an exercise, the student's own archives opened (down to
-    `limits.depth`); every other entry is recorded in the ledger."""
+    """The kept entries, the student's own archives opened (down to `limits.depth`)."""
     out: list[Entry] = []
     for entry in _sorted(entries, ledger, sorter):
         if entry.kind != FILE or not is_zip(entry.parts[-1]):
@@ -360,8 +343,6 @@ _TIE_REASONS = ("nom exact", "un .py plutôt qu'un carnet", "dans exercises/", "
 
 
 def _tie_break(entry: Entry, match: Match) -> tuple:
-    """Among files as recent: the exact name, then a .py over a notebook, then the exercises/ folder,
-    then the shallowest, then the path."""
     in_exercises = len(entry.parts) >= 2 and entry.parts[-2] == "exercises"
     return not match.exact, match.notebook, not in_exercises, len(entry.parts), entry.path
 
@@ -380,20 +361,15 @@ def _ranked(candidates: list[tuple[Entry, Match]]) -> list[tuple[Entry, Match]]:
     return sorted(candidates, key=key)
 
 
-def date_text(mtime: float | None) -> str:
-    if not mtime:
-        return "date inconnue"
-    try:
-        return time.strftime("%d/%m/%Y %H:%M", time.localtime(mtime))
-    except (OverflowError, OSError, ValueError):
-        return "date inconnue"
-
-
 def _not_chosen(entry: Entry, match: Match, chosen: tuple[Entry, Match]) -> str:
     kept = chosen[0]
     shown = _short(kept.path, 80)
-    if (entry.mtime or 0.0) < (kept.mtime or 0.0) - TIE_SECONDS:
-        return f"version plus ancienne : {shown} (modifié le {date_text(kept.mtime)}) est corrigé à sa place"
+    if (entry.mtime or 0.0) < (kept.mtime or 0.0) - TIE_SECONDS:  # so kept.mtime is known
+        try:
+            when = time.strftime("%d/%m/%Y %H:%M", time.localtime(kept.mtime))
+        except (OverflowError, OSError, ValueError):
+            when = "date inconnue"
+        return f"version plus ancienne : {shown} (modifié le {when}) est corrigé à sa place"
     why = next((why for why, mine, theirs in zip(_TIE_REASONS, _tie_break(*chosen), _tie_break(entry, match))
                 if mine < theirs), _TIE_REASONS[-1])
     return f"même date que {shown}, corrigé à sa place ({why})"
@@ -436,8 +412,7 @@ def _stored(data: bytes, entry: Entry, notebook: bool, limits: IntakeLimits) -> 
 
 
 def pick(course: Course, entries: list[Entry], ledger: Ledger, matcher: Matcher) -> tuple[Stored, dict[str, str]]:
-    """Each exercise's file: the newest readable candidate, every other one recorded with why.
-    Returns (files, origins: exercise → path graded); the files are read again when graded (`Stored`)."""
+    """(files, origins: exercise → path) of each exercise's newest readable candidate, the others recorded."""
     groups: dict[str, list[tuple[Entry, Match]]] = {}
     for entry in entries:
         match = matcher.match(entry.parts[-1])
@@ -485,8 +460,6 @@ class _Copy:
 
 def _submit(intake: Intake, course: Course, copies: dict[str, _Copy], grouping: moodlefolders.Grouping | None,
             sorter: Sorter, limits: IntakeLimits) -> Intake:
-    """Each copy as a Submission, with its Moodle notes (`grouping`, when the input is Moodle's), and the
-    notes about the whole input."""
     if grouping is not None:
         intake.moodle = grouping.copies
         intake.warnings = grouping.warnings + intake.warnings
@@ -608,9 +581,7 @@ def scan(root: Path, rel: tuple[str, ...], keep: Callable[[str], bool]) -> list[
 
 def walk(root: Path, limits: IntakeLimits, ledger: Ledger, sorter: Sorter, under: tuple[str, ...] = ()
          ) -> list[Entry]:
-    """The entries under `root` (their paths under `under/`) that can be an exercise (or are archives
-    to open), never following a symbolic link, nothing opened but directories; every other entry is
-    recorded in the ledger. The whole tree is walked (exercises/ first), up to `limits.scan` entries."""
+    """The kept entries under `root` (their paths under `under/`); nothing is opened but directories."""
     entries = _listed(root, limits, ledger, sorter.keep)
     return list(_sorted((e.under(under) for e in entries) if under else entries, ledger, sorter))
 
@@ -657,10 +628,9 @@ def _listed(root: Path, limits: IntakeLimits, ledger: Ledger, keep: Callable[[st
 
 
 # -- trous's own results folder, recognised by a mark only trous can make true --------------------
-# A student's folder must never be dropped for looking like results: a file name proves nothing. So
-# `trous grade` writes MARK in its results folder, holding that folder's device and inode numbers, which
-# a student cannot predict for their folder once unpacked on the teacher's disk; a copied mark names
-# another folder and does not count. A results folder copied elsewhere is graded like any folder.
+# A student's folder must never be dropped for looking like results, and a file name proves nothing:
+# MARK holds the results folder's device and inode numbers, which a student cannot predict for their
+# folder once unpacked on the teacher's disk; a copied mark names another folder and does not count.
 MARK = ".trous-resultats"
 MARK_KIND = "trous/resultats"
 OURS, FOREIGN, NONE = "ours", "foreign", "none"
@@ -688,8 +658,7 @@ def stamp(folder: Path) -> Path:
 
 
 def mark_of(folder: Path) -> str:
-    """OURS when `folder` holds a mark naming itself, FOREIGN when it holds a mark naming another
-    folder (copied), NONE otherwise. Never follows a symbolic link, reads at most MARK_BYTES."""
+    """OURS when `folder` holds a mark naming itself, FOREIGN when one naming another folder (copied)."""
     try:
         fd = _open_at(None, str(folder), _O_DIRECTORY)
     except OSError:
@@ -717,7 +686,6 @@ def mark_of(folder: Path) -> str:
 
 
 def _not_a_copy(folder: Path, st: os.stat_result, ours: tuple[int, int] | None) -> str | None:
-    """Why a folder among the copies is none: this run's results, a tool's folder, marked results."""
     if (st.st_dev, st.st_ino) == ours:
         return OUR_RESULTS
     if folder.name in SKIPPED_DIRS:
@@ -880,10 +848,8 @@ def _check_directory(handle, limits: IntakeLimits) -> None:
 
 
 def members(archive: zipfile.ZipFile, limits: IntakeLimits, budget: Ledger | None) -> list[Entry]:
-    """An archive's entries, checked: unsafe names, links, bombs and encrypted files come back
-    REFUSED_KIND (with the best guess of where they were, so the note reaches the right student),
-    tool folders (.git/, __MACOSX/…) SKIPPED. Readers never go past an entry's declared size (checked
-    against the compressed one) and charge `budget` (the student's; None for Moodle's archive, whose
+    """An archive's entries, checked; a refused one keeps the best guess of its place, so that its note
+    reaches the right student. Readers charge `budget` (the student's; None for Moodle's archive, whose
     every read is already bounded per file)."""
     infos = archive.infolist()
     if len(infos) > limits.scan:
@@ -975,8 +941,7 @@ def _zip_copies(entries: list[Entry], path: Path, archive: zipfile.ZipFile, cour
             _moodle_plugin(copy.ledger, shown or top, found.plugin)
         elif inner or entry.kind == REFUSED_KIND:  # refused ones are named by expand, as a folder's are
             copy.entries.append(dataclasses.replace(entry, parts=inner))
-    sorter = Sorter(course)
-    return _submit(intake, course, copies, grouping if tops else None, sorter, limits)
+    return _submit(intake, course, copies, grouping if tops else None, Sorter(course), limits)
 
 
 def looks_like_zip(path: Path) -> bool:

@@ -1,8 +1,6 @@
-"""The kinds of input `trous grade` reads (`--format`), in one fixed table: a folder of copies,
-Moodle's archive (intake.py), an nbgrader course (standalone.py). `load` takes the first kind whose
-`detect` accepts the path: the most specific comes first (an nbgrader course is also a folder). An
-input without a single copy is refused here, for every kind; one that is not of the kind --format
-names, by its loader (intake.of_kind: the same words for every kind).
+"""The kinds of input `trous grade` reads (`--format`), in one table: the first kind whose `detect`
+accepts the path is taken, so the most specific comes first (an nbgrader course is also a folder).
+An input without a single copy is refused here, the same words for every kind.
 """
 
 from __future__ import annotations
@@ -11,9 +9,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.course import Course
+from ..core.course import Course, CourseError
 from . import intake, standalone as nbgrader
-from .nbgrader_dir import without_iri_grammars
+from .nbgrader_dir import course_root, without_iri_grammars
 from .intake import Intake, IntakeError
 
 without_iri_grammars()  # whatever imports nbformat later in this process (session.py says why)
@@ -27,14 +25,13 @@ class Kind:
 
 
 KINDS: dict[str, Kind] = {
-    nbgrader.NAME: Kind(nbgrader.DESCRIPTION, nbgrader.course_root, nbgrader.load_submitted),
+    nbgrader.NAME: Kind(nbgrader.DESCRIPTION, course_root, nbgrader.load_submitted),
     "moodle": Kind(intake.ZIP_KIND, intake.looks_like_zip, intake.load_zip),
     "dossier": Kind(intake.FOLDER_KIND, Path.is_dir, intake.load_folder),
 }
 
 
 def detected(path: str | Path, kind: str = "auto") -> Kind | None:
-    """The kind of input `path` is (None when no kind takes it, or when `kind` is unknown)."""
     if kind != "auto":
         return KINDS.get(kind)
     return next((k for k in KINDS.values() if k.detect(Path(path))), None)
@@ -48,11 +45,17 @@ def _nbgrader(path: str | Path, kind: str) -> bool:
 def carried_course(path: str | Path, kind: str = "auto", given: str | None = None) -> Course | None:
     """The course an input carries itself, or None (then the course is the one around, or -C); raises
     IntakeError when it cannot be graded with it."""
-    return nbgrader.carried_course(Path(path), given) if _nbgrader(path, kind) else None
+    if not _nbgrader(path, kind):
+        return None
+    try:
+        return nbgrader.load(course_root(path) or path, given)
+    except CourseError as exc:
+        raise IntakeError(f"-C {given} : {exc}") from None
 
 
 def carried_results(path: str | Path, kind: str = "auto") -> Path | None:
-    return nbgrader.results_place(Path(path)) if _nbgrader(path, kind) else None
+    """In the nbgrader course, the folder its .gitignore keeps out of git (build.py)."""
+    return (course_root(path) or Path(path)).resolve() / nbgrader.RESULTS if _nbgrader(path, kind) else None
 
 
 def load(path: str | Path, course: Course, kind: str = "auto", limits: intake.IntakeLimits | None = None, *,

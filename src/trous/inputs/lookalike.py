@@ -1,9 +1,8 @@
 """Students whose names only look alike: two copies a teacher would take for one (« Alice » and
 « alice », a Cyrillic « А », a zero-width space).
 
-Each name is brought to a skeleton in the spirit of UTS #39 (NFKC, invisible characters removed,
-case folded, letters that Unicode's confusables list says look like a Latin letter replaced by it,
-spaces collapsed). Names with one skeleton but different spellings are listed; nothing is merged.
+Names are compared by their skeleton, in the spirit of UTS #39: those with one skeleton but
+different spellings are listed; nothing is merged.
 """
 
 from __future__ import annotations

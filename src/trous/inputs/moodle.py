@@ -1,18 +1,12 @@
-"""Who each folder of Moodle's « Download all submissions » archive belongs to, read where Moodle
-writes it, and the folders that cannot be told apart.
+"""Who each folder of Moodle's « Download all submissions » archive belongs to.
 
 Moodle (mod/assign/classes/downloader.php) names a folder `clean_filename(<full name, « _ » turned
 into spaces>_<participant number>)` (« Participant » under blind marking; in a team assignment the
 group's name and id, or « Default group » without a number), then `_assignsubmission_<plugin>`
 (Moodle < 4.1: one more `_`); with « download as folders » off, each file is
-`<prefix>_assignsubmission_<plugin>_<file name>`. An edited archive can break that; the rules here
-do not depend on it:
-- a folder's number is the last `_<digits>_assignsubmission_<plugin>` at its end; a name that also
-  carries another is read the same way and flagged;
-- a flat file whose name holds that pattern twice could be either participant's: it is nobody's;
-- two folders that give one number are never merged: each is graded under its folder's name, and
-  none goes back to Moodle under that number.
-Numbers are read as Moodle's importer reads them (`$participantid += 0`: « 0012 » is 12).
+`<prefix>_assignsubmission_<plugin>_<file name>`. An edited archive can break that, so a flat file
+readable as two participants' is nobody's, and two folders giving one number are never merged nor
+sent back to Moodle. Numbers are read as Moodle's importer does (`$participantid += 0`: « 0012 » is 12).
 """
 
 from __future__ import annotations
@@ -61,7 +55,8 @@ class Ambiguous:
 
 def read(top: str, folder: bool) -> Name | Ambiguous | None:
     """The owner of the archive's top-level entry `top` (a folder when `folder`), or None when it is
-    not named as Moodle names them."""
+    not named as Moodle names them. A folder's number is its last `_<digits>_assignsubmission_<plugin>`
+    (the other numbers it carries are flagged)."""
     if folder:
         match = FOLDER.fullmatch(top)
         if match:
@@ -88,9 +83,8 @@ MAX_EXTRACTED = 50_000  # entries walked under zip_collect's extracted/ folders 
 
 
 def extracted(roots) -> list[tuple[os.DirEntry, Name]]:
-    """The folders of zip_collect's `extracted/` trees named as Moodle names them, with their owners.
-    What is below such a folder is never read as another owner's (a student may upload one named
-    like Bob's)."""
+    """The folders of zip_collect's `extracted/` trees named as Moodle names them, with their owners;
+    nothing below one is read as another owner's (a student may upload a folder named like Bob's)."""
     found: list[tuple[os.DirEntry, Name]] = []
     pending, seen = list(reversed(roots)), 0
     while pending and seen < MAX_EXTRACTED:
@@ -135,13 +129,12 @@ class Copies:
 
 @dataclass
 class Grouping:
-    """`key[top]`: the copy each top-level entry belongs to (its student id); `names[key]`: the copy's
-    full name; `notes[key]`: what the teacher must know about it; `ambiguous`: entries nobody's."""
+    """The archive's top-level entries grouped into copies, keyed by student id."""
 
-    key: dict[str, str] = field(default_factory=dict)
-    names: dict[str, str] = field(default_factory=dict)
-    notes: dict[str, list[str]] = field(default_factory=dict)
-    ambiguous: list[Ambiguous] = field(default_factory=list)
+    key: dict[str, str] = field(default_factory=dict)  # top-level entry → the copy it belongs to
+    names: dict[str, str] = field(default_factory=dict)  # the copy's full name
+    notes: dict[str, list[str]] = field(default_factory=dict)  # what the teacher must know about the copy
+    ambiguous: list[Ambiguous] = field(default_factory=list)  # entries nobody's
     copies: Copies = field(default_factory=Copies)
     warnings: list[str] = field(default_factory=list)  # about the whole archive
 
@@ -209,21 +202,14 @@ def group(tops: dict[str, Name | Ambiguous], student_id) -> Grouping:
     return out
 
 
-def importer_reads(part: str) -> tuple[str, str] | None:
-    """(participant number, plugin) Moodle's feedback-zip importer reads in one path part, or None
-    (importziplib.php, is_valid_filename_for_import: explode('_', $part, 5))."""
-    info = part.split("_", 4)
-    if len(info) < 4 or not re.fullmatch(r"\d+", info[1]):
-        return None
-    return number(info[1]), f"{info[2]}_{info[3]}"
-
-
 def feedback_folder(participant: Participant) -> str:
     """The folder of a participant's page in trous's feedback zip: the archive's own folder when
-    Moodle's importer reads this participant's number in it, else the form Moodle ≥ 4.1 writes
-    (a name with « _ » or another number in front would send the page to someone else)."""
-    read_back = importer_reads(participant.folder)
-    if read_back is not None and read_back[0] == participant.number and read_back[1].startswith("assignsubmission_"):
+    Moodle's importer reads this participant's number and a submission plugin in it (importziplib.php,
+    is_valid_filename_for_import: explode('_', $part, 5)), else the form Moodle ≥ 4.1 writes (a name
+    with « _ » or another number in front would send the page to someone else)."""
+    info = participant.folder.split("_", 4)
+    if len(info) >= 4 and re.fullmatch(r"\d+", info[1]) and number(info[1]) == participant.number \
+            and info[2] == "assignsubmission":
         return participant.folder
     name = re.sub(r"[_/\\:*?\"<>|]+", " ", participant.name).strip() or "Participant"
     return f"{name}_{participant.number}_assignsubmission_file"

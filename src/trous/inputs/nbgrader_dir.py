@@ -1,6 +1,5 @@
-"""An nbgrader course directory seen from outside, before nbgrader or nbformat is imported: where it
-is (`course_root`, which `trous grade` runs before importing anything), and what this process must
-do before nbformat is imported (`without_iri_grammars`).
+"""An nbgrader course directory seen before nbgrader or nbformat is imported: where it is (`course_root`,
+which `trous grade` runs before importing anything), and what to do before nbformat is imported.
 """
 
 from __future__ import annotations
@@ -10,8 +9,7 @@ from pathlib import Path
 
 
 def course_root(path: Path | str) -> Path | None:
-    """The nbgrader course at `path`, or whose submitted/ `path` is: a folder with submitted/ (not a
-    link) and nbgrader_config.py or gradebook.db; None otherwise."""
+    """The nbgrader course at `path`, or whose submitted/ `path` is; None otherwise."""
     path = Path(path)
     root = path.parent if path.name == "submitted" else path
     submitted = root / "submitted"

@@ -1,23 +1,15 @@
-"""An nbgrader course directory as trous reads it: the course it carries, graded on its own without
-the course directory it was built from, and its `submitted/<student>/<assignment>/<exercise>.ipynb`
-as `Submission`s (the input kind « nbgrader » of `trous grade`: the course, or its `submitted/`).
+"""An nbgrader course directory as `trous grade` reads it (input kind « nbgrader »): the course it
+carries, graded without the course directory it was built from, and its
+`submitted/<student>/<assignment>/<exercise>.ipynb` as `Submission`s.
 
-`trous nbgrader build` leaves `trous-cours.json` at the course's root: the trous version, the order
-of assignments and exercises, the grader fingerprint (that version and every exercise's hidden
-bundle, which the grade cells carry), and a hash of each source notebook. `trous grade .` rebuilds
-the course from the source notebooks' grade cells and refuses, before reading any copy, when it
-cannot promise the grades nbgrader would give: another trous version, hidden data changed since the
-build, a grade cell's points other than course.yaml's, nbgrader's gradebook holding other grade
-cells (generate_assignment not run again), or with `-C COURSE` a course that differs from what was
-distributed. Every refusal names both sides and says what to run. Only JSON and one literal per
-exercise are read (never nbgrader or jupytext), so that `trous grade` starts fast.
-
-Each submitted notebook becomes the text of its exercise, rebuilt from its answer cells exactly as
-the hidden cells do in the kernel (answers.py), so that `trous grade` and `nbgrader autograde` grade
-the same program. Files are read as intake.py reads them (no link followed, bounded, read again when
-graded: `Stored`); an unreadable notebook counts as absent, with a note. Only what nbgrader grades is
-graded (`<assignment>/<exercise>.ipynb`, exactly so named); every other file is named in the feedback
-with why, and every entry of `submitted/` that is not a student is listed.
+`load` rebuilds the course from the source notebooks' grade cells and, before reading any copy,
+refuses when it cannot promise the grades nbgrader would give (another trous version than the
+build's `manifest`, hidden data changed since, points other than course.yaml's, nbgrader's gradebook
+holding other grade cells, `-C COURSE` differing from what was distributed), naming both sides and
+what to run. Only JSON and one literal per exercise are read (never nbgrader or jupytext), so that
+`trous grade` starts fast. A submitted notebook becomes its exercise's text exactly as the hidden
+cells build it in the kernel (answers.py), so that `trous grade` and `nbgrader autograde` grade the
+same program; only what nbgrader grades is graded, every other file named with why.
 """
 
 from __future__ import annotations
@@ -113,8 +105,6 @@ def read_manifest(root: Path) -> dict | None:
 
 @dataclass
 class SourceExercise:
-    """What a source notebook says about its exercise."""
-
     path: Path
     bundle: Bundle  # hidden bundle, from the first grade cell
     points: dict[str, float] = field(default_factory=dict)  # blank id → points of its grade cell
@@ -290,7 +280,6 @@ def _compare(given: Course, bundles: list[Bundle]) -> list[str]:
 
 
 def load(root: str | Path, given: str | Path | None = None) -> Course:
-    """The course an nbgrader course directory grades with (see the module's docstring)."""
     root = Path(root).resolve()
     data = read_manifest(root)
     if data is None:
@@ -548,8 +537,7 @@ def student_submission(course: Course, folder: Path, root: Path, limits: intake_
 
 def load_submitted(path: Path, course: Course, limits=None, assignments: list[str] | None = None,
                    **_) -> intake_mod.Intake:
-    """The submitted notebooks; `assignments`: those chosen with --devoir, the only ones whose Moodle
-    folders are read (outputs/writing.py writes nbgrader's gradebook from the grades)."""
+    """The submitted notebooks; `assignments`: those chosen with --devoir (see `moodle_copies`)."""
     intake_mod.of_kind(path, course_root, DESCRIPTION)
     root = course_root(path)
     result = intake_mod.Intake(NAME, root)
@@ -577,11 +565,9 @@ def load_submitted(path: Path, course: Course, limits=None, assignments: list[st
 
 
 def moodle_copies(root: Path, students: list[str], assignments: list[str] | None = None):
-    """(Copies, notes for the teacher) of the Moodle participants among the course's students: those
-    `nbgrader zip_collect` took from a Moodle archive, whose id is the participant number. Read from
-    the archive's folders zip_collect leaves in `downloaded/<assignment>/extracted/` (only those of
-    `assignments` when given: another assignment's numbers are other participants), with the rules
-    of an archive graded directly (moodle.py); (None, []) when no Moodle folder is there."""
+    """(Copies, notes) of the students `nbgrader zip_collect` took from a Moodle archive (their id is
+    the participant number), from the folders it leaves in `downloaded/<assignment>/extracted/` (of
+    `assignments` only: another assignment's numbers are other participants); (None, []) if none."""
     downloaded = root / "downloaded"
     if not downloaded.is_dir() or downloaded.is_symlink():
         return None, []
@@ -603,17 +589,3 @@ def moodle_copies(root: Path, students: list[str], assignments: list[str] | None
         elif number in grouping.copies.participants:
             copies.participants[student] = grouping.copies.participants[number]
     return copies, grouping.warnings
-
-
-def carried_course(path: Path, given: str | None) -> Course:
-    """The course the nbgrader course directory carries (`load`), checked."""
-    try:
-        return load(course_root(path) or path, given)
-    except CourseError as exc:
-        raise intake_mod.IntakeError(f"-C {given} : {exc}") from None
-
-
-def results_place(path: Path) -> Path:
-    """In the nbgrader course, in the folder its .gitignore keeps out of git (build.py)."""
-    return (course_root(path) or Path(path)).resolve() / RESULTS
-
