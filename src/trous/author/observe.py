@@ -1,13 +1,12 @@
 """What each blank reads, in each check: the values of its fill's sub-expressions (part of `trous doctor`).
 
-A check only refuses a wrong fill on inputs where it gives another value: `range(2)` for
-`range(len(v))`, `8` for `d_head`, or a formula right only for a symmetric matrix, is « juste » in
-public while every public check gives `len(v)` 2, `d_head` 8, a symmetric matrix, then loses the point
-in the hidden grader. So the solution runs with each sub-expression of its fills reporting the
-*features* of its value (value, length, dimensions and sizes; all equal, mean zero, square, symmetric)
-in each *world*: a check (the program with its variant, then its expression) or a test function. A
-hidden world seeing a feature every public world of the blank sees alike is a gap (`gaps`); the run
-on the course's own inputs gives the example's values for quality.py's "value of the example" mutants.
+A wrong fill right on every public input (`range(2)` for `range(len(v))` while every public check has
+`len(v)` 2, a formula right only for a symmetric matrix) is « juste » in public, then loses the point in
+the hidden grader. So the solution runs with each sub-expression of its fills reporting the *features*
+of its value (value, sizes; all equal, mean zero, square, symmetric) in each *world*: a check (the
+program with its variant, then its expression) or a test function. A feature every public world of a
+blank sees alike and a hidden world sees otherwise is a gap (`gaps`); the run on the course's own
+inputs gives quality.py the example's values.
 """
 
 from __future__ import annotations
@@ -29,9 +28,8 @@ BOUNDS = 64  # sizes up to this are ones a student may write out as a bound
 PROGRAM = "programme"  # the tag of what the program itself evaluates, before any check's expression
 MAX_SHOWN_ITEMS = 4
 
-# Runs in the student's process, before the solution: each instrumented sub-expression goes through
-# __trous_obs__, which records the features of its value (at most 256 evaluations per sub-expression
-# and check) and gives the value back unchanged, whatever happens.
+# Runs before the solution, in its process: __trous_obs__ records the features of each instrumented
+# sub-expression's value (256 evaluations per check at most) and gives it back unchanged, whatever happens.
 RUNTIME = r'''
 def __trous_runtime__():
     import sys, hashlib, math
@@ -347,7 +345,7 @@ def _dumped(probe) -> dict | None:
 
 
 def _gather(into: dict[str, set], observations: list[tuple]) -> dict[str, set]:
-    """The (feature, value) pairs of `observations` added to `into` (feature → values)."""
+    """`into` (feature → values) with the (feature, value) pairs of `observations`."""
     for obs in observations:
         for name, value in obs:
             into.setdefault(name, set()).add(value)
@@ -481,8 +479,7 @@ def observe_tests(found: Plan, tests, grader_tests, pool, observations: Observat
 # -- coverage -------------------------------------------------------------------------------------
 @dataclass
 class Gap:
-    """A feature of a sub-expression every public check of the blank sees alike, that a hidden check
-    sees otherwise."""
+    """A feature of a sub-expression every public check of the blank sees alike, a hidden one otherwise."""
 
     node: Node
     feature: str
@@ -527,7 +524,7 @@ def _shown(value) -> str | None:
 
 
 def gaps(observations: Observations, blank: int) -> list[Gap]:
-    """What the hidden checks of `blank` vary and its public checks do not (see the module's docstring)."""
+    """What the hidden checks of `blank` vary and its public checks do not."""
     worlds = observations.worlds.get(blank, [])
     public: dict[str, dict[str, set]] = {}
     for key, features in [item for world in worlds if not world.hidden for item in world.seen.items()]:
@@ -559,7 +556,6 @@ def gaps(observations: Observations, blank: int) -> list[Gap]:
 
 
 def coverage_message(blank_id: str, found: list[Gap]) -> str:
-    """A finding for the author: what the hidden checks vary, and what to add to the public ones."""
     said = list(dict.fromkeys(g.said() for g in found))  # len(W) and the length of W read alike
     items = said[:MAX_SHOWN_ITEMS]
     more = f" (et {len(said) - MAX_SHOWN_ITEMS} autre(s))" if len(said) > MAX_SHOWN_ITEMS else ""
