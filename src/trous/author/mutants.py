@@ -142,7 +142,6 @@ def _number_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator
 
 
 def _subscript_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
-    """Indexes and slice bounds off by one, two indexes swapped, another axis's size."""
     index = node.slice
     if isinstance(index, ast.Slice):
         for part in ("lower", "upper"):
@@ -183,7 +182,6 @@ def _comparison_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iter
 
 
 def _function_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
-    """Plain function calls: range and len bounds, infinities, one reduction for another, a root forgotten."""
     if isinstance(node.func, ast.Name):
         name, args = node.func.id, node.args
         if name == "range" and len(args) == 1:
@@ -222,7 +220,6 @@ def _function_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterat
 
 
 def _method_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
-    """Method calls: one reduction for another, axes, the mean not removed, diagonals."""
     if isinstance(node.func, ast.Attribute):
         attr = node.func.attr
         if attr == "sqrt" and len(node.args) == 1:

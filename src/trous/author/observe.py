@@ -301,9 +301,8 @@ class Observations:
     lost: list[str] = field(default_factory=list)  # checks whose observations did not come back (why)
 
     def example_literal(self, key: str, blank: int) -> str | None:
-        """The one value a sub-expression takes on the course's inputs, written as Python: when the
-        program runs (else, when the program never evaluates it, in every public check), or None
-        when it takes several (or none that can be written)."""
+        """The one value a sub-expression takes on the course's inputs (in every public check when the
+        program never evaluates it), written as Python; None when it takes several or cannot be written."""
         seen = self.example.get(key)
         if seen:
             return dict(seen[0]).get("littéral") if len(seen) == 1 else None
@@ -319,8 +318,7 @@ class Observations:
         return {dict(obs).get(feature) for obs in self.example.get(key, [])} - {None}
 
     def facts(self, blank: int) -> dict[int, dict[str, set]]:
-        """Everything seen of each sub-expression of the blank, on the course's inputs and in every
-        check: {position: {feature: values}}."""
+        """Everything seen of each sub-expression of the blank, anywhere: {position: {feature: values}}."""
         out: dict[int, dict[str, set]] = {}
         for node in self.nodes.get(blank, []):
             merged = _gather({}, self.example.get(node.key, []))
@@ -380,9 +378,8 @@ class Plan:
 
 
 def plan(exercise: Exercise, solution: str, fills, checks: list[Check], limits: Limits) -> Plan:
-    """One unit per variant (the course's own inputs first), each expectation's expression tagged.
-    A public check that needs an optional module (torch…) is left out: a student without it does
-    not get it."""
+    """One unit per variant (the course's own inputs first), each expectation's expression tagged. A
+    public check needing an optional module (torch…) is left out: a student without it does not get it."""
     texts = {f.index: f"({wrapped})" for f in fills if (wrapped := instrument(f.text, f.index)) is not None}
     text = with_prelude(blanks_mod.splice(solution, fills, texts), RUNTIME)
     by_blank_index = {b.id: i for i, b in enumerate(exercise.blanks)}
@@ -524,7 +521,6 @@ def _shown(value) -> str | None:
 
 
 def gaps(observations: Observations, blank: int) -> list[Gap]:
-    """What the hidden checks of `blank` vary and its public checks do not."""
     worlds = observations.worlds.get(blank, [])
     public: dict[str, dict[str, set]] = {}
     for key, features in [item for world in worlds if not world.hidden for item in world.seen.items()]:

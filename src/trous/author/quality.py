@@ -93,8 +93,6 @@ class TestTally:
 
 @dataclass
 class Escape:
-    """A mutant the hidden grader refuses but the public checks let through."""
-
     mutant: Mutant
     blank_id: str
     broken: str | None = None
@@ -121,9 +119,8 @@ def _kind(probe) -> tuple[str, str] | None:
 
 
 def _printing_job(exercise: Exercise, solution: str, fills) -> Job:
-    """The solution run as the checks run it, keeping the first value and kind (module, type name) of
-    each blank and of each top-level statement holding one; and, when such a statement may be pasted,
-    as a student runs it (`__main__` blocks included, within MAIN_WALL): what a student may copy."""
+    """The solution run as the checks run it, keeping the first value and kind of each blank and of each
+    top-level statement holding one; and, for what a student may paste, as a student runs it (`__main__`)."""
     kept = {f.index: f"{KEEP}({f.index}, ({f.text}))" for f in fills}
     names = [name for _, _, name in _statements(solution, fills).values()]
     expressions = [f"__trous_{what}__[{f.index}]" for what in ("seen", "kind") for f in fills]
@@ -148,8 +145,7 @@ def _seen_values(solution: str, fills, result: UnitResult) -> tuple[dict, dict, 
 
 
 def generate(exercise: Exercise, solution: str, fills, observations, printed: list[UnitResult]) -> list[Mutant]:
-    """Every mutant of the exercise, from `observe_all`'s `observations` and `printed` (the results of
-    `_printing_job`)."""
+    """Every mutant of the exercise, from what `observe_all` saw (`printed`: `_printing_job`'s results)."""
     output = printed[1].output if len(printed) > 1 and printed[1].status == OK else printed[0].output
     seen, kinds, statements = _seen_values(solution, fills, printed[0])
     found: list[Mutant] = []
@@ -374,8 +370,7 @@ def _checkable(course: Course, report, only: list[str] | None) -> list[Exercise]
 
 
 class _Examination:
-    """One run of the generated copies: each solution, each template and every mutant graded as a
-    class, then the mutants through the public checks; findings and counts go to the report."""
+    """Each solution, template and mutant graded as one class, then the mutants through the public checks."""
 
     def __init__(self, course: Course, exercises: list[Exercise], grader: Grader, pool: RunnerPool, report):
         self.course, self.exercises, self.grader, self.pool, self.report = course, exercises, grader, pool, report
