@@ -29,7 +29,7 @@ PROGRAM = "programme"  # the tag of what the program itself evaluates, before an
 MAX_SHOWN_ITEMS = 4
 
 # Runs before the solution, in its process: __trous_obs__ records the features of each instrumented
-# sub-expression's value (256 evaluations per check at most) and gives it back unchanged, whatever happens.
+# sub-expression's value (its first 256 evaluations per check) and gives it back unchanged, whatever happens.
 RUNTIME = r'''
 def __trous_runtime__():
     import sys, hashlib, math
@@ -209,7 +209,6 @@ def _eligible(tree: ast.AST) -> list[ast.expr]:
 @dataclass(frozen=True)
 class Node:
     key: str  # "blank:k", as the runtime reports it
-    blank: int
     k: int
     text: str  # the sub-expression, as the solution writes it (unparsed)
     size: int  # number of AST nodes in it: the smallest are named first
@@ -229,7 +228,7 @@ def nodes_of(fill: str, blank: int) -> list[Node]:
         return []
     indexed = {id(n.value): n.slice.value for n in ast.walk(tree) if isinstance(n, ast.Subscript)
                and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, int)}
-    return [Node(f"{blank}:{k}", blank, k, ast.unparse(n), sum(1 for _ in ast.walk(n)), indexed.get(id(n)))
+    return [Node(f"{blank}:{k}", k, ast.unparse(n), sum(1 for _ in ast.walk(n)), indexed.get(id(n)))
             for k, n in enumerate(_eligible(tree))]
 
 
