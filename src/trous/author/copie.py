@@ -1,15 +1,11 @@
 """`pytest graders/`'s own runner: it answers `eleve(...)` and runs declarations in the author's session.
 
-A pytest plugin of its own (entry point `trous_copie`), giving the graders' plugin
-(grade/pytest_graders.py) its runner in the config stash (`BACKEND`), so that grading never
-imports the author's tools (the engine's test worker answers `eleve` itself). Without `--copie`, the
-program is the reference solution (a grader's test) or the student's own file (a public check's
-test), with resource limits only. With `--copie`, it is the program grading runs for that blank
-(`Grader.blank_program`), in the sandbox `trous grade` chooses, and the points at the end are the
-grading engine's own (`Grader.grade`).
-
-One session at a time: consecutive tests of the same blank share its process (each test starts a
-fresh run of the program); a declaration, or another blank, closes it first.
+A plugin of its own (entry point `trous_copie`) that puts its runner in the config stash (`BACKEND`),
+so that grading never imports the author's tools. Without `--copie`, the program is the reference
+solution (a grader's test) or the student's own file (a public check's test), with resource limits
+only; with `--copie`, it is what grading runs for that blank (`Grader.blank_program`), in `trous
+grade`'s sandbox, and the points at the end are the engine's own. Consecutive tests of one blank share
+its process (each test starts a fresh run); a declaration, or another blank, closes it first.
 """
 
 from __future__ import annotations
@@ -65,8 +61,6 @@ def _mode(config) -> str:
 
 
 class Native:
-    worker = False
-
     def __init__(self, config):
         self.config = config
         self.copy = config.getoption("copie", None)
@@ -206,9 +200,8 @@ class Native:
         return failures
 
     def _evaluate(self, exercise: Exercise, program: str, filename: str, check: Check):
-        """(unit result, probe result) of each expectation, its variant's inputs in place: the
-        self-check's units (one per variant), each with the exercise's wall, none skipped for another's
-        crash."""
+        """(unit result, probe result) of each expectation: the self-check's units (one per variant), each
+        with the exercise's wall, none skipped for another's crash."""
         limits = limits_for(exercise)
         units, plan = plan_units(analyse_source(exercise, Source(filename, program)), [check], program)
         units = [replace(u, process="declaration", group="", wall=limits.wall) for u in units]
@@ -218,8 +211,7 @@ class Native:
 
     # -- the points trous grade gives the copy ------------------------------------------------
     def points_table(self, exercise_ids: list[str]) -> list[tuple[str, dict]]:
-        """The engine's grade of the whole copy, as `trous grade` gives it; the exercises of the graders
-        that ran are shown blank by blank."""
+        """The engine's grade of the whole copy; the exercises whose graders ran, blank by blank."""
         from ..grade.engine import GraderError  # noqa: PLC0415
 
         lines: list[tuple[str, dict]] = []
@@ -238,8 +230,7 @@ class Native:
             for exercise in shown:
                 lines.append((f"  {exercise.id} : {_points(exercise.score)}/{_points(exercise.max_score)}"
                               + (f" — {exercise.message.splitlines()[0]}" if exercise.message else ""), {}))
-                for note in exercise.notes:
-                    lines.append((f"      note : {note}", {}))
+                lines += [(f"      note : {note}", {}) for note in exercise.notes]
                 for blank in exercise.blanks:
                     ok = blank.score == blank.max_score
                     said = f" — {blank.message.splitlines()[0]}" if blank.message and not ok else ""

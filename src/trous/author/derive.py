@@ -1,7 +1,5 @@
 """One source per exercise: the solution, with a marker on each line whose value is a blank; the
-student's file (with its `___`) and the list and order of the blanks are derived from it.
-
-An author writes the solution as plain, runnable Python, and ends a line with a marker comment:
+student's file (with its `___`) and the list and order of the blanks are derived from it:
 
     moyenne = sum(notes) / n                          # ___
     sigma = math.sqrt(variance)                       # ___ ecart_type
@@ -42,10 +40,8 @@ class DeriveError(Exception):
 
 @dataclass(frozen=True)
 class Marked:
-    """One blank of a marked solution: its id and the solution's line with the marker."""
-
     id: str
-    line: int
+    line: int  # the solution's line with the marker
 
 
 @dataclass(frozen=True)
@@ -349,8 +345,7 @@ def mark(template: str, solution: str, ids: list[str]) -> str:
         if len(group) == 1 and (group[0].begin, group[0].stop) == (begin, end):
             text = "# ___" if named else f"# ___ {group_ids[0]}"
         else:
-            shown = _apply(solution, [(f.begin, f.stop, BLANK) for f in group])[begin:end - sum(
-                f.stop - f.begin - len(BLANK) for f in group)]
+            shown = _apply(solution[begin:end], [(f.begin - begin, f.stop - begin, BLANK) for f in group])
             if "\n" in shown or "#" in shown:
                 raise DeriveError(node.lineno, "la valeur de cette ligne tient sur plusieurs lignes : le marqueur "
                                                "ne peut pas la redire (garde l'exercice tel quel)")

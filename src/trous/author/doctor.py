@@ -1,11 +1,8 @@
 """`trous doctor`: does everything the course says agree with everything the course has?
 
-For course authors. Per exercise: the files exist; the template has exactly the blanks course.yaml
-lists; the solution is the template with each `___` replaced by an expression and nothing else
-changed; every blank has a hint and a public check; the solution passes every public check, and each
-public check fails when its blank is put back to `___`; the hidden graders' texts a student reads (a
-label per expectation, hidden variants' descriptions) do not show their inputs. What each blank
-reads in each check, and the mutants, hidden and public, are `quality`'s.
+For course authors: the files, the blanks and the solution agree with course.yaml, each public check
+passes on the solution and fails with its blank put back, and what a student reads of a hidden grader
+does not show its inputs. What the graders catch (coverage, mutants) is `quality`'s.
 """
 
 from __future__ import annotations
@@ -60,7 +57,6 @@ class Report:
         self.findings.append(Finding(*args, **kwargs))
 
     def lines(self) -> list[str]:
-        """What `trous doctor` prints: the findings, the tables of mutants, then the count."""
         out = [str(f) for f in self.findings]
         out += quality.mutant_table(self.tallies, self.escapes) + quality.family_table(self.families)
         out += quality.test_table(self.tests)
@@ -204,9 +200,8 @@ def check_public(course: Course, exercise: Exercise, template: str, solution: st
     checks = [c for c in checks if c.blank in ids and not any(e.uses_solution for e in c.expects)]
     if not checks:
         return
-    # The solution passes every public check; and each public check depends on its blank: the
-    # solution with that blank put back fails it. Pretend the blank is filled: the check itself must
-    # notice that it is not.
+    # Each public check must fail with its blank put back, told it is filled (unfilled={}): the check
+    # itself must notice.
     shown, fills = _rel(course, exercise.path), blanks_mod.align(template, solution)
     copies = [analyse_source(exercise, Source(shown, solution))]
     for index in range(len(exercise.blanks) if fills is not None else 0):

@@ -1,16 +1,10 @@
 """Plausible wrong fills for a blank, generated from its solution: the mistakes a grader must catch.
 
-Each mutant changes one thing in the solution's fill, and belongs to a family (`FAMILIES`):
-*décalé de un* (an integer, index, range or slice bound off by one, `<` for `<=`); *axe* (another
-axis for a reduction, the axis or `keepdims` forgotten or added, `.T` for `transpose(...)`);
-*coïncide sur l'exemple* (right only for special values: the mean not removed, a transpose forgotten
-or added, indices swapped, rows for columns); *autre* (an operator, reduction or name swapped, a
-normalisation or sign dropped, `-inf` as 0 or as a big number). quality.py builds the families that
-need run-time values: *écrit en dur*, *valeur de l'exemple*, *sortie collée* and *autre nature*.
-
-`facts` (what observe.py saw of each sub-expression on every check) leaves out the rewrites that are
-the solution itself on every input the course has (`.T` forgotten on an always symmetric matrix):
-both sides would accept them.
+Each mutant changes one thing in the fill and belongs to a family (`FAMILIES`): *décalé de un*, *axe*,
+*coïncide sur l'exemple* (right only for special values: a zero mean, a symmetric matrix), *autre*;
+quality.py adds those that need run-time values. `facts` (what observe.py saw of each sub-expression
+on every check) leaves out the rewrites that are the solution itself on every input the course has
+(`.T` forgotten on an always symmetric matrix): both sides would accept them.
 """
 
 from __future__ import annotations
@@ -140,7 +134,6 @@ def _axis_rewrites(node: ast.Call, facts: _Facts) -> Iterator[tuple[str, str, as
 
 
 def _number_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
-    """An integer off by one, a float constant doubled."""
     if _is_int(node):
         yield "entier +1", OFF_BY_ONE, ast.Constant(node.value + 1)
         yield "entier −1", OFF_BY_ONE, ast.Constant(node.value - 1)
@@ -149,7 +142,6 @@ def _number_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator
 
 
 def _subscript_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
-    """Indexes and slice bounds off by one, two indexes swapped, another axis's size."""
     index = node.slice
     if isinstance(index, ast.Slice):
         for part in ("lower", "upper"):
@@ -184,14 +176,12 @@ def _subscript_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Itera
 
 
 def _comparison_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
-    """`<` for `<=` and the reverse."""
     swap = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}.get(type(node.ops[0]))
     if swap is not None and len(node.ops) == 1:
         yield "comparaison stricte ou large", OFF_BY_ONE, ast.Compare(node.left, [swap()], node.comparators)
 
 
 def _function_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
-    """Plain function calls: range and len bounds, infinities, one reduction for another, a root forgotten."""
     if isinstance(node.func, ast.Name):
         name, args = node.func.id, node.args
         if name == "range" and len(args) == 1:
@@ -230,7 +220,6 @@ def _function_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterat
 
 
 def _method_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
-    """Method calls: one reduction for another, axes, the mean not removed, diagonals."""
     if isinstance(node.func, ast.Attribute):
         attr = node.func.attr
         if attr == "sqrt" and len(node.args) == 1:
@@ -265,7 +254,6 @@ def _method_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator
 
 
 def _attribute_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
-    """A transpose forgotten, an infinity as 0 or as a big number."""
     if node.attr == "T" and not facts.always(node.value, "symétrique"):
         yield "transposée oubliée", COINCIDENT, copy.deepcopy(node.value)
     if node.attr == "inf":
@@ -280,7 +268,6 @@ _OPERATORS = {ast.Div: ("× au lieu de ÷", ast.Mult), ast.Sub: ("+ au lieu de �
 
 
 def _operator_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
-    """Another arithmetic operator, operands swapped, a normalisation forgotten."""
     left, right, op = copy.deepcopy(node.left), node.right, type(node.op)
     if op is ast.Div:
         yield "normalisation oubliée", OTHER, left
@@ -299,13 +286,11 @@ def _operator_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterat
 
 
 def _sign_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
-    """A minus sign forgotten."""
     if isinstance(node.op, ast.USub):
         yield "signe oublié", OTHER, copy.deepcopy(node.operand)
 
 
 def _name_rewrites(node: ast.AST, names: list[str], facts: _Facts) -> Iterator[tuple[str, str, ast.AST]]:
-    """One variable of the exercise for another."""
     if isinstance(node.ctx, ast.Load) and node.id in names:
         for other in [n for n in names if n != node.id]:
             yield f"{node.id} → {other}", OTHER, ast.Name(other, ast.Load())
@@ -319,9 +304,8 @@ _REWRITES = {ast.Constant: (_number_rewrites,), ast.Subscript: (_subscript_rewri
 
 
 def mutants(fill: str, facts: dict | None = None) -> list[Candidate]:
-    """The fill's mutants, deduplicated, at most MAX_PER_BLANK (the families taken in turn, so that
-    a long fill's many operators do not crowd out its axes and bounds). `facts`: what observe.py saw
-    of each of the fill's sub-expressions, by position ({k: {feature: values}})."""
+    """The fill's mutants, at most MAX_PER_BLANK, the families taken in turn (a long fill's many operators
+    must not crowd out its axes and bounds). `facts`: {sub-expression's position: {feature: values}}."""
     tree = parse(fill)
     if tree is None:
         return []
@@ -351,7 +335,7 @@ def mutants(fill: str, facts: dict | None = None) -> list[Candidate]:
 
 
 def _take(items: list[Candidate], limit: int) -> list[Candidate]:
-    """At most `limit` items, taking one of each family in turn (in the order they were found)."""
+    """At most `limit` items, one of each family in turn, in the order they were found."""
     if len(items) <= limit:
         return items
     turns = zip_longest(*([c for c in items if c.family == f] for f in FAMILIES))
@@ -363,8 +347,8 @@ _NON_LITERAL = re.compile(r"""('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")|(-?)\b(nan|i
 
 
 def literal(value, array: bool = False) -> str | None:
-    """Python source for a JSON value seen at run time (the "hard-coded" answer); `array`: the value
-    was a NumPy array, written back as one (a list would be another mistake: see `kind_mutants`)."""
+    """Python source for a JSON value seen at run time (the "hard-coded" answer); an `array` is written
+    back as one (a list would be another mistake: `kind_mutants`)."""
     value = decode(value)
     if isinstance(value, Opaque):
         return None
@@ -386,8 +370,8 @@ def is_float(kind: tuple[str, str] | None) -> bool:
 
 
 def kind_mutants(fill: str, kind: tuple[str, str] | None) -> list[Candidate]:
-    """The fill giving the same numbers as another kind of value, where the course builds an array or a
-    float: the mistakes that JSON alone does not see, and that often break a later line."""
+    """The same numbers as another kind of value than the course's array or float: the mistakes JSON
+    alone does not see, and that often break a later line."""
     text = fill.strip()
     if is_array(kind):
         return [Candidate(AS_LIST, f"({text}).tolist()", KIND)]

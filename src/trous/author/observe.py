@@ -1,13 +1,12 @@
 """What each blank reads, in each check: the values of its fill's sub-expressions (part of `trous doctor`).
 
-A check only refuses a wrong fill on inputs where it gives another value: `range(2)` for
-`range(len(v))`, `8` for `d_head`, or a formula right only for a symmetric matrix, is « juste » in
-public while every public check gives `len(v)` 2, `d_head` 8, a symmetric matrix, then loses the point
-in the hidden grader. So the solution runs with each sub-expression of its fills reporting the
-*features* of its value (value, length, dimensions and sizes; all equal, mean zero, square, symmetric)
-in each *world*: a check (the program with its variant, then its expression) or a test function. A
-hidden world seeing a feature every public world of the blank sees alike is a gap (`gaps`); the run
-on the course's own inputs gives the example's values for quality.py's "value of the example" mutants.
+A wrong fill right on every public input (`range(2)` for `range(len(v))` while every public check has
+`len(v)` 2, a formula right only for a symmetric matrix) is « juste » in public, then loses the point in
+the hidden grader. So the solution runs with each sub-expression of its fills reporting the *features*
+of its value (value, sizes; all equal, mean zero, square, symmetric) in each *world*: a check (the
+program with its variant, then its expression) or a test function. A feature every public world of a
+blank sees alike and a hidden world sees otherwise is a gap (`gaps`); the run on the course's own
+inputs gives quality.py the example's values.
 """
 
 from __future__ import annotations
@@ -29,9 +28,8 @@ BOUNDS = 64  # sizes up to this are ones a student may write out as a bound
 PROGRAM = "programme"  # the tag of what the program itself evaluates, before any check's expression
 MAX_SHOWN_ITEMS = 4
 
-# Runs in the student's process, before the solution: each instrumented sub-expression goes through
-# __trous_obs__, which records the features of its value (at most 256 evaluations per sub-expression
-# and check) and gives the value back unchanged, whatever happens.
+# Runs before the solution, in its process: __trous_obs__ records the features of each instrumented
+# sub-expression's value (its first 256 evaluations per check) and gives it back unchanged, whatever happens.
 RUNTIME = r'''
 def __trous_runtime__():
     import sys, hashlib, math
@@ -211,7 +209,6 @@ def _eligible(tree: ast.AST) -> list[ast.expr]:
 @dataclass(frozen=True)
 class Node:
     key: str  # "blank:k", as the runtime reports it
-    blank: int
     k: int
     text: str  # the sub-expression, as the solution writes it (unparsed)
     size: int  # number of AST nodes in it: the smallest are named first
@@ -231,7 +228,7 @@ def nodes_of(fill: str, blank: int) -> list[Node]:
         return []
     indexed = {id(n.value): n.slice.value for n in ast.walk(tree) if isinstance(n, ast.Subscript)
                and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, int)}
-    return [Node(f"{blank}:{k}", blank, k, ast.unparse(n), sum(1 for _ in ast.walk(n)), indexed.get(id(n)))
+    return [Node(f"{blank}:{k}", k, ast.unparse(n), sum(1 for _ in ast.walk(n)), indexed.get(id(n)))
             for k, n in enumerate(_eligible(tree))]
 
 
@@ -303,9 +300,8 @@ class Observations:
     lost: list[str] = field(default_factory=list)  # checks whose observations did not come back (why)
 
     def example_literal(self, key: str, blank: int) -> str | None:
-        """The one value a sub-expression takes on the course's inputs, written as Python: when the
-        program runs (else, when the program never evaluates it, in every public check), or None
-        when it takes several (or none that can be written)."""
+        """The one value a sub-expression takes on the course's inputs (in every public check when the
+        program never evaluates it), written as Python; None when it takes several or cannot be written."""
         seen = self.example.get(key)
         if seen:
             return dict(seen[0]).get("littéral") if len(seen) == 1 else None
@@ -321,8 +317,7 @@ class Observations:
         return {dict(obs).get(feature) for obs in self.example.get(key, [])} - {None}
 
     def facts(self, blank: int) -> dict[int, dict[str, set]]:
-        """Everything seen of each sub-expression of the blank, on the course's inputs and in every
-        check: {position: {feature: values}}."""
+        """Everything seen of each sub-expression of the blank, anywhere: {position: {feature: values}}."""
         out: dict[int, dict[str, set]] = {}
         for node in self.nodes.get(blank, []):
             merged = _gather({}, self.example.get(node.key, []))
@@ -347,7 +342,7 @@ def _dumped(probe) -> dict | None:
 
 
 def _gather(into: dict[str, set], observations: list[tuple]) -> dict[str, set]:
-    """The (feature, value) pairs of `observations` added to `into` (feature → values)."""
+    """`into` (feature → values) with the (feature, value) pairs of `observations`."""
     for obs in observations:
         for name, value in obs:
             into.setdefault(name, set()).add(value)
@@ -382,9 +377,8 @@ class Plan:
 
 
 def plan(exercise: Exercise, solution: str, fills, checks: list[Check], limits: Limits) -> Plan:
-    """One unit per variant (the course's own inputs first), each expectation's expression tagged.
-    A public check that needs an optional module (torch…) is left out: a student without it does
-    not get it."""
+    """One unit per variant (the course's own inputs first), each expectation's expression tagged. A
+    public check needing an optional module (torch…) is left out: a student without it does not get it."""
     texts = {f.index: f"({wrapped})" for f in fills if (wrapped := instrument(f.text, f.index)) is not None}
     text = with_prelude(blanks_mod.splice(solution, fills, texts), RUNTIME)
     by_blank_index = {b.id: i for i, b in enumerate(exercise.blanks)}
@@ -481,8 +475,7 @@ def observe_tests(found: Plan, tests, grader_tests, pool, observations: Observat
 # -- coverage -------------------------------------------------------------------------------------
 @dataclass
 class Gap:
-    """A feature of a sub-expression every public check of the blank sees alike, that a hidden check
-    sees otherwise."""
+    """A feature of a sub-expression every public check of the blank sees alike, a hidden one otherwise."""
 
     node: Node
     feature: str
@@ -527,7 +520,6 @@ def _shown(value) -> str | None:
 
 
 def gaps(observations: Observations, blank: int) -> list[Gap]:
-    """What the hidden checks of `blank` vary and its public checks do not (see the module's docstring)."""
     worlds = observations.worlds.get(blank, [])
     public: dict[str, dict[str, set]] = {}
     for key, features in [item for world in worlds if not world.hidden for item in world.seen.items()]:
@@ -559,7 +551,6 @@ def gaps(observations: Observations, blank: int) -> list[Gap]:
 
 
 def coverage_message(blank_id: str, found: list[Gap]) -> str:
-    """A finding for the author: what the hidden checks vary, and what to add to the public ones."""
     said = list(dict.fromkeys(g.said() for g in found))  # len(W) and the length of W read alike
     items = said[:MAX_SHOWN_ITEMS]
     more = f" (et {len(said) - MAX_SHOWN_ITEMS} autre(s))" if len(said) > MAX_SHOWN_ITEMS else ""

@@ -1,14 +1,11 @@
 """Is each hidden grader good enough, and do the public checks agree with it? (part of `trous doctor`)
 
-0. what each fill's sub-expressions read is observed on every check (observe.py): a blank fails when
-a hidden check varies it and no public check does; 1. the solutions get full marks; 2. the shipped
-exercises zero; 3. each blank's generated wrong fills (mutants.py) lose its points. A mutant that keeps
-them *survives*: the grader misses a mistake, or the mutant is the right answer written another way,
-listed in the grader's `EQUIVALENT_MUTANTS = {"blank_id": ["fill", …]}` with a comment saying why.
-4. Each mutant also goes through its blank's public checks as `pytest exercises/` runs them: refused
-in secret but accepted in public, it is an *escape* (« juste », then the point lost), which fails the
-course. Tables count what each side refuses, per blank, per family and per hidden test function; a
-test function in graders/ that belongs to no exercise is an error (trous grade would never run it).
+A blank fails when a hidden check varies what its fill reads and no public check does (observe.py).
+The solutions get full marks, the shipped exercises zero, and each generated wrong fill (mutants.py)
+loses its blank's points; one that keeps them *survives*, unless the grader's `EQUIVALENT_MUTANTS =
+{"blank_id": ["fill", …]}` lists it (with a comment saying why) as the right answer written another
+way. A mutant refused in secret but accepted by the public checks, as `pytest exercises/` runs them,
+is an *escape* (« juste », then the point lost): it fails the course.
 """
 
 from __future__ import annotations
@@ -70,7 +67,7 @@ class PublicVerdict:
 
 @dataclass
 class Tally:
-    """One blank's mutants (or one family's): how many, how many each side refuses, how many escape."""
+    """One blank's mutants, or one family's."""
 
     exercise: str = ""
     blank: str = ""
@@ -83,9 +80,9 @@ class Tally:
 
 @dataclass
 class TestTally:
-    """One test function: the mutants of its blank it ran on, and how many it refused."""
+    """One hidden test function: the mutants of its blank it ran on, and how many it refused."""
 
-    __test__ = False
+    __test__ = False  # not a pytest test class
 
     exercise: str
     blank: str
@@ -96,8 +93,6 @@ class TestTally:
 
 @dataclass
 class Escape:
-    """A mutant the hidden grader refuses but the public checks let through."""
-
     mutant: Mutant
     blank_id: str
     broken: str | None = None
@@ -124,14 +119,12 @@ def _kind(probe) -> tuple[str, str] | None:
 
 
 def _printing_job(exercise: Exercise, solution: str, fills) -> Job:
-    """The solution run as the checks run it, keeping the first value and kind (module, type name) of
-    each blank and of each top-level statement holding one; and, when such a statement may be pasted,
-    as a student runs it (`__main__` blocks included, within MAIN_WALL): what a student may copy."""
+    """The solution run as the checks run it, keeping the first value and kind of each blank and of each
+    top-level statement holding one; and, for what a student may paste, as a student runs it (`__main__`)."""
     kept = {f.index: f"{KEEP}({f.index}, ({f.text}))" for f in fills}
     names = [name for _, _, name in _statements(solution, fills).values()]
     expressions = [f"__trous_{what}__[{f.index}]" for what in ("seen", "kind") for f in fills]
     probes = tuple(Probe(e) for e in expressions + names + [KIND_OF.format(name) for name in names])
-    # After a docstring and `from __future__` imports, which must stay first.
     plain = observe.with_prelude(splice(solution, fills, kept), PRELUDE)
     units = [Unit(plain, f"solutions/{exercise.id}.py", probes, group="plain")]
     if names and "__main__" in solution:
@@ -152,8 +145,7 @@ def _seen_values(solution: str, fills, result: UnitResult) -> tuple[dict, dict, 
 
 
 def generate(exercise: Exercise, solution: str, fills, observations, printed: list[UnitResult]) -> list[Mutant]:
-    """Every mutant of every blank of the exercise, from what `observe_all` saw of its solution:
-    `observations` (observe.py) and `printed` (the results of `_printing_job`)."""
+    """Every mutant of the exercise, from what `observe_all` saw (`printed`: `_printing_job`'s results)."""
     output = printed[1].output if len(printed) > 1 and printed[1].status == OK else printed[0].output
     seen, kinds, statements = _seen_values(solution, fills, printed[0])
     found: list[Mutant] = []
@@ -345,8 +337,7 @@ def run_public(copies: list[tuple[Exercise, Analysis, list[Check]]], pool: Runne
 
 # -- the doctor's part -------------------------------------------------------------------------
 def check(course: Course, report, pool: RunnerPool, only: list[str] | None = None) -> None:
-    """The author's own solutions and their mutants, on the doctor's pool (resource limits only, as
-    the public checks: sandbox.backend.LIMITS)."""
+    """On the doctor's pool: resource limits only (sandbox.backend.LIMITS), as the public checks."""
     exercises = _checkable(course, report, only)
     if not exercises:
         return
@@ -379,8 +370,7 @@ def _checkable(course: Course, report, only: list[str] | None) -> list[Exercise]
 
 
 class _Examination:
-    """One run of the generated copies: each solution, each template and every mutant graded as a
-    class, then the mutants through the public checks; findings and counts go to the report."""
+    """Each solution, template and mutant graded as one class, then the mutants through the public checks."""
 
     def __init__(self, course: Course, exercises: list[Exercise], grader: Grader, pool: RunnerPool, report):
         self.course, self.exercises, self.grader, self.pool, self.report = course, exercises, grader, pool, report
@@ -501,8 +491,8 @@ class _Examination:
 
 
 def observe_all(exercises: list[Exercise], grader: Grader, pool: RunnerPool) -> dict[str, tuple]:
-    """Per exercise: what its fills' sub-expressions are on every check (observe.py), and what its
-    solution prints. The checks' runs go to the pool together; the test functions' after."""
+    """Per exercise: its observations (observe.py) and what its solution prints. The checks' runs go
+    to the pool together; the test functions' after."""
     plans = [observe.plan(e, grader.refs[e.id].solution, grader.refs[e.id].fills, grader.checks[e.id],
                           limits_for(e)) for e in exercises]
     jobs = [p.job for p in plans] + [_printing_job(e, grader.refs[e.id].solution, grader.refs[e.id].fills)
@@ -518,9 +508,8 @@ def observe_all(exercises: list[Exercise], grader: Grader, pool: RunnerPool) -> 
 
 
 def kind_blind(label: str) -> bool:
-    """Does the comparison grading uses see two values as equal when only their kind differs (a NumPy
-    array and the list of its numbers, a float and the int of the same value)? Asked of the real
-    encoder and comparison, so the answer follows them when they learn to keep kinds apart."""
+    """Does grading's comparison see an array and its list, or a float and its int, as equal? Asked of
+    the real encoder and comparison, so the answer follows them when they learn to keep kinds apart."""
     if label == AS_LIST:
         return compare(encode(numpy.array([0.5, 2.0])), encode([0.5, 2.0])) is None
     if label == AS_INT:
@@ -536,7 +525,6 @@ _COUNTS = f"{'mutants':>7} {'caché':>6} {'public':>6} {'passent en public':>18}
 
 
 def mutant_table(tallies: list[Tally], escapes: list[Escape]) -> list[str]:
-    """Per blank: the mutants, how many each side refuses, then its escapes one per line."""
     if not tallies:
         return []
     lines = ["Mutants générés, trou par trou : refusés par le correcteur caché, par les vérifications publiques,",
@@ -554,7 +542,6 @@ def mutant_table(tallies: list[Tally], escapes: list[Escape]) -> list[str]:
 
 
 def family_table(families: list[Tally]) -> list[str]:
-    """Per family of mistakes: the generated mutants, how many each side refuses, how many escape."""
     if not families:
         return []
     return ["Mutants par famille d'erreurs :", f"  {'famille':<24} {_COUNTS}",
@@ -562,7 +549,6 @@ def family_table(families: list[Tally]) -> list[str]:
 
 
 def test_table(tests: list[TestTally]) -> list[str]:
-    """Per test function: the mutants of its blank it ran on, and how many it refuses on its own."""
     if not tests:
         return []
     return ["Fonctions de test des correcteurs : mutants de leur trou que chacune refuse à elle seule :",

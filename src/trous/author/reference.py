@@ -1,10 +1,8 @@
 """The `course.yaml` reference page (docs/course-yaml.md), written from the schema itself.
 
-Every field, its type, whether it is required, its default, its bounds and what it means come from the
-pydantic models of core/schema.py (their `description`s and docstrings), so the page cannot say
-something the validator does not do. `python -m trous.author.reference` prints the page;
-`--check FILE` fails when FILE is not what the schema gives (tests/test_course_yaml_reference.py
-runs it on the committed page).
+Every field's type, default, bounds and meaning come from the pydantic models of core/schema.py, so
+the page cannot say something the validator does not do. `python -m trous.author.reference` prints it;
+`--check FILE` fails when FILE is not what the schema gives (the tests run it on the committed page).
 """
 
 from __future__ import annotations
@@ -25,8 +23,7 @@ from ..core.protocol import Limits
 # What an absent limit is: trous's own bound (the sandbox's, the grading's for a whole copy).
 LIMIT_DEFAULTS = {**Limits().__dict__, "copy_wall": COPY_WALL}
 
-# One complete course.yaml of one exercise, of no particular course: the page shows it, and the test
-# checks that it validates.
+# One complete course.yaml of one exercise: the page shows it, the test checks that it validates.
 MINIMAL = """\
 course:
   id: python-debutant

@@ -1,10 +1,7 @@
-"""`trous nouveau-cours` and `trous nouvel-exercice`: a course folder, or one more exercise in it, that
-`trous doctor` passes as written, so that an author starts from something that works and changes it.
-
-The example is in the one-source format (derive.py): the solution carries the `# ___` markers, the
-student's file is derived from it. Its subject is neutral (a mean and a standard deviation).
-course.yaml is appended to as text, after its last exercise of the assignment, so that the author's
-comments and layout stay as they were; the result is validated and the file restored if it is not.
+"""`trous nouveau-cours` and `trous nouvel-exercice`: a course, or one more exercise, that `trous doctor`
+passes as written, so that an author starts from something that works. The example is in the
+one-source format (derive.py), on a neutral subject. course.yaml is appended to as text, after the
+assignment's last exercise, so that the author's comments and layout stay; it is restored if invalid.
 """
 
 from __future__ import annotations
@@ -21,7 +18,7 @@ from . import derive
 
 
 class ScaffoldError(Exception):
-    """What cannot be created, said in French."""
+    """What cannot be created, in French."""
 
 
 # -- the example course ------------------------------------------------------------------------
@@ -235,7 +232,7 @@ def _entry(exercise_id: str, title: str, source: str, hints: dict[str, list[str]
 
 def _write_exercise(root: Path, exercise_id: str, solution: str, checks: str, grader: str,
                     others: dict[Path, str] | None = None) -> list[Path]:
-    """The exercise's four files (and `others` first), written."""
+    """The exercise's four files, after `others`."""
     files = {**(others or {}), root / "solutions" / f"{exercise_id}.py": solution,
              root / "exercises" / f"test_{exercise_id}.py": checks,
              root / "graders" / f"test_{exercise_id}.py": grader,
