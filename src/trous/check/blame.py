@@ -82,9 +82,6 @@ class Doubts:
                 self.failed.setdefault(o.blank, set()).add(o.check)
                 self.units.add((o.blank, o.unit))
 
-    def doubted(self, blank: int) -> bool:
-        return blank in self.failed
-
     def right_on(self, blank: int, unit: int) -> bool:
         """Can its value on these inputs be trusted? Its checks that fail elsewhere pass here."""
         if blank not in self.failed:
@@ -129,7 +126,7 @@ def decide(count: int, unfilled: Iterable[int], outcomes: list[Outcome], flow: F
             bad[culprit] = FAILED if culprit in has_failure else SUSPECT
             evidence[culprit] = picks[culprit]
     # Blanks wrong on the values the program computes: a check that passes through one proves little.
-    wrong = {i for i, status in bad.items() if status != UNFILLED and doubts.doubted(i)}
+    wrong = {i for i, status in bad.items() if status != UNFILLED and i in doubts.failed}
     decisions = []
     for index in range(count):
         mine = [o for o in outcomes if o.blank == index]

@@ -55,8 +55,6 @@ def _checker(config) -> "Checker":
     if _CHECKER not in config.stash:
         from .checker import Checker  # noqa: PLC0415
 
-        # The public checks' test functions count in their blank's verdict, as in `trous check`:
-        # run by the checker, on the student's file, not as items of their own (below).
         config.stash[_CHECKER] = Checker()
     return config.stash[_CHECKER]
 

@@ -149,13 +149,6 @@ def students_setting(exchange: str) -> str | None:
             f"{DEFAULT_EXCHANGE}")
 
 
-def config_text(course: Course, exchange: str = DEFAULT_EXCHANGE) -> str:
-    note = students_setting(exchange) or ("celui de nbgrader par défaut : les élèves n'ont rien à régler (il doit "
-                                          "exister, inscriptible par tous : mkdir -p ... && chmod ugo+rw ...)")
-    return CONFIG.format(title=course.title, course_id=course.id, exchange=exchange,
-                         exchange_note=note.replace("\n", " "))
-
-
 def gitignore_text(existing: str | None) -> str:
     """Ours, or the teacher's with our missing lines added at the end."""
     if existing is None:
@@ -217,7 +210,10 @@ def differences(old: bytes, new: bytes) -> list[str]:
 def _plan(course: Course, exchange: str, only: list[str] | None,
           report: BuildReport) -> tuple[dict[str, bytes], list[standalone.Built]]:
     """Every file the build writes (relative path → bytes), and the exercises built."""
-    files: dict[str, bytes] = {"nbgrader_config.py": config_text(course, exchange).encode("utf-8")}
+    note = students_setting(exchange) or ("celui de nbgrader par défaut : les élèves n'ont rien à régler (il doit "
+                                          "exister, inscriptible par tous : mkdir -p ... && chmod ugo+rw ...)")
+    config = CONFIG.format(title=course.title, course_id=course.id, exchange=exchange, exchange_note=note)
+    files: dict[str, bytes] = {"nbgrader_config.py": config.encode("utf-8")}
     built: list[standalone.Built] = []
     for exercise in course.exercises:
         if only and exercise.id not in only and exercise.assignment.id not in only:

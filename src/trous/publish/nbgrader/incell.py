@@ -60,16 +60,12 @@ def for_grading(sandbox: str = "auto") -> Examiner:
 
 
 # -- the notebook file -----------------------------------------------------------------------------
-def _candidates(exercise_id: str) -> list[Path]:
-    """This kernel's notebook (JPY_SESSION_NAME), then the exercise's where validate and autograde run."""
+def _read_cells(exercise_id: str, checked: bool = True) -> list[dict] | None:
+    """Of this kernel's notebook (JPY_SESSION_NAME), else of the exercise's where validate and autograde
+    run. `checked`: holding the exercise's check cell."""
     session = os.environ.get("JPY_SESSION_NAME", "")
     own = [Path(session)] if session.endswith(".ipynb") else []
-    return own + [Path(f"{exercise_id}.ipynb")]
-
-
-def _read_cells(exercise_id: str, checked: bool = True) -> list[dict] | None:
-    """`checked`: holding the exercise's check cell."""
-    for path in _candidates(exercise_id):
+    for path in own + [Path(f"{exercise_id}.ipynb")]:
         try:
             cells = json.loads(path.read_text(encoding="utf-8")).get("cells")
         except (OSError, ValueError, AttributeError):

@@ -28,10 +28,6 @@ def _limit(kind: int, value: int) -> None:
         pass
 
 
-def _is_ipykernel(kernel: list[str]) -> bool:
-    return len(kernel) >= 3 and kernel[1] == "-m" and kernel[2] == "ipykernel_launcher"
-
-
 def main(argv: list[str]) -> None:
     config, separator, *kernel = argv
     if separator != "--" or not kernel:
@@ -49,7 +45,7 @@ def main(argv: list[str]) -> None:
         os.setgroups([])
         os.setresgid(uid, uid, 0)
         os.setresuid(uid, uid, 0)
-    if not _is_ipykernel(kernel):
+    if kernel[1:3] != ["-m", "ipykernel_launcher"]:
         if as_root:
             os.setresgid(uid, uid, uid)
             os.setresuid(uid, uid, uid)

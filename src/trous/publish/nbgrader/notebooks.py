@@ -64,13 +64,12 @@ def _code_cells(exercise: Exercise):
     return list(zip(template.cells, solution.cells))
 
 
-def check_source(exercise: Exercise) -> str:
-    return (f"# Vérification de l'exercice {exercise.number} (cellule verrouillée) : exécute-la (Maj+Entrée) après "
-            "avoir rempli les trous ___.\n"
-            "# Elle relance ton code depuis le début, dans un processus à part, et dit trou par trou ce qui est "
-            "juste.\n"
-            f"from {INCELL} import verifier\n"
-            f"verifier({exercise.id!r})")
+CHECK_SOURCE = ("# Vérification de l'exercice {number} (cellule verrouillée) : exécute-la (Maj+Entrée) après "
+                "avoir rempli les trous ___.\n"
+                "# Elle relance ton code depuis le début, dans un processus à part, et dit trou par trou ce qui est "
+                "juste.\n"
+                f"from {INCELL} import verifier\n"
+                "verifier({id!r})")
 
 
 PREPARATION = ("# Préparation (cellule verrouillée) : exécute-la en premier (Maj+Entrée). Un trou ___ pas encore\n"
@@ -186,8 +185,9 @@ def source_notebook(exercise: Exercise) -> nbformat.NotebookNode:
     if next_blank != len(exercise.blanks):
         raise BuildError(f"{exercise.template_path} : {next_blank} trous ___, {len(exercise.blanks)} dans course.yaml")
     cells.append(_cell(markdown, EXPLAIN, grade_id(exercise, "consigne", "verifier"), locked=True))
-    cells.append(_cell(code, check_source(exercise), grade_id(exercise, "verification", "publique"),
-                       {"verification": public.to_dict()}, locked=True))
+    check = CHECK_SOURCE.format(number=exercise.number, id=exercise.id)
+    cells.append(_cell(code, check, grade_id(exercise, "verification", "publique"), {"verification": public.to_dict()},
+                       locked=True))
     return notebook(cells)
 
 
