@@ -10,7 +10,8 @@ A failing expectation blames its own blank or one whose result reaches it:
   inputs (and not itself in doubt there), is vouched for;
 - among the rest, the blank that processes the failing value last is the suspect, the upstream-most
   blamed first; a suspect whose own checks pass is « à revoir », not « faux ».
-A blank is right only when all its checks passed, none through a result wrong on those inputs.
+A blank is right only when all its checks passed, none through a result wrong on those inputs;
+otherwise it *depends* on that blank (or is *not reached*).
 """
 
 from __future__ import annotations

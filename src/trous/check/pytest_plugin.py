@@ -1,5 +1,6 @@
 """`pytest exercises/` (entry point `pytest11`): one item per blank, under the student's own file, so
-pytest shows one line per exercise and one French mark per blank, never a traceback of trous.
+pytest shows one line per exercise and one French mark per blank, never a traceback of trous;
+outside a course directory, nothing.
 
 For speed (benchmarks/pytest_exercises.py), the runner is launched as the session starts, every job is
 sent ahead once collected, and the checking code is imported only after the launch.

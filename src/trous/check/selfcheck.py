@@ -39,10 +39,6 @@ class BlankResult:
     def passed(self) -> bool:
         return self.status in (PASSED, SKIPPED_CHECK)
 
-    @property
-    def filled(self) -> bool:
-        return self.status != UNFILLED
-
 
 @dataclass
 class ExerciseResult:
@@ -61,11 +57,11 @@ class ExerciseResult:
 
     @property
     def filled(self) -> int:
-        return sum(1 for b in self.blanks if b.filled)
+        return sum(1 for b in self.blanks if b.status != UNFILLED)
 
     @property
     def first_to_fix(self) -> BlankResult | None:
-        """Not one that only waits for it."""
+        """Unfilled or actually wrong, not one that only waits for it."""
         return next((b for b in self.blanks if b.status in TO_FIX), None) or next(
             (b for b in self.blanks if not b.passed), None)
 
