@@ -48,14 +48,16 @@ NOT_IN_KERNEL = ("trou non noté : les cellules de notation ne sont pas corrigé
 
 @cache
 def self_checker() -> Examiner:
-    """For the kernel's life: resource limits suffice, the kernel runs the same code anyway."""
+    """For the kernel's life: resource limits suffice, the kernel runs the same code anyway (in trous's
+    kernel sandbox, that sandbox is the wall)."""
     return Examiner(os.environ.get("TROUS_SANDBOX") or LIMITS)
 
 
 @cache
 def for_grading(sandbox: str = "auto") -> Examiner:
     """One per process (nbgrader grades notebooks one after the other), under `trous grade`'s sandbox
-    rules: never the limits-only runner."""
+    rules: bubblewrap, else refused; never the limits-only runner; sans-isolation only when asked, never
+    as root."""
     return Examiner(choose(sandbox))
 
 
