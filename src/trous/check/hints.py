@@ -46,16 +46,11 @@ def _save(root: Path, state: dict) -> None:
 
 
 # -- which hints give the answer ------------------------------------------------------------------
-def _writes_out(hint: str, fill: str) -> bool:
-    fill = fill.strip()
-    if not fill or fill == "___" or _LONE.fullmatch(fill):
-        return False
-    return re.sub(r"\s+", "", fill) in re.sub(r"\s+", "", hint)
-
-
 def answer_levels(hints: list[str], fill: str | None = None) -> list[bool]:
     """For each hint, does it give the answer? `fill`: the solution's, when known."""
-    levels = [fill is not None and _writes_out(hint, fill) for hint in hints]
+    fill = (fill or "").strip()
+    spaceless = "" if not fill or fill == "___" or _LONE.fullmatch(fill) else re.sub(r"\s+", "", fill)
+    levels = [bool(spaceless) and spaceless in re.sub(r"\s+", "", hint) for hint in hints]
     if len(hints) >= 2:
         levels[-1] = True
     return levels
