@@ -9,10 +9,9 @@ A failing expectation blames its own blank or one whose result reaches it:
 - a blank whose result reached a passing check on numbers, without the accused blank, on the same
   inputs (and not itself in doubt there), is vouched for;
 - among the rest, the blank that processes the failing value last is the suspect, the upstream-most
-  suspect blamed first; a suspect whose own checks pass is « à revoir », not « faux ».
-A blank is right (✔) only when all its checks passed, none through a result wrong on those inputs;
-otherwise it *depends* on that blank, or, its checks reading no other blank but the program stopping
-before them, it is *not reached*.
+  blamed first; a suspect whose own checks pass is « à revoir », not « faux ».
+A blank is right only when all its checks passed, none through a result wrong on those inputs;
+otherwise it *depends* on that blank (or is *not reached*).
 """
 
 from __future__ import annotations
@@ -28,8 +27,6 @@ NOT_REACHED = "not_reached"  # its checks read no other blank, but the program s
 
 @dataclass(frozen=True)
 class Outcome:
-    """One expectation of one blank, as the run went."""
-
     blank: int
     ok: bool
     depends: frozenset[int] = frozenset()  # the other blanks its value depends on
@@ -86,9 +83,6 @@ class Doubts:
                 self.failed.setdefault(o.blank, set()).add(o.check)
                 self.units.add((o.blank, o.unit))
 
-    def doubted(self, blank: int) -> bool:
-        return blank in self.failed
-
     def right_on(self, blank: int, unit: int) -> bool:
         """Can its value on these inputs be trusted? Its checks that fail elsewhere pass here."""
         if blank not in self.failed:
@@ -133,7 +127,7 @@ def decide(count: int, unfilled: Iterable[int], outcomes: list[Outcome], flow: F
             bad[culprit] = FAILED if culprit in has_failure else SUSPECT
             evidence[culprit] = picks[culprit]
     # Blanks wrong on the values the program computes: a check that passes through one proves little.
-    wrong = {i for i, status in bad.items() if status != UNFILLED and doubts.doubted(i)}
+    wrong = {i for i, status in bad.items() if status != UNFILLED and i in doubts.failed}
     decisions = []
     for index in range(count):
         mine = [o for o in outcomes if o.blank == index]
@@ -153,8 +147,7 @@ def decide(count: int, unfilled: Iterable[int], outcomes: list[Outcome], flow: F
 
 def _waiting_or_right(index: int, mine: list[Outcome], suspected: dict, bad: dict[int, str], wrong: set[int],
                       doubts: Doubts) -> Decision:
-    """A blank not itself to blame: right if all its checks passed; else it waits for the blanks its
-    failures (or its passes through a wrong result) come from."""
+    """Not itself to blame: it waits for the blanks its failures (or passes through a wrong result) come from."""
     data: set[int] = set()
     reach: set[int] = set()
     for o in mine:

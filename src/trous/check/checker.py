@@ -1,10 +1,6 @@
-"""A self-check session (a pytest run, a `trous` command, a notebook kernel): one runner, the jobs
-sent ahead, the results kept.
-
-The runner can be launched before anything is asked (`launch`), to start while pytest collects.
-Exercises sent ahead (`submit`) run one after the other in one thread while the caller interprets
-those done: the student's code and the verdicts use both cores. `check` waits if it must. The runner
-and the checking code are imported only when needed.
+"""A self-check session: one runner, launched early (while pytest collects), jobs sent ahead to run
+in one thread while the caller interprets those done, so the student's code and the verdicts use
+both cores. The runner and the checking code are imported only when needed.
 """
 
 from __future__ import annotations
@@ -19,8 +15,7 @@ from ..core.course import preload_for
 
 
 class Checker:
-    """Self-checks for one session: one runner fed by its lane, results cached by exercise. One runner,
-    not one per core: a second zygote costs more than it saves (benchmarks/pytest_exercises.py)."""
+    """One runner, not one per core: a second zygote costs more than it saves (benchmarks/pytest_exercises.py)."""
 
     def __init__(self):
         from ..sandbox.pool import Runner  # noqa: PLC0415
@@ -34,7 +29,6 @@ class Checker:
         self._closed = False
 
     def launch(self, exercises: Iterable) -> None:
-        """Start the runner now, without waiting for it, preloading what these exercises import."""
         modules = preload_for(list(exercises), as_needed=True)
         with self._lock:
             if self._lane is None and not self._closed:
@@ -60,7 +54,6 @@ class Checker:
 
     # -- exercises ------------------------------------------------------------------------------
     def submit(self, exercise) -> None:
-        """Read the student's file now and send its job to a runner, unless it is already known."""
         from ..core.checks import load_checks  # noqa: PLC0415
         from ..core.analysis import analyse_path  # noqa: PLC0415
         from .selfcheck import prepare  # noqa: PLC0415
@@ -84,7 +77,7 @@ class Checker:
             self._pending[exercise.id] = (analysis, context, results)
 
     def check(self, exercise, refresh: bool = False):
-        """The verdicts for `exercise` (an ExerciseResult); `refresh`: read the file again."""
+        """`refresh`: read the file again."""
         from ..grade.testworker import test_files  # noqa: PLC0415
         from .selfcheck import apply_test_functions, interpret  # noqa: PLC0415
 
@@ -110,7 +103,6 @@ class Checker:
         return self.cache[exercise.id]
 
     def close(self) -> None:
-        """Stop at once: jobs not started are dropped, the one running ends with its runner."""
         with self._lock:
             self._closed = True
             self._pending.clear()

@@ -1,6 +1,4 @@
-"""Words for the student: one exercise's result as French text, for the terminal (`Report`) and for a
-notebook's check cell (`NotebookReport`: the same report, places named as cells, and its HTML).
-"""
+"""One exercise's result in French words: for the terminal (`Report`) and a notebook (`NotebookReport`)."""
 
 from __future__ import annotations
 
@@ -28,7 +26,6 @@ STATUS = {status: look[1] for status, look in LOOK.items()}
 
 
 def status_text(result: ExerciseResult, blank: BlankResult) -> str:
-    """« juste », « faux »…, and for a blank that waits: « dépend de « racine » »."""
     causes = ", ".join(f"« {result.blanks[c].spec.id} »" for c in blank.causes)
     if blank.status == DEPENDS and causes:
         return f"dépend de {causes}"
@@ -37,19 +34,14 @@ def status_text(result: ExerciseResult, blank: BlankResult) -> str:
     return STATUS[blank.status]
 
 
-def hint_text(blank: BlankResult) -> str:
-    return blank.spec.hints[0]
-
-
 def wants_hint(blank: BlankResult) -> bool:
     """A hint helps a blank to write or to fix; a blank that waits for another gets none yet."""
     return blank.status in (FAILED, UNFILLED, SUSPECT)
 
 
 class Report:
-    """One exercise's verdicts as text, for `trous check`, `watch` and `pytest exercises/`, places named
-    as lines of the file (NotebookReport names them as cells, and adds its HTML). `details`: what
-    waiting blanks fail on meanwhile; `step`: which blank first."""
+    """Places named as lines of the file. `details`: what waiting blanks fail on meanwhile; `step`: which
+    blank first."""
 
     def __init__(self, result: ExerciseResult, *, details: bool = False, step: bool = True):
         self.result, self.details, self.with_step = result, details, step
@@ -57,12 +49,10 @@ class Report:
     def place(self, line: int | None) -> str:
         return f"{self.result.path}:{line}" if line else self.result.path
 
-    def line_number(self, line: int) -> int:
-        """The number a quoted line is shown with."""
+    def line_number(self, line: int) -> int:  # the number a quoted line is shown with
         return line
 
-    def relocate(self, text: str) -> str:
-        """A text's « ligne 12 », said where the student finds it."""
+    def relocate(self, text: str) -> str:  # a text's « ligne 12 », said where the student finds it
         return text
 
     def title(self, blank: BlankResult) -> str:
@@ -82,7 +72,6 @@ class Report:
         return [self.relocate(n) for n in self.result.notes]
 
     def problem(self) -> str | None:
-        """What stops the whole program (syntax error, crash…), once, above the blanks."""
         r = self.result
         if not r.problem:
             return None
@@ -99,11 +88,10 @@ class Report:
         return [line for problem in shown for line in self.relocate(problem).split("\n")]
 
     def blank_text(self, blank: BlankResult, symbol: str | None = None) -> list[str]:
-        """The blank's title, then what is wrong and its hint, indented (also a grade cell's check)."""
         lines = [f"{symbol or SYMBOL[blank.status]} {self.title(blank)}"]
         lines += [f"    {line}" for line in self.blank_lines(blank)]
         if wants_hint(blank):
-            lines.append(f"    indice : {hint_text(blank)}")
+            lines.append(f"    indice : {blank.spec.hints[0]}")
         return lines
 
     def step(self) -> str | None:
@@ -136,7 +124,6 @@ def exercise_line(result: ExerciseResult) -> str:
 
 
 def next_step(result: ExerciseResult) -> str | None:
-    """What to work on first, said in one line."""
     if result.passed:
         return None
     blank = result.first_to_fix
@@ -154,7 +141,6 @@ def exercise_report(result: ExerciseResult, *, details: bool = False, step: bool
 
 
 def printed(result: ExerciseResult) -> list[str]:
-    """What the student's program printed (its first 40 lines), under a heading; nothing if nothing."""
     if not result.output.strip():
         return []
     lines = result.output.rstrip("\n").split("\n")[:40]
@@ -179,15 +165,14 @@ _SHOWN = re.compile(r"^(\s*)(\d+) \| ", re.MULTILINE)
 
 
 class NotebookReport(Report):
-    """The notebook's: places named as cells (« ligne 3 de la cellule 4 »), and its HTML."""
+    """Places named as cells (« ligne 3 de la cellule 4 »), and its HTML. `snapshot`: an
+    inputs.answers.CellMap (checkcell.Snapshot in JupyterLab: it needs jupytext)."""
 
     def __init__(self, result: ExerciseResult, snapshot, notes: list[str] | None = None):
-        """`snapshot`: an inputs.answers.CellMap (checkcell.Snapshot in JupyterLab: it needs jupytext)."""
         super().__init__(result)
         self.snapshot, self.extra_notes = snapshot, list(notes or [])
 
     def relocate(self, text: str) -> str:
-        """« ligne 12 » of the program → « ligne 3 de la cellule 4 » of the notebook."""
         def shown(match):
             return f"{match.group(1)}{self.line_number(int(match.group(2)))} | "
         return _SHOWN.sub(shown, self.snapshot.relocate(text))
@@ -263,7 +248,7 @@ class NotebookReport(Report):
 
     def _hints_html(self, blank: BlankResult) -> str:
         hints = blank.spec.hints
-        out = f'<div class="trous-hint">indice : {html.escape(hint_text(blank))}</div>'
+        out = f'<div class="trous-hint">indice : {html.escape(blank.spec.hints[0])}</div>'
         # The next hints, one click each: the last one is close to the answer.
         for level, text in enumerate(hints[1:], start=2):
             out += (f'<details style="margin-left:12px"><summary>indice {level}/{len(hints)}</summary>'

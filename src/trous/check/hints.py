@@ -1,10 +1,9 @@
-"""Hints, one at a time: each call shows the next hint of a blank, and remembers it (.trous/etat.json).
+"""Hints, one at a time, remembered in .trous/etat.json.
 
-A hint *gives the answer* when it is the last of two or more, or writes out the solution's fill
-(spaces aside; a lone name or number does not count). The student edition's course.yaml keeps only
-the others; those are in `.trous/indices.json`, compressed and masked with a key derived from their
-place: not a secret from whoever reads trous's code, but out of sight of a glance, a `grep` or an
-editor's search, until `trous hint` gives them, offline.
+A hint *gives the answer* when it is the last of two or more, or writes out the solution's fill (a
+lone name or number does not count). The edition's course.yaml keeps only the others; those are in
+`.trous/indices.json`, masked: no secret from whoever reads trous's code, but out of sight of a
+`grep` or an editor's search, until `trous hint` gives them, offline.
 """
 
 from __future__ import annotations
@@ -47,23 +46,18 @@ def _save(root: Path, state: dict) -> None:
 
 
 # -- which hints give the answer ------------------------------------------------------------------
-def _writes_out(hint: str, fill: str) -> bool:
-    fill = fill.strip()
-    if not fill or fill == "___" or _LONE.fullmatch(fill):
-        return False
-    return re.sub(r"\s+", "", fill) in re.sub(r"\s+", "", hint)
-
-
 def answer_levels(hints: list[str], fill: str | None = None) -> list[bool]:
-    """For each hint of a blank, does it give the answer? `fill`: the solution's fill, when known."""
-    levels = [fill is not None and _writes_out(hint, fill) for hint in hints]
+    """For each hint, does it give the answer? `fill`: the solution's, when known."""
+    fill = (fill or "").strip()
+    spaceless = "" if not fill or fill == "___" or _LONE.fullmatch(fill) else re.sub(r"\s+", "", fill)
+    levels = [bool(spaceless) and spaceless in re.sub(r"\s+", "", hint) for hint in hints]
     if len(hints) >= 2:
         levels[-1] = True
     return levels
 
 
 def solution_fills(exercise: Exercise) -> list[str] | None:
-    """The solution's fill of each blank, when the solution is here (a teacher's course)."""
+    """None in a student edition (no solution)."""
     try:
         template = read(exercise.template_path).text
         solution = read(exercise.solution_path).text
@@ -94,8 +88,8 @@ def unmask(token: str, course: str, exercise: str, blank: str, level: int) -> st
 
 
 def held_document(course_id: str, exercises: list[Exercise], split: dict[tuple[str, str], int]) -> dict:
-    """`.trous/indices.json`: for each blank (« exercice/trou »), how many of course.yaml's hints are
-    real ones (`lisibles`), and the hints held back, masked, in order."""
+    """`.trous/indices.json`: by « exercice/trou », how many of course.yaml's hints are real (`lisibles`),
+    then the held-back ones, masked."""
     blanks = {}
     for exercise in exercises:
         for blank in exercise.blanks:
@@ -119,9 +113,8 @@ class Hint:
 
 
 def next_hint(exercise: Exercise, blank_index: int) -> Hint:
-    """The blank's next hint — advancing its hint level (the last one stays once reached). Its hints,
-    and which give the answer: in a student edition, course.yaml's readable ones then the held-back
-    ones; in the teacher's course, course.yaml's, judged with the solution."""
+    """The blank's next hint (the last one stays once reached). Which give the answer: in an edition,
+    the held-back ones; in the teacher's course, judged with the solution."""
     blank, course = exercise.blanks[blank_index], exercise.course
     key = f"{exercise.id}/{blank.id}"
     held = _read(course.root / HELD_FILE)

@@ -1,11 +1,9 @@
-"""The pytest plugin (entry point `pytest11`): `pytest exercises/` checks a student's blanks.
+"""`pytest exercises/` (entry point `pytest11`): one item per blank, under the student's own file, so
+pytest shows one line per exercise and one French mark per blank, never a traceback of trous;
+outside a course directory, nothing.
 
-One item per blank, collected under the student's own file, so pytest's progress shows one line per
-exercise and one mark per blank, in French categories (« faux », « à remplir »…), never a traceback
-of trous itself; then the details of the first unfinished exercise (all with `-v` or `--tout`) and
-the progress. Outside a course directory, the plugin does nothing. For speed, the runner is launched
-as the session starts and every exercise's job is sent ahead once collected
-(benchmarks/pytest_exercises.py); the checking code is imported only after the launch.
+For speed (benchmarks/pytest_exercises.py), the runner is launched as the session starts, every job is
+sent ahead once collected, and the checking code is imported only after the launch.
 """
 
 from __future__ import annotations
@@ -32,7 +30,7 @@ UNKNOWN_BLANK = "trou inconnu"
 
 @cache
 def categories() -> dict[str, tuple[str, str, str, str]]:
-    """(category, mark, word for -v, colour) by blank status: pytest counts each category in its last line."""
+    """(category, mark, word for -v, colour) by status: pytest counts each category in its last line."""
     from .feedback import LOOK  # noqa: PLC0415
 
     return {status: (category, mark, word, colour) for status, (mark, _, category, word, colour, _) in LOOK.items()}
@@ -46,7 +44,7 @@ def pytest_addoption(parser):
 
 @cache
 def _public_exercise(path: Path) -> Exercise | None:
-    """The exercise whose public checks live at `path` (exercises/test_<id>.py), or whose file it is."""
+    """The exercise whose public checks or own file is at `path`."""
     course = course_at(path.parent.resolve()) if path.parent.name == "exercises" else None
     exercise = course.exercise_for_path(path) if course is not None else None
     if exercise is None or path.resolve() not in (exercise.checks_path.resolve(), exercise.path.resolve()):
@@ -58,15 +56,12 @@ def _checker(config) -> "Checker":
     if _CHECKER not in config.stash:
         from .checker import Checker  # noqa: PLC0415
 
-        # The public checks' test functions count in their blank's verdict, as in `trous check`:
-        # run by the checker, on the student's file, not as items of their own (below).
         config.stash[_CHECKER] = Checker()
     return config.stash[_CHECKER]
 
 
 def _exercises_asked(config) -> list[Exercise]:
-    """The exercises this run will check, as far as its arguments tell: all of a course's for its
-    folder, its exercises/ folder or a folder inside it; one for an exercise's file or its checks'."""
+    """The exercises this run's arguments name: a course's folders, or one exercise's files."""
     found: dict[tuple[Path, str], Exercise] = {}
     for arg in config.args:
         path = (config.invocation_params.dir / arg.split("::")[0]).resolve()
@@ -89,14 +84,13 @@ def _exercises_asked(config) -> list[Exercise]:
 
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config):
-    """On a course, a French title instead of pytest's English header, a French collection line."""
     reporter = config.pluginmanager.getplugin("terminalreporter")
     if reporter is not None and type(reporter) is TerminalReporter and _exercises_asked(config):
         reporter.__class__ = CourseReporter
 
 
 class CourseReporter(TerminalReporter):
-    """pytest's own terminal reporter (its hooks stay registered), French where a course run needs it."""
+    """pytest's own terminal reporter (its hooks stay registered), with a French header and collection line."""
 
     @property
     def showheader(self) -> bool:
@@ -166,8 +160,8 @@ def pytest_pycollect_makemodule(module_path: Path, parent):
 
 
 class CheckModule(pytest.Module):
-    """Collected in place of an exercise file: one item per blank of its exercise, if its public checks
-    hold any `Check`. Their test functions are part of their blank's verdict (selfcheck.py), not items."""
+    """One item per blank, if the public checks hold any `Check`; test functions are part of their
+    blank's verdict (selfcheck.py), not items."""
 
     def _getobj(self):
         return load_module(_public_exercise(Path(self.path)).checks_path)
@@ -183,12 +177,10 @@ class CheckModule(pytest.Module):
 
 
 class BlankFailure(Exception):
-    """Its text is the item's whole report."""
+    """Its text is the item's whole report (no traceback)."""
 
 
 class BlankItem(pytest.Item):
-    """One blank of one exercise: right, or why not (the details come at the end of the run)."""
-
     def __init__(self, *, blank_id: str, exercise: Exercise, **kwargs):
         super().__init__(**kwargs)
         self.blank_id, self.exercise = blank_id, exercise

@@ -1,11 +1,7 @@
-"""The student's self-check: run their file once per variant, evaluate the public checks, and say
-for each blank whether it is unfilled, right, wrong (expected versus obtained), waiting for another
-blank that is not right yet, or not reached.
+"""The student's self-check: each blank unfilled, right, wrong, waiting for another blank, or not reached.
 
-Then the public checks' test functions (`@pytest.mark.trou` in exercises/test_*.py), as grading counts
-them: without them, the self-check would call « juste » a blank only a test refuses. They run as
-`pytest exercises/` would, on the student's file, under the self-check's limits: a failure makes its
-blank wrong (a waiting blank keeps it in its details); a broken test is the course's fault, said so.
+The public test functions (`@pytest.mark.trou`) count as grading counts them: without them, « juste »
+could be said of a blank only a test refuses. A broken test is the course's fault, said so.
 """
 
 from __future__ import annotations
@@ -24,8 +20,6 @@ from ..core.judge import (Verdict, describe_error, disclosure, in_context, is_bl
                           not_checked, variant_context)
 from ..grade.testworker import TestFunctions
 
-# Besides blame's (DEPENDS: neither right nor wrong yet; SUSPECT: right so far but suspected;
-# NOT_REACHED: neither, the program stops before its checks, on another blank):
 NOT_RUN, SKIPPED_CHECK = "not_run", "skipped"
 TO_FIX = (UNFILLED, FAILED, SUSPECT, NOT_RUN)  # what a student works on; a waiting blank waits
 WAITING = (DEPENDS, NOT_REACHED)
@@ -45,10 +39,6 @@ class BlankResult:
     def passed(self) -> bool:
         return self.status in (PASSED, SKIPPED_CHECK)
 
-    @property
-    def filled(self) -> bool:
-        return self.status != UNFILLED
-
 
 @dataclass
 class ExerciseResult:
@@ -67,19 +57,18 @@ class ExerciseResult:
 
     @property
     def filled(self) -> int:
-        return sum(1 for b in self.blanks if b.filled)
+        return sum(1 for b in self.blanks if b.status != UNFILLED)
 
     @property
     def first_to_fix(self) -> BlankResult | None:
-        """The first blank that is unfilled or actually wrong (not one that only waits for it)."""
+        """Unfilled or actually wrong, not one that only waits for it."""
         return next((b for b in self.blanks if b.status in TO_FIX), None) or next(
             (b for b in self.blanks if not b.passed), None)
 
 
 # -- the public self-check -----------------------------------------------------------------------
 def plan_units(analysis: Analysis, checks: list[Check], text: str) -> tuple[list[Unit], list]:
-    """One unit per variant of `text`; the plan maps each expectation to (check, expect, unit, probe).
-    The self-check's job, and `pytest graders/ --copie`'s declarations (author/copie.py)."""
+    """One unit per variant of `text`; the plan maps each expectation to (check, expect, unit, probe)."""
     probes: dict[tuple, list[Probe]] = {}  # by variant, in order of first use
     plan = []
     for check in checks:
@@ -94,7 +83,7 @@ def plan_units(analysis: Analysis, checks: list[Check], text: str) -> tuple[list
 
 
 def prepare(exercise: Exercise, analysis: Analysis, checks: list[Check] | None = None):
-    """The job for a public check of `analysis`, or an ExerciseResult when nothing can run."""
+    """(job, context), or (ExerciseResult, None) when nothing can run."""
     checks = load_checks(exercise.checks_path) if checks is None else checks
     known = {b.id for b in exercise.spec.blanks}
     checks = [c for c in checks if c.blank in known]  # an unknown blank is its own item's failure
@@ -112,8 +101,7 @@ def prepare(exercise: Exercise, analysis: Analysis, checks: list[Check] | None =
 
 
 def _unrunnable(exercise, analysis, message, line, text, column=0) -> ExerciseResult:
-    """Nothing could run (unreadable file, syntax error): said once, for the exercise; its filled
-    blanks are « non vérifié » without repeating why."""
+    """Said once, for the exercise; its filled blanks are « non vérifié » without repeating why."""
     if text is not None and 0 < column <= len(text) + 1:
         text += "\n" + " " * (column - 1) + "^"
     blanks = [BlankResult(i, spec, UNFILLED if analysis.readable and not analysis.is_filled(i) else NOT_RUN,
@@ -123,17 +111,15 @@ def _unrunnable(exercise, analysis, message, line, text, column=0) -> ExerciseRe
 
 
 def flow_of(analysis: Analysis, overridden=()) -> flow_mod.Flow:
-    """The data flow of the copy as it is (its fills read names too), its `overridden` top-level
-    variables given values of their own (a variant's). A copy whose code changed outside the blanks
-    has no known flow: every expectation then speaks for its own blank alone."""
+    """The copy's data flow, `overridden` variables given a variant's values. A copy changed outside
+    the blanks has no known flow: every expectation then speaks for its own blank alone."""
     if analysis.source is None or analysis.fills is None:
         return flow_mod.Flow("", [], None)
     return flow_mod.analyse(analysis.source.text, [(f.begin, f.stop) for f in analysis.fills], overridden)
 
 
 def never_computed(flow: flow_mod.Flow, expect: Expect, unit: UnitResult) -> bool:
-    """The program stopped before its end, and the expectation reads a variable the statement it
-    stopped at (or a later one) was still to assign: what it read there is an older value, or none."""
+    """The expectation reads a variable the program stopped before assigning: an older value, or none."""
     if unit.status == "ok" or unit.error is None:
         return False
     unfinished = flow.unfinished(unit.error.statement or unit.error.line)
@@ -142,8 +128,7 @@ def never_computed(flow: flow_mod.Flow, expect: Expect, unit: UnitResult) -> boo
 
 
 def _failure_line(unit: UnitResult, probe: ProbeResult, stop_line: int | None) -> int | None:
-    """The line of the student's file where this expectation's run failed with an error, if it did.
-    A unit skipped because an earlier one of its exercise timed out or crashed failed at that line."""
+    """A unit skipped because an earlier one timed out or crashed failed at that one's line."""
     if probe.evaluated and probe.error is not None and probe.error.line and not (
             unit.status != "ok" and probe.error.type == "NameError"):
         return probe.error.line
@@ -231,9 +216,8 @@ def interpret(exercise: Exercise, analysis: Analysis, context, results: list[Uni
 
 
 def _unexplained_stops(results: list[UnitResult], variants: dict, outcomes: list, decisions, flow) -> dict[int, str]:
-    """The program stops (not on an unfilled blank) at a line that no wrong blank explains: the blanks
-    whose results reach that line are not right yet, whatever their own checks say — graded, the
-    rest of the program must run to its end with them. {blank: why}, for blanks otherwise right."""
+    """{blank: why} for blanks otherwise right whose results reach a stop no wrong blank explains:
+    graded, the rest of the program must run to its end with them."""
     flows = {o.unit: o.flow for o in outcomes if o.flow is not None}
     bad = {i for i, d in enumerate(decisions) if d.status in (FAILED, SUSPECT, UNFILLED)}
     found: dict[int, str] = {}
@@ -260,7 +244,7 @@ def _unexplained_stops(results: list[UnitResult], variants: dict, outcomes: list
 
 
 def _glossed_once(failures: list[str]) -> list[str]:
-    """The same « piste : … » under several failures of a blank is given under the first one only."""
+    """The same « piste : … » is given under the first failure only."""
     seen: set[str] = set()
 
     def first_time(line: str) -> bool:
@@ -274,8 +258,7 @@ def _glossed_once(failures: list[str]) -> list[str]:
 
 
 def _said_on_the_example(failed: list, reasons: dict[int, str]) -> None:
-    """A check that fails on the course's own inputs says why, with its author's words; the same
-    check failing on other inputs then shows its values without repeating words written for another
+    """The author's words are said on the course's inputs only: on other inputs they may fit another
     mistake (« la taille vient de T, elle n'est pas écrite en dur » is not what a `>` for `>=` did)."""
     on_example = {(o.blank, e.setup, e.expr) for o, e in failed if e.variant is None}
     for outcome, expect in failed:
@@ -286,8 +269,7 @@ def _said_on_the_example(failed: list, reasons: dict[int, str]) -> None:
 
 
 def _said_once(result: ExerciseResult) -> None:
-    """The error that stops the program is said once, for the exercise; a blank's check that met
-    the same error names it in a few words instead of repeating it (with its line, its gloss)."""
+    """The error that stops the program is said once; a blank's check that met it names it in a few words."""
     said = result.problem
     line = result.problem_line
     short = (f"le programme s'arrête ligne {line}, sur l'erreur ci-dessus" if line
@@ -301,8 +283,7 @@ _STATE = {UNFILLED: "pas encore rempli", FAILED: "faux", SUSPECT: "à revoir"}
 
 
 def _waiting(exercise: Exercise, decisions, causes: tuple[int, ...], reached: bool) -> str:
-    """Why a blank is neither right nor wrong yet: the blanks its checks go through (`reached`), or
-    those the program stops on before reaching its checks."""
+    """The blanks its checks go through (`reached`), or those the program stops on before them."""
     states = [f"« {exercise.blanks[c].id} » ({_STATE.get(decisions[c].status, 'pas encore juste')})" for c in causes]
     then = ""
     if causes:
@@ -331,9 +312,7 @@ COURSE_FAULT = "une vérification de l'exercice ne fonctionne pas (erreur du cou
 
 
 def self_check(runner, exercise, analysis) -> ExerciseResult:
-    """The whole self-check of `analysis` on `runner` (a Runner or a RunnerPool): its declarations, then
-    its test functions. The notebooks' self-check (publish/nbgrader/incell.py) calls it; checker.py
-    takes the same two steps, with jobs sent ahead."""
+    """Declarations, then test functions, on `runner` (checker.py takes these steps with jobs sent ahead)."""
     job, context = prepare(exercise, analysis)
     if context is None:  # nothing can run: the verdicts are known
         return job
@@ -343,7 +322,6 @@ def self_check(runner, exercise, analysis) -> ExerciseResult:
 
 
 def apply_test_functions(runner, exercise, analysis, result) -> None:
-    """Run the exercise's public test functions on the student's file; fold their verdicts into `result`."""
     if result.problem is not None:  # the file does not run at all: already said, once
         return
     tests = TestFunctions(exercise.course, [exercise], public_only=True)

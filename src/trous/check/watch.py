@@ -1,7 +1,5 @@
-"""`trous watch`: re-check the current exercise whenever its file is saved, then move on. Events
-(watchdog) when they work, and a poll all the time: on WSL, network drives and with some editors'
-atomic saves, events never arrive.
-"""
+"""`trous watch` waits for a save: events (watchdog) when they work, and a poll all the time: on WSL,
+network drives and with some editors' atomic saves, events never arrive."""
 
 from __future__ import annotations
 
@@ -36,7 +34,6 @@ def wait_for_save(path: Path, since: tuple, interval: float = 0.5, use_events: b
 
 
 def _observer(path: Path, changed: threading.Event):
-    """A watchdog observer that sets `changed` on any event about `path`; None without one."""
     try:
         from watchdog.events import FileSystemEventHandler  # noqa: PLC0415
         from watchdog.observers import Observer  # noqa: PLC0415

@@ -1,11 +1,6 @@
-"""The student edition (`trous edition`): course.yaml, exercises/ (templates, public checks),
-.trous/modeles/ (pristine copies), .trous/indices.json (the hints that give the answer, masked:
-check/hints.py), .trous/wheels/ (a wheel of trous alone), requirements.txt, pytest.ini, LISEZMOI.md,
-and a .zip of it all. Nothing of solutions/ or graders/ goes in.
-
-Also the course's own files that its own notebook (course.yaml's `explorer:`) imports, a widget's
-module say: they belong to the course, not to trous; the edition and the nbgrader release carry them
-beside the notebook (`explorer.files`).
+"""The student edition (`trous edition`): what a student needs and nothing of solutions/ or graders/;
+the hints that give the answer masked (check/hints.py), trous as a wheel of its own, and the files
+the course's own notebook imports (`explorer.files`: they belong to the course, not to trous).
 """
 
 from __future__ import annotations
@@ -81,10 +76,8 @@ class ShippedError(ValueError):
 
 
 def explorer_files(course: Course) -> dict[str, bytes]:
-    """The course's files its own notebook imports (`explorer.files`: files or folders, relative to the
-    course's root), by path relative to that root: what the edition and the nbgrader release carry
-    beside the notebook. Links are not followed, caches are left out; a path that is not there stops
-    with a French error."""
+    """`explorer.files` (files or folders) by path from the course's root, links not followed, caches
+    left out: the edition and the nbgrader release carry them beside the notebook."""
     found: dict[str, bytes] = {}
     if course.explorer is None:
         return found
@@ -132,7 +125,6 @@ def build(course: Course, dest: str | Path, make_zip: bool = True) -> Path:
     (dest / "requirements-lab.txt").write_text(f"-r requirements.txt\n{LAB_REQUIREMENTS}", encoding="utf-8")
     (dest / "pytest.ini").write_text("[pytest]\ntestpaths = exercises\n", encoding="utf-8")
     (dest / ".gitignore").write_text(".venv/\n__pycache__/\n.trous/etat.json\n.trous/cours-valide.json\n", encoding="utf-8")
-    # LISEZMOI.md, in the course's own words: its title, its exercises, its own notebook if any
     first, explorer = course.exercises[0].id, course.explorer
     other = course.exercises[1].id if len(course.exercises) > 1 else first  # « pour un autre » exercise
     mention = f" `{explorer.file}` contient {explorer.title}." if explorer is not None else ""
@@ -157,7 +149,7 @@ def pointer(exercise_id: str, index: int) -> str:
 
 
 def split_hints(course: Course) -> dict[tuple[str, str], int]:
-    """(exercise, blank) → how many of its first hints stay readable: those before one giving the answer."""
+    """(exercise, blank) → how many of its first hints stay readable (before one giving the answer)."""
     split = {}
     for exercise in course.exercises:
         fills = hints_mod.solution_fills(exercise)
@@ -176,7 +168,6 @@ _Dumper.add_representer(str, lambda dumper, value: dumper.represent_scalar(
 
 
 def write_course_yaml(course: Course, dest: Path) -> None:
-    """The edition's course.yaml, the hints that give the answer held back in .trous/indices.json."""
     split = split_hints(course)
     # The author's own text, as written (what was left to its default stays unwritten).
     data = yaml.safe_load((course.root / "course.yaml").read_text(encoding="utf-8"))
@@ -196,7 +187,6 @@ def write_course_yaml(course: Course, dest: Path) -> None:
 
 
 def _write_zip(archive: Path, files: dict[str, bytes], compression: int = zipfile.ZIP_DEFLATED) -> Path:
-    """Fixed dates and modes: the same files give the same bytes."""
     with zipfile.ZipFile(archive, "w", compression) as z:
         for path, data in files.items():
             info = zipfile.ZipInfo(path, FIXED_DATE)
@@ -228,8 +218,7 @@ def build_wheel(out_dir: str | Path) -> Path:
 
 
 def write_wheel(name: Path, dist: str, files: dict[str, bytes], compression: int = zipfile.ZIP_DEFLATED) -> Path:
-    """`files` (archive path → bytes) as the wheel `name`, with the RECORD of `dist` (its .dist-info
-    folder) listing them. Also used by benchmarks/student_venv.py to repack installed distributions."""
+    """`files` (archive path → bytes) with the RECORD of `dist`. Also benchmarks/student_venv.py's."""
     files = {path: data for path, data in files.items() if path != f"{dist}/RECORD"}
     record = []
     for path, data in files.items():

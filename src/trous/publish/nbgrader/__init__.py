@@ -1,14 +1,8 @@
 """The course as an nbgrader course, graded in nbgrader (autograde) or by `trous grade`, same grades.
 
-`build` (`trous nbgrader build`), `notebooks`: the course directory; `incell`:
-what the notebook's cells run in the kernel; `preprocessors`, `kernel`, `kernel_entry`, `exchange`,
-`zipcollect`: nbgrader's steps done trous's way.
-
-Here, what `%load_ext trous.publish.nbgrader` installs: an unfilled blank, said in French in the
-student's kernel. IPython keeps an old output in a variable named `___`, the very name of a blank: an
-unfilled answer cell would compute with it and fail far away. An AST transformer turns every `___` the
-code reads into a call raising `TrouPasRempli` there, with its line; inside a function it raises when
-the function runs, as in the exercise file.
+Here, `%load_ext trous.publish.nbgrader`: IPython keeps an old output in a variable named `___`, the
+very name of a blank, so an unfilled answer cell would compute with it and fail far away. Every `___`
+the code reads becomes a call raising `TrouPasRempli` there, in French, with its line.
 """
 
 from __future__ import annotations
@@ -16,8 +10,7 @@ from __future__ import annotations
 import ast
 
 BLANK = "___"  # course.blanks.BLANK, without importing the course package (pydantic) into the kernel
-# nbgrader's own default (nbgrader/exchange/default/exchange.py): what a student's `nbgrader
-# fetch_assignment` uses without any configuration. Here, not in build.py: `trous --help` (cli.py)
+# nbgrader's own default, what students use unconfigured. Here, not in build.py: `trous --help`
 # must not load jupytext and nbformat.
 DEFAULT_EXCHANGE = "/usr/local/share/nbgrader/exchange"
 
@@ -27,14 +20,13 @@ _note: list[str] = []  # a line said after the message, where the notebook has m
 
 
 class TrouPasRempli(Exception):
-    """IPython shows `_render_traceback_` instead of a traceback: the explanation alone."""
+    """IPython shows `_render_traceback_` instead of a traceback."""
 
     def _render_traceback_(self) -> list[str]:
         return str(self).split("\n")
 
 
 def blank_not_filled(line: int, code: str) -> None:
-    """Called where the code reads a `___` (the transformer put the call there)."""
     where = f"à la ligne {line} de sa cellule" + (" :\n    " + code.strip() if code.strip() else "")
     raise TrouPasRempli(f"✘ trou pas encore rempli (___) {where}\n"
                         "  Remplace ___ par une expression Python, puis exécute la cellule de nouveau (Maj+Entrée)."

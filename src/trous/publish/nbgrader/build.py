@@ -1,11 +1,6 @@
-"""`trous nbgrader build DIR`: a complete nbgrader course directory, written from the trous course:
-nbgrader_config.py, source/<assignment>/<exercise>.ipynb (notebooks.py), the course's own notebook,
-trous-cours.json (what `trous grade .` needs anywhere), .gitignore.
-
-Twice gives the same bytes; exercises whose files are not all there are skipped and reported; other
-files of DIR are never touched. A file the last build wrote and someone edited since (formgrader's
-« Create Assignment »…) makes the build refuse, listing what differs, unless `--force`; one still as
-written (trous-cours.json keeps its hash) is simply rewritten.
+"""`trous nbgrader build DIR`: an nbgrader course directory, with trous-cours.json (what `trous grade .`
+needs anywhere). Twice gives the same bytes. A file the last build wrote and someone edited since
+(formgrader's « Create Assignment »…) makes it refuse, listing what differs, unless `--force`.
 """
 
 from __future__ import annotations
@@ -126,7 +121,7 @@ trous-resultats/
 
 
 class BuildRefused(Exception):
-    """Files the last build wrote were edited since; the message lists what differs (French)."""
+    """French: what differs."""
 
 
 @dataclass
@@ -139,7 +134,6 @@ class BuildReport:
 
 
 def buildable(exercise: Exercise) -> str | None:
-    """Why the exercise cannot be built yet, or None."""
     for path in (exercise.template_path, exercise.checks_path, exercise.solution_path, exercise.grader_path):
         if not path.is_file():
             return f"{path.relative_to(exercise.course.root)} manquant"
@@ -147,19 +141,12 @@ def buildable(exercise: Exercise) -> str | None:
 
 
 def students_setting(exchange: str) -> str | None:
-    """What students must set when the exchange is not nbgrader's default (French), or None."""
+    """What students must set when the exchange is not nbgrader's default."""
     if exchange == DEFAULT_EXCHANGE:
         return None
     return (f"les élèves doivent avoir « c.Exchange.root = {exchange!r} » dans {STUDENTS_CONFIG} (pour tous les "
             "comptes) ou dans leur ~/.jupyter/nbgrader_config.py, sinon nbgrader fetch_assignment cherche "
             f"{DEFAULT_EXCHANGE}")
-
-
-def config_text(course: Course, exchange: str = DEFAULT_EXCHANGE) -> str:
-    note = students_setting(exchange) or ("celui de nbgrader par défaut : les élèves n'ont rien à régler (il doit "
-                                          "exister, inscriptible par tous : mkdir -p ... && chmod ugo+rw ...)")
-    return CONFIG.format(title=course.title, course_id=course.id, exchange=exchange,
-                         exchange_note=note.replace("\n", " "))
 
 
 def gitignore_text(existing: str | None) -> str:
@@ -192,7 +179,7 @@ def _cell_id(cell: dict) -> str | None:
 
 
 def differences(old: bytes, new: bytes) -> list[str]:
-    """In French, what `old` (the file as edited) has that `new` (what the build writes) has not."""
+    """What `old` (as edited) has that `new` (what the build writes) has not."""
     before, after = _cells(old), _cells(new)
     if before is None or after is None:
         return ["contenu modifié"]
@@ -223,8 +210,10 @@ def differences(old: bytes, new: bytes) -> list[str]:
 def _plan(course: Course, exchange: str, only: list[str] | None,
           report: BuildReport) -> tuple[dict[str, bytes], list[standalone.Built]]:
     """Every file the build writes (relative path → bytes), and the exercises built."""
-
-    files: dict[str, bytes] = {"nbgrader_config.py": config_text(course, exchange).encode("utf-8")}
+    note = students_setting(exchange) or ("celui de nbgrader par défaut : les élèves n'ont rien à régler (il doit "
+                                          "exister, inscriptible par tous : mkdir -p ... && chmod ugo+rw ...)")
+    config = CONFIG.format(title=course.title, course_id=course.id, exchange=exchange, exchange_note=note)
+    files: dict[str, bytes] = {"nbgrader_config.py": config.encode("utf-8")}
     built: list[standalone.Built] = []
     for exercise in course.exercises:
         if only and exercise.id not in only and exercise.assignment.id not in only:

@@ -1,10 +1,6 @@
-"""`nbgrader release_feedback` for every student, including those whose copy came through Moodle.
-
-nbgrader's release stops at the first student without `submission_secret.txt`/`timestamp.txt` (a
-copy from `zip_collect`), and those after get nothing; such a student could not fetch from the
-exchange anyway. Here each folder is released on its own: exchange students as nbgrader does, the
-others named with where their page is, to hand back through Moodle (`trous grade .` writes the
-feedback zip). A folder that fails otherwise is reported and does not stop the others.
+"""`nbgrader release_feedback` for every student: nbgrader's stops at the first copy without
+`submission_secret.txt` (one from `zip_collect`), and those after get nothing. Here each folder is
+released on its own; Moodle's students are named with where their page is; a failure stops no other.
 """
 
 from __future__ import annotations
@@ -63,7 +59,7 @@ class ReleaseFeedback(ExchangeReleaseFeedback):
             self.fail(f"retours non publiés pour : {', '.join(sorted(set(failed)))}")
 
     def _release(self, folder: str, html_file: str, student_id: str, notebook_id: str) -> None:
-        """nbgrader's own steps for one page (copy under a temporary name, then move: atomic)."""
+        """nbgrader's own steps (copy under a temporary name, then move: atomic)."""
         with open(os.path.join(folder, SECRET)) as fh:
             secret = fh.read()
         try:

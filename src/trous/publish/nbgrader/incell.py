@@ -1,17 +1,9 @@
-"""What the notebook's locked cells call, inside the kernel.
+"""What the notebook's locked cells call in the kernel: `verifier` (the check cell), `verifier_trou`
+(a grade cell's visible part, what Validate runs: raises while the blank is not right) and
+`corriger_trou` (its hidden part: the engine's verdict; in trous's sandboxed kernel, VerifyGrades's).
 
-- `verifier("01_moyenne")` (the check cell): the public checks on the student's code, the same French
-  report as `trous check`, places named as the notebook names them; its public bundle is read from
-  the check cell's metadata in the notebook file;
-- `verifier_trou(exercise, blank)` (visible part of a grade cell, what Validate runs): that blank's
-  public verdict, raising while it is not right (`validate --invert`);
-- `corriger_trou(blank, hidden_bundle)` (hidden part, at autograde only): the engine's verdict, by
-  VerifyGrades's examiner (`for_grading`: the same sandbox rules); with the generated configuration,
-  VerifyGrades writes that verdict, and in trous's sandboxed kernel it refuses, saying so.
-
-The student's code: under nbgrader, read from the notebook file, as `trous grade` reads it; in an
-interactive session, each answer cell's latest execution in the history. It always runs in separate
-processes (the trous runner), never in the kernel's namespace.
+The student's code is read from the notebook file under nbgrader, as `trous grade` reads it, else
+from each answer cell's latest run in the history; it runs in the trous runner, never in the kernel.
 """
 
 from __future__ import annotations
@@ -56,32 +48,26 @@ NOT_IN_KERNEL = ("trou non noté : les cellules de notation ne sont pas corrigé
 
 @cache
 def self_checker() -> Examiner:
-    """The self-check's, for the kernel's life (also the JupyterLab check cell's): resource limits
-    suffice, the kernel runs the same code (inside trous's kernel sandbox, that sandbox is the wall)."""
+    """For the kernel's life: resource limits suffice, the kernel runs the same code anyway (in trous's
+    kernel sandbox, that sandbox is the wall)."""
     return Examiner(os.environ.get("TROUS_SANDBOX") or LIMITS)
 
 
 @cache
 def for_grading(sandbox: str = "auto") -> Examiner:
-    """The examiner that grades, VerifyGrades's and the hidden cells' (one per process: nbgrader grades
-    notebooks one after the other), in the sandbox of `trous grade`'s rules for `sandbox` (auto is
-    bubblewrap, else SandboxRefused; never the limits-only runner; sans-isolation only when asked,
-    never as root)."""
+    """One per process (nbgrader grades notebooks one after the other), under `trous grade`'s sandbox
+    rules: bubblewrap, else refused; never the limits-only runner; sans-isolation only when asked, never
+    as root."""
     return Examiner(choose(sandbox))
 
 
 # -- the notebook file -----------------------------------------------------------------------------
-def _candidates(exercise_id: str) -> list[Path]:
-    """The notebook this kernel runs (JPY_SESSION_NAME), then the exercise's in the kernel's folder
-    (where nbgrader's validate and autograde run)."""
+def _read_cells(exercise_id: str, checked: bool = True) -> list[dict] | None:
+    """Of this kernel's notebook (JPY_SESSION_NAME), else of the exercise's where validate and autograde
+    run. `checked`: holding the exercise's check cell."""
     session = os.environ.get("JPY_SESSION_NAME", "")
     own = [Path(session)] if session.endswith(".ipynb") else []
-    return own + [Path(f"{exercise_id}.ipynb")]
-
-
-def _read_cells(exercise_id: str, checked: bool = True) -> list[dict] | None:
-    """The cells of the first candidate notebook (`checked`: holding the exercise's check cell)."""
-    for path in _candidates(exercise_id):
+    for path in own + [Path(f"{exercise_id}.ipynb")]:
         try:
             cells = json.loads(path.read_text(encoding="utf-8")).get("cells")
         except (OSError, ValueError, AttributeError):
@@ -98,7 +84,7 @@ def _check_bundle(cell: dict, exercise_id: str) -> Bundle | None:
 
 
 def _public_bundle(exercise_id: str) -> Bundle | None:
-    """The check cell's bundle (it never changes: only answers do)."""
+    """Read once: it never changes, only answers do."""
     if exercise_id not in _public:
         found = (_check_bundle(cell, exercise_id) for cell in _read_cells(exercise_id) or [])
         bundle = next((b for b in found if b is not None), None)
@@ -149,9 +135,8 @@ def student_cells(bundle: Bundle) -> tuple[dict[str, str], list[str]]:
 
 
 class Examiner:
-    """The engine and the self-check on a notebook's bundle: each bundle written once as a one-exercise
-    course in a private directory; a `Grader` per bundle keeps its reference values (the solution runs
-    once). Also VerifyGrades's, outside the kernel."""
+    """The engine and the self-check on a notebook's bundle, written once as a one-exercise course; a
+    `Grader` per bundle keeps its reference values (the solution runs once)."""
 
     def __init__(self, sandbox: str):
         self.sandbox = sandbox
@@ -174,7 +159,6 @@ class Examiner:
         return self.exercises[key]
 
     def grade(self, bundle: Bundle, code: bytes) -> ExerciseGrade:
-        """The engine's grade of `code` (the exercise's text rebuilt from the answer cells)."""
         if not bundle.hidden:
             raise ValueError("correction impossible : ces données d'exercice n'ont pas le correcteur caché")
         key = ("grade", bundle.digest, hashlib.sha256(code).hexdigest())
@@ -187,7 +171,6 @@ class Examiner:
         return self.cache[key]
 
     def check(self, bundle: Bundle, code: bytes) -> ExerciseResult:
-        """The public self-check of `code`, as `pytest exercises/` and `trous check` report it."""
         key = ("check", bundle.digest, hashlib.sha256(code).hexdigest())
         if key not in self.cache:
             exercise = self.exercise(bundle)
@@ -195,7 +178,7 @@ class Examiner:
         return self.cache[key]
 
     def self_check(self, exercise: Exercise, analysis: Analysis) -> ExerciseResult:
-        """The self-check's verdicts on `analysis`, an exercise of a bundle or of a course."""
+        """`analysis`: of an exercise of a bundle or of a course."""
         return self_check(self._pool(), exercise, analysis)
 
     def close(self) -> None:
@@ -207,7 +190,7 @@ class Examiner:
 
 # -- the report ------------------------------------------------------------------------------------
 class CheckReport(NotebookReport):
-    """The report of a notebook, where no `trous hint` command exists: the hint is in the report."""
+    """No `trous hint` command in a notebook: the hint is in the report."""
 
     def step(self):
         step = super().step()
@@ -226,7 +209,7 @@ def _check(exercise_id: str):
 
 # -- the cells -------------------------------------------------------------------------------------
 def verifier(exercise) -> object:
-    """The check cell. `exercise`: its id (or, in notebooks of older versions, the public bundle)."""
+    """`exercise`: its id (or, in notebooks of older versions, the public bundle)."""
     if isinstance(exercise, dict):
         bundle = Bundle.from_dict(exercise).public()
         _public[bundle.exercise_id] = bundle

@@ -1,16 +1,9 @@
-"""The kernel of `nbgrader autograde`, started inside bubblewrap (nbgrader_config.py names
-`SandboxedExecute`, whose kernel manager is `SandboxedKernelManager`).
-
-The kernel sees a read-only system and Python; its own folder as a small private tmpfs holding
-read-only copies of the folder's files, the notebooks reduced to their answer cells (no hidden test
-to find); a bounded /tmp; no network (unix sockets in a directory it can no longer write once bound);
-no other process; as root, an unprivileged uid of its own with bounds. Never source/, the gradebook,
-the exchange or another student's folder. An interrupt is a message the kernel answers by signalling
-its own process group: sent to bubblewrap's, SIGINT would kill it, and nbgrader would drop the
-student's assignment.
-
-Without bubblewrap the kernel does not start; `sandbox = "none"` runs it as nbgrader does, only when
-asked, never as root, with a warning.
+"""The kernel of `nbgrader autograde`, inside bubblewrap: never source/, the gradebook, the exchange or
+another student's folder. It sees its folder as read-only copies in a private tmpfs, the notebooks
+reduced to their answer cells (no hidden test to find); a bounded /tmp; no other process; no network
+(unix sockets in a directory it can no longer write once bound); as root, a uid of its own. An interrupt is a message the kernel answers
+by signalling its own group: SIGINT sent to bubblewrap's would kill it, and nbgrader would drop the
+assignment. Without bubblewrap it does not start; `sandbox = "none"` only when asked, never as root.
 """
 
 from __future__ import annotations
@@ -47,7 +40,7 @@ _warned = False
 
 
 def _kept(cell: dict) -> bool:
-    # The answer cells, and the check cell (its public bundle: the release's, which students have).
+    # The check cell's public bundle is the release's, which students have.
     nbgrader = nbgrader_meta(cell)
     return bool(nbgrader.get("solution")) or (_is_check_cell(cell) and not nbgrader.get("grade"))
 
@@ -58,8 +51,7 @@ def _is_check_cell(cell: dict) -> bool:
 
 
 def strip_notebook(data: bytes) -> bytes:
-    """A notebook reduced to what the kernel may read: its answer cells and its check cell (no grade cell,
-    whose hidden tests nbgrader restored)."""
+    """Its answer cells and its check cell, no grade cell (nbgrader restored their hidden tests)."""
     try:
         nb = json.loads(data)
         cells = [c for c in nb.get("cells", []) if isinstance(c, dict) and _kept(c)]
@@ -73,7 +65,6 @@ def strip_notebook(data: bytes) -> bytes:
 
 
 def private_copy(folder: str, dest: str) -> None:
-    """Copy `folder` (regular files and directories only, bounded) into `dest`, notebooks stripped."""
     total, count = 0, 0
     for root, dirs, files in os.walk(folder, followlinks=False):
         rel = os.path.relpath(root, folder)
@@ -96,10 +87,8 @@ def private_copy(folder: str, dest: str) -> None:
 
 def bwrap_argv(inner: list[str], env: dict[str, str], folder: tuple[str, str], sockets: str,
                root: bool) -> list[str]:
-    """`folder`: (private copy, path the kernel sees it at): a bounded tmpfs there, the copy's files
-    bound read-only in it; `sockets`: the kernel's unix sockets and connection file, bound at the same
-    path. No --new-session: kernel_entry makes the kernel lead its own process group, which a
-    session leader cannot."""
+    """`folder`: (private copy, path the kernel sees it at). No --new-session: kernel_entry makes the
+    kernel lead its own process group, which a session leader cannot."""
     copy, seen_at = folder
     size = TMPFS_BYTES
     mounts = [("--perms", "1777", "--size", str(size), "--tmpfs", seen_at),
@@ -154,9 +143,7 @@ class SandboxedKernelManager(AsyncKernelManager):
             self.transport = "ipc"
             self.ip = os.path.join(sockets, "noyau")
             self.connection_file = os.path.join(sockets, "connexion.json")
-            if self.kernel_spec is not None:
-                # The kernel interrupts its own process group (kernel_entry made it lead one): SIGINT
-                # sent from outside would reach bubblewrap, and kill it.
+            if self.kernel_spec is not None:  # see the module's docstring
                 self.kernel_spec.interrupt_mode = "message"
         return await super()._async_pre_start_kernel(**kw)
 
@@ -202,8 +189,7 @@ class SandboxedKernelManager(AsyncKernelManager):
     cleanup_resources = _async_cleanup_resources
 
     def kill_now(self) -> None:
-        """Every process of the kernel's sandbox, at once (a kernel stuck after an interrupt): bubblewrap,
-        whose pid namespace dies with it (--die-with-parent)."""
+        """A kernel stuck after an interrupt: bubblewrap, whose pid namespace dies with it."""
         process = getattr(self.provisioner, "process", None)
         if process is not None:
             with contextlib.suppress(OSError):
@@ -226,14 +212,10 @@ STUCK = ("cette cellule s'exécutait encore après {seconds} s, la limite de tem
 
 
 class SandboxedExecute(Execute):
-    """nbgrader's Execute, whose kernel starts inside bubblewrap.
-
-    A student's cell runs for the exercise's `timeout` (from the hidden bundle), or `Execute.timeout`
-    if shorter, then ends with a French error. A kernel that dies or does not come back from the
-    interrupt would make nbgrader drop the whole assignment: the cells left get an error output
-    instead. With VerifyGrades next, grade cells never run in the kernel (the student's code owns it):
-    VerifyGrades writes the engine's verdict in each. After a timeout, the check cell is not run
-    either: it would run the same program again, up to its limit."""
+    """A student's cell runs for the exercise's `timeout`, or `Execute.timeout` if shorter. A kernel that
+    dies or does not come back from the interrupt would make nbgrader drop the whole assignment: the
+    cells left get an error output instead. With VerifyGrades next, grade cells never run in the kernel
+    (the student's code owns it); after a timeout, nor does the check cell (the same program again)."""
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
@@ -246,11 +228,11 @@ class SandboxedExecute(Execute):
 
     @staticmethod
     def _runs_engine(cell) -> bool:
-        """A grade cell or the check cell: trous's engine runs there, under its own bounds."""
+        """trous's engine runs there, under its own bounds."""
         return bool(nbgrader_meta(cell).get("grade")) or _is_check_cell(cell)
 
     def _exercise_limit(self, cell) -> float | None:
-        """The exercise's time limit, for a student's cell: not the engine's, nor the locked preparation."""
+        """For a student's cell: not the engine's, nor the locked preparation."""
         if cell is None or self._runs_engine(cell):
             return None
         if nbgrader_meta(cell).get("locked") and "%load_ext trous.publish.nbgrader" in cell.get("source", ""):

@@ -3,8 +3,8 @@
     python -m trous.publish.nbgrader.kernel_entry CONFIG -- python -m ipykernel_launcher -f … [args]
 
 It leads its own process group (interrupts reach the kernel, never bubblewrap), sets the bounds and,
-as root, binds the kernel's sockets under the kernel's uid with root as saved id, takes write access
-to the socket directory away, then drops root for good before any cell runs.
+as root, binds the sockets as the kernel's uid (root kept as saved id to close the socket directory
+after), then drops root for good before any cell runs.
 """
 
 from __future__ import annotations
@@ -28,10 +28,6 @@ def _limit(kind: int, value: int) -> None:
         pass
 
 
-def _is_ipykernel(kernel: list[str]) -> bool:
-    return len(kernel) >= 3 and kernel[1] == "-m" and kernel[2] == "ipykernel_launcher"
-
-
 def main(argv: list[str]) -> None:
     config, separator, *kernel = argv
     if separator != "--" or not kernel:
@@ -48,8 +44,8 @@ def main(argv: list[str]) -> None:
         _limit(resource.RLIMIT_NPROC, int(settings["processes"]))
         os.setgroups([])
         os.setresgid(uid, uid, 0)
-        os.setresuid(uid, uid, 0)  # root stays the saved id, to close the socket directory below
-    if not _is_ipykernel(kernel):
+        os.setresuid(uid, uid, 0)
+    if kernel[1:3] != ["-m", "ipykernel_launcher"]:
         if as_root:
             os.setresgid(uid, uid, uid)
             os.setresuid(uid, uid, uid)

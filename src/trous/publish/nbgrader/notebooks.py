@@ -1,13 +1,8 @@
 """One exercise as an nbgrader source notebook (the teacher's: solutions and hidden tests in).
 
-Cells, in order: the cells of `exercises/<id>.py` (jupytext): markdown locked, reworded for a notebook
-(RULES); code with blanks as autograded answer cells (the solution here, the template's `___` in
-the release: `preprocessors.ClearBlanks`), each announced by a locked line (« Cellule de réponse 1 »);
-code without blanks locked. Before the first code cell, a locked preparation cell (`%load_ext
-trous.publish.nbgrader`: an unfilled blank is said in French, at its line). After each answer cell,
-one grade cell per blank, worth its points: its hidden block grades with the engine, its visible part
-runs the blank's public check (what Validate runs). At the end, an explanation and the locked check
-cell (`verifier("01_moyenne")`, its public bundle in the metadata). Deterministic: ids derive from the
+The cells of `exercises/<id>.py`, markdown reworded for a notebook (RULES); code with blanks as answer
+cells (the template's `___` in the release: `preprocessors.ClearBlanks`), each followed by one grade
+cell per blank; a preparation cell first, the check cell last. Deterministic: ids derive from the
 exercise and blank ids, no timestamp or tool version is written.
 """
 
@@ -69,13 +64,12 @@ def _code_cells(exercise: Exercise):
     return list(zip(template.cells, solution.cells))
 
 
-def check_source(exercise: Exercise) -> str:
-    return (f"# Vérification de l'exercice {exercise.number} (cellule verrouillée) : exécute-la (Maj+Entrée) après "
-            "avoir rempli les trous ___.\n"
-            "# Elle relance ton code depuis le début, dans un processus à part, et dit trou par trou ce qui est "
-            "juste.\n"
-            f"from {INCELL} import verifier\n"
-            f"verifier({exercise.id!r})")
+CHECK_SOURCE = ("# Vérification de l'exercice {number} (cellule verrouillée) : exécute-la (Maj+Entrée) après "
+                "avoir rempli les trous ___.\n"
+                "# Elle relance ton code depuis le début, dans un processus à part, et dit trou par trou ce qui est "
+                "juste.\n"
+                f"from {INCELL} import verifier\n"
+                "verifier({id!r})")
 
 
 PREPARATION = ("# Préparation (cellule verrouillée) : exécute-la en premier (Maj+Entrée). Un trou ___ pas encore\n"
@@ -114,7 +108,6 @@ EXPLAIN = ("**Vérifier ton travail.** La cellule suivante relance ton code depu
 
 
 def for_notebook(markdown: str) -> str:
-    """The markdown of an instruction cell, as a notebook user must read it."""
     for pattern, replacement in RULES:
         markdown = pattern.sub(replacement, markdown)
     return markdown
@@ -131,7 +124,6 @@ def _markdown(exercise: Exercise, source: str) -> str:
 
 def _cell(new, source: str, gid: str, trous: dict | None = None, *, solution=False, grade=False, locked=False,
           points=None):
-    """A cell of the notebook, nbgrader's metadata on it (and trous's, when given)."""
     nbgrader = {"grade": grade, "grade_id": gid, "locked": locked, "schema_version": 3, "solution": solution,
                 "task": False}
     if grade:
@@ -143,9 +135,8 @@ def _cell(new, source: str, gid: str, trous: dict | None = None, *, solution=Fal
 
 
 def source_notebook(exercise: Exercise) -> nbformat.NotebookNode:
-    """The teacher's notebook. Each blank's grade cell comes right after the answer cell holding the
-    blank: nbgrader puts a deleted grade cell back after the solution or grade cell that preceded it,
-    and fails when that one is a plain locked cell."""
+    """Each grade cell comes right after its blank's answer cell: nbgrader puts a deleted grade cell
+    back after the solution or grade cell before it, and fails when that one is a plain locked cell."""
     markdown, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
     answers = answer_cells(exercise)
     public = bundle_mod.of(exercise, answers, hidden=False)
@@ -194,21 +185,20 @@ def source_notebook(exercise: Exercise) -> nbformat.NotebookNode:
     if next_blank != len(exercise.blanks):
         raise BuildError(f"{exercise.template_path} : {next_blank} trous ___, {len(exercise.blanks)} dans course.yaml")
     cells.append(_cell(markdown, EXPLAIN, grade_id(exercise, "consigne", "verifier"), locked=True))
-    cells.append(_cell(code, check_source(exercise), grade_id(exercise, "verification", "publique"),
-                       {"verification": public.to_dict()}, locked=True))
+    check = CHECK_SOURCE.format(number=exercise.number, id=exercise.id)
+    cells.append(_cell(code, check, grade_id(exercise, "verification", "publique"), {"verification": public.to_dict()},
+                       locked=True))
     return notebook(cells)
 
 
 def explorer_notebook(explorer: ExplorerSpec, reword: bool = True) -> nbformat.NotebookNode:
-    """The course's own notebook (course.yaml's `explorer:`): its text (`reword`: said for a notebook user
-    without a terminal, as nbgrader's; JupyterLab's student has one), then its code."""
+    """`reword`: for a notebook user without a terminal (nbgrader's; JupyterLab's student has one)."""
     text = for_notebook(explorer.text) if reword else explorer.text
     return notebook([nbformat.v4.new_markdown_cell(text, id="carnet-du-cours-texte"),
                      nbformat.v4.new_code_cell(explorer.code, id="carnet-du-cours-code")])
 
 
 def notebook(cells: list) -> nbformat.NotebookNode:
-    """A Python notebook of these cells (also the JupyterLab edition's course notebook)."""
     nb = nbformat.v4.new_notebook(cells=cells, metadata={"kernelspec": dict(KERNELSPEC),
                                                          "language_info": {"name": "python"}})
     nb.nbformat_minor = 5

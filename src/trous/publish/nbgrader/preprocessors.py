@@ -1,15 +1,5 @@
-"""trous's nbgrader preprocessors, named in the generated nbgrader_config.py.
-
-- `ClearBlanks` (generate_assignment, for ClearSolutions): a trous answer cell gets back the
-  template's source, with the `___` blanks; other cells are cleared as nbgrader does.
-- `VerifyGrades` (autograde, after Execute): grades each exercise with the engine, outside the kernel
-  (student code owns the kernel and could fake any output), and writes each blank's verdict in its
-  grade cell.
-- `TeacherGrades` (generate_feedback): a grade changed in formgrader is said beside the engine's.
-- `HideHiddenTests` (generate_feedback): no hidden-test block, nor any output quoting hidden material.
-- `RepairCells`, `RestoreCells` (autograde's sanitizing): a student's damaged nbgrader metadata, or a
-  cell pasted twice, no longer makes nbgrader drop the submission; grade cells released without their
-  hidden tests are restored without nbgrader's warning for each (95 lines for five students).
+"""trous's nbgrader preprocessors, named in the generated nbgrader_config.py. `VerifyGrades` grades
+outside the kernel: the student's code owns the kernel and could fake any output.
 """
 
 from __future__ import annotations
@@ -32,6 +22,8 @@ from .incell import for_grading
 
 
 class ClearBlanks(ClearSolutions):
+    """An answer cell gets back the template's source, with its `___`."""
+
     def preprocess_cell(self, cell, resources, cell_index):
         template = (cell.metadata.get(TROUS_KEY) or {}).get("modele")
         if template is not None and utils.is_solution(cell):
@@ -64,10 +56,9 @@ def _number(value) -> bool:
 
 
 class RepairCells(NbGraderPreprocessor):
-    """nbgrader metadata that nbgrader's own steps would stop on, put in the shape they expect (each
-    repair logged): metadata that is not a mapping or has no usable grade_id is removed (a plain cell;
-    a grade cell is added back from the gradebook); flags take their truth value, missing ones are
-    false; points that are not a number are 0 (RestoreCells restores the gradebook's)."""
+    """A student's damaged nbgrader metadata, which would make nbgrader drop the submission, put in the
+    shape it expects, each repair logged: unusable metadata is removed (a grade cell comes back from
+    the gradebook); points that are not a number are 0 (RestoreCells restores the gradebook's)."""
 
     def preprocess_cell(self, cell, resources, cell_index):
         if "nbgrader" not in cell.metadata:
@@ -95,13 +86,11 @@ class RepairCells(NbGraderPreprocessor):
 
 
 class RestoreCells(OverwriteCells):
-    """OverwriteCells, quiet about grade cells without their hidden tests (as released); also restores
-    what OverwriteCells leaves and then stops on: whether a cell is graded, its points, a locked cell's
-    flags."""
+    """OverwriteCells, quiet about grade cells released without their hidden tests (its warning for each
+    made 95 lines for five students); also restores what it leaves and then stops on."""
 
     def _restore_flags(self, cell, stored) -> None:
-        """The cell's role is the teacher's (else OverwriteCells meets a MissingEntry or inconsistent
-        checksums, and nbgrader drops the submission)."""
+        """Else OverwriteCells meets a MissingEntry or inconsistent checksums, and drops the submission."""
         meta, grade_id = cell.metadata["nbgrader"], cell.metadata["nbgrader"]["grade_id"]
         try:
             points = float(self.gradebook.find_graded_cell(grade_id, self.notebook_id, self.assignment_id).max_score)
@@ -122,8 +111,7 @@ class RestoreCells(OverwriteCells):
 
     def preprocess_cell(self, cell, resources, cell_index):
         if "nbgrader" in cell.metadata and not cell.metadata["nbgrader"]:
-            # A copy DeduplicateIds emptied (an answer cell pasted twice): OverwriteCells would stop on
-            # it (KeyError: 'grade_id'). It is a plain cell now.
+            # A copy DeduplicateIds emptied (a cell pasted twice): OverwriteCells would stop on it.
             del cell.metadata["nbgrader"]
             return cell, resources
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
@@ -143,8 +131,7 @@ class RestoreCells(OverwriteCells):
 
 # -- feedback ------------------------------------------------------------------------------------
 class TeacherGrades(Preprocessor):
-    """A grade changed in formgrader (manual score, extra credit): the verdict line says both grades,
-    to agree with the « Score » nbgrader prints above it."""
+    """A grade changed in formgrader: the verdict says both, to agree with nbgrader's « Score » above it."""
 
     enabled = Bool(True).tag(config=True)
 
@@ -171,8 +158,8 @@ class TeacherGrades(Preprocessor):
 
 
 def secrets_of(nb) -> list[str]:
-    """Text that must not reach a student: hidden-test lines, and the hidden bundles' solution and
-    grader lines (long enough to mean something, and absent from the public material)."""
+    """Hidden-test lines, and the hidden bundles' solution and grader lines (long enough to mean
+    something, and absent from the public material)."""
     secrets = {"corriger_trou(", HIDDEN_BEGIN}
     for cell in nb.cells:
         if cell.cell_type == "code" and utils.is_grade(cell):  # its hidden-test blocks' lines (not the delimiters)
@@ -201,6 +188,8 @@ WITHHELD = "[sortie retirée : elle citait le code des tests cachés]"
 
 
 class HideHiddenTests(Preprocessor):
+    """No hidden-test block, nor any output quoting hidden material, in the feedback."""
+
     enabled = Bool(True).tag(config=True)
 
     def preprocess(self, nb, resources):

@@ -1,12 +1,9 @@
 """`nbgrader zip_collect` on Moodle's « Télécharger tous les travaux remis » archive, names kept.
 
-Moodle names each folder `<Full Name>_<N>_assignsubmission_file`; `<N>`, the participant's number,
-becomes the nbgrader student id. The owner is read as for an archive graded directly
-(inputs/moodle.py): from the first folder under `extracted/` named as Moodle names them, never deeper
-(a student's own folder « Bob_12_assignsubmission_file » does not hand in for Bob). Folders claiming
-one number are not collected (nbgrader would merge them) and are named in the log. `MoodleCollector`
-records each student's name in the gradebook when it has none (nbgrader's collector drops it:
-formgrader showed « None, None »); the first word is the first name, unless `last_name_first`.
+The participant's number in `<Full Name>_<N>_assignsubmission_file` is the student id, read from the
+first folder so named, never deeper (a student's own folder « Bob_12_assignsubmission_file » does not
+hand in for Bob). Folders claiming one number are not collected (nbgrader would merge them). The name
+goes in the gradebook (nbgrader's collector drops it: formgrader showed « None, None »).
 """
 
 from __future__ import annotations
@@ -23,7 +20,6 @@ from ...inputs.intake import student_id as _student_id
 
 
 def split_name(full_name: str, last_name_first: bool = False) -> tuple[str | None, str | None]:
-    """(first name, last name) of Moodle's full name."""
     words = full_name.split()
     if len(words) < 2:
         return None, (words[0] if words else None)
@@ -51,8 +47,7 @@ class MoodleCollector(FileNameCollectorPlugin):
             return None
 
     def _owner(self, submitted_file: str) -> tuple[moodlefolders.Name, str, str] | None:
-        """(the Moodle folder's reading, that folder's path, the path inside it) of the first folder,
-        from the extracted root, named as Moodle names them; None when there is none."""
+        """(the Moodle folder's reading, its path, the path inside it) of the first folder so named."""
         root = self._root()
         path = os.path.realpath(submitted_file)
         inside = bool(root) and path.startswith(root + os.sep)
@@ -66,7 +61,7 @@ class MoodleCollector(FileNameCollectorPlugin):
         return None
 
     def _claimed(self) -> dict[str, list[str]]:
-        """N → the folders that all claim it, over the whole extracted tree (read once)."""
+        """N → the folders that all claim it (read once)."""
         if self._conflicts is None:
             root, tops = self._root(), {}
             for entry, owner in moodlefolders.extracted([root] if root else []):

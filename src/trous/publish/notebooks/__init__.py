@@ -1,12 +1,5 @@
-"""The course in JupyterLab: exercise notebooks paired with their `.py`, a check cell giving the same
-French feedback as `pytest exercises/`, and the course's own notebook (course.yaml's `explorer:`).
-
-    %load_ext trous.publish.notebooks          # first: remember each cell as the student runs it
-    from trous.publish.notebooks import check
-    check("01_moyenne")                   # last: check what the student wrote, blank by blank
-
-Heavy imports (jupytext, anywidget) wait: the `trous` CLI imports this package for its subcommands.
-"""
+"""The course in JupyterLab (`%load_ext trous.publish.notebooks`, then `check("01_moyenne")`). Heavy
+imports (jupytext) wait: the `trous` CLI imports this package for its subcommands."""
 
 from __future__ import annotations
 
@@ -18,7 +11,6 @@ def load_ipython_extension(ipython) -> None:
 
 
 def check(exercise_id: str, notebook: str | None = None):
-    """Check the exercise as written in this notebook; returns a report the notebook displays."""
     from .checkcell import check as run  # noqa: PLC0415
 
     return run(exercise_id, notebook)

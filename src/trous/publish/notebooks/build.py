@@ -1,10 +1,6 @@
-"""Writing the course's notebooks: one per exercise, paired with its `.py` (jupytext, which every
-save in JupyterLab writes too), and the course's own notebook when course.yaml declares one.
-
-The `.py` stays the single source. Our two cells, a preparation cell before the first code cell and
-a check cell at the end, are `active="ipynb"`: comments only in the `.py`, so pytest, `trous check`
-and grading see the same program. Code cells carry `raises-exception`: a cell stopping on an unfilled
-blank does not stop « Run All » before the check cell.
+"""The JupyterLab edition's notebooks, paired with their `.py` (jupytext): the `.py` stays the single
+source. Our two cells are `active="ipynb"`: comments only in the `.py`, so pytest and grading see the
+same program. Code cells carry `raises-exception`: a blank not filled does not stop « Run All ».
 """
 
 from __future__ import annotations
@@ -46,7 +42,7 @@ def _tagged(cell, tag: str):
 
 
 def exercise_notebook(exercise: Exercise):
-    """The notebook of an exercise, from its .py (the student's file: their fills come along)."""
+    """From the student's .py: their fills come along."""
     cells = jupytext.read(exercise.path, fmt=FORMAT).cells
     cells = [c for c in cells if not is_ours(c)]  # a .py saved from a notebook has them
     for cell in cells:
@@ -65,7 +61,6 @@ def exercise_notebook(exercise: Exercise):
 
 
 def write_exercise(exercise: Exercise) -> Path:
-    """Write the pair: the .ipynb, then the .py as jupytext writes it (same code, our cells as comments)."""
     notebook = exercise_notebook(exercise)
     target = exercise.path.with_suffix(".ipynb")
     nbformat.write(notebook, target)
@@ -87,9 +82,8 @@ def is_edition(course: Course) -> bool:
 
 
 def folder_for(course: Course, destination: str | Path | None) -> Course:
-    """Where notebooks go: a student edition (written at `destination`, or this course when it is
-    one already). The authoring repository's exercises are never rewritten: without a destination
-    it gets an edition in _build/<course>-eleves, as `trous edition` does."""
+    """A student edition: this course if it is one, else one written at `destination` (by default
+    _build/<course>-eleves): the authoring repository's exercises are never rewritten."""
     if destination is None and is_edition(course):
         return course
     dest = Path(destination) if destination else course.root / "_build" / f"{course.id}-eleves"
@@ -102,7 +96,7 @@ def folder_for(course: Course, destination: str | Path | None) -> Course:
 
 
 def build(course: Course, force: bool = False) -> Built:
-    """Notebooks of a student edition; one that exists is kept (the student's work is in it) unless `force`."""
+    """A notebook that exists is kept (the student's work is in it) unless `force`."""
     if not is_edition(course):
         raise NotebookError(f"{course.root} n'est pas une édition élève : les notebooks réécrivent les .py "
                             "des exercices, ils vont dans une édition (trous notebooks DOSSIER)")

@@ -1,12 +1,6 @@
-"""The check cell: the exercise as written in the notebook, judged by the student's self-check (the
-same run, checks and verdicts as `pytest exercises/`).
-
-What is judged is exactly the `.py` that saving the paired notebook would write (jupytext), each code
-cell replaced by the code last run in it when newer than the save, so the check cell and pytest agree;
-and where each cell landed is kept, to say « ligne 3 de la cellule 4 ». What ran is what the extension
-(`%load_ext trous.publish.notebooks`: `install`) records, JupyterLab sending each cell's id to IPython's
-`pre_run_cell`; it also installs the blank guard (publish/nbgrader/__init__.py: IPython's `___` output
-cache would make an unfilled blank silently '') and says a NameError in French, with its line.
+"""The check cell judges the `.py` that saving the paired notebook would write (jupytext), each code
+cell replaced by the code last run in it when newer than the save: the check cell and pytest agree.
+What ran is what `install` records (JupyterLab sends each cell's id to IPython's `pre_run_cell`).
 """
 
 from __future__ import annotations
@@ -61,7 +55,6 @@ def install(ipython) -> None:
 
 
 def calm_name_error(shell, etype, value, tb, tb_offset=None) -> list[str]:
-    """A NameError in an exercise notebook, in French: the name, the line, what usually causes it."""
     frames = traceback.extract_tb(tb)
     last = frames[-1] if frames else None
     where = f", ligne {last.lineno} de sa cellule :\n    {last.line.strip()}" if last and last.line else ""
@@ -77,8 +70,7 @@ def calm_name_error(shell, etype, value, tb, tb_offset=None) -> list[str]:
 
 @dataclass
 class Snapshot(CellMap):
-    """The program, where each cell landed (« la cellule 4 »), and `stale`: cells taken from the file that
-    were never run here."""
+    """`stale`: cells taken from the file that were never run here."""
 
     unsaved: bool = False  # some code that ran is newer than the saved notebook
 
@@ -88,12 +80,11 @@ def is_ours(cell) -> bool:
 
 
 def read_notebook(path: Path):
-    """The notebook as jupytext would open it: from the paired .py when that is clearly newer."""
+    """As jupytext would open it: from the paired .py when that is clearly newer."""
     path = Path(path)
     paired = path.with_suffix(".py")
     notebook = nbformat.read(path, as_version=4)
     if paired.exists() and paired.stat().st_mtime > path.stat().st_mtime + 1.0:
-        # Edited in another editor since the last save from JupyterLab: the .py wins, as in jupytext.
         from_text = jupytext.read(paired, fmt=FORMAT)
         from_text.metadata = notebook.metadata
         return from_text
@@ -122,7 +113,6 @@ _HEADER = re.compile(r"^# %%")
 
 
 def _spans(text: str, notebook) -> list[Span]:
-    """Where each code cell's lines are in `text`: each cell starts after its `# %%` line."""
     lines = text.split("\n")
     headers = [i for i, line in enumerate(lines) if _HEADER.match(line)]
     if len(headers) != len(notebook.cells):
@@ -141,8 +131,7 @@ def _spans(text: str, notebook) -> list[Span]:
 
 # -- the check ------------------------------------------------------------------------------------
 def notebook_of(exercise: Exercise, given: str | None = None) -> Path:
-    """The notebook being checked: the one given, the kernel's own (jupyter_server says which in
-    JPY_SESSION_NAME), or the exercise's notebook next to its .py."""
+    """The one given, the kernel's own (JPY_SESSION_NAME), or the one next to the exercise's .py."""
     if given:
         return Path(given).resolve()
     session = os.environ.get("JPY_SESSION_NAME", "")

@@ -1,5 +1,4 @@
-"""`trous notebooks` and `trous lab` (registered by trous.cli when this package is present): `lab`
-starts JupyterLab on a student edition, from this Python environment (its kernels too)."""
+"""`trous notebooks` and `trous lab` (registered by trous.cli when this package is present)."""
 
 from __future__ import annotations
 
@@ -18,7 +17,7 @@ INSTALL = 'python -m pip install "jupyterlab>=4.2,<5" "jupytext>=1.16" "ipywidge
 
 
 def command(course: Course, *, port: int | None = None, open_browser: bool = True) -> list[str]:
-    """`python -m jupyterlab …` rooted at the course, opening the first exercise's notebook."""
+    """JupyterLab from this Python environment (its kernels too), opening the first exercise."""
     first = course.exercises[0].path.with_suffix(".ipynb").relative_to(course.root).as_posix()
     argv = [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={course.root}",
             f"--ServerApp.default_url=/lab/tree/{first}"]
@@ -39,8 +38,8 @@ def run(argv: list[str], cwd: Path) -> int:
 
 
 def _on_notebooks(then):
-    """`then(args, course, built)` on the edition's course once its notebooks are written; what is
-    missing for JupyterLab (a student's edition installs trous alone), or a NotebookError, said instead."""
+    """`then(args, course, built)` once the notebooks are written; what is missing for JupyterLab (an
+    edition installs trous alone), or a NotebookError, said instead."""
     def run_command(args) -> int:
         missing = [m for m in NEEDED if importlib.util.find_spec(m) is None]
         if missing:

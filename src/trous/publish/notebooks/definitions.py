@@ -1,7 +1,6 @@
-"""Named, blank-free definitions taken out of an exercise file, so that a course's own notebook
-computes with the course's own code: only the module's imports and the requested top-level `def` and
-`name = …` statements run (refused if they hold a `___`), in a fresh namespace. In a student edition
-they are read from the student's own file, else from the pristine copy, which the caption then says.
+"""Definitions taken out of an exercise file, so that the course's own notebook computes with the
+course's own code: only the imports and the requested top-level statements run (refused if they hold
+a `___`), in a fresh namespace.
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ class DefinitionError(Exception):
 
 
 def load(path: Path, names: Iterable[str]) -> dict:
-    """{name: object} for each requested definition of the file at `path`."""
     names = list(names)
     text = Path(path).read_text(encoding="utf-8")
     tree = ast.parse(text, str(path))
@@ -45,9 +43,8 @@ def load(path: Path, names: Iterable[str]) -> dict:
 
 
 def locate(course: Course, names: Iterable[str]) -> tuple[Path, dict, str | None]:
-    """(path, loaded definitions, why not the student's) for the first exercise whose template
-    defines every name without a blank: the student's own file (exercises/, what they see and may
-    change) when it still defines them and they load; else its pristine copy, and why."""
+    """(path, definitions, why not the student's): the student's own file when its definitions load,
+    else the pristine template, and why (the caption says it)."""
     names = list(names)
     template = find(course, names)
     exercise = next(e for e in course.exercises if e.template_path == template)
