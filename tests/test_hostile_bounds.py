@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -166,6 +168,30 @@ def test_a_program_that_waits_is_not_said_to_loop(runner):
         assert "boucle sans fin" not in said
     said = describe_error(run(runner, "x = 1\nwhile True:\n    x += 1", "x", limits=Limits(wall=1)).error)
     assert "boucle sans fin" in said and "attendait" not in said, said
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_loop_starved_by_a_busy_machine_is_still_a_loop(mode):
+    # On a loaded machine a loop gets a small share of a processor (here one processor shared with six busy
+    # processes: about 1/7 of it, below WAITED), but it was ready to run all along: it loops, and a program
+    # that sleeps on the same machine still waits.
+    kept = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(kept)})  # inherited by the hogs, the runner and its sandboxes
+    hogs = []
+    try:
+        # Each in a session of its own, as other users' work is: the scheduler shares between sessions.
+        hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
+                for _ in range(6)]
+        with Runner(mode) as runner:
+            looped = run(runner, "x = 1\nwhile True:\n    x += 1", "x", limits=Limits(wall=1)).error
+            slept = run(runner, "import time\nx = 1\ntime.sleep(30)", "x", limits=Limits(wall=1)).error
+    finally:
+        os.sched_setaffinity(0, kept)
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    assert "boucle sans fin" in describe_error(looped) and "attendait" not in describe_error(looped), looped
+    assert "attendait à la ligne 3" in describe_error(slept), slept
 
 
 def test_a_program_that_kills_itself(runner):

@@ -737,15 +737,15 @@ def _answer(status: str, error: dict | None, probe: dict | None, started: float)
 
 
 # -- what is said of a run ----------------------------------------------------------------------------
-WAITED = 0.25  # share of its wall time a program computed below which it waited rather than looped
+WAITED = 0.25  # share of its wall time a program ran or was ready to run below which it waited, not looped
 
 
 def where_of(event: dict) -> dict:
     """What a child says when its time is up (line, top-level statement, CPU seconds), checked."""
     where = {k: event.get(k) for k in ("line", "statement") if type(event.get(k)) is int}
-    cpu = event.get("cpu")
-    if type(cpu) in (int, float) and 0 <= cpu < 1e6:
-        where["cpu"] = float(cpu)
+    for key in ("cpu", "busy"):
+        if type(event.get(key)) in (int, float) and 0 <= event[key] < 1e6:
+            where[key] = float(event[key])
     return where
 
 
@@ -769,8 +769,8 @@ def stop_message(reason: str, detail: dict, limits: Limits) -> str:
     if reason == "timeout":
         seconds = detail.get("seconds", limits.wall)
         where = f" à la ligne {detail['line']}" if detail.get("line") else ""
-        cpu = detail.get("cpu")
-        if type(cpu) is float and cpu < WAITED * seconds:  # it hardly computed: it was waiting
+        cpu, busy = detail.get("cpu"), detail.get("busy", detail.get("cpu"))
+        if type(cpu) is float and type(busy) is float and busy < WAITED * seconds:  # neither ran nor was ready to
             computed = ("il n'a presque pas calculé" if cpu < 0.05 else
                         f"il n'a calculé que {_shown(cpu, 2)} s")
             return (f"temps dépassé : les {_shown(seconds)} s accordées se sont écoulées pendant que le "
