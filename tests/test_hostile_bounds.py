@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -170,28 +171,44 @@ def test_a_program_that_waits_is_not_said_to_loop(runner):
     assert "boucle sans fin" in said and "attendait" not in said, said
 
 
-@pytest.mark.parametrize("mode", MODES)
-def test_a_loop_starved_by_a_busy_machine_is_still_a_loop(mode):
-    # On a loaded machine a loop gets a small share of a processor (here one processor shared with six busy
-    # processes: about 1/7 of it, below WAITED), but it was ready to run all along: it loops, and a program
-    # that sleeps on the same machine still waits.
+@contextlib.contextmanager
+def one_busy_processor(hogs: int = 6):
+    """This process, and all it starts, on one processor shared with `hogs` busy processes, each in a
+    session of its own as other users' work is (the scheduler shares between sessions): about 1/7 of it."""
     kept = os.sched_getaffinity(0)
-    os.sched_setaffinity(0, {min(kept)})  # inherited by the hogs, the runner and its sandboxes
-    hogs = []
+    os.sched_setaffinity(0, {min(kept)})
+    started = []
     try:
-        # Each in a session of its own, as other users' work is: the scheduler shares between sessions.
-        hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
-                for _ in range(6)]
-        with Runner(mode) as runner:
-            looped = run(runner, "x = 1\nwhile True:\n    x += 1", "x", limits=Limits(wall=1)).error
-            slept = run(runner, "import time\nx = 1\ntime.sleep(30)", "x", limits=Limits(wall=1)).error
+        started = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
+                   for _ in range(hogs)]
+        yield
     finally:
         os.sched_setaffinity(0, kept)
-        for hog in hogs:
+        for hog in started:
             hog.kill()
             hog.wait()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_loop_starved_by_a_busy_machine_is_still_a_loop(mode):
+    # Under load a loop gets a small share of a processor (below WAITED), but it was ready to run all
+    # along: it loops, and a program that sleeps on the same machine still waits.
+    with one_busy_processor(), Runner(mode) as runner:
+        looped = run(runner, "x = 1\nwhile True:\n    x += 1", "x", limits=Limits(wall=1)).error
+        slept = run(runner, "import time\nx = 1\ntime.sleep(30)", "x", limits=Limits(wall=1)).error
     assert "boucle sans fin" in describe_error(looped) and "attendait" not in describe_error(looped), looped
     assert "attendait à la ligne 3" in describe_error(slept), slept
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_busy_machine_does_not_cost_a_program_its_time(mode):
+    # A program that needs a third of its wall time of processor, on a machine busy enough that it gets a
+    # seventh of one, ends: the time it waited for a processor is not counted against it.
+    source = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3:\n    pass\nx = 1"
+    with one_busy_processor(), Runner(mode) as runner:
+        run(runner, "x = 1", "x")  # the child's start is over: the next run has only its wall time
+        result = run(runner, source, "x", limits=Limits(wall=1))
+    assert result.status == "ok" and result.probes[0].value == 1, result.error
 
 
 def test_a_program_that_kills_itself(runner):

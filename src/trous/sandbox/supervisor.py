@@ -40,6 +40,9 @@ GRACE = 0.5  # seconds a child gets to stop the student's code before it is kill
 PROBE_FLOOR = 0.25  # even after the program used its time, each probe gets this long
 OVERRUN = 1.5  # how far past its wall time a unit's probes may go, in all
 START = 2.0  # a new child's first unit also gets this long to start
+# A busy machine's time is not the student's: the time a unit's child was ready to run but waited for a
+# processor (/proc/PID/schedstat) is added to its clock, up to this many times its wall time.
+LOAD_CREDIT = 2.0
 
 
 def probe_wall(limits: Limits) -> float:
@@ -235,6 +238,8 @@ class ChildRun:
         self.hard_output_cap = max(16 * 1024 * 1024, 64 * self.limits.output_kb * 1024)
         self.resumed = resumed  # its first unit's output was kept by the run it resumes
         self.interrupting = False  # time is up; the child was asked to stop the student's code
+        self.ready = self.credited = 0.0  # the child's queue wait when the unit began; the time given back
+        self.schedstat: int | None = None
         self.where: dict | None = None  # where the child said the code was, when interrupted
         self.child_started = False  # the child said its start is over (once, before any student code)
         self.violation: str | None = None  # what the child wrote past the bounds on files (close)
@@ -281,7 +286,7 @@ class ChildRun:
             if ended is None or ended[0] is None:
                 send_signal(self.pid, signal.SIGKILL)
                 ended, killed = self.owner.forker.wait(self.pid), True
-        close_fds(self.ev_r, self.out_r)
+        close_fds(self.ev_r, self.out_r, *([self.schedstat] if self.schedstat is not None else []))
         self.violation = files_violation(self.workdir, self.limits)
         shutil.rmtree(self.workdir, onerror=force)
         if self.stopped is None:
@@ -297,6 +302,11 @@ class ChildRun:
     def _time_up(self) -> None:
         if self.interrupting or self.phase not in ("module", "probe", "state"):
             self.stopped = ("timeout", {"seconds": self.allowed, **(self.where or {})})
+            return
+        owed = min(self._queued() - self.ready - self.credited, LOAD_CREDIT * self.allowed - self.credited)
+        if owed > 0.01:
+            self.credited += owed
+            self.deadline, self.unit_deadline = self.deadline + owed, self.unit_deadline + owed
             return
         self.interrupting, self.where = True, None
         send_signal(self.pid, signal.SIGUSR1)
@@ -329,6 +339,16 @@ class ChildRun:
         wall = self.units[index].wall or self.limits.wall
         # Until the child says its start is over, the unit's time also holds the start's (`_news`).
         self.unit_deadline = now + wall + (0.0 if self.child_started else START)
+        self.ready, self.credited = self._queued(), 0.0
+
+    def _queued(self) -> float:
+        """Seconds the child has waited for a processor while ready to run; 0 when unknown."""
+        try:
+            if self.schedstat is None:
+                self.schedstat = os.open(f"/proc/{self.pid}/schedstat", os.O_RDONLY | os.O_CLOEXEC)
+            return int(os.pread(self.schedstat, 128, 0).split()[1]) / 1e9
+        except (OSError, ValueError, IndexError):
+            return 0.0
 
     def _arm(self, now: float) -> None:
         """The clock for the command at the head of the queue, which the child runs now."""
@@ -671,6 +691,7 @@ class SessionSupervisor:
                 return _answer(ERROR, error, None, started)
         else:  # the same namespace: this question's time runs from now
             child.unit_deadline = started + budget
+            child.ready, child.credited = child._queued(), 0.0
         state = self.states[self.runs]
         if child.stopped is None and state.status != TIMEOUT:
             j, self.asked = self.asked, self.asked + 1
