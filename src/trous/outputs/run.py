@@ -1,8 +1,7 @@
 """`trous grade SUBMISSIONS`: grade a whole class, store it in the gradebook, write the reports.
 
-`grade_class()` does everything but printing, so that other front ends (the benchmarks) reuse it.
-Extension points: input kinds in `kinds.KINDS` (`--format`), and `SCHEDULERS` (`--ordonnanceur`):
-functions yielding the grades of the copies they are given.
+`grade_class()` does everything but printing (the benchmarks reuse it). Extension points: input kinds
+(`kinds.KINDS`, `--format`) and `SCHEDULERS` (`--ordonnanceur`), which yield the grades of their copies.
 """
 
 from __future__ import annotations
@@ -34,6 +33,9 @@ from ..core.safetext import printable
 from ..core.submission import IgnoredFile, Submission
 from ..core.wording import count, french_number, plural
 from ..core import options as cli_options
+from ..sandbox import backend as sandbox_mod
+from ..sandbox.pool import RunnerError, RunnerPool
+from ..sandbox.uids import LeaseError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -125,8 +127,6 @@ Scheduler = Callable[[Course, list[Submission], GradeOptions, Hooks], Iterator[S
 
 def local_scheduler(course: Course, submissions: list[Submission], options: GradeOptions,
                     hooks: Hooks) -> Iterator[SubmissionGrade]:
-    from ..sandbox.pool import RunnerPool  # noqa: PLC0415
-
     with RunnerPool(options.workers or cli_options.default_parallel(), options.sandbox,
                     memory_mb=memory_bound(course.exercises)) as pool:
         # Every sandbox starts now, preloading what the course requires (NumPy, torch…): the first
@@ -182,18 +182,6 @@ def grading_version(version: str, isolation: str) -> str:
     return hashlib.sha256(f"trous/{UNISOLATED}\0{version}".encode()).hexdigest()
 
 
-def resolve_sandbox(options: GradeOptions) -> str:
-    """The sandbox kind this run grades in, decided before any copy is read (SandboxRefused if none).
-    On a cluster each worker decides for itself: only the request is checked here."""
-    from ..sandbox import backend as sandbox_mod  # noqa: PLC0415
-
-    if options.scheduler == "local":
-        return sandbox_mod.choose(options.sandbox)
-    if options.sandbox not in sandbox_mod.GRADING_MODES:
-        sandbox_mod.choose(options.sandbox)  # raises, saying why
-    return options.sandbox
-
-
 # -- the whole run --------------------------------------------------------------------------------
 def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = None) -> Outcome:
     """Intake, skip what is graded, grade the rest in parallel, record each student, write reports."""
@@ -206,9 +194,13 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
     except assignments_mod.ScopeError as exc:
         raise intake_mod.IntakeError(str(exc)) from None
     t = time.perf_counter()
-    # The isolation first, before any copy is read: a refusal stops everything here.
-    requested = resolve_sandbox(options)
-    options = dataclasses.replace(options, sandbox=requested)
+    # The isolation first, before any copy is read: a refusal (SandboxRefused) stops everything here. On
+    # a cluster each worker decides for itself: only the request is checked here.
+    if options.scheduler == "local":
+        options = dataclasses.replace(options, sandbox=sandbox_mod.choose(options.sandbox))
+    elif options.sandbox not in sandbox_mod.GRADING_MODES:
+        sandbox_mod.choose(options.sandbox)  # raises, saying why
+    requested = options.sandbox
     timings["bac à sable"] = time.perf_counter() - t
     t = time.perf_counter()
     if options.scheduler == "local":  # a cluster's workers collect the graders on their own machines
@@ -573,11 +565,7 @@ def cmd_grade(args) -> int:
         failure = (f"[red]le correcteur ne peut pas tourner :[/] {_escape(str(exc))}\n(lance « trous doctor » pour le "
                    "détail)", EXIT_FAILED, False)
     except RuntimeError as exc:  # no isolation here, or the sandbox cannot start
-        from ..sandbox.pool import RunnerError  # noqa: PLC0415
-        from ..sandbox.backend import SandboxRefused  # noqa: PLC0415
-        from ..sandbox.uids import LeaseError  # noqa: PLC0415
-
-        if type(exc) is not RuntimeError and not isinstance(exc, (RunnerError, SandboxRefused, LeaseError)):
+        if type(exc) is not RuntimeError and not isinstance(exc, (RunnerError, sandbox_mod.SandboxRefused, LeaseError)):
             raise  # RecursionError and friends are bugs, not sandbox trouble
         failure = f"[red]erreur du bac à sable :[/] {_escape(str(exc))}", EXIT_FAILED, True
     except KeyboardInterrupt:
