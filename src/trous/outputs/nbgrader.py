@@ -47,8 +47,7 @@ GRADEBOOK_MODULES = ("overwritecells", "overwritekernelspec", "saveautogrades", 
 
 class Borrowed:
     """Stands for nbgrader's `Gradebook` class inside its preprocessors: every `Gradebook(url)` is the
-    one session opened here, closed by us. The assignment's own rows are looked up once, not once
-    per student."""
+    one session opened here, closed by us."""
 
     FIXED = ("find_notebook", "find_source_cell", "find_graded_cell", "find_assignment")
 

@@ -59,7 +59,6 @@ class WriteReport:
 
 
 def say(report: WriteReport) -> WriteReport:
-    """What the terminal shows of a write."""
     for problem in report.problems:
         print(f"nbgrader : {problem}")
     print(f"carnet de notes nbgrader : {count(len(report.written), 'copie enregistrée', 'copies enregistrées')} "
@@ -114,9 +113,7 @@ def describe(changes: list[tuple[str, str, str]]) -> list[str]:
     return lines
 
 
-class BackgroundWriter:
-    """The grader's side: starts the writing process, hands it grades, collects its report."""
-
+class BackgroundWriter:  # the grader's side
     def __init__(self, root: Path):
         self.root = Path(root)
         self.sent: dict[str, bytes] = {}  # student → digest of the grade's JSON last sent
@@ -157,7 +154,7 @@ class BackgroundWriter:
                 stdin.flush()
 
     def send(self, grade: SubmissionGrade, assignments: list[str]) -> None:
-        """Have `grade` written (again, if it changed since it was sent)."""
+        """Again only if it changed since it was sent."""
         if self.process is None:
             return
         text = json.dumps(grade.to_json(), sort_keys=True, allow_nan=False)
@@ -240,11 +237,9 @@ def release() -> None:
 
 
 class GradebookSink:
-    """Sink: nbgrader's gradebook and autograded/ (`trous grade` on an nbgrader course). Each grade
-    consumed goes to the `writer` process at once (again when it changed), none is kept. `settle` waits
-    for it (without one, or no report from it: writes here, the `students`' grades read back from trous's
-    `gradebook` in the class's order); `current` reads them back with formgrader's grades and nbgrader's
-    late penalties applied (`apply`: they win, in trous's files too). `close`: stops the writer."""
+    """Sink: nbgrader's gradebook and autograded/ (`trous grade` on an nbgrader course). Each grade goes
+    to the `writer` process at once, none is kept; `settle` waits for it (failing that, writes here from
+    trous's `gradebook`); then `current` reads the grades back with nbgrader's word applied: it wins."""
 
     def __init__(self, root: Path, course, assignments: list[str] | None, gradebook, students: list[str],
                  writer: "BackgroundWriter | None" = None):
