@@ -184,7 +184,6 @@ def grading_version(version: str, isolation: str) -> str:
 
 # -- the whole run --------------------------------------------------------------------------------
 def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = None) -> Outcome:
-    """Intake, skip what is graded, grade the rest in parallel, record each student, write reports."""
     hooks = hooks or Hooks()
     timings: dict[str, float] = {}
     check_results_place(options.source, options.results_dir)
@@ -200,7 +199,6 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
         options = dataclasses.replace(options, sandbox=sandbox_mod.choose(options.sandbox))
     elif options.sandbox not in sandbox_mod.GRADING_MODES:
         sandbox_mod.choose(options.sandbox)  # raises, saying why
-    requested = options.sandbox
     timings["bac à sable"] = time.perf_counter() - t
     t = time.perf_counter()
     if options.scheduler == "local":  # a cluster's workers collect the graders on their own machines
@@ -209,12 +207,12 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
         intake = kinds_mod.load(options.source, course, options.kind, results=options.results_dir,
                                 assignments=options.assignments)
         with contextlib.closing(intake):  # what the copies were read from (Moodle's archive)
-            return _graded(course, options, hooks, intake, requested, timings, t)
+            return _graded(course, options, hooks, intake, timings, t)
     finally:
         testworker.drop_ahead()  # not taken: fewer exercises graded than the course has, or a refusal
 
 
-def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_mod.Intake, requested: str,
+def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_mod.Intake,
             timings: dict[str, float], t: float) -> Outcome:
     from .gradebook import Gradebook, default_url  # noqa: PLC0415  (SQLAlchemy: the grading extra)
     from .reports import ResultFiles  # noqa: PLC0415
@@ -228,7 +226,7 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
     results_dir = options.results_dir
     results_dir.mkdir(parents=True, exist_ok=True)
     intake_mod.stamp(results_dir)  # kept among the copies, it is then never taken for a student's folder
-    recorded = grading_version(fingerprint(course), requested)
+    recorded = grading_version(fingerprint(course), options.sandbox)
     by_student = {s.student: s for s in intake.submissions}
     # The exercises graded for each set of assignments handed in (a few sets, however large the class).
     graded_exercises = {mine: scope.exercises(course, mine) for mine in set(scope.per_copy.values())}
@@ -244,7 +242,7 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
         for submission in intake.submissions:
             if submission.student in done:
                 submission.release()
-        run_id = gradebook.start_run(course.id, recorded, sandbox=requested, source=str(options.source),
+        run_id = gradebook.start_run(course.id, recorded, sandbox=options.sandbox, source=str(options.source),
                                      submissions=len(intake.submissions))
         hooks.started(len(todo), len(done))
         graded, incidents, sandbox = [], [], ""  # students graded by this run, Outcome.incidents, the sandbox's kind
@@ -258,7 +256,7 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
             t = time.perf_counter()
             recording = 0.0
             for grade in SCHEDULERS[options.scheduler](course, todo, options, hooks):
-                if grade.unisolated and requested != UNISOLATED:  # a worker must never decide this alone
+                if grade.unisolated and options.sandbox != UNISOLATED:  # a worker must never decide this alone
                     raise GraderError(f"{grade.student} : corrigée sans isolation alors que ce n'était pas demandé")
                 sandbox = grade.isolation  # set by the scheduler: the kind its sandbox said it is
                 grade.grader_version = grading_version(grade.grader_version, grade.isolation)
