@@ -373,9 +373,8 @@ def _add_optional(sub, modules=("trous.outputs.run", "trous.publish.nbgrader.cli
 
 
 def _prestart(argv: list[str]) -> None:
-    """`trous grade` on an nbgrader course: nbgrader's gradebook is written by a process of its own
-    (outputs/writing.py), which first imports nbgrader, a second of CPU: started before
-    anything else, it is ready about when the first grades are."""
+    """`trous grade` on an nbgrader course: the process that writes nbgrader's gradebook (outputs/writing.py)
+    first imports nbgrader, a second of CPU: started before anything else, it is ready with the first grades."""
     if argv[:1] != ["grade"] or any(a in ("-h", "--help") for a in argv):
         return
     # The folder graded: a folder named on the command line (`trous grade COPIES`), else the current one.

@@ -88,16 +88,12 @@ DELIMITER_NAMES = {",": "virgule", ";": "point-virgule", "\t": "tabulation", ":"
 
 def unformat_float(text: str, language: Language) -> float | None:
     """Moodle's `unformat_float`: the number a grade cell gives in `language` (None when empty)."""
-    text = text.strip()
-    if not text:
-        return None
     text = text.replace(" ", "")
     for separator in language.thousands:
         text = text.replace(separator, "")
-    text = text.replace(language.decimal, ".")
     try:
-        return float(text)
-    except ValueError:
+        return float(text.replace(language.decimal, "."))
+    except ValueError:  # empty too
         return None
 
 
@@ -271,14 +267,12 @@ def read_worksheet(path: str | Path, max_bytes: int = 32 << 20) -> Worksheet:
         text, encoding, bom = _decode(data)
     except MoodleError as exc:
         raise MoodleError(f"{path} : {exc}") from None
-    found = None
     for delimiter in DELIMITERS:
         records = parse_records(text, delimiter)
         located = _locate(records)
         if located:
-            found = (delimiter, records, *located)
             break
-    if found is None:
+    else:
         first = printable(text.split("\n", 1)[0])[:200]
         known = " ; ".join(f"{lang.name} : « {lang.identifier} », « {lang.grade} », « {lang.modified_grade} »"
                            for lang in LANGUAGES)
@@ -286,7 +280,7 @@ def read_worksheet(path: str | Path, max_bytes: int = 32 << 20) -> Worksheet:
                           f"« {first} »). Attendu : la feuille « Download grading worksheet » du devoir, "
                           f"telle que Moodle la donne, avec ses en-têtes ({known}). Si ton Moodle parle une autre "
                           "langue, passe-le en français ou en anglais le temps de télécharger et de redéposer la feuille")
-    delimiter, records, language, columns = found
+    language, columns = located
     if columns.modified_grade is None:
         raise MoodleError(f"{path} : la colonne « {language.modified_grade} » manque : Moodle refuserait la feuille "
                           "(il en a besoin pour ne pas écraser une note plus récente). Utilise la feuille telle que "

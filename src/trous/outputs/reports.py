@@ -342,8 +342,7 @@ def class_report(course: Course, grades: list[SubmissionGrade], names: dict[str,
 
 class ResultFiles:
     """Sink: a student's results JSON and feedback page, written as soon as the grade is consumed, again
-    only if it changed (a digest of each document is kept, and its `summary`). `settle` writes the
-    class's files and removes those of students no longer graded."""
+    only if it changed (a digest of each document is kept, and its `summary`); then `settle`."""
 
     def __init__(self, results_dir: Path, course: Course, submissions: Iterable | None = None,
                  not_handed_in: dict[str, tuple[str, ...]] | None = None):

@@ -343,9 +343,8 @@ def _scope_notes(course: Course, scope: assignments_mod.Scope) -> list[str]:
 
 
 def _prepare(course: Course, options: GradeOptions, intake: intake_mod.Intake):
-    """Before any copy is graded (a refusal now, rather than after minutes of grading): the run's
-    assignments and each copy's, the teacher's Moodle worksheet and the accounts file. Copies that hand
-    in none of the run's assignments are listed with the input's entries."""
+    """Before any copy is graded (a refusal now, not after minutes of grading): the run's assignments and
+    each copy's, the Moodle worksheet, the accounts file; copies handing in none are listed as entries."""
     try:
         scope = assignments_mod.resolve(course, intake.submissions, options.assignments)
         if not scope.assignments:
