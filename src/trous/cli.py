@@ -276,7 +276,6 @@ def cmd_edition(args) -> int:
     from .publish.edition import ShippedError, build  # noqa: PLC0415
 
     course = course_for(args.cours)
-
     dest = Path(args.destination or (course.root / "_build" / f"{course.id}-eleves"))
     try:
         folder = build(course, dest, make_zip=not args.sans_zip)

@@ -94,11 +94,6 @@ def _prune(folder: Path, keep: set[str], suffix: str) -> None:
         path.unlink(missing_ok=True)
 
 
-def _identities(submissions: Iterable | None) -> tuple[dict[str, str], dict[str, object]]:
-    copies = {s.student: s for s in submissions or ()}
-    return {student: s.name for student, s in copies.items() if getattr(s, "name", "")}, copies
-
-
 def summary(grade: SubmissionGrade, shared: dict) -> SubmissionGrade:
     """What the class's outputs read of a grade: points, statuses and modes, without the messages,
     hints and notes only the student's own files show. Exercises and blanks graded alike are one
@@ -347,7 +342,7 @@ class ResultFiles:
     def __init__(self, results_dir: Path, course: Course, submissions: Iterable | None = None,
                  not_handed_in: dict[str, tuple[str, ...]] | None = None):
         self.results_dir, self.course = Path(results_dir), course
-        _, self.copies = _identities(submissions)
+        self.copies = {s.student: s for s in submissions or ()}
         self.not_handed_in = not_handed_in or {}
         self.written: dict[str, bytes] = {}  # student → digest of the document its files hold
         self.stems = file_stems(self.copies)  # fixed for the whole class before the first file is written
@@ -389,7 +384,8 @@ def write_class(results_dir: Path, course: Course, grades: list[SubmissionGrade]
     """The class's own files, once every student's are written (`stems`: theirs); `grades` may be
     summaries. moodle.csv only with `participants` (moodle.Participants); `round_trip`
     (moodle.RoundTrip): the Moodle worksheet and zip; the other keywords are for the class report."""
-    names, copies = _identities(submissions)
+    copies = {s.student: s for s in submissions or ()}
+    names = {student: s.name for student, s in copies.items() if getattr(s, "name", "")}
     paths: dict[str, Path] = {}
 
     def keep(key: str, name: str, data: bytes | None) -> None:

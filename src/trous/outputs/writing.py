@@ -181,7 +181,9 @@ class BackgroundWriter:  # the grader's side
             self.failure = f"code de sortie {code}"
             return None
         try:
-            return _report_from_json(json.loads(data))
+            sent = json.loads(data)
+            return WriteReport(Path(sent["root"]), [tuple(pair) for pair in sent["written"]], list(sent["problems"]),
+                               {(student, notebook): Final(**final) for student, notebook, final in sent["final"]})
         except (ValueError, KeyError, TypeError):
             self.failure = "compte rendu illisible"
             return None
@@ -278,14 +280,6 @@ class GradebookSink:
     def close(self) -> None:
         if self.writer is not None:
             self.writer.abandon()
-
-
-def _report_from_json(data: dict) -> WriteReport:
-    report = WriteReport(Path(data["root"]))
-    report.written = [tuple(pair) for pair in data["written"]]
-    report.problems = list(data["problems"])
-    report.final = {(student, notebook): Final(**final) for student, notebook, final in data["final"]}
-    return report
 
 
 # -- the writing process ----------------------------------------------------------------------------
