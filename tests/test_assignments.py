@@ -122,7 +122,7 @@ def test_nbgrader_gradebook_gets_only_the_assignments_graded(course, tmp_path, m
     from trous.outputs import nbgrader as nb_gradebook
     from trous.outputs import writing
     from trous.outputs.gradebook import Gradebook, default_url
-    from trous.outputs.writing import WriteReport
+    from trous.outputs.overrides import WriteReport
 
     seen = []
     # The boundary: nbgrader's gradebook writer (tested with real nbgrader in test_nbgrader_e2e).

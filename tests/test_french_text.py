@@ -171,10 +171,10 @@ def test_one_way_to_write_a_number_for_people():
     """Points are written one way wherever a teacher or a student reads them (the grade cell, the
     teacher's changes, counts, the CSV): two decimals at most, a decimal comma in French text."""
     from trous.core.wording import count, french_number
-    from trous.outputs import exports, outcome, writing
+    from trous.outputs import exports, outcome, overrides
 
     third = 1 / 3
     assert french_number(third) == "0,33" and exports.number(third) == "0.33"
-    assert outcome._points(third) == writing._points(third) == count(third, "point") == "0,33 point"
+    assert outcome._points(third) == overrides._points(third) == count(third, "point") == "0,33 point"
     assert count(2.5, "point") == "2,5 points" and count(3, "copie") == "3 copies" and count(0, "trou") == "0 trou"
     assert french_number(-0.001) == "0" and french_number(1_000_000) == "1000000"

@@ -1,6 +1,6 @@
 """The nbgrader course on its own (standalone.py): what `trous nbgrader build` leaves for `trous grade`,
 the course it carries and every refusal; rebuilding over files edited since the last build (build.py);
-formgrader's grades taken back (writing.py). The whole nbgrader workflow is in test_nbgrader_e2e.py."""
+formgrader's grades taken back (overrides.py). The whole nbgrader workflow is in test_nbgrader_e2e.py."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from trous.core import Course  # noqa: E402
 from trous.core.grades import FAILED, PASSED, BlankGrade, ExerciseGrade, SubmissionGrade  # noqa: E402
 from trous.inputs import standalone  # noqa: E402
 from trous.publish.nbgrader.build import GITIGNORE, BuildRefused, build  # noqa: E402
-from trous.outputs.writing import Final, apply, describe  # noqa: E402
+from trous.outputs.overrides import Final, apply, describe  # noqa: E402
 from trous.publish.nbgrader.zipcollect import split_name  # noqa: E402
 from trous.publish.nbgrader.notebooks import BuildError  # noqa: E402
 

@@ -141,7 +141,7 @@ def test_without_the_writing_process_the_class_is_written_in_its_order(course, t
     from trous.core.submission import Submission
     from trous.outputs import nbgrader as nb_gradebook, writing
     from trous.outputs.gradebook import Gradebook, default_url
-    from trous.outputs.writing import WriteReport
+    from trous.outputs.overrides import WriteReport
 
     written = []
     # The boundary: nbgrader's gradebook writer (the test above writes with real nbgrader).

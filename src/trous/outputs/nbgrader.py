@@ -40,7 +40,7 @@ from traitlets.utils.importstring import import_item  # noqa: E402
 
 from ..core.grades import SubmissionGrade  # noqa: E402
 from .outcome import fill  # noqa: E402
-from .writing import Final, WriteReport  # noqa: E402
+from .overrides import Final, WriteReport  # noqa: E402
 
 GRADEBOOK_MODULES = ("overwritecells", "overwritekernelspec", "saveautogrades", "latesubmissions")
 
