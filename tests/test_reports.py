@@ -344,7 +344,7 @@ def test_class_report_sorts_blanks_by_share_and_counts_every_student(written, gr
 
 
 def test_histogram_uses_one_bar_per_point_on_small_whole_scales():
-    from trous.outputs.pages import histogram
+    from trous.outputs.reports import histogram
 
     chart = histogram([0, 3, 3, 1, 3], 3)
     assert [b.count for b in chart.bars] == [1, 1, 0, 3]

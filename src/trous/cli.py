@@ -88,10 +88,6 @@ class FrenchParser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog} : erreur : {french_error(message)}\n")
 
 
-def _course(args) -> Course:
-    return course_for(args.cours)
-
-
 # -- students ------------------------------------------------------------------------------------
 def cmd_list(args) -> int:
     from rich.console import Console  # noqa: PLC0415
@@ -99,7 +95,7 @@ def cmd_list(args) -> int:
 
     from .check.feedback import SYMBOL, exercise_state, progress_line  # noqa: PLC0415
 
-    course = _course(args)
+    course = course_for(args.cours)
     table = Table(title=course.title, show_lines=False)
     for column in ("n°", "exercice", "trous", "remplis", "état"):
         table.add_column(column)
@@ -129,7 +125,7 @@ def _chosen(args, course: Course, checker) -> object | None:
 def cmd_check(args) -> int:
     from .check.feedback import exercise_report  # noqa: PLC0415
 
-    course = _course(args)
+    course = course_for(args.cours)
     with Checker() as checker:
         exercise = _chosen(args, course, checker)
         if exercise is None:
@@ -145,7 +141,7 @@ def cmd_hint(args) -> int:
     from .check.feedback import next_step, problem_report  # noqa: PLC0415
     from .check.hints import next_hint  # noqa: PLC0415
 
-    course = _course(args)
+    course = course_for(args.cours)
     with Checker() as checker:
         exercise = _chosen(args, course, checker)
         if exercise is None:
@@ -187,7 +183,7 @@ def cmd_watch(args) -> int:
     from .check.feedback import exercise_report, progress_line  # noqa: PLC0415
     from .check.watch import signature, wait_for_save  # noqa: PLC0415
 
-    course = _course(args)
+    course = course_for(args.cours)
     with Checker() as checker:
         exercise = _chosen(args, course, checker)
         while exercise is not None:
@@ -217,7 +213,7 @@ def cmd_watch(args) -> int:
 def cmd_doctor(args) -> int:
     from .author import doctor  # noqa: PLC0415
 
-    course = _course(args)
+    course = course_for(args.cours)
     report = doctor.run(course, only=args.exercice or None, graders=not args.sans_correcteurs)
     for line in report.lines():
         print(line)
@@ -227,7 +223,7 @@ def cmd_doctor(args) -> int:
 def cmd_exercises(args) -> int:
     from .author import derive  # noqa: PLC0415
 
-    course = _course(args)
+    course = course_for(args.cours)
     only = [course.exercise(key).id for key in args.exercice] or None
     if args.marquer:
         lines, ok = derive.mark_course(course, only)
@@ -257,7 +253,7 @@ def cmd_new_course(args) -> int:
 def cmd_new_exercise(args) -> int:
     from .author import scaffold  # noqa: PLC0415
 
-    course = _course(args)
+    course = course_for(args.cours)
     try:
         if args.devoir and len(args.devoir) > 1:
             print(f"un seul --devoir pour un exercice (donnés : {', '.join(args.devoir)})", file=sys.stderr)
@@ -279,8 +275,7 @@ def cmd_new_exercise(args) -> int:
 def cmd_edition(args) -> int:
     from .publish.edition import ShippedError, build  # noqa: PLC0415
 
-    course = _course(args)
-
+    course = course_for(args.cours)
     dest = Path(args.destination or (course.root / "_build" / f"{course.id}-eleves"))
     try:
         folder = build(course, dest, make_zip=not args.sans_zip)
@@ -377,9 +372,8 @@ def _add_optional(sub, modules=("trous.outputs.run", "trous.publish.nbgrader.cli
 
 
 def _prestart(argv: list[str]) -> None:
-    """`trous grade` on an nbgrader course: nbgrader's gradebook is written by a process of its own
-    (outputs/writing.py), which first imports nbgrader, a second of CPU: started before
-    anything else, it is ready about when the first grades are."""
+    """`trous grade` on an nbgrader course: the process that writes nbgrader's gradebook (outputs/writing.py)
+    first imports nbgrader, a second of CPU: started before anything else, it is ready with the first grades."""
     if argv[:1] != ["grade"] or any(a in ("-h", "--help") for a in argv):
         return
     # The folder graded: a folder named on the command line (`trous grade COPIES`), else the current one.
@@ -396,31 +390,28 @@ def _prestart(argv: list[str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        _prestart(sys.argv[1:] if argv is None else list(argv))
-        return _main(argv)
+        _prestart(argv)
+        parser = build_parser(student=in_student_edition(argv))
+        args = parser.parse_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return EXIT_USAGE
+        try:
+            return args.func(args)
+        except CourseError as exc:
+            print(f"erreur : {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        except KeyError as exc:
+            print(f"erreur : {exc.args[0] if exc.args else exc}", file=sys.stderr)
+            return EXIT_USAGE
+        except KeyboardInterrupt:
+            return EXIT_FAILED
     finally:
         writing = sys.modules.get("trous.outputs.writing")
         if writing is not None:
             writing.release()
-
-
-def _main(argv: list[str] | None) -> int:
-    parser = build_parser(student=in_student_edition(sys.argv[1:] if argv is None else list(argv)))
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return EXIT_USAGE
-    try:
-        return args.func(args)
-    except CourseError as exc:
-        print(f"erreur : {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except KeyError as exc:
-        print(f"erreur : {exc.args[0] if exc.args else exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except KeyboardInterrupt:
-        return EXIT_FAILED
 
 
 if __name__ == "__main__":

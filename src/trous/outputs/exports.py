@@ -1,10 +1,9 @@
 """Grades as CSV: `grades.csv` for the teacher's spreadsheet, and a file Moodle's grade import takes.
 
 `grades.csv` (UTF-8 with a byte-order mark, for spreadsheets opened by double-click; numbers with a
-dot): `etudiant`, `nom`, one column per exercise graded. One assignment: `total`, `total_max`.
-Several: `<devoir>`, `<devoir>_max` each (empty when not handed in), then `total_sur_<M>` (one not
-handed in counting 0: one scale for everyone, so that sorting compares like with like) and
-`devoirs_rendus_sur_<n>`.
+dot): one column per exercise graded, then the totals: per assignment when several (empty when not
+handed in), and `total_sur_<M>`, one not handed in counting 0: one scale for everyone, so that
+sorting compares like with like.
 
 `moodle.csv` (UTF-8, comma), for Moodle's *Notes › Importer › Fichier CSV*, only when the accounts
 are known (`--participants`): the archive's participant numbers are per assignment, which the
@@ -39,8 +38,7 @@ TEMPLATES = Path(__file__).parent / "templates"
 
 @functools.cache
 def templates():
-    """The templates of trous's pages and texts (templates/): HTML escaped, plain text as it is; one
-    environment, which compiles each template once."""
+    """HTML escaped, plain text as it is; cached: one environment compiles each template once."""
     from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape  # noqa: PLC0415
 
     env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=select_autoescape(("html",)),
@@ -88,7 +86,6 @@ def assignment_columns(course: Course, exercises: list[Column]) -> list[tuple[Co
 
 def _render(rows: list[list[str]]) -> str:
     out = io.StringIO()
-    # RFC 4180, what Moodle and spreadsheets expect; every cell guarded and quoted, whoever built it.
     writer = csv.writer(out, lineterminator="\r\n", quoting=csv.QUOTE_ALL)
     writer.writerows([[csv_cell(value) for value in row] for row in rows])
     return out.getvalue()
@@ -107,7 +104,7 @@ def grades_csv(course: Course, grades: list[SubmissionGrade], names: dict[str, s
         by_id = {e.id: e for e in grade.exercises}
         row = [grade.student, names.get(grade.student, ""),
                *[number(by_id[c.key].score) if c.key in by_id else "" for c in columns]]
-        if several:  # each assignment on its own scale, then one total on the same scale for everyone
+        if several:
             held = [[by_id[i] for i in ids if i in by_id] for _, ids in assignments]
             for part in held:
                 row += ([number(sum(e.score for e in part)), number(sum(e.max_score for e in part))]

@@ -1,10 +1,8 @@
 """The gradebook: every grade ever given, and each student's current one.
 
 SQLAlchemy 2, portable SQL (PostgreSQL too: `--carnet postgresql+psycopg://…`); by default an
-embedded SQLite file in WAL mode, `<results>/gradebook.db`. Tables: students, runs (one per
-`trous grade`), submissions (student, digest of the files), gradings (one per grading of a
-submission by a grader version, never updated: the history, with the whole results document),
-blank_grades (per blank, for queries), current_grades (per student, the grading that counts).
+embedded SQLite file in WAL mode, `<results>/gradebook.db`. `gradings` are never updated: the
+history, with each whole results document; `current_grades` says which one counts.
 
 Resumable: a student's grading, its blank rows and the move of its current grade are ONE
 transaction, so a run killed at any moment leaves each student fully recorded or untouched, and a

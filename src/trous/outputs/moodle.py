@@ -40,7 +40,7 @@ from ..core.submission import Submission
 
 
 class MoodleError(Exception):
-    """A Moodle file cannot be used as it is (French message saying what to do)."""
+    """A Moodle file cannot be used as it is (the French message says what to do)."""
 
 
 # -- the texts of Moodle's worksheet and upload pages, per interface language ---------------------
@@ -88,21 +88,17 @@ DELIMITER_NAMES = {",": "virgule", ";": "point-virgule", "\t": "tabulation", ":"
 
 def unformat_float(text: str, language: Language) -> float | None:
     """Moodle's `unformat_float`: the number a grade cell gives in `language` (None when empty)."""
-    text = text.strip()
-    if not text:
-        return None
     text = text.replace(" ", "")
     for separator in language.thousands:
         text = text.replace(separator, "")
-    text = text.replace(language.decimal, ".")
     try:
-        return float(text)
-    except ValueError:
+        return float(text.replace(language.decimal, "."))
+    except ValueError:  # empty too
         return None
 
 
 def participant_number(value: str, language: Language) -> str | None:
-    """N from the identifier cell, as Moodle's importer reads it: the word « Participant » stripped."""
+    """N from the identifier cell, as Moodle's importer reads it."""
     rest = value.strip().removeprefix(language.hidden_user.strip()).strip()
     return rest if rest.isdigit() else None
 
@@ -167,7 +163,7 @@ ENCODING_NAMES = {"utf-8": "UTF-8", "utf-16-le": "UTF-16", "utf-16-be": "UTF-16"
 
 
 def _decode(data: bytes) -> tuple[str, str, bytes]:
-    """(text, encoding, byte-order mark) of a file a spreadsheet may have saved again."""
+    """(text, encoding, byte-order mark): a spreadsheet may have saved the file again."""
     for bom, encoding in BOMS:
         if data.startswith(bom):
             try:
@@ -257,8 +253,8 @@ def _decimals(text: str) -> int:
 
 
 def read_worksheet(path: str | Path, max_bytes: int = 32 << 20) -> Worksheet:
-    """The teacher's worksheet, understood as Moodle's importer will understand it; MoodleError
-    (French, saying what to do) when Moodle would refuse it or trous cannot fill it safely."""
+    """The teacher's worksheet as Moodle's importer will read it; MoodleError when Moodle would refuse
+    it or trous cannot fill it safely."""
     path = Path(path)
     try:
         with open(path, "rb") as handle:
@@ -271,14 +267,12 @@ def read_worksheet(path: str | Path, max_bytes: int = 32 << 20) -> Worksheet:
         text, encoding, bom = _decode(data)
     except MoodleError as exc:
         raise MoodleError(f"{path} : {exc}") from None
-    found = None
     for delimiter in DELIMITERS:
         records = parse_records(text, delimiter)
         located = _locate(records)
         if located:
-            found = (delimiter, records, *located)
             break
-    if found is None:
+    else:
         first = printable(text.split("\n", 1)[0])[:200]
         known = " ; ".join(f"{lang.name} : « {lang.identifier} », « {lang.grade} », « {lang.modified_grade} »"
                            for lang in LANGUAGES)
@@ -286,7 +280,7 @@ def read_worksheet(path: str | Path, max_bytes: int = 32 << 20) -> Worksheet:
                           f"« {first} »). Attendu : la feuille « Download grading worksheet » du devoir, "
                           f"telle que Moodle la donne, avec ses en-têtes ({known}). Si ton Moodle parle une autre "
                           "langue, passe-le en français ou en anglais le temps de télécharger et de redéposer la feuille")
-    delimiter, records, language, columns = found
+    language, columns = located
     if columns.modified_grade is None:
         raise MoodleError(f"{path} : la colonne « {language.modified_grade} » manque : Moodle refuserait la feuille "
                           "(il en a besoin pour ne pas écraser une note plus récente). Utilise la feuille telle que "
@@ -344,7 +338,7 @@ class Matching:
 
 
 def match(sheet: Worksheet, submissions: list[Submission], copies: Copies | None) -> Matching:
-    """The worksheet's rows and the run's copies, by participant number (`copies`: the intake's)."""
+    """The worksheet's rows and the run's copies, by participant number."""
     copies = copies or Copies()
     if copies.team or sheet.columns.team is not None:
         raise MoodleError(f"{sheet.path} : devoir remis en groupe (colonne « {sheet.language.team} » de la feuille, ou "
@@ -391,7 +385,7 @@ def grade_text(value: float, decimals: int, separator: str) -> str:
 
 
 def _encodable(text: str, encoding: str) -> str:
-    """Text the file's encoding can hold (a Windows-1252 file cannot hold every character)."""
+    """A Windows-1252 file cannot hold every character."""
     out = []
     for ch in text:
         try:
@@ -422,13 +416,11 @@ class Filled:
     existing: list[Existing] = field(default_factory=list)
 
     def kept_by_moodle(self) -> list[Existing]:
-        """Rows Moodle skips whole (grade and comment) unless the box that ignores dates is ticked:
-        strtotime cannot read their date, which counts as 0, older than any grade record."""
+        """Rows Moodle skips whole unless dates are ignored: their date reads as 0 (phpdate.py)."""
         return [e for e in self.existing if e.readable is False]
 
     def replaced(self) -> list[Existing]:
-        """Rows whose date Moodle reads: their grade replaces Moodle's unless it changed in Moodle
-        more than a minute after the worksheet was downloaded."""
+        """Rows whose date Moodle reads: taken unless Moodle's grade changed over a minute after it."""
         return [e for e in self.existing if e.readable]
 
     def unsure(self) -> list[Existing]:
@@ -436,8 +428,7 @@ class Filled:
 
 
 def fill(sheet: Worksheet, values: dict[str, tuple[float, str]]) -> Filled:
-    """The worksheet with, for each participant N of `values`, its grade (already on Moodle's scale)
-    and its feedback comment written; every other byte as it was."""
+    """`values`: participant N → (grade on Moodle's scale, feedback comment)."""
     edits: list[tuple[int, int, str]] = []
     written, locked, existing = [], [], []
     for row in sheet.rows:
@@ -475,8 +466,7 @@ def scaled(points: float, total: float, maximum: float | None) -> float:
 
 # -- a worksheet of trous's own, when the teacher gives none --------------------------------------
 def default_worksheets(rows: list[tuple[str, str, float, float, str]]) -> dict[str, bytes]:
-    """{language code: CSV} with Moodle's headers in that language; `rows` are (N, full name, points,
-    maximum, comment). UTF-8 with BOM, comma, quoted as Moodle's own download."""
+    """{language code: CSV as Moodle downloads it}; `rows`: (N, full name, points, maximum, comment)."""
     out = {}
     for language in LANGUAGES:
         header = [language.identifier, language.full_name, language.grade, language.max_grade,
@@ -583,8 +573,7 @@ SHOWN = 20  # names listed per kind of problem
 
 @dataclass
 class RoundTrip:
-    """What a run knows for Moodle: which copy is which participant, the teacher's
-    worksheet (read and matched before any copy was graded) and the run's assignments."""
+    """What a run knows for Moodle; the worksheet is read and matched before any copy is graded."""
 
     assignments: tuple[str, ...]
     worksheet: Worksheet | None = None
@@ -618,9 +607,8 @@ def existing_lines(filled: Filled, language: Language, zip_too: bool) -> list[st
 
 def write_outputs(results_dir: Path, course, grades: list, names: dict[str, str], pages: dict[str, Path],
                   trip: RoundTrip | None, write) -> dict[str, Path]:
-    """The worksheet (filled, or trous's own), the feedback zip (`pages`: each student's feedback page)
-    and the French instructions (nothing without `trip`); `write` is the reports' atomic writer. Files
-    of an earlier run that no longer apply are removed."""
+    """The worksheet (filled, or trous's own), the feedback zip of `pages` and the French instructions
+    (nothing without `trip`), through `write` (atomic); files of an earlier run that no longer apply go."""
     results_dir = Path(results_dir)
     paths: dict[str, Path] = {}
     copies = (trip.copies if trip is not None else None) or Copies()

@@ -1,10 +1,8 @@
 """Whether PHP's `strtotime` reads a date cell of Moodle's offline grading worksheet.
 
-Moodle's worksheet importer (feedback/offline/importgradeslib.php) reads the « Last modified
-(grade) » cell with PHP's `strtotime`, and the upload (locallib.php, `process_import_grades`) skips a
-row, grade and comment, when Moodle's grade was modified more than 60 s after that time, unless the
-box that ignores dates is ticked. An unreadable cell gives `false`, counted as 0: every row whose
-participant already has a grade record is then skipped.
+Moodle's importer (feedback/offline/importgradeslib.php) reads the « Last modified (grade) » cell with
+`strtotime` for the rule moodle.py describes; an unreadable cell gives `false`, counted as 0: every
+row whose participant already has a grade record is then skipped.
 
 Moodle writes that cell with `userdate()` in the interface's language: English « Monday, 2 March
 2026, 9:15 AM », French « lundi 2 mars 2026, 09:15 », or « - » without a grade record; a
@@ -107,7 +105,6 @@ def _numeric(match: re.Match) -> Reading:
 
 
 def reads(text: str) -> Reading:
-    """What PHP's strtotime makes of `text`, for the forms a worksheet's date cell takes."""
     if text == "" or text.strip() == "-":
         return UNREADABLE  # nothing, or Moodle's « - » (no grade record): strtotime gives false
     stripped = text.strip()

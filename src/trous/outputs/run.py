@@ -1,8 +1,7 @@
 """`trous grade SUBMISSIONS`: grade a whole class, store it in the gradebook, write the reports.
 
-`grade_class()` does everything but printing, so that other front ends (the benchmarks) reuse it.
-Extension points: input kinds in `kinds.KINDS` (`--format`), and `SCHEDULERS` (`--ordonnanceur`):
-functions yielding the grades of the copies they are given.
+`grade_class()` does everything but printing (the benchmarks reuse it). Extension points: input kinds
+(`kinds.KINDS`, `--format`) and `SCHEDULERS` (`--ordonnanceur`), which yield the grades of their copies.
 """
 
 from __future__ import annotations
@@ -34,6 +33,9 @@ from ..core.safetext import printable
 from ..core.submission import IgnoredFile, Submission
 from ..core.wording import count, french_number, plural
 from ..core import options as cli_options
+from ..sandbox import backend as sandbox_mod
+from ..sandbox.pool import RunnerError, RunnerPool
+from ..sandbox.uids import LeaseError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -125,8 +127,6 @@ Scheduler = Callable[[Course, list[Submission], GradeOptions, Hooks], Iterator[S
 
 def local_scheduler(course: Course, submissions: list[Submission], options: GradeOptions,
                     hooks: Hooks) -> Iterator[SubmissionGrade]:
-    from ..sandbox.pool import RunnerPool  # noqa: PLC0415
-
     with RunnerPool(options.workers or cli_options.default_parallel(), options.sandbox,
                     memory_mb=memory_bound(course.exercises)) as pool:
         # Every sandbox starts now, preloading what the course requires (NumPy, torch…): the first
@@ -182,21 +182,8 @@ def grading_version(version: str, isolation: str) -> str:
     return hashlib.sha256(f"trous/{UNISOLATED}\0{version}".encode()).hexdigest()
 
 
-def resolve_sandbox(options: GradeOptions) -> str:
-    """The sandbox kind this run grades in, decided before any copy is read (SandboxRefused if none).
-    On a cluster each worker decides for itself: only the request is checked here."""
-    from ..sandbox import backend as sandbox_mod  # noqa: PLC0415
-
-    if options.scheduler == "local":
-        return sandbox_mod.choose(options.sandbox)
-    if options.sandbox not in sandbox_mod.GRADING_MODES:
-        sandbox_mod.choose(options.sandbox)  # raises, saying why
-    return options.sandbox
-
-
 # -- the whole run --------------------------------------------------------------------------------
 def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = None) -> Outcome:
-    """Intake, skip what is graded, grade the rest in parallel, record each student, write reports."""
     hooks = hooks or Hooks()
     timings: dict[str, float] = {}
     check_results_place(options.source, options.results_dir)
@@ -206,9 +193,12 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
     except assignments_mod.ScopeError as exc:
         raise intake_mod.IntakeError(str(exc)) from None
     t = time.perf_counter()
-    # The isolation first, before any copy is read: a refusal stops everything here.
-    requested = resolve_sandbox(options)
-    options = dataclasses.replace(options, sandbox=requested)
+    # The isolation first, before any copy is read: a refusal (SandboxRefused) stops everything here. On
+    # a cluster each worker decides for itself: only the request is checked here.
+    if options.scheduler == "local":
+        options = dataclasses.replace(options, sandbox=sandbox_mod.choose(options.sandbox))
+    elif options.sandbox not in sandbox_mod.GRADING_MODES:
+        sandbox_mod.choose(options.sandbox)  # raises, saying why
     timings["bac à sable"] = time.perf_counter() - t
     t = time.perf_counter()
     if options.scheduler == "local":  # a cluster's workers collect the graders on their own machines
@@ -217,12 +207,12 @@ def grade_class(course: Course, options: GradeOptions, hooks: Hooks | None = Non
         intake = kinds_mod.load(options.source, course, options.kind, results=options.results_dir,
                                 assignments=options.assignments)
         with contextlib.closing(intake):  # what the copies were read from (Moodle's archive)
-            return _graded(course, options, hooks, intake, requested, timings, t)
+            return _graded(course, options, hooks, intake, timings, t)
     finally:
         testworker.drop_ahead()  # not taken: fewer exercises graded than the course has, or a refusal
 
 
-def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_mod.Intake, requested: str,
+def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_mod.Intake,
             timings: dict[str, float], t: float) -> Outcome:
     from .gradebook import Gradebook, default_url  # noqa: PLC0415  (SQLAlchemy: the grading extra)
     from .reports import ResultFiles  # noqa: PLC0415
@@ -236,7 +226,7 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
     results_dir = options.results_dir
     results_dir.mkdir(parents=True, exist_ok=True)
     intake_mod.stamp(results_dir)  # kept among the copies, it is then never taken for a student's folder
-    recorded = grading_version(fingerprint(course), requested)
+    recorded = grading_version(fingerprint(course), options.sandbox)
     by_student = {s.student: s for s in intake.submissions}
     # The exercises graded for each set of assignments handed in (a few sets, however large the class).
     graded_exercises = {mine: scope.exercises(course, mine) for mine in set(scope.per_copy.values())}
@@ -252,7 +242,7 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
         for submission in intake.submissions:
             if submission.student in done:
                 submission.release()
-        run_id = gradebook.start_run(course.id, recorded, sandbox=requested, source=str(options.source),
+        run_id = gradebook.start_run(course.id, recorded, sandbox=options.sandbox, source=str(options.source),
                                      submissions=len(intake.submissions))
         hooks.started(len(todo), len(done))
         graded, incidents, sandbox = [], [], ""  # students graded by this run, Outcome.incidents, the sandbox's kind
@@ -266,7 +256,7 @@ def _graded(course: Course, options: GradeOptions, hooks: Hooks, intake: intake_
             t = time.perf_counter()
             recording = 0.0
             for grade in SCHEDULERS[options.scheduler](course, todo, options, hooks):
-                if grade.unisolated and requested != UNISOLATED:  # a worker must never decide this alone
+                if grade.unisolated and options.sandbox != UNISOLATED:  # a worker must never decide this alone
                     raise GraderError(f"{grade.student} : corrigée sans isolation alors que ce n'était pas demandé")
                 sandbox = grade.isolation  # set by the scheduler: the kind its sandbox said it is
                 grade.grader_version = grading_version(grade.grader_version, grade.isolation)
@@ -353,9 +343,8 @@ def _scope_notes(course: Course, scope: assignments_mod.Scope) -> list[str]:
 
 
 def _prepare(course: Course, options: GradeOptions, intake: intake_mod.Intake):
-    """Before any copy is graded (a refusal now, rather than after minutes of grading): the run's
-    assignments and each copy's, the teacher's Moodle worksheet and the accounts file. Copies that hand
-    in none of the run's assignments are listed with the input's entries."""
+    """Before any copy is graded (a refusal now, not after minutes of grading): the run's assignments and
+    each copy's, the Moodle worksheet, the accounts file; copies handing in none are listed as entries."""
     try:
         scope = assignments_mod.resolve(course, intake.submissions, options.assignments)
         if not scope.assignments:
@@ -573,11 +562,7 @@ def cmd_grade(args) -> int:
         failure = (f"[red]le correcteur ne peut pas tourner :[/] {_escape(str(exc))}\n(lance « trous doctor » pour le "
                    "détail)", EXIT_FAILED, False)
     except RuntimeError as exc:  # no isolation here, or the sandbox cannot start
-        from ..sandbox.pool import RunnerError  # noqa: PLC0415
-        from ..sandbox.backend import SandboxRefused  # noqa: PLC0415
-        from ..sandbox.uids import LeaseError  # noqa: PLC0415
-
-        if type(exc) is not RuntimeError and not isinstance(exc, (RunnerError, SandboxRefused, LeaseError)):
+        if type(exc) is not RuntimeError and not isinstance(exc, (RunnerError, sandbox_mod.SandboxRefused, LeaseError)):
             raise  # RecursionError and friends are bugs, not sandbox trouble
         failure = f"[red]erreur du bac à sable :[/] {_escape(str(exc))}", EXIT_FAILED, True
     except KeyboardInterrupt:

@@ -16,7 +16,6 @@ grader was stopped) ends it without a report.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import hashlib
 import itertools
 import json
@@ -27,6 +26,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from dataclasses import asdict
 from pathlib import Path
 
 from ..core.grades import SubmissionGrade
@@ -34,9 +34,7 @@ from ..grade.assignments import graded_assignments
 from .overrides import Final, WriteReport, apply, describe, say
 
 
-class BackgroundWriter:
-    """The grader's side: starts the writing process, hands it grades, collects its report."""
-
+class BackgroundWriter:  # the grader's side
     def __init__(self, root: Path):
         self.root = Path(root)
         self.sent: dict[str, bytes] = {}  # student → digest of the grade's JSON last sent
@@ -77,7 +75,7 @@ class BackgroundWriter:
                 stdin.flush()
 
     def send(self, grade: SubmissionGrade, assignments: list[str]) -> None:
-        """Have `grade` written (again, if it changed since it was sent)."""
+        """Again only if it changed since it was sent."""
         if self.process is None:
             return
         text = json.dumps(grade.to_json(), sort_keys=True, allow_nan=False)
@@ -104,7 +102,9 @@ class BackgroundWriter:
             self.failure = f"code de sortie {code}"
             return None
         try:
-            return _report_from_json(json.loads(data))
+            sent = json.loads(data)
+            return WriteReport(Path(sent["root"]), [tuple(pair) for pair in sent["written"]], list(sent["problems"]),
+                               {(student, notebook): Final(**final) for student, notebook, final in sent["final"]})
         except (ValueError, KeyError, TypeError):
             self.failure = "compte rendu illisible"
             return None
@@ -160,11 +160,9 @@ def release() -> None:
 
 
 class GradebookSink:
-    """Sink: nbgrader's gradebook and autograded/ (`trous grade` on an nbgrader course). Each grade
-    consumed goes to the `writer` process at once (again when it changed), none is kept. `settle` waits
-    for it (without one, or no report from it: writes here, the `students`' grades read back from trous's
-    `gradebook` in the class's order); `current` reads them back with formgrader's grades and nbgrader's
-    late penalties applied (overrides.py: they win, in trous's files too). `close`: stops the writer."""
+    """Sink: nbgrader's gradebook and autograded/ (`trous grade` on an nbgrader course). Each grade goes
+    to the `writer` process at once, none is kept; `settle` waits for it (failing that, writes here from
+    trous's `gradebook`); then `current` reads the grades back with nbgrader's word applied: it wins."""
 
     def __init__(self, root: Path, course, assignments: list[str] | None, gradebook, students: list[str],
                  writer: "BackgroundWriter | None" = None):
@@ -205,14 +203,6 @@ class GradebookSink:
             self.writer.abandon()
 
 
-def _report_from_json(data: dict) -> WriteReport:
-    report = WriteReport(Path(data["root"]))
-    report.written = [tuple(pair) for pair in data["written"]]
-    report.problems = list(data["problems"])
-    report.final = {(student, notebook): Final(**final) for student, notebook, final in data["final"]}
-    return report
-
-
 # -- the writing process ----------------------------------------------------------------------------
 def _grades(stream, chosen: dict[str, list[str]], ended: list[bool]):
     for raw in stream:
@@ -241,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     if not ended:
         return 0
     data = {"root": str(report.root), "written": report.written, "problems": report.problems,
-            "final": [[student, notebook, dataclasses.asdict(final)] for (student, notebook), final in report.final.items()]}
+            "final": [[student, notebook, asdict(final)] for (student, notebook), final in report.final.items()]}
     # OSError: the grader is gone (interrupted while it waited): everything is committed anyway
     with contextlib.suppress(OSError), os.fdopen(int(report_fd), "w", encoding="utf-8") as out:
         json.dump(data, out, allow_nan=False)
