@@ -14,7 +14,7 @@ from . import intake, standalone as nbgrader
 from .nbgrader_dir import course_root, without_iri_grammars
 from .intake import Intake, IntakeError
 
-without_iri_grammars()  # whatever imports nbformat later in this process (session.py says why)
+without_iri_grammars()  # whatever imports nbformat later in this process (nbgrader_dir.py says why)
 
 
 @dataclass(frozen=True)

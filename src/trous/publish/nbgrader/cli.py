@@ -15,7 +15,7 @@ from . import DEFAULT_EXCHANGE
 def cmd_build(args) -> int:
     from ...inputs.nbgrader_dir import without_iri_grammars  # noqa: PLC0415
 
-    without_iri_grammars()  # before jupytext imports nbformat (session.py says why)
+    without_iri_grammars()  # before jupytext imports nbformat (nbgrader_dir.py says why)
     from .build import BuildRefused, build, students_setting  # noqa: PLC0415
     from .notebooks import BuildError  # noqa: PLC0415
 
