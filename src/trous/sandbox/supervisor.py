@@ -300,6 +300,8 @@ class ChildRun:
 
     # -- the clock ---------------------------------------------------------------------------------
     def _time_up(self) -> None:
+        """The deadline passed: give back the time the machine kept the child waiting (LOAD_CREDIT), else
+        ask it to stop the student's code, else (asked already, or running none) stop the run."""
         if self.interrupting or self.phase not in ("module", "probe", "state"):
             self.stopped = ("timeout", {"seconds": self.allowed, **(self.where or {})})
             return
