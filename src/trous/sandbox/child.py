@@ -39,7 +39,7 @@ EVENTS = 3
 _write = os.write
 _dumps = json.JSONEncoder(allow_nan=False, ensure_ascii=False, separators=(",", ":")).encode
 _owner = {"pid": None}  # the process that speaks for the runner; a fork of it must stay silent
-_current = {"index": -1, "filename": "", "running": False, "cpu": 0.0, "busy": 0.0}  # when the command began
+_current = {"index": -1, "filename": "", "running": False, "cpu": 0.0}  # cpu: when the command began
 # MiB mapped once confined (start), the floor a unit's end is measured from (raised by the modules a
 # unit imports), and the number of modules loaded when the unit began.
 _memory: dict = {"start": 0, "floor": 0, "modules": 0, "fd": None}
@@ -111,10 +111,9 @@ def _exit_code(exc: SystemExit) -> str:
 def _on_time_up(signum, frame):
     """SIGUSR1 (time is up): say which line of the student's program runs, then interrupt it."""
     line, statement = _frames_of(_current["filename"], traceback.walk_stack(frame))
-    # With the CPU it used meanwhile, and how long it ran or was ready to: a program that waited
-    # (time.sleep…) did not loop, a loop starved by a busy machine did.
+    # With the CPU it used meanwhile: a program that waited (time.sleep…) did not loop.
     emit({"ev": "where", "i": _current["index"], "line": line, "statement": statement,
-          "cpu": round(time.process_time() - _current["cpu"], 3), "busy": round(_busy() - _current["busy"], 3)})
+          "cpu": round(time.process_time() - _current["cpu"], 3)})
     if _current["running"]:
         raise TimeoutInterrupt()
 
@@ -187,7 +186,7 @@ def serve() -> None:
             payload = read_exact(0, length)
         except (EOFError, OSError, struct.error):
             return
-        _current["cpu"], _current["busy"] = time.process_time(), _busy()
+        _current["cpu"] = time.process_time()
         if kind == b"U":
             if namespace:  # a session's new run of the program: the previous one's is let go first
                 namespace = _forget(namespace)
@@ -241,18 +240,6 @@ def _mapped() -> int:
         return int(os.pread(_memory["fd"], 128, 0).split()[0]) * _PAGE
     except (OSError, ValueError, IndexError):
         return 0
-
-
-def _busy() -> float:
-    """Seconds run or spent ready to run (/proc/self/schedstat: on a processor, then waiting in its queue),
-    at least the CPU time of every thread; opened once, like statm."""
-    try:
-        if _memory.get("sched") is None:
-            _memory["sched"] = os.open("/proc/self/schedstat", os.O_RDONLY | os.O_CLOEXEC)
-        ran, ready = os.pread(_memory["sched"], 128, 0).split()[:2]
-        return max((int(ran) + int(ready)) / 1e9, time.process_time())
-    except (OSError, ValueError):
-        return time.process_time()
 
 
 def _flush() -> None:

@@ -238,7 +238,7 @@ class ChildRun:
         self.hard_output_cap = max(16 * 1024 * 1024, 64 * self.limits.output_kb * 1024)
         self.resumed = resumed  # its first unit's output was kept by the run it resumes
         self.interrupting = False  # time is up; the child was asked to stop the student's code
-        self.ready = self.credited = 0.0  # the child's queue wait when the unit began; the time given back
+        self.given = self.credited = 0.0  # time given back (LOAD_CREDIT): in the child's life, to this unit
         self.schedstat: int | None = None
         self.where: dict | None = None  # where the child said the code was, when interrupted
         self.child_started = False  # the child said its start is over (once, before any student code)
@@ -305,9 +305,9 @@ class ChildRun:
         if self.interrupting or self.phase not in ("module", "probe", "state"):
             self.stopped = ("timeout", {"seconds": self.allowed, **(self.where or {})})
             return
-        owed = min(self._queued() - self.ready - self.credited, LOAD_CREDIT * self.allowed - self.credited)
+        owed = min(self._queued() - self.given, LOAD_CREDIT * self.allowed - self.credited)
         if owed > 0.01:
-            self.credited += owed
+            self.given, self.credited = self.given + owed, self.credited + owed
             self.deadline, self.unit_deadline = self.deadline + owed, self.unit_deadline + owed
             return
         self.interrupting, self.where = True, None
@@ -341,10 +341,11 @@ class ChildRun:
         wall = self.units[index].wall or self.limits.wall
         # Until the child says its start is over, the unit's time also holds the start's (`_news`).
         self.unit_deadline = now + wall + (0.0 if self.child_started else START)
-        self.ready, self.credited = self._queued(), 0.0
+        self.credited = 0.0
 
     def _queued(self) -> float:
-        """Seconds the child has waited for a processor while ready to run; 0 when unknown."""
+        """Seconds the child has waited for a processor while ready to run, in its life (read only when
+        its time is up, so that a unit costs no more); 0 when unknown."""
         try:
             if self.schedstat is None:
                 self.schedstat = os.open(f"/proc/{self.pid}/schedstat", os.O_RDONLY | os.O_CLOEXEC)
@@ -449,7 +450,8 @@ class ChildRun:
         code), where the student's code was when interrupted, or the child's own failure."""
         if kind == "where":
             if self.interrupting:
-                self.where = where_of(event)
+                # With the time it waited for a processor, measured here: a starved loop did not wait.
+                self.where = {**where_of(event), "queued": self.credited}
         elif kind == "internal" or self.child_started:
             self.stopped = ("protocol", {})
         else:
@@ -693,7 +695,7 @@ class SessionSupervisor:
                 return _answer(ERROR, error, None, started)
         else:  # the same namespace: this question's time runs from now
             child.unit_deadline = started + budget
-            child.ready, child.credited = child._queued(), 0.0
+            child.credited = 0.0
         state = self.states[self.runs]
         if child.stopped is None and state.status != TIMEOUT:
             j, self.asked = self.asked, self.asked + 1
@@ -760,15 +762,15 @@ def _answer(status: str, error: dict | None, probe: dict | None, started: float)
 
 
 # -- what is said of a run ----------------------------------------------------------------------------
-WAITED = 0.25  # share of its wall time a program ran or was ready to run below which it waited, not looped
+WAITED = 0.25  # share of its time a program ran or was ready to run below which it waited rather than looped
 
 
 def where_of(event: dict) -> dict:
     """What a child says when its time is up (line, top-level statement, CPU seconds), checked."""
     where = {k: event.get(k) for k in ("line", "statement") if type(event.get(k)) is int}
-    for key in ("cpu", "busy"):
-        if type(event.get(key)) in (int, float) and 0 <= event[key] < 1e6:
-            where[key] = float(event[key])
+    cpu = event.get("cpu")
+    if type(cpu) in (int, float) and 0 <= cpu < 1e6:
+        where["cpu"] = float(cpu)
     return where
 
 
@@ -792,8 +794,8 @@ def stop_message(reason: str, detail: dict, limits: Limits) -> str:
     if reason == "timeout":
         seconds = detail.get("seconds", limits.wall)
         where = f" à la ligne {detail['line']}" if detail.get("line") else ""
-        cpu, busy = detail.get("cpu"), detail.get("busy", detail.get("cpu"))
-        if type(cpu) is float and type(busy) is float and busy < WAITED * seconds:  # neither ran nor was ready to
+        cpu, queued = detail.get("cpu"), detail.get("queued", 0.0)
+        if type(cpu) is float and cpu + queued < WAITED * (seconds + queued):  # neither ran nor was ready to
             computed = ("il n'a presque pas calculé" if cpu < 0.05 else
                         f"il n'a calculé que {_shown(cpu, 2)} s")
             return (f"temps dépassé : les {_shown(seconds)} s accordées se sont écoulées pendant que le "
