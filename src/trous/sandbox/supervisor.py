@@ -40,9 +40,10 @@ GRACE = 0.5  # seconds a child gets to stop the student's code before it is kill
 PROBE_FLOOR = 0.25  # even after the program used its time, each probe gets this long
 OVERRUN = 1.5  # how far past its wall time a unit's probes may go, in all
 START = 2.0  # a new child's first unit also gets this long to start
-# A busy machine's time is not the student's: the time a unit's child was ready to run but waited for a
-# processor (/proc/PID/schedstat) is added to its clock, up to this many times its wall time.
-LOAD_CREDIT = 2.0
+# A busy machine's time is not the student's: when a unit's child was ready to run but waited for a
+# processor (/proc/PID/schedstat) more than LOADED of the time (more than the grading's own processes
+# make it wait), that wait is added to its clock, up to LOAD_CREDIT times its wall time.
+LOADED, LOAD_CREDIT = 0.5, 2.0
 
 
 def probe_wall(limits: Limits) -> float:
@@ -238,8 +239,9 @@ class ChildRun:
         self.hard_output_cap = max(16 * 1024 * 1024, 64 * self.limits.output_kb * 1024)
         self.resumed = resumed  # its first unit's output was kept by the run it resumes
         self.interrupting = False  # time is up; the child was asked to stop the student's code
-        self.given = self.credited = 0.0  # time given back (LOAD_CREDIT): in the child's life, to this unit
-        self.schedstat: int | None = None
+        self.schedstat: int | None = None  # the child's /proc/PID/schedstat, opened once
+        self.credited = 0.0  # time given back to this unit (LOAD_CREDIT)
+        self.counted = (time.monotonic(), 0.0)  # when the child's queue wait was last read, and its value
         self.where: dict | None = None  # where the child said the code was, when interrupted
         self.child_started = False  # the child said its start is over (once, before any student code)
         self.violation: str | None = None  # what the child wrote past the bounds on files (close)
@@ -305,9 +307,11 @@ class ChildRun:
         if self.interrupting or self.phase not in ("module", "probe", "state"):
             self.stopped = ("timeout", {"seconds": self.allowed, **(self.where or {})})
             return
-        owed = min(self._queued() - self.given, LOAD_CREDIT * self.allowed - self.credited)
-        if owed > 0.01:
-            self.given, self.credited = self.given + owed, self.credited + owed
+        (since, before), now, queued = self.counted, time.monotonic(), self._queued()
+        self.counted = (now, queued)
+        owed = min(queued - before, LOAD_CREDIT * self.allowed - self.credited)
+        if owed > LOADED * (now - since):
+            self.credited += owed
             self.deadline, self.unit_deadline = self.deadline + owed, self.unit_deadline + owed
             return
         self.interrupting, self.where = True, None
@@ -341,11 +345,14 @@ class ChildRun:
         wall = self.units[index].wall or self.limits.wall
         # Until the child says its start is over, the unit's time also holds the start's (`_news`).
         self.unit_deadline = now + wall + (0.0 if self.child_started else START)
-        self.credited = 0.0
+        self.clock_starts(now)
+
+    def clock_starts(self, now: float) -> None:
+        """A unit's (or a session question's) time runs from now: no time given back yet."""
+        self.credited, self.counted = 0.0, (now, self._queued())
 
     def _queued(self) -> float:
-        """Seconds the child has waited for a processor while ready to run, in its life (read only when
-        its time is up, so that a unit costs no more); 0 when unknown."""
+        """Seconds the child has waited for a processor while ready to run, in its life; 0 when unknown."""
         try:
             if self.schedstat is None:
                 self.schedstat = os.open(f"/proc/{self.pid}/schedstat", os.O_RDONLY | os.O_CLOEXEC)
@@ -695,7 +702,7 @@ class SessionSupervisor:
                 return _answer(ERROR, error, None, started)
         else:  # the same namespace: this question's time runs from now
             child.unit_deadline = started + budget
-            child.credited = 0.0
+            child.clock_starts(started)
         state = self.states[self.runs]
         if child.stopped is None and state.status != TIMEOUT:
             j, self.asked = self.asked, self.asked + 1
