@@ -1,9 +1,9 @@
 """The kernel of `nbgrader autograde`, inside bubblewrap: never source/, the gradebook, the exchange or
 another student's folder. It sees its folder as read-only copies in a private tmpfs, the notebooks
 reduced to their answer cells (no hidden test to find); a bounded /tmp; no other process; no network
-(unix sockets in a directory it can no longer write once bound); as root, a uid of its own. An interrupt is a message the kernel answers
-by signalling its own group: SIGINT sent to bubblewrap's would kill it, and nbgrader would drop the
-assignment. Without bubblewrap it does not start; `sandbox = "none"` only when asked, never as root.
+(unix sockets in a directory it can no longer write once bound); as root, a uid of its own. An
+interrupt is a message the kernel answers by signalling its own group: SIGINT sent to bubblewrap's
+would kill it, and nbgrader would drop the assignment. Without bubblewrap it does not start; `sandbox = "none"` only when asked, never as root.
 """
 
 from __future__ import annotations
